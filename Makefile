@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# vsmfs top-level build.
+#
+#   make              build fs/vsmfs/vsmfs.ko (out of tree) and the tools
+#   make test         build, then run the test suite in QEMU VMs
+#   make demo         build, boot a VM, mkfs + mount + a short fio run
+#   make check        checkpatch, sparse and kernel-doc over the module
+#
+# KDIR selects the kernel build tree; the default is Debian's
+# linux-headers-amd64 for the newest installed 6.1 kernel.
+
+KVER ?= $(shell ls -d /usr/src/linux-headers-6.1*-amd64 2>/dev/null | sed 's|.*/linux-headers-||' | sort -V | tail -n 1)
+KDIR ?= /lib/modules/$(KVER)/build
+WERROR ?= 1
+MOD_DIR := $(CURDIR)/fs/vsmfs
+KBUILD_ARGS := -C $(KDIR) M=$(MOD_DIR) CONFIG_VSMFS_FS=m W=1 \
+	$(if $(filter 1,$(WERROR)),KCFLAGS=-Werror)
+
+all: module tools
+
+module:
+	@test -d "$(KDIR)" || { echo "kernel build tree '$(KDIR)' not found: apt-get install linux-headers-amd64 (or set KDIR)"; exit 1; }
+	$(MAKE) $(KBUILD_ARGS) modules
+
+tools:
+	$(MAKE) -C tools $(if $(filter 1,$(WERROR)),,WERROR=)
+
+test: all
+	tests/run $(TESTS)
+
+unit: tools
+	$(MAKE) -C tests/unit run
+
+demo: all
+	tests/demo
+
+check:
+	$(MAKE) $(KBUILD_ARGS) C=2 modules
+	tests/hygiene
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(MOD_DIR) clean 2>/dev/null || true
+	$(MAKE) -C tools clean
+	$(MAKE) -C tests/unit clean
+	rm -rf build
+
+.PHONY: all module tools test unit demo check clean

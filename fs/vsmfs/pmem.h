@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Persistence primitives of vsmfs: every store to PM that must survive a
+ * crash goes through these, named for what they guarantee. They are built
+ * on what Linux 6.1 exports (arch_wb_cache_pmem, __memcpy_flushcache,
+ * pmem_wmb).
+ */
+#ifndef _VSMFS_PMEM_H
+#define _VSMFS_PMEM_H
+
+#include <linux/libnvdimm.h>
+#include <linux/string.h>
+#include <linux/uio.h>
+
+/* Write back [addr, addr+len) to the persistence domain; no ordering. */
+static inline void vsmfs_flush(const void *addr, size_t len)
+{
+	arch_wb_cache_pmem((void *)addr, len);
+}
+
+/* Order earlier flushes and non-temporal stores before later stores. */
+static inline void vsmfs_fence(void)
+{
+	pmem_wmb();
+}
+
+/* Flush then fence: [addr, addr+len) is durable when this returns. */
+static inline void vsmfs_persist(const void *addr, size_t len)
+{
+	vsmfs_flush(addr, len);
+	vsmfs_fence();
+}
+
+/* Copy to PM with non-temporal stores; durable after the next fence. */
+static inline void vsmfs_memcpy_nt(void *dst, const void *src, size_t len)
+{
+	memcpy_flushcache(dst, src, len);
+}
+
+#endif /* _VSMFS_PMEM_H */

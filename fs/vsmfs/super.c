@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vsmfs super block operations: mount through fs_context, superblock
+ * verification and update, statfs, remount, unmount, and module init.
+ *
+ * Mount maps the whole pmem device once with dax_direct_access() and keeps
+ * the kernel address; all metadata is reached through vsmfs_blk_ptr().
+ */
+#include <linux/module.h>
+#include <linux/fs_context.h>
+#include <linux/fs_parser.h>
+#include <linux/blkdev.h>
+#include <linux/statfs.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/bitmap.h>
+#include "vsmfs.h"
+#include "pmem.h"
+
+static struct kmem_cache *vsmfs_inode_cachep;
+
+/**
+ * __vsmfs_msg() - print a message naming the device
+ * @sb: super block the message is about
+ * @level: KERN_* level
+ * @fmt: format
+ *
+ * Context: any.
+ */
+void __vsmfs_msg(struct super_block *sb, const char *level, const char *fmt, ...)
+{
+	struct va_format vaf;
+	va_list args;
+
+	va_start(args, fmt);
+	vaf.fmt = fmt;
+	vaf.va = &args;
+	printk("%svsmfs (%s): %pV\n", level, sb->s_id, &vaf);
+	va_end(args);
+}
+
+/*
+ * Superblock update. The backup copy is written and made durable first,
+ * then the primary: a crash tears at most one of them, and mount falls back
+ * to the backup when the primary fails its checksum.
+ */
+static void vsmfs_write_super(struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_dsb *dsb = sbi->s_dsb;
+	struct vsmfs_dsb *backup = vsmfs_blk_ptr(sbi, VSMFS_SB_BACKUP_BLOCK);
+
+	dsb->s_write_time = cpu_to_le64(ktime_get_real_seconds());
+	dsb->s_checksum = cpu_to_le32(vsmfs_sb_csum(dsb));
+	vsmfs_memcpy_nt(backup, dsb, sizeof(*dsb));
+	vsmfs_fence();
+	vsmfs_persist(dsb, sizeof(*dsb));
+}
+
+/* Mark the file system in use (rw mount) or cleanly unmounted. */
+static void vsmfs_set_clean(struct vsmfs_sb_info *sbi, bool clean)
+{
+	struct vsmfs_dsb *dsb = sbi->s_dsb;
+	u32 state = le32_to_cpu(dsb->s_state);
+
+	if (clean)
+		state |= VSMFS_STATE_CLEAN;
+	else
+		state &= ~VSMFS_STATE_CLEAN;
+	dsb->s_state = cpu_to_le32(state);
+	vsmfs_write_super(sbi);
+}
+
+static void vsmfs_put_super(struct super_block *sb)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(sb);
+
+	if (!sb_rdonly(sb))
+		vsmfs_set_clean(sbi, true);
+}
+
+static u64 vsmfs_count_zero_bits(struct vsmfs_sb_info *sbi, u64 start, u64 nbits)
+{
+	const unsigned long *map = vsmfs_blk_ptr(sbi, start);
+
+	if (!map)
+		return 0;
+	return nbits - bitmap_weight(map, nbits);
+}
+
+static int vsmfs_statfs(struct dentry *dentry, struct kstatfs *buf)
+{
+	struct super_block *sb = dentry->d_sb;
+	struct vsmfs_sb_info *sbi = VSMFS_SB(sb);
+	struct vsmfs_layout *l = &sbi->s_layout;
+	u64 id = huge_encode_dev(sb->s_bdev->bd_dev);
+
+	buf->f_type = VSMFS_MAGIC;
+	buf->f_bsize = VSMFS_BLOCK_SIZE;
+	buf->f_frsize = VSMFS_BLOCK_SIZE;
+	buf->f_blocks = l->data_pages - 1;
+	buf->f_bfree = vsmfs_count_zero_bits(sbi, l->lbitmap_start, l->data_pages);
+	buf->f_bavail = buf->f_bfree;
+	buf->f_files = l->inodes - 1;
+	buf->f_ffree = vsmfs_count_zero_bits(sbi, l->ibitmap_start, l->inodes);
+	buf->f_namelen = VSMFS_NAME_LEN;
+	buf->f_fsid = u64_to_fsid(id);
+	return 0;
+}
+
+static int vsmfs_show_options(struct seq_file *seq, struct dentry *root)
+{
+	/* DAX is the only data path, so it is always on. */
+	seq_puts(seq, ",dax=always");
+	return 0;
+}
+
+static const struct super_operations vsmfs_sops = {
+	.alloc_inode	= vsmfs_alloc_inode,
+	.free_inode	= vsmfs_free_inode,
+	.put_super	= vsmfs_put_super,
+	.statfs		= vsmfs_statfs,
+	.show_options	= vsmfs_show_options,
+};
+
+enum { Opt_dax, Opt_dax_type };
+
+static const struct constant_table vsmfs_param_dax[] = {
+	{ "always",	1 },
+	{ "never",	0 },
+	{ "inode",	0 },
+	{}
+};
+
+static const struct fs_parameter_spec vsmfs_fs_parameters[] = {
+	fsparam_flag("dax",		Opt_dax),
+	fsparam_enum("dax",		Opt_dax_type, vsmfs_param_dax),
+	{}
+};
+
+static int vsmfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
+{
+	struct fs_parse_result result;
+	int opt;
+
+	opt = fs_parse(fc, vsmfs_fs_parameters, param, &result);
+	if (opt < 0)
+		return opt;
+
+	switch (opt) {
+	case Opt_dax:
+		break;
+	case Opt_dax_type:
+		if (!result.uint_32)
+			return invalfc(fc, "dax=%s not supported: vsmfs always uses DAX",
+				       param->string);
+		break;
+	}
+	return 0;
+}
+
+/*
+ * Find a valid superblock: the primary, or the backup if the primary fails
+ * its checksum (a torn superblock update). A primary without the vsmfs
+ * magic means the device holds no vsmfs, and the backup is not consulted.
+ */
+static int vsmfs_load_super(struct super_block *sb, struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_dsb *dsb = vsmfs_blk_ptr(sbi, VSMFS_SB_BLOCK);
+	struct vsmfs_dsb *backup = vsmfs_blk_ptr(sbi, VSMFS_SB_BACKUP_BLOCK);
+	const char *why, *bwhy;
+
+	why = vsmfs_sb_check(dsb, sbi->s_dev_blocks);
+	if (!why)
+		goto found;
+	if (le32_to_cpu(dsb->s_magic) != VSMFS_MAGIC) {
+		vsmfs_err(sb, "no vsmfs file system found: %s", why);
+		return -EINVAL;
+	}
+	bwhy = vsmfs_sb_check(backup, sbi->s_dev_blocks);
+	if (bwhy) {
+		vsmfs_err(sb, "invalid superblock: %s; backup: %s", why, bwhy);
+		return -EINVAL;
+	}
+	if (le32_to_cpu(dsb->s_checksum) == vsmfs_sb_csum(dsb)) {
+		/* The primary is intact but wrong: no torn write explains it. */
+		vsmfs_err(sb, "invalid superblock: %s", why);
+		return -EINVAL;
+	}
+	vsmfs_warn(sb, "primary superblock damaged (%s), using the backup", why);
+	if (!sb_rdonly(sb)) {
+		vsmfs_memcpy_nt(dsb, backup, sizeof(*dsb));
+		vsmfs_fence();
+	} else {
+		dsb = backup;
+	}
+found:
+	sbi->s_dsb = dsb;
+	vsmfs_compute_layout(&sbi->s_layout, le64_to_cpu(dsb->s_blocks),
+			     le64_to_cpu(dsb->s_journal_blocks),
+			     le64_to_cpu(dsb->s_inodes));
+	if (le32_to_cpu(dsb->s_feature_ro_compat) & ~VSMFS_FEATURE_RO_COMPAT_SUPP &&
+	    !sb_rdonly(sb)) {
+		vsmfs_err(sb, "unknown read-only compatible features: mount read-only");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Map the whole device. The mapping lives as long as the mount. */
+static int vsmfs_map_device(struct super_block *sb, struct vsmfs_sb_info *sbi)
+{
+	u64 bytes = bdev_nr_bytes(sb->s_bdev);
+	long nr = bytes >> PAGE_SHIFT, avail;
+	void *kaddr;
+	int id;
+
+	id = dax_read_lock();
+	avail = dax_direct_access(sbi->s_daxdev, sbi->s_dax_part_off >> PAGE_SHIFT,
+				  nr, DAX_ACCESS, &kaddr, NULL);
+	dax_read_unlock(id);
+	if (avail < 0) {
+		vsmfs_err(sb, "cannot map the device: error %ld", avail);
+		return avail;
+	}
+	if (avail < nr) {
+		vsmfs_err(sb, "device not contiguously mappable (%ld of %ld pages)",
+			  avail, nr);
+		return -EINVAL;
+	}
+	sbi->s_virt = kaddr;
+	sbi->s_dev_blocks = bytes >> VSMFS_BLOCK_SHIFT;
+	return 0;
+}
+
+/*
+ * fill_super returns as soon as something fails: vsmfs_kill_sb() tears
+ * down whatever part of the mount was built.
+ */
+static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
+{
+	struct vsmfs_sb_info *sbi;
+	struct inode *root;
+	int ret;
+
+	sbi = kzalloc(sizeof(*sbi), GFP_KERNEL);
+	if (!sbi)
+		return -ENOMEM;
+	sb->s_fs_info = sbi;
+	sbi->s_sb = sb;
+
+	sbi->s_daxdev = fs_dax_get_by_bdev(sb->s_bdev, &sbi->s_dax_part_off,
+					   NULL, NULL);
+	if (!sbi->s_daxdev) {
+		vsmfs_err(sb, "device does not support DAX (need a pmem device in fsdax mode)");
+		return -EINVAL;
+	}
+	if (!sb_set_blocksize(sb, VSMFS_BLOCK_SIZE)) {
+		vsmfs_err(sb, "device does not support %u-byte blocks", VSMFS_BLOCK_SIZE);
+		return -EINVAL;
+	}
+	ret = vsmfs_map_device(sb, sbi);
+	if (ret)
+		return ret;
+	ret = vsmfs_load_super(sb, sbi);
+	if (ret)
+		return ret;
+
+	sb->s_magic = VSMFS_MAGIC;
+	sb->s_op = &vsmfs_sops;
+	sb->s_maxbytes = MAX_LFS_FILESIZE;
+	sb->s_time_gran = 1;
+	sb->s_time_min = 0;
+	sb->s_time_max = S64_MAX;
+	sb->s_flags |= SB_NOSEC;
+	import_uuid(&sb->s_uuid, sbi->s_dsb->s_uuid);
+
+	root = vsmfs_iget(sb, le64_to_cpu(sbi->s_dsb->s_root_ino));
+	if (IS_ERR(root))
+		return PTR_ERR(root);
+	if (!S_ISDIR(root->i_mode)) {
+		iput(root);
+		vsmfs_err(sb, "root inode is not a directory");
+		return -EINVAL;
+	}
+	sb->s_root = d_make_root(root);
+	if (!sb->s_root)
+		return -ENOMEM;
+
+	if (!sb_rdonly(sb)) {
+		struct vsmfs_dsb *dsb = sbi->s_dsb;
+
+		le32_add_cpu(&dsb->s_mount_count, 1);
+		dsb->s_mount_time = cpu_to_le64(ktime_get_real_seconds());
+		vsmfs_set_clean(sbi, false);
+	}
+	return 0;
+}
+
+static int vsmfs_get_tree(struct fs_context *fc)
+{
+	return get_tree_bdev(fc, vsmfs_fill_super);
+}
+
+static int vsmfs_reconfigure(struct fs_context *fc)
+{
+	struct super_block *sb = fc->root->d_sb;
+	struct vsmfs_sb_info *sbi = VSMFS_SB(sb);
+	bool to_ro = fc->sb_flags & SB_RDONLY;
+
+	sync_filesystem(sb);
+	if (to_ro && !sb_rdonly(sb))
+		vsmfs_set_clean(sbi, true);
+	else if (!to_ro && sb_rdonly(sb))
+		vsmfs_set_clean(sbi, false);
+	return 0;
+}
+
+static const struct fs_context_operations vsmfs_context_ops = {
+	.parse_param	= vsmfs_parse_param,
+	.get_tree	= vsmfs_get_tree,
+	.reconfigure	= vsmfs_reconfigure,
+};
+
+static int vsmfs_init_fs_context(struct fs_context *fc)
+{
+	fc->ops = &vsmfs_context_ops;
+	return 0;
+}
+
+/* Tears down a mount in any state fill_super left it. */
+static void vsmfs_kill_sb(struct super_block *sb)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(sb);
+
+	kill_block_super(sb);
+	if (!sbi)
+		return;
+	fs_put_dax(sbi->s_daxdev, NULL);
+	kfree(sbi);
+}
+
+static struct file_system_type vsmfs_fs_type = {
+	.owner			= THIS_MODULE,
+	.name			= "vsmfs",
+	.init_fs_context	= vsmfs_init_fs_context,
+	.parameters		= vsmfs_fs_parameters,
+	.kill_sb		= vsmfs_kill_sb,
+	.fs_flags		= FS_REQUIRES_DEV,
+};
+MODULE_ALIAS_FS("vsmfs");
+
+struct inode *vsmfs_alloc_inode(struct super_block *sb)
+{
+	struct vsmfs_inode_info *vi;
+
+	vi = alloc_inode_sb(sb, vsmfs_inode_cachep, GFP_KERNEL);
+	if (!vi)
+		return NULL;
+	vi->i_flags = 0;
+	return &vi->vfs_inode;
+}
+
+void vsmfs_free_inode(struct inode *inode)
+{
+	kmem_cache_free(vsmfs_inode_cachep, VSMFS_I(inode));
+}
+
+static void vsmfs_inode_init_once(void *obj)
+{
+	struct vsmfs_inode_info *vi = obj;
+
+	inode_init_once(&vi->vfs_inode);
+}
+
+static int __init vsmfs_init(void)
+{
+	int ret;
+
+	vsmfs_inode_cachep = kmem_cache_create("vsmfs_inode_cache",
+					       sizeof(struct vsmfs_inode_info), 0,
+					       SLAB_RECLAIM_ACCOUNT | SLAB_ACCOUNT,
+					       vsmfs_inode_init_once);
+	if (!vsmfs_inode_cachep)
+		return -ENOMEM;
+	ret = register_filesystem(&vsmfs_fs_type);
+	if (ret)
+		goto out_destroy_cache;
+	return 0;
+
+out_destroy_cache:
+	kmem_cache_destroy(vsmfs_inode_cachep);
+	return ret;
+}
+
+static void __exit vsmfs_exit(void)
+{
+	unregister_filesystem(&vsmfs_fs_type);
+	/* Inodes are freed after an RCU grace period. */
+	rcu_barrier();
+	kmem_cache_destroy(vsmfs_inode_cachep);
+}
+
+module_init(vsmfs_init);
+module_exit(vsmfs_exit);
+MODULE_DESCRIPTION("vsmfs: a file system for persistent memory with virtual superpages");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Layout computation and superblock verification, shared verbatim by the
+ * kernel module and the user-space tools. A verifier returns NULL when the
+ * structure is sound and otherwise a short reason that names the field, so
+ * that mount's dmesg line and fsck's report say the same thing.
+ */
+#include "verify.h"
+
+#define DIV_UP(n, d)	(((n) + (d) - 1) / (d))
+#define ALIGN_UP(n, a)	(DIV_UP(n, a) * (a))
+
+/**
+ * vsmfs_default_journal_blocks() - journal size mkfs picks for a device
+ * @blocks: device size in blocks
+ *
+ * 128 MiB as in the papers, but at most 1/16 of the device and at least
+ * 1 MiB.
+ *
+ * Return: journal size in blocks, journal superblock included.
+ */
+u64 vsmfs_default_journal_blocks(u64 blocks)
+{
+	u64 j = (128ULL << 20) >> VSMFS_BLOCK_SHIFT;
+
+	if (j > blocks / 16)
+		j = blocks / 16;
+	if (j < (1ULL << 20) >> VSMFS_BLOCK_SHIFT)
+		j = (1ULL << 20) >> VSMFS_BLOCK_SHIFT;
+	return j;
+}
+
+/**
+ * vsmfs_default_inodes() - inode count mkfs picks for a device
+ * @blocks: device size in blocks
+ *
+ * One inode per 16 KiB of device, rounded up to a whole inode-table block.
+ *
+ * Return: number of inode slots, slot 0 included.
+ */
+u64 vsmfs_default_inodes(u64 blocks)
+{
+	return ALIGN_UP(blocks / 4, (u64)VSMFS_INODES_PER_BLOCK);
+}
+
+/**
+ * vsmfs_compute_layout() - place every region of a file system
+ * @l: filled in
+ * @blocks: blocks the file system spans
+ * @journal_blocks: journal size in blocks
+ * @inodes: inode slots
+ *
+ * The layout is a pure function of its three inputs, so a superblock can be
+ * checked by recomputing it.
+ *
+ * Return: NULL, or why no valid layout exists.
+ */
+const char *vsmfs_compute_layout(struct vsmfs_layout *l, u64 blocks,
+				 u64 journal_blocks, u64 inodes)
+{
+	const u64 bits_per_block = VSMFS_BLOCK_SIZE * 8ULL;
+	u64 pos, pages, meta;
+
+	if (blocks < VSMFS_MIN_BLOCKS)
+		return "device smaller than 16 MiB";
+	if (blocks > (1ULL << 40))
+		return "device larger than 4 PiB";
+	if (journal_blocks < 16 || journal_blocks > blocks / 2)
+		return "journal size out of range";
+	if (inodes < 2 * VSMFS_INODES_PER_BLOCK || inodes % VSMFS_INODES_PER_BLOCK ||
+	    inodes > (1ULL << 32))
+		return "inode count out of range";
+
+	memset(l, 0, sizeof(*l));
+	l->blocks = blocks;
+	l->inodes = inodes;
+	l->journal_start = VSMFS_SB_BACKUP_BLOCK + 1;
+	l->journal_blocks = journal_blocks;
+	l->itable_start = l->journal_start + journal_blocks;
+	l->itable_blocks = inodes / VSMFS_INODES_PER_BLOCK;
+	l->imap_start = l->itable_start + l->itable_blocks;
+	l->imap_blocks = DIV_UP(inodes * 4, VSMFS_BLOCK_SIZE);
+	l->ibitmap_start = l->imap_start + l->imap_blocks;
+	l->ibitmap_blocks = DIV_UP(inodes, bits_per_block);
+	pos = l->ibitmap_start + l->ibitmap_blocks;
+	if (pos >= blocks)
+		return "inode table does not fit";
+
+	/*
+	 * Largest page count whose page table and bitmap fit in front of a
+	 * 2 MiB aligned data area. Start from an upper bound and shrink.
+	 */
+	pages = blocks - pos;
+	for (;;) {
+		u64 pt = DIV_UP(pages * 8, VSMFS_BLOCK_SIZE);
+		u64 bm = DIV_UP(pages, bits_per_block);
+
+		meta = ALIGN_UP(pos + pt + bm, (u64)VSMFS_VSP_PAGES);
+		if (meta + pages <= blocks)
+			break;
+		if (meta >= blocks)
+			return "no room for data";
+		pages = blocks - meta;
+	}
+	if (pages < VSMFS_VSP_PAGES)
+		return "no room for data";
+	l->ptable_start = pos;
+	l->ptable_blocks = DIV_UP(pages * 8, VSMFS_BLOCK_SIZE);
+	l->lbitmap_start = l->ptable_start + l->ptable_blocks;
+	l->lbitmap_blocks = DIV_UP(pages, bits_per_block);
+	l->data_start = meta;
+	l->data_pages = pages;
+	return NULL;
+}
+
+/**
+ * vsmfs_layout_to_sb() - store a layout in an on-media superblock
+ * @l: the layout
+ * @dsb: superblock to fill in (other fields untouched)
+ */
+void vsmfs_layout_to_sb(const struct vsmfs_layout *l, struct vsmfs_dsb *dsb)
+{
+	dsb->s_blocks = cpu_to_le64(l->blocks);
+	dsb->s_journal_start = cpu_to_le64(l->journal_start);
+	dsb->s_journal_blocks = cpu_to_le64(l->journal_blocks);
+	dsb->s_itable_start = cpu_to_le64(l->itable_start);
+	dsb->s_itable_blocks = cpu_to_le64(l->itable_blocks);
+	dsb->s_imap_start = cpu_to_le64(l->imap_start);
+	dsb->s_imap_blocks = cpu_to_le64(l->imap_blocks);
+	dsb->s_ptable_start = cpu_to_le64(l->ptable_start);
+	dsb->s_ptable_blocks = cpu_to_le64(l->ptable_blocks);
+	dsb->s_lbitmap_start = cpu_to_le64(l->lbitmap_start);
+	dsb->s_lbitmap_blocks = cpu_to_le64(l->lbitmap_blocks);
+	dsb->s_ibitmap_start = cpu_to_le64(l->ibitmap_start);
+	dsb->s_ibitmap_blocks = cpu_to_le64(l->ibitmap_blocks);
+	dsb->s_data_start = cpu_to_le64(l->data_start);
+	dsb->s_data_pages = cpu_to_le64(l->data_pages);
+	dsb->s_inodes = cpu_to_le64(l->inodes);
+}
+
+/**
+ * vsmfs_sb_csum() - checksum of an on-media superblock
+ * @dsb: the superblock
+ *
+ * Return: crc32c of every byte before s_checksum.
+ */
+u32 vsmfs_sb_csum(const struct vsmfs_dsb *dsb)
+{
+	return crc32c(~0U, dsb, offsetof(struct vsmfs_dsb, s_checksum)) ^ ~0U;
+}
+
+/**
+ * vsmfs_sb_check() - verify an on-media superblock
+ * @dsb: the superblock
+ * @dev_blocks: size of the device holding it, in blocks
+ *
+ * Checks magic, version, checksum, feature bits, constants, and that the
+ * region fields are exactly the layout mkfs computes for the superblock's
+ * size, journal size and inode count.
+ *
+ * Return: NULL if sound, otherwise the reason.
+ */
+const char *vsmfs_sb_check(const struct vsmfs_dsb *dsb, u64 dev_blocks)
+{
+	struct vsmfs_layout l;
+	struct vsmfs_dsb want;
+	const char *why;
+
+	if (le32_to_cpu(dsb->s_magic) != VSMFS_MAGIC)
+		return "bad magic (not a vsmfs file system)";
+	if (le32_to_cpu(dsb->s_checksum) != vsmfs_sb_csum(dsb))
+		return "superblock checksum mismatch";
+	if (le32_to_cpu(dsb->s_version) != VSMFS_FORMAT_VERSION)
+		return "unsupported format version";
+	if (le32_to_cpu(dsb->s_feature_incompat) & ~VSMFS_FEATURE_INCOMPAT_SUPP)
+		return "unknown incompatible features";
+	if (le32_to_cpu(dsb->s_block_size) != VSMFS_BLOCK_SIZE)
+		return "unsupported block size";
+	if (le32_to_cpu(dsb->s_vsp_pages) != VSMFS_VSP_PAGES)
+		return "unsupported superpage size";
+	if (le32_to_cpu(dsb->s_inode_size) != VSMFS_INODE_SIZE)
+		return "unsupported inode size";
+	if (le64_to_cpu(dsb->s_blocks) > dev_blocks)
+		return "file system larger than the device";
+	why = vsmfs_compute_layout(&l, le64_to_cpu(dsb->s_blocks),
+				   le64_to_cpu(dsb->s_journal_blocks),
+				   le64_to_cpu(dsb->s_inodes));
+	if (why)
+		return why;
+	memcpy(&want, dsb, sizeof(want));
+	vsmfs_layout_to_sb(&l, &want);
+	if (memcmp(&want, dsb, sizeof(want)))
+		return "region table inconsistent with sizes";
+	if (le64_to_cpu(dsb->s_root_ino) != VSMFS_ROOT_INO)
+		return "bad root inode number";
+	return NULL;
+}

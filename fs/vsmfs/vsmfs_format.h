@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vsmfs on-media format, shared verbatim by the kernel module and the
+ * user-space tools (mkfs.vsmfs, fsck.vsmfs). Everything here is a fixed
+ * width little-endian field; sizes and the offsets an atomicity argument
+ * relies on are asserted at the end of the file.
+ *
+ * Device layout, in 4 KiB blocks, every region block aligned:
+ *
+ *   0                superblock (struct vsmfs_dsb)
+ *   1                backup superblock
+ *   s_journal_start  journal: journal superblock, then the log blocks
+ *   s_itable_start   inode table (struct vsmfs_dinode slots)
+ *   s_imap_start     inode mapping table (i-number -> slot, __le32 each)
+ *   s_ptable_start   persistent page table (logical page -> frame, __le64)
+ *   s_lbitmap_start  allocation bitmap of logical pages
+ *   s_ibitmap_start  allocation bitmap of inode numbers
+ *   s_data_start     data frames (2 MiB aligned), s_data_pages of them
+ *
+ * Logical page N is mapped to the frame at block s_data_start + ptable[N].
+ * The page table is a permutation: every frame backs exactly one logical
+ * page. Logical page 0 is reserved and never allocated, so an index entry
+ * of 0 means "hole".
+ */
+#ifndef _VSMFS_FORMAT_H
+#define _VSMFS_FORMAT_H
+
+#include <linux/types.h>
+#include <linux/stddef.h>
+#include <linux/build_bug.h>
+
+#define VSMFS_MAGIC		0x464d5356	/* bytes "VSMF" on media */
+#define VSMFS_FORMAT_VERSION	1
+
+#define VSMFS_BLOCK_SHIFT	12
+#define VSMFS_BLOCK_SIZE	(1U << VSMFS_BLOCK_SHIFT)
+#define VSMFS_VSP_SHIFT		21		/* a virtual superpage is 2 MiB */
+#define VSMFS_VSP_PAGES		(1U << (VSMFS_VSP_SHIFT - VSMFS_BLOCK_SHIFT))
+
+#define VSMFS_SB_BLOCK		0
+#define VSMFS_SB_BACKUP_BLOCK	1
+
+#define VSMFS_ROOT_INO		1		/* i-number 0 is never used */
+#define VSMFS_NAME_LEN		255
+#define VSMFS_LABEL_LEN		32
+
+/* s_state */
+#define VSMFS_STATE_CLEAN	0x0001		/* unmounted cleanly */
+
+/* Feature bits: none defined yet. Unknown incompat bits refuse the mount. */
+#define VSMFS_FEATURE_COMPAT_SUPP	0
+#define VSMFS_FEATURE_INCOMPAT_SUPP	0
+#define VSMFS_FEATURE_RO_COMPAT_SUPP	0
+
+/* Smallest device mkfs accepts: room for every region and some data. */
+#define VSMFS_MIN_BLOCKS	(16U << (20 - VSMFS_BLOCK_SHIFT))	/* 16 MiB */
+
+/**
+ * struct vsmfs_dsb - on-media superblock, at block 0 and block 1
+ *
+ * The checksum is crc32c over the bytes before @s_checksum.
+ */
+struct vsmfs_dsb {
+	__le32	s_magic;		/* VSMFS_MAGIC */
+	__le32	s_version;		/* VSMFS_FORMAT_VERSION */
+	__le32	s_feature_compat;	/* features any kernel may ignore */
+	__le32	s_feature_incompat;	/* features a kernel must know */
+	__le32	s_feature_ro_compat;	/* features needed to write */
+	__le32	s_block_size;		/* VSMFS_BLOCK_SIZE */
+	__le32	s_vsp_pages;		/* pages per virtual superpage */
+	__le32	s_inode_size;		/* sizeof(struct vsmfs_dinode) */
+	__le64	s_blocks;		/* device blocks the file system spans */
+	__le64	s_journal_start;	/* first block of the journal */
+	__le64	s_journal_blocks;	/* journal size in blocks */
+	__le64	s_itable_start;		/* first block of the inode table */
+	__le64	s_itable_blocks;	/* inode table size in blocks */
+	__le64	s_imap_start;		/* first block of the inode mapping table */
+	__le64	s_imap_blocks;		/* inode mapping table size in blocks */
+	__le64	s_ptable_start;		/* first block of the page table */
+	__le64	s_ptable_blocks;	/* page table size in blocks */
+	__le64	s_lbitmap_start;	/* first block of the logical page bitmap */
+	__le64	s_lbitmap_blocks;	/* logical page bitmap size in blocks */
+	__le64	s_ibitmap_start;	/* first block of the inode bitmap */
+	__le64	s_ibitmap_blocks;	/* inode bitmap size in blocks */
+	__le64	s_data_start;		/* first data frame, 2 MiB aligned */
+	__le64	s_data_pages;		/* data frames = logical pages */
+	__le64	s_inodes;		/* inode slots, including unused slot 0 */
+	__le64	s_root_ino;		/* i-number of the root directory */
+	__le64	s_mkfs_time;		/* seconds since the epoch */
+	__le64	s_mount_time;		/* last mount */
+	__le64	s_write_time;		/* last superblock write */
+	__le32	s_mount_count;		/* mounts since mkfs */
+	__le32	s_state;		/* VSMFS_STATE_* */
+	__u8	s_uuid[16];		/* file system UUID */
+	__u8	s_label[VSMFS_LABEL_LEN];	/* volume label, NUL padded */
+	__u8	s_reserved[260];	/* zero */
+	__le32	s_checksum;		/* crc32c of the bytes above */
+};
+
+/* Journal superblock, first block of the journal region. */
+#define VSMFS_JOURNAL_MAGIC	0x4c4e524a	/* "JRNL" */
+
+/**
+ * struct vsmfs_djsb - journal superblock
+ *
+ * A transaction is a descriptor block (struct vsmfs_djdesc) at log block 0
+ * followed by full copies of the metadata blocks it changed. It is
+ * committed by one 8-byte store of @j_commit (sequence << 32 | blocks) after
+ * the log blocks are durable, and retired by storing 0 after the blocks are
+ * written home.
+ */
+struct vsmfs_djsb {
+	__le32	j_magic;		/* VSMFS_JOURNAL_MAGIC */
+	__le32	j_blocks;		/* log blocks after this one */
+	__le64	j_commit;		/* committed transaction, 0 when none */
+	__le64	j_sequence;		/* next transaction sequence number */
+	__u8	j_reserved[4072];	/* zero */
+};
+
+#define VSMFS_JDESC_MAGIC	0x43534544	/* "DESC" */
+#define VSMFS_JDESC_MAX		((VSMFS_BLOCK_SIZE - 16) / 8)
+
+/**
+ * struct vsmfs_djdesc - journal descriptor block: home of each logged block
+ */
+struct vsmfs_djdesc {
+	__le32	d_magic;		/* VSMFS_JDESC_MAGIC */
+	__le32	d_count;		/* logged blocks that follow */
+	__le64	d_sequence;		/* must match j_commit's sequence */
+	__le64	d_home[VSMFS_JDESC_MAX];	/* device block of each logged block */
+};
+
+/* Inode index: direct entries, then single and double indirect blocks. */
+#define VSMFS_NDIRECT		8
+#define VSMFS_IND_ENTRIES	(VSMFS_BLOCK_SIZE / 8)
+#define VSMFS_INLINE_LEN	(VSMFS_NDIRECT * 8 + 16)	/* fast symlink */
+
+/* i_flags */
+#define VSMFS_IFLAG_TAIL_RELEASED	0x0001	/* tail of last VSP returned (ZFDM) */
+
+/**
+ * struct vsmfs_dinode - on-media inode, one slot of the inode table
+ *
+ * For regular files an index entry maps one 2 MiB piece of the file: the
+ * low 40 bits are the first logical page of a contiguous run, bits 48..57
+ * the number of pages in the run (1..512) holding file pages from the start
+ * of that piece. For directories and long symlinks an entry maps one 4 KiB
+ * block to its logical page.
+ */
+struct vsmfs_dinode {
+	__le16	i_mode;			/* file type and permissions */
+	__le16	i_reserved0;		/* zero */
+	__le32	i_nlink;		/* hard links */
+	__le32	i_uid;			/* owner */
+	__le32	i_gid;			/* group */
+	__le32	i_flags;		/* VSMFS_IFLAG_* */
+	__le32	i_generation;		/* NFS-style generation */
+	__le64	i_size;			/* bytes */
+	__le64	i_pages;		/* logical pages owned, index blocks included */
+	__le64	i_atime;		/* seconds */
+	__le64	i_mtime;
+	__le64	i_ctime;
+	__le64	i_crtime;
+	__le32	i_atime_ns;		/* nanoseconds */
+	__le32	i_mtime_ns;
+	__le32	i_ctime_ns;
+	__le32	i_crtime_ns;
+	__le32	i_rdev;			/* device number (new_encode_dev) */
+	__le32	i_reserved1;		/* zero */
+	__le64	i_xattr;		/* logical page of the xattr block, 0 if none */
+	union {
+		struct {
+			__le64	i_direct[VSMFS_NDIRECT];
+			__le64	i_ind;		/* single indirect index block */
+			__le64	i_dind;		/* double indirect index block */
+		};
+		__u8	i_inline[VSMFS_INLINE_LEN];	/* fast symlink target */
+	};
+	__u8	i_reserved2[72];	/* zero */
+};
+
+#define VSMFS_INODE_SIZE	256
+#define VSMFS_INODES_PER_BLOCK	(VSMFS_BLOCK_SIZE / VSMFS_INODE_SIZE)
+
+/* File index entry encoding. */
+#define VSMFS_IDX_LPN_MASK	((1ULL << 40) - 1)
+#define VSMFS_IDX_COUNT_SHIFT	48
+
+/* Page table entry: frame number relative to s_data_start. */
+#define VSMFS_PTE_FRAME_MASK	((1ULL << 40) - 1)
+
+/**
+ * struct vsmfs_ddirent - directory entry
+ *
+ * Entries never cross a block; @d_rec_len spans free space after an entry,
+ * and an entry with @d_ino 0 is free. Entries never move, so the position
+ * of an entry is a stable readdir offset.
+ */
+struct vsmfs_ddirent {
+	__le64	d_ino;			/* i-number, 0 if free */
+	__le16	d_rec_len;		/* bytes to the next entry */
+	__u8	d_name_len;		/* name length */
+	__u8	d_type;			/* DT_* */
+	__le32	d_hash;			/* hash of the name */
+	char	d_name[];		/* name, not NUL terminated */
+};
+
+#define VSMFS_DIRENT_BASE	16
+#define VSMFS_DIRENT_ALIGN	8
+
+static_assert(sizeof(struct vsmfs_dsb) == 512);
+static_assert(offsetof(struct vsmfs_dsb, s_checksum) == 508);
+static_assert(sizeof(struct vsmfs_djsb) == VSMFS_BLOCK_SIZE);
+static_assert(offsetof(struct vsmfs_djsb, j_commit) % 8 == 0);	/* 8-byte atomic commit */
+static_assert(sizeof(struct vsmfs_djdesc) == VSMFS_BLOCK_SIZE);
+static_assert(sizeof(struct vsmfs_dinode) == VSMFS_INODE_SIZE);
+static_assert(offsetof(struct vsmfs_dinode, i_direct) % 8 == 0);
+static_assert(offsetof(struct vsmfs_dinode, i_size) % 8 == 0);
+static_assert(sizeof(struct vsmfs_ddirent) == VSMFS_DIRENT_BASE);
+static_assert(VSMFS_BLOCK_SIZE % VSMFS_INODE_SIZE == 0);
+
+#endif /* _VSMFS_FORMAT_H */

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Helpers shared by the vsmfs user-space tools. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../tools.h"
+
+const char *progname = "vsmfs";
+
+/* Print "progname: message" on stderr and return @code. */
+int fail(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", progname);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return code;
+}
+
+/* Parse "123", "64K", "128M", "2G", "1T" into bytes (or plain counts). */
+int parse_size(const char *s, u64 *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned int shift = 0;
+
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	switch (toupper((unsigned char)*end)) {
+	case 'K':
+		shift = 10;
+		break;
+	case 'M':
+		shift = 20;
+		break;
+	case 'G':
+		shift = 30;
+		break;
+	case 'T':
+		shift = 40;
+		break;
+	case '\0':
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (*end && end[1])
+		return -EINVAL;
+	if (shift && v > (~0ULL >> shift))
+		return -ERANGE;
+	*out = (u64)v << shift;
+	return 0;
+}
+
+int parse_uuid(const char *s, u8 uuid[16])
+{
+	int i = 0;
+
+	while (*s && i < 32) {
+		if (*s == '-') {
+			s++;
+			continue;
+		}
+		if (!isxdigit((unsigned char)s[0]) || !isxdigit((unsigned char)s[1]))
+			return -EINVAL;
+		sscanf(s, "%2hhx", &uuid[i / 2]);
+		i += 2;
+		s += 2;
+	}
+	return (i == 32 && !*s) ? 0 : -EINVAL;
+}
+
+void format_uuid(const u8 u[16], char out[37])
+{
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
+		 u[10], u[11], u[12], u[13], u[14], u[15]);
+}
+
+/*
+ * Open a block device or an image file and return its size. Block devices
+ * opened for writing are opened exclusively, so a mounted device is refused.
+ */
+int open_device(const char *path, int flags, u64 *bytes)
+{
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st))
+		return -fail(1, "%s: %s", path, strerror(errno));
+	if (S_ISBLK(st.st_mode) && (flags & O_ACCMODE) != O_RDONLY)
+		flags |= O_EXCL;
+	else if (!S_ISBLK(st.st_mode) && !S_ISREG(st.st_mode))
+		return -fail(1, "%s: not a block device or regular file", path);
+	fd = open(path, flags);
+	if (fd < 0) {
+		if (errno == EBUSY)
+			return -fail(1, "%s: device is in use (mounted?)", path);
+		return -fail(1, "%s: %s", path, strerror(errno));
+	}
+	if (S_ISBLK(st.st_mode)) {
+		unsigned long long sz;
+
+		if (ioctl(fd, BLKGETSIZE64, &sz)) {
+			fail(1, "%s: cannot get size: %s", path, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		*bytes = sz;
+	} else {
+		*bytes = (u64)st.st_size;
+	}
+	return fd;
+}

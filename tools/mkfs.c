@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mkfs.vsmfs - create a vsmfs file system on a pmem device or image file.
+ *
+ * Every region is written before the superblocks, and the primary
+ * superblock last of all, after an fsync: a device on which mkfs was
+ * interrupted does not carry a valid vsmfs superblock.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../fs/vsmfs/verify.h"
+#include "tools.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: mkfs.vsmfs [options] DEVICE\n"
+		"Create a vsmfs file system on DEVICE (a pmem block device or an image file).\n\n"
+		"  -J SIZE   journal size (K, M, G suffixes; default 128M, at most 1/16 of the device)\n"
+		"  -N COUNT  number of inodes (default one per 16 KiB)\n"
+		"  -L LABEL  volume label (up to %d bytes)\n"
+		"  -U UUID   file system UUID (default random)\n"
+		"  -f        overwrite an existing file system\n"
+		"  -n        dry run: print the layout, write nothing\n"
+		"  -q        quiet\n"
+		"  -V        print the version and exit\n"
+		"  -h        this help\n", VSMFS_LABEL_LEN);
+}
+
+static int write_at(int fd, const void *buf, size_t len, u64 off)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+		off += (u64)n;
+	}
+	return 0;
+}
+
+/* Fill @count blocks from @start with what @fill() puts in each block. */
+static int write_region(int fd, u64 start, u64 count,
+			void (*fill)(void *blk, u64 idx, void *arg), void *arg)
+{
+	enum { CHUNK = 256 };
+	static char buf[CHUNK * VSMFS_BLOCK_SIZE];
+	u64 done = 0;
+	int ret;
+
+	while (done < count) {
+		u64 n = count - done < CHUNK ? count - done : CHUNK;
+		u64 i;
+
+		memset(buf, 0, n * VSMFS_BLOCK_SIZE);
+		if (fill)
+			for (i = 0; i < n; i++)
+				fill(buf + i * VSMFS_BLOCK_SIZE, done + i, arg);
+		ret = write_at(fd, buf, n * VSMFS_BLOCK_SIZE,
+			       (start + done) << VSMFS_BLOCK_SHIFT);
+		if (ret)
+			return ret;
+		done += n;
+	}
+	return 0;
+}
+
+/* Identity inode map: i-number N lives in slot N. */
+static void fill_imap(void *blk, u64 idx, void *arg)
+{
+	__le32 *e = blk;
+	u64 i, per = VSMFS_BLOCK_SIZE / 4;
+
+	(void)arg;
+	for (i = 0; i < per; i++)
+		e[i] = cpu_to_le32((u32)(idx * per + i));
+}
+
+/* Identity page table: logical page N is backed by frame N. */
+static void fill_ptable(void *blk, u64 idx, void *arg)
+{
+	__le64 *e = blk;
+	u64 i, per = VSMFS_BLOCK_SIZE / 8, n = *(u64 *)arg;
+
+	for (i = 0; i < per && idx * per + i < n; i++)
+		e[i] = cpu_to_le64(idx * per + i);
+}
+
+/*
+ * Bitmap with the first @arg[0] bits and every bit at or past @arg[1] set:
+ * reserved entries at the start, nonexistent ones at the end.
+ */
+static void fill_bitmap(void *blk, u64 idx, void *arg)
+{
+	const u64 *lim = arg;
+	u8 *b = blk;
+	u64 i, bits = VSMFS_BLOCK_SIZE * 8ULL;
+
+	for (i = 0; i < bits; i++) {
+		u64 bit = idx * bits + i;
+
+		if (bit < lim[0] || bit >= lim[1])
+			b[i / 8] |= (u8)(1U << (i % 8));
+	}
+}
+
+/* Inode table: all slots free but the root directory's. */
+static void fill_itable(void *blk, u64 idx, void *arg)
+{
+	const struct vsmfs_dinode *root = arg;
+
+	if (idx == VSMFS_ROOT_INO / VSMFS_INODES_PER_BLOCK)
+		memcpy((char *)blk + (VSMFS_ROOT_INO % VSMFS_INODES_PER_BLOCK) *
+		       VSMFS_INODE_SIZE, root, sizeof(*root));
+}
+
+static void print_layout(const char *dev, const struct vsmfs_layout *l,
+			 const char *label, const u8 *uuid)
+{
+	char us[40];
+
+	format_uuid(uuid, us);
+	printf("vsmfs on %s: %" PRIu64 " blocks of %u bytes (%" PRIu64 " MiB)\n",
+	       dev, l->blocks, VSMFS_BLOCK_SIZE, l->blocks >> (20 - VSMFS_BLOCK_SHIFT));
+	printf("  uuid %s%s%s%s\n", us, *label ? ", label \"" : "", label, *label ? "\"" : "");
+	printf("  %-22s %10s %10s\n", "region", "start", "blocks");
+	printf("  %-22s %10d %10d\n", "superblock", VSMFS_SB_BLOCK, 1);
+	printf("  %-22s %10d %10d\n", "backup superblock", VSMFS_SB_BACKUP_BLOCK, 1);
+	printf("  %-22s %10" PRIu64 " %10" PRIu64 "\n", "journal", l->journal_start, l->journal_blocks);
+	printf("  %-22s %10" PRIu64 " %10" PRIu64 "  (%" PRIu64 " inodes)\n", "inode table",
+	       l->itable_start, l->itable_blocks, l->inodes);
+	printf("  %-22s %10" PRIu64 " %10" PRIu64 "\n", "inode mapping table", l->imap_start, l->imap_blocks);
+	printf("  %-22s %10" PRIu64 " %10" PRIu64 "\n", "inode bitmap", l->ibitmap_start, l->ibitmap_blocks);
+	printf("  %-22s %10" PRIu64 " %10" PRIu64 "\n", "page table", l->ptable_start, l->ptable_blocks);
+	printf("  %-22s %10" PRIu64 " %10" PRIu64 "\n", "logical page bitmap",
+	       l->lbitmap_start, l->lbitmap_blocks);
+	printf("  %-22s %10" PRIu64 " %10" PRIu64 "  (%" PRIu64 " virtual superpages)\n", "data",
+	       l->data_start, l->data_pages, l->data_pages / VSMFS_VSP_PAGES);
+}
+
+/* Name of a file system already on the device, or NULL. */
+static const char *existing_fs(int fd)
+{
+	static char buf[2048];
+
+	if (pread(fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
+		return NULL;
+	if (!memcmp(buf, "VSMF", 4))
+		return "vsmfs";
+	if (!memcmp(buf, "XFSB", 4))
+		return "xfs";
+	if ((u8)buf[1080] == 0x53 && (u8)buf[1081] == 0xef)
+		return "ext2/3/4";
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	u64 journal_bytes = 0, inodes = 0, dev_bytes, blocks;
+	const char *label = "", *uuid_arg = NULL, *why, *dev, *other;
+	int force = 0, dry = 0, quiet = 0, fd, ret, c;
+	struct vsmfs_dinode root;
+	struct vsmfs_layout l;
+	struct vsmfs_dsb dsb;
+	struct vsmfs_djsb jsb;
+	u8 uuid[16];
+	char blk[VSMFS_BLOCK_SIZE];
+	u64 lim[2];
+	time_t now;
+
+	progname = "mkfs.vsmfs";
+	while ((c = getopt(argc, argv, "J:N:L:U:fnqVh")) != -1) {
+		switch (c) {
+		case 'J':
+			if (parse_size(optarg, &journal_bytes) || !journal_bytes)
+				return fail(1, "invalid journal size '%s'", optarg);
+			break;
+		case 'N':
+			if (parse_size(optarg, &inodes) || !inodes)
+				return fail(1, "invalid inode count '%s'", optarg);
+			break;
+		case 'L':
+			if (strlen(optarg) > VSMFS_LABEL_LEN)
+				return fail(1, "label longer than %d bytes", VSMFS_LABEL_LEN);
+			label = optarg;
+			break;
+		case 'U':
+			uuid_arg = optarg;
+			break;
+		case 'f':
+			force = 1;
+			break;
+		case 'n':
+			dry = 1;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'V':
+			printf("mkfs.vsmfs %s (format %d)\n", VSMFS_TOOLS_VERSION, VSMFS_FORMAT_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 1;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return 1;
+	}
+	dev = argv[optind];
+
+	fd = open_device(dev, dry ? O_RDONLY : O_RDWR, &dev_bytes);
+	if (fd < 0)
+		return 1;
+	blocks = dev_bytes >> VSMFS_BLOCK_SHIFT;
+	if (blocks < VSMFS_MIN_BLOCKS)
+		return fail(1, "%s: device too small (%" PRIu64 " KiB, need at least %u MiB)",
+			    dev, dev_bytes >> 10, VSMFS_MIN_BLOCKS >> (20 - VSMFS_BLOCK_SHIFT));
+	if (!inodes)
+		inodes = vsmfs_default_inodes(blocks);
+	else
+		inodes = (inodes + 1 + VSMFS_INODES_PER_BLOCK - 1) /
+			 VSMFS_INODES_PER_BLOCK * VSMFS_INODES_PER_BLOCK;
+	why = vsmfs_compute_layout(&l, blocks,
+				   journal_bytes ? (journal_bytes + VSMFS_BLOCK_SIZE - 1) >>
+						   VSMFS_BLOCK_SHIFT :
+						   vsmfs_default_journal_blocks(blocks),
+				   inodes);
+	if (why)
+		return fail(1, "%s: cannot lay out a file system: %s", dev, why);
+
+	if (uuid_arg) {
+		if (parse_uuid(uuid_arg, uuid))
+			return fail(1, "invalid UUID '%s'", uuid_arg);
+	} else if (getrandom(uuid, sizeof(uuid), 0) != sizeof(uuid)) {
+		return fail(1, "getrandom: %s", strerror(errno));
+	} else {
+		uuid[6] = (uuid[6] & 0x0f) | 0x40;	/* version 4 */
+		uuid[8] = (uuid[8] & 0x3f) | 0x80;	/* RFC 4122 variant */
+	}
+
+	other = existing_fs(fd);
+	if (other && !force && !dry)
+		return fail(1, "%s contains a %s file system; use -f to overwrite it", dev, other);
+
+	if (!quiet || dry)
+		print_layout(dev, &l, label, uuid);
+	if (dry)
+		return 0;
+
+	now = time(NULL);
+
+	/* Root directory: empty, "." and ".." are implicit. */
+	memset(&root, 0, sizeof(root));
+	root.i_mode = cpu_to_le16(040755);
+	root.i_nlink = cpu_to_le32(2);
+	root.i_atime = root.i_mtime = root.i_ctime = root.i_crtime = cpu_to_le64((u64)now);
+	root.i_uid = cpu_to_le32((u32)getuid());
+	root.i_gid = cpu_to_le32((u32)getgid());
+
+	/* Invalidate old superblocks first: a partial mkfs must not mount. */
+	memset(blk, 0, sizeof(blk));
+	ret = write_at(fd, blk, sizeof(blk), VSMFS_SB_BLOCK << VSMFS_BLOCK_SHIFT);
+	if (!ret)
+		ret = write_at(fd, blk, sizeof(blk), VSMFS_SB_BACKUP_BLOCK << VSMFS_BLOCK_SHIFT);
+	if (!ret && fsync(fd))
+		ret = -errno;
+
+	memset(&jsb, 0, sizeof(jsb));
+	jsb.j_magic = cpu_to_le32(VSMFS_JOURNAL_MAGIC);
+	jsb.j_blocks = cpu_to_le32((u32)(l.journal_blocks - 1));
+	jsb.j_sequence = cpu_to_le64(1);
+	if (!ret)
+		ret = write_at(fd, &jsb, sizeof(jsb), l.journal_start << VSMFS_BLOCK_SHIFT);
+	if (!ret)
+		ret = write_region(fd, l.itable_start, l.itable_blocks, fill_itable, &root);
+	if (!ret)
+		ret = write_region(fd, l.imap_start, l.imap_blocks, fill_imap, NULL);
+	lim[0] = VSMFS_ROOT_INO + 1;		/* i-number 0 reserved, 1 is root */
+	lim[1] = l.inodes;
+	if (!ret)
+		ret = write_region(fd, l.ibitmap_start, l.ibitmap_blocks, fill_bitmap, lim);
+	if (!ret)
+		ret = write_region(fd, l.ptable_start, l.ptable_blocks, fill_ptable, &l.data_pages);
+	lim[0] = 1;				/* logical page 0 reserved */
+	lim[1] = l.data_pages;
+	if (!ret)
+		ret = write_region(fd, l.lbitmap_start, l.lbitmap_blocks, fill_bitmap, lim);
+	if (!ret && fsync(fd))
+		ret = -errno;
+	if (ret)
+		return fail(1, "%s: write failed: %s", dev, strerror(-ret));
+
+	memset(&dsb, 0, sizeof(dsb));
+	dsb.s_magic = cpu_to_le32(VSMFS_MAGIC);
+	dsb.s_version = cpu_to_le32(VSMFS_FORMAT_VERSION);
+	dsb.s_block_size = cpu_to_le32(VSMFS_BLOCK_SIZE);
+	dsb.s_vsp_pages = cpu_to_le32(VSMFS_VSP_PAGES);
+	dsb.s_inode_size = cpu_to_le32(VSMFS_INODE_SIZE);
+	vsmfs_layout_to_sb(&l, &dsb);
+	dsb.s_root_ino = cpu_to_le64(VSMFS_ROOT_INO);
+	dsb.s_mkfs_time = cpu_to_le64((u64)now);
+	dsb.s_write_time = cpu_to_le64((u64)now);
+	dsb.s_state = cpu_to_le32(VSMFS_STATE_CLEAN);
+	memcpy(dsb.s_uuid, uuid, sizeof(uuid));
+	strncpy((char *)dsb.s_label, label, VSMFS_LABEL_LEN);
+	dsb.s_checksum = cpu_to_le32(vsmfs_sb_csum(&dsb));
+	why = vsmfs_sb_check(&dsb, blocks);
+	if (why)
+		return fail(1, "internal error: new superblock fails verification: %s", why);
+
+	memset(blk, 0, sizeof(blk));
+	memcpy(blk, &dsb, sizeof(dsb));
+	ret = write_at(fd, blk, sizeof(blk), VSMFS_SB_BACKUP_BLOCK << VSMFS_BLOCK_SHIFT);
+	if (!ret && fsync(fd))
+		ret = -errno;
+	if (!ret)
+		ret = write_at(fd, blk, sizeof(blk), VSMFS_SB_BLOCK << VSMFS_BLOCK_SHIFT);
+	if (!ret && fsync(fd))
+		ret = -errno;
+	if (ret)
+		return fail(1, "%s: writing the superblock failed: %s", dev, strerror(-ret));
+	close(fd);
+	return 0;
+}
