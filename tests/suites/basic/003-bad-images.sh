@@ -1,0 +1,68 @@
+# Unformatted, foreign and damaged devices refuse to mount with EINVAL and a
+# one-line reason in dmesg; a torn primary superblock falls back to the
+# backup and is repaired.
+. tests/lib/common.sh
+
+SB=$HELPERS/sbedit
+
+try() {	# expected-errno dmesg-pattern [mount options]
+	dmesg -C
+	got=$(mount_errno "$DEV" "$MNT" ${3:-})
+	assert_eq "$got" "$1" "mount result"
+	[ -z "$2" ] || dmesg_has "$2"
+	dmesg | grep vsmfs | sed 's/^/  dmesg: /'
+}
+
+# Zeroed device.
+dd if=/dev/zero of="$DEV" bs=1M count=4 2>/dev/null
+try EINVAL "vsmfs \(pmem0\): .*no vsmfs file system found: bad magic"
+
+# Foreign file system (ext4).
+mkfs.ext4 -q -F "$DEV" >/dev/null
+try EINVAL "no vsmfs file system found"
+
+# Bad magic in a vsmfs image.
+mkfs_vsmfs -f "$DEV"
+$SB "$DEV" set magic=0x12345678
+try EINVAL "bad magic"
+
+# Bad checksum in both copies.
+mkfs_vsmfs -f "$DEV"
+$SB -k "$DEV" set mount_count=99
+$SB -b -k "$DEV" set mount_count=99
+try EINVAL "checksum mismatch"
+
+# Absurd sizes, with valid checksums.
+for f in blocks=0 blocks=0x7fffffffffffffff blocks=1000 inodes=3 inodes=0xffffffffffff \
+	 journal_blocks=0 journal_blocks=999999999 data_start=7 itable_start=0 \
+	 block_size=65536 inode_size=128 vsp_pages=1 version=9 feature_incompat=0x80000000 \
+	 root_ino=0; do
+	mkfs_vsmfs -f "$DEV"
+	$SB "$DEV" set "$f"
+	$SB -b "$DEV" set "$f"
+	echo "field $f:"
+	try EINVAL "vsmfs \(pmem0\): "
+done
+
+# A torn primary (checksum mismatch) with a good backup: mounts from the
+# backup, warns, and repairs the primary.
+mkfs_vsmfs -f "$DEV"
+$SB -k "$DEV" set mount_count=5
+try OK "primary superblock damaged .*using the backup"
+mount_vsmfs
+umount "$MNT"
+dmesg -C
+mount_vsmfs
+dmesg | grep -q "using the backup" && die "primary not repaired"
+umount "$MNT"
+
+# A device without DAX: a loop device.
+modprobe loop
+truncate -s 64M /tmp/nodax.img
+"$MKFS" -q /tmp/nodax.img
+loop=$(losetup -f --show /tmp/nodax.img)
+dmesg -C
+got=$(python3 tests/lib/mount_errno.py "$loop" "$MNT")
+losetup -d "$loop"
+assert_eq "$got" EINVAL "mount of a non-DAX device"
+dmesg_has "does not support DAX"

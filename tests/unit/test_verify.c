@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * User-space unit tests of the shared format code (fs/vsmfs/verify.c):
+ * checksum, layout computation over many device sizes, and the superblock
+ * verifier against good and damaged superblocks.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vsmfs_format.h"
+#include "verify.h"
+
+static int failures, checks;
+
+#define CHECK(cond, ...) do {						\
+	checks++;							\
+	if (!(cond)) {							\
+		failures++;						\
+		printf("FAIL %s:%d: ", __FILE__, __LINE__);		\
+		printf(__VA_ARGS__);					\
+		printf("\n");						\
+	}								\
+} while (0)
+
+static void make_sb(struct vsmfs_dsb *sb, u64 blocks)
+{
+	struct vsmfs_layout l;
+	const char *why;
+
+	why = vsmfs_compute_layout(&l, blocks, vsmfs_default_journal_blocks(blocks),
+				   vsmfs_default_inodes(blocks));
+	CHECK(!why, "layout of %llu blocks: %s", (unsigned long long)blocks, why);
+	memset(sb, 0, sizeof(*sb));
+	sb->s_magic = cpu_to_le32(VSMFS_MAGIC);
+	sb->s_version = cpu_to_le32(VSMFS_FORMAT_VERSION);
+	sb->s_block_size = cpu_to_le32(VSMFS_BLOCK_SIZE);
+	sb->s_vsp_pages = cpu_to_le32(VSMFS_VSP_PAGES);
+	sb->s_inode_size = cpu_to_le32(VSMFS_INODE_SIZE);
+	sb->s_root_ino = cpu_to_le64(VSMFS_ROOT_INO);
+	vsmfs_layout_to_sb(&l, sb);
+	sb->s_checksum = cpu_to_le32(vsmfs_sb_csum(sb));
+}
+
+static void test_crc(void)
+{
+	/* The standard CRC-32C check value. */
+	CHECK((crc32c(~0U, "123456789", 9) ^ ~0U) == 0xe3069283U, "crc32c check value");
+}
+
+static void test_layouts(void)
+{
+	static const u64 sizes_mib[] = { 16, 17, 31, 64, 100, 256, 1000, 1024, 4096, 65536 };
+	size_t i;
+
+	for (i = 0; i < sizeof(sizes_mib) / sizeof(sizes_mib[0]); i++) {
+		u64 blocks = sizes_mib[i] << (20 - VSMFS_BLOCK_SHIFT);
+		struct vsmfs_layout l;
+		const char *why;
+
+		why = vsmfs_compute_layout(&l, blocks, vsmfs_default_journal_blocks(blocks),
+					   vsmfs_default_inodes(blocks));
+		CHECK(!why, "%llu MiB: %s", (unsigned long long)sizes_mib[i], why);
+		if (why)
+			continue;
+		CHECK(l.journal_start == 2, "journal after the superblocks");
+		CHECK(l.itable_start == l.journal_start + l.journal_blocks, "itable follows journal");
+		CHECK(l.imap_start == l.itable_start + l.itable_blocks, "imap follows itable");
+		CHECK(l.ibitmap_start == l.imap_start + l.imap_blocks, "ibitmap follows imap");
+		CHECK(l.ptable_start == l.ibitmap_start + l.ibitmap_blocks, "ptable follows ibitmap");
+		CHECK(l.lbitmap_start == l.ptable_start + l.ptable_blocks, "lbitmap follows ptable");
+		CHECK(l.data_start >= l.lbitmap_start + l.lbitmap_blocks, "data after lbitmap");
+		CHECK(l.data_start % VSMFS_VSP_PAGES == 0, "data 2 MiB aligned");
+		CHECK(l.data_start + l.data_pages <= blocks, "data within the device");
+		CHECK(l.ptable_blocks * VSMFS_BLOCK_SIZE / 8 >= l.data_pages, "page table covers data");
+		CHECK(l.lbitmap_blocks * VSMFS_BLOCK_SIZE * 8 >= l.data_pages, "bitmap covers data");
+		CHECK(l.itable_blocks * VSMFS_INODES_PER_BLOCK == l.inodes, "itable holds inodes");
+		/* No waste beyond alignment: one more page would not fit. */
+		CHECK(blocks - (l.data_start + l.data_pages) < VSMFS_VSP_PAGES + 2,
+		      "%llu MiB: %llu blocks unused at the end", (unsigned long long)sizes_mib[i],
+		      (unsigned long long)(blocks - l.data_start - l.data_pages));
+	}
+	{
+		struct vsmfs_layout l;
+
+		CHECK(vsmfs_compute_layout(&l, 1000, 64, 64) != NULL, "tiny device refused");
+		CHECK(vsmfs_compute_layout(&l, 8192, 8000, 64) != NULL, "huge journal refused");
+		CHECK(vsmfs_compute_layout(&l, 8192, 64, 65) != NULL, "odd inode count refused");
+	}
+}
+
+static void test_sb_check(void)
+{
+	struct vsmfs_dsb sb, bad;
+	u64 blocks = 262144;
+
+	make_sb(&sb, blocks);
+	CHECK(!vsmfs_sb_check(&sb, blocks), "good superblock accepted");
+	CHECK(vsmfs_sb_check(&sb, blocks - 1) != NULL, "device smaller than fs refused");
+
+#define MUTATE(stmt, what) do {						\
+	bad = sb;							\
+	stmt;								\
+	bad.s_checksum = cpu_to_le32(vsmfs_sb_csum(&bad));		\
+	CHECK(vsmfs_sb_check(&bad, blocks) != NULL, "%s refused", what);	\
+} while (0)
+	MUTATE(bad.s_magic = 0, "bad magic");
+	MUTATE(bad.s_version = cpu_to_le32(99), "unknown version");
+	MUTATE(bad.s_feature_incompat = cpu_to_le32(1U << 31), "unknown incompat feature");
+	MUTATE(bad.s_block_size = cpu_to_le32(8192), "block size");
+	MUTATE(bad.s_blocks = cpu_to_le64(1ULL << 50), "absurd size");
+	MUTATE(bad.s_inodes = cpu_to_le64(3), "absurd inode count");
+	MUTATE(bad.s_data_start = cpu_to_le64(5), "moved data region");
+	MUTATE(bad.s_itable_start = cpu_to_le64(1), "itable over the superblock");
+	MUTATE(bad.s_root_ino = 0, "root inode 0");
+	bad = sb;
+	bad.s_mount_count = cpu_to_le32(7);
+	CHECK(!strcmp(vsmfs_sb_check(&bad, blocks), "superblock checksum mismatch"),
+	      "stale checksum reported as such");
+}
+
+int main(void)
+{
+	test_crc();
+	test_layouts();
+	test_sb_check();
+	printf("test_verify: %d checks, %d failed\n", checks, failures);
+	return failures ? 1 : 0;
+}
