@@ -19,26 +19,6 @@
 
 static struct kmem_cache *vsmfs_inode_cachep;
 
-/**
- * __vsmfs_msg() - print a message naming the device
- * @sb: super block the message is about
- * @level: KERN_* level
- * @fmt: format
- *
- * Context: any.
- */
-void __vsmfs_msg(struct super_block *sb, const char *level, const char *fmt, ...)
-{
-	struct va_format vaf;
-	va_list args;
-
-	va_start(args, fmt);
-	vaf.fmt = fmt;
-	vaf.va = &args;
-	printk("%svsmfs (%s): %pV\n", level, sb->s_id, &vaf);
-	va_end(args);
-}
-
 /*
  * Superblock update. The backup copy is written and made durable first,
  * then the primary: a crash tears at most one of them, and mount falls back
@@ -122,7 +102,7 @@ static const struct super_operations vsmfs_sops = {
 	.show_options	= vsmfs_show_options,
 };
 
-enum { Opt_dax, Opt_dax_type };
+enum { OPT_DAX, OPT_DAX_TYPE };
 
 static const struct constant_table vsmfs_param_dax[] = {
 	{ "always",	1 },
@@ -132,8 +112,8 @@ static const struct constant_table vsmfs_param_dax[] = {
 };
 
 static const struct fs_parameter_spec vsmfs_fs_parameters[] = {
-	fsparam_flag("dax",		Opt_dax),
-	fsparam_enum("dax",		Opt_dax_type, vsmfs_param_dax),
+	fsparam_flag("dax",		OPT_DAX),
+	fsparam_enum("dax",		OPT_DAX_TYPE, vsmfs_param_dax),
 	{}
 };
 
@@ -147,9 +127,9 @@ static int vsmfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 		return opt;
 
 	switch (opt) {
-	case Opt_dax:
+	case OPT_DAX:
 		break;
-	case Opt_dax_type:
+	case OPT_DAX_TYPE:
 		if (!result.uint_32)
 			return invalfc(fc, "dax=%s not supported: vsmfs always uses DAX",
 				       param->string);

@@ -7,9 +7,6 @@
  */
 #include "verify.h"
 
-#define DIV_UP(n, d)	(((n) + (d) - 1) / (d))
-#define ALIGN_UP(n, a)	(DIV_UP(n, a) * (a))
-
 /**
  * vsmfs_default_journal_blocks() - journal size mkfs picks for a device
  * @blocks: device size in blocks
@@ -40,7 +37,7 @@ u64 vsmfs_default_journal_blocks(u64 blocks)
  */
 u64 vsmfs_default_inodes(u64 blocks)
 {
-	return ALIGN_UP(blocks / 4, (u64)VSMFS_INODES_PER_BLOCK);
+	return roundup(blocks / 4, (u64)VSMFS_INODES_PER_BLOCK);
 }
 
 /**
@@ -79,9 +76,9 @@ const char *vsmfs_compute_layout(struct vsmfs_layout *l, u64 blocks,
 	l->itable_start = l->journal_start + journal_blocks;
 	l->itable_blocks = inodes / VSMFS_INODES_PER_BLOCK;
 	l->imap_start = l->itable_start + l->itable_blocks;
-	l->imap_blocks = DIV_UP(inodes * 4, VSMFS_BLOCK_SIZE);
+	l->imap_blocks = DIV_ROUND_UP(inodes * 4, VSMFS_BLOCK_SIZE);
 	l->ibitmap_start = l->imap_start + l->imap_blocks;
-	l->ibitmap_blocks = DIV_UP(inodes, bits_per_block);
+	l->ibitmap_blocks = DIV_ROUND_UP(inodes, bits_per_block);
 	pos = l->ibitmap_start + l->ibitmap_blocks;
 	if (pos >= blocks)
 		return "inode table does not fit";
@@ -92,10 +89,10 @@ const char *vsmfs_compute_layout(struct vsmfs_layout *l, u64 blocks,
 	 */
 	pages = blocks - pos;
 	for (;;) {
-		u64 pt = DIV_UP(pages * 8, VSMFS_BLOCK_SIZE);
-		u64 bm = DIV_UP(pages, bits_per_block);
+		u64 pt = DIV_ROUND_UP(pages * 8, VSMFS_BLOCK_SIZE);
+		u64 bm = DIV_ROUND_UP(pages, bits_per_block);
 
-		meta = ALIGN_UP(pos + pt + bm, (u64)VSMFS_VSP_PAGES);
+		meta = roundup(pos + pt + bm, (u64)VSMFS_VSP_PAGES);
 		if (meta + pages <= blocks)
 			break;
 		if (meta >= blocks)
@@ -105,9 +102,9 @@ const char *vsmfs_compute_layout(struct vsmfs_layout *l, u64 blocks,
 	if (pages < VSMFS_VSP_PAGES)
 		return "no room for data";
 	l->ptable_start = pos;
-	l->ptable_blocks = DIV_UP(pages * 8, VSMFS_BLOCK_SIZE);
+	l->ptable_blocks = DIV_ROUND_UP(pages * 8, VSMFS_BLOCK_SIZE);
 	l->lbitmap_start = l->ptable_start + l->ptable_blocks;
-	l->lbitmap_blocks = DIV_UP(pages, bits_per_block);
+	l->lbitmap_blocks = DIV_ROUND_UP(pages, bits_per_block);
 	l->data_start = meta;
 	l->data_pages = pages;
 	return NULL;

@@ -14,6 +14,22 @@
 
 /**
  * struct vsmfs_layout - where every region of a file system lies
+ * @blocks: blocks the file system spans
+ * @journal_start: first block of the journal
+ * @journal_blocks: journal size
+ * @itable_start: first block of the inode table
+ * @itable_blocks: inode table size
+ * @imap_start: first block of the inode mapping table
+ * @imap_blocks: inode mapping table size
+ * @ptable_start: first block of the page table
+ * @ptable_blocks: page table size
+ * @lbitmap_start: first block of the logical page bitmap
+ * @lbitmap_blocks: logical page bitmap size
+ * @ibitmap_start: first block of the inode bitmap
+ * @ibitmap_blocks: inode bitmap size
+ * @data_start: first data frame
+ * @data_pages: data frames, and logical pages
+ * @inodes: inode slots, slot 0 included
  *
  * All values are in blocks except @inodes and @data_pages.
  */

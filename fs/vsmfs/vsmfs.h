@@ -17,7 +17,7 @@
 /* Mount options (struct vsmfs_sb_info.s_mount_opt). */
 #define VSMFS_MOUNT_DAX_SHOWN	0x0001	/* "dax" or "dax=always" given */
 
-/**
+/*
  * struct vsmfs_sb_info - a mounted vsmfs
  *
  * Fields are set once in fill_super and read-only afterwards unless a
@@ -34,7 +34,7 @@ struct vsmfs_sb_info {
 	unsigned int		s_mount_opt;	/* VSMFS_MOUNT_*, changed by remount */
 };
 
-/**
+/*
  * struct vsmfs_inode_info - in-core inode
  */
 struct vsmfs_inode_info {
@@ -63,15 +63,15 @@ static inline void *vsmfs_blk_ptr(struct vsmfs_sb_info *sbi, u64 blk)
 	return sbi->s_virt + (blk << VSMFS_BLOCK_SHIFT);
 }
 
-/* super.c */
-__printf(3, 4) void __vsmfs_msg(struct super_block *sb, const char *level,
-				const char *fmt, ...);
+/* Messages name the device and the function. */
 #define vsmfs_err(sb, fmt, ...) \
-	__vsmfs_msg(sb, KERN_ERR, "%s: " fmt, __func__, ##__VA_ARGS__)
+	pr_err("vsmfs (%s): %s: " fmt "\n", (sb)->s_id, __func__, ##__VA_ARGS__)
+#define vsmfs_err_ratelimited(sb, fmt, ...) \
+	pr_err_ratelimited("vsmfs (%s): %s: " fmt "\n", (sb)->s_id, __func__, ##__VA_ARGS__)
 #define vsmfs_warn(sb, fmt, ...) \
-	__vsmfs_msg(sb, KERN_WARNING, "%s: " fmt, __func__, ##__VA_ARGS__)
+	pr_warn("vsmfs (%s): %s: " fmt "\n", (sb)->s_id, __func__, ##__VA_ARGS__)
 #define vsmfs_info(sb, fmt, ...) \
-	__vsmfs_msg(sb, KERN_INFO, fmt, ##__VA_ARGS__)
+	pr_info("vsmfs (%s): " fmt "\n", (sb)->s_id, ##__VA_ARGS__)
 
 /* inode.c */
 struct inode *vsmfs_iget(struct super_block *sb, u64 ino);

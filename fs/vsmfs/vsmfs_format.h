@@ -55,7 +55,7 @@
 /* Smallest device mkfs accepts: room for every region and some data. */
 #define VSMFS_MIN_BLOCKS	(16U << (20 - VSMFS_BLOCK_SHIFT))	/* 16 MiB */
 
-/**
+/*
  * struct vsmfs_dsb - on-media superblock, at block 0 and block 1
  *
  * The checksum is crc32c over the bytes before @s_checksum.
@@ -100,7 +100,7 @@ struct vsmfs_dsb {
 /* Journal superblock, first block of the journal region. */
 #define VSMFS_JOURNAL_MAGIC	0x4c4e524a	/* "JRNL" */
 
-/**
+/*
  * struct vsmfs_djsb - journal superblock
  *
  * A transaction is a descriptor block (struct vsmfs_djdesc) at log block 0
@@ -120,7 +120,7 @@ struct vsmfs_djsb {
 #define VSMFS_JDESC_MAGIC	0x43534544	/* "DESC" */
 #define VSMFS_JDESC_MAX		((VSMFS_BLOCK_SIZE - 16) / 8)
 
-/**
+/*
  * struct vsmfs_djdesc - journal descriptor block: home of each logged block
  */
 struct vsmfs_djdesc {
@@ -138,7 +138,7 @@ struct vsmfs_djdesc {
 /* i_flags */
 #define VSMFS_IFLAG_TAIL_RELEASED	0x0001	/* tail of last VSP returned (ZFDM) */
 
-/**
+/*
  * struct vsmfs_dinode - on-media inode, one slot of the inode table
  *
  * For regular files an index entry maps one 2 MiB piece of the file: the
@@ -189,7 +189,7 @@ struct vsmfs_dinode {
 /* Page table entry: frame number relative to s_data_start. */
 #define VSMFS_PTE_FRAME_MASK	((1ULL << 40) - 1)
 
-/**
+/*
  * struct vsmfs_ddirent - directory entry
  *
  * Entries never cross a block; @d_rec_len spans free space after an entry,

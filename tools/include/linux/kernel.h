@@ -17,6 +17,9 @@ typedef uint16_t u16;
 typedef uint32_t u32;
 typedef uint64_t u64;
 
+#define DIV_ROUND_UP(n, d)	(((n) + (d) - 1) / (d))
+#define roundup(x, y)		((((x) + ((y) - 1)) / (y)) * (y))
+
 #define cpu_to_le16(x)	((__le16)htole16(x))
 #define cpu_to_le32(x)	((__le32)htole32(x))
 #define cpu_to_le64(x)	((__le64)htole64(x))
