@@ -1,27 +1,90 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vsmfs inodes: reading on-media inodes into the inode cache. An i-number
- * is translated to its inode-table slot through the inode mapping table.
+ * vsmfs inodes: reading and writing on-media inodes (reached through the
+ * inode mapping table), allocation and eviction, the per-inode index, and
+ * truncation.
+ *
+ * The index maps a key to a run of logical pages: for regular files a key
+ * is a 2 MiB piece of the file (a virtual superpage), for directories and
+ * long symlinks a 4 KiB block. Keys 0..7 are in the inode; then a single
+ * and a double indirect block of 512 entries each. Index blocks are
+ * metadata, changed under transactions.
  */
 #include <linux/fs.h>
+#include <linux/uio.h>
 #include "vsmfs.h"
+#include "pmem.h"
 
-/* On-media inode of @ino, or an ERR_PTR if the mapping table is corrupt. */
-static struct vsmfs_dinode *vsmfs_dinode(struct super_block *sb, u64 ino)
+/* DRAM copy of the block holding the on-media inode of @ino. */
+static int vsmfs_dinode_get(struct vsmfs_sb_info *sbi, u64 ino,
+			    struct vsmfs_mblk **mbp, struct vsmfs_dinode **dip)
 {
-	struct vsmfs_sb_info *sbi = VSMFS_SB(sb);
 	const struct vsmfs_layout *l = &sbi->s_layout;
-	__le32 *imap = vsmfs_blk_ptr(sbi, l->imap_start);
+	struct vsmfs_mblk *mb;
 	u64 slot;
 
 	if (!ino || ino >= l->inodes)
-		return ERR_PTR(-EFSCORRUPTED);
-	slot = le32_to_cpu(imap[ino]);
+		return -EFSCORRUPTED;
+	mb = vsmfs_mblk_get(sbi, l->imap_start + ino / (VSMFS_BLOCK_SIZE / 4));
+	if (IS_ERR(mb))
+		return PTR_ERR(mb);
+	slot = le32_to_cpu(((__le32 *)mb->m_data)[ino % (VSMFS_BLOCK_SIZE / 4)]);
 	if (!slot || slot >= l->inodes) {
-		vsmfs_err(sb, "inode %llu maps to invalid slot %llu", ino, slot);
-		return ERR_PTR(-EFSCORRUPTED);
+		vsmfs_err(sbi->s_sb, "inode %llu maps to invalid slot %llu", ino, slot);
+		return -EFSCORRUPTED;
 	}
-	return vsmfs_blk_ptr(sbi, l->itable_start) + slot * VSMFS_INODE_SIZE;
+	mb = vsmfs_mblk_get(sbi, l->itable_start + slot / VSMFS_INODES_PER_BLOCK);
+	if (IS_ERR(mb))
+		return PTR_ERR(mb);
+	*mbp = mb;
+	*dip = (struct vsmfs_dinode *)(mb->m_data +
+				       (slot % VSMFS_INODES_PER_BLOCK) * VSMFS_INODE_SIZE);
+	return 0;
+}
+
+/**
+ * vsmfs_lpn_blk() - device block behind a logical page
+ * @sbi: the file system
+ * @lpn: logical page
+ *
+ * Return: the device block of the frame the page table names, 0 on error.
+ */
+u64 vsmfs_lpn_blk(struct vsmfs_sb_info *sbi, u64 lpn)
+{
+	const struct vsmfs_layout *l = &sbi->s_layout;
+	struct vsmfs_mblk *mb;
+	u64 frame;
+
+	if (!lpn || lpn >= l->data_pages)
+		return 0;
+	mb = vsmfs_mblk_get(sbi, l->ptable_start + lpn / (VSMFS_BLOCK_SIZE / 8));
+	if (IS_ERR(mb))
+		return 0;
+	frame = le64_to_cpu(((__le64 *)mb->m_data)[lpn % (VSMFS_BLOCK_SIZE / 8)]) &
+		VSMFS_PTE_FRAME_MASK;
+	return frame < l->data_pages ? l->data_start + frame : 0;
+}
+
+static void vsmfs_set_ops(struct inode *inode)
+{
+	if (S_ISREG(inode->i_mode)) {
+		inode->i_op = &vsmfs_file_inode_operations;
+		inode->i_fop = &vsmfs_file_operations;
+	} else if (S_ISDIR(inode->i_mode)) {
+		inode->i_op = &vsmfs_dir_inode_operations;
+		inode->i_fop = &vsmfs_dir_operations;
+	} else if (S_ISLNK(inode->i_mode)) {
+		if (!vsmfs_inline_symlink(inode)) {
+			inode->i_op = &vsmfs_symlink_inode_operations;
+		} else {
+			inode->i_op = &vsmfs_fast_symlink_inode_operations;
+			inode->i_link = VSMFS_I(inode)->i_inline;
+		}
+		inode_nohighmem(inode);
+	} else {
+		inode->i_op = &vsmfs_special_inode_operations;
+		init_special_inode(inode, inode->i_mode, inode->i_rdev);
+	}
 }
 
 /**
@@ -34,31 +97,34 @@ static struct vsmfs_dinode *vsmfs_dinode(struct super_block *sb, u64 ino)
  */
 struct inode *vsmfs_iget(struct super_block *sb, u64 ino)
 {
+	struct vsmfs_inode_info *vi;
 	struct vsmfs_dinode *di;
+	struct vsmfs_mblk *mb;
 	struct inode *inode;
+	int ret, i;
 
 	inode = iget_locked(sb, ino);
 	if (!inode)
 		return ERR_PTR(-ENOMEM);
 	if (!(inode->i_state & I_NEW))
 		return inode;
+	vi = VSMFS_I(inode);
 
-	di = vsmfs_dinode(sb, ino);
-	if (IS_ERR(di)) {
-		iget_failed(inode);
-		return ERR_CAST(di);
-	}
+	ret = vsmfs_dinode_get(VSMFS_SB(sb), ino, &mb, &di);
+	if (ret)
+		goto bad;
+	ret = -EFSCORRUPTED;
 	if (!le32_to_cpu(di->i_nlink) || !le16_to_cpu(di->i_mode)) {
 		vsmfs_err(sb, "inode %llu is not in use", ino);
-		iget_failed(inode);
-		return ERR_PTR(-EFSCORRUPTED);
+		goto bad;
 	}
 	inode->i_mode = le16_to_cpu(di->i_mode);
 	set_nlink(inode, le32_to_cpu(di->i_nlink));
 	i_uid_write(inode, le32_to_cpu(di->i_uid));
 	i_gid_write(inode, le32_to_cpu(di->i_gid));
 	inode->i_size = le64_to_cpu(di->i_size);
-	inode->i_blocks = le64_to_cpu(di->i_pages) << (VSMFS_BLOCK_SHIFT - 9);
+	vi->i_pages = le64_to_cpu(di->i_pages);
+	inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
 	inode->i_atime.tv_sec = le64_to_cpu(di->i_atime);
 	inode->i_atime.tv_nsec = le32_to_cpu(di->i_atime_ns);
 	inode->i_mtime.tv_sec = le64_to_cpu(di->i_mtime);
@@ -66,16 +132,448 @@ struct inode *vsmfs_iget(struct super_block *sb, u64 ino)
 	inode->i_ctime.tv_sec = le64_to_cpu(di->i_ctime);
 	inode->i_ctime.tv_nsec = le32_to_cpu(di->i_ctime_ns);
 	inode->i_generation = le32_to_cpu(di->i_generation);
-	VSMFS_I(inode)->i_flags = le32_to_cpu(di->i_flags);
-
-	if (S_ISDIR(inode->i_mode)) {
-		inode->i_op = &vsmfs_dir_inode_operations;
-		inode->i_fop = &vsmfs_dir_operations;
+	inode->i_rdev = new_decode_dev(le32_to_cpu(di->i_rdev));
+	vi->i_flags = le32_to_cpu(di->i_flags);
+	vi->i_xattr = le64_to_cpu(di->i_xattr);
+	memset(vi->i_inline, 0, sizeof(vi->i_inline));
+	if (vsmfs_inline_symlink(inode)) {
+		memcpy(vi->i_inline, di->i_inline, inode->i_size);
+		memset(vi->i_index, 0, sizeof(vi->i_index));
 	} else {
-		vsmfs_err(sb, "inode %llu has unsupported mode 0%o", ino, inode->i_mode);
-		iget_failed(inode);
-		return ERR_PTR(-EFSCORRUPTED);
+		for (i = 0; i < VSMFS_NDIRECT; i++)
+			vi->i_index[i] = le64_to_cpu(di->i_direct[i]);
+		vi->i_index[VSMFS_NDIRECT] = le64_to_cpu(di->i_ind);
+		vi->i_index[VSMFS_NDIRECT + 1] = le64_to_cpu(di->i_dind);
 	}
+	if (!S_ISREG(inode->i_mode) && !S_ISDIR(inode->i_mode) &&
+	    !S_ISLNK(inode->i_mode) && !S_ISCHR(inode->i_mode) &&
+	    !S_ISBLK(inode->i_mode) && !S_ISFIFO(inode->i_mode) &&
+	    !S_ISSOCK(inode->i_mode)) {
+		vsmfs_err(sb, "inode %llu has invalid mode 0%o", ino, inode->i_mode);
+		goto bad;
+	}
+	vsmfs_set_ops(inode);
 	unlock_new_inode(inode);
 	return inode;
+bad:
+	iget_failed(inode);
+	return ERR_PTR(ret);
 }
+
+/**
+ * vsmfs_write_inode_t() - store an in-core inode in its on-media slot
+ * @t: running transaction
+ * @inode: the inode
+ *
+ * Return: 0 or a negative errno.
+ */
+int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	struct vsmfs_dinode *di;
+	struct vsmfs_mblk *mb;
+	int ret, i;
+
+	ret = vsmfs_dinode_get(t->t_sbi, inode->i_ino, &mb, &di);
+	if (ret)
+		return ret;
+	memset(di, 0, sizeof(*di));
+	di->i_mode = cpu_to_le16(inode->i_mode);
+	di->i_nlink = cpu_to_le32(inode->i_nlink);
+	di->i_uid = cpu_to_le32(i_uid_read(inode));
+	di->i_gid = cpu_to_le32(i_gid_read(inode));
+	di->i_flags = cpu_to_le32(vi->i_flags);
+	di->i_generation = cpu_to_le32(inode->i_generation);
+	di->i_size = cpu_to_le64(inode->i_size);
+	di->i_pages = cpu_to_le64(vi->i_pages);
+	di->i_atime = cpu_to_le64(inode->i_atime.tv_sec);
+	di->i_atime_ns = cpu_to_le32(inode->i_atime.tv_nsec);
+	di->i_mtime = cpu_to_le64(inode->i_mtime.tv_sec);
+	di->i_mtime_ns = cpu_to_le32(inode->i_mtime.tv_nsec);
+	di->i_ctime = cpu_to_le64(inode->i_ctime.tv_sec);
+	di->i_ctime_ns = cpu_to_le32(inode->i_ctime.tv_nsec);
+	di->i_rdev = cpu_to_le32(new_encode_dev(inode->i_rdev));
+	di->i_xattr = cpu_to_le64(vi->i_xattr);
+	if (vsmfs_inline_symlink(inode)) {
+		memcpy(di->i_inline, vi->i_inline, min_t(u64, inode->i_size, VSMFS_INLINE_LEN));
+	} else {
+		for (i = 0; i < VSMFS_NDIRECT; i++)
+			di->i_direct[i] = cpu_to_le64(vi->i_index[i]);
+		di->i_ind = cpu_to_le64(vi->i_index[VSMFS_NDIRECT]);
+		di->i_dind = cpu_to_le64(vi->i_index[VSMFS_NDIRECT + 1]);
+	}
+	vsmfs_trans_dirty(t, mb);
+	return 0;
+}
+
+/**
+ * vsmfs_new_inode() - allocate and initialize an inode
+ * @t: running transaction
+ * @dir: parent directory
+ * @mode: type and permissions
+ * @rdev: device number for device nodes
+ *
+ * Return: the new inode (locked, I_NEW cleared by the caller through
+ * d_instantiate_new()), or an ERR_PTR.
+ */
+struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir, umode_t mode,
+			      dev_t rdev)
+{
+	struct super_block *sb = dir->i_sb;
+	struct vsmfs_inode_info *vi;
+	struct inode *inode;
+	u64 ino;
+	int ret;
+
+	inode = new_inode(sb);
+	if (!inode)
+		return ERR_PTR(-ENOMEM);
+	ret = vsmfs_alloc_ino(t, &ino);
+	if (ret) {
+		make_bad_inode(inode);
+		iput(inode);
+		return ERR_PTR(ret);
+	}
+	vi = VSMFS_I(inode);
+	inode_init_owner(&init_user_ns, inode, dir, mode);
+	inode->i_ino = ino;
+	inode->i_rdev = rdev;
+	inode->i_generation = get_random_u32();
+	inode->i_mtime = current_time(inode);
+	inode->i_atime = inode->i_mtime;
+	inode->i_ctime = inode->i_mtime;
+	vi->i_flags = 0;
+	vi->i_pages = 0;
+	vi->i_xattr = 0;
+	memset(vi->i_index, 0, sizeof(vi->i_index));
+	memset(vi->i_inline, 0, sizeof(vi->i_inline));
+	set_nlink(inode, S_ISDIR(mode) ? 2 : 1);
+	vsmfs_set_ops(inode);
+	ret = insert_inode_locked(inode);
+	if (ret < 0) {
+		vsmfs_err(sb, "inode %llu already in the inode cache", ino);
+		make_bad_inode(inode);
+		iput(inode);
+		return ERR_PTR(-EFSCORRUPTED);
+	}
+	ret = vsmfs_write_inode_t(t, inode);
+	if (ret) {
+		clear_nlink(inode);
+		discard_new_inode(inode);
+		return ERR_PTR(ret);
+	}
+	return inode;
+}
+
+/*
+ * Walk the index to @key. Returns a pointer to the entry in DRAM (the
+ * inode's own array or an index block's DRAM copy) and the block holding
+ * it, allocating index blocks on the way when @t is given.
+ */
+static __le64 *vsmfs_idx_slot(struct vsmfs_trans *t, struct inode *inode, u64 key,
+			      struct vsmfs_mblk **mbp, int *err)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	u64 path[2], *root;
+	int depth, d;
+	struct vsmfs_mblk *mb = NULL;
+	__le64 *slot = NULL;
+
+	*err = 0;
+	if (key < VSMFS_NDIRECT)
+		return NULL;	/* caller uses vi->i_index directly */
+	key -= VSMFS_NDIRECT;
+	if (key < VSMFS_IND_ENTRIES) {
+		depth = 1;
+		root = &vi->i_index[VSMFS_NDIRECT];
+		path[0] = key;
+	} else {
+		key -= VSMFS_IND_ENTRIES;
+		if (key >= (u64)VSMFS_IND_ENTRIES * VSMFS_IND_ENTRIES) {
+			*err = -EFBIG;
+			return NULL;
+		}
+		depth = 2;
+		root = &vi->i_index[VSMFS_NDIRECT + 1];
+		path[0] = key / VSMFS_IND_ENTRIES;
+		path[1] = key % VSMFS_IND_ENTRIES;
+	}
+	for (d = 0; d < depth; d++) {
+		u64 lpn = slot ? le64_to_cpu(*slot) : *root;
+
+		if (!lpn) {
+			if (!t)
+				return NULL;
+			*err = vsmfs_alloc_pages(t, 1, false, &lpn);
+			if (*err)
+				return NULL;
+			vi->i_pages++;
+			mb = vsmfs_mblk_get(sbi, vsmfs_lpn_blk(sbi, lpn));
+			if (IS_ERR(mb)) {
+				*err = PTR_ERR(mb);
+				return NULL;
+			}
+			memset(mb->m_data, 0, VSMFS_BLOCK_SIZE);
+			vsmfs_trans_dirty(t, mb);
+			if (slot) {
+				*slot = cpu_to_le64(lpn);
+				vsmfs_trans_dirty(t, *mbp);
+			} else {
+				*root = lpn;
+			}
+		} else {
+			mb = vsmfs_mblk_get(sbi, vsmfs_lpn_blk(sbi, lpn & VSMFS_IDX_LPN_MASK));
+			if (IS_ERR(mb)) {
+				*err = PTR_ERR(mb);
+				return NULL;
+			}
+		}
+		slot = (__le64 *)mb->m_data + path[d];
+		*mbp = mb;
+	}
+	return slot;
+}
+
+/**
+ * vsmfs_idx_lookup() - index entry of a key
+ * @inode: the inode
+ * @key: file piece (regular files) or block (directories, symlinks)
+ *
+ * Return: the entry, 0 for a hole.
+ */
+u64 vsmfs_idx_lookup(struct inode *inode, u64 key)
+{
+	struct vsmfs_mblk *mb;
+	__le64 *slot;
+	int err;
+
+	if (key < VSMFS_NDIRECT)
+		return VSMFS_I(inode)->i_index[key];
+	slot = vsmfs_idx_slot(NULL, inode, key, &mb, &err);
+	return slot ? le64_to_cpu(*slot) : 0;
+}
+
+/**
+ * vsmfs_idx_set() - set the index entry of a key
+ * @t: running transaction
+ * @inode: the inode; the caller writes it afterwards
+ * @key: the key
+ * @val: the entry
+ *
+ * Return: 0 or a negative errno.
+ */
+int vsmfs_idx_set(struct vsmfs_trans *t, struct inode *inode, u64 key, u64 val)
+{
+	struct vsmfs_mblk *mb;
+	__le64 *slot;
+	int err;
+
+	if (key < VSMFS_NDIRECT) {
+		VSMFS_I(inode)->i_index[key] = val;
+		return 0;
+	}
+	slot = vsmfs_idx_slot(t, inode, key, &mb, &err);
+	if (!slot)
+		return err ? err : -EIO;
+	*slot = cpu_to_le64(val);
+	vsmfs_trans_dirty(t, mb);
+	return 0;
+}
+
+/* Free an index block tree below @lpn (depth levels of pointers). */
+static int vsmfs_free_tree(struct vsmfs_trans *t, struct inode *inode, u64 lpn, int depth)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_mblk *mb;
+	int i, ret;
+
+	if (!lpn)
+		return 0;
+	if (depth > 1) {
+		mb = vsmfs_mblk_get(sbi, vsmfs_lpn_blk(sbi, lpn));
+		if (IS_ERR(mb))
+			return PTR_ERR(mb);
+		for (i = 0; i < VSMFS_IND_ENTRIES; i++) {
+			ret = vsmfs_free_tree(t, inode, le64_to_cpu(((__le64 *)mb->m_data)[i]),
+					      depth - 1);
+			if (ret)
+				return ret;
+		}
+	}
+	VSMFS_I(inode)->i_pages--;
+	return vsmfs_free_pages(t, lpn, 1);
+}
+
+/**
+ * vsmfs_truncate_t() - change the size of an inode, freeing what is past it
+ * @t: running transaction
+ * @inode: the inode; written by the caller afterwards
+ * @size: new size
+ *
+ * Regular files keep the part of the last run up to the new end; the rest
+ * of a partial last page is zeroed so a later extension reads zeros.
+ *
+ * Return: 0 or a negative errno.
+ */
+int vsmfs_truncate_t(struct vsmfs_trans *t, struct inode *inode, loff_t size)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	bool reg = S_ISREG(inode->i_mode);
+	unsigned int shift = reg ? VSMFS_VSP_SHIFT : VSMFS_BLOCK_SHIFT;
+	u64 old_keys = min_t(u64, DIV_ROUND_UP((u64)inode->i_size, 1ULL << shift),
+			     VSMFS_MAX_KEY);
+	u64 keep_pages = DIV_ROUND_UP((u64)size, VSMFS_BLOCK_SIZE);
+	u64 key;
+	int ret;
+
+	if (size < inode->i_size && reg && (size & (VSMFS_BLOCK_SIZE - 1))) {
+		u64 pg = size >> VSMFS_BLOCK_SHIFT;
+		u64 e = vsmfs_idx_lookup(inode, pg / VSMFS_VSP_PAGES);
+
+		if (e && pg % VSMFS_VSP_PAGES < vsmfs_idx_count(e)) {
+			char *p = vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e) + pg % VSMFS_VSP_PAGES);
+			size_t off = size & (VSMFS_BLOCK_SIZE - 1);
+
+			memset(p + off, 0, VSMFS_BLOCK_SIZE - off);
+			vsmfs_flush(p + off, VSMFS_BLOCK_SIZE - off);
+		}
+	}
+	/* Runs past the new end, wholly or in part. */
+	for (key = reg ? keep_pages / VSMFS_VSP_PAGES : keep_pages; key < old_keys; key++) {
+		u64 e = vsmfs_idx_lookup(inode, key), keep, cnt;
+
+		if (!e)
+			continue;
+		cnt = reg ? vsmfs_idx_count(e) : 1;
+		keep = reg && keep_pages > key * VSMFS_VSP_PAGES ?
+		       keep_pages - key * VSMFS_VSP_PAGES : 0;
+		if (keep >= cnt)
+			continue;
+		ret = vsmfs_free_pages(t, vsmfs_idx_lpn(e) + keep, cnt - keep);
+		if (ret)
+			return ret;
+		VSMFS_I(inode)->i_pages -= cnt - keep;
+		ret = vsmfs_idx_set(t, inode, key,
+				    keep ? vsmfs_idx_make(vsmfs_idx_lpn(e), keep) : 0);
+		if (ret)
+			return ret;
+	}
+	if (!size) {
+		struct vsmfs_inode_info *vi = VSMFS_I(inode);
+
+		ret = vsmfs_free_tree(t, inode, vi->i_index[VSMFS_NDIRECT], 1);
+		if (!ret)
+			ret = vsmfs_free_tree(t, inode, vi->i_index[VSMFS_NDIRECT + 1], 2);
+		if (ret)
+			return ret;
+		vi->i_index[VSMFS_NDIRECT] = 0;
+		vi->i_index[VSMFS_NDIRECT + 1] = 0;
+	}
+	i_size_write(inode, size);
+	inode->i_blocks = VSMFS_I(inode)->i_pages << (VSMFS_BLOCK_SHIFT - 9);
+	return 0;
+}
+
+/**
+ * vsmfs_evict_inode() - drop an inode; free it if it has no links
+ * @inode: the inode
+ *
+ * Context: last reference dropped.
+ */
+void vsmfs_evict_inode(struct inode *inode)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_trans t;
+	int ret = 0;
+
+	truncate_inode_pages_final(&inode->i_data);
+	if (!inode->i_nlink && !is_bad_inode(inode)) {
+		vsmfs_trans_begin(sbi, &t);
+		if (!vsmfs_inline_symlink(inode))
+			ret = vsmfs_truncate_t(&t, inode, 0);
+		if (!ret) {
+			inode->i_mode = 0;
+			ret = vsmfs_write_inode_t(&t, inode);
+		}
+		if (!ret)
+			ret = vsmfs_free_ino(&t, inode->i_ino);
+		ret = vsmfs_trans_commit(&t) ?: ret;
+		if (ret)
+			vsmfs_err(inode->i_sb, "freeing inode %lu failed: %d", inode->i_ino, ret);
+	}
+	clear_inode(inode);
+}
+
+/**
+ * vsmfs_setattr() - change attributes, including the size
+ * @mnt_userns: user namespace of the mount
+ * @dentry: the file
+ * @iattr: what to change
+ *
+ * Return: 0 or a negative errno.
+ */
+int vsmfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
+		  struct iattr *iattr)
+{
+	struct inode *inode = d_inode(dentry);
+	struct vsmfs_trans t;
+	int ret;
+
+	ret = setattr_prepare(mnt_userns, dentry, iattr);
+	if (ret)
+		return ret;
+	if ((iattr->ia_valid & ATTR_SIZE) && !S_ISREG(inode->i_mode))
+		return -EINVAL;
+	if ((iattr->ia_valid & ATTR_SIZE) && iattr->ia_size > inode->i_sb->s_maxbytes)
+		return -EFBIG;
+	vsmfs_trans_begin(VSMFS_SB(inode->i_sb), &t);
+	if ((iattr->ia_valid & ATTR_SIZE) && iattr->ia_size != inode->i_size) {
+		ret = vsmfs_truncate_t(&t, inode, iattr->ia_size);
+		if (!ret) {
+			inode->i_mtime = current_time(inode);
+			inode->i_ctime = inode->i_mtime;
+		}
+	}
+	if (!ret) {
+		setattr_copy(mnt_userns, inode, iattr);
+		ret = vsmfs_write_inode_t(&t, inode);
+	}
+	return vsmfs_trans_commit(&t) ?: ret;
+}
+
+static const char *vsmfs_get_link(struct dentry *dentry, struct inode *inode,
+				  struct delayed_call *done)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	u64 e;
+	char *buf, *src;
+
+	if (!dentry)
+		return ERR_PTR(-ECHILD);
+	e = vsmfs_idx_lookup(inode, 0);
+	src = e ? vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e)) : NULL;
+	if (!src || inode->i_size >= VSMFS_BLOCK_SIZE)
+		return ERR_PTR(-EFSCORRUPTED);
+	buf = kmalloc(inode->i_size + 1, GFP_KERNEL);
+	if (!buf)
+		return ERR_PTR(-ENOMEM);
+	memcpy(buf, src, inode->i_size);
+	buf[inode->i_size] = 0;
+	set_delayed_call(done, kfree_link, buf);
+	return buf;
+}
+
+const struct inode_operations vsmfs_symlink_inode_operations = {
+	.get_link	= vsmfs_get_link,
+	.setattr	= vsmfs_setattr,
+};
+
+const struct inode_operations vsmfs_fast_symlink_inode_operations = {
+	.get_link	= simple_get_link,
+	.setattr	= vsmfs_setattr,
+};
+
+const struct inode_operations vsmfs_special_inode_operations = {
+	.setattr	= vsmfs_setattr,
+};

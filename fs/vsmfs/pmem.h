@@ -37,4 +37,16 @@ static inline void vsmfs_memcpy_nt(void *dst, const void *src, size_t len)
 	memcpy_flushcache(dst, src, len);
 }
 
+/* Copy from user to PM with non-temporal stores; durable after a fence. */
+static inline size_t vsmfs_copy_from_iter(void *dst, size_t len, struct iov_iter *i)
+{
+	return _copy_from_iter_flushcache(dst, len, i);
+}
+
+/* Copy from PM to user, stopping short at poisoned memory. */
+static inline size_t vsmfs_copy_to_iter(const void *src, size_t len, struct iov_iter *i)
+{
+	return _copy_mc_to_iter(src, len, i);
+}
+
 #endif /* _VSMFS_PMEM_H */

@@ -13,6 +13,7 @@
 #include <linux/statfs.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/pfn_t.h>
 #include <linux/bitmap.h>
 #include "vsmfs.h"
 #include "pmem.h"
@@ -58,15 +59,6 @@ static void vsmfs_put_super(struct super_block *sb)
 		vsmfs_set_clean(sbi, true);
 }
 
-static u64 vsmfs_count_zero_bits(struct vsmfs_sb_info *sbi, u64 start, u64 nbits)
-{
-	const unsigned long *map = vsmfs_blk_ptr(sbi, start);
-
-	if (!map)
-		return 0;
-	return nbits - bitmap_weight(map, nbits);
-}
-
 static int vsmfs_statfs(struct dentry *dentry, struct kstatfs *buf)
 {
 	struct super_block *sb = dentry->d_sb;
@@ -78,10 +70,12 @@ static int vsmfs_statfs(struct dentry *dentry, struct kstatfs *buf)
 	buf->f_bsize = VSMFS_BLOCK_SIZE;
 	buf->f_frsize = VSMFS_BLOCK_SIZE;
 	buf->f_blocks = l->data_pages - 1;
-	buf->f_bfree = vsmfs_count_zero_bits(sbi, l->lbitmap_start, l->data_pages);
+	mutex_lock(&sbi->s_trans_mutex);
+	buf->f_bfree = sbi->s_free_pages;
+	buf->f_ffree = sbi->s_free_inodes;
+	mutex_unlock(&sbi->s_trans_mutex);
 	buf->f_bavail = buf->f_bfree;
 	buf->f_files = l->inodes - 1;
-	buf->f_ffree = vsmfs_count_zero_bits(sbi, l->ibitmap_start, l->inodes);
 	buf->f_namelen = VSMFS_NAME_LEN;
 	buf->f_fsid = u64_to_fsid(id);
 	return 0;
@@ -96,6 +90,7 @@ static int vsmfs_show_options(struct seq_file *seq, struct dentry *root)
 
 static const struct super_operations vsmfs_sops = {
 	.alloc_inode	= vsmfs_alloc_inode,
+	.evict_inode	= vsmfs_evict_inode,
 	.free_inode	= vsmfs_free_inode,
 	.put_super	= vsmfs_put_super,
 	.statfs		= vsmfs_statfs,
@@ -192,11 +187,12 @@ static int vsmfs_map_device(struct super_block *sb, struct vsmfs_sb_info *sbi)
 	u64 bytes = bdev_nr_bytes(sb->s_bdev);
 	long nr = bytes >> PAGE_SHIFT, avail;
 	void *kaddr;
+	pfn_t pfn;
 	int id;
 
 	id = dax_read_lock();
 	avail = dax_direct_access(sbi->s_daxdev, sbi->s_dax_part_off >> PAGE_SHIFT,
-				  nr, DAX_ACCESS, &kaddr, NULL);
+				  nr, DAX_ACCESS, &kaddr, &pfn);
 	dax_read_unlock(id);
 	if (avail < 0) {
 		vsmfs_err(sb, "cannot map the device: error %ld", avail);
@@ -207,7 +203,12 @@ static int vsmfs_map_device(struct super_block *sb, struct vsmfs_sb_info *sbi)
 			  avail, nr);
 		return -EINVAL;
 	}
+	if (!pfn_t_has_page(pfn)) {
+		vsmfs_err(sb, "device pages have no struct page (use an fsdax namespace)");
+		return -EINVAL;
+	}
 	sbi->s_virt = kaddr;
+	sbi->s_dev_pfn = pfn_t_to_pfn(pfn);
 	sbi->s_dev_blocks = bytes >> VSMFS_BLOCK_SHIFT;
 	return 0;
 }
@@ -242,6 +243,16 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	if (ret)
 		return ret;
 	ret = vsmfs_load_super(sb, sbi);
+	if (ret)
+		return ret;
+	sbi->s_frame_pfn0 = sbi->s_dev_pfn + sbi->s_layout.data_start;
+	ret = vsmfs_journal_init(sbi);
+	if (ret)
+		return ret;
+	ret = vsmfs_alloc_init(sbi);
+	if (ret)
+		return ret;
+	ret = vsmfs_vsp_map(sbi);
 	if (ret)
 		return ret;
 
@@ -315,6 +326,8 @@ static void vsmfs_kill_sb(struct super_block *sb)
 	kill_block_super(sb);
 	if (!sbi)
 		return;
+	vsmfs_vsp_unmap(sbi);
+	vsmfs_journal_destroy(sbi);
 	fs_put_dax(sbi->s_daxdev, NULL);
 	kfree(sbi);
 }
@@ -337,6 +350,7 @@ struct inode *vsmfs_alloc_inode(struct super_block *sb)
 	if (!vi)
 		return NULL;
 	vi->i_flags = 0;
+	vi->i_pages = 0;
 	return &vi->vfs_inode;
 }
 
@@ -356,10 +370,14 @@ static int __init vsmfs_init(void)
 {
 	int ret;
 
-	vsmfs_inode_cachep = kmem_cache_create("vsmfs_inode_cache",
-					       sizeof(struct vsmfs_inode_info), 0,
-					       SLAB_RECLAIM_ACCOUNT | SLAB_ACCOUNT,
-					       vsmfs_inode_init_once);
+	/* Fast symlink targets are copied to user space from i_inline. */
+	vsmfs_inode_cachep =
+		kmem_cache_create_usercopy("vsmfs_inode_cache",
+					   sizeof(struct vsmfs_inode_info), 0,
+					   SLAB_RECLAIM_ACCOUNT | SLAB_ACCOUNT,
+					   offsetof(struct vsmfs_inode_info, i_inline),
+					   sizeof_field(struct vsmfs_inode_info, i_inline),
+					   vsmfs_inode_init_once);
 	if (!vsmfs_inode_cachep)
 		return -ENOMEM;
 	ret = register_filesystem(&vsmfs_fs_type);

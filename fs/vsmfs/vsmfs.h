@@ -9,6 +9,9 @@
 #include <linux/fs.h>
 #include <linux/dax.h>
 #include <linux/ratelimit.h>
+#include <linux/mutex.h>
+#include <linux/xarray.h>
+#include <linux/list.h>
 #include "vsmfs_format.h"
 #include "verify.h"
 
@@ -29,18 +32,87 @@ struct vsmfs_sb_info {
 	u64			s_dax_part_off;	/* byte offset of the partition */
 	void			*s_virt;	/* kernel address of block 0 */
 	u64			s_dev_blocks;	/* usable device size in blocks */
+	u64			s_dev_pfn;	/* pfn of block 0 */
 	struct vsmfs_dsb	*s_dsb;		/* primary superblock on PM */
 	struct vsmfs_layout	s_layout;	/* regions, from the superblock */
 	unsigned int		s_mount_opt;	/* VSMFS_MOUNT_*, changed by remount */
+
+	/* Mapping layer (vsp.c): logical page N is at s_vsp_base + N pages. */
+	void			*s_vsp_base;
+	u64			s_frame_pfn0;	/* pfn of data frame 0 */
+
+	/* Metadata cache and transactions (journal.c). */
+	struct mutex		s_trans_mutex;	/* one transaction at a time */
+	struct xarray		s_mblks;	/* device block -> vsmfs_mblk */
+	u64			s_journal_seq;	/* next sequence, under s_trans_mutex */
+
+	/* Allocation (alloc.c), under s_trans_mutex. */
+	u64			s_free_pages;
+	u64			s_free_inodes;
+	u64			s_small_cursor;	/* next logical page for small runs */
+	u64			s_vsp_cursor;	/* next VSP to try for large runs */
+	u64			s_ino_cursor;
+};
+
+/*
+ * struct vsmfs_mblk - DRAM copy of a metadata block
+ *
+ * The DRAM copy is the current version; PM is updated from it when a
+ * transaction commits (journal first, then home).
+ */
+struct vsmfs_mblk {
+	u64			m_blk;		/* device block */
+	struct list_head	m_dirty;	/* on the transaction's list */
+	bool			m_is_dirty;
+	u8			m_data[VSMFS_BLOCK_SIZE] __aligned(64);
+};
+
+/*
+ * struct vsmfs_trans - a running transaction
+ */
+struct vsmfs_trans {
+	struct vsmfs_sb_info	*t_sbi;
+	struct list_head	t_dirty;	/* vsmfs_mblk.m_dirty */
+	unsigned int		t_nblocks;
+	int			t_error;
 };
 
 /*
  * struct vsmfs_inode_info - in-core inode
  */
 struct vsmfs_inode_info {
-	u32			i_flags;	/* VSMFS_IFLAG_*, under i_rwsem */
+	u32			i_flags;	/* VSMFS_IFLAG_* */
+	u64			i_pages;	/* logical pages owned */
+	u64			i_xattr;
+	u64			i_index[VSMFS_NDIRECT + 2];	/* direct, ind, dind */
+	char			i_inline[VSMFS_INLINE_LEN + 1];	/* fast symlink */
 	struct inode		vfs_inode;
 };
+
+/* Index entries: the run of logical pages behind one key. */
+static inline u64 vsmfs_idx_lpn(u64 e)
+{
+	return e & VSMFS_IDX_LPN_MASK;
+}
+
+static inline u64 vsmfs_idx_count(u64 e)
+{
+	return e >> VSMFS_IDX_COUNT_SHIFT;
+}
+
+static inline u64 vsmfs_idx_make(u64 lpn, u64 count)
+{
+	return lpn | count << VSMFS_IDX_COUNT_SHIFT;
+}
+
+/* Symlink targets that fit in the inode are stored there. */
+static inline bool vsmfs_inline_symlink(struct inode *inode)
+{
+	return S_ISLNK(inode->i_mode) && inode->i_size <= VSMFS_INLINE_LEN;
+}
+
+#define VSMFS_MAX_KEY	(VSMFS_NDIRECT + VSMFS_IND_ENTRIES + \
+			 (u64)VSMFS_IND_ENTRIES * VSMFS_IND_ENTRIES)
 
 static inline struct vsmfs_sb_info *VSMFS_SB(struct super_block *sb)
 {
@@ -73,8 +145,54 @@ static inline void *vsmfs_blk_ptr(struct vsmfs_sb_info *sbi, u64 blk)
 #define vsmfs_info(sb, fmt, ...) \
 	pr_info("vsmfs (%s): " fmt "\n", (sb)->s_id, ##__VA_ARGS__)
 
+/* journal.c */
+int vsmfs_journal_init(struct vsmfs_sb_info *sbi);
+void vsmfs_journal_destroy(struct vsmfs_sb_info *sbi);
+struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk);
+void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t);
+void vsmfs_trans_dirty(struct vsmfs_trans *t, struct vsmfs_mblk *mb);
+int vsmfs_trans_commit(struct vsmfs_trans *t);
+
+/* alloc.c */
+int vsmfs_alloc_init(struct vsmfs_sb_info *sbi);
+int vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64 *lpn);
+int vsmfs_alloc_pages_at(struct vsmfs_trans *t, u64 lpn, u64 count);
+int vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count);
+int vsmfs_alloc_ino(struct vsmfs_trans *t, u64 *ino);
+int vsmfs_free_ino(struct vsmfs_trans *t, u64 ino);
+
+/* vsp.c */
+int vsmfs_vsp_map(struct vsmfs_sb_info *sbi);
+void vsmfs_vsp_unmap(struct vsmfs_sb_info *sbi);
+
+/* Kernel address of logical page @lpn in the mapping layer. */
+static inline void *vsmfs_lpn_ptr(struct vsmfs_sb_info *sbi, u64 lpn)
+{
+	if (WARN_ON_ONCE(!lpn || lpn >= sbi->s_layout.data_pages))
+		return NULL;
+	return sbi->s_vsp_base + (lpn << VSMFS_BLOCK_SHIFT);
+}
+
 /* inode.c */
+extern const struct inode_operations vsmfs_special_inode_operations;
+extern const struct inode_operations vsmfs_symlink_inode_operations;
+extern const struct inode_operations vsmfs_fast_symlink_inode_operations;
 struct inode *vsmfs_iget(struct super_block *sb, u64 ino);
+struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir, umode_t mode,
+			      dev_t rdev);
+int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode);
+void vsmfs_evict_inode(struct inode *inode);
+u64 vsmfs_lpn_blk(struct vsmfs_sb_info *sbi, u64 lpn);
+u64 vsmfs_idx_lookup(struct inode *inode, u64 key);
+int vsmfs_idx_set(struct vsmfs_trans *t, struct inode *inode, u64 key, u64 val);
+int vsmfs_truncate_t(struct vsmfs_trans *t, struct inode *inode, loff_t size);
+int vsmfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
+		  struct iattr *iattr);
+
+/* file.c */
+int vsmfs_fsync(struct file *file, loff_t start, loff_t end, int datasync);
+extern const struct file_operations vsmfs_file_operations;
+extern const struct inode_operations vsmfs_file_inode_operations;
 struct inode *vsmfs_alloc_inode(struct super_block *sb);
 void vsmfs_free_inode(struct inode *inode);
 

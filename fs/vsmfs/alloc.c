@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vsmfs allocation of logical pages and i-numbers, from bitmaps that are
+ * metadata blocks changed under the running transaction.
+ *
+ * Policy for logical pages: a run never crosses a virtual superpage (VSP).
+ * Runs for large files start at a wholly free, aligned VSP, so they can
+ * grow in place to a full superpage. Runs for small files are taken first
+ * fit from VSPs already in use, so free VSPs are not broken up while
+ * partly used ones have room.
+ */
+#include <linux/bitmap.h>
+#include "vsmfs.h"
+
+#define BITS_PER_BLK	(VSMFS_BLOCK_SIZE * 8ULL)
+
+static struct vsmfs_mblk *vsmfs_lbitmap(struct vsmfs_sb_info *sbi, u64 lpn)
+{
+	return vsmfs_mblk_get(sbi, sbi->s_layout.lbitmap_start + lpn / BITS_PER_BLK);
+}
+
+static u64 vsmfs_count_free(struct vsmfs_sb_info *sbi, u64 start, u64 nbits)
+{
+	u64 used = 0, b;
+
+	for (b = 0; b * BITS_PER_BLK < nbits; b++) {
+		const unsigned long *map = vsmfs_blk_ptr(sbi, start + b);
+
+		used += bitmap_weight(map, min(nbits - b * BITS_PER_BLK, BITS_PER_BLK));
+	}
+	return nbits - used;
+}
+
+/**
+ * vsmfs_alloc_init() - count free pages and inodes
+ * @sbi: the file system, journal replayed
+ *
+ * Return: 0.
+ */
+int vsmfs_alloc_init(struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_layout *l = &sbi->s_layout;
+
+	sbi->s_free_pages = vsmfs_count_free(sbi, l->lbitmap_start, l->data_pages);
+	sbi->s_free_inodes = vsmfs_count_free(sbi, l->ibitmap_start, l->inodes);
+	sbi->s_small_cursor = 0;
+	sbi->s_vsp_cursor = 0;
+	sbi->s_ino_cursor = VSMFS_ROOT_INO;
+	return 0;
+}
+
+/* Set or clear @count bits from @lpn (within one VSP) in the page bitmap. */
+static int vsmfs_lbits(struct vsmfs_trans *t, u64 lpn, u64 count, bool set)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_mblk *mb = vsmfs_lbitmap(sbi, lpn);
+	unsigned long *map;
+	u64 off = lpn % BITS_PER_BLK, i;
+
+	if (IS_ERR(mb))
+		return PTR_ERR(mb);
+	map = (unsigned long *)mb->m_data;
+	for (i = 0; i < count; i++) {
+		if (test_bit(off + i, map) == set) {
+			vsmfs_err(sbi->s_sb, "logical page %llu already %s", lpn + i,
+				  set ? "in use" : "free");
+			return -EFSCORRUPTED;
+		}
+	}
+	if (set)
+		bitmap_set(map, off, count);
+	else
+		bitmap_clear(map, off, count);
+	vsmfs_trans_dirty(t, mb);
+	if (set)
+		sbi->s_free_pages -= count;
+	else
+		sbi->s_free_pages += count;
+	return 0;
+}
+
+/**
+ * vsmfs_alloc_pages_at() - allocate a given run of logical pages
+ * @t: running transaction
+ * @lpn: first page
+ * @count: pages; the run must not cross a VSP
+ *
+ * Return: 0, -ENOSPC if any page is in use, or another negative errno.
+ */
+int vsmfs_alloc_pages_at(struct vsmfs_trans *t, u64 lpn, u64 count)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_mblk *mb;
+	u64 off = lpn % BITS_PER_BLK;
+
+	if (!count || lpn + count > sbi->s_layout.data_pages ||
+	    lpn / VSMFS_VSP_PAGES != (lpn + count - 1) / VSMFS_VSP_PAGES)
+		return -ENOSPC;
+	mb = vsmfs_lbitmap(sbi, lpn);
+	if (IS_ERR(mb))
+		return PTR_ERR(mb);
+	if (find_next_bit((unsigned long *)mb->m_data, off + count, off) < off + count)
+		return -ENOSPC;
+	return vsmfs_lbits(t, lpn, count, true);
+}
+
+/* First run of @count free pages within VSP @vsp, or 0. */
+static u64 vsmfs_find_run(struct vsmfs_sb_info *sbi, u64 vsp, u64 count)
+{
+	u64 first = vsp * VSMFS_VSP_PAGES;
+	u64 last = min_t(u64, first + VSMFS_VSP_PAGES, sbi->s_layout.data_pages);
+	struct vsmfs_mblk *mb = vsmfs_lbitmap(sbi, first);
+	unsigned long *map;
+	u64 base = first - first % BITS_PER_BLK, pos, end;
+
+	if (IS_ERR(mb))
+		return 0;
+	map = (unsigned long *)mb->m_data;
+	pos = first - base;
+	end = last - base;
+	while (pos + count <= end) {
+		u64 z = find_next_zero_bit(map, end, pos), o;
+
+		if (z + count > end)
+			return 0;
+		o = find_next_bit(map, z + count, z);
+		if (o >= z + count)
+			return base + z;
+		pos = o + 1;
+	}
+	return 0;
+}
+
+static bool vsmfs_vsp_free(struct vsmfs_sb_info *sbi, u64 vsp)
+{
+	u64 first = vsp * VSMFS_VSP_PAGES;
+	struct vsmfs_mblk *mb;
+
+	if (first + VSMFS_VSP_PAGES > sbi->s_layout.data_pages)
+		return false;
+	mb = vsmfs_lbitmap(sbi, first);
+	if (IS_ERR(mb))
+		return false;
+	return find_next_bit((unsigned long *)mb->m_data,
+			     first % BITS_PER_BLK + VSMFS_VSP_PAGES,
+			     first % BITS_PER_BLK) >= first % BITS_PER_BLK + VSMFS_VSP_PAGES;
+}
+
+/**
+ * vsmfs_alloc_pages() - allocate a run of logical pages
+ * @t: running transaction
+ * @count: pages, 1..VSMFS_VSP_PAGES
+ * @large: the run belongs to a large file: start it at a free VSP
+ * @lpn: first page of the run
+ *
+ * Return: 0, -ENOSPC, or another negative errno.
+ */
+int vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64 *lpn)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	u64 nvsp = DIV_ROUND_UP(sbi->s_layout.data_pages, VSMFS_VSP_PAGES);
+	u64 i, vsp, found;
+
+	if (!count || count > VSMFS_VSP_PAGES || count > sbi->s_free_pages)
+		return -ENOSPC;
+	if (large) {
+		for (i = 0; i < nvsp; i++) {
+			vsp = (sbi->s_vsp_cursor + i) % nvsp;
+			if (vsmfs_vsp_free(sbi, vsp)) {
+				sbi->s_vsp_cursor = vsp + 1;
+				*lpn = vsp * VSMFS_VSP_PAGES;
+				return vsmfs_lbits(t, *lpn, count, true);
+			}
+		}
+	}
+	/* Partly used VSPs first, then any. */
+	for (i = 0; i < 2 * nvsp; i++) {
+		vsp = (sbi->s_small_cursor + i) % nvsp;
+		if (i < nvsp && vsmfs_vsp_free(sbi, vsp))
+			continue;
+		found = vsmfs_find_run(sbi, vsp, count);
+		if (found) {
+			sbi->s_small_cursor = vsp;
+			*lpn = found;
+			return vsmfs_lbits(t, found, count, true);
+		}
+	}
+	return -ENOSPC;
+}
+
+/**
+ * vsmfs_free_pages() - free a run of logical pages
+ * @t: running transaction
+ * @lpn: first page
+ * @count: pages; the run must not cross a VSP
+ *
+ * Return: 0 or a negative errno.
+ */
+int vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
+{
+	if (!lpn || lpn + count > t->t_sbi->s_layout.data_pages)
+		return -EFSCORRUPTED;
+	return vsmfs_lbits(t, lpn, count, false);
+}
+
+static int vsmfs_ibit(struct vsmfs_trans *t, u64 ino, bool set)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_mblk *mb;
+
+	mb = vsmfs_mblk_get(sbi, sbi->s_layout.ibitmap_start + ino / BITS_PER_BLK);
+	if (IS_ERR(mb))
+		return PTR_ERR(mb);
+	if (test_bit(ino % BITS_PER_BLK, (unsigned long *)mb->m_data) == set) {
+		vsmfs_err(sbi->s_sb, "inode %llu already %s", ino, set ? "in use" : "free");
+		return -EFSCORRUPTED;
+	}
+	if (set) {
+		__set_bit(ino % BITS_PER_BLK, (unsigned long *)mb->m_data);
+		sbi->s_free_inodes--;
+	} else {
+		__clear_bit(ino % BITS_PER_BLK, (unsigned long *)mb->m_data);
+		sbi->s_free_inodes++;
+	}
+	vsmfs_trans_dirty(t, mb);
+	return 0;
+}
+
+/**
+ * vsmfs_alloc_ino() - allocate an i-number
+ * @t: running transaction
+ * @ino: the i-number
+ *
+ * Return: 0, -ENOSPC, or another negative errno.
+ */
+int vsmfs_alloc_ino(struct vsmfs_trans *t, u64 *ino)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	u64 n = sbi->s_layout.inodes, i;
+
+	if (!sbi->s_free_inodes)
+		return -ENOSPC;
+	for (i = 0; i < n; i++) {
+		u64 cand = (sbi->s_ino_cursor + i) % n;
+		struct vsmfs_mblk *mb;
+		u64 base = cand - cand % BITS_PER_BLK, lim = min(n - base, BITS_PER_BLK), z;
+
+		mb = vsmfs_mblk_get(sbi, sbi->s_layout.ibitmap_start + cand / BITS_PER_BLK);
+		if (IS_ERR(mb))
+			return PTR_ERR(mb);
+		z = find_next_zero_bit((unsigned long *)mb->m_data, lim, cand - base);
+		if (z < lim) {
+			*ino = base + z;
+			sbi->s_ino_cursor = *ino + 1;
+			return vsmfs_ibit(t, *ino, true);
+		}
+		i += lim - (cand - base) - 1;
+	}
+	return -ENOSPC;
+}
+
+/**
+ * vsmfs_free_ino() - free an i-number
+ * @t: running transaction
+ * @ino: the i-number
+ *
+ * Return: 0 or a negative errno.
+ */
+int vsmfs_free_ino(struct vsmfs_trans *t, u64 ino)
+{
+	return vsmfs_ibit(t, ino, false);
+}
