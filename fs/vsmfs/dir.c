@@ -20,11 +20,6 @@ struct vsmfs_dpos {
 	struct vsmfs_ddirent	*de;
 };
 
-static u8 vsmfs_dtype(umode_t mode)
-{
-	return fs_umode_to_dtype(mode);
-}
-
 /* DRAM copy of directory block @blk, or NULL for a hole. */
 static struct vsmfs_mblk *vsmfs_dir_block(struct inode *dir, u64 blk)
 {
@@ -140,7 +135,7 @@ static int vsmfs_add_entry(struct vsmfs_trans *t, struct inode *dir,
 	}
 	de->d_ino = cpu_to_le64(inode->i_ino);
 	de->d_name_len = name->len;
-	de->d_type = vsmfs_dtype(inode->i_mode);
+	de->d_type = fs_umode_to_dtype(inode->i_mode);
 	de->d_hash = 0;
 	memcpy(de->d_name, name->name, name->len);
 	vsmfs_trans_dirty(t, mb);
@@ -423,9 +418,9 @@ static int vsmfs_rename(struct user_namespace *ns, struct inode *old_dir,
 		if (ret)
 			goto out;
 		opos.de->d_ino = cpu_to_le64(new_inode->i_ino);
-		opos.de->d_type = vsmfs_dtype(new_inode->i_mode);
+		opos.de->d_type = fs_umode_to_dtype(new_inode->i_mode);
 		npos.de->d_ino = cpu_to_le64(old_inode->i_ino);
-		npos.de->d_type = vsmfs_dtype(old_inode->i_mode);
+		npos.de->d_type = fs_umode_to_dtype(old_inode->i_mode);
 		vsmfs_trans_dirty(&t, opos.mb);
 		vsmfs_trans_dirty(&t, npos.mb);
 		if (old_dir != new_dir && S_ISDIR(new_inode->i_mode) != is_dir) {
@@ -453,7 +448,7 @@ static int vsmfs_rename(struct user_namespace *ns, struct inode *old_dir,
 		if (ret)
 			goto out;
 		npos.de->d_ino = cpu_to_le64(old_inode->i_ino);
-		npos.de->d_type = vsmfs_dtype(old_inode->i_mode);
+		npos.de->d_type = fs_umode_to_dtype(old_inode->i_mode);
 		vsmfs_trans_dirty(&t, npos.mb);
 		new_inode->i_ctime = current_time(new_inode);
 		if (is_dir)

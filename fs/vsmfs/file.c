@@ -80,10 +80,10 @@ static void vsmfs_zero(char *p, size_t len)
 /*
  * Make the run of piece @key cover pages [0, @need) of the piece. New pages
  * outside [@wfrom, @wto) (byte offsets in the piece that the write will
- * fill) are zeroed.
+ * fill) are zeroed. The run's first logical page is returned in @runp.
  */
 static int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
-			    u64 need, u64 wfrom, u64 wto, bool large)
+			    u64 need, u64 wfrom, u64 wto, bool large, u64 *runp)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	u64 e = vsmfs_idx_lookup(inode, key);
@@ -91,6 +91,7 @@ static int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
 	char *base;
 	int ret;
 
+	*runp = lpn;
 	if (have >= need)
 		return 0;
 	if (have && !vsmfs_alloc_pages_at(t, lpn + have, need - have)) {
@@ -119,6 +120,7 @@ static int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
 		vsmfs_zero(base + z, (need << VSMFS_BLOCK_SHIFT) - z);
 	}
 	VSMFS_I(inode)->i_pages += need - have;
+	*runp = nlpn;
 	return vsmfs_idx_set(t, inode, key, vsmfs_idx_make(nlpn, need));
 }
 
@@ -151,13 +153,13 @@ static ssize_t vsmfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 		u64 wto = min_t(u64, end, pstart + (1ULL << VSMFS_VSP_SHIFT));
 		u64 need = DIV_ROUND_UP(wto - pstart, VSMFS_BLOCK_SIZE);
 		size_t len = wto - pos, n;
-		u64 e;
+		u64 run;
 
-		ret = vsmfs_extend_run(&t, inode, key, need, pos - pstart, wto - pstart, large);
+		ret = vsmfs_extend_run(&t, inode, key, need, pos - pstart, wto - pstart, large,
+				       &run);
 		if (ret)
 			break;
-		e = vsmfs_idx_lookup(inode, key);
-		n = vsmfs_copy_from_iter(vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e)) +
+		n = vsmfs_copy_from_iter(vsmfs_lpn_ptr(sbi, run) +
 					      (pos - pstart), len, from);
 		pos += n;
 		done += n;

@@ -240,7 +240,7 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 	vsmfs_fence();
 	jsb->j_sequence = cpu_to_le64(seq + 1);
 	WRITE_ONCE(jsb->j_commit, 0);
-	vsmfs_persist(jsb, 24);
+	vsmfs_persist(jsb, offsetofend(struct vsmfs_djsb, j_sequence));
 	sbi->s_journal_seq = seq + 1;
 out:
 	list_for_each_entry_safe(mb, tmp, &t->t_dirty, m_dirty) {

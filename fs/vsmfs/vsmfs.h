@@ -17,9 +17,6 @@
 
 #define EFSCORRUPTED	EUCLEAN		/* file system is corrupted */
 
-/* Mount options (struct vsmfs_sb_info.s_mount_opt). */
-#define VSMFS_MOUNT_DAX_SHOWN	0x0001	/* "dax" or "dax=always" given */
-
 /*
  * struct vsmfs_sb_info - a mounted vsmfs
  *
@@ -35,7 +32,6 @@ struct vsmfs_sb_info {
 	u64			s_dev_pfn;	/* pfn of block 0 */
 	struct vsmfs_dsb	*s_dsb;		/* primary superblock on PM */
 	struct vsmfs_layout	s_layout;	/* regions, from the superblock */
-	unsigned int		s_mount_opt;	/* VSMFS_MOUNT_*, changed by remount */
 
 	/* Mapping layer (vsp.c): logical page N is at s_vsp_base + N pages. */
 	void			*s_vsp_base;
