@@ -65,11 +65,15 @@ u64 vsmfs_lpn_blk(struct vsmfs_sb_info *sbi, u64 lpn)
 	return frame < l->data_pages ? l->data_start + frame : 0;
 }
 
+static struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, bool orphan);
+
 static void vsmfs_set_ops(struct inode *inode)
 {
 	if (S_ISREG(inode->i_mode)) {
 		inode->i_op = &vsmfs_file_inode_operations;
 		inode->i_fop = &vsmfs_file_operations;
+		inode->i_mapping->a_ops = &vsmfs_dax_aops;
+		inode->i_flags |= S_DAX;
 	} else if (S_ISDIR(inode->i_mode)) {
 		inode->i_op = &vsmfs_dir_inode_operations;
 		inode->i_fop = &vsmfs_dir_operations;
@@ -97,6 +101,15 @@ static void vsmfs_set_ops(struct inode *inode)
  */
 struct inode *vsmfs_iget(struct super_block *sb, u64 ino)
 {
+	return __vsmfs_iget(sb, ino, false);
+}
+
+/*
+ * An in-core inode; @orphan also accepts an inode in use with no links,
+ * which only orphan cleanup may ask for.
+ */
+static struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, bool orphan)
+{
 	struct vsmfs_inode_info *vi;
 	struct vsmfs_dinode *di;
 	struct vsmfs_mblk *mb;
@@ -114,7 +127,7 @@ struct inode *vsmfs_iget(struct super_block *sb, u64 ino)
 	if (ret)
 		goto bad;
 	ret = -EFSCORRUPTED;
-	if (!le32_to_cpu(di->i_nlink) || !le16_to_cpu(di->i_mode)) {
+	if ((!orphan && !le32_to_cpu(di->i_nlink)) || !le16_to_cpu(di->i_mode)) {
 		vsmfs_err(sb, "inode %llu is not in use", ino);
 		goto bad;
 	}
@@ -323,7 +336,9 @@ static __le64 *vsmfs_idx_slot(struct vsmfs_trans *t, struct inode *inode, u64 ke
 				*root = lpn;
 			}
 		} else {
-			mb = vsmfs_mblk_get(sbi, vsmfs_lpn_blk(sbi, lpn & VSMFS_IDX_LPN_MASK));
+			u64 blk = vsmfs_lpn_blk(sbi, lpn & VSMFS_IDX_LPN_MASK);
+
+			mb = blk ? vsmfs_mblk_get(sbi, blk) : ERR_PTR(-EFSCORRUPTED);
 			if (IS_ERR(mb)) {
 				*err = PTR_ERR(mb);
 				return NULL;
@@ -333,6 +348,25 @@ static __le64 *vsmfs_idx_slot(struct vsmfs_trans *t, struct inode *inode, u64 ke
 		*mbp = mb;
 	}
 	return slot;
+}
+
+/* Whether the last-level index block holding double-indirect @key exists. */
+static bool vsmfs_idx_block_exists(struct inode *inode, u64 key)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	u64 top = VSMFS_I(inode)->i_index[VSMFS_NDIRECT + 1];
+	struct vsmfs_mblk *mb;
+
+	if (!top)
+		return false;
+	key -= VSMFS_NDIRECT + VSMFS_IND_ENTRIES;
+	top = vsmfs_lpn_blk(sbi, top & VSMFS_IDX_LPN_MASK);
+	if (!top)
+		return false;
+	mb = vsmfs_mblk_get(sbi, top);
+	if (IS_ERR(mb))
+		return false;
+	return ((__le64 *)mb->m_data)[key / VSMFS_IND_ENTRIES] != 0;
 }
 
 /**
@@ -381,6 +415,82 @@ int vsmfs_idx_set(struct vsmfs_trans *t, struct inode *inode, u64 key, u64 val)
 	return 0;
 }
 
+/**
+ * vsmfs_idx_next() - the first key at or after @key that has an entry
+ * @inode: the inode
+ * @key: where to start
+ *
+ * Index blocks that do not exist are skipped whole, so finding the next
+ * piece of a sparse file does not look at every key.
+ *
+ * Return: the key, or VSMFS_MAX_KEY if there is none.
+ */
+u64 vsmfs_idx_next(struct inode *inode, u64 key)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	u64 span;
+
+	for (; key < VSMFS_NDIRECT; key++)
+		if (vi->i_index[key])
+			return key;
+	while (key < VSMFS_MAX_KEY) {
+		if (key < VSMFS_NDIRECT + VSMFS_IND_ENTRIES) {
+			if (!vi->i_index[VSMFS_NDIRECT]) {
+				key = VSMFS_NDIRECT + VSMFS_IND_ENTRIES;
+				continue;
+			}
+			span = 1;
+		} else {
+			if (!vi->i_index[VSMFS_NDIRECT + 1])
+				break;
+			span = VSMFS_IND_ENTRIES;
+		}
+		if (vsmfs_idx_lookup(inode, key))
+			return key;
+		/* A missing second-level block: skip its whole span. */
+		if (span > 1 && !vsmfs_idx_block_exists(inode, key))
+			key = round_up(key - VSMFS_NDIRECT - VSMFS_IND_ENTRIES + 1, span) +
+			      VSMFS_NDIRECT + VSMFS_IND_ENTRIES;
+		else
+			key++;
+	}
+	return VSMFS_MAX_KEY;
+}
+
+/**
+ * vsmfs_zero_mapped() - zero the allocated bytes of a file range
+ * @inode: a regular file
+ * @from: first byte
+ * @to: end of the range
+ *
+ * Holes in the range are left alone; they read as zeros already. The
+ * zeros are written back to PM and durable after the next fence.
+ *
+ * Context: the caller holds i_idx_sem.
+ */
+void vsmfs_zero_mapped(struct inode *inode, loff_t from, loff_t to)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+
+	while (from < to) {
+		u64 key = from >> VSMFS_VSP_SHIFT, pstart = key << VSMFS_VSP_SHIFT;
+		u64 e = vsmfs_idx_lookup(inode, key);
+		u64 run_end = pstart + (vsmfs_idx_count(e) << VSMFS_BLOCK_SHIFT);
+		u64 end = min_t(u64, to, pstart + (1ULL << VSMFS_VSP_SHIFT));
+		char *p;
+
+		if (e && (u64)from < run_end) {
+			end = min(end, run_end);
+			p = vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e));
+			if (p) {
+				memset(p + (from - pstart), 0, end - from);
+				vsmfs_flush(p + (from - pstart), end - from);
+			}
+		}
+		from = end;
+	}
+}
+
 /* Free an index block tree below @lpn (depth levels of pointers). */
 static int vsmfs_free_tree(struct vsmfs_trans *t, struct inode *inode, u64 lpn, int depth)
 {
@@ -411,40 +521,35 @@ static int vsmfs_free_tree(struct vsmfs_trans *t, struct inode *inode, u64 lpn, 
  * @inode: the inode; written by the caller afterwards
  * @size: new size
  *
- * Regular files keep the part of the last run up to the new end; the rest
- * of a partial last page is zeroed so a later extension reads zeros.
+ * Regular files keep the part of the last run up to the new end, and the
+ * rest of the page holding the smaller of the two ends is zeroed, so bytes
+ * past the end (which a shared mapping of the last page can change) read
+ * as zeros once the file grows again. Pages allocated past the old end
+ * (fallocate with FALLOC_FL_KEEP_SIZE) are freed too when they lie past
+ * the new one.
  *
+ * Context: the caller holds i_idx_sem for writing, and for regular files
+ * has removed user mappings past @size.
  * Return: 0 or a negative errno.
  */
 int vsmfs_truncate_t(struct vsmfs_trans *t, struct inode *inode, loff_t size)
 {
-	struct vsmfs_sb_info *sbi = t->t_sbi;
 	bool reg = S_ISREG(inode->i_mode);
-	unsigned int shift = reg ? VSMFS_VSP_SHIFT : VSMFS_BLOCK_SHIFT;
-	u64 old_keys = min_t(u64, DIV_ROUND_UP((u64)inode->i_size, 1ULL << shift),
-			     VSMFS_MAX_KEY);
 	u64 keep_pages = DIV_ROUND_UP((u64)size, VSMFS_BLOCK_SIZE);
 	u64 key;
 	int ret;
 
-	if (size < inode->i_size && reg && (size & (VSMFS_BLOCK_SIZE - 1))) {
-		u64 pg = size >> VSMFS_BLOCK_SHIFT;
-		u64 e = vsmfs_idx_lookup(inode, pg / VSMFS_VSP_PAGES);
+	if (reg) {
+		loff_t edge = min(size, inode->i_size);
 
-		if (e && pg % VSMFS_VSP_PAGES < vsmfs_idx_count(e)) {
-			char *p = vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e) + pg % VSMFS_VSP_PAGES);
-			size_t off = size & (VSMFS_BLOCK_SIZE - 1);
-
-			memset(p + off, 0, VSMFS_BLOCK_SIZE - off);
-			vsmfs_flush(p + off, VSMFS_BLOCK_SIZE - off);
-		}
+		vsmfs_zero_mapped(inode, edge, round_up(edge, VSMFS_BLOCK_SIZE));
 	}
 	/* Runs past the new end, wholly or in part. */
-	for (key = reg ? keep_pages / VSMFS_VSP_PAGES : keep_pages; key < old_keys; key++) {
+	key = reg ? keep_pages / VSMFS_VSP_PAGES : keep_pages;
+	for (key = vsmfs_idx_next(inode, key); key < VSMFS_MAX_KEY;
+	     key = vsmfs_idx_next(inode, key + 1)) {
 		u64 e = vsmfs_idx_lookup(inode, key), keep, cnt;
 
-		if (!e)
-			continue;
 		cnt = reg ? vsmfs_idx_count(e) : 1;
 		keep = reg && keep_pages > key * VSMFS_VSP_PAGES ?
 		       keep_pages - key * VSMFS_VSP_PAGES : 0;
@@ -517,6 +622,7 @@ int vsmfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 		  struct iattr *iattr)
 {
 	struct inode *inode = d_inode(dentry);
+	bool resize = (iattr->ia_valid & ATTR_SIZE) && iattr->ia_size != inode->i_size;
 	struct vsmfs_trans t;
 	int ret;
 
@@ -525,10 +631,22 @@ int vsmfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 		return ret;
 	if ((iattr->ia_valid & ATTR_SIZE) && !S_ISREG(inode->i_mode))
 		return -EINVAL;
-	if ((iattr->ia_valid & ATTR_SIZE) && iattr->ia_size > inode->i_sb->s_maxbytes)
-		return -EFBIG;
+	if (resize) {
+		/*
+		 * No fault maps a page while the size changes, no pinned
+		 * page is freed, and user mappings past the new end go
+		 * before their pages are freed.
+		 */
+		filemap_invalidate_lock(inode->i_mapping);
+		ret = vsmfs_break_layouts(inode);
+		if (ret)
+			goto out_invalidate;
+		if (iattr->ia_size < inode->i_size)
+			truncate_pagecache(inode, iattr->ia_size);
+		down_write(&VSMFS_I(inode)->i_idx_sem);
+	}
 	vsmfs_trans_begin(VSMFS_SB(inode->i_sb), &t);
-	if ((iattr->ia_valid & ATTR_SIZE) && iattr->ia_size != inode->i_size) {
+	if (resize) {
 		ret = vsmfs_truncate_t(&t, inode, iattr->ia_size);
 		if (!ret) {
 			inode->i_mtime = current_time(inode);
@@ -539,6 +657,35 @@ int vsmfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 		setattr_copy(mnt_userns, inode, iattr);
 		ret = vsmfs_write_inode_t(&t, inode);
 	}
+	ret = vsmfs_trans_commit(&t) ?: ret;
+	if (resize) {
+		up_write(&VSMFS_I(inode)->i_idx_sem);
+out_invalidate:
+		filemap_invalidate_unlock(inode->i_mapping);
+	}
+	return ret;
+}
+
+/**
+ * vsmfs_write_inode() - write back what the VFS changed on its own
+ * @inode: the inode
+ * @wbc: writeback control
+ *
+ * vsmfs changes inodes under transactions that commit synchronously; only
+ * timestamps the VFS updates by itself (atime, mtime on a write fault)
+ * reach the inode through writeback.
+ *
+ * Return: 0 or a negative errno.
+ */
+int vsmfs_write_inode(struct inode *inode, struct writeback_control *wbc)
+{
+	struct vsmfs_trans t;
+	int ret;
+
+	if (!inode->i_nlink || is_bad_inode(inode))
+		return 0;
+	vsmfs_trans_begin(VSMFS_SB(inode->i_sb), &t);
+	ret = vsmfs_write_inode_t(&t, inode);
 	return vsmfs_trans_commit(&t) ?: ret;
 }
 
@@ -577,3 +724,48 @@ const struct inode_operations vsmfs_fast_symlink_inode_operations = {
 const struct inode_operations vsmfs_special_inode_operations = {
 	.setattr	= vsmfs_setattr,
 };
+
+/**
+ * vsmfs_orphan_cleanup() - free inodes left in use with no links
+ * @sb: super block, mounted read-write after an unclean shutdown
+ *
+ * A file unlinked while open keeps its inode until the last close; a crash
+ * before that leaves the inode in use with a link count of zero. Such
+ * inodes are found by one pass over the inode table and freed the way
+ * eviction frees them.
+ *
+ * Return: 0 or a negative errno.
+ */
+int vsmfs_orphan_cleanup(struct super_block *sb)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(sb);
+	const struct vsmfs_layout *l = &sbi->s_layout;
+	u64 ino, freed = 0;
+
+	for (ino = VSMFS_ROOT_INO; ino < l->inodes; ino++) {
+		const __le32 *imap = vsmfs_blk_ptr(sbi, l->imap_start +
+						   ino / (VSMFS_BLOCK_SIZE / 4));
+		const struct vsmfs_dinode *di;
+		struct inode *inode;
+		u64 slot;
+
+		if (!imap)
+			return -EFSCORRUPTED;
+		slot = le32_to_cpu(imap[ino % (VSMFS_BLOCK_SIZE / 4)]);
+		if (!slot || slot >= l->inodes)
+			continue;	/* reported when the inode is used */
+		di = vsmfs_blk_ptr(sbi, l->itable_start + slot / VSMFS_INODES_PER_BLOCK) +
+		     (slot % VSMFS_INODES_PER_BLOCK) * VSMFS_INODE_SIZE;
+		if (!di->i_mode || di->i_nlink)
+			continue;
+		inode = __vsmfs_iget(sb, ino, true);
+		if (IS_ERR(inode))
+			return PTR_ERR(inode);
+		/* The last reference: eviction frees the pages and the inode. */
+		iput(inode);
+		freed++;
+	}
+	if (freed)
+		vsmfs_info(sb, "freed %llu orphan inode%s", freed, freed == 1 ? "" : "s");
+	return 0;
+}

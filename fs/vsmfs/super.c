@@ -91,6 +91,7 @@ static int vsmfs_show_options(struct seq_file *seq, struct dentry *root)
 static const struct super_operations vsmfs_sops = {
 	.alloc_inode	= vsmfs_alloc_inode,
 	.evict_inode	= vsmfs_evict_inode,
+	.write_inode	= vsmfs_write_inode,
 	.free_inode	= vsmfs_free_inode,
 	.put_super	= vsmfs_put_super,
 	.statfs		= vsmfs_statfs,
@@ -258,7 +259,8 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 
 	sb->s_magic = VSMFS_MAGIC;
 	sb->s_op = &vsmfs_sops;
-	sb->s_maxbytes = MAX_LFS_FILESIZE;
+	sb->s_maxbytes = VSMFS_MAX_FILE_SIZE;
+	sb->s_max_links = VSMFS_LINK_MAX;
 	sb->s_time_gran = 1;
 	sb->s_time_min = 0;
 	sb->s_time_max = S64_MAX;
@@ -279,6 +281,12 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 
 	if (!sb_rdonly(sb)) {
 		struct vsmfs_dsb *dsb = sbi->s_dsb;
+
+		if (!(le32_to_cpu(dsb->s_state) & VSMFS_STATE_CLEAN)) {
+			ret = vsmfs_orphan_cleanup(sb);
+			if (ret)
+				return ret;
+		}
 
 		le32_add_cpu(&dsb->s_mount_count, 1);
 		dsb->s_mount_time = cpu_to_le64(ktime_get_real_seconds());
@@ -363,6 +371,7 @@ static void vsmfs_inode_init_once(void *obj)
 {
 	struct vsmfs_inode_info *vi = obj;
 
+	init_rwsem(&vi->i_idx_sem);
 	inode_init_once(&vi->vfs_inode);
 }
 

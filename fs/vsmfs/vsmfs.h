@@ -12,6 +12,7 @@
 #include <linux/mutex.h>
 #include <linux/xarray.h>
 #include <linux/list.h>
+#include <linux/rwsem.h>
 #include "vsmfs_format.h"
 #include "verify.h"
 
@@ -74,9 +75,23 @@ struct vsmfs_trans {
 };
 
 /*
+ * struct vsmfs_swap - a batch of page swaps sharing one TLB shootdown
+ */
+struct vsmfs_swap {
+	struct vsmfs_sb_info	*sw_sbi;
+	u64			sw_pages;	/* pages swapped since the last flush */
+};
+
+/*
  * struct vsmfs_inode_info - in-core inode
+ *
+ * @i_idx_sem protects the index and the runs behind it against the page
+ * fault path, which cannot take the inode lock: shared to look up and
+ * copy through runs, exclusive to change them. Lock order: i_rwsem,
+ * invalidate_lock, i_idx_sem, then the transaction.
  */
 struct vsmfs_inode_info {
+	struct rw_semaphore	i_idx_sem;
 	u32			i_flags;	/* VSMFS_IFLAG_* */
 	u64			i_pages;	/* logical pages owned */
 	u64			i_xattr;
@@ -109,6 +124,9 @@ static inline bool vsmfs_inline_symlink(struct inode *inode)
 
 #define VSMFS_MAX_KEY	(VSMFS_NDIRECT + VSMFS_IND_ENTRIES + \
 			 (u64)VSMFS_IND_ENTRIES * VSMFS_IND_ENTRIES)
+
+/* Largest regular file: every index key maps one 2 MiB piece. */
+#define VSMFS_MAX_FILE_SIZE	((loff_t)VSMFS_MAX_KEY << VSMFS_VSP_SHIFT)
 
 static inline struct vsmfs_sb_info *VSMFS_SB(struct super_block *sb)
 {
@@ -160,6 +178,9 @@ int vsmfs_free_ino(struct vsmfs_trans *t, u64 ino);
 /* vsp.c */
 int vsmfs_vsp_map(struct vsmfs_sb_info *sbi);
 void vsmfs_vsp_unmap(struct vsmfs_sb_info *sbi);
+void vsmfs_swap_init(struct vsmfs_sb_info *sbi, struct vsmfs_swap *sw);
+int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b, u64 count);
+void vsmfs_swap_flush(struct vsmfs_swap *sw);
 
 /* Kernel address of logical page @lpn in the mapping layer. */
 static inline void *vsmfs_lpn_ptr(struct vsmfs_sb_info *sbi, u64 lpn)
@@ -180,12 +201,19 @@ int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode);
 void vsmfs_evict_inode(struct inode *inode);
 u64 vsmfs_lpn_blk(struct vsmfs_sb_info *sbi, u64 lpn);
 u64 vsmfs_idx_lookup(struct inode *inode, u64 key);
+u64 vsmfs_idx_next(struct inode *inode, u64 key);
+void vsmfs_zero_mapped(struct inode *inode, loff_t from, loff_t to);
 int vsmfs_idx_set(struct vsmfs_trans *t, struct inode *inode, u64 key, u64 val);
 int vsmfs_truncate_t(struct vsmfs_trans *t, struct inode *inode, loff_t size);
 int vsmfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 		  struct iattr *iattr);
 
+int vsmfs_write_inode(struct inode *inode, struct writeback_control *wbc);
+int vsmfs_orphan_cleanup(struct super_block *sb);
+
 /* file.c */
+extern const struct address_space_operations vsmfs_dax_aops;
+int vsmfs_break_layouts(struct inode *inode);
 int vsmfs_fsync(struct file *file, loff_t start, loff_t end, int datasync);
 extern const struct file_operations vsmfs_file_operations;
 extern const struct inode_operations vsmfs_file_inode_operations;

@@ -42,6 +42,7 @@
 
 #define VSMFS_ROOT_INO		1		/* i-number 0 is never used */
 #define VSMFS_NAME_LEN		255
+#define VSMFS_LINK_MAX		65000		/* hard links to one inode */
 #define VSMFS_LABEL_LEN		32
 
 /* s_state */

@@ -5,10 +5,25 @@
  * the persistent page table names. A 2 MiB aligned run of 512 logical pages
  * is a virtual superpage: contiguous in virtual space, not necessarily in
  * physical space. All kernel access to file data goes through this range.
+ *
+ * Pages change frames by swapping: vsmfs_swap_pages() exchanges the frames
+ * behind two logical pages in the persistent page table (under the caller's
+ * transaction) and in the live kernel PTEs. Swaps are batched: the TLB
+ * entries of the whole batch are shot down once, by vsmfs_swap_flush(),
+ * before any page of the batch is accessed through the range again.
+ *
+ * Ordering: the persistent entries are metadata blocks of the running
+ * transaction, so both halves of every swap in a batch reach PM together,
+ * at commit, after the fence that makes the data written through the new
+ * mapping durable. A crash before the commit leaves the old page table,
+ * which still matches the old index. The live PTEs are DRAM state and are
+ * rebuilt from the page table at mount.
  */
 #include <linux/mm.h>
 #include <linux/vmalloc.h>
 #include <linux/slab.h>
+#include <linux/smp.h>
+#include <asm/tlbflush.h>
 #include "vsmfs.h"
 
 /**
@@ -67,4 +82,135 @@ void vsmfs_vsp_unmap(struct vsmfs_sb_info *sbi)
 	if (sbi->s_vsp_base)
 		vunmap(sbi->s_vsp_base);
 	sbi->s_vsp_base = NULL;
+}
+
+/*
+ * The kernel PTE behind an address of the mapping layer. Kernel page tables
+ * of the vmalloc area are shared by every address space, so the walk may
+ * start from the current one; they are never freed while the range is
+ * mapped, so the pointer stays valid until vsmfs_vsp_unmap().
+ */
+static pte_t *vsmfs_kernel_pte(unsigned long addr)
+{
+	pgd_t *pgd = pgd_offset(current->active_mm, addr);
+	p4d_t *p4d;
+	pud_t *pud;
+	pmd_t *pmd;
+
+	if (pgd_none(*pgd) || pgd_bad(*pgd))
+		return NULL;
+	p4d = p4d_offset(pgd, addr);
+	if (p4d_none(*p4d) || p4d_bad(*p4d))
+		return NULL;
+	pud = pud_offset(p4d, addr);
+	if (pud_none(*pud) || pud_bad(*pud) || pud_large(*pud))
+		return NULL;
+	pmd = pmd_offset(pud, addr);
+	if (pmd_none(*pmd) || pmd_bad(*pmd) || pmd_large(*pmd))
+		return NULL;
+	return pte_offset_kernel(pmd, addr);
+}
+
+/* Persistent page table slot of @lpn, in its DRAM copy. */
+static __le64 *vsmfs_pt_slot(struct vsmfs_sb_info *sbi, u64 lpn, struct vsmfs_mblk **mbp)
+{
+	struct vsmfs_mblk *mb;
+
+	mb = vsmfs_mblk_get(sbi, sbi->s_layout.ptable_start + lpn / (VSMFS_BLOCK_SIZE / 8));
+	if (IS_ERR(mb))
+		return NULL;
+	*mbp = mb;
+	return (__le64 *)mb->m_data + lpn % (VSMFS_BLOCK_SIZE / 8);
+}
+
+/**
+ * vsmfs_swap_init() - start a batch of page swaps
+ * @sbi: the file system
+ * @sw: the batch
+ */
+void vsmfs_swap_init(struct vsmfs_sb_info *sbi, struct vsmfs_swap *sw)
+{
+	sw->sw_sbi = sbi;
+	sw->sw_pages = 0;
+}
+
+/**
+ * vsmfs_swap_pages() - exchange the frames behind two runs of logical pages
+ * @t: running transaction; the page table blocks are dirtied in it
+ * @sw: the batch this swap belongs to
+ * @a: first logical page of one run
+ * @b: first logical page of the other run
+ * @count: pages in each run; the runs must not overlap
+ *
+ * After the swap, logical page @a + i reads what @b + i read before and
+ * the other way round; no data is copied. The caller holds whatever keeps
+ * others from using both runs, and must not access either through the
+ * mapping layer before vsmfs_swap_flush().
+ *
+ * Return: 0 or a negative errno; on error nothing has been changed.
+ */
+int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b, u64 count)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	u64 i, n = sbi->s_layout.data_pages;
+
+	if (WARN_ON_ONCE(!a || !b || a + count > n || b + count > n ||
+			 (a < b + count && b < a + count)))
+		return -EINVAL;
+	/*
+	 * Look everything up first, so a failure changes nothing: metadata
+	 * blocks stay cached once read, so the second pass cannot fail.
+	 */
+	for (i = 0; i < count; i++) {
+		struct vsmfs_mblk *m;
+
+		if (!vsmfs_kernel_pte((unsigned long)vsmfs_lpn_ptr(sbi, a + i)) ||
+		    !vsmfs_kernel_pte((unsigned long)vsmfs_lpn_ptr(sbi, b + i)))
+			return -EIO;
+		if (!vsmfs_pt_slot(sbi, a + i, &m) || !vsmfs_pt_slot(sbi, b + i, &m))
+			return -ENOMEM;
+	}
+	for (i = 0; i < count; i++) {
+		unsigned long va = (unsigned long)vsmfs_lpn_ptr(sbi, a + i);
+		unsigned long vb = (unsigned long)vsmfs_lpn_ptr(sbi, b + i);
+		pte_t *pa = vsmfs_kernel_pte(va), *pb = vsmfs_kernel_pte(vb);
+		struct vsmfs_mblk *ma, *mb;
+		__le64 *sa, *sb, tmp;
+		pte_t x;
+
+		sa = vsmfs_pt_slot(sbi, a + i, &ma);
+		sb = vsmfs_pt_slot(sbi, b + i, &mb);
+		if (WARN_ON_ONCE(!sa || !sb))
+			return -EIO;
+		tmp = *sa;
+		*sa = *sb;
+		*sb = tmp;
+		vsmfs_trans_dirty(t, ma);
+		vsmfs_trans_dirty(t, mb);
+
+		x = ptep_get(pa);
+		set_pte(pa, ptep_get(pb));
+		set_pte(pb, x);
+	}
+	sw->sw_pages += count;
+	return 0;
+}
+
+static void vsmfs_flush_tlb_ipi(void *unused)
+{
+	__flush_tlb_all();
+}
+
+/**
+ * vsmfs_swap_flush() - end a batch: shoot down stale translations
+ * @sw: the batch
+ *
+ * One TLB shootdown on every CPU covers all swaps of the batch.
+ */
+void vsmfs_swap_flush(struct vsmfs_swap *sw)
+{
+	if (!sw->sw_pages)
+		return;
+	on_each_cpu(vsmfs_flush_tlb_ipi, NULL, 1);
+	sw->sw_pages = 0;
 }

@@ -1,0 +1,102 @@
+# fallocate (allocate, KEEP_SIZE, PUNCH_HOLE, ZERO_RANGE), SEEK_DATA and
+# SEEK_HOLE, FIEMAP, and exact space accounting for each.
+. tests/lib/common.sh
+
+mkfs_vsmfs -f "$DEV"
+mount_vsmfs
+touch "$MNT/first" && rm "$MNT/first"
+free0=$(stat -f -c %f "$MNT")
+F=$MNT/fa
+K=4096
+VSP=$((2 * 1024 * 1024))
+
+# Plain allocation extends the size and allocates zeroed pages.
+fallocate -l $((VSP + 5 * K)) "$F"
+assert_eq "$(stat -c %s "$F")" $((VSP + 5 * K)) "size after fallocate"
+assert_eq "$(stat -c %b "$F")" $(((VSP + 5 * K) / 512)) "blocks after fallocate"
+assert_eq "$(cmp -n $((VSP + 5 * K)) "$F" /dev/zero 2>&1 || true)" "" "fallocated reads zero"
+
+# KEEP_SIZE past the end: blocks grow, size does not.
+fallocate -n -o $((VSP + 5 * K)) -l $((3 * K)) "$F"
+assert_eq "$(stat -c %s "$F")" $((VSP + 5 * K)) "size with KEEP_SIZE"
+assert_eq "$(stat -c %b "$F")" $(((VSP + 8 * K) / 512)) "blocks with KEEP_SIZE"
+
+# Fill with data, punch a hole at the end of the second piece and in the
+# middle of the first: reads zeros there, data elsewhere intact.
+python3 - "$F" <<'PY'
+import os, sys
+f = sys.argv[1]
+fd = os.open(f, os.O_RDWR)
+os.pwrite(fd, bytes(range(256)) * (os.fstat(fd).st_size // 256 + 1), 0)
+os.close(fd)
+PY
+size=$(stat -c %s "$F")
+cp "$F" /tmp/model
+fallocate -p -o $((VSP + 2 * K)) -l $((10 * K)) "$F"
+fallocate -p -o 100 -l $((3 * K)) "$F"
+python3 - /tmp/model "$size" <<'PY'
+import sys
+m = bytearray(open(sys.argv[1], "rb").read())
+VSP, K = 2 << 20, 4096
+m[VSP + 2 * K:VSP + 12 * K] = b"\0" * (10 * K)
+m[100:100 + 3 * K] = b"\0" * (3 * K)
+m = m[:int(sys.argv[2])]
+open(sys.argv[1], "wb").write(m)
+PY
+cmp "$F" /tmp/model || die "punched file differs from the model"
+assert_eq "$(stat -c %s "$F")" "$size" "size unchanged by punch"
+# Tail pages of the second piece were freed (2 pages stay: 8 KiB).
+assert_eq "$(stat -c %b "$F")" $(((VSP + 2 * K) / 512)) "blocks after punch"
+
+# SEEK_DATA / SEEK_HOLE on a sparse file: data at 0..8K and at 3 MiB.
+S=$MNT/sparse
+python3 - "$S" <<'PY'
+import os, sys
+VSP = 2 << 20
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+os.pwrite(fd, b"x" * 8192, 0)
+os.pwrite(fd, b"y" * 4096, 3 * VSP)
+os.ftruncate(fd, 5 * VSP)
+def sd(off):
+    try:
+        return os.lseek(fd, off, os.SEEK_DATA)
+    except OSError as e:
+        return -e.errno
+def sh(off):
+    return os.lseek(fd, off, os.SEEK_HOLE)
+checks = [
+    (sd(0), 0), (sh(0), 8192), (sd(8192), 3 * VSP), (sd(VSP), 3 * VSP),
+    (sh(3 * VSP), 3 * VSP + 4096), (sd(3 * VSP + 4096), -6), (sh(4 * VSP), 4 * VSP),
+    (sd(5 * VSP), -6),
+]
+for i, (got, want) in enumerate(checks):
+    if got != want:
+        print("seek check", i, "got", got, "want", want)
+        sys.exit(1)
+os.close(fd)
+PY
+# FIEMAP: two extents, the last flagged.
+filefrag -v "$S" > /tmp/fiemap.txt
+cat /tmp/fiemap.txt
+assert_eq "$(grep -c '^ *[0-9]*:' /tmp/fiemap.txt)" 2 "fiemap extents"
+grep -q 'last' /tmp/fiemap.txt || die "last extent not flagged"
+
+# ZERO_RANGE: zeros inside data, blocks kept, size grows without -k.
+Z=$MNT/zr
+head -c $((3 * K)) /dev/urandom > "$Z"
+fallocate -z -o 10 -l 20 "$Z"
+assert_eq "$(od -An -tx1 -j10 -N20 "$Z" | tr -d ' \n')" "$(printf '%040d' 0)" "zero range"
+fallocate -z -o $((3 * K)) -l $((5 * K)) "$Z"
+assert_eq "$(stat -c %s "$Z")" $((8 * K)) "zero range extends size"
+assert_eq "$(stat -c %b "$Z")" $((8 * K / 512)) "zero range allocates"
+
+# Unsupported modes are refused clearly.
+expect_fail fallocate -c -o 0 -l $K "$Z"
+expect_fail fallocate -i -o 0 -l $K "$Z"
+
+# Everything is given back.
+rm -f "$F" "$S" "$Z"
+assert_eq "$(stat -f -c %f "$MNT")" "$free0" "free blocks after delete"
+umount "$MNT"
+mount_vsmfs
+assert_eq "$(stat -f -c %f "$MNT")" "$free0" "free blocks after remount"

@@ -1,0 +1,33 @@
+# A file unlinked while open keeps its space until the last close; if the
+# system goes down first, the next read-write mount frees it.
+. tests/lib/common.sh
+
+mkfs_vsmfs -f "$DEV"
+mount_vsmfs
+touch "$MNT/first" && rm "$MNT/first"
+free0=$(stat -f -c %f "$MNT")
+ifree0=$(stat -f -c %d "$MNT")
+head -c 3000000 /dev/urandom > "$MNT/open-unlinked"
+exec 3<"$MNT/open-unlinked"
+rm "$MNT/open-unlinked"
+[ "$(stat -f -c %f "$MNT")" -lt "$free0" ] || die "space freed while still open"
+# Still readable through the descriptor.
+assert_eq "$(head -c 3000000 <&3 | wc -c)" 3000000 "read of the unlinked file"
+exec 3<&-
+assert_eq "$(stat -f -c %f "$MNT")" "$free0" "space back after last close"
+
+# Leave an orphan on the device: keep it open and copy the device image
+# while mounted (what a power cut would leave), then restore that image.
+head -c 5000000 /dev/urandom > "$MNT/orphan"
+exec 3<"$MNT/orphan"
+rm "$MNT/orphan"
+sync
+dd if="$DEV" of=/tmp/crash.img bs=1M iflag=direct conv=sparse status=none
+exec 3<&-
+umount "$MNT"
+dd if=/tmp/crash.img of="$DEV" bs=1M oflag=direct status=none
+rm -f /tmp/crash.img
+mount_vsmfs
+dmesg_has "freed 1 orphan inode" || die "orphan not reported"
+assert_eq "$(stat -f -c %f "$MNT")" "$free0" "orphan space freed at mount"
+assert_eq "$(stat -f -c %d "$MNT")" "$ifree0" "orphan inode freed at mount"
