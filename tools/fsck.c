@@ -96,7 +96,14 @@ static struct vsmfs_dsb sb;		/* the superblock checked against */
 static struct vsmfs_layout L;
 static bool sb_write;			/* rewrite both superblock copies */
 
-static u64 nfixed, nleft, nstruct, nshown, nhidden;
+static u64 nfixed, nleft, nfixable, nstruct, nshown, nhidden;
+
+/*
+ * Damage that hides part of the picture: the owners of some pages, or some
+ * directory entries, could not be found. Checks that need the whole
+ * picture (leaked pages; link counts, orphans, connectivity) are skipped.
+ */
+static bool owners_incomplete, dirs_incomplete;
 
 /* A committed transaction not written home: blocks read through it. */
 static u32 ov_count;
@@ -185,6 +192,8 @@ static bool problem(int fix, const char *fmt, ...)
 		nfixed++;
 	else
 		nleft++;
+	if (!repair && (fix & FIX_YES))
+		nfixable++;
 	if (!(fix & FIX_YES))
 		nstruct++;
 	if (nshown >= MAX_MESSAGES) {
@@ -514,11 +523,13 @@ static void check_imap(void)
 			problem(FIX_NONE, "inode mapping table: inode %" PRIu64
 				" maps invalid slot %" PRIu64, ino, slot);
 			ii[ino].state = I_UNKNOWN;
+			owners_incomplete = dirs_incomplete = true;
 		} else if (ino_of[slot]) {
 			problem(FIX_NONE, "inode mapping table: inode %" PRIu64 " maps slot %" PRIu64
 				", already used by inode %" PRIu64, ino, slot, ino_of[slot] - 1);
 			ii[ino].state = I_UNKNOWN;
 			ii[ino_of[slot] - 1].state = I_UNKNOWN;
+			owners_incomplete = dirs_incomplete = true;
 		} else {
 			ino_of[slot] = ino + 1;
 			ii[ino].slot = slot;
@@ -567,8 +578,11 @@ static void claim(struct walk *w, u64 lpn, u64 count, const char *what)
 
 	for (p = lpn; p < lpn + count; p++) {
 		if (w->release) {
-			if (owner[p] == w->ino && !tbit(multi, p))
+			if (owner[p] == w->ino && !tbit(multi, p)) {
 				owner[p] = 0;
+				sbit(lbitmap, p, false);
+				lbitmap_dirty[p / BITS_PER_BLK] = 1;
+			}
 			continue;
 		}
 		if (!owner[p]) {
@@ -602,27 +616,32 @@ static void walk_entry(struct walk *w, u64 key, u64 e)
 		return;
 	}
 	if (!e) {
-		if (w->type == T_DIR && key < w->nblk)
+		if (w->type == T_DIR && key < w->nblk) {
+			dirs_incomplete = true;
 			ibad(w->ino, "directory block %" PRIu64 " is missing (a hole)", key);
-		else if (w->type == T_LNK && key == 0)
+		} else if (w->type == T_LNK && key == 0)
 			ibad(w->ino, "long symlink has no target block");
 		return;
 	}
 	if (e & ~(VSMFS_IDX_LPN_MASK | IDX_COUNT_MASK)) {
+		owners_incomplete = true;
 		ibad(w->ino, "index entry %" PRIu64 " (0x%" PRIx64 ") has reserved bits set", key, e);
 		return;
 	}
 	if (!cnt || cnt > VSMFS_VSP_PAGES) {
+		owners_incomplete = true;
 		ibad(w->ino, "index entry %" PRIu64 ": run of %" PRIu64 " pages (must be 1..%u)",
 		     key, cnt, VSMFS_VSP_PAGES);
 		return;
 	}
 	if (!lpn || lpn + cnt > L.data_pages) {
+		owners_incomplete = true;
 		ibad(w->ino, "index entry %" PRIu64 ": logical pages %" PRIu64 "+%" PRIu64
 		     " out of range (1..%" PRIu64 ")", key, lpn, cnt, L.data_pages - 1);
 		return;
 	}
 	if (lpn / VSMFS_VSP_PAGES != (lpn + cnt - 1) / VSMFS_VSP_PAGES) {
+		owners_incomplete = true;
 		ibad(w->ino, "index entry %" PRIu64 ": run %" PRIu64 "+%" PRIu64
 		     " crosses a virtual superpage", key, lpn, cnt);
 		return;
@@ -662,6 +681,7 @@ static void walk_tree(struct walk *w, u64 ptr, int depth, u64 key0)
 	if (!ptr)
 		return;
 	if (ptr >= L.data_pages) {
+		owners_incomplete = true;
 		if (!w->release)
 			ibad(w->ino, "%s indirect index pointer 0x%" PRIx64 " is invalid",
 			     depth == 2 ? "double" : "single", ptr);
@@ -669,6 +689,7 @@ static void walk_tree(struct walk *w, u64 ptr, int depth, u64 key0)
 	}
 	claim(w, ptr, 1, "index block");
 	if (!read_lpn(ptr, w->buf[depth - 1])) {
+		owners_incomplete = true;
 		if (!w->release)
 			ibad(w->ino, "index block at logical page %" PRIu64
 			     " has no valid frame", ptr);
@@ -737,6 +758,8 @@ static void check_inode(u64 ino)
 		in->dtype = t;
 		break;
 	default:
+		owners_incomplete = true;
+		dirs_incomplete = true;
 		ibad(ino, "invalid mode 0%o", mode);
 		return;
 	}
@@ -762,6 +785,8 @@ static void check_inode(u64 ino)
 		break;
 	case T_DIR:
 		if (size % VSMFS_BLOCK_SIZE || size / VSMFS_BLOCK_SIZE > MAX_KEY) {
+			owners_incomplete = true;
+			dirs_incomplete = true;
 			ibad(ino, "directory size %" PRIu64 " is not a whole number of blocks", size);
 			break;
 		}
@@ -787,10 +812,12 @@ static void check_inode(u64 ino)
 		break;
 	}
 	if (xattr) {
-		if (xattr >= L.data_pages)
+		if (xattr >= L.data_pages) {
+			owners_incomplete = true;
 			ibad(ino, "xattr block at logical page %" PRIu64 " out of range", xattr);
-		else
+		} else {
 			claim(w, xattr, 1, "xattr block");
+		}
 	}
 
 	stored = le64_to_cpu(di->i_pages);
@@ -908,8 +935,10 @@ static void check_dir(u64 dir)
 		unsigned int off = 0;
 
 		/* Bad entries were reported by the inode pass. */
-		if (!e || !lpn || lpn >= L.data_pages || tbit(multi, lpn) || !read_lpn(lpn, blk))
+		if (!e || !lpn || lpn >= L.data_pages || tbit(multi, lpn) || !read_lpn(lpn, blk)) {
+			dirs_incomplete = true;
 			continue;
+		}
 		while (off < VSMFS_BLOCK_SIZE) {
 			const struct vsmfs_ddirent *de = (const void *)(blk + off);
 			unsigned int rec = le16_to_cpu(de->d_rec_len), nl = de->d_name_len;
@@ -919,6 +948,7 @@ static void check_dir(u64 dir)
 			if (rec < VSMFS_DIRENT_BASE || rec % VSMFS_DIRENT_ALIGN ||
 			    off + rec > VSMFS_BLOCK_SIZE) {
 				dbad(dir, b, off, NULL, "bad record length %u", rec);
+				dirs_incomplete = true;
 				break;
 			}
 			if (!ino)
@@ -948,8 +978,8 @@ static void check_dir(u64 dir)
 				goto next;
 			}
 			if (t->state == I_USED && de->d_type != t->dtype)
-				dbad(dir, b, off, de, "type %u, but inode %" PRIu64 " is a %s (type %u)",
-				     de->d_type, ino, type_name(t->dtype), t->dtype);
+				dbad(dir, b, off, de, "type %u, but inode %" PRIu64 " is of type %u (%s)",
+				     de->d_type, ino, t->dtype, type_name(t->dtype));
 			if (nnames == cap) {
 				cap = cap ? 2 * cap : 64;
 				names = realloc(names, cap * sizeof(*names));
@@ -1041,12 +1071,19 @@ static void free_orphan(u64 ino)
 	memset(di, 0, sizeof(*di));
 	dinode_dirty(ino);
 	ii[ino].state = I_FREE;
+	sbit(ibitmap, ino, false);
+	ibitmap_dirty[ino / BITS_PER_BLK] = 1;
 }
 
 static void check_links(void)
 {
 	u64 ino;
 
+	if (dirs_incomplete) {
+		info("some directory entries could not be read: link counts, orphans and"
+		     " connectivity not checked");
+		return;
+	}
 	if (ii[VSMFS_ROOT_INO].state == I_USED)
 		ii[VSMFS_ROOT_INO].reach = 1;
 	for (ino = 1; ino < L.inodes; ino++)
@@ -1149,7 +1186,9 @@ static void check_bitmap(const char *what, const char *unit, u8 *map, u8 *dirty,
 
 static int want_page(u64 lpn)
 {
-	return owner[lpn] || tbit(multi, lpn);
+	if (owner[lpn] || tbit(multi, lpn))
+		return 1;
+	return owners_incomplete ? -1 : 0;
 }
 
 static int want_inode(u64 ino)
@@ -1265,14 +1304,16 @@ int main(int argc, char **argv)
 	check_imap();
 	check_inodes();
 	check_dirs();
-	check_links();
-
 	lbitmap = read_region(L.lbitmap_start, L.lbitmap_blocks);
 	ibitmap = read_region(L.ibitmap_start, L.ibitmap_blocks);
 	lbitmap_dirty = calloc(L.lbitmap_blocks, 1);
 	ibitmap_dirty = calloc(L.ibitmap_blocks, 1);
 	if (!lbitmap_dirty || !ibitmap_dirty)
 		fatal("out of memory");
+	check_links();
+
+	if (owners_incomplete)
+		info("the owners of some logical pages are unknown: leaked pages not checked");
 	check_bitmap("logical page bitmap", "logical page", lbitmap, lbitmap_dirty,
 		     L.lbitmap_blocks, L.data_pages, want_page, &used_pages);
 	check_bitmap("inode bitmap", "inode", ibitmap, ibitmap_dirty, L.ibitmap_blocks,
@@ -1312,7 +1353,7 @@ done:
 		printf("%" PRIu64 " errors repaired\n", nfixed);
 	else
 		printf("%" PRIu64 " errors repaired, %" PRIu64 " left uncorrected%s\n",
-		       nfixed, nleft, run == RUN_CHECK ? " (run with -y to repair)" : "");
+		       nfixed, nleft, nfixable && run != RUN_YES ? " (run with -y to repair)" : "");
 	if (close(fd))
 		fatal("%s: close: %s", dev, strerror(errno));
 	ret = (nfixed ? EXIT_FIXED : 0) | (nleft ? EXIT_UNCORRECTED : 0);

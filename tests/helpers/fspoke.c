@@ -7,7 +7,7 @@
  *
  *   fspoke [-j] DEV layout
  *   fspoke [-j] DEV inode INO get FIELD | set FIELD=VALUE...
- *   fspoke [-j] DEV dirent DIRINO NAME get FIELD | set FIELD=VALUE...
+ *   fspoke [-j] DEV dirent DIRINO NAME get FIELD | set FIELD=VALUE... [name=NEW]
  *   fspoke [-j] DEV imap INO [SLOT]
  *   fspoke [-j] DEV ptable LPN [FRAME]
  *   fspoke [-j] DEV lbit LPN [0|1]
@@ -269,7 +269,21 @@ static int cmd_dirent(u64 dir, const char *name, char **argv, int argc)
 
 			if (de->d_ino && de->d_name_len == strlen(name) &&
 			    !memcmp(de->d_name, name, de->d_name_len)) {
-				if (fields(dirent_fields, de, argv, argc))
+				int i, k = 1, named = 0;
+
+				/* set name=STRING renames in place (the record must fit). */
+				for (i = 1; i < argc && !strcmp(argv[0], "set"); i++) {
+					if (strncmp(argv[i], "name=", 5)) {
+						argv[k++] = argv[i];
+						continue;
+					}
+					de->d_name_len = (u8)strlen(argv[i] + 5);
+					memcpy(de->d_name, argv[i] + 5, de->d_name_len);
+					named = 1;
+				}
+				if (named)
+					argc = k;
+				if ((named && argc == 1) || fields(dirent_fields, de, argv, argc))
 					put_blk(home, blk);
 				return 0;
 			}
