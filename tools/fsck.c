@@ -843,10 +843,12 @@ static void check_inodes(void)
 	for (ino = 1; ino < L.inodes; ino++)
 		if (ii[ino].state != I_UNKNOWN)
 			check_inode(ino);
-	if (ii[VSMFS_ROOT_INO].state != I_USED || ii[VSMFS_ROOT_INO].dtype != T_DIR)
+	if (ii[VSMFS_ROOT_INO].state != I_USED || ii[VSMFS_ROOT_INO].dtype != T_DIR) {
+		owners_incomplete = dirs_incomplete = true;
 		problem(FIX_NONE, "root inode %d is %s", VSMFS_ROOT_INO,
 			ii[VSMFS_ROOT_INO].state == I_FREE ? "not in use" :
 			ii[VSMFS_ROOT_INO].state == I_UNKNOWN ? "unreadable" : "not a directory");
+	}
 }
 
 /* ---- pass 6: directories ---- */
@@ -956,6 +958,7 @@ static void check_dir(u64 dir)
 			if (!nl || DIRENT_LEN(nl) > rec) {
 				dbad(dir, b, off, NULL, "name length %u does not fit record length %u",
 				     nl, rec);
+				dirs_incomplete = true;
 				goto next;
 			}
 			if (memchr(de->d_name, '/', nl) || memchr(de->d_name, 0, nl))
@@ -1109,7 +1112,7 @@ static void check_links(void)
 					    ino, type_name(in->dtype), in->pages))
 					free_orphan(ino);
 			} else {
-				problem(FIX_NONE, "inode %" PRIu64 " (%s): %u links but no"
+				problem(FIX_NONE, "inode %" PRIu64 " (%s): link count %u but no"
 					" directory entry refers to it", ino, type_name(in->dtype), nl);
 			}
 			continue;
