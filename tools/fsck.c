@@ -302,7 +302,8 @@ static const char *show_name(const char *name, unsigned int len)
 
 /* ---- pass 1: superblocks ---- */
 
-static void check_super(void)
+/* Returns false when no superblock can be used. */
+static bool check_super(void)
 {
 	struct vsmfs_dsb *p, *b;
 	const char *pw, *bw;
@@ -336,7 +337,7 @@ static void check_super(void)
 	} else {
 		problem(FIX_NONE, "superblock: %s; backup superblock: %s", pw, bw);
 		free(blk);
-		return;
+		return false;
 	}
 	free(blk);
 
@@ -354,6 +355,7 @@ static void check_super(void)
 		info("superblock: %" PRIu64 " blocks, %" PRIu64 " inodes, %" PRIu64
 		     " logical pages, journal %" PRIu64 " blocks", L.blocks, L.inodes,
 		     L.data_pages, L.journal_blocks);
+	return true;
 }
 
 /* ---- pass 2: journal ---- */
@@ -1299,8 +1301,7 @@ int main(int argc, char **argv)
 	if (dev_blocks < 2)
 		fatal("%s: no vsmfs file system found (device too small)", dev);
 
-	check_super();
-	if (nstruct)
+	if (!check_super())
 		goto done;
 	check_journal();
 	check_ptable();
@@ -1332,7 +1333,7 @@ int main(int argc, char **argv)
 	}
 done:
 	clean = le32_to_cpu(sb.s_state) & VSMFS_STATE_CLEAN;
-	if (!nstruct && !clean) {
+	if (L.inodes && !nstruct && !clean) {
 		if (run != RUN_CHECK && !nleft) {
 			sb.s_state = cpu_to_le32(le32_to_cpu(sb.s_state) | VSMFS_STATE_CLEAN);
 			sb_write = true;

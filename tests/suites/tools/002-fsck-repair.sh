@@ -23,7 +23,7 @@ repair_case() {	# kind repair-option message...
 	fsck_expect 0 -n "$DEV"
 	mount_vsmfs
 	ls -lR "$MNT" >/dev/null
-	cat "$MNT/f1" "$MNT/big" "$MNT/d1/d2/mid" >/dev/null
+	find "$MNT" -type f -exec cat {} + >/dev/null
 	umount "$MNT"
 	fsck_expect 0 -n "$DEV"
 }
