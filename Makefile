@@ -6,6 +6,8 @@
 #   make test         build, then run the test suite in QEMU VMs
 #   make demo         build, boot a VM, mkfs + mount + a short fio run
 #   make check        checkpatch, sparse and kernel-doc over the module
+#   make install      install the tools and their manual pages
+#   make uninstall    remove what make install installed
 #
 # KDIR selects the kernel build tree; the default is Debian's
 # linux-headers-amd64 for the newest installed 6.1 kernel.
@@ -39,10 +41,27 @@ check:
 	$(MAKE) $(KBUILD_ARGS) C=2 modules
 	tests/hygiene
 
+# Installation, with the usual DESTDIR, PREFIX (manual pages, default
+# /usr/local), SBINDIR (default /sbin, on root's $PATH, where mkfs(8) and
+# fsck(8) look for mkfs.vsmfs and fsck.vsmfs) and MANDIR. The kernel module is installed by its own targets,
+# which are added to INSTALL_TARGETS and UNINSTALL_TARGETS.
+INSTALL_TARGETS := install-tools
+UNINSTALL_TARGETS := uninstall-tools
+
+install: $(INSTALL_TARGETS)
+
+uninstall: $(UNINSTALL_TARGETS)
+
+install-tools:
+	$(MAKE) -C tools install $(if $(filter 1,$(WERROR)),,WERROR=)
+
+uninstall-tools:
+	$(MAKE) -C tools uninstall
+
 clean:
 	$(MAKE) -C $(KDIR) M=$(MOD_DIR) clean 2>/dev/null || true
 	$(MAKE) -C tools clean
 	$(MAKE) -C tests/unit clean
 	rm -rf build
 
-.PHONY: all module tools test unit demo check clean
+.PHONY: all module tools test unit demo check clean install uninstall install-tools uninstall-tools

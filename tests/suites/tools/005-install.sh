@@ -1,0 +1,45 @@
+# make install / uninstall with DESTDIR, and mkfs(8) / fsck(8) of
+# util-linux finding mkfs.vsmfs and fsck.vsmfs ("-t vsmfs") on the PATH.
+. tests/lib/common.sh
+. tests/lib/fsck.sh
+
+inst=/tmp/inst
+rm -rf "$inst"
+make -s -C "$VSMFS_TOP" install DESTDIR="$inst" >/tmp/install.out 2>&1 ||
+	{ cat /tmp/install.out; die "make install failed"; }
+for f in sbin/mkfs.vsmfs sbin/fsck.vsmfs usr/local/share/man/man8/mkfs.vsmfs.8 \
+	 usr/local/share/man/man8/fsck.vsmfs.8; do
+	[ -f "$inst/$f" ] || die "$f not installed"
+done
+[ -x "$inst/sbin/fsck.vsmfs" ] || die "fsck.vsmfs not executable"
+man -l "$inst/usr/local/share/man/man8/fsck.vsmfs.8" 2>/dev/null | grep -q "EXIT STATUS" ||
+	die "fsck.vsmfs.8 does not render"
+
+PATH=$inst/sbin:$PATH
+export PATH
+mkfs -t vsmfs -f -q -L inst "$DEV"
+assert_eq "$("$HELPERS/sbedit" "$DEV" get magic)" $((0x464d5356)) "magic after mkfs -t vsmfs"
+fsck -t vsmfs "$DEV" >/tmp/fsck.out 2>&1 || { cat /tmp/fsck.out; die "fsck -t vsmfs failed"; }
+cat /tmp/fsck.out
+grep -q "no errors found" /tmp/fsck.out || die "fsck -t vsmfs did not run fsck.vsmfs"
+"$POKE" "$DEV" inode 1 set nlink=5
+set +e
+fsck -t vsmfs -n "$DEV" >/tmp/fsck.out 2>&1
+rc=$?
+set -e
+cat /tmp/fsck.out
+assert_eq "$rc" 4 "fsck -t vsmfs -n on a damaged file system"
+set +e
+fsck -t vsmfs -y "$DEV" >/tmp/fsck.out 2>&1
+rc=$?
+set -e
+cat /tmp/fsck.out
+assert_eq "$rc" 1 "fsck -t vsmfs -y"
+fsck -t vsmfs -n "$DEV"
+mount_vsmfs
+assert_eq "$(stat -c %h "$MNT")" 2 "root link count after the repair"
+umount "$MNT"
+
+make -s -C "$VSMFS_TOP" uninstall DESTDIR="$inst"
+[ -z "$(find "$inst" -type f)" ] || { find "$inst" -type f; die "files left after uninstall"; }
+rm -rf "$inst"

@@ -1,0 +1,1365 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fsck.vsmfs - check and repair a vsmfs file system on an unmounted pmem
+ * device or image file.
+ *
+ * The check is always complete (there is no "clean, skipped" shortcut) and
+ * runs in passes:
+ *
+ *   1. superblock and backup superblock (shared verifier, layout recomputed)
+ *   2. journal superblock and a committed transaction not yet written home
+ *   3. persistent page table: a permutation of the data frames
+ *   4. inode mapping table: a permutation of the inode slots
+ *   5. every inode: mode, flags, sizes, index entries, pages owned
+ *   6. every directory block: record chain, names, hash, types, references
+ *   7. connectivity, directory hard links, link counts, orphans
+ *   8. logical page bitmap and inode bitmap against what is in use
+ *
+ * A block device is opened exclusively (a mounted device is refused) and
+ * read and written with O_DIRECT: the module writes the device through DAX,
+ * so the block device's page cache may hold stale copies.
+ *
+ * Repairs (with -y, or -p for the automatic subset) are limited to what can
+ * be derived from the rest of the file system: the journal is replayed as a
+ * mount would, the primary or backup superblock is restored from the other
+ * copy, bitmaps, link counts and page counts are recomputed and orphan
+ * inodes are freed. Nothing else is rebuilt. A repair that frees anything
+ * (clearing bitmap bits, lowering a link count, freeing an orphan) is only
+ * made when no structural problem remains, so that a damaged directory or
+ * index can never cause live data to be freed.
+ *
+ * Exit status as in fsck(8): 0 no errors, 1 errors corrected, 4 errors left
+ * uncorrected (ORed with 1 when some were corrected), 8 operational error,
+ * 16 usage error.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../fs/vsmfs/verify.h"
+#include "tools.h"
+
+#define EXIT_FIXED		1
+#define EXIT_UNCORRECTED	4
+#define EXIT_OPERATIONAL	8
+#define EXIT_USAGE		16
+
+#define BITS_PER_BLK	(VSMFS_BLOCK_SIZE * 8ULL)
+#define IDX_COUNT_MASK	(0x3ffULL << VSMFS_IDX_COUNT_SHIFT)
+#define MAX_KEY		(VSMFS_NDIRECT + VSMFS_IND_ENTRIES + \
+			 (u64)VSMFS_IND_ENTRIES * VSMFS_IND_ENTRIES)
+#define DIRENT_LEN(n)	roundup(VSMFS_DIRENT_BASE + (n), VSMFS_DIRENT_ALIGN)
+#define MAX_MESSAGES	1000
+
+/* File types as directory entries store them (DT_*). */
+enum { T_FIFO = 1, T_CHR = 2, T_DIR = 4, T_BLK = 6, T_REG = 8, T_LNK = 10, T_SOCK = 12 };
+
+enum run_mode { RUN_CHECK, RUN_YES, RUN_PREEN };
+
+/* Which runs may repair a problem; FIX_FREES marks repairs that free. */
+#define FIX_NONE	0x0
+#define FIX_YES		0x1	/* -y only */
+#define FIX_PREEN	0x3	/* -y and -p */
+#define FIX_FREES	0x10
+
+enum istate { I_FREE, I_USED, I_UNKNOWN };
+
+struct ino_info {
+	u8	state;		/* enum istate */
+	u8	dtype;		/* T_* of an inode in use, 0 if the mode is invalid */
+	u8	reach;		/* directories: 0 unknown, 1 reachable, 2 not, 3 on a walk */
+	bool	bad;		/* the inode itself is damaged */
+	u32	refs;		/* directory entries naming it */
+	u32	subdirs;	/* directories: entries naming a directory */
+	u64	slot;		/* inode table slot */
+	u64	parent;		/* directories: the directory holding its entry */
+	u64	entries;	/* directories: live entries */
+	u64	pages;		/* logical pages found in its index */
+};
+
+static const char *dev;
+static int fd = -1;
+static enum run_mode run = RUN_CHECK;
+static int verbose;
+static u64 dev_blocks;
+
+static struct vsmfs_dsb sb;		/* the superblock checked against */
+static struct vsmfs_layout L;
+static bool sb_write;			/* rewrite both superblock copies */
+
+static u64 nfixed, nleft, nfixable, nstruct, nshown, nhidden;
+
+/*
+ * Damage that hides part of the picture: the owners of some pages, or some
+ * directory entries, could not be found. Checks that need the whole
+ * picture (leaked pages; link counts, orphans, connectivity) are skipped.
+ */
+static bool owners_incomplete, dirs_incomplete;
+
+/* A committed transaction not written home: blocks read through it. */
+static u32 ov_count;
+static u64 ov_home[VSMFS_JDESC_MAX];
+static u8 *ov_data;
+
+static u8 *itable, *itable_dirty;
+static __le32 *imap;
+static __le64 *ptable;
+static u8 *lbitmap, *lbitmap_dirty, *ibitmap, *ibitmap_dirty;
+static struct ino_info *ii;
+static u32 *owner;			/* logical page -> owning inode */
+static u8 *multi;			/* logical pages owned more than once */
+static u8 *lpn_bad;			/* logical pages without a valid frame */
+
+static bool tbit(const u8 *map, u64 n)
+{
+	return map[n / 8] >> (n % 8) & 1;
+}
+
+static void sbit(u8 *map, u64 n, bool v)
+{
+	if (v)
+		map[n / 8] |= (u8)(1U << (n % 8));
+	else
+		map[n / 8] &= (u8)~(1U << (n % 8));
+}
+
+static void __attribute__((noreturn)) fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "%s: ", progname);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(EXIT_OPERATIONAL);
+}
+
+/* Zeroed, block aligned memory (O_DIRECT buffers); running out is fatal. */
+static void *xalloc(u64 size)
+{
+	void *p;
+
+	size = roundup(size ? size : 1, (u64)VSMFS_BLOCK_SIZE);
+	if (posix_memalign(&p, VSMFS_BLOCK_SIZE, size))
+		fatal("out of memory (%" PRIu64 " bytes)", size);
+	memset(p, 0, size);
+	return p;
+}
+
+static void msg_prefix(void)
+{
+	if (run == RUN_PREEN)
+		printf("%s: ", dev);
+}
+
+static void info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void info(const char *fmt, ...)
+{
+	va_list ap;
+
+	msg_prefix();
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+/*
+ * Report a problem. @fix says which runs may repair it. Returns true when
+ * the caller is to repair it now.
+ */
+static bool problem(int fix, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool problem(int fix, const char *fmt, ...)
+{
+	bool allowed = (run == RUN_YES && (fix & FIX_YES)) ||
+		       (run == RUN_PREEN && (fix & FIX_PREEN) == FIX_PREEN);
+	bool held = allowed && (fix & FIX_FREES) && nstruct;
+	bool repair = allowed && !held;
+	va_list ap;
+
+	if (repair)
+		nfixed++;
+	else
+		nleft++;
+	if (!repair && (fix & FIX_YES))
+		nfixable++;
+	if (!(fix & FIX_YES))
+		nstruct++;
+	if (nshown >= MAX_MESSAGES) {
+		nhidden++;
+		return repair;
+	}
+	nshown++;
+	msg_prefix();
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	if (repair)
+		fputs(": repaired", stdout);
+	else if (held)
+		fputs(" (not repaired while other errors remain)", stdout);
+	else if (run == RUN_PREEN && (fix & FIX_YES))
+		fputs(" (not repaired in preen mode: run fsck.vsmfs -y)", stdout);
+	putchar('\n');
+	return repair;
+}
+
+static void dev_io(bool wr, u64 blk, u64 count, void *buf)
+{
+	u64 len = count << VSMFS_BLOCK_SHIFT, off = blk << VSMFS_BLOCK_SHIFT;
+	char *p = buf;
+
+	if (blk + count > dev_blocks || blk + count < blk)
+		fatal("%s: block %" PRIu64 "+%" PRIu64 " is past the end of the device",
+		      dev, blk, count);
+	while (len) {
+		ssize_t n = wr ? pwrite(fd, p, len, (off_t)off) : pread(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			fatal("%s: %s at block %" PRIu64 ": %s", dev, wr ? "write" : "read",
+			      off >> VSMFS_BLOCK_SHIFT, n ? strerror(errno) : "short transfer");
+		p += n;
+		len -= (u64)n;
+		off += (u64)n;
+	}
+}
+
+/* Read blocks as they are after the pending journal transaction, if any. */
+static void read_blocks(u64 blk, u64 count, void *buf)
+{
+	u32 i;
+
+	dev_io(false, blk, count, buf);
+	for (i = 0; i < ov_count; i++)
+		if (ov_home[i] >= blk && ov_home[i] < blk + count)
+			memcpy((u8 *)buf + ((ov_home[i] - blk) << VSMFS_BLOCK_SHIFT),
+			       ov_data + ((u64)i << VSMFS_BLOCK_SHIFT), VSMFS_BLOCK_SIZE);
+}
+
+static void write_blocks(u64 blk, u64 count, const void *buf)
+{
+	dev_io(true, blk, count, (void *)buf);
+}
+
+static void dev_sync(void)
+{
+	if (fsync(fd))
+		fatal("%s: fsync: %s", dev, strerror(errno));
+}
+
+static void *read_region(u64 start, u64 blocks)
+{
+	u8 *buf = xalloc(blocks << VSMFS_BLOCK_SHIFT);
+	u64 done = 0;
+
+	while (done < blocks) {
+		u64 n = blocks - done < 1024 ? blocks - done : 1024;
+
+		read_blocks(start + done, n, buf + (done << VSMFS_BLOCK_SHIFT));
+		done += n;
+	}
+	return buf;
+}
+
+static const char *type_name(u8 t)
+{
+	switch (t) {
+	case T_REG: return "regular file";
+	case T_DIR: return "directory";
+	case T_LNK: return "symlink";
+	case T_CHR: return "character device";
+	case T_BLK: return "block device";
+	case T_FIFO: return "fifo";
+	case T_SOCK: return "socket";
+	}
+	return "invalid type";
+}
+
+/* A name fit to print: non-printable bytes shown as '?'. */
+static const char *show_name(const char *name, unsigned int len)
+{
+	static char buf[VSMFS_NAME_LEN + 1];
+	unsigned int i;
+
+	for (i = 0; i < len && i < VSMFS_NAME_LEN; i++)
+		buf[i] = name[i] >= 0x20 && name[i] < 0x7f ? name[i] : '?';
+	buf[i] = 0;
+	return buf;
+}
+
+/* ---- pass 1: superblocks ---- */
+
+/* Returns false when no superblock can be used. */
+static bool check_super(void)
+{
+	struct vsmfs_dsb *p, *b;
+	const char *pw, *bw;
+	u8 *blk = xalloc(2 * VSMFS_BLOCK_SIZE);
+	u64 i;
+
+	dev_io(false, VSMFS_SB_BLOCK, 2, blk);
+	p = (struct vsmfs_dsb *)blk;
+	b = (struct vsmfs_dsb *)(blk + VSMFS_BLOCK_SIZE);
+	pw = vsmfs_sb_check(p, dev_blocks);
+	bw = vsmfs_sb_check(b, dev_blocks);
+
+	if (!pw) {
+		sb = *p;
+		if (memcmp(p, b, sizeof(*p)) &&
+		    problem(FIX_PREEN, "backup superblock (block %d) differs from the primary%s%s",
+			    VSMFS_SB_BACKUP_BLOCK, bw ? ": " : "", bw ? bw : ""))
+			sb_write = true;
+	} else if (le32_to_cpu(p->s_magic) != VSMFS_MAGIC &&
+		   le32_to_cpu(b->s_magic) != VSMFS_MAGIC) {
+		fatal("%s: no vsmfs file system found (%s)", dev, pw);
+	} else if (!bw) {
+		/* A torn update (bad checksum) is what mount itself repairs. */
+		bool torn = le32_to_cpu(p->s_magic) == VSMFS_MAGIC &&
+			    le32_to_cpu(p->s_checksum) != vsmfs_sb_csum(p);
+
+		sb = *b;
+		if (problem(torn ? FIX_PREEN : FIX_YES,
+			    "primary superblock: %s; the backup is valid and is used", pw))
+			sb_write = true;
+	} else {
+		problem(FIX_NONE, "superblock: %s; backup superblock: %s", pw, bw);
+		free(blk);
+		return false;
+	}
+	free(blk);
+
+	vsmfs_compute_layout(&L, le64_to_cpu(sb.s_blocks), le64_to_cpu(sb.s_journal_blocks),
+			     le64_to_cpu(sb.s_inodes));
+	if (le32_to_cpu(sb.s_feature_ro_compat) & ~VSMFS_FEATURE_RO_COMPAT_SUPP)
+		fatal("%s: unknown read-only compatible features 0x%x: cannot check", dev,
+		      le32_to_cpu(sb.s_feature_ro_compat) & ~VSMFS_FEATURE_RO_COMPAT_SUPP);
+	for (i = 0; i < sizeof(sb.s_reserved); i++)
+		if (sb.s_reserved[i])
+			break;
+	if (i < sizeof(sb.s_reserved))
+		problem(FIX_NONE, "superblock: reserved byte %" PRIu64 " is not zero", i);
+	if (verbose)
+		info("superblock: %" PRIu64 " blocks, %" PRIu64 " inodes, %" PRIu64
+		     " logical pages, journal %" PRIu64 " blocks", L.blocks, L.inodes,
+		     L.data_pages, L.journal_blocks);
+	return true;
+}
+
+/* ---- pass 2: journal ---- */
+
+static void check_journal(void)
+{
+	struct vsmfs_djsb *jsb = xalloc(VSMFS_BLOCK_SIZE);
+	struct vsmfs_djdesc *desc = xalloc(VSMFS_BLOCK_SIZE);
+	u64 commit, seq, i;
+	u32 count;
+
+	dev_io(false, L.journal_start, 1, jsb);
+	if (le32_to_cpu(jsb->j_magic) != VSMFS_JOURNAL_MAGIC) {
+		problem(FIX_NONE, "journal superblock (block %" PRIu64 "): bad magic 0x%08x",
+			L.journal_start, le32_to_cpu(jsb->j_magic));
+		goto out;
+	}
+	if (le32_to_cpu(jsb->j_blocks) != L.journal_blocks - 1) {
+		problem(FIX_NONE, "journal superblock: %u log blocks, the superblock says %" PRIu64,
+			le32_to_cpu(jsb->j_blocks), L.journal_blocks - 1);
+		goto out;
+	}
+	for (i = 0; i < sizeof(jsb->j_reserved); i++)
+		if (jsb->j_reserved[i])
+			break;
+	if (i < sizeof(jsb->j_reserved))
+		problem(FIX_NONE, "journal superblock: reserved byte %" PRIu64 " is not zero", i);
+	commit = le64_to_cpu(jsb->j_commit);
+	if (!commit)
+		goto out;
+
+	/* The same validation as the replay at mount. */
+	count = commit & 0xffffffff;
+	seq = commit >> 32;
+	dev_io(false, L.journal_start + 1, 1, desc);
+	if (count > VSMFS_JDESC_MAX || count + 1 > le32_to_cpu(jsb->j_blocks) ||
+	    le32_to_cpu(desc->d_magic) != VSMFS_JDESC_MAGIC ||
+	    le32_to_cpu(desc->d_count) != count ||
+	    (le64_to_cpu(desc->d_sequence) & 0xffffffff) != seq) {
+		problem(FIX_NONE, "journal: committed transaction %" PRIu64
+			" (%u blocks) has a bad descriptor", seq, count);
+		goto out;
+	}
+	for (i = 0; i < count; i++) {
+		u64 home = le64_to_cpu(desc->d_home[i]);
+
+		if (home <= VSMFS_SB_BACKUP_BLOCK || home >= L.blocks ||
+		    (home >= L.journal_start && home < L.journal_start + L.journal_blocks)) {
+			problem(FIX_NONE, "journal: committed transaction %" PRIu64
+				": logged block %" PRIu64 " has bad home block %" PRIu64,
+				seq, i, home);
+			goto out;
+		}
+	}
+	ov_data = xalloc((u64)count << VSMFS_BLOCK_SHIFT);
+	if (count)
+		dev_io(false, L.journal_start + 2, count, ov_data);
+	if (problem(FIX_PREEN, "journal: committed transaction %" PRIu64
+		    " (%u blocks) not yet written home (replay needed)", seq, count)) {
+		/*
+		 * As the mount replay: blocks home and durable before the
+		 * commit record is retired.
+		 */
+		for (i = 0; i < count; i++)
+			write_blocks(le64_to_cpu(desc->d_home[i]), 1,
+				     ov_data + (i << VSMFS_BLOCK_SHIFT));
+		dev_sync();
+		jsb->j_commit = 0;
+		write_blocks(L.journal_start, 1, jsb);
+		dev_sync();
+		free(ov_data);
+		ov_data = NULL;
+	} else {
+		/* Check the file system as the replay will leave it. */
+		ov_count = count;
+		for (i = 0; i < count; i++)
+			ov_home[i] = le64_to_cpu(desc->d_home[i]);
+	}
+out:
+	free(jsb);
+	free(desc);
+}
+
+/* ---- pass 3: page table ---- */
+
+static void check_ptable(void)
+{
+	u64 n = L.data_pages, per = VSMFS_BLOCK_SIZE / 8, lpn, unmapped = 0;
+	u64 *frame_of = calloc(n, sizeof(u64));	/* frame -> logical page + 1 */
+
+	if (!frame_of)
+		fatal("out of memory");
+	ptable = read_region(L.ptable_start, L.ptable_blocks);
+	lpn_bad = xalloc(DIV_ROUND_UP(n, 8));
+	for (lpn = 0; lpn < n; lpn++) {
+		u64 e = le64_to_cpu(ptable[lpn]), frame = e & VSMFS_PTE_FRAME_MASK;
+
+		if (e & ~VSMFS_PTE_FRAME_MASK)
+			problem(FIX_NONE, "page table: logical page %" PRIu64
+				": reserved bits set in entry 0x%" PRIx64, lpn, e);
+		if (frame >= n) {
+			problem(FIX_NONE, "page table: logical page %" PRIu64 " maps frame %" PRIu64
+				", past the last frame %" PRIu64, lpn, frame, n - 1);
+			sbit(lpn_bad, lpn, true);
+		} else if (frame_of[frame]) {
+			problem(FIX_NONE, "page table: logical page %" PRIu64 " maps frame %" PRIu64
+				", already mapped by logical page %" PRIu64,
+				lpn, frame, frame_of[frame] - 1);
+			sbit(lpn_bad, lpn, true);
+		} else {
+			frame_of[frame] = lpn + 1;
+		}
+	}
+	for (lpn = 0; lpn < n; lpn++)
+		unmapped += !frame_of[lpn];
+	if (unmapped)
+		problem(FIX_NONE, "page table: %" PRIu64 " frames are mapped by no logical page",
+			unmapped);
+	for (lpn = n; lpn < L.ptable_blocks * per; lpn++)
+		if (ptable[lpn]) {
+			problem(FIX_NONE, "page table: entry %" PRIu64
+				" past the last logical page is not zero", lpn);
+			break;
+		}
+	free(frame_of);
+}
+
+/* Device block behind logical page @lpn, 0 if it has none. */
+static u64 lpn_block(u64 lpn)
+{
+	if (!lpn || lpn >= L.data_pages || tbit(lpn_bad, lpn))
+		return 0;
+	return L.data_start + (le64_to_cpu(ptable[lpn]) & VSMFS_PTE_FRAME_MASK);
+}
+
+static bool read_lpn(u64 lpn, void *buf)
+{
+	u64 blk = lpn_block(lpn);
+
+	if (!blk)
+		return false;
+	read_blocks(blk, 1, buf);
+	return true;
+}
+
+/* ---- pass 4: inode mapping table ---- */
+
+static void check_imap(void)
+{
+	u64 n = L.inodes, ino, slot;
+	u64 *ino_of = calloc(n, sizeof(u64));	/* slot -> i-number + 1 */
+
+	if (!ino_of)
+		fatal("out of memory");
+	imap = read_region(L.imap_start, L.imap_blocks);
+	ii = calloc(n, sizeof(*ii));
+	if (!ii)
+		fatal("out of memory");
+	if (le32_to_cpu(imap[0]) != 0)
+		problem(FIX_NONE, "inode mapping table: reserved inode 0 maps slot %u, not 0",
+			le32_to_cpu(imap[0]));
+	ii[0].state = I_UNKNOWN;
+	ino_of[0] = 1;
+	for (ino = 1; ino < n; ino++) {
+		slot = le32_to_cpu(imap[ino]);
+		if (!slot || slot >= n) {
+			problem(FIX_NONE, "inode mapping table: inode %" PRIu64
+				" maps invalid slot %" PRIu64, ino, slot);
+			ii[ino].state = I_UNKNOWN;
+			owners_incomplete = dirs_incomplete = true;
+		} else if (ino_of[slot]) {
+			problem(FIX_NONE, "inode mapping table: inode %" PRIu64 " maps slot %" PRIu64
+				", already used by inode %" PRIu64, ino, slot, ino_of[slot] - 1);
+			ii[ino].state = I_UNKNOWN;
+			ii[ino_of[slot] - 1].state = I_UNKNOWN;
+			owners_incomplete = dirs_incomplete = true;
+		} else {
+			ino_of[slot] = ino + 1;
+			ii[ino].slot = slot;
+		}
+	}
+	free(ino_of);
+}
+
+static struct vsmfs_dinode *dinode(u64 ino)
+{
+	return (struct vsmfs_dinode *)(itable + ii[ino].slot * VSMFS_INODE_SIZE);
+}
+
+static void dinode_dirty(u64 ino)
+{
+	itable_dirty[ii[ino].slot / VSMFS_INODES_PER_BLOCK] = 1;
+}
+
+/* ---- pass 5: inodes and the pages they own ---- */
+
+static void ibad(u64 ino, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void ibad(u64 ino, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	problem(FIX_NONE, "inode %" PRIu64 " (%s): %s", ino, type_name(ii[ino].dtype), buf);
+	ii[ino].bad = true;
+}
+
+struct walk {
+	u64	ino;
+	u8	type;
+	u64	size;
+	u64	nblk;		/* directories: blocks */
+	bool	release;	/* give the pages up instead of claiming them */
+	u8	buf[2][VSMFS_BLOCK_SIZE] __attribute__((aligned(VSMFS_BLOCK_SIZE)));
+};
+
+static void claim(struct walk *w, u64 lpn, u64 count, const char *what)
+{
+	u64 p, clash = 0, first = 0, by = 0;
+
+	for (p = lpn; p < lpn + count; p++) {
+		if (w->release) {
+			if (owner[p] == w->ino && !tbit(multi, p)) {
+				owner[p] = 0;
+				sbit(lbitmap, p, false);
+				lbitmap_dirty[p / BITS_PER_BLK] = 1;
+			}
+			continue;
+		}
+		if (!owner[p]) {
+			owner[p] = (u32)w->ino;
+			continue;
+		}
+		if (!clash++) {
+			first = p;
+			by = owner[p];
+		}
+		ii[owner[p]].bad = true;
+		sbit(multi, p, true);
+	}
+	if (w->release)
+		return;
+	ii[w->ino].pages += count;
+	if (clash)
+		ibad(w->ino, "%s at logical page%s %" PRIu64 "%s%.0" PRIu64
+		     ": %" PRIu64 " page%s already owned (page %" PRIu64 " by inode %" PRIu64 ")",
+		     what, count > 1 ? "s" : "", lpn, count > 1 ? "-" : "",
+		     count > 1 ? lpn + count - 1 : 0, clash, clash > 1 ? "s" : "", first, by);
+}
+
+static void walk_entry(struct walk *w, u64 key, u64 e)
+{
+	u64 lpn = e & VSMFS_IDX_LPN_MASK, cnt = (e & IDX_COUNT_MASK) >> VSMFS_IDX_COUNT_SHIFT;
+
+	if (w->release) {
+		if (e)
+			claim(w, lpn, cnt, "");
+		return;
+	}
+	if (!e) {
+		if (w->type == T_DIR && key < w->nblk) {
+			dirs_incomplete = true;
+			ibad(w->ino, "directory block %" PRIu64 " is missing (a hole)", key);
+		} else if (w->type == T_LNK && key == 0)
+			ibad(w->ino, "long symlink has no target block");
+		return;
+	}
+	if (e & ~(VSMFS_IDX_LPN_MASK | IDX_COUNT_MASK)) {
+		owners_incomplete = true;
+		ibad(w->ino, "index entry %" PRIu64 " (0x%" PRIx64 ") has reserved bits set", key, e);
+		return;
+	}
+	if (!cnt || cnt > VSMFS_VSP_PAGES) {
+		owners_incomplete = true;
+		ibad(w->ino, "index entry %" PRIu64 ": run of %" PRIu64 " pages (must be 1..%u)",
+		     key, cnt, VSMFS_VSP_PAGES);
+		return;
+	}
+	if (!lpn || lpn + cnt > L.data_pages) {
+		owners_incomplete = true;
+		ibad(w->ino, "index entry %" PRIu64 ": logical pages %" PRIu64 "+%" PRIu64
+		     " out of range (1..%" PRIu64 ")", key, lpn, cnt, L.data_pages - 1);
+		return;
+	}
+	if (lpn / VSMFS_VSP_PAGES != (lpn + cnt - 1) / VSMFS_VSP_PAGES) {
+		owners_incomplete = true;
+		ibad(w->ino, "index entry %" PRIu64 ": run %" PRIu64 "+%" PRIu64
+		     " crosses a virtual superpage", key, lpn, cnt);
+		return;
+	}
+	switch (w->type) {
+	case T_REG:
+		if (key * VSMFS_VSP_PAGES + cnt > DIV_ROUND_UP(w->size, VSMFS_BLOCK_SIZE))
+			ibad(w->ino, "index entry %" PRIu64 ": run of %" PRIu64
+			     " pages extends past the end of the file (size %" PRIu64 ")",
+			     key, cnt, w->size);
+		claim(w, lpn, cnt, "data");
+		break;
+	case T_DIR:
+		if (cnt != 1)
+			ibad(w->ino, "index entry %" PRIu64 ": run of %" PRIu64
+			     " pages for a directory block", key, cnt);
+		if (key >= w->nblk)
+			ibad(w->ino, "index entry %" PRIu64 " is past the end of the directory"
+			     " (%" PRIu64 " blocks)", key, w->nblk);
+		claim(w, lpn, cnt, "directory block");
+		break;
+	default:
+		if (cnt != 1 || key)
+			ibad(w->ino, "index entry %" PRIu64 " (0x%" PRIx64
+			     ") in a long symlink", key, e);
+		claim(w, lpn, cnt, "symlink block");
+		break;
+	}
+}
+
+/* Walk an index block of @depth levels whose first key is @key0. */
+static void walk_tree(struct walk *w, u64 ptr, int depth, u64 key0)
+{
+	const __le64 *e = (const __le64 *)w->buf[depth - 1];
+	u64 i;
+
+	if (!ptr)
+		return;
+	if (ptr >= L.data_pages) {
+		owners_incomplete = true;
+		if (!w->release)
+			ibad(w->ino, "%s indirect index pointer 0x%" PRIx64 " is invalid",
+			     depth == 2 ? "double" : "single", ptr);
+		return;
+	}
+	claim(w, ptr, 1, "index block");
+	if (!read_lpn(ptr, w->buf[depth - 1])) {
+		owners_incomplete = true;
+		if (!w->release)
+			ibad(w->ino, "index block at logical page %" PRIu64
+			     " has no valid frame", ptr);
+		return;
+	}
+	for (i = 0; i < VSMFS_IND_ENTRIES; i++) {
+		u64 v = le64_to_cpu(e[i]);
+
+		if (depth == 1)
+			walk_entry(w, key0 + i, v);
+		else
+			walk_tree(w, v, 1, key0 + i * VSMFS_IND_ENTRIES);
+	}
+}
+
+static void walk_index(struct walk *w, const struct vsmfs_dinode *di)
+{
+	int i;
+
+	for (i = 0; i < VSMFS_NDIRECT; i++)
+		walk_entry(w, i, le64_to_cpu(di->i_direct[i]));
+	walk_tree(w, le64_to_cpu(di->i_ind), 1, VSMFS_NDIRECT);
+	walk_tree(w, le64_to_cpu(di->i_dind), 2, VSMFS_NDIRECT + VSMFS_IND_ENTRIES);
+}
+
+static bool index_empty(const struct vsmfs_dinode *di)
+{
+	int i;
+
+	for (i = 0; i < VSMFS_NDIRECT; i++)
+		if (di->i_direct[i])
+			return false;
+	return !di->i_ind && !di->i_dind;
+}
+
+static bool all_zero(const void *p, size_t n)
+{
+	const u8 *b = p;
+
+	while (n--)
+		if (*b++)
+			return false;
+	return true;
+}
+
+static struct walk walker;
+
+static void check_inode(u64 ino)
+{
+	struct vsmfs_dinode *di = dinode(ino);
+	struct ino_info *in = &ii[ino];
+	struct walk *w = &walker;
+	u16 mode = le16_to_cpu(di->i_mode);
+	u64 size = le64_to_cpu(di->i_size), xattr = le64_to_cpu(di->i_xattr);
+	u64 stored, want;
+	u32 flags = le32_to_cpu(di->i_flags);
+	u8 t = (mode >> 12) & 0xf;
+
+	if (!mode) {
+		in->state = I_FREE;
+		return;
+	}
+	in->state = I_USED;
+	switch (t) {
+	case T_REG: case T_DIR: case T_LNK: case T_CHR: case T_BLK: case T_FIFO: case T_SOCK:
+		in->dtype = t;
+		break;
+	default:
+		owners_incomplete = true;
+		dirs_incomplete = true;
+		ibad(ino, "invalid mode 0%o", mode);
+		return;
+	}
+	if (di->i_reserved0 || di->i_reserved1 || !all_zero(di->i_reserved2, sizeof(di->i_reserved2)))
+		ibad(ino, "reserved fields are not zero");
+	if (flags & ~VSMFS_IFLAG_TAIL_RELEASED)
+		ibad(ino, "unknown flags 0x%x", flags);
+	if (le32_to_cpu(di->i_atime_ns) >= 1000000000 || le32_to_cpu(di->i_mtime_ns) >= 1000000000 ||
+	    le32_to_cpu(di->i_ctime_ns) >= 1000000000 || le32_to_cpu(di->i_crtime_ns) >= 1000000000)
+		ibad(ino, "timestamp nanoseconds out of range");
+	if (di->i_rdev && t != T_CHR && t != T_BLK)
+		ibad(ino, "device number 0x%x set", le32_to_cpu(di->i_rdev));
+
+	memset(w, 0, offsetof(struct walk, buf));
+	w->ino = ino;
+	w->type = t;
+	w->size = size;
+	switch (t) {
+	case T_REG:
+		if (size > (u64)INT64_MAX)
+			ibad(ino, "size %" PRIu64 " too large", size);
+		walk_index(w, di);
+		break;
+	case T_DIR:
+		if (size % VSMFS_BLOCK_SIZE || size / VSMFS_BLOCK_SIZE > MAX_KEY) {
+			owners_incomplete = true;
+			dirs_incomplete = true;
+			ibad(ino, "directory size %" PRIu64 " is not a whole number of blocks", size);
+			break;
+		}
+		w->nblk = size / VSMFS_BLOCK_SIZE;
+		walk_index(w, di);
+		break;
+	case T_LNK:
+		if (!size || size >= VSMFS_BLOCK_SIZE) {
+			ibad(ino, "symlink size %" PRIu64 " out of range (1..%u)", size,
+			     VSMFS_BLOCK_SIZE - 1);
+		} else if (size <= VSMFS_INLINE_LEN) {
+			if (strnlen((const char *)di->i_inline, size) != size)
+				ibad(ino, "fast symlink target shorter than its size %" PRIu64, size);
+		} else {
+			walk_index(w, di);
+		}
+		break;
+	default:
+		if (size)
+			ibad(ino, "size %" PRIu64 ", should be 0", size);
+		if (!index_empty(di))
+			ibad(ino, "index entries set");
+		break;
+	}
+	if (xattr) {
+		if (xattr >= L.data_pages) {
+			owners_incomplete = true;
+			ibad(ino, "xattr block at logical page %" PRIu64 " out of range", xattr);
+		} else {
+			claim(w, xattr, 1, "xattr block");
+		}
+	}
+
+	stored = le64_to_cpu(di->i_pages);
+	want = in->pages;
+	if (stored != want && !(xattr && stored == want - 1) &&
+	    problem(in->bad ? FIX_NONE : FIX_PREEN, "inode %" PRIu64 " (%s): i_pages %" PRIu64
+		    ", should be %" PRIu64, ino, type_name(t), stored, want)) {
+		di->i_pages = cpu_to_le64(want);
+		dinode_dirty(ino);
+	}
+}
+
+static void check_inodes(void)
+{
+	u64 ino;
+
+	itable = read_region(L.itable_start, L.itable_blocks);
+	itable_dirty = calloc(L.itable_blocks, 1);
+	owner = calloc(L.data_pages, sizeof(*owner));
+	multi = xalloc(DIV_ROUND_UP(L.data_pages, 8));
+	if (!itable_dirty || !owner)
+		fatal("out of memory");
+	for (ino = 1; ino < L.inodes; ino++)
+		if (ii[ino].state != I_UNKNOWN)
+			check_inode(ino);
+	if (ii[VSMFS_ROOT_INO].state != I_USED || ii[VSMFS_ROOT_INO].dtype != T_DIR) {
+		owners_incomplete = dirs_incomplete = true;
+		problem(FIX_NONE, "root inode %d is %s", VSMFS_ROOT_INO,
+			ii[VSMFS_ROOT_INO].state == I_FREE ? "not in use" :
+			ii[VSMFS_ROOT_INO].state == I_UNKNOWN ? "unreadable" : "not a directory");
+	}
+}
+
+/* ---- pass 6: directories ---- */
+
+struct dname {
+	u64	blk;
+	u32	off;
+	u32	len;
+	char	name[VSMFS_NAME_LEN];
+};
+
+static int dname_cmp(const void *a, const void *b)
+{
+	const struct dname *x = a, *y = b;
+
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return memcmp(x->name, y->name, x->len);
+}
+
+static void dbad(u64 dir, u64 blk, unsigned int off, const struct vsmfs_ddirent *de,
+		 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void dbad(u64 dir, u64 blk, unsigned int off, const struct vsmfs_ddirent *de,
+		 const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (de && de->d_ino && (unsigned int)DIRENT_LEN(de->d_name_len) <= VSMFS_BLOCK_SIZE - off)
+		problem(FIX_NONE, "directory %" PRIu64 ", block %" PRIu64 ", entry at %u ('%s'): %s",
+			dir, blk, off, show_name(de->d_name, de->d_name_len), buf);
+	else
+		problem(FIX_NONE, "directory %" PRIu64 ", block %" PRIu64 ", entry at %u: %s",
+			dir, blk, off, buf);
+}
+
+/* Index entry of @key of a directory, 0 for none or unreadable. */
+static u64 dir_lookup(struct walk *w, const struct vsmfs_dinode *di, u64 key)
+{
+	static u64 cached[2] = { ~0ULL, ~0ULL };
+	u64 ptr, idx[2];
+	int depth, d;
+
+	if (key < VSMFS_NDIRECT)
+		return le64_to_cpu(di->i_direct[key]);
+	key -= VSMFS_NDIRECT;
+	if (key < VSMFS_IND_ENTRIES) {
+		depth = 1;
+		ptr = le64_to_cpu(di->i_ind);
+		idx[0] = key;
+	} else {
+		key -= VSMFS_IND_ENTRIES;
+		depth = 2;
+		ptr = le64_to_cpu(di->i_dind);
+		idx[0] = key / VSMFS_IND_ENTRIES;
+		idx[1] = key % VSMFS_IND_ENTRIES;
+	}
+	for (d = 0; d < depth; d++) {
+		if (!ptr || ptr >= L.data_pages)
+			return 0;
+		if (cached[d] != ptr) {
+			if (!read_lpn(ptr, w->buf[d]))
+				return 0;
+			cached[d] = ptr;
+			if (d == 0)
+				cached[1] = ~0ULL;
+		}
+		ptr = le64_to_cpu(((const __le64 *)w->buf[d])[idx[d]]);
+	}
+	return ptr;
+}
+
+static void check_dir(u64 dir)
+{
+	const struct vsmfs_dinode *di = dinode(dir);
+	u64 nblk = le64_to_cpu(di->i_size) / VSMFS_BLOCK_SIZE, b, i, nnames = 0, cap = 0;
+	u8 *blk = xalloc(VSMFS_BLOCK_SIZE);
+	struct dname *names = NULL;
+	struct walk *w = &walker;
+
+	for (b = 0; b < nblk; b++) {
+		u64 e = dir_lookup(w, di, b), lpn = e & VSMFS_IDX_LPN_MASK;
+		unsigned int off = 0;
+
+		/* Bad entries were reported by the inode pass. */
+		if (!e || !lpn || lpn >= L.data_pages || tbit(multi, lpn) || !read_lpn(lpn, blk)) {
+			dirs_incomplete = true;
+			continue;
+		}
+		while (off < VSMFS_BLOCK_SIZE) {
+			const struct vsmfs_ddirent *de = (const void *)(blk + off);
+			unsigned int rec = le16_to_cpu(de->d_rec_len), nl = de->d_name_len;
+			u64 ino = le64_to_cpu(de->d_ino);
+			struct ino_info *t;
+
+			if (rec < VSMFS_DIRENT_BASE || rec % VSMFS_DIRENT_ALIGN ||
+			    off + rec > VSMFS_BLOCK_SIZE) {
+				dbad(dir, b, off, NULL, "bad record length %u", rec);
+				dirs_incomplete = true;
+				break;
+			}
+			if (!ino)
+				goto next;
+			if (!nl || DIRENT_LEN(nl) > rec) {
+				dbad(dir, b, off, NULL, "name length %u does not fit record length %u",
+				     nl, rec);
+				dirs_incomplete = true;
+				goto next;
+			}
+			if (memchr(de->d_name, '/', nl) || memchr(de->d_name, 0, nl))
+				dbad(dir, b, off, de, "name contains '/' or NUL");
+			else if ((nl == 1 && de->d_name[0] == '.') ||
+				 (nl == 2 && de->d_name[0] == '.' && de->d_name[1] == '.'))
+				dbad(dir, b, off, de, "'.' and '..' are implicit and never stored");
+			/* The format defines no name hash: entries carry 0. */
+			if (de->d_hash)
+				dbad(dir, b, off, de, "name hash 0x%08x, should be 0",
+				     le32_to_cpu(de->d_hash));
+			if (ino >= L.inodes) {
+				dbad(dir, b, off, de, "inode %" PRIu64 " is past the last inode %"
+				     PRIu64, ino, L.inodes - 1);
+				goto next;
+			}
+			t = &ii[ino];
+			if (t->state == I_FREE) {
+				dbad(dir, b, off, de, "refers to free inode %" PRIu64, ino);
+				goto next;
+			}
+			if (t->state == I_USED && de->d_type != t->dtype)
+				dbad(dir, b, off, de, "type %u, but inode %" PRIu64 " is of type %u (%s)",
+				     de->d_type, ino, t->dtype, type_name(t->dtype));
+			if (nnames == cap) {
+				cap = cap ? 2 * cap : 64;
+				names = realloc(names, cap * sizeof(*names));
+				if (!names)
+					fatal("out of memory");
+			}
+			names[nnames].blk = b;
+			names[nnames].off = off;
+			names[nnames].len = nl;
+			memcpy(names[nnames].name, de->d_name, nl);
+			nnames++;
+			t->refs++;
+			ii[dir].entries++;
+			if (t->state == I_USED && t->dtype == T_DIR) {
+				ii[dir].subdirs++;
+				if (ino == VSMFS_ROOT_INO)
+					dbad(dir, b, off, de, "hard link to the root directory");
+				else if (t->parent)
+					dbad(dir, b, off, de, "second link to directory %" PRIu64
+					     " (first in directory %" PRIu64 "): directories have"
+					     " one link", ino, t->parent);
+				else
+					t->parent = dir;
+			}
+next:
+			off += rec;
+		}
+	}
+	qsort(names, nnames, sizeof(*names), dname_cmp);
+	for (i = 1; i < nnames; i++)
+		if (!dname_cmp(&names[i - 1], &names[i]))
+			problem(FIX_NONE, "directory %" PRIu64 ", block %" PRIu64
+				", entry at %u: duplicate name '%s'", dir, names[i].blk,
+				names[i].off, show_name(names[i].name, names[i].len));
+	free(names);
+	free(blk);
+}
+
+static void check_dirs(void)
+{
+	u64 ino;
+
+	for (ino = 1; ino < L.inodes; ino++)
+		if (ii[ino].state == I_USED && ii[ino].dtype == T_DIR &&
+		    !(le64_to_cpu(dinode(ino)->i_size) % VSMFS_BLOCK_SIZE))
+			check_dir(ino);
+}
+
+/* ---- pass 7: connectivity, link counts, orphans ---- */
+
+static u8 reach(u64 d)
+{
+	u64 cur = d;
+	u8 r;
+
+	for (;;) {
+		if (ii[cur].reach == 1 || ii[cur].reach == 2) {
+			r = ii[cur].reach;
+			break;
+		}
+		if (ii[cur].reach == 3 || !ii[cur].parent) {
+			r = 2;
+			break;
+		}
+		ii[cur].reach = 3;
+		cur = ii[cur].parent;
+	}
+	for (cur = d; ii[cur].reach == 3; cur = ii[cur].parent)
+		ii[cur].reach = r;
+	return r;
+}
+
+static void free_orphan(u64 ino)
+{
+	struct vsmfs_dinode *di = dinode(ino);
+	struct walk *w = &walker;
+	u64 xattr = le64_to_cpu(di->i_xattr);
+	u8 t = ii[ino].dtype;
+
+	memset(w, 0, offsetof(struct walk, buf));
+	w->ino = ino;
+	w->type = t;
+	w->release = true;
+	if (t == T_REG || t == T_DIR ||
+	    (t == T_LNK && le64_to_cpu(di->i_size) > VSMFS_INLINE_LEN))
+		walk_index(w, di);
+	if (xattr)
+		claim(w, xattr, 1, "");
+	memset(di, 0, sizeof(*di));
+	dinode_dirty(ino);
+	ii[ino].state = I_FREE;
+	sbit(ibitmap, ino, false);
+	ibitmap_dirty[ino / BITS_PER_BLK] = 1;
+}
+
+static void check_links(void)
+{
+	u64 ino;
+
+	if (dirs_incomplete) {
+		info("some directory entries could not be read: link counts, orphans and"
+		     " connectivity not checked");
+		return;
+	}
+	if (ii[VSMFS_ROOT_INO].state == I_USED)
+		ii[VSMFS_ROOT_INO].reach = 1;
+	for (ino = 1; ino < L.inodes; ino++)
+		if (ii[ino].state == I_USED && ii[ino].dtype == T_DIR && ii[ino].refs &&
+		    ino != VSMFS_ROOT_INO && reach(ino) != 1)
+			problem(FIX_NONE, "directory %" PRIu64 " is not reachable from the root"
+				" (its entry is in directory %" PRIu64 ")", ino, ii[ino].parent);
+
+	for (ino = 1; ino < L.inodes; ino++) {
+		struct ino_info *in = &ii[ino];
+		struct vsmfs_dinode *di;
+		u64 want;
+		u32 nl;
+
+		if (in->state != I_USED || !in->dtype)
+			continue;
+		di = dinode(ino);
+		nl = le32_to_cpu(di->i_nlink);
+		if (!in->refs && ino != VSMFS_ROOT_INO) {
+			if (!nl && !in->bad && !(in->dtype == T_DIR && in->entries)) {
+				if (problem(FIX_PREEN | FIX_FREES, "inode %" PRIu64 " (%s, %" PRIu64
+					    " pages): orphan, no links and no directory entry",
+					    ino, type_name(in->dtype), in->pages))
+					free_orphan(ino);
+			} else {
+				problem(FIX_NONE, "inode %" PRIu64 " (%s): link count %u but no"
+					" directory entry refers to it", ino, type_name(in->dtype), nl);
+			}
+			continue;
+		}
+		want = in->dtype == T_DIR ? 2 + (u64)in->subdirs : in->refs;
+		if (nl != want &&
+		    problem(in->bad ? FIX_NONE : want < nl ? FIX_PREEN | FIX_FREES : FIX_PREEN,
+			    "inode %" PRIu64 " (%s): link count %u, should be %" PRIu64,
+			    ino, type_name(in->dtype), nl, want)) {
+			di->i_nlink = cpu_to_le32((u32)want);
+			dinode_dirty(ino);
+		}
+	}
+}
+
+/* ---- pass 8: bitmaps ---- */
+
+/*
+ * Compare @map (@nblocks blocks) bit by bit with what @want() says, and
+ * report each run of differences once. Bits before 1 and at or past @n are
+ * reserved and set.
+ */
+static void check_bitmap(const char *what, const char *unit, u8 *map, u8 *dirty, u64 nblocks,
+			 u64 n, int (*want)(u64 i), u64 *used)
+{
+	u64 total = nblocks * BITS_PER_BLK, i = 0, j, k;
+
+	*used = 0;
+	while (i < total) {
+		int have = tbit(map, i), w = i == 0 || i >= n ? 1 : want(i);
+		bool reserved = i == 0 || i >= n;
+		int fix;
+
+		if (w < 0)
+			w = have;
+		if (have && w && !reserved)
+			(*used)++;
+		if (have == w) {
+			i++;
+			continue;
+		}
+		for (j = i + 1; j < total; j++) {
+			int wj = j >= n ? 1 : want(j);
+
+			if (wj < 0)
+				wj = tbit(map, j);
+			if (tbit(map, j) != have || wj != w || (j >= n) != reserved)
+				break;
+		}
+		if (reserved)
+			fix = problem(FIX_PREEN, "%s: reserved %s%s %" PRIu64 "%s%.0" PRIu64
+				      " marked free", what, unit, j - i > 1 ? "s" : "", i,
+				      j - i > 1 ? "-" : "", j - i > 1 ? j - 1 : 0);
+		else if (w)
+			fix = problem(FIX_PREEN, "%s: %s%s %" PRIu64 "%s%.0" PRIu64
+				      " in use but marked free", what, unit, j - i > 1 ? "s" : "",
+				      i, j - i > 1 ? "-" : "", j - i > 1 ? j - 1 : 0);
+		else
+			fix = problem(FIX_PREEN | FIX_FREES, "%s: %s%s %" PRIu64 "%s%.0" PRIu64
+				      " marked in use but not used", what, unit,
+				      j - i > 1 ? "s" : "", i, j - i > 1 ? "-" : "",
+				      j - i > 1 ? j - 1 : 0);
+		if (fix) {
+			for (k = i; k < j; k++) {
+				sbit(map, k, w);
+				dirty[k / BITS_PER_BLK] = 1;
+			}
+		}
+		if (w && !reserved)
+			*used += j - i;
+		i = j;
+	}
+}
+
+static int want_page(u64 lpn)
+{
+	if (owner[lpn] || tbit(multi, lpn))
+		return 1;
+	return owners_incomplete ? -1 : 0;
+}
+
+static int want_inode(u64 ino)
+{
+	return ii[ino].state == I_UNKNOWN ? -1 : ii[ino].state == I_USED;
+}
+
+static void write_dirty(u64 start, u64 nblocks, const u8 *buf, const u8 *dirty)
+{
+	u64 b;
+
+	for (b = 0; b < nblocks; b++)
+		if (dirty[b])
+			write_blocks(start + b, 1, buf + (b << VSMFS_BLOCK_SHIFT));
+}
+
+static void write_super(void)
+{
+	u8 *blk = xalloc(VSMFS_BLOCK_SIZE);
+
+	sb.s_checksum = cpu_to_le32(vsmfs_sb_csum(&sb));
+	memcpy(blk, &sb, sizeof(sb));
+	/* Backup first, then the primary, as the module updates them. */
+	write_blocks(VSMFS_SB_BACKUP_BLOCK, 1, blk);
+	dev_sync();
+	write_blocks(VSMFS_SB_BLOCK, 1, blk);
+	dev_sync();
+	free(blk);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: fsck.vsmfs [-n | -y | -p | -a] [-f] [-v] DEVICE\n"
+		"Check a vsmfs file system on DEVICE (an unmounted pmem device or image file).\n\n"
+		"  -n     check only, change nothing (the default)\n"
+		"  -y     repair what can be repaired safely\n"
+		"  -p/-a  preen: repair only what is safe without a person deciding\n"
+		"  -f     check even if clean (every check is always complete)\n"
+		"  -v     verbose\n"
+		"  -V     print the version and exit\n"
+		"  -h     this help\n"
+		"Exit status: 0 no errors, 1 errors corrected, 4 errors left uncorrected,\n"
+		"8 operational error, 16 usage error.\n");
+}
+
+int main(int argc, char **argv)
+{
+	u64 dev_bytes, used_pages = 0, used_inodes = 0;
+	int c, flags, modes = 0, ret;
+	struct stat st;
+	bool clean;
+
+	progname = "fsck.vsmfs";
+	while ((c = getopt(argc, argv, "nypafvVhC:")) != -1) {
+		switch (c) {
+		case 'n':
+			run = RUN_CHECK;
+			modes |= 1;
+			break;
+		case 'y':
+			run = RUN_YES;
+			modes |= 2;
+			break;
+		case 'p':
+		case 'a':
+			run = RUN_PREEN;
+			modes |= 4;
+			break;
+		case 'f':
+		case 'C':	/* progress reporting of fsck(8): not supported */
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		case 'V':
+			printf("fsck.vsmfs %s (format %d)\n", VSMFS_TOOLS_VERSION, VSMFS_FORMAT_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1 || (modes & (modes - 1))) {
+		if (modes & (modes - 1))
+			fprintf(stderr, "fsck.vsmfs: only one of -n, -y and -p may be given\n");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	dev = argv[optind];
+
+	if (stat(dev, &st))
+		return fail(EXIT_OPERATIONAL, "%s: %s", dev, strerror(errno));
+	flags = run == RUN_CHECK ? O_RDONLY : O_RDWR;
+	/* Exclusive: a mounted device is refused. Direct: no stale cache. */
+	if (S_ISBLK(st.st_mode))
+		flags |= O_EXCL | O_DIRECT;
+	fd = open_device(dev, flags, &dev_bytes);
+	if (fd < 0)
+		return EXIT_OPERATIONAL;
+	dev_blocks = dev_bytes >> VSMFS_BLOCK_SHIFT;
+	if (dev_blocks < 2)
+		fatal("%s: no vsmfs file system found (device too small)", dev);
+
+	if (!check_super())
+		goto done;
+	check_journal();
+	check_ptable();
+	check_imap();
+	check_inodes();
+	check_dirs();
+	lbitmap = read_region(L.lbitmap_start, L.lbitmap_blocks);
+	ibitmap = read_region(L.ibitmap_start, L.ibitmap_blocks);
+	lbitmap_dirty = calloc(L.lbitmap_blocks, 1);
+	ibitmap_dirty = calloc(L.ibitmap_blocks, 1);
+	if (!lbitmap_dirty || !ibitmap_dirty)
+		fatal("out of memory");
+	check_links();
+
+	if (owners_incomplete)
+		info("the owners of some logical pages are unknown: leaked pages not checked");
+	check_bitmap("logical page bitmap", "logical page", lbitmap, lbitmap_dirty,
+		     L.lbitmap_blocks, L.data_pages, want_page, &used_pages);
+	check_bitmap("inode bitmap", "inode", ibitmap, ibitmap_dirty, L.ibitmap_blocks,
+		     L.inodes, want_inode, &used_inodes);
+
+	if (run != RUN_CHECK) {
+		/* Inodes first: a crash in between leaves leaks, never a double use. */
+		write_dirty(L.itable_start, L.itable_blocks, itable, itable_dirty);
+		dev_sync();
+		write_dirty(L.lbitmap_start, L.lbitmap_blocks, lbitmap, lbitmap_dirty);
+		write_dirty(L.ibitmap_start, L.ibitmap_blocks, ibitmap, ibitmap_dirty);
+		dev_sync();
+	}
+done:
+	clean = le32_to_cpu(sb.s_state) & VSMFS_STATE_CLEAN;
+	if (L.inodes && !nstruct && !clean) {
+		if (run != RUN_CHECK && !nleft) {
+			sb.s_state = cpu_to_le32(le32_to_cpu(sb.s_state) | VSMFS_STATE_CLEAN);
+			sb_write = true;
+			info("file system was not cleanly unmounted: marked clean");
+		} else {
+			info("file system was not cleanly unmounted");
+		}
+	}
+	if (sb_write && run != RUN_CHECK)
+		write_super();
+	if (nhidden)
+		info("%" PRIu64 " further problems not shown", nhidden);
+	printf("%s: ", dev);
+	if (L.inodes)
+		printf("%" PRIu64 "/%" PRIu64 " inodes, %" PRIu64 "/%" PRIu64
+		       " logical pages in use; ", used_inodes, L.inodes - 1, used_pages,
+		       L.data_pages - 1);
+	if (!nfixed && !nleft)
+		printf("no errors found\n");
+	else if (!nleft)
+		printf("%" PRIu64 " errors repaired\n", nfixed);
+	else
+		printf("%" PRIu64 " errors repaired, %" PRIu64 " left uncorrected%s\n",
+		       nfixed, nleft, nfixable && run != RUN_YES ? " (run with -y to repair)" : "");
+	if (close(fd))
+		fatal("%s: close: %s", dev, strerror(errno));
+	ret = (nfixed ? EXIT_FIXED : 0) | (nleft ? EXIT_UNCORRECTED : 0);
+	return ret;
+}
