@@ -73,10 +73,17 @@ struct vsmfs_trans {
 	int			t_error;
 };
 
+struct vsmfs_dir_index;
+
 /*
  * struct vsmfs_inode_info - in-core inode
+ *
+ * @i_dir is the DRAM index of a directory (dir.c), NULL until first use:
+ * published with a release store, changed under the directory's i_rwsem
+ * held exclusive, freed at eviction.
  */
 struct vsmfs_inode_info {
+	struct vsmfs_dir_index	*i_dir;
 	u32			i_flags;	/* VSMFS_IFLAG_* */
 	u64			i_pages;	/* logical pages owned */
 	u64			i_xattr;
@@ -195,5 +202,6 @@ void vsmfs_free_inode(struct inode *inode);
 /* dir.c */
 extern const struct file_operations vsmfs_dir_operations;
 extern const struct inode_operations vsmfs_dir_inode_operations;
+void vsmfs_dir_index_free(struct inode *inode);
 
 #endif /* _VSMFS_H */
