@@ -32,6 +32,11 @@ umount "$MNT"
 mount_vsmfs
 expect_fail rmdir "$D"
 grep -q "not empty" /tmp/expect_fail.out || die "rmdir of a full directory"
+# Parallel first lookups after the remount.
+$big lookup "$D" "$N" 300 & p1=$!
+$big lookup "$D" "$N" 300 & p2=$!
+$big lookup "$D" "$N" 300 & p3=$!
+wait $p1 && wait $p2 && wait $p3 || die "parallel lookups"
 $big lookup "$D" "$N" 4000
 assert_eq "$(ls -f "$D" | wc -l)" $((N + 400 + 2)) "ls count after remount"
 
