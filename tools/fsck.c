@@ -968,10 +968,9 @@ static void check_dir(u64 dir)
 			else if ((nl == 1 && de->d_name[0] == '.') ||
 				 (nl == 2 && de->d_name[0] == '.' && de->d_name[1] == '.'))
 				dbad(dir, b, off, de, "'.' and '..' are implicit and never stored");
-			/* The format defines no name hash: entries carry 0. */
-			if (de->d_hash)
-				dbad(dir, b, off, de, "name hash 0x%08x, should be 0",
-				     le32_to_cpu(de->d_hash));
+			if (le32_to_cpu(de->d_hash) != vsmfs_name_hash(de->d_name, nl))
+				dbad(dir, b, off, de, "name hash 0x%08x, should be 0x%08x",
+				     le32_to_cpu(de->d_hash), vsmfs_name_hash(de->d_name, nl));
 			if (ino >= L.inodes) {
 				dbad(dir, b, off, de, "inode %" PRIu64 " is past the last inode %"
 				     PRIu64, ino, L.inodes - 1);

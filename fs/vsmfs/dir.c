@@ -5,19 +5,90 @@
  * A directory is a sequence of 4 KiB blocks (metadata, changed under
  * transactions) holding variable-length entries that never cross a block.
  * An entry's byte position in the directory never changes, so it is the
- * readdir offset (plus 2, after "." and ".."). A removed entry is marked
- * free and its space reused by later insertions.
+ * readdir offset (plus 2, after "." and ".."). A removed entry's space goes
+ * to the entry before it in its block (the first entry of a block is marked
+ * free instead) and is reused by later insertions.
+ *
+ * Every directory in use has a DRAM index (struct vsmfs_dir_index), built
+ * by one walk over its blocks on first use and kept up to date by every
+ * change: a hash table from name hash to entry position, so that lookup,
+ * create and unlink read one block, not the directory; and the largest free
+ * span of each block in a max-tree, so that an insertion finds the first
+ * block with room in O(log blocks). The index holds nothing that is not in
+ * the blocks: it is freed when the inode is evicted and rebuilt when the
+ * directory is used again. It costs one 8-byte slot per entry at a load
+ * kept between 3/8 and 3/4 (11 to 22 bytes per entry) and 4 bytes per
+ * directory block.
+ *
+ * Locking: a directory changes only with its i_rwsem held exclusive;
+ * lookup and readdir hold it shared. So the index changes only with
+ * i_rwsem exclusive and is read with it at least shared. Lookups that find
+ * no index each build one; the first to publish it in i_dir wins and the
+ * others free theirs. A change reserves index memory before its
+ * transaction starts, so a started change never fails for lack of DRAM.
+ *
+ * PM ordering: directory blocks change only in their DRAM copies and reach
+ * PM through the journal (journal.c); the index is never on PM.
  */
 #include <linux/fs.h>
 #include <linux/namei.h>
+#include <linux/hash.h>
+#include <linux/log2.h>
+#include <linux/slab.h>
+#include <linux/sched/mm.h>
 #include "vsmfs.h"
 #include "pmem.h"
 
-#define DIRENT_LEN(n)	round_up(VSMFS_DIRENT_BASE + (n), VSMFS_DIRENT_ALIGN)
+#define DIRENT_LEN(n)		round_up(VSMFS_DIRENT_BASE + (n), VSMFS_DIRENT_ALIGN)
+#define VSMFS_DIR_MIN_BITS	4
 
+/* A hash table slot: an entry's name hash and its position / 8 + 1. */
+struct vsmfs_dslot {
+	u32	hash;
+	u32	key;		/* 0: empty slot */
+};
+
+/**
+ * struct vsmfs_dir_index - DRAM index of one directory
+ * @slots: hash table, linear probing, 1 << @bits slots
+ * @bits: log2 of the table size
+ * @count: live entries in the directory
+ * @nblk: blocks in the directory
+ * @cap: leaves of @room, a power of 2 larger than @nblk
+ * @room: max-tree over the blocks; leaf @cap + b holds the largest span of
+ *	block b an entry can be inserted into, node i the larger of its
+ *	children 2i and 2i + 1; node 0 is unused
+ */
+struct vsmfs_dir_index {
+	struct vsmfs_dslot	*slots;
+	unsigned int		bits;
+	u32			count;
+	u64			nblk;
+	u64			cap;
+	u16			*room;
+};
+
+/* Where an entry is: its block, its DRAM copy and the entry in it. */
 struct vsmfs_dpos {
+	u64			blk;
 	struct vsmfs_mblk	*mb;
 	struct vsmfs_ddirent	*de;
+};
+
+/*
+ * struct vsmfs_dir_iter - walk over the entries of a directory, free ones
+ * included, in position order. Holes (unmapped blocks) are passed over.
+ */
+struct vsmfs_dir_iter {
+	struct inode		*dir;
+	u64			blk;	/* block of @de */
+	u64			end;	/* first block not walked */
+	unsigned int		off;	/* offset of @de in its block */
+	unsigned int		next;	/* offset of the entry after @de */
+	unsigned int		skip;	/* entries before this offset are skipped */
+	struct vsmfs_mblk	*mb;	/* block @blk, NULL before it is read */
+	struct vsmfs_ddirent	*de;	/* the current entry */
+	struct vsmfs_ddirent	*prev;	/* the entry before @de in its block, or NULL */
 };
 
 /* DRAM copy of directory block @blk, or NULL for a hole. */
@@ -46,82 +117,394 @@ static bool vsmfs_de_ok(struct inode *dir, struct vsmfs_ddirent *de, unsigned in
 	return true;
 }
 
-static int vsmfs_find_entry(struct inode *dir, const struct qstr *name,
-			    struct vsmfs_dpos *pos)
+/* Bytes of @de an inserted entry can take: all of a free one, the slack of a live one. */
+static unsigned int vsmfs_de_room(const struct vsmfs_ddirent *de)
 {
-	u64 nblk = dir->i_size >> VSMFS_BLOCK_SHIFT, b;
+	unsigned int rec = le16_to_cpu(de->d_rec_len);
 
-	for (b = 0; b < nblk; b++) {
-		struct vsmfs_mblk *mb = vsmfs_dir_block(dir, b);
-		unsigned int off = 0;
+	return de->d_ino ? rec - DIRENT_LEN(de->d_name_len) : rec;
+}
 
-		if (IS_ERR_OR_NULL(mb)) {
+/* Walk blocks [@pos's block, @end), from the entry at or after byte position @pos. */
+static void vsmfs_iter_init(struct vsmfs_dir_iter *it, struct inode *dir, u64 pos, u64 end)
+{
+	it->dir = dir;
+	it->blk = pos >> VSMFS_BLOCK_SHIFT;
+	it->skip = pos & (VSMFS_BLOCK_SIZE - 1);
+	it->end = end;
+	it->next = 0;
+	it->mb = NULL;
+	it->de = NULL;
+	it->prev = NULL;
+}
+
+/* Step to the next entry: 1 with it->de set, 0 at the end, or a negative errno. */
+static int vsmfs_iter_next(struct vsmfs_dir_iter *it)
+{
+	struct vsmfs_mblk *mb;
+
+	for (;;) {
+		if (!it->mb) {
+			if (it->blk >= it->end)
+				return 0;
+			mb = vsmfs_dir_block(it->dir, it->blk);
 			if (IS_ERR(mb))
 				return PTR_ERR(mb);
+			if (!mb) {
+				it->blk++;
+				it->skip = 0;
+				continue;
+			}
+			it->mb = mb;
+			it->next = 0;
+			it->de = NULL;
+		}
+		if (it->next >= VSMFS_BLOCK_SIZE) {
+			it->mb = NULL;
+			it->blk++;
+			it->skip = 0;
 			continue;
 		}
-		while (off < VSMFS_BLOCK_SIZE) {
-			struct vsmfs_ddirent *de = (void *)mb->m_data + off;
+		it->prev = it->de;
+		it->off = it->next;
+		it->de = (void *)it->mb->m_data + it->off;
+		if (!vsmfs_de_ok(it->dir, it->de, it->off))
+			return -EFSCORRUPTED;
+		it->next += le16_to_cpu(it->de->d_rec_len);
+		if (it->off >= it->skip)
+			return 1;
+	}
+}
 
-			if (!vsmfs_de_ok(dir, de, off))
-				return -EFSCORRUPTED;
-			if (de->d_ino && de->d_name_len == name->len &&
-			    !memcmp(de->d_name, name->name, name->len)) {
-				pos->mb = mb;
-				pos->de = de;
-				return 0;
-			}
-			off += le16_to_cpu(de->d_rec_len);
+/* Largest span of block @blk an entry can be inserted into. */
+static int vsmfs_block_room(struct inode *dir, u64 blk, unsigned int *room)
+{
+	struct vsmfs_dir_iter it;
+	int ret;
+
+	*room = 0;
+	vsmfs_iter_init(&it, dir, blk << VSMFS_BLOCK_SHIFT, blk + 1);
+	while ((ret = vsmfs_iter_next(&it)) > 0)
+		*room = max(*room, vsmfs_de_room(it.de));
+	return ret;
+}
+
+/* Zeroed index memory. Never reclaims through the file system. */
+static void *vsmfs_index_alloc(size_t n, size_t size)
+{
+	unsigned int nofs = memalloc_nofs_save();
+	void *p = kvcalloc(n, size, GFP_KERNEL);
+
+	memalloc_nofs_restore(nofs);
+	return p;
+}
+
+static u32 vsmfs_pos_key(u64 pos)
+{
+	return (pos >> 3) + 1;
+}
+
+static u64 vsmfs_key_pos(u32 key)
+{
+	return (u64)(key - 1) << 3;
+}
+
+/* Put an entry in a table that has a free slot. */
+static void vsmfs_slot_put(struct vsmfs_dslot *slots, unsigned int bits, u32 hash, u32 key)
+{
+	u32 mask = (1U << bits) - 1, i = hash_32(hash, bits);
+
+	while (slots[i].key)
+		i = (i + 1) & mask;
+	slots[i].hash = hash;
+	slots[i].key = key;
+}
+
+/* Move the entries to a table of 1 << @bits slots. */
+static int vsmfs_index_resize(struct vsmfs_dir_index *idx, unsigned int bits)
+{
+	struct vsmfs_dslot *slots = vsmfs_index_alloc(1UL << bits, sizeof(*slots));
+	u32 i;
+
+	if (!slots)
+		return -ENOMEM;
+	for (i = 0; idx->slots && i < 1U << idx->bits; i++)
+		if (idx->slots[i].key)
+			vsmfs_slot_put(slots, bits, idx->slots[i].hash, idx->slots[i].key);
+	kvfree(idx->slots);
+	idx->slots = slots;
+	idx->bits = bits;
+	return 0;
+}
+
+/* Would one more entry take the table past 3/4 full? */
+static bool vsmfs_index_full(const struct vsmfs_dir_index *idx)
+{
+	return ((u64)idx->count + 1) * 4 > 3ULL << idx->bits;
+}
+
+/*
+ * Empty slot @i, moving later entries of its probe run back so that every
+ * entry stays reachable from its home slot (no tombstones).
+ */
+static void vsmfs_slot_remove(struct vsmfs_dir_index *idx, u32 i)
+{
+	u32 mask = (1U << idx->bits) - 1, j = i, home;
+
+	for (;;) {
+		j = (j + 1) & mask;
+		if (!idx->slots[j].key)
+			break;
+		home = hash_32(idx->slots[j].hash, idx->bits);
+		/* An entry whose home lies in (i, j] must stay. */
+		if (((j - home) & mask) < ((j - i) & mask))
+			continue;
+		idx->slots[i] = idx->slots[j];
+		i = j;
+	}
+	idx->slots[i].key = 0;
+	idx->count--;
+}
+
+/* Recompute the inner nodes of the max-tree from its leaves. */
+static void vsmfs_room_fix(struct vsmfs_dir_index *idx)
+{
+	u64 i;
+
+	for (i = idx->cap - 1; i; i--)
+		idx->room[i] = max(idx->room[2 * i], idx->room[2 * i + 1]);
+}
+
+static void vsmfs_room_set(struct vsmfs_dir_index *idx, u64 blk, unsigned int room)
+{
+	u64 i = idx->cap + blk;
+
+	idx->room[i] = room;
+	for (i /= 2; i; i /= 2)
+		idx->room[i] = max(idx->room[2 * i], idx->room[2 * i + 1]);
+}
+
+/* First block with a span of @need bytes free, or U64_MAX. */
+static u64 vsmfs_room_find(const struct vsmfs_dir_index *idx, unsigned int need)
+{
+	u64 i = 1;
+
+	if (idx->room[1] < need)
+		return U64_MAX;
+	while (i < idx->cap)
+		i = idx->room[2 * i] >= need ? 2 * i : 2 * i + 1;
+	return i - idx->cap;
+}
+
+/* Give the max-tree @cap leaves (more than it has). */
+static int vsmfs_room_resize(struct vsmfs_dir_index *idx, u64 cap)
+{
+	u16 *room = vsmfs_index_alloc(2 * cap, sizeof(*room));
+
+	if (!room)
+		return -ENOMEM;
+	if (idx->room)
+		memcpy(room + cap, idx->room + idx->cap, idx->cap * sizeof(*room));
+	kvfree(idx->room);
+	idx->room = room;
+	idx->cap = cap;
+	vsmfs_room_fix(idx);
+	return 0;
+}
+
+static void vsmfs_index_destroy(struct vsmfs_dir_index *idx)
+{
+	kvfree(idx->slots);
+	kvfree(idx->room);
+	kfree(idx);
+}
+
+/* Build the index of @dir by one walk over its blocks. */
+static struct vsmfs_dir_index *vsmfs_index_build(struct inode *dir)
+{
+	u64 nblk = dir->i_size >> VSMFS_BLOCK_SHIFT;
+	struct vsmfs_dir_index *idx;
+	struct vsmfs_dir_iter it;
+	int ret;
+
+	idx = kzalloc(sizeof(*idx), GFP_NOFS);
+	if (!idx)
+		return ERR_PTR(-ENOMEM);
+	idx->nblk = nblk;
+	ret = vsmfs_index_resize(idx, VSMFS_DIR_MIN_BITS);
+	if (!ret)
+		ret = vsmfs_room_resize(idx, roundup_pow_of_two(nblk + 1));
+	if (ret)
+		goto fail;
+	vsmfs_iter_init(&it, dir, 0, nblk);
+	while ((ret = vsmfs_iter_next(&it)) > 0) {
+		u16 *leaf = &idx->room[idx->cap + it.blk];
+		struct vsmfs_ddirent *de = it.de;
+
+		*leaf = max_t(unsigned int, *leaf, vsmfs_de_room(de));
+		if (!de->d_ino)
+			continue;
+		if (vsmfs_index_full(idx)) {
+			ret = vsmfs_index_resize(idx, idx->bits + 1);
+			if (ret)
+				goto fail;
 		}
+		vsmfs_slot_put(idx->slots, idx->bits, vsmfs_name_hash(de->d_name, de->d_name_len),
+			       vsmfs_pos_key((it.blk << VSMFS_BLOCK_SHIFT) + it.off));
+		idx->count++;
+	}
+	if (ret)
+		goto fail;
+	vsmfs_room_fix(idx);
+	return idx;
+fail:
+	vsmfs_index_destroy(idx);
+	return ERR_PTR(ret);
+}
+
+/*
+ * The index of @dir, built if there is none yet.
+ * Context: i_rwsem of @dir held, shared or exclusive.
+ */
+static struct vsmfs_dir_index *vsmfs_dir_index(struct inode *dir)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(dir);
+	struct vsmfs_dir_index *idx;
+
+	lockdep_assert_held(&dir->i_rwsem);
+	/* Pairs with the cmpxchg_release() below: the contents are visible. */
+	idx = smp_load_acquire(&vi->i_dir);
+	if (idx)
+		return idx;
+	idx = vsmfs_index_build(dir);
+	if (IS_ERR(idx))
+		return idx;
+	/* Publish the built index: release orders its contents before the pointer. */
+	if (cmpxchg_release(&vi->i_dir, NULL, idx)) {
+		vsmfs_index_destroy(idx);
+		/* Another lookup published first; acquire its contents. */
+		idx = smp_load_acquire(&vi->i_dir);
+	}
+	return idx;
+}
+
+/*
+ * The index of @dir with room for one more entry, and for one more block.
+ * Context: i_rwsem of @dir held exclusive, no transaction running.
+ */
+static struct vsmfs_dir_index *vsmfs_dir_reserve(struct inode *dir)
+{
+	struct vsmfs_dir_index *idx = vsmfs_dir_index(dir);
+	int ret = 0;
+
+	lockdep_assert_held_write(&dir->i_rwsem);
+	if (IS_ERR(idx))
+		return idx;
+	if (vsmfs_index_full(idx))
+		ret = vsmfs_index_resize(idx, idx->bits + 1);
+	if (!ret && idx->nblk >= idx->cap)
+		ret = vsmfs_room_resize(idx, idx->cap * 2);
+	return ret ? ERR_PTR(ret) : idx;
+}
+
+/**
+ * vsmfs_dir_index_free() - free the DRAM index of a directory
+ * @inode: the inode; any inode may be passed
+ *
+ * Context: inode eviction.
+ */
+void vsmfs_dir_index_free(struct inode *inode)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+
+	if (vi->i_dir) {
+		vsmfs_index_destroy(vi->i_dir);
+		vi->i_dir = NULL;
+	}
+}
+
+/* The live entry at byte position @p the index names. */
+static int vsmfs_dir_entry(struct inode *dir, u64 p, struct vsmfs_dpos *pos)
+{
+	unsigned int off = p & (VSMFS_BLOCK_SIZE - 1);
+
+	pos->blk = p >> VSMFS_BLOCK_SHIFT;
+	pos->mb = vsmfs_dir_block(dir, pos->blk);
+	if (IS_ERR(pos->mb))
+		return PTR_ERR(pos->mb);
+	if (WARN_ON_ONCE(!pos->mb))
+		return -EIO;
+	pos->de = (void *)pos->mb->m_data + off;
+	if (WARN_ON_ONCE(!pos->de->d_ino))
+		return -EIO;
+	return 0;
+}
+
+static int vsmfs_find_entry(struct inode *dir, struct vsmfs_dir_index *idx,
+			    const struct qstr *name, struct vsmfs_dpos *pos)
+{
+	u32 hash = vsmfs_name_hash(name->name, name->len);
+	u32 mask = (1U << idx->bits) - 1, i;
+	int ret;
+
+	/* The table is never full, so the probe ends at an empty slot. */
+	for (i = hash_32(hash, idx->bits); idx->slots[i].key; i = (i + 1) & mask) {
+		if (idx->slots[i].hash != hash)
+			continue;
+		ret = vsmfs_dir_entry(dir, vsmfs_key_pos(idx->slots[i].key), pos);
+		if (ret)
+			return ret;
+		if (pos->de->d_name_len == name->len &&
+		    !memcmp(pos->de->d_name, name->name, name->len))
+			return 0;
 	}
 	return -ENOENT;
 }
 
+/*
+ * Add an entry for @inode named @name, into the first block with room or a
+ * new block at the end. @idx comes from vsmfs_dir_reserve().
+ */
 static int vsmfs_add_entry(struct vsmfs_trans *t, struct inode *dir,
-			   const struct qstr *name, struct inode *inode)
+			   struct vsmfs_dir_index *idx, const struct qstr *name,
+			   struct inode *inode)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
-	u64 nblk = dir->i_size >> VSMFS_BLOCK_SHIFT, b, lpn;
-	unsigned int need = DIRENT_LEN(name->len);
-	struct vsmfs_ddirent *de = NULL;
-	struct vsmfs_mblk *mb = NULL;
+	unsigned int need = DIRENT_LEN(name->len), room;
+	u64 blk = vsmfs_room_find(idx, need), lpn;
+	u32 hash = vsmfs_name_hash(name->name, name->len);
+	struct vsmfs_ddirent *de;
+	struct vsmfs_dir_iter it;
+	struct vsmfs_mblk *mb;
 	int ret;
 
-	for (b = 0; b < nblk && !de; b++) {
-		unsigned int off = 0;
+	if (blk != U64_MAX) {
+		vsmfs_iter_init(&it, dir, blk << VSMFS_BLOCK_SHIFT, blk + 1);
+		while ((ret = vsmfs_iter_next(&it)) > 0 && vsmfs_de_room(it.de) < need)
+			;
+		if (ret < 0)
+			return ret;
+		if (WARN_ON_ONCE(!ret))
+			return -EIO;
+		mb = it.mb;
+		de = it.de;
+		if (de->d_ino) {
+			unsigned int rec = le16_to_cpu(de->d_rec_len);
+			unsigned int used = DIRENT_LEN(de->d_name_len);
 
-		mb = vsmfs_dir_block(dir, b);
-		if (IS_ERR(mb))
-			return PTR_ERR(mb);
-		while (mb && off < VSMFS_BLOCK_SIZE) {
-			struct vsmfs_ddirent *cur = (void *)mb->m_data + off;
-			unsigned int rec = le16_to_cpu(cur->d_rec_len);
-
-			if (!vsmfs_de_ok(dir, cur, off))
-				return -EFSCORRUPTED;
-			if (!cur->d_ino && rec >= need) {
-				de = cur;
-				break;
-			}
-			if (cur->d_ino && rec >= DIRENT_LEN(cur->d_name_len) + need) {
-				unsigned int used = DIRENT_LEN(cur->d_name_len);
-
-				cur->d_rec_len = cpu_to_le16(used);
-				de = (void *)cur + used;
-				de->d_rec_len = cpu_to_le16(rec - used);
-				break;
-			}
-			off += rec;
+			de->d_rec_len = cpu_to_le16(used);
+			de = (void *)de + used;
+			de->d_rec_len = cpu_to_le16(rec - used);
 		}
-	}
-	if (!de) {
-		if (nblk >= VSMFS_MAX_KEY)
+	} else {
+		blk = idx->nblk;
+		if (blk >= VSMFS_MAX_KEY)
 			return -ENOSPC;
 		ret = vsmfs_alloc_pages(t, 1, false, &lpn);
 		if (ret)
 			return ret;
 		VSMFS_I(dir)->i_pages++;
-		ret = vsmfs_idx_set(t, dir, nblk, vsmfs_idx_make(lpn, 1));
+		ret = vsmfs_idx_set(t, dir, blk, vsmfs_idx_make(lpn, 1));
 		if (ret)
 			return ret;
 		mb = vsmfs_mblk_get(sbi, vsmfs_lpn_blk(sbi, lpn));
@@ -130,94 +513,128 @@ static int vsmfs_add_entry(struct vsmfs_trans *t, struct inode *dir,
 		memset(mb->m_data, 0, VSMFS_BLOCK_SIZE);
 		de = (void *)mb->m_data;
 		de->d_rec_len = cpu_to_le16(VSMFS_BLOCK_SIZE);
-		i_size_write(dir, (nblk + 1) << VSMFS_BLOCK_SHIFT);
+		i_size_write(dir, (blk + 1) << VSMFS_BLOCK_SHIFT);
 		dir->i_blocks = VSMFS_I(dir)->i_pages << (VSMFS_BLOCK_SHIFT - 9);
+		idx->nblk = blk + 1;
 	}
 	de->d_ino = cpu_to_le64(inode->i_ino);
 	de->d_name_len = name->len;
 	de->d_type = fs_umode_to_dtype(inode->i_mode);
-	de->d_hash = 0;
+	de->d_hash = cpu_to_le32(hash);
 	memcpy(de->d_name, name->name, name->len);
 	vsmfs_trans_dirty(t, mb);
+
+	vsmfs_slot_put(idx->slots, idx->bits, hash,
+		       vsmfs_pos_key((blk << VSMFS_BLOCK_SHIFT) + ((u8 *)de - mb->m_data)));
+	idx->count++;
+	ret = vsmfs_block_room(dir, blk, &room);
+	if (ret)
+		return ret;
+	vsmfs_room_set(idx, blk, room);
+
 	dir->i_ctime = current_time(dir);
 	dir->i_mtime = dir->i_ctime;
 	return vsmfs_write_inode_t(t, dir);
 }
 
-static void vsmfs_del_entry(struct vsmfs_trans *t, struct inode *dir, struct vsmfs_dpos *pos)
+/* Remove the entry at @pos (found through @idx); the caller writes @dir. */
+static int vsmfs_del_entry(struct vsmfs_trans *t, struct inode *dir,
+			   struct vsmfs_dir_index *idx, struct vsmfs_dpos *pos)
 {
-	pos->de->d_ino = 0;
+	struct vsmfs_ddirent *de = pos->de;
+	u32 hash = vsmfs_name_hash(de->d_name, de->d_name_len);
+	u32 key = vsmfs_pos_key((pos->blk << VSMFS_BLOCK_SHIFT) + ((u8 *)de - pos->mb->m_data));
+	u32 mask = (1U << idx->bits) - 1, i;
+	struct vsmfs_dir_iter it;
+	unsigned int room;
+	int ret;
+
+	vsmfs_iter_init(&it, dir, pos->blk << VSMFS_BLOCK_SHIFT, pos->blk + 1);
+	while ((ret = vsmfs_iter_next(&it)) > 0 && it.de != de)
+		;
+	if (ret < 0)
+		return ret;
+	if (WARN_ON_ONCE(!ret))
+		return -EIO;
+	for (i = hash_32(hash, idx->bits); idx->slots[i].key != key; i = (i + 1) & mask)
+		if (WARN_ON_ONCE(!idx->slots[i].key))
+			return -EIO;
+
+	/* The entry before it in the block takes over its space. */
+	de->d_ino = 0;
+	if (it.prev)
+		le16_add_cpu(&it.prev->d_rec_len, le16_to_cpu(de->d_rec_len));
 	vsmfs_trans_dirty(t, pos->mb);
+	vsmfs_slot_remove(idx, i);
+	ret = vsmfs_block_room(dir, pos->blk, &room);
+	if (ret)
+		return ret;
+	vsmfs_room_set(idx, pos->blk, room);
 	dir->i_ctime = current_time(dir);
 	dir->i_mtime = dir->i_ctime;
+	return 0;
 }
 
-static bool vsmfs_dir_empty(struct inode *dir)
+/* 0 if @dir has no entries, -ENOTEMPTY if it has, or a negative errno. */
+static int vsmfs_check_empty(struct inode *dir)
 {
-	u64 nblk = dir->i_size >> VSMFS_BLOCK_SHIFT, b;
+	struct vsmfs_dir_index *idx;
+	struct vsmfs_dir_iter it;
+	int ret;
 
-	for (b = 0; b < nblk; b++) {
-		struct vsmfs_mblk *mb = vsmfs_dir_block(dir, b);
-		unsigned int off = 0;
+	/* Pairs with the publishing cmpxchg_release() in vsmfs_dir_index(). */
+	idx = smp_load_acquire(&VSMFS_I(dir)->i_dir);
 
-		if (IS_ERR(mb))
-			return false;
-		while (mb && off < VSMFS_BLOCK_SIZE) {
-			struct vsmfs_ddirent *de = (void *)mb->m_data + off;
-
-			if (!vsmfs_de_ok(dir, de, off))
-				return false;
-			if (de->d_ino)
-				return false;
-			off += le16_to_cpu(de->d_rec_len);
-		}
-	}
-	return true;
+	if (idx)
+		return idx->count ? -ENOTEMPTY : 0;
+	/* No index: walk until the first live entry. */
+	vsmfs_iter_init(&it, dir, 0, dir->i_size >> VSMFS_BLOCK_SHIFT);
+	while ((ret = vsmfs_iter_next(&it)) > 0)
+		if (it.de->d_ino)
+			return -ENOTEMPTY;
+	return ret;
 }
 
 static int vsmfs_readdir(struct file *file, struct dir_context *ctx)
 {
 	struct inode *dir = file_inode(file);
 	u64 nblk = dir->i_size >> VSMFS_BLOCK_SHIFT;
+	struct vsmfs_dir_iter it;
+	int ret;
 
 	if (!dir_emit_dots(file, ctx))
 		return 0;
-	while ((u64)(ctx->pos - 2) >> VSMFS_BLOCK_SHIFT < nblk) {
-		u64 b = (ctx->pos - 2) >> VSMFS_BLOCK_SHIFT;
-		unsigned int want = (ctx->pos - 2) & (VSMFS_BLOCK_SIZE - 1), off = 0;
-		struct vsmfs_mblk *mb = vsmfs_dir_block(dir, b);
+	vsmfs_iter_init(&it, dir, ctx->pos - 2, nblk);
+	while ((ret = vsmfs_iter_next(&it)) > 0) {
+		struct vsmfs_ddirent *de = it.de;
 
-		if (IS_ERR(mb))
-			return PTR_ERR(mb);
-		while (mb && off < VSMFS_BLOCK_SIZE) {
-			struct vsmfs_ddirent *de = (void *)mb->m_data + off;
-			unsigned int rec = le16_to_cpu(de->d_rec_len);
-
-			if (!vsmfs_de_ok(dir, de, off))
-				return -EFSCORRUPTED;
-			if (off >= want && de->d_ino) {
-				ctx->pos = 2 + (b << VSMFS_BLOCK_SHIFT) + off;
-				if (!dir_emit(ctx, de->d_name, de->d_name_len,
-					      le64_to_cpu(de->d_ino), de->d_type))
-					return 0;
-			}
-			off += rec;
-		}
-		ctx->pos = 2 + ((b + 1) << VSMFS_BLOCK_SHIFT);
+		if (!de->d_ino)
+			continue;
+		ctx->pos = 2 + (it.blk << VSMFS_BLOCK_SHIFT) + it.off;
+		if (!dir_emit(ctx, de->d_name, de->d_name_len, le64_to_cpu(de->d_ino),
+			      de->d_type))
+			return 0;
 	}
+	if (ret)
+		return ret;
+	ctx->pos = max_t(loff_t, ctx->pos, 2 + (nblk << VSMFS_BLOCK_SHIFT));
 	return 0;
 }
 
 static struct dentry *vsmfs_lookup(struct inode *dir, struct dentry *dentry,
 				   unsigned int flags)
 {
+	struct vsmfs_dir_index *idx;
 	struct inode *inode = NULL;
 	struct vsmfs_dpos pos;
 	int ret;
 
 	if (dentry->d_name.len > VSMFS_NAME_LEN)
 		return ERR_PTR(-ENAMETOOLONG);
-	ret = vsmfs_find_entry(dir, &dentry->d_name, &pos);
+	idx = vsmfs_dir_index(dir);
+	if (IS_ERR(idx))
+		return ERR_CAST(idx);
+	ret = vsmfs_find_entry(dir, idx, &dentry->d_name, &pos);
 	if (!ret) {
 		inode = vsmfs_iget(dir->i_sb, le64_to_cpu(pos.de->d_ino));
 		if (IS_ERR(inode))
@@ -233,6 +650,7 @@ static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t 
 			      dev_t rdev, const char *symname)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(dir->i_sb);
+	struct vsmfs_dir_index *idx;
 	struct vsmfs_trans t;
 	struct inode *inode;
 	int ret = 0;
@@ -241,6 +659,9 @@ static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t 
 		return -ENAMETOOLONG;
 	if (S_ISDIR(mode) && dir->i_nlink >= U16_MAX)
 		return -EMLINK;
+	idx = vsmfs_dir_reserve(dir);
+	if (IS_ERR(idx))
+		return PTR_ERR(idx);
 	vsmfs_trans_begin(sbi, &t);
 	inode = vsmfs_new_inode(&t, dir, mode, rdev);
 	if (IS_ERR(inode)) {
@@ -275,7 +696,7 @@ static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t 
 			ret = vsmfs_write_inode_t(&t, inode);
 	}
 	if (!ret)
-		ret = vsmfs_add_entry(&t, dir, &dentry->d_name, inode);
+		ret = vsmfs_add_entry(&t, dir, idx, &dentry->d_name, inode);
 	if (!ret && S_ISDIR(mode)) {
 		inc_nlink(dir);
 		ret = vsmfs_write_inode_t(&t, dir);
@@ -327,6 +748,7 @@ static int vsmfs_symlink(struct user_namespace *ns, struct inode *dir,
 static int vsmfs_link(struct dentry *old, struct inode *dir, struct dentry *dentry)
 {
 	struct inode *inode = d_inode(old);
+	struct vsmfs_dir_index *idx;
 	struct vsmfs_trans t;
 	int ret;
 
@@ -334,8 +756,11 @@ static int vsmfs_link(struct dentry *old, struct inode *dir, struct dentry *dent
 		return -ENAMETOOLONG;
 	if (inode->i_nlink >= U16_MAX)
 		return -EMLINK;
+	idx = vsmfs_dir_reserve(dir);
+	if (IS_ERR(idx))
+		return PTR_ERR(idx);
 	vsmfs_trans_begin(VSMFS_SB(dir->i_sb), &t);
-	ret = vsmfs_add_entry(&t, dir, &dentry->d_name, inode);
+	ret = vsmfs_add_entry(&t, dir, idx, &dentry->d_name, inode);
 	if (!ret) {
 		inc_nlink(inode);
 		inode->i_ctime = current_time(inode);
@@ -350,16 +775,18 @@ static int vsmfs_link(struct dentry *old, struct inode *dir, struct dentry *dent
 }
 
 /* Remove @dentry's entry and drop the link it held, in transaction @t. */
-static int vsmfs_unlink_t(struct vsmfs_trans *t, struct inode *dir, struct dentry *dentry)
+static int vsmfs_unlink_t(struct vsmfs_trans *t, struct inode *dir,
+			  struct vsmfs_dir_index *idx, struct dentry *dentry)
 {
 	struct inode *inode = d_inode(dentry);
 	struct vsmfs_dpos pos;
 	int ret;
 
-	ret = vsmfs_find_entry(dir, &dentry->d_name, &pos);
+	ret = vsmfs_find_entry(dir, idx, &dentry->d_name, &pos);
+	if (!ret)
+		ret = vsmfs_del_entry(t, dir, idx, &pos);
 	if (ret)
 		return ret;
-	vsmfs_del_entry(t, dir, &pos);
 	inode->i_ctime = dir->i_ctime;
 	if (S_ISDIR(inode->i_mode)) {
 		clear_nlink(inode);
@@ -375,19 +802,22 @@ static int vsmfs_unlink_t(struct vsmfs_trans *t, struct inode *dir, struct dentr
 
 static int vsmfs_unlink(struct inode *dir, struct dentry *dentry)
 {
+	struct vsmfs_dir_index *idx = vsmfs_dir_index(dir);
 	struct vsmfs_trans t;
 	int ret;
 
+	if (IS_ERR(idx))
+		return PTR_ERR(idx);
 	vsmfs_trans_begin(VSMFS_SB(dir->i_sb), &t);
-	ret = vsmfs_unlink_t(&t, dir, dentry);
+	ret = vsmfs_unlink_t(&t, dir, idx, dentry);
 	return vsmfs_trans_commit(&t) ?: ret;
 }
 
 static int vsmfs_rmdir(struct inode *dir, struct dentry *dentry)
 {
-	if (!vsmfs_dir_empty(d_inode(dentry)))
-		return -ENOTEMPTY;
-	return vsmfs_unlink(dir, dentry);
+	int ret = vsmfs_check_empty(d_inode(dentry));
+
+	return ret ?: vsmfs_unlink(dir, dentry);
 }
 
 static int vsmfs_rename(struct user_namespace *ns, struct inode *old_dir,
@@ -397,6 +827,7 @@ static int vsmfs_rename(struct user_namespace *ns, struct inode *old_dir,
 	struct inode *old_inode = d_inode(old_dentry);
 	struct inode *new_inode = d_inode(new_dentry);
 	bool is_dir = S_ISDIR(old_inode->i_mode);
+	struct vsmfs_dir_index *oidx, *nidx;
 	struct vsmfs_dpos opos, npos;
 	struct vsmfs_trans t;
 	int ret;
@@ -405,16 +836,25 @@ static int vsmfs_rename(struct user_namespace *ns, struct inode *old_dir,
 		return -EINVAL;
 	if (new_dentry->d_name.len > VSMFS_NAME_LEN)
 		return -ENAMETOOLONG;
-	if (new_inode && S_ISDIR(new_inode->i_mode) && !(flags & RENAME_EXCHANGE) &&
-	    !vsmfs_dir_empty(new_inode))
-		return -ENOTEMPTY;
+	if (new_inode && S_ISDIR(new_inode->i_mode) && !(flags & RENAME_EXCHANGE)) {
+		ret = vsmfs_check_empty(new_inode);
+		if (ret)
+			return ret;
+	}
+	oidx = vsmfs_dir_index(old_dir);
+	if (IS_ERR(oidx))
+		return PTR_ERR(oidx);
+	/* A new entry is added only when no entry of the new name exists. */
+	nidx = new_inode ? vsmfs_dir_index(new_dir) : vsmfs_dir_reserve(new_dir);
+	if (IS_ERR(nidx))
+		return PTR_ERR(nidx);
 
 	vsmfs_trans_begin(VSMFS_SB(old_dir->i_sb), &t);
-	ret = vsmfs_find_entry(old_dir, &old_dentry->d_name, &opos);
+	ret = vsmfs_find_entry(old_dir, oidx, &old_dentry->d_name, &opos);
 	if (ret)
 		goto out;
 	if (flags & RENAME_EXCHANGE) {
-		ret = vsmfs_find_entry(new_dir, &new_dentry->d_name, &npos);
+		ret = vsmfs_find_entry(new_dir, nidx, &new_dentry->d_name, &npos);
 		if (ret)
 			goto out;
 		opos.de->d_ino = cpu_to_le64(new_inode->i_ino);
@@ -444,7 +884,7 @@ static int vsmfs_rename(struct user_namespace *ns, struct inode *old_dir,
 		goto dirs;
 	}
 	if (new_inode) {
-		ret = vsmfs_find_entry(new_dir, &new_dentry->d_name, &npos);
+		ret = vsmfs_find_entry(new_dir, nidx, &new_dentry->d_name, &npos);
 		if (ret)
 			goto out;
 		npos.de->d_ino = cpu_to_le64(old_inode->i_ino);
@@ -463,15 +903,14 @@ static int vsmfs_rename(struct user_namespace *ns, struct inode *old_dir,
 		if (is_dir)
 			drop_nlink(new_dir);
 	} else {
-		ret = vsmfs_add_entry(&t, new_dir, &new_dentry->d_name, old_inode);
+		ret = vsmfs_add_entry(&t, new_dir, nidx, &new_dentry->d_name, old_inode);
 		if (ret)
 			goto out;
 	}
-	/* The old entry may have moved if the new one was added to its block. */
-	ret = vsmfs_find_entry(old_dir, &old_dentry->d_name, &opos);
+	/* Entries never move: opos still holds the old entry. */
+	ret = vsmfs_del_entry(&t, old_dir, oidx, &opos);
 	if (ret)
 		goto out;
-	vsmfs_del_entry(&t, old_dir, &opos);
 	if (is_dir && old_dir != new_dir) {
 		drop_nlink(old_dir);
 		inc_nlink(new_dir);

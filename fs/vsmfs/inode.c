@@ -607,6 +607,7 @@ void vsmfs_evict_inode(struct inode *inode)
 		if (ret)
 			vsmfs_err(inode->i_sb, "freeing inode %lu failed: %d", inode->i_ino, ret);
 	}
+	vsmfs_dir_index_free(inode);
 	clear_inode(inode);
 }
 

@@ -357,6 +357,7 @@ struct inode *vsmfs_alloc_inode(struct super_block *sb)
 	vi = alloc_inode_sb(sb, vsmfs_inode_cachep, GFP_KERNEL);
 	if (!vi)
 		return NULL;
+	vi->i_dir = NULL;
 	vi->i_flags = 0;
 	vi->i_pages = 0;
 	return &vi->vfs_inode;

@@ -192,3 +192,23 @@ const char *vsmfs_sb_check(const struct vsmfs_dsb *dsb, u64 dev_blocks)
 		return "bad root inode number";
 	return NULL;
 }
+
+/**
+ * vsmfs_name_hash() - hash of a directory entry name, as stored in d_hash
+ * @name: the name, not NUL terminated
+ * @len: its length in bytes
+ *
+ * 32-bit FNV-1a over the bytes of the name.
+ *
+ * Return: the hash.
+ */
+u32 vsmfs_name_hash(const char *name, unsigned int len)
+{
+	u32 h = 2166136261U;
+
+	while (len--) {
+		h ^= (u8)*name++;
+		h *= 16777619U;
+	}
+	return h;
+}

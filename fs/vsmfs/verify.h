@@ -52,5 +52,6 @@ const char *vsmfs_compute_layout(struct vsmfs_layout *l, u64 blocks,
 void vsmfs_layout_to_sb(const struct vsmfs_layout *l, struct vsmfs_dsb *dsb);
 u32 vsmfs_sb_csum(const struct vsmfs_dsb *dsb);
 const char *vsmfs_sb_check(const struct vsmfs_dsb *dsb, u64 dev_blocks);
+u32 vsmfs_name_hash(const char *name, unsigned int len);
 
 #endif /* _VSMFS_VERIFY_H */

@@ -74,6 +74,8 @@ struct vsmfs_trans {
 	int			t_error;
 };
 
+struct vsmfs_dir_index;
+
 /*
  * struct vsmfs_swap - a batch of page swaps sharing one TLB shootdown
  */
@@ -89,9 +91,14 @@ struct vsmfs_swap {
  * fault path, which cannot take the inode lock: shared to look up and
  * copy through runs, exclusive to change them. Lock order: i_rwsem,
  * invalidate_lock, i_idx_sem, then the transaction.
+ *
+ * @i_dir is the DRAM index of a directory (dir.c), NULL until first use:
+ * published with a release store, changed under the directory's i_rwsem
+ * held exclusive, freed at eviction.
  */
 struct vsmfs_inode_info {
 	struct rw_semaphore	i_idx_sem;
+	struct vsmfs_dir_index	*i_dir;
 	u32			i_flags;	/* VSMFS_IFLAG_* */
 	u64			i_pages;	/* logical pages owned */
 	u64			i_xattr;
@@ -223,5 +230,6 @@ void vsmfs_free_inode(struct inode *inode);
 /* dir.c */
 extern const struct file_operations vsmfs_dir_operations;
 extern const struct inode_operations vsmfs_dir_inode_operations;
+void vsmfs_dir_index_free(struct inode *inode);
 
 #endif /* _VSMFS_H */

@@ -202,7 +202,7 @@ struct vsmfs_ddirent {
 	__le16	d_rec_len;		/* bytes to the next entry */
 	__u8	d_name_len;		/* name length */
 	__u8	d_type;			/* DT_* */
-	__le32	d_hash;			/* hash of the name */
+	__le32	d_hash;			/* vsmfs_name_hash() of the name */
 	char	d_name[];		/* name, not NUL terminated */
 };
 

@@ -103,7 +103,7 @@ c_d_type() { "$POKE" "$DEV" dirent "$ROOT" f1 set type=4; }
 damage_case d_type "('f1'): type 4, but inode $F1 is of type 8 (regular file)"
 
 c_d_hash() { "$POKE" "$DEV" dirent "$ROOT" f1 set hash=0x1234; }
-damage_case d_hash "('f1'): name hash 0x00001234, should be 0"
+damage_case d_hash "('f1'): name hash 0x00001234, should be 0x14226d78"
 
 c_name_slash() { "$POKE" "$DEV" dirent "$ROOT" f1 set name=a/; }
 damage_case name_slash "('a/'): name contains '/' or NUL"
