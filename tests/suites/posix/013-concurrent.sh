@@ -13,12 +13,12 @@ ifree0=$(stat -f -c %d "$MNT")
 python3 - "$MNT" <<'PY'
 import ctypes, mmap, os, random, sys, time
 mnt = sys.argv[1]
+MAXSZ = 6 << 20
+MINSZ = 1 << 20
 files = [os.path.join(mnt, "shared%d" % i) for i in range(2)]
 for f in files:
     with open(f, "wb") as fh:
         fh.truncate(MINSZ)
-MAXSZ = 6 << 20
-MINSZ = 1 << 20
 FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE = 1, 2
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -57,11 +57,11 @@ def worker(seed):
                 m.close()
         except OSError as e:
             if e.errno not in (28,):    # ENOSPC is possible, nothing else
-                print("worker", seed, "op", op, "failed:", e)
+                print("worker", seed, "op", op, "failed:", e, flush=True)
                 os._exit(1)
         os.close(fd)
         ops += 1
-    print("worker", seed, "did", ops, "operations")
+    print("worker", seed, "did", ops, "operations", flush=True)
     os._exit(0)
 
 pids = []
