@@ -703,6 +703,8 @@ static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t 
 	}
 	if (ret) {
 		/* Undo in DRAM what the failed step did not publish. */
+		if (!vsmfs_inline_symlink(inode))
+			vsmfs_truncate_t(&t, inode, 0);	/* a long symlink's block */
 		clear_nlink(inode);
 		inode->i_mode = 0;
 		vsmfs_free_ino(&t, inode->i_ino);
