@@ -242,7 +242,7 @@ static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t 
 	if (S_ISDIR(mode) && dir->i_nlink >= U16_MAX)
 		return -EMLINK;
 	vsmfs_trans_begin(sbi, &t);
-	inode = vsmfs_new_inode(&t, dir, mode, rdev);
+	inode = vsmfs_new_inode(&t, dir, &dentry->d_name, mode, rdev);
 	if (IS_ERR(inode)) {
 		vsmfs_trans_commit(&t);
 		return PTR_ERR(inode);
@@ -282,6 +282,7 @@ static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t 
 	}
 	if (ret) {
 		/* Undo in DRAM what the failed step did not publish. */
+		vsmfs_xattr_drop_t(&t, inode);
 		clear_nlink(inode);
 		inode->i_mode = 0;
 		vsmfs_free_ino(&t, inode->i_ino);
@@ -505,4 +506,7 @@ const struct inode_operations vsmfs_dir_inode_operations = {
 	.mknod		= vsmfs_mknod,
 	.rename		= vsmfs_rename,
 	.setattr	= vsmfs_setattr,
+	.listxattr	= vsmfs_listxattr,
+	.get_acl	= vsmfs_get_acl,
+	.set_acl	= vsmfs_set_acl,
 };

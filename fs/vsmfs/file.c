@@ -232,4 +232,7 @@ const struct file_operations vsmfs_file_operations = {
 
 const struct inode_operations vsmfs_file_inode_operations = {
 	.setattr	= vsmfs_setattr,
+	.listxattr	= vsmfs_listxattr,
+	.get_acl	= vsmfs_get_acl,
+	.set_acl	= vsmfs_set_acl,
 };
