@@ -67,3 +67,13 @@ cleanup_mounts() {
 	done
 	grep -q '^vsmfs ' /proc/modules || insmod "$MODULE"
 }
+
+# Extended attribute calls with the errno as the result (see the script).
+xattr_errno() {
+	python3 "$VSMFS_TOP/tests/lib/xattr_errno.py" "$@"
+}
+
+# Run a command as user nobody, group nogroup, without capabilities.
+as_nobody() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+}
