@@ -78,7 +78,7 @@ assert_eq "$(acl "$D/f")" \
 getfacl -cp "$D/sub" | grep -q "^default:user:nobody:rwx" || die "default ACL not inherited by mkdir"
 getfacl -cp "$D/sub" | grep -q "^user:nobody:rwx" || die "access ACL not inherited by mkdir"
 getfacl -cp "$D/fifo" | grep -q "^user:nobody:rwx" || die "fifo did not inherit"
-setfacl -m o::--- "$D" "$D/sub"
+setfacl -m o::--- "$D/sub"
 as_nobody touch "$D/sub/by-nobody"
 getfacl -cp "$D/sub/by-nobody" | grep -q "^user:nobody:rwx" || die "grandchild did not inherit"
 setfacl -k "$D/sub"
