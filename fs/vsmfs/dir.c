@@ -663,7 +663,7 @@ static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t 
 	if (IS_ERR(idx))
 		return PTR_ERR(idx);
 	vsmfs_trans_begin(sbi, &t);
-	inode = vsmfs_new_inode(&t, dir, mode, rdev);
+	inode = vsmfs_new_inode(&t, dir, &dentry->d_name, mode, rdev);
 	if (IS_ERR(inode)) {
 		vsmfs_trans_commit(&t);
 		return PTR_ERR(inode);
@@ -703,6 +703,7 @@ static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t 
 	}
 	if (ret) {
 		/* Undo in DRAM what the failed step did not publish. */
+		vsmfs_xattr_drop_t(&t, inode);
 		if (!vsmfs_inline_symlink(inode))
 			vsmfs_truncate_t(&t, inode, 0);	/* a long symlink's block */
 		clear_nlink(inode);
@@ -946,4 +947,7 @@ const struct inode_operations vsmfs_dir_inode_operations = {
 	.mknod		= vsmfs_mknod,
 	.rename		= vsmfs_rename,
 	.setattr	= vsmfs_setattr,
+	.listxattr	= vsmfs_listxattr,
+	.get_acl	= vsmfs_get_acl,
+	.set_acl	= vsmfs_set_acl,
 };

@@ -666,4 +666,7 @@ const struct file_operations vsmfs_file_operations = {
 const struct inode_operations vsmfs_file_inode_operations = {
 	.setattr	= vsmfs_setattr,
 	.fiemap		= vsmfs_fiemap,
+	.listxattr	= vsmfs_listxattr,
+	.get_acl	= vsmfs_get_acl,
+	.set_acl	= vsmfs_set_acl,
 };

@@ -12,6 +12,7 @@
  */
 #include <linux/fs.h>
 #include <linux/uio.h>
+#include <linux/posix_acl.h>
 #include "vsmfs.h"
 #include "pmem.h"
 
@@ -223,14 +224,18 @@ int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode)
  * vsmfs_new_inode() - allocate and initialize an inode
  * @t: running transaction
  * @dir: parent directory
+ * @qstr: name of the new inode in @dir
  * @mode: type and permissions
  * @rdev: device number for device nodes
+ *
+ * The inode inherits @dir's default ACL and gets the attributes security
+ * modules ask for, in the same transaction.
  *
  * Return: the new inode (locked, I_NEW cleared by the caller through
  * d_instantiate_new()), or an ERR_PTR.
  */
-struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir, umode_t mode,
-			      dev_t rdev)
+struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir,
+			      const struct qstr *qstr, umode_t mode, dev_t rdev)
 {
 	struct super_block *sb = dir->i_sb;
 	struct vsmfs_inode_info *vi;
@@ -269,9 +274,21 @@ struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir, umode_t 
 		iput(inode);
 		return ERR_PTR(-EFSCORRUPTED);
 	}
-	ret = vsmfs_write_inode_t(t, inode);
+	ret = vsmfs_init_acl_t(t, inode, dir);
+	if (!ret)
+		ret = vsmfs_init_security_t(t, inode, dir, qstr);
+	if (!ret)
+		ret = vsmfs_write_inode_t(t, inode);
 	if (ret) {
+		/*
+		 * Nothing refers to the inode yet: give back what it got. It is
+		 * made bad so that eviction, which cannot start a transaction
+		 * inside this one, leaves it alone.
+		 */
+		vsmfs_xattr_drop_t(t, inode);
+		vsmfs_free_ino(t, ino);
 		clear_nlink(inode);
+		make_bad_inode(inode);
 		discard_new_inode(inode);
 		return ERR_PTR(ret);
 	}
@@ -597,6 +614,8 @@ void vsmfs_evict_inode(struct inode *inode)
 		vsmfs_trans_begin(sbi, &t);
 		if (!vsmfs_inline_symlink(inode))
 			ret = vsmfs_truncate_t(&t, inode, 0);
+		if (!ret)
+			ret = vsmfs_xattr_drop_t(&t, inode);
 		if (!ret) {
 			inode->i_mode = 0;
 			ret = vsmfs_write_inode_t(&t, inode);
@@ -664,6 +683,9 @@ int vsmfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 out_invalidate:
 		filemap_invalidate_unlock(inode->i_mapping);
 	}
+	/* The access ACL follows the new mode, in a transaction of its own. */
+	if (!ret && (iattr->ia_valid & ATTR_MODE) && !S_ISLNK(inode->i_mode))
+		ret = posix_acl_chmod(mnt_userns, inode, inode->i_mode);
 	return ret;
 }
 
@@ -715,15 +737,20 @@ static const char *vsmfs_get_link(struct dentry *dentry, struct inode *inode,
 const struct inode_operations vsmfs_symlink_inode_operations = {
 	.get_link	= vsmfs_get_link,
 	.setattr	= vsmfs_setattr,
+	.listxattr	= vsmfs_listxattr,
 };
 
 const struct inode_operations vsmfs_fast_symlink_inode_operations = {
 	.get_link	= simple_get_link,
 	.setattr	= vsmfs_setattr,
+	.listxattr	= vsmfs_listxattr,
 };
 
 const struct inode_operations vsmfs_special_inode_operations = {
 	.setattr	= vsmfs_setattr,
+	.listxattr	= vsmfs_listxattr,
+	.get_acl	= vsmfs_get_acl,
+	.set_acl	= vsmfs_set_acl,
 };
 
 /**

@@ -85,6 +85,9 @@ static int vsmfs_show_options(struct seq_file *seq, struct dentry *root)
 {
 	/* DAX is the only data path, so it is always on. */
 	seq_puts(seq, ",dax=always");
+	/* acl and user_xattr are the defaults. */
+	if (!(root->d_sb->s_flags & SB_POSIXACL))
+		seq_puts(seq, ",noacl");
 	return 0;
 }
 
@@ -98,7 +101,16 @@ static const struct super_operations vsmfs_sops = {
 	.show_options	= vsmfs_show_options,
 };
 
-enum { OPT_DAX, OPT_DAX_TYPE };
+/*
+ * struct vsmfs_fs_context - mount options given, applied by fill_super
+ * (new mount) or reconfigure (remount)
+ */
+struct vsmfs_fs_context {
+	bool	acl_set;	/* acl or noacl given */
+	bool	acl;		/* acl given last */
+};
+
+enum { OPT_DAX, OPT_DAX_TYPE, OPT_ACL, OPT_USER_XATTR };
 
 static const struct constant_table vsmfs_param_dax[] = {
 	{ "always",	1 },
@@ -110,11 +122,14 @@ static const struct constant_table vsmfs_param_dax[] = {
 static const struct fs_parameter_spec vsmfs_fs_parameters[] = {
 	fsparam_flag("dax",		OPT_DAX),
 	fsparam_enum("dax",		OPT_DAX_TYPE, vsmfs_param_dax),
+	fsparam_flag_no("acl",		OPT_ACL),
+	fsparam_flag("user_xattr",	OPT_USER_XATTR),
 	{}
 };
 
 static int vsmfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 {
+	struct vsmfs_fs_context *ctx = fc->fs_private;
 	struct fs_parse_result result;
 	int opt;
 
@@ -129,6 +144,15 @@ static int vsmfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 		if (!result.uint_32)
 			return invalfc(fc, "dax=%s not supported: vsmfs always uses DAX",
 				       param->string);
+		break;
+	case OPT_ACL:
+		if (!IS_ENABLED(CONFIG_FS_POSIX_ACL) && !result.negated)
+			return invalfc(fc, "acl not supported: kernel built without POSIX ACLs");
+		ctx->acl_set = true;
+		ctx->acl = !result.negated;
+		break;
+	case OPT_USER_XATTR:
+		/* user. attributes are always on. */
 		break;
 	}
 	return 0;
@@ -220,6 +244,7 @@ static int vsmfs_map_device(struct super_block *sb, struct vsmfs_sb_info *sbi)
  */
 static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 {
+	struct vsmfs_fs_context *ctx = fc->fs_private;
 	struct vsmfs_sb_info *sbi;
 	struct inode *root;
 	int ret;
@@ -265,6 +290,9 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sb->s_time_min = 0;
 	sb->s_time_max = S64_MAX;
 	sb->s_flags |= SB_NOSEC;
+	sb->s_xattr = vsmfs_xattr_handlers;
+	if (IS_ENABLED(CONFIG_FS_POSIX_ACL) && (!ctx->acl_set || ctx->acl))
+		sb->s_flags |= SB_POSIXACL;
 	import_uuid(&sb->s_uuid, sbi->s_dsb->s_uuid);
 
 	root = vsmfs_iget(sb, le64_to_cpu(sbi->s_dsb->s_root_ino));
@@ -304,9 +332,16 @@ static int vsmfs_reconfigure(struct fs_context *fc)
 {
 	struct super_block *sb = fc->root->d_sb;
 	struct vsmfs_sb_info *sbi = VSMFS_SB(sb);
+	struct vsmfs_fs_context *ctx = fc->fs_private;
 	bool to_ro = fc->sb_flags & SB_RDONLY;
 
 	sync_filesystem(sb);
+	if (ctx->acl_set) {
+		if (ctx->acl)
+			sb->s_flags |= SB_POSIXACL;
+		else
+			sb->s_flags &= ~SB_POSIXACL;
+	}
 	if (to_ro && !sb_rdonly(sb))
 		vsmfs_set_clean(sbi, true);
 	else if (!to_ro && sb_rdonly(sb))
@@ -314,7 +349,13 @@ static int vsmfs_reconfigure(struct fs_context *fc)
 	return 0;
 }
 
+static void vsmfs_free_fc(struct fs_context *fc)
+{
+	kfree(fc->fs_private);
+}
+
 static const struct fs_context_operations vsmfs_context_ops = {
+	.free		= vsmfs_free_fc,
 	.parse_param	= vsmfs_parse_param,
 	.get_tree	= vsmfs_get_tree,
 	.reconfigure	= vsmfs_reconfigure,
@@ -322,6 +363,12 @@ static const struct fs_context_operations vsmfs_context_ops = {
 
 static int vsmfs_init_fs_context(struct fs_context *fc)
 {
+	struct vsmfs_fs_context *ctx;
+
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
+		return -ENOMEM;
+	fc->fs_private = ctx;
 	fc->ops = &vsmfs_context_ops;
 	return 0;
 }
@@ -373,6 +420,7 @@ static void vsmfs_inode_init_once(void *obj)
 	struct vsmfs_inode_info *vi = obj;
 
 	init_rwsem(&vi->i_idx_sem);
+	init_rwsem(&vi->i_xattr_sem);
 	inode_init_once(&vi->vfs_inode);
 }
 

@@ -101,7 +101,12 @@ struct vsmfs_inode_info {
 	struct vsmfs_dir_index	*i_dir;
 	u32			i_flags;	/* VSMFS_IFLAG_* */
 	u64			i_pages;	/* logical pages owned */
+	/*
+	 * Logical page of the xattr block, 0 if none. It and the block's
+	 * DRAM copy are protected by i_xattr_sem (see xattr.c).
+	 */
 	u64			i_xattr;
+	struct rw_semaphore	i_xattr_sem;
 	u64			i_index[VSMFS_NDIRECT + 2];	/* direct, ind, dind */
 	char			i_inline[VSMFS_INLINE_LEN + 1];	/* fast symlink */
 	struct inode		vfs_inode;
@@ -202,8 +207,8 @@ extern const struct inode_operations vsmfs_special_inode_operations;
 extern const struct inode_operations vsmfs_symlink_inode_operations;
 extern const struct inode_operations vsmfs_fast_symlink_inode_operations;
 struct inode *vsmfs_iget(struct super_block *sb, u64 ino);
-struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir, umode_t mode,
-			      dev_t rdev);
+struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir,
+			      const struct qstr *qstr, umode_t mode, dev_t rdev);
 int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode);
 void vsmfs_evict_inode(struct inode *inode);
 u64 vsmfs_lpn_blk(struct vsmfs_sb_info *sbi, u64 lpn);
@@ -231,5 +236,32 @@ void vsmfs_free_inode(struct inode *inode);
 extern const struct file_operations vsmfs_dir_operations;
 extern const struct inode_operations vsmfs_dir_inode_operations;
 void vsmfs_dir_index_free(struct inode *inode);
+
+/* xattr.c */
+extern const struct xattr_handler *vsmfs_xattr_handlers[];
+int vsmfs_xattr_get(struct inode *inode, int index, const char *name, void *buf,
+		    size_t size);
+int vsmfs_xattr_set_t(struct vsmfs_trans *t, struct inode *inode, int index,
+		      const char *name, const void *value, size_t size, int flags);
+int vsmfs_xattr_drop_t(struct vsmfs_trans *t, struct inode *inode);
+ssize_t vsmfs_listxattr(struct dentry *dentry, char *buf, size_t size);
+int vsmfs_init_security_t(struct vsmfs_trans *t, struct inode *inode, struct inode *dir,
+			  const struct qstr *qstr);
+
+/* acl.c */
+#ifdef CONFIG_FS_POSIX_ACL
+struct posix_acl *vsmfs_get_acl(struct inode *inode, int type, bool rcu);
+int vsmfs_set_acl(struct user_namespace *mnt_userns, struct inode *inode,
+		  struct posix_acl *acl, int type);
+int vsmfs_init_acl_t(struct vsmfs_trans *t, struct inode *inode, struct inode *dir);
+#else
+#define vsmfs_get_acl	NULL
+#define vsmfs_set_acl	NULL
+static inline int vsmfs_init_acl_t(struct vsmfs_trans *t, struct inode *inode,
+				   struct inode *dir)
+{
+	return 0;
+}
+#endif
 
 #endif /* _VSMFS_H */

@@ -209,6 +209,93 @@ struct vsmfs_ddirent {
 #define VSMFS_DIRENT_BASE	16
 #define VSMFS_DIRENT_ALIGN	8
 
+/*
+ * Extended attributes: one 4 KiB block per inode, a metadata block reached
+ * through the page table like directory blocks, named by the inode's
+ * @i_xattr (0 when the inode has no attributes; the block is freed when
+ * the last attribute goes). Layout:
+ *
+ *   struct vsmfs_dxattr_hdr          32 bytes
+ *   struct vsmfs_dxattr_entry + name + value, padded to 4 bytes, repeated
+ *                                    @x_count times, packed, in no order
+ *   zero                             up to the end of the block
+ *
+ * @x_used counts the bytes from the start of the block to the end of the
+ * last entry. A name is stored without its namespace prefix ("user." etc.),
+ * which @e_name_index encodes; POSIX ACLs have an empty name. All names and
+ * values of one inode, each with 4 bytes of entry header and padded to 4
+ * bytes, share VSMFS_XATTR_SPACE bytes.
+ */
+#define VSMFS_XATTR_MAGIC	0x52545841	/* "AXTR" */
+
+/* e_name_index: the namespace of an attribute */
+#define VSMFS_XATTR_INDEX_USER		1	/* user. */
+#define VSMFS_XATTR_INDEX_TRUSTED	2	/* trusted. */
+#define VSMFS_XATTR_INDEX_SECURITY	3	/* security. */
+#define VSMFS_XATTR_INDEX_ACL_ACCESS	4	/* system.posix_acl_access */
+#define VSMFS_XATTR_INDEX_ACL_DEFAULT	5	/* system.posix_acl_default */
+
+/*
+ * struct vsmfs_dxattr_hdr - header of an extended attribute block
+ */
+struct vsmfs_dxattr_hdr {
+	__le32	x_magic;		/* VSMFS_XATTR_MAGIC */
+	__le16	x_count;		/* entries that follow */
+	__le16	x_used;			/* bytes in use, this header included */
+	__le64	x_ino;			/* i-number of the owner */
+	__u8	x_reserved[16];		/* zero */
+};
+
+/*
+ * struct vsmfs_dxattr_entry - one extended attribute
+ *
+ * Followed by @e_name_len bytes of name (not NUL terminated) and
+ * @e_value_len bytes of value; the next entry starts at the next multiple
+ * of VSMFS_XATTR_ALIGN.
+ */
+struct vsmfs_dxattr_entry {
+	__u8	e_name_index;		/* VSMFS_XATTR_INDEX_* */
+	__u8	e_name_len;		/* name bytes, prefix not included */
+	__le16	e_value_len;		/* value bytes */
+	__u8	e_name[];		/* name, then value */
+};
+
+#define VSMFS_XATTR_ALIGN	4
+#define VSMFS_XATTR_SPACE	(VSMFS_BLOCK_SIZE - sizeof(struct vsmfs_dxattr_hdr))
+
+/*
+ * POSIX ACL encoding, the value of the ACL attributes: a struct
+ * vsmfs_dacl_hdr followed by one struct vsmfs_dacl_entry per ACL entry, in
+ * the order the kernel keeps them (sorted by tag, then id). The tags and
+ * permission bits have the values of the Linux ACL API.
+ */
+#define VSMFS_ACL_VERSION	1
+
+#define VSMFS_ACL_USER_OBJ	0x01	/* owner */
+#define VSMFS_ACL_USER		0x02	/* named user, e_id is the uid */
+#define VSMFS_ACL_GROUP_OBJ	0x04	/* owning group */
+#define VSMFS_ACL_GROUP		0x08	/* named group, e_id is the gid */
+#define VSMFS_ACL_MASK		0x10	/* upper bound for group class */
+#define VSMFS_ACL_OTHER		0x20	/* everyone else */
+
+#define VSMFS_ACL_PERM_MASK	0x07	/* read 4, write 2, execute 1 */
+
+/*
+ * struct vsmfs_dacl_hdr - header of an on-media ACL
+ */
+struct vsmfs_dacl_hdr {
+	__le32	a_version;		/* VSMFS_ACL_VERSION */
+};
+
+/*
+ * struct vsmfs_dacl_entry - one ACL entry
+ */
+struct vsmfs_dacl_entry {
+	__le16	e_tag;			/* VSMFS_ACL_* */
+	__le16	e_perm;			/* VSMFS_ACL_PERM_MASK bits */
+	__le32	e_id;			/* uid or gid for named entries, else 0 */
+};
+
 static_assert(sizeof(struct vsmfs_dsb) == 512);
 static_assert(offsetof(struct vsmfs_dsb, s_checksum) == 508);
 static_assert(sizeof(struct vsmfs_djsb) == VSMFS_BLOCK_SIZE);
@@ -219,5 +306,11 @@ static_assert(offsetof(struct vsmfs_dinode, i_direct) % 8 == 0);
 static_assert(offsetof(struct vsmfs_dinode, i_size) % 8 == 0);
 static_assert(sizeof(struct vsmfs_ddirent) == VSMFS_DIRENT_BASE);
 static_assert(VSMFS_BLOCK_SIZE % VSMFS_INODE_SIZE == 0);
+static_assert(sizeof(struct vsmfs_dxattr_hdr) == 32);
+static_assert(sizeof(struct vsmfs_dxattr_entry) == 4);
+static_assert(sizeof(struct vsmfs_dxattr_hdr) % VSMFS_XATTR_ALIGN == 0);
+static_assert(VSMFS_BLOCK_SIZE <= 0xffff);	/* x_used, e_value_len are 16 bits */
+static_assert(sizeof(struct vsmfs_dacl_hdr) == 4);
+static_assert(sizeof(struct vsmfs_dacl_entry) == 8);
 
 #endif /* _VSMFS_FORMAT_H */

@@ -75,3 +75,13 @@ cleanup_mounts() {
 skip_final_fsck() {
 	echo "$*" > /tmp/vsmfs-skip-fsck
 }
+
+# Extended attribute calls with the errno as the result (see the script).
+xattr_errno() {
+	python3 "$VSMFS_TOP/tests/lib/xattr_errno.py" "$@"
+}
+
+# Run a command as user nobody, group nogroup, without capabilities.
+as_nobody() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+}

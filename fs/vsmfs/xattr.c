@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vsmfs extended attributes: the user., trusted. and security. namespaces
+ * and the storage behind POSIX ACLs (acl.c), all in one 4 KiB block per
+ * inode (format in vsmfs_format.h).
+ *
+ * The xattr block is a metadata block: it is read into DRAM once and
+ * changed there under a transaction, whose commit makes the change durable
+ * and atomic with the inode and allocation changes that go with it (see
+ * journal.c for the order of the stores). An update rewrites the DRAM copy
+ * in place: the old entry is cut out, the new one appended.
+ *
+ * Lock order: inode i_rwsem -> s_trans_mutex -> i_xattr_sem. Readers take
+ * only i_xattr_sem (shared); writers run inside a transaction and take it
+ * exclusive, so a reader never sees a half-rewritten block.
+ */
+#include <linux/fs.h>
+#include <linux/xattr.h>
+#include <linux/posix_acl_xattr.h>
+#include <linux/security.h>
+#include "vsmfs.h"
+
+#define XENTRY_LEN(nlen, vlen) \
+	round_up(sizeof(struct vsmfs_dxattr_entry) + (nlen) + (vlen), VSMFS_XATTR_ALIGN)
+
+static inline struct vsmfs_dxattr_hdr *vsmfs_xhdr(struct vsmfs_mblk *mb)
+{
+	return (struct vsmfs_dxattr_hdr *)mb->m_data;
+}
+
+static inline unsigned int vsmfs_xentry_len(const struct vsmfs_dxattr_entry *e)
+{
+	return XENTRY_LEN(e->e_name_len, le16_to_cpu(e->e_value_len));
+}
+
+/* Check the header and every entry of an xattr block; false if corrupt. */
+static bool vsmfs_xattr_block_ok(struct inode *inode, struct vsmfs_mblk *mb)
+{
+	struct vsmfs_dxattr_hdr *h = vsmfs_xhdr(mb);
+	unsigned int used = le16_to_cpu(h->x_used), count = le16_to_cpu(h->x_count);
+	unsigned int off = sizeof(*h), n = 0;
+	const char *why = NULL;
+
+	if (le32_to_cpu(h->x_magic) != VSMFS_XATTR_MAGIC)
+		why = "bad magic";
+	else if (le64_to_cpu(h->x_ino) != inode->i_ino)
+		why = "owned by another inode";
+	else if (used < sizeof(*h) || used > VSMFS_BLOCK_SIZE || used % VSMFS_XATTR_ALIGN)
+		why = "bad used size";
+	while (!why && off < used) {
+		struct vsmfs_dxattr_entry *e = (void *)mb->m_data + off;
+
+		if (off + sizeof(*e) > used || off + vsmfs_xentry_len(e) > used)
+			why = "entry crosses the used size";
+		else if (e->e_name_index < VSMFS_XATTR_INDEX_USER ||
+			 e->e_name_index > VSMFS_XATTR_INDEX_ACL_DEFAULT)
+			why = "unknown name index";
+		else
+			off += vsmfs_xentry_len(e);
+		n++;
+	}
+	if (!why && n != count)
+		why = "entry count mismatch";
+	if (why) {
+		vsmfs_err_ratelimited(inode->i_sb, "inode %lu: corrupt xattr block: %s",
+				      inode->i_ino, why);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * DRAM copy of the xattr block of @inode, checked. NULL if the inode has
+ * none, an ERR_PTR on error.
+ */
+static struct vsmfs_mblk *vsmfs_xattr_block(struct inode *inode)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	u64 lpn = VSMFS_I(inode)->i_xattr, blk;
+	struct vsmfs_mblk *mb;
+
+	lockdep_assert_held(&VSMFS_I(inode)->i_xattr_sem);
+	if (!lpn)
+		return NULL;
+	blk = vsmfs_lpn_blk(sbi, lpn);
+	if (!blk) {
+		vsmfs_err_ratelimited(inode->i_sb, "inode %lu: bad xattr page %llu",
+				      inode->i_ino, lpn);
+		return ERR_PTR(-EFSCORRUPTED);
+	}
+	mb = vsmfs_mblk_get(sbi, blk);
+	if (IS_ERR(mb))
+		return mb;
+	if (!vsmfs_xattr_block_ok(inode, mb))
+		return ERR_PTR(-EFSCORRUPTED);
+	return mb;
+}
+
+/* The entry of (@index, @name) in a checked block, or NULL. */
+static struct vsmfs_dxattr_entry *vsmfs_xattr_find(struct vsmfs_mblk *mb, int index,
+						   const char *name, size_t name_len)
+{
+	unsigned int used = le16_to_cpu(vsmfs_xhdr(mb)->x_used);
+	unsigned int off = sizeof(struct vsmfs_dxattr_hdr);
+
+	while (off < used) {
+		struct vsmfs_dxattr_entry *e = (void *)mb->m_data + off;
+
+		if (e->e_name_index == index && e->e_name_len == name_len &&
+		    !memcmp(e->e_name, name, name_len))
+			return e;
+		off += vsmfs_xentry_len(e);
+	}
+	return NULL;
+}
+
+/**
+ * vsmfs_xattr_get() - read an extended attribute
+ * @inode: the inode
+ * @index: namespace, VSMFS_XATTR_INDEX_*
+ * @name: name without the namespace prefix
+ * @buf: where to copy the value, or NULL to ask for its size
+ * @size: size of @buf; 0 to ask for the size of the value
+ *
+ * Context: takes i_xattr_sem shared; may be called inside a transaction.
+ * Return: the size of the value, -ENODATA if there is no such attribute,
+ * -ERANGE if @buf is too small, or another negative errno.
+ */
+int vsmfs_xattr_get(struct inode *inode, int index, const char *name, void *buf,
+		    size_t size)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	struct vsmfs_dxattr_entry *e;
+	struct vsmfs_mblk *mb;
+	int ret;
+
+	down_read(&vi->i_xattr_sem);
+	mb = vsmfs_xattr_block(inode);
+	ret = PTR_ERR_OR_ZERO(mb);
+	if (ret)
+		goto out;
+	e = mb ? vsmfs_xattr_find(mb, index, name, strlen(name)) : NULL;
+	if (!e) {
+		ret = -ENODATA;
+		goto out;
+	}
+	ret = le16_to_cpu(e->e_value_len);
+	if (size) {
+		if (ret > size)
+			ret = -ERANGE;
+		else
+			memcpy(buf, e->e_name + e->e_name_len, ret);
+	}
+out:
+	up_read(&vi->i_xattr_sem);
+	return ret;
+}
+
+/* Give back the xattr block of @inode; the caller writes the inode. */
+static int vsmfs_xattr_free_block(struct vsmfs_trans *t, struct inode *inode)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	int ret;
+
+	ret = vsmfs_free_pages(t, vi->i_xattr, 1);
+	if (ret)
+		return ret;
+	vi->i_xattr = 0;
+	vi->i_pages--;
+	inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
+	return 0;
+}
+
+/* Allocate and initialize an empty xattr block for @inode. */
+static struct vsmfs_mblk *vsmfs_xattr_new_block(struct vsmfs_trans *t, struct inode *inode)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	struct vsmfs_dxattr_hdr *h;
+	struct vsmfs_mblk *mb;
+	u64 lpn, blk;
+	int ret;
+
+	ret = vsmfs_alloc_pages(t, 1, false, &lpn);
+	if (ret)
+		return ERR_PTR(ret);
+	blk = vsmfs_lpn_blk(sbi, lpn);
+	mb = blk ? vsmfs_mblk_get(sbi, blk) : ERR_PTR(-EFSCORRUPTED);
+	if (IS_ERR(mb)) {
+		vsmfs_free_pages(t, lpn, 1);
+		return mb;
+	}
+	/* The frame may have held anything before; the DRAM copy is the truth. */
+	memset(mb->m_data, 0, VSMFS_BLOCK_SIZE);
+	h = vsmfs_xhdr(mb);
+	h->x_magic = cpu_to_le32(VSMFS_XATTR_MAGIC);
+	h->x_count = 0;
+	h->x_used = cpu_to_le16(sizeof(*h));
+	h->x_ino = cpu_to_le64(inode->i_ino);
+	vi->i_xattr = lpn;
+	vi->i_pages++;
+	inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
+	return mb;
+}
+
+/**
+ * vsmfs_xattr_set_t() - create, replace or remove an extended attribute
+ * @t: running transaction
+ * @inode: the inode; the caller writes it afterwards (i_xattr and i_pages
+ *	may have changed)
+ * @index: namespace, VSMFS_XATTR_INDEX_*
+ * @name: name without the namespace prefix
+ * @value: the value, or NULL to remove the attribute
+ * @size: size of @value
+ * @flags: XATTR_CREATE (fail if it exists), XATTR_REPLACE (fail if not)
+ *
+ * The block is allocated with the first attribute and freed with the
+ * last. On error nothing has changed.
+ *
+ * Context: inside the transaction; takes i_xattr_sem exclusive.
+ * Return: 0; -EEXIST or -ENODATA for @flags or a missing attribute to
+ * remove; -E2BIG if the attribute cannot fit in an xattr block even alone,
+ * -ENOSPC if the other attributes leave too little room; or another
+ * negative errno.
+ */
+int vsmfs_xattr_set_t(struct vsmfs_trans *t, struct inode *inode, int index,
+		      const char *name, const void *value, size_t size, int flags)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	size_t name_len = strlen(name);
+	unsigned int used, count, need, old = 0;
+	struct vsmfs_dxattr_entry *e = NULL;
+	struct vsmfs_dxattr_hdr *h;
+	struct vsmfs_mblk *mb;
+	int ret = 0;
+
+	lockdep_assert_held(&t->t_sbi->s_trans_mutex);
+	if (name_len > U8_MAX)
+		return -ERANGE;
+	if (value && (size > U16_MAX || XENTRY_LEN(name_len, size) > VSMFS_XATTR_SPACE))
+		return -E2BIG;
+	need = value ? XENTRY_LEN(name_len, size) : 0;
+
+	down_write(&vi->i_xattr_sem);
+	mb = vsmfs_xattr_block(inode);
+	if (IS_ERR(mb)) {
+		ret = PTR_ERR(mb);
+		goto out;
+	}
+	if (mb)
+		e = vsmfs_xattr_find(mb, index, name, name_len);
+	if (e && (flags & XATTR_CREATE)) {
+		ret = -EEXIST;
+		goto out;
+	}
+	if (!e && (!value || (flags & XATTR_REPLACE))) {
+		ret = -ENODATA;
+		goto out;
+	}
+	used = mb ? le16_to_cpu(vsmfs_xhdr(mb)->x_used) : sizeof(*h);
+	if (e)
+		old = vsmfs_xentry_len(e);
+	if (used - old + need > VSMFS_BLOCK_SIZE) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	if (!mb) {
+		mb = vsmfs_xattr_new_block(t, inode);
+		if (IS_ERR(mb)) {
+			ret = PTR_ERR(mb);
+			goto out;
+		}
+	}
+	h = vsmfs_xhdr(mb);
+	count = le16_to_cpu(h->x_count);
+	if (e) {
+		unsigned int off = (u8 *)e - mb->m_data;
+
+		memmove(e, (u8 *)e + old, used - off - old);
+		used -= old;
+		memset(mb->m_data + used, 0, old);
+		count--;
+	}
+	if (value) {
+		e = (void *)mb->m_data + used;
+		memset(e, 0, need);
+		e->e_name_index = index;
+		e->e_name_len = name_len;
+		e->e_value_len = cpu_to_le16(size);
+		memcpy(e->e_name, name, name_len);
+		memcpy(e->e_name + name_len, value, size);
+		used += need;
+		count++;
+	}
+	if (!count) {
+		ret = vsmfs_xattr_free_block(t, inode);
+		goto out;
+	}
+	h->x_count = cpu_to_le16(count);
+	h->x_used = cpu_to_le16(used);
+	vsmfs_trans_dirty(t, mb);
+out:
+	up_write(&vi->i_xattr_sem);
+	return ret;
+}
+
+/**
+ * vsmfs_xattr_drop_t() - free all extended attributes of an inode
+ * @t: running transaction
+ * @inode: the inode, being freed; the caller writes it afterwards
+ *
+ * Context: inside the transaction, no other user of the inode.
+ * Return: 0 or a negative errno.
+ */
+int vsmfs_xattr_drop_t(struct vsmfs_trans *t, struct inode *inode)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	int ret = 0;
+
+	down_write(&vi->i_xattr_sem);
+	if (vi->i_xattr)
+		ret = vsmfs_xattr_free_block(t, inode);
+	up_write(&vi->i_xattr_sem);
+	return ret;
+}
+
+static const struct xattr_handler vsmfs_xattr_user_handler;
+static const struct xattr_handler vsmfs_xattr_trusted_handler;
+static const struct xattr_handler vsmfs_xattr_security_handler;
+
+static const struct xattr_handler *vsmfs_xattr_handler(int index)
+{
+	switch (index) {
+	case VSMFS_XATTR_INDEX_USER:
+		return &vsmfs_xattr_user_handler;
+	case VSMFS_XATTR_INDEX_TRUSTED:
+		return &vsmfs_xattr_trusted_handler;
+	case VSMFS_XATTR_INDEX_SECURITY:
+		return &vsmfs_xattr_security_handler;
+#ifdef CONFIG_FS_POSIX_ACL
+	case VSMFS_XATTR_INDEX_ACL_ACCESS:
+		return &posix_acl_access_xattr_handler;
+	case VSMFS_XATTR_INDEX_ACL_DEFAULT:
+		return &posix_acl_default_xattr_handler;
+#endif
+	}
+	return NULL;
+}
+
+/**
+ * vsmfs_listxattr() - list the names of the extended attributes
+ * @dentry: the file
+ * @buf: where to put the NUL-terminated names, or NULL to ask for the size
+ * @size: size of @buf
+ *
+ * Names of namespaces the caller may not see (trusted. without
+ * CAP_SYS_ADMIN, ACLs on a noacl mount) are left out.
+ *
+ * Context: takes i_xattr_sem shared.
+ * Return: bytes used or needed, -ERANGE if @buf is too small, or another
+ * negative errno.
+ */
+ssize_t vsmfs_listxattr(struct dentry *dentry, char *buf, size_t size)
+{
+	struct inode *inode = d_inode(dentry);
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	struct vsmfs_mblk *mb;
+	unsigned int off, used;
+	ssize_t total = 0;
+
+	down_read(&vi->i_xattr_sem);
+	mb = vsmfs_xattr_block(inode);
+	if (IS_ERR_OR_NULL(mb)) {
+		total = PTR_ERR_OR_ZERO(mb);
+		goto out;
+	}
+	used = le16_to_cpu(vsmfs_xhdr(mb)->x_used);
+	for (off = sizeof(struct vsmfs_dxattr_hdr); off < used;) {
+		struct vsmfs_dxattr_entry *e = (void *)mb->m_data + off;
+		const struct xattr_handler *handler = vsmfs_xattr_handler(e->e_name_index);
+		const char *prefix;
+		size_t plen, len;
+
+		off += vsmfs_xentry_len(e);
+		if (!handler || (handler->list && !handler->list(dentry)))
+			continue;
+		prefix = xattr_prefix(handler);
+		plen = strlen(prefix);
+		len = plen + e->e_name_len + 1;
+		if (buf) {
+			if (total + len > size) {
+				total = -ERANGE;
+				goto out;
+			}
+			memcpy(buf + total, prefix, plen);
+			memcpy(buf + total + plen, e->e_name, e->e_name_len);
+			buf[total + len - 1] = 0;
+		}
+		total += len;
+	}
+out:
+	up_read(&vi->i_xattr_sem);
+	return total;
+}
+
+static int vsmfs_xattr_handler_get(const struct xattr_handler *handler,
+				   struct dentry *unused, struct inode *inode,
+				   const char *name, void *buf, size_t size)
+{
+	return vsmfs_xattr_get(inode, handler->flags, name, buf, size);
+}
+
+/* One attribute change, the inode's ctime with it, in one transaction. */
+static int vsmfs_xattr_handler_set(const struct xattr_handler *handler,
+				   struct user_namespace *mnt_userns,
+				   struct dentry *unused, struct inode *inode,
+				   const char *name, const void *value,
+				   size_t size, int flags)
+{
+	struct vsmfs_trans t;
+	int ret;
+
+	vsmfs_trans_begin(VSMFS_SB(inode->i_sb), &t);
+	ret = vsmfs_xattr_set_t(&t, inode, handler->flags, name, value, size, flags);
+	if (!ret) {
+		inode->i_ctime = current_time(inode);
+		ret = vsmfs_write_inode_t(&t, inode);
+	}
+	return vsmfs_trans_commit(&t) ?: ret;
+}
+
+/* trusted.: the VFS checks CAP_SYS_ADMIN for get and set; list hides them. */
+static bool vsmfs_xattr_trusted_list(struct dentry *dentry)
+{
+	return capable(CAP_SYS_ADMIN);
+}
+
+static const struct xattr_handler vsmfs_xattr_user_handler = {
+	.prefix	= XATTR_USER_PREFIX,
+	.flags	= VSMFS_XATTR_INDEX_USER,
+	.get	= vsmfs_xattr_handler_get,
+	.set	= vsmfs_xattr_handler_set,
+};
+
+static const struct xattr_handler vsmfs_xattr_trusted_handler = {
+	.prefix	= XATTR_TRUSTED_PREFIX,
+	.flags	= VSMFS_XATTR_INDEX_TRUSTED,
+	.list	= vsmfs_xattr_trusted_list,
+	.get	= vsmfs_xattr_handler_get,
+	.set	= vsmfs_xattr_handler_set,
+};
+
+static const struct xattr_handler vsmfs_xattr_security_handler = {
+	.prefix	= XATTR_SECURITY_PREFIX,
+	.flags	= VSMFS_XATTR_INDEX_SECURITY,
+	.get	= vsmfs_xattr_handler_get,
+	.set	= vsmfs_xattr_handler_set,
+};
+
+const struct xattr_handler *vsmfs_xattr_handlers[] = {
+	&vsmfs_xattr_user_handler,
+	&vsmfs_xattr_trusted_handler,
+	&vsmfs_xattr_security_handler,
+#ifdef CONFIG_FS_POSIX_ACL
+	&posix_acl_access_xattr_handler,
+	&posix_acl_default_xattr_handler,
+#endif
+	NULL
+};
+
+/* Store the attributes a security module gives a new inode. */
+static int vsmfs_initxattrs(struct inode *inode, const struct xattr *xattrs, void *fs_info)
+{
+	const struct xattr *x;
+	int ret = 0;
+
+	for (x = xattrs; x->name && !ret; x++)
+		ret = vsmfs_xattr_set_t(fs_info, inode, VSMFS_XATTR_INDEX_SECURITY, x->name,
+					x->value, x->value_len, 0);
+	return ret;
+}
+
+/**
+ * vsmfs_init_security_t() - security attributes of a new inode
+ * @t: running transaction
+ * @inode: the new inode; the caller writes it afterwards
+ * @dir: its directory
+ * @qstr: its name
+ *
+ * Context: inside the transaction.
+ * Return: 0 or a negative errno.
+ */
+int vsmfs_init_security_t(struct vsmfs_trans *t, struct inode *inode, struct inode *dir,
+			  const struct qstr *qstr)
+{
+	return security_inode_init_security(inode, dir, qstr, vsmfs_initxattrs, t);
+}
