@@ -1,0 +1,53 @@
+# stress-ng file system stressors in the vsmfs mount, one stressor at a
+# time (two instances, a few seconds each, with --verify). A stressor passes
+# if stress-ng reports no failure. Only stressors that need an operation
+# vsmfs does not implement may skip (listed in ALLOWED_SKIP with the reason);
+# any other skip, failure or crash fails the test. Free blocks and inodes
+# must be back where they were once stress-ng has removed its files.
+. tests/lib/common.sh
+
+command -v stress-ng >/dev/null || die "stress-ng not installed (tests/setup)"
+SECS=${VSMFS_STRESS_SECS:-3}
+STRESSORS="access chdir chmod chown copy-file dentry dir dirdeep dirmany fallocate
+	fcntl fiemap file-ioctl filename flock fpunch fsize fstat getdent hdd
+	inode-flags io iomix link locka lockf lockofd mknod open readahead rename
+	seek symlink sync-file touch utime xattr"
+# Operations vsmfs has no support for: fallocate(2), FIEMAP, the inode
+# flags and file ioctls, extended attributes.
+ALLOWED_SKIP="fallocate fpunch fiemap inode-flags file-ioctl xattr"
+SIZES="--hdd-bytes 32M --iomix-bytes 32M --fallocate-bytes 32M --seek-size 32M
+	--readahead-bytes 16M --sync-file-bytes 16M --dirmany-bytes 0"
+
+mkfs_vsmfs -f "$DEV"
+mount_vsmfs
+mkdir "$MNT/stress"
+before=$(stat -f -c '%f %d' "$MNT")
+
+passed= skipped= failed=
+for s in $STRESSORS; do
+	# shellcheck disable=SC2086
+	stress-ng --$s 2 --timeout "${SECS}s" --verify --temp-path "$MNT/stress" \
+		$SIZES --log-brief >/tmp/stress.out 2>&1 && rc=0 || rc=$?
+	case $rc in
+	0) passed="$passed $s" ;;
+	3|4)
+		why=$(grep -Ei "skipp|not supported|not implemented" /tmp/stress.out | head -n 1)
+		echo "$s: skipped: ${why:-exit status $rc}"
+		case " $ALLOWED_SKIP " in
+		*" $s "*) skipped="$skipped $s" ;;
+		*) sed 's/^/  | /' /tmp/stress.out; failed="$failed $s" ;;
+		esac ;;
+	*)
+		echo "$s: stress-ng exit status $rc"
+		sed 's/^/  | /' /tmp/stress.out
+		failed="$failed $s" ;;
+	esac
+done
+echo "passed:$passed"
+echo "skipped:${skipped:- none}"
+[ -z "$failed" ] || die "stressors failed:$failed"
+assert_eq "$(ls -A "$MNT/stress")" "" "files left by stress-ng"
+assert_eq "$(stat -f -c '%f %d' "$MNT")" "$before" "free blocks and inodes after stress-ng"
+umount "$MNT"
+mount_vsmfs
+umount "$MNT"
