@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """Helpers for test scripts that check errno values from Python:
 expect(errno_name, func, *args) runs func(*args) and fails the test unless
-it raises OSError with that errno; ok(func, *args) fails unless it works."""
+it raises OSError with that errno; ok(func, *args) fails unless it works;
+gap(text) records a limit the module does not enforce in the file named by
+$VSMFS_GAPS (the test reports those and ends as skipped)."""
 
 import errno
 import os
@@ -36,3 +38,9 @@ def ok(func, *args):
         return func(*args)
     except OSError as e:
         fail(f"{_call(func, args)}: {errno.errorcode.get(e.errno, e.errno)} ({os.strerror(e.errno)})")
+
+
+def gap(text):
+    print(f"  GAP: {text}")
+    with open(os.environ["VSMFS_GAPS"], "a") as f:
+        f.write(text + "\n")

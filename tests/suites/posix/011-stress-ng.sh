@@ -13,8 +13,9 @@ STRESSORS="access chdir chmod chown copy-file dentry dir dirdeep dirmany falloca
 	inode-flags io iomix link locka lockf lockofd mknod open readahead rename
 	seek symlink sync-file touch utime xattr"
 # Operations vsmfs has no support for: fallocate(2), FIEMAP, the inode
-# flags and file ioctls, extended attributes.
-ALLOWED_SKIP="fallocate fpunch fiemap inode-flags file-ioctl xattr"
+# flags and file ioctls, extended attributes, copy_file_range (no
+# splice_write in the file operations).
+ALLOWED_SKIP="fallocate fpunch fiemap inode-flags file-ioctl xattr copy-file"
 SIZES="--hdd-bytes 32M --iomix-bytes 32M --fallocate-bytes 32M --seek-size 32M
 	--readahead-bytes 16M --sync-file-bytes 16M --dirmany-bytes 0"
 
