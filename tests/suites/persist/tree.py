@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import random
+import shutil
 import stat
 import sys
 
@@ -140,6 +141,11 @@ def synced(mnt, manifest):
     """Write files and fsync them; record each once durable. Prints the
     marker after a first batch and keeps going until the power is cut."""
     rnd = random.Random(7)
+    # The root's first block is allocated by the first entry and stays.
+    os.mkdir(os.path.join(mnt, "pre"))
+    os.rmdir(os.path.join(mnt, "pre"))
+    sv = os.statvfs(mnt)
+    write_json(manifest + ".statfs", {"f_bfree": sv.f_bfree, "f_ffree": sv.f_ffree})
     os.mkdir(os.path.join(mnt, "s"))
     man = open(manifest, "w")
     i = 0
@@ -201,6 +207,16 @@ def check_synced(mnt, manifest):
     if good < 40:
         fail(f"only {good} files recorded before the power cut")
     print(f"{good} fsync'd files intact after the power cut")
+    # Allocation state after the replay: deleting everything gives back
+    # exactly what the empty file system had.
+    shutil.rmtree(os.path.join(mnt, "s"))
+    with open(manifest + ".statfs") as f:
+        want = json.load(f)
+    sv = os.statvfs(mnt)
+    got = {"f_bfree": sv.f_bfree, "f_ffree": sv.f_ffree}
+    if got != want:
+        fail(f"after deleting every file: {got}, the empty file system had {want}")
+    print(f"free blocks and inodes after deleting everything: as before ({got})")
 
 
 def main():
