@@ -1,5 +1,5 @@
 # stress-ng file system stressors in the vsmfs mount, one stressor at a
-# time (two instances, a few seconds each, with --verify). A stressor passes
+# time (two instances, two seconds each, with --verify). A stressor passes
 # if stress-ng reports no failure. Only stressors that need an operation
 # vsmfs does not implement may skip (listed in ALLOWED_SKIP with the reason);
 # any other skip, failure or crash fails the test. Free blocks and inodes
@@ -7,7 +7,7 @@
 . tests/lib/common.sh
 
 command -v stress-ng >/dev/null || die "stress-ng not installed (tests/setup)"
-SECS=${VSMFS_STRESS_SECS:-3}
+SECS=${VSMFS_STRESS_SECS:-2}
 STRESSORS="access chdir chmod chown copy-file dentry dir dirdeep dirmany fallocate
 	fcntl fiemap file-ioctl filename flock fpunch fsize fstat getdent hdd
 	inode-flags io iomix link locka lockf lockofd mknod open readahead rename
