@@ -109,7 +109,7 @@ echo "== EMLINK"
 start=$(date +%s)
 python3 - "$MNT" <<'PY'
 import os, sys
-from errno_check import expect, ok, fail
+from errno_check import expect, ok, fail, gap
 mnt = sys.argv[1]
 os.chdir(mnt)
 LINK_MAX = 65535
