@@ -172,7 +172,7 @@ echo "== EROFS"
 mkdir "$MNT/dir" "$MNT/empty"
 echo content > "$MNT/file"
 ln -s file "$MNT/sym"
-exec 3>"$MNT/file"
+exec 3>>"$MNT/file"
 expect_fail mount -o remount,ro "$MNT"
 grep -qi "busy" /tmp/expect_fail.out || die "remount ro with a file open for writing"
 exec 3>&-
