@@ -657,7 +657,7 @@ static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t 
 
 	if (dentry->d_name.len > VSMFS_NAME_LEN)
 		return -ENAMETOOLONG;
-	if (S_ISDIR(mode) && dir->i_nlink >= U16_MAX)
+	if (S_ISDIR(mode) && dir->i_nlink >= VSMFS_LINK_MAX)
 		return -EMLINK;
 	idx = vsmfs_dir_reserve(dir);
 	if (IS_ERR(idx))
@@ -757,7 +757,7 @@ static int vsmfs_link(struct dentry *old, struct inode *dir, struct dentry *dent
 
 	if (dentry->d_name.len > VSMFS_NAME_LEN)
 		return -ENAMETOOLONG;
-	if (inode->i_nlink >= U16_MAX)
+	if (inode->i_nlink >= VSMFS_LINK_MAX)
 		return -EMLINK;
 	idx = vsmfs_dir_reserve(dir);
 	if (IS_ERR(idx))

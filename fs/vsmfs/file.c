@@ -136,6 +136,10 @@ static int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
 	*havep = have;
 	if (have >= need)
 		return 0;
+	/* Index blocks first: once pages are taken, nothing below can fail. */
+	ret = vsmfs_idx_set(t, inode, key, e);
+	if (ret)
+		return ret;
 	if (have && !vsmfs_alloc_pages_at(t, lpn + have, need - have)) {
 		nlpn = lpn;
 	} else {
