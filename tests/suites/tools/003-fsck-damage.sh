@@ -111,7 +111,7 @@ damage_case name_slash "('a/'): name contains '/' or NUL"
 c_name_dot() { "$POKE" "$DEV" dirent "$ROOT" sl set name=..; }
 damage_case name_dot "('..'): '.' and '..' are implicit and never stored"
 
-c_dup_name() { "$POKE" "$DEV" dirent "$ROOT" sl set name=f1; }
+c_dup_name() { "$POKE" "$DEV" dirent "$ROOT" sl set name=f1 hash=0x14226d78; }
 damage_case dup_name "directory $ROOT, block 0, entry at" "duplicate name 'f1'"
 
 c_free_target() { "$POKE" "$DEV" dirent "$ROOT" f1 set ino=$((inodes - 2)); }
