@@ -105,13 +105,6 @@ static ssize_t vsmfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	return done;
 }
 
-/* Zero [p, p+len), durable after the next fence. */
-static void vsmfs_zero(char *p, size_t len)
-{
-	memset(p, 0, len);
-	vsmfs_flush(p, len);
-}
-
 /*
  * Make the run of piece @key cover pages [0, @need) of the piece. New pages
  * outside [@wfrom, @wto) (byte offsets in the piece that the caller will
@@ -162,12 +155,12 @@ static int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
 	base = vsmfs_lpn_ptr(sbi, nlpn);
 	/* Zero the new pages around the part the caller fills. */
 	if (wfrom > have << VSMFS_BLOCK_SHIFT)
-		vsmfs_zero(base + (have << VSMFS_BLOCK_SHIFT),
-			   wfrom - (have << VSMFS_BLOCK_SHIFT));
+		vsmfs_zero_pm(base + (have << VSMFS_BLOCK_SHIFT),
+			      wfrom - (have << VSMFS_BLOCK_SHIFT));
 	if (wto < need << VSMFS_BLOCK_SHIFT) {
 		u64 z = max(wto, have << VSMFS_BLOCK_SHIFT);
 
-		vsmfs_zero(base + z, (need << VSMFS_BLOCK_SHIFT) - z);
+		vsmfs_zero_pm(base + z, (need << VSMFS_BLOCK_SHIFT) - z);
 	}
 	VSMFS_I(inode)->i_pages += need - have;
 	inode->i_blocks = VSMFS_I(inode)->i_pages << (VSMFS_BLOCK_SHIFT - 9);
@@ -210,7 +203,7 @@ static ssize_t vsmfs_write_piece(struct inode *inode, loff_t pos, size_t len,
 		if (n < len && wto > have << VSMFS_BLOCK_SHIFT) {
 			u64 z = max(wfrom + n, have << VSMFS_BLOCK_SHIFT);
 
-			vsmfs_zero(p + z, wto - z);
+			vsmfs_zero_pm(p + z, wto - z);
 		}
 		if (n) {
 			if (pos + n > size)
@@ -521,8 +514,12 @@ static int vsmfs_clear_piece(struct inode *inode, u64 key, loff_t from, loff_t t
 	return ret;
 }
 
-/* Allocate zeroed pages for [from, to) of piece @key, in one transaction. */
-static int vsmfs_alloc_piece(struct inode *inode, u64 key, loff_t to, bool large)
+/*
+ * Allocate zeroed pages up to @to in piece @key, in one transaction. The
+ * end of what the run held before (and so may hold data) goes to @oldend.
+ */
+static int vsmfs_alloc_piece(struct inode *inode, u64 key, loff_t to, bool large,
+			     loff_t *oldend)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
@@ -536,6 +533,7 @@ static int vsmfs_alloc_piece(struct inode *inode, u64 key, loff_t to, bool large
 	err = vsmfs_write_inode_t(&t, inode);
 	ret = vsmfs_trans_commit(&t) ?: ret ?: err;
 	up_write(&vi->i_idx_sem);
+	*oldend = (key << VSMFS_VSP_SHIFT) + (have << VSMFS_BLOCK_SHIFT);
 	return ret;
 }
 
@@ -596,9 +594,13 @@ static long vsmfs_fallocate(struct file *file, int mode, loff_t offset, loff_t l
 		if (punch) {
 			ret = vsmfs_clear_piece(inode, key, pos, pend, true);
 		} else {
-			ret = vsmfs_alloc_piece(inode, key, pend, end >= VSMFS_LARGE_FILE);
-			if (!ret && zero)
-				ret = vsmfs_clear_piece(inode, key, pos, pend, false);
+			loff_t oldend;
+
+			ret = vsmfs_alloc_piece(inode, key, pend, end >= VSMFS_LARGE_FILE,
+						&oldend);
+			/* Newly allocated pages are zero already. */
+			if (!ret && zero && pos < oldend)
+				ret = vsmfs_clear_piece(inode, key, pos, min(pend, oldend), false);
 		}
 		pos = pend;
 		if (!ret && fatal_signal_pending(current))

@@ -499,10 +499,8 @@ void vsmfs_zero_mapped(struct inode *inode, loff_t from, loff_t to)
 		if (e && (u64)from < run_end) {
 			end = min(end, run_end);
 			p = vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e));
-			if (p) {
-				memset(p + (from - pstart), 0, end - from);
-				vsmfs_flush(p + (from - pstart), end - from);
-			}
+			if (p)
+				vsmfs_zero_pm(p + (from - pstart), end - from);
 		}
 		from = end;
 	}

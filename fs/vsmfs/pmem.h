@@ -31,6 +31,13 @@ static inline void vsmfs_persist(const void *addr, size_t len)
 	vsmfs_fence();
 }
 
+/* Zero [addr, addr+len) of PM; durable after the next fence. */
+static inline void vsmfs_zero_pm(void *addr, size_t len)
+{
+	memset(addr, 0, len);
+	vsmfs_flush(addr, len);
+}
+
 /* Copy to PM with non-temporal stores; durable after the next fence. */
 static inline void vsmfs_memcpy_nt(void *dst, const void *src, size_t len)
 {
