@@ -292,6 +292,7 @@ struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir,
 		discard_new_inode(inode);
 		return ERR_PTR(ret);
 	}
+	vsmfs_stat_inc(VSMFS_SB(dir->i_sb), inodes_created);
 	return inode;
 }
 

@@ -242,6 +242,9 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 	WRITE_ONCE(jsb->j_commit, 0);
 	vsmfs_persist(jsb, offsetofend(struct vsmfs_djsb, j_sequence));
 	sbi->s_journal_seq = seq + 1;
+	vsmfs_stat_inc(sbi, trans_commits);
+	vsmfs_stat_add(sbi, journal_bytes, (u64)(i + 1) * VSMFS_BLOCK_SIZE);
+	vsmfs_stat_add(sbi, home_bytes, (u64)i * VSMFS_BLOCK_SIZE);
 out:
 	list_for_each_entry_safe(mb, tmp, &t->t_dirty, m_dirty) {
 		list_del_init(&mb->m_dirty);

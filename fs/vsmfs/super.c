@@ -254,6 +254,9 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		return -ENOMEM;
 	sb->s_fs_info = sbi;
 	sbi->s_sb = sb;
+	sbi->s_stats = alloc_percpu(struct vsmfs_stats);
+	if (!sbi->s_stats)
+		return -ENOMEM;
 
 	sbi->s_daxdev = fs_dax_get_by_bdev(sb->s_bdev, &sbi->s_dax_part_off,
 					   NULL, NULL);
@@ -320,7 +323,7 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		dsb->s_mount_time = cpu_to_le64(ktime_get_real_seconds());
 		vsmfs_set_clean(sbi, false);
 	}
-	return 0;
+	return vsmfs_sysfs_register(sbi);
 }
 
 static int vsmfs_get_tree(struct fs_context *fc)
@@ -378,12 +381,15 @@ static void vsmfs_kill_sb(struct super_block *sb)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(sb);
 
+	if (sbi)
+		vsmfs_sysfs_unregister(sbi);
 	kill_block_super(sb);
 	if (!sbi)
 		return;
 	vsmfs_vsp_unmap(sbi);
 	vsmfs_journal_destroy(sbi);
 	fs_put_dax(sbi->s_daxdev, NULL);
+	free_percpu(sbi->s_stats);
 	kfree(sbi);
 }
 
@@ -438,11 +444,16 @@ static int __init vsmfs_init(void)
 					   vsmfs_inode_init_once);
 	if (!vsmfs_inode_cachep)
 		return -ENOMEM;
-	ret = register_filesystem(&vsmfs_fs_type);
+	ret = vsmfs_sysfs_init();
 	if (ret)
 		goto out_destroy_cache;
+	ret = register_filesystem(&vsmfs_fs_type);
+	if (ret)
+		goto out_sysfs;
 	return 0;
 
+out_sysfs:
+	vsmfs_sysfs_exit();
 out_destroy_cache:
 	kmem_cache_destroy(vsmfs_inode_cachep);
 	return ret;
@@ -451,6 +462,7 @@ out_destroy_cache:
 static void __exit vsmfs_exit(void)
 {
 	unregister_filesystem(&vsmfs_fs_type);
+	vsmfs_sysfs_exit();
 	/* Inodes are freed after an RCU grace period. */
 	rcu_barrier();
 	kmem_cache_destroy(vsmfs_inode_cachep);

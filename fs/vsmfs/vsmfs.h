@@ -13,8 +13,11 @@
 #include <linux/xarray.h>
 #include <linux/list.h>
 #include <linux/rwsem.h>
+#include <linux/kobject.h>
+#include <linux/completion.h>
 #include "vsmfs_format.h"
 #include "verify.h"
+#include "stats.h"
 
 #define EFSCORRUPTED	EUCLEAN		/* file system is corrupted */
 
@@ -49,6 +52,11 @@ struct vsmfs_sb_info {
 	u64			s_small_cursor;	/* next logical page for small runs */
 	u64			s_vsp_cursor;	/* next VSP to try for large runs */
 	u64			s_ino_cursor;
+
+	/* Counters (stats.h) and their sysfs directory (sysfs.c). */
+	struct vsmfs_stats __percpu *s_stats;
+	struct kobject		s_kobj;
+	struct completion	s_kobj_unregister;
 };
 
 /*
@@ -161,6 +169,11 @@ static inline void *vsmfs_blk_ptr(struct vsmfs_sb_info *sbi, u64 blk)
 	return sbi->s_virt + (blk << VSMFS_BLOCK_SHIFT);
 }
 
+/* Add @n to counter @stat of @sbi. */
+#define vsmfs_stat_add(sbi, stat, n) \
+	this_cpu_add((sbi)->s_stats->v[VSMFS_STAT_##stat], (n))
+#define vsmfs_stat_inc(sbi, stat)	vsmfs_stat_add(sbi, stat, 1)
+
 /* Messages name the device and the function. */
 #define vsmfs_err(sb, fmt, ...) \
 	pr_err("vsmfs (%s): %s: " fmt "\n", (sb)->s_id, __func__, ##__VA_ARGS__)
@@ -170,6 +183,9 @@ static inline void *vsmfs_blk_ptr(struct vsmfs_sb_info *sbi, u64 blk)
 	pr_warn("vsmfs (%s): %s: " fmt "\n", (sb)->s_id, __func__, ##__VA_ARGS__)
 #define vsmfs_info(sb, fmt, ...) \
 	pr_info("vsmfs (%s): " fmt "\n", (sb)->s_id, ##__VA_ARGS__)
+
+/* sysfs.c */
+u64 vsmfs_stat_read(struct vsmfs_sb_info *sbi, enum vsmfs_stat stat);
 
 /* journal.c */
 int vsmfs_journal_init(struct vsmfs_sb_info *sbi);

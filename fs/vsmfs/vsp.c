@@ -193,6 +193,7 @@ int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b,
 		set_pte(pb, x);
 	}
 	sw->sw_pages += count;
+	vsmfs_stat_add(sbi, pte_swaps, count);
 	return 0;
 }
 
@@ -213,4 +214,5 @@ void vsmfs_swap_flush(struct vsmfs_swap *sw)
 		return;
 	on_each_cpu(vsmfs_flush_tlb_ipi, NULL, 1);
 	sw->sw_pages = 0;
+	vsmfs_stat_inc(sw->sw_sbi, tlb_shootdowns);
 }

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vsmfs sysfs interface: /sys/fs/vsmfs/<device>/ holds one read-only file
+ * per counter of stats.h, each printing one decimal number, and a
+ * write-only "reset" file: writing 1 sets every counter to zero.
+ */
+#include <linux/kobject.h>
+#include <linux/sysfs.h>
+#include <linux/slab.h>
+#include "vsmfs.h"
+
+struct vsmfs_attr {
+	struct attribute	attr;
+	int			stat;	/* enum vsmfs_stat, or -1 for reset */
+};
+
+#define VSMFS_STAT_ATTR(n)					\
+	static struct vsmfs_attr vsmfs_attr_##n = {			\
+		.attr = { .name = __stringify(n), .mode = 0444 },	\
+		.stat = VSMFS_STAT_##n,					\
+	};
+VSMFS_STATS(VSMFS_STAT_ATTR)
+#undef VSMFS_STAT_ATTR
+
+static struct vsmfs_attr vsmfs_attr_reset = {
+	.attr = { .name = "reset", .mode = 0200 },
+	.stat = -1,
+};
+
+#define VSMFS_STAT_PTR(n)	(&vsmfs_attr_##n.attr),
+static struct attribute *vsmfs_sb_attrs[] = {
+	VSMFS_STATS(VSMFS_STAT_PTR)
+	&vsmfs_attr_reset.attr,
+	NULL,
+};
+#undef VSMFS_STAT_PTR
+ATTRIBUTE_GROUPS(vsmfs_sb);
+
+/**
+ * vsmfs_stat_read() - current value of a counter
+ * @sbi: the file system
+ * @stat: the counter
+ *
+ * Return: the sum over all CPUs.
+ */
+u64 vsmfs_stat_read(struct vsmfs_sb_info *sbi, enum vsmfs_stat stat)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu_ptr(sbi->s_stats, cpu)->v[stat];
+	return sum;
+}
+
+static ssize_t vsmfs_attr_show(struct kobject *kobj, struct attribute *attr, char *buf)
+{
+	struct vsmfs_sb_info *sbi = container_of(kobj, struct vsmfs_sb_info, s_kobj);
+	struct vsmfs_attr *a = container_of(attr, struct vsmfs_attr, attr);
+
+	if (a->stat < 0)
+		return -EPERM;
+	return sysfs_emit(buf, "%llu\n", vsmfs_stat_read(sbi, a->stat));
+}
+
+/*
+ * A reset races with concurrent increments on other CPUs: an increment
+ * made during the reset may survive it. Quiesce the file system first when
+ * exact counts matter.
+ */
+static ssize_t vsmfs_attr_store(struct kobject *kobj, struct attribute *attr,
+				const char *buf, size_t len)
+{
+	struct vsmfs_sb_info *sbi = container_of(kobj, struct vsmfs_sb_info, s_kobj);
+	struct vsmfs_attr *a = container_of(attr, struct vsmfs_attr, attr);
+	unsigned int v;
+	int cpu, ret;
+
+	if (a->stat >= 0)
+		return -EPERM;
+	ret = kstrtouint(buf, 0, &v);
+	if (ret)
+		return ret;
+	if (v != 1)
+		return -EINVAL;
+	for_each_possible_cpu(cpu)
+		memset(per_cpu_ptr(sbi->s_stats, cpu), 0, sizeof(struct vsmfs_stats));
+	return len;
+}
+
+static const struct sysfs_ops vsmfs_attr_ops = {
+	.show	= vsmfs_attr_show,
+	.store	= vsmfs_attr_store,
+};
+
+static void vsmfs_sb_release(struct kobject *kobj)
+{
+	struct vsmfs_sb_info *sbi = container_of(kobj, struct vsmfs_sb_info, s_kobj);
+
+	complete(&sbi->s_kobj_unregister);
+}
+
+static struct kobj_type vsmfs_sb_ktype = {
+	.default_groups	= vsmfs_sb_groups,
+	.sysfs_ops	= &vsmfs_attr_ops,
+	.release	= vsmfs_sb_release,
+};
+
+static struct kobj_type vsmfs_root_ktype = {
+	.sysfs_ops	= &vsmfs_attr_ops,
+};
+
+static struct kset vsmfs_root = {
+	.kobj	= { .ktype = &vsmfs_root_ktype },
+};
+
+/**
+ * vsmfs_sysfs_register() - create /sys/fs/vsmfs/<device>/
+ * @sbi: the file system; s_stats allocated
+ *
+ * Context: mount.
+ * Return: 0 or a negative errno.
+ */
+int vsmfs_sysfs_register(struct vsmfs_sb_info *sbi)
+{
+	int ret;
+
+	sbi->s_kobj.kset = &vsmfs_root;
+	init_completion(&sbi->s_kobj_unregister);
+	ret = kobject_init_and_add(&sbi->s_kobj, &vsmfs_sb_ktype, NULL, "%s",
+				   sbi->s_sb->s_id);
+	if (ret) {
+		kobject_put(&sbi->s_kobj);
+		wait_for_completion(&sbi->s_kobj_unregister);
+	}
+	return ret;
+}
+
+/**
+ * vsmfs_sysfs_unregister() - remove /sys/fs/vsmfs/<device>/
+ * @sbi: the file system
+ *
+ * Context: unmount or failed mount; waits until no reader holds the files.
+ */
+void vsmfs_sysfs_unregister(struct vsmfs_sb_info *sbi)
+{
+	if (!sbi->s_kobj.state_in_sysfs)
+		return;
+	kobject_del(&sbi->s_kobj);
+	kobject_put(&sbi->s_kobj);
+	wait_for_completion(&sbi->s_kobj_unregister);
+}
+
+/**
+ * vsmfs_sysfs_init() - create /sys/fs/vsmfs
+ *
+ * Context: module init.
+ * Return: 0 or a negative errno.
+ */
+int __init vsmfs_sysfs_init(void)
+{
+	kobject_set_name(&vsmfs_root.kobj, "vsmfs");
+	vsmfs_root.kobj.parent = fs_kobj;
+	return kset_register(&vsmfs_root);
+}
+
+/**
+ * vsmfs_sysfs_exit() - remove /sys/fs/vsmfs
+ *
+ * Context: module exit.
+ */
+void vsmfs_sysfs_exit(void)
+{
+	kset_unregister(&vsmfs_root);
+}
