@@ -571,6 +571,8 @@ struct walk {
 	u64	size;
 	u64	nblk;		/* directories: blocks */
 	bool	release;	/* give the pages up instead of claiming them */
+	u64	tail_key;	/* regular files: 1 + key of the run owning its VSP's tail */
+	bool	tail_seen;
 	u8	buf[2][VSMFS_BLOCK_SIZE] __attribute__((aligned(VSMFS_BLOCK_SIZE)));
 };
 
@@ -608,6 +610,12 @@ static void claim(struct walk *w, u64 lpn, u64 count, const char *what)
 		     count > 1 ? lpn + count - 1 : 0, clash, clash > 1 ? "s" : "", first, by);
 }
 
+/* End of the virtual superpage holding logical page @lpn. */
+static u64 vsp_end(u64 lpn)
+{
+	return (lpn / VSMFS_VSP_PAGES + 1) * VSMFS_VSP_PAGES;
+}
+
 static void walk_entry(struct walk *w, u64 key, u64 e)
 {
 	u64 lpn = e & VSMFS_IDX_LPN_MASK, cnt = (e & IDX_COUNT_MASK) >> VSMFS_IDX_COUNT_SHIFT;
@@ -615,6 +623,8 @@ static void walk_entry(struct walk *w, u64 key, u64 e)
 	if (w->release) {
 		if (e)
 			claim(w, lpn, cnt, "");
+		if (e && w->tail_key == key + 1 && lpn + cnt <= L.data_pages)
+			claim(w, lpn + cnt, vsp_end(lpn) - lpn - cnt, "");
 		return;
 	}
 	if (!e) {
@@ -655,6 +665,15 @@ static void walk_entry(struct walk *w, u64 key, u64 e)
 			     " pages extends past the end of the file (size %" PRIu64 ")",
 			     key, cnt, w->size);
 		claim(w, lpn, cnt, "data");
+		if (w->tail_key == key + 1) {
+			w->tail_seen = true;
+			if (lpn + cnt == vsp_end(lpn))
+				ibad(w->ino, "index entry %" PRIu64 " owns the tail of its"
+				     " virtual superpage but fills it", key);
+			else
+				claim(w, lpn + cnt, vsp_end(lpn) - lpn - cnt,
+				      "reserved tail of the last superpage");
+		}
 		break;
 	case T_DIR:
 		if (cnt != 1)
@@ -765,7 +784,9 @@ static void check_inode(u64 ino)
 		ibad(ino, "invalid mode 0%o", mode);
 		return;
 	}
-	if (di->i_reserved0 || di->i_reserved1 || !all_zero(di->i_reserved2, sizeof(di->i_reserved2)))
+	if (di->i_tail_key && t != T_REG)
+		ibad(ino, "tail key %u set on a %s", le32_to_cpu(di->i_tail_key), type_name(t));
+	if (di->i_reserved0 || !all_zero(di->i_reserved2, sizeof(di->i_reserved2)))
 		ibad(ino, "reserved fields are not zero");
 	if (flags & ~VSMFS_IFLAG_TAIL_RELEASED)
 		ibad(ino, "unknown flags 0x%x", flags);
@@ -783,7 +804,11 @@ static void check_inode(u64 ino)
 	case T_REG:
 		if (size > (u64)INT64_MAX)
 			ibad(ino, "size %" PRIu64 " too large", size);
+		w->tail_key = le32_to_cpu(di->i_tail_key);
 		walk_index(w, di);
+		if (w->tail_key && !w->tail_seen)
+			ibad(ino, "tail key %" PRIu64 " names a piece without pages",
+			     w->tail_key);
 		break;
 	case T_DIR:
 		if (size % VSMFS_BLOCK_SIZE || size / VSMFS_BLOCK_SIZE > MAX_KEY) {
@@ -1067,6 +1092,8 @@ static void free_orphan(u64 ino)
 	w->ino = ino;
 	w->type = t;
 	w->release = true;
+	if (t == T_REG)
+		w->tail_key = le32_to_cpu(di->i_tail_key);
 	if (t == T_REG || t == T_DIR ||
 	    (t == T_LNK && le64_to_cpu(di->i_size) > VSMFS_INLINE_LEN))
 		walk_index(w, di);

@@ -29,6 +29,7 @@
 #include <linux/uaccess.h>
 #include <linux/pagemap.h>
 #include <linux/writeback.h>
+#include <linux/huge_mm.h>
 #include "vsmfs.h"
 #include "pmem.h"
 
@@ -108,10 +109,17 @@ static ssize_t vsmfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 /*
  * Make the run of piece @key cover pages [0, @need) of the piece. New pages
  * outside [@wfrom, @wto) (byte offsets in the piece that the caller will
- * fill) are zeroed. When the run cannot grow in place, a new run is taken
- * and the frames of the old one are swapped into it: file data keeps its
- * frames. The run's first logical page is returned in @runp, the pages it
- * had before in @havep.
+ * fill) are zeroed. The run's first logical page is returned in @runp, the
+ * pages it had before in @havep.
+ *
+ * Where the run grows (ZFDM): into the reserved tail of its VSP if it owns
+ * one; in place if the pages after it are free; otherwise into a new run
+ * whose frames are swapped with the old one's (vsmfs_swap_pages()), so file
+ * data keeps its frames and no data is copied. A large file whose tail was
+ * given back at its last close takes a fresh VSP on its next append the
+ * same way, and so does the last run of a small file that grows large. A
+ * large file's last run that starts a VSP reserves the rest of it, so
+ * further appends grow in place.
  *
  * Context: i_idx_sem held for writing, inside @t.
  */
@@ -119,8 +127,17 @@ static int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
 			    u64 need, u64 wfrom, u64 wto, bool large, u64 *runp, u64 *havep)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	u64 e = vsmfs_idx_lookup(inode, key);
-	u64 have = e ? vsmfs_idx_count(e) : 0, lpn = vsmfs_idx_lpn(e), nlpn;
+	u64 have = e ? vsmfs_idx_count(e) : 0, lpn = vsmfs_idx_lpn(e), nlpn, freed;
+	bool tail = vi->i_tail_key == key + 1, last = key + 1 >= vi->i_tail_key;
+	/*
+	 * The last run of a large file moves into a fresh VSP when it has none
+	 * of its own: its tail was given back, or it started in a VSP shared
+	 * with small files before the file grew large.
+	 */
+	bool zfdm = large && have && last && !tail &&
+		    ((vi->i_flags & VSMFS_IFLAG_TAIL_RELEASED) || lpn % VSMFS_VSP_PAGES);
 	struct vsmfs_swap sw;
 	char *base;
 	int ret;
@@ -133,12 +150,36 @@ static int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
 	ret = vsmfs_idx_set(t, inode, key, e);
 	if (ret)
 		return ret;
-	if (have && !vsmfs_alloc_pages_at(t, lpn + have, need - have)) {
+	if (tail && need > have + vsmfs_tail_pages(e)) {
+		ret = vsmfs_tail_release_t(t, inode, &freed);
+		if (ret)
+			return ret;
+		tail = false;
+	}
+	if (zfdm && lpn % VSMFS_VSP_PAGES == 0 &&
+	    !vsmfs_alloc_pages_at(t, lpn + have, VSMFS_VSP_PAGES - have)) {
+		/* The rest of the VSP is still free: reserve it again in place. */
+		if (vi->i_tail_key) {
+			ret = vsmfs_tail_release_t(t, inode, &freed);
+			if (ret)
+				return ret;
+		}
+		vi->i_pages += VSMFS_VSP_PAGES - have;
+		vi->i_tail_key = key + 1;
+		vi->i_flags &= ~VSMFS_IFLAG_TAIL_RELEASED;
+		tail = true;
+	}
+	if (tail) {
+		/* Pages of the reserved tail, owned and counted already. */
 		nlpn = lpn;
+	} else if (have && !zfdm && !vsmfs_alloc_pages_at(t, lpn + have, need - have)) {
+		nlpn = lpn;
+		vi->i_pages += need - have;
 	} else {
 		ret = vsmfs_alloc_pages(t, need, large, &nlpn);
 		if (ret)
 			return ret;
+		vi->i_pages += need;
 		if (have) {
 			/* Move the run: swap its frames in, free the old pages. */
 			vsmfs_swap_init(sbi, &sw);
@@ -148,8 +189,12 @@ static int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
 				ret = vsmfs_free_pages(t, lpn, have);
 			if (ret) {
 				vsmfs_free_pages(t, nlpn, need);
+				vi->i_pages -= need;
 				return ret;
 			}
+			vi->i_pages -= have;
+			vsmfs_stat_inc(sbi, zfdm_migrations);
+			vsmfs_stat_add(sbi, zfdm_migrated_pages, have);
 		}
 	}
 	base = vsmfs_lpn_ptr(sbi, nlpn);
@@ -162,29 +207,79 @@ static int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
 
 		vsmfs_zero_pm(base + z, (need << VSMFS_BLOCK_SHIFT) - z);
 	}
-	VSMFS_I(inode)->i_pages += need - have;
-	inode->i_blocks = VSMFS_I(inode)->i_pages << (VSMFS_BLOCK_SHIFT - 9);
+	if (tail && (nlpn + need) % VSMFS_VSP_PAGES == 0) {
+		/* The run fills its VSP: nothing is reserved any more. */
+		vi->i_tail_key = 0;
+	} else if (!tail && large && last && nlpn % VSMFS_VSP_PAGES == 0 &&
+		   need < VSMFS_VSP_PAGES &&
+		   !vsmfs_alloc_pages_at(t, nlpn + need, VSMFS_VSP_PAGES - need)) {
+		/* A large file's last run reserves the rest of its VSP. */
+		if (vi->i_tail_key) {
+			ret = vsmfs_tail_release_t(t, inode, &freed);
+			if (ret) {
+				vsmfs_free_pages(t, nlpn + need, VSMFS_VSP_PAGES - need);
+				goto out;
+			}
+		}
+		vi->i_pages += VSMFS_VSP_PAGES - need;
+		vi->i_tail_key = key + 1;
+		vi->i_flags &= ~VSMFS_IFLAG_TAIL_RELEASED;
+	}
+out:
+	inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
 	*runp = nlpn;
 	return vsmfs_idx_set(t, inode, key, vsmfs_idx_make(nlpn, need));
 }
 
 /*
- * Write the part of one piece at @pos, at most @len bytes, in one
- * transaction. Returns the bytes copied (possibly short after a fault on
- * the user buffer) or a negative errno.
+ * Write into pages of piece @key past its run: they are new, so they are
+ * written directly and become visible with the transaction. [@wfrom, @wto)
+ * are byte offsets in the piece. Returns the bytes copied, or an errno.
  */
-static ssize_t vsmfs_write_piece(struct inode *inode, loff_t pos, size_t len,
-				 struct iov_iter *from, bool large)
+static ssize_t vsmfs_write_new(struct vsmfs_trans *t, struct inode *inode, u64 key,
+			       u64 wfrom, u64 wto, struct iov_iter *from, bool large)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	u64 need = DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE), run, have;
+	size_t n;
+	char *p;
+	int ret;
+
+	ret = vsmfs_extend_run(t, inode, key, need, wfrom, wto, large, &run, &have);
+	if (ret)
+		return ret;
+	p = vsmfs_lpn_ptr(sbi, run);
+	pagefault_disable();
+	n = vsmfs_copy_from_iter(p + wfrom, wto - wfrom, from);
+	pagefault_enable();
+	/* New pages the copy did not reach must not keep old contents. */
+	if (wfrom + n < wto && wto > have << VSMFS_BLOCK_SHIFT) {
+		u64 z = max(wfrom + n, have << VSMFS_BLOCK_SHIFT);
+
+		vsmfs_zero_pm(p + z, wto - z);
+	}
+	if (have << VSMFS_BLOCK_SHIFT > wfrom)
+		vsmfs_stat_add(sbi, data_inplace_bytes,
+			       min(wfrom + n, have << VSMFS_BLOCK_SHIFT) - wfrom);
+	vsmfs_stat_add(sbi, data_user_bytes, n);
+	return n;
+}
+
+/*
+ * Write the part of one piece at @pos, at most @len bytes, in place, in one
+ * transaction (data=inplace). Returns the bytes copied (possibly short
+ * after a fault on the user buffer) or a negative errno.
+ */
+static ssize_t vsmfs_write_inplace(struct inode *inode, loff_t pos, size_t len,
+				   struct iov_iter *from, bool large)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
-	u64 key = pos >> VSMFS_VSP_SHIFT, pstart = key << VSMFS_VSP_SHIFT;
-	u64 wfrom = pos - pstart, wto = wfrom + len;
-	u64 need = DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE), run, have;
+	u64 key = pos >> VSMFS_VSP_SHIFT, wfrom = pos - (key << VSMFS_VSP_SHIFT);
 	loff_t size = i_size_read(inode);
 	struct vsmfs_trans t;
-	size_t n = 0;
-	int ret, err;
+	ssize_t n;
+	int err;
 
 	down_write(&vi->i_idx_sem);
 	vsmfs_trans_begin(sbi, &t);
@@ -192,41 +287,362 @@ static ssize_t vsmfs_write_piece(struct inode *inode, loff_t pos, size_t len,
 	if (pos > size)
 		vsmfs_zero_mapped(inode, size,
 				  min_t(loff_t, pos, round_up(size, VSMFS_BLOCK_SIZE)));
-	ret = vsmfs_extend_run(&t, inode, key, need, wfrom, wto, large, &run, &have);
-	if (!ret) {
-		char *p = vsmfs_lpn_ptr(sbi, run);
-
-		pagefault_disable();
-		n = vsmfs_copy_from_iter(p + wfrom, len, from);
-		pagefault_enable();
-		/* New pages the copy did not reach must not keep old contents. */
-		if (n < len && wto > have << VSMFS_BLOCK_SHIFT) {
-			u64 z = max(wfrom + n, have << VSMFS_BLOCK_SHIFT);
-
-			vsmfs_zero_pm(p + z, wto - z);
-		}
-		if (n) {
-			if (pos + n > size)
-				i_size_write(inode, pos + n);
-			inode->i_mtime = current_time(inode);
-			inode->i_ctime = inode->i_mtime;
-		}
+	n = vsmfs_write_new(&t, inode, key, wfrom, wfrom + len, from, large);
+	if (n > 0) {
+		if (pos + n > size)
+			i_size_write(inode, pos + n);
+		inode->i_mtime = current_time(inode);
+		inode->i_ctime = inode->i_mtime;
 	}
 	err = vsmfs_write_inode_t(&t, inode);
 	/* The fence in the commit makes the data durable before the index. */
 	err = vsmfs_trans_commit(&t) ?: err;
 	up_write(&vi->i_idx_sem);
+	if (n < 0)
+		return n;
+	return err ?: n;
+}
+
+static int vsmfs_break_layouts_range(struct inode *inode, loff_t start, loff_t end);
+
+/* Largest write made atomic as a whole; longer writes are split. */
+#define VSMFS_ATOMIC_MAX	(64ULL << 20)
+
+/*
+ * struct vsmfs_cow - one copy-on-write write() in progress
+ *
+ * @free holds runs that become free when the write commits: the old runs
+ * of pieces replaced whole, and the fresh pages that received the old
+ * frames of swapped pages. They still hold the old version, which a crash
+ * before the commit must find intact, so they are freed only at the end,
+ * when no allocation of this transaction can take them any more.
+ */
+struct vsmfs_cow {
+	struct vsmfs_trans	*t;
+	struct vsmfs_swap	sw;
+	unsigned int		mode;		/* VSMFS_COW_* */
+	bool			large;
+	bool			cowed;		/* existing pages were replaced */
+	unsigned int		nfree, maxfree;
+	struct { u64 lpn, count; } *free;
+};
+
+static int vsmfs_cow_defer_free(struct vsmfs_cow *c, u64 lpn, u64 count)
+{
+	if (WARN_ON_ONCE(c->nfree >= c->maxfree))
+		return -EINVAL;
+	c->free[c->nfree].lpn = lpn;
+	c->free[c->nfree].count = count;
+	c->nfree++;
+	return 0;
+}
+
+/* Fresh logical pages for up to *@count pages, fewer if space is scattered. */
+static int vsmfs_cow_alloc(struct vsmfs_cow *c, u64 *count, u64 *lpn)
+{
+	int ret;
+
+	for (;;) {
+		ret = vsmfs_alloc_pages(c->t, *count, false, lpn);
+		if (ret != -ENOSPC || *count == 1)
+			return ret;
+		*count /= 2;
+	}
+}
+
+/*
+ * Replace piece @key whole (cow=multi: the write covers it; cow=superpage:
+ * any write): a new run gets the user data, and the old content the write
+ * does not cover, then the index entry is switched to it. Returns the
+ * bytes written, or an errno; -ENOSPC before anything changed if no run of
+ * the size is free.
+ */
+static ssize_t vsmfs_cow_whole(struct vsmfs_cow *c, struct inode *inode, u64 key,
+			       u64 wfrom, u64 wto, struct iov_iter *from)
+{
+	struct vsmfs_trans *t = c->t;
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	u64 e = vsmfs_idx_lookup(inode, key), lpn = vsmfs_idx_lpn(e);
+	u64 have = vsmfs_idx_count(e), oldend = have << VSMFS_BLOCK_SHIFT;
+	u64 cnt = max_t(u64, have, DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE)), nlpn, freed, end, copied;
+	char *new, *old;
+	size_t n;
+	int ret;
+
+	ret = vsmfs_alloc_pages(t, cnt, c->large || cnt == VSMFS_VSP_PAGES, &nlpn);
 	if (ret)
 		return ret;
-	if (err)
-		return err;
+	new = vsmfs_lpn_ptr(sbi, nlpn);
+	old = vsmfs_lpn_ptr(sbi, lpn);
+	pagefault_disable();
+	n = vsmfs_copy_from_iter(new + wfrom, wto - wfrom, from);
+	pagefault_enable();
+	end = wfrom + n;
+	/* The old content around what was written, zeros past the old run. */
+	if (wfrom)
+		vsmfs_memcpy_nt(new, old, min(wfrom, oldend));
+	if (wfrom > oldend)
+		vsmfs_zero_pm(new + oldend, wfrom - oldend);
+	if (end < oldend)
+		vsmfs_memcpy_nt(new + end, old + end, oldend - end);
+	end = max(end, oldend);
+	if (end < cnt << VSMFS_BLOCK_SHIFT)
+		vsmfs_zero_pm(new + end, (cnt << VSMFS_BLOCK_SHIFT) - end);
+	copied = min(wfrom, oldend) + (wfrom + n < oldend ? oldend - wfrom - n : 0);
+	if (c->mode == VSMFS_COW_SUPERPAGE)
+		vsmfs_stat_add(sbi, data_cow_copy_bytes, copied);
+	else
+		vsmfs_stat_add(sbi, data_merge_bytes, copied);
+
+	if (vi->i_tail_key == key + 1) {
+		ret = vsmfs_tail_release_t(t, inode, &freed);
+		if (ret)
+			goto fail;
+	}
+	ret = vsmfs_idx_set(t, inode, key, vsmfs_idx_make(nlpn, cnt));
+	if (ret)
+		goto fail;
+	vsmfs_cow_defer_free(c, lpn, have);
+	vi->i_pages += cnt - have;
+	inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
+	c->cowed = true;
+	if (c->mode == VSMFS_COW_MULTI)
+		vsmfs_stat_inc(sbi, mcow_coarse);
+	vsmfs_stat_add(sbi, data_user_bytes, n);
 	return n;
+fail:
+	vsmfs_free_pages(t, nlpn, cnt);
+	return ret;
+}
+
+/*
+ * Copy-on-write of part of piece @key (fine grain): pages past the run are
+ * added and written directly; each existing page the write touches is
+ * written into a fresh logical page, with the untouched bytes of a partly
+ * written page merged from the old one, and the page table entries of old
+ * and fresh pages are swapped. The file's logical pages then reach the new
+ * frames; the fresh logical pages, holding the old frames, are freed at the
+ * end of the write. Returns the bytes written, or an errno.
+ */
+static ssize_t vsmfs_cow_fine(struct vsmfs_cow *c, struct inode *inode, u64 key,
+			      u64 wfrom, u64 wto, struct iov_iter *from)
+{
+	struct vsmfs_trans *t = c->t;
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	u64 need = DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE), lpn, have, pg, exend;
+	ssize_t done = 0;
+	int ret;
+
+	ret = vsmfs_extend_run(t, inode, key, need, wfrom, wto, c->large, &lpn, &have);
+	if (ret)
+		return ret;
+	exend = min(need, have);
+	for (pg = wfrom >> VSMFS_BLOCK_SHIFT; pg < exend;) {
+		u64 m = c->mode == VSMFS_COW_PAGE ? 1 : exend - pg, scr;
+		u64 cs, ce, ws, we;
+		char *sp, *op;
+		size_t n;
+
+		ret = vsmfs_cow_alloc(c, &m, &scr);
+		if (ret)
+			goto short_write;
+		cs = pg << VSMFS_BLOCK_SHIFT;
+		ce = (pg + m) << VSMFS_BLOCK_SHIFT;
+		ws = max(wfrom, cs);
+		we = min(wto, ce);
+		sp = vsmfs_lpn_ptr(sbi, scr);
+		op = vsmfs_lpn_ptr(sbi, lpn + pg);
+		if (ws > cs)
+			vsmfs_memcpy_nt(sp, op, ws - cs);
+		pagefault_disable();
+		n = vsmfs_copy_from_iter(sp + (ws - cs), we - ws, from);
+		pagefault_enable();
+		if (ws + n < ce)
+			vsmfs_memcpy_nt(sp + (ws + n - cs), op + (ws + n - cs), ce - ws - n);
+		vsmfs_stat_add(sbi, data_merge_bytes, (ws - cs) + (ce - ws - n));
+		ret = vsmfs_swap_pages(t, &c->sw, lpn + pg, scr, m);
+		if (ret) {
+			vsmfs_free_pages(t, scr, m);
+			goto short_write;
+		}
+		vsmfs_cow_defer_free(c, scr, m);
+		c->cowed = true;
+		done += n;
+		vsmfs_stat_add(sbi, data_user_bytes, n);
+		if (n < we - ws)
+			goto short_write;
+		pg += m;
+	}
+	vsmfs_stat_inc(sbi, mcow_fine);
+	if (need > have) {
+		/* Pages past the old run: new, written directly. */
+		u64 ws = max(wfrom, have << VSMFS_BLOCK_SHIFT);
+		char *p = vsmfs_lpn_ptr(sbi, lpn);
+		size_t n;
+
+		pagefault_disable();
+		n = vsmfs_copy_from_iter(p + ws, wto - ws, from);
+		pagefault_enable();
+		if (ws + n < wto)
+			vsmfs_zero_pm(p + ws + n, wto - ws - n);
+		vsmfs_stat_add(sbi, data_user_bytes, n);
+		done += n;
+	}
+	return done;
+
+short_write:
+	/* New pages past the old run that were not reached hold zeros. */
+	if (need > have) {
+		u64 ws = max(wfrom, have << VSMFS_BLOCK_SHIFT);
+
+		vsmfs_zero_pm((char *)vsmfs_lpn_ptr(sbi, lpn) + ws, wto - ws);
+	}
+	return done ?: ret;
+}
+
+/* Upper bound of the logical pages a copy-on-write of [pos, end) takes. */
+static u64 vsmfs_cow_pages(struct inode *inode, loff_t pos, loff_t end, unsigned int mode)
+{
+	u64 need = 4;	/* index blocks */
+	loff_t p;
+
+	for (p = pos; p < end;) {
+		u64 key = p >> VSMFS_VSP_SHIFT, pstart = key << VSMFS_VSP_SHIFT;
+		u64 wto = min_t(u64, end - pstart, VSMFS_PIECE_SIZE);
+		u64 e = vsmfs_idx_lookup(inode, key), have = e ? vsmfs_idx_count(e) : 0;
+		u64 pages = DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE);
+
+		/* A run that must grow elsewhere takes all its pages anew. */
+		if (pages > have)
+			need += pages;
+		if (have && mode == VSMFS_COW_SUPERPAGE)
+			need += max(pages, have);
+		else if (have > (p - pstart) >> VSMFS_BLOCK_SHIFT)
+			need += min(pages, have) - ((p - pstart) >> VSMFS_BLOCK_SHIFT);
+		p = pstart + wto;
+	}
+	return need;
+}
+
+/*
+ * Write [@pos, @pos + @len) atomically (data=atomic): the new content of
+ * every page reaches PM in fresh pages, and one transaction switches the
+ * file to them, so after a crash the file holds the old or the new
+ * content of the whole range, never a mix.
+ *
+ * Ordering: (1) user mappings of the range are removed and pinned pages
+ * waited for, under invalidate_lock held until the end, so no user
+ * mapping can reach an old frame once it is freed; (2) new data and the
+ * merged old bytes are written to fresh pages with non-temporal stores;
+ * (3) the page table entries are swapped and the index switched in the
+ * transaction's DRAM copies, and the live kernel PTEs are changed; (4) one
+ * TLB shootdown for the whole write, before any page freed below can be
+ * allocated again; (5) the replaced pages are freed in the transaction;
+ * (6) commit: a fence makes (2) durable, then the metadata of (3) and (5)
+ * is committed at once. A crash before (6) leaves the old page table and
+ * index, whose frames were never written; after it, the new ones.
+ *
+ * Returns the bytes written, or an errno. A write cut short by a fault on
+ * the user buffer or an error after part of it was done commits the part
+ * done, which is atomic by itself.
+ */
+static ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
+				  struct iov_iter *from, bool large, unsigned int mode)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	struct address_space *mapping = inode->i_mapping;
+	loff_t end = pos + len, size = i_size_read(inode), p;
+	u64 npages = DIV_ROUND_UP(end, VSMFS_BLOCK_SIZE) - (pos >> VSMFS_BLOCK_SHIFT);
+	struct vsmfs_trans t;
+	struct vsmfs_cow c = {
+		.t = &t,
+		.mode = mode,
+		.large = large,
+		.maxfree = npages + (len >> VSMFS_VSP_SHIFT) + 2,
+	};
+	ssize_t done = 0, n;
+	unsigned int i;
+	int ret, err;
+
+	c.free = kvmalloc_array(c.maxfree, sizeof(*c.free), GFP_KERNEL);
+	if (!c.free)
+		return -ENOMEM;
+	filemap_invalidate_lock(mapping);
+	ret = vsmfs_break_layouts_range(inode, pos, end - 1);
+	if (ret)
+		goto out_unlock;
+	truncate_pagecache_range(inode, round_down(pos, PAGE_SIZE), round_up(end, PAGE_SIZE) - 1);
+
+	down_write(&vi->i_idx_sem);
+	vsmfs_trans_begin(sbi, &t);
+	if (vsmfs_cow_pages(inode, pos, end, mode) > sbi->s_free_pages) {
+		ret = -ENOSPC;
+		goto commit;
+	}
+	vsmfs_swap_init(sbi, &c.sw);
+	/* Bytes between the old end and the write may have been mapped. */
+	if (pos > size)
+		vsmfs_zero_mapped(inode, size,
+				  min_t(loff_t, pos, round_up(size, VSMFS_BLOCK_SIZE)));
+	for (p = pos; p < end; p += n) {
+		u64 key = p >> VSMFS_VSP_SHIFT, pstart = key << VSMFS_VSP_SHIFT;
+		u64 wfrom = p - pstart, wto = min_t(u64, end - pstart, VSMFS_PIECE_SIZE);
+		u64 e = vsmfs_idx_lookup(inode, key), have = e ? vsmfs_idx_count(e) : 0;
+
+		if (!have || wfrom >> VSMFS_BLOCK_SHIFT >= have)
+			n = vsmfs_write_new(&t, inode, key, wfrom, wto, from, large);
+		else if (mode == VSMFS_COW_SUPERPAGE ||
+			 (mode == VSMFS_COW_MULTI && !wfrom && wto == VSMFS_PIECE_SIZE))
+			n = vsmfs_cow_whole(&c, inode, key, wfrom, wto, from);
+		else
+			n = -ENOSPC;
+		/* No free run for a whole piece: copy it page by page. */
+		if (n == -ENOSPC && have && mode != VSMFS_COW_SUPERPAGE &&
+		    wfrom >> VSMFS_BLOCK_SHIFT < have)
+			n = vsmfs_cow_fine(&c, inode, key, wfrom, wto, from);
+		if (n < 0) {
+			ret = n;
+			break;
+		}
+		done += n;
+		if (n < wto - wfrom)
+			break;
+	}
+	/* (4), then (5): see above. */
+	vsmfs_swap_flush(&c.sw);
+	for (i = 0; i < c.nfree; i++) {
+		err = vsmfs_free_pages(&t, c.free[i].lpn, c.free[i].count);
+		ret = ret ?: err;
+	}
+	if (c.cowed)
+		vsmfs_stat_inc(sbi, mcow_writes);
+	if (done) {
+		if (pos + done > size)
+			i_size_write(inode, pos + done);
+		inode->i_mtime = current_time(inode);
+		inode->i_ctime = inode->i_mtime;
+	}
+commit:
+	err = vsmfs_write_inode_t(&t, inode);
+	err = vsmfs_trans_commit(&t) ?: err;
+	up_write(&vi->i_idx_sem);
+out_unlock:
+	filemap_invalidate_unlock(mapping);
+	kvfree(c.free);
+	if (done)
+		return done;
+	return ret ?: err;
 }
 
 static ssize_t vsmfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 {
 	struct file *file = iocb->ki_filp;
 	struct inode *inode = file_inode(file);
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	unsigned int data = READ_ONCE(sbi->s_data_mode);
+	unsigned int cow = READ_ONCE(sbi->s_cow_mode);
 	loff_t pos, end;
 	ssize_t ret, done = 0;
 	bool large;
@@ -243,15 +659,22 @@ static ssize_t vsmfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	large = end >= VSMFS_LARGE_FILE;
 
 	while (pos < end) {
-		size_t len = min_t(u64, end - pos,
-				   VSMFS_PIECE_SIZE - (pos & (VSMFS_PIECE_SIZE - 1)));
+		size_t len;
 		ssize_t n;
 
+		if (data == VSMFS_DATA_ATOMIC)
+			len = min_t(u64, end - pos, VSMFS_ATOMIC_MAX);
+		else
+			len = min_t(u64, end - pos,
+				    VSMFS_PIECE_SIZE - (pos & (VSMFS_PIECE_SIZE - 1)));
 		if (fault_in_iov_iter_readable(from, len) == len) {
 			ret = -EFAULT;
 			break;
 		}
-		n = vsmfs_write_piece(inode, pos, len, from, large);
+		if (data == VSMFS_DATA_ATOMIC)
+			n = vsmfs_write_atomic(inode, pos, len, from, large, cow);
+		else
+			n = vsmfs_write_inplace(inode, pos, len, from, large);
 		if (n < 0) {
 			ret = n;
 			break;
@@ -394,6 +817,18 @@ static vm_fault_t vsmfs_dax_huge_fault(struct vm_fault *vmf, enum page_entry_siz
 	ret = dax_iomap_fault(vmf, pe_size, &pfn, NULL, &vsmfs_iomap_ops);
 	if (ret & VM_FAULT_NEEDDSYNC)
 		ret = dax_finish_sync_fault(vmf, pe_size, pfn);
+	/*
+	 * A PMD fault maps a whole VSP as one 2 MiB page only where its frames
+	 * are physically contiguous and aligned; else it falls back to PTEs.
+	 */
+	if (pe_size == PE_SIZE_PMD) {
+		if (ret & VM_FAULT_FALLBACK)
+			vsmfs_stat_inc(VSMFS_SB(sb), fault_pmd_fallback);
+		else if (!(ret & VM_FAULT_ERROR))
+			vsmfs_stat_inc(VSMFS_SB(sb), fault_pmd);
+	} else if (!(ret & VM_FAULT_ERROR)) {
+		vsmfs_stat_inc(VSMFS_SB(sb), fault_pte);
+	}
 	filemap_invalidate_unlock_shared(inode->i_mapping);
 	if (write)
 		sb_end_pagefault(sb);
@@ -447,24 +882,17 @@ static int vsmfs_wait_dax_page(struct inode *inode)
 	return 0;
 }
 
-/**
- * vsmfs_break_layouts() - wait until no page of a file is pinned
- * @inode: a regular file
- *
- * Pages pinned by get_user_pages() (direct I/O of another file into a
- * mapping of this one, RDMA) must not be freed or given other contents
- * under the pin. Called before truncation, hole punching and zeroing.
- *
- * Context: inode lock and invalidate_lock held for writing.
- * Return: 0, or -ERESTARTSYS if a signal ended the wait.
+/*
+ * Wait until no page of [@start, @end] (bytes, inclusive) of a file is
+ * pinned. Context and return: as vsmfs_break_layouts().
  */
-int vsmfs_break_layouts(struct inode *inode)
+static int vsmfs_break_layouts_range(struct inode *inode, loff_t start, loff_t end)
 {
 	struct page *page;
 	int ret;
 
 	do {
-		page = dax_layout_busy_page(inode->i_mapping);
+		page = dax_layout_busy_page_range(inode->i_mapping, start, end);
 		if (!page)
 			return 0;
 		ret = ___wait_var_event(&page->_refcount,
@@ -475,23 +903,43 @@ int vsmfs_break_layouts(struct inode *inode)
 	return ret;
 }
 
+/**
+ * vsmfs_break_layouts() - wait until no page of a file is pinned
+ * @inode: a regular file
+ *
+ * Pages pinned by get_user_pages() (direct I/O of another file into a
+ * mapping of this one, RDMA) must not be freed or given other contents
+ * under the pin. Called before truncation, hole punching and zeroing, and
+ * (for the range written) before a copy-on-write write.
+ *
+ * Context: inode lock and invalidate_lock held for writing.
+ * Return: 0, or -ERESTARTSYS if a signal ended the wait.
+ */
+int vsmfs_break_layouts(struct inode *inode)
+{
+	return vsmfs_break_layouts_range(inode, 0, LLONG_MAX);
+}
+
 /* Punch or zero [from, to) of piece @key, in one transaction. */
 static int vsmfs_clear_piece(struct inode *inode, u64 key, loff_t from, loff_t to,
 			     bool punch)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
-	u64 pstart = key << VSMFS_VSP_SHIFT, e, cnt, first;
+	u64 pstart = key << VSMFS_VSP_SHIFT, e, cnt, first, freed;
 	struct vsmfs_trans t;
 	int ret = 0, err;
 
 	down_write(&vi->i_idx_sem);
 	vsmfs_trans_begin(sbi, &t);
+	/* A run that shrinks gives up the reserved tail after it first. */
+	if (punch && vi->i_tail_key == key + 1)
+		ret = vsmfs_tail_release_t(&t, inode, &freed);
 	e = vsmfs_idx_lookup(inode, key);
 	cnt = vsmfs_idx_count(e);
 	/* First page wholly inside the range. */
 	first = DIV_ROUND_UP(from - pstart, VSMFS_BLOCK_SIZE);
-	if (e && punch && first < cnt && to >= pstart + (cnt << VSMFS_BLOCK_SHIFT)) {
+	if (!ret && e && punch && first < cnt && to >= pstart + (cnt << VSMFS_BLOCK_SHIFT)) {
 		/* The range covers the end of the run: free its tail. */
 		ret = vsmfs_free_pages(&t, vsmfs_idx_lpn(e) + first, cnt - first);
 		if (!ret) {
@@ -624,6 +1072,44 @@ out_unlock:
 	return ret;
 }
 
+/*
+ * Last close of a file open for writing (ZFDM): the reserved tail of its
+ * last VSP goes back to the allocator and the inode is flagged, so the
+ * next append moves the last run into a fresh VSP by swapping entries.
+ */
+static int vsmfs_release(struct inode *inode, struct file *file)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	struct vsmfs_trans t;
+	u64 freed = 0;
+	int ret, err;
+
+	if (!(file->f_mode & FMODE_WRITE) || atomic_read(&inode->i_writecount) != 1 ||
+	    !READ_ONCE(vi->i_tail_key))
+		return 0;
+	inode_lock(inode);
+	down_write(&vi->i_idx_sem);
+	if (vi->i_tail_key && !sb_rdonly(inode->i_sb)) {
+		vsmfs_trans_begin(sbi, &t);
+		ret = vsmfs_tail_release_t(&t, inode, &freed);
+		if (!ret && freed)
+			vi->i_flags |= VSMFS_IFLAG_TAIL_RELEASED;
+		err = vsmfs_write_inode_t(&t, inode);
+		ret = vsmfs_trans_commit(&t) ?: ret ?: err;
+		if (ret)
+			vsmfs_err_ratelimited(inode->i_sb, "inode %lu: releasing the tail failed: %d",
+					      inode->i_ino, ret);
+		else if (freed) {
+			vsmfs_stat_inc(sbi, zfdm_reclaims);
+			vsmfs_stat_add(sbi, zfdm_reclaimed_pages, freed);
+		}
+	}
+	up_write(&vi->i_idx_sem);
+	inode_unlock(inode);
+	return 0;
+}
+
 static loff_t vsmfs_llseek(struct file *file, loff_t offset, int whence)
 {
 	struct inode *inode = file_inode(file);
@@ -662,7 +1148,10 @@ const struct file_operations vsmfs_file_operations = {
 	.write_iter	= vsmfs_write_iter,
 	.mmap		= vsmfs_file_mmap,
 	.mmap_supported_flags = MAP_SYNC,
+	/* 2 MiB aligned addresses, so a superpage can be mapped with one PMD. */
+	.get_unmapped_area = thp_get_unmapped_area,
 	.open		= generic_file_open,
+	.release	= vsmfs_release,
 	.fsync		= vsmfs_fsync,
 	.fallocate	= vsmfs_fallocate,
 	.splice_read	= generic_file_splice_read,

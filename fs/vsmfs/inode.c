@@ -148,6 +148,7 @@ static struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, bool orphan)
 	inode->i_generation = le32_to_cpu(di->i_generation);
 	inode->i_rdev = new_decode_dev(le32_to_cpu(di->i_rdev));
 	vi->i_flags = le32_to_cpu(di->i_flags);
+	vi->i_tail_key = S_ISREG(inode->i_mode) ? le32_to_cpu(di->i_tail_key) : 0;
 	vi->i_xattr = le64_to_cpu(di->i_xattr);
 	memset(vi->i_inline, 0, sizeof(vi->i_inline));
 	if (vsmfs_inline_symlink(inode)) {
@@ -197,6 +198,7 @@ int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode)
 	di->i_uid = cpu_to_le32(i_uid_read(inode));
 	di->i_gid = cpu_to_le32(i_gid_read(inode));
 	di->i_flags = cpu_to_le32(vi->i_flags);
+	di->i_tail_key = cpu_to_le32(vi->i_tail_key);
 	di->i_generation = cpu_to_le32(inode->i_generation);
 	di->i_size = cpu_to_le64(inode->i_size);
 	di->i_pages = cpu_to_le64(vi->i_pages);
@@ -261,6 +263,7 @@ struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir,
 	inode->i_atime = inode->i_mtime;
 	inode->i_ctime = inode->i_mtime;
 	vi->i_flags = 0;
+	vi->i_tail_key = 0;
 	vi->i_pages = 0;
 	vi->i_xattr = 0;
 	memset(vi->i_index, 0, sizeof(vi->i_index));
@@ -507,6 +510,56 @@ void vsmfs_zero_mapped(struct inode *inode, loff_t from, loff_t to)
 	}
 }
 
+/**
+ * vsmfs_tail_pages() - pages of a run's superpage after the run
+ * @e: index entry of the run
+ *
+ * Return: how many logical pages follow the run in its VSP.
+ */
+u64 vsmfs_tail_pages(u64 e)
+{
+	u64 end = vsmfs_idx_lpn(e) + vsmfs_idx_count(e);
+
+	return round_up(end, VSMFS_VSP_PAGES) - end;
+}
+
+/**
+ * vsmfs_tail_release_t() - give back the reserved tail of a file's last VSP
+ * @t: running transaction
+ * @inode: a regular file; written by the caller afterwards
+ * @freed: pages given back
+ *
+ * A growing large file owns the rest of the VSP its last run starts in,
+ * so appends extend the run in place (ZFDM). The reservation is recorded
+ * by i_tail_key and released here: at the last close of the file, before
+ * its runs are cut or replaced, and when it is evicted.
+ *
+ * Context: i_idx_sem held for writing.
+ * Return: 0 or a negative errno.
+ */
+int vsmfs_tail_release_t(struct vsmfs_trans *t, struct inode *inode, u64 *freed)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	u64 e, n;
+	int ret;
+
+	*freed = 0;
+	if (!vi->i_tail_key)
+		return 0;
+	e = vsmfs_idx_lookup(inode, vi->i_tail_key - 1);
+	n = e ? vsmfs_tail_pages(e) : 0;
+	if (n) {
+		ret = vsmfs_free_pages(t, vsmfs_idx_lpn(e) + vsmfs_idx_count(e), n);
+		if (ret)
+			return ret;
+		vi->i_pages -= n;
+		inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
+	}
+	vi->i_tail_key = 0;
+	*freed = n;
+	return 0;
+}
+
 /* Free an index block tree below @lpn (depth levels of pointers). */
 static int vsmfs_free_tree(struct vsmfs_trans *t, struct inode *inode, u64 lpn, int depth)
 {
@@ -552,11 +605,15 @@ int vsmfs_truncate_t(struct vsmfs_trans *t, struct inode *inode, loff_t size)
 {
 	bool reg = S_ISREG(inode->i_mode);
 	u64 keep_pages = DIV_ROUND_UP((u64)size, VSMFS_BLOCK_SIZE);
-	u64 key;
+	u64 key, freed;
 	int ret;
 
 	if (reg) {
 		loff_t edge = min(size, inode->i_size);
+
+		ret = vsmfs_tail_release_t(t, inode, &freed);
+		if (ret)
+			return ret;
 
 		vsmfs_zero_mapped(inode, edge, round_up(edge, VSMFS_BLOCK_SIZE));
 	}
@@ -624,6 +681,19 @@ void vsmfs_evict_inode(struct inode *inode)
 		ret = vsmfs_trans_commit(&t) ?: ret;
 		if (ret)
 			vsmfs_err(inode->i_sb, "freeing inode %lu failed: %d", inode->i_ino, ret);
+	} else if (VSMFS_I(inode)->i_tail_key && !is_bad_inode(inode) &&
+		   !sb_rdonly(inode->i_sb)) {
+		/* A reservation left by a crash while the file was open. */
+		u64 freed;
+
+		vsmfs_trans_begin(sbi, &t);
+		ret = vsmfs_tail_release_t(&t, inode, &freed);
+		if (!ret)
+			ret = vsmfs_write_inode_t(&t, inode);
+		ret = vsmfs_trans_commit(&t) ?: ret;
+		if (ret)
+			vsmfs_err(inode->i_sb, "releasing the tail of inode %lu failed: %d",
+				  inode->i_ino, ret);
 	}
 	vsmfs_dir_index_free(inode);
 	clear_inode(inode);

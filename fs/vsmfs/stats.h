@@ -2,8 +2,7 @@
 /*
  * vsmfs counters, shown one per file in /sys/fs/vsmfs/<device>/.
  *
- * Each counter is declared once here, with its sysfs name; the enum and the
- * sysfs attributes are generated from the list. Counters are per-CPU sums:
+ * A counter is added here and named in sysfs.c. Counters are per-CPU sums:
  * cheap to bump on hot paths, summed when read.
  */
 #ifndef _VSMFS_STATS_H
@@ -11,35 +10,30 @@
 
 #include <linux/percpu.h>
 
-/* X(name): the sysfs file is the name. Documented in vsmfs(5). */
-#define VSMFS_STATS(X)			\
-	X(data_user_bytes)		\
-	X(data_merge_bytes)		\
-	X(data_cow_copy_bytes)		\
-	X(data_inplace_bytes)		\
-	X(mcow_writes)			\
-	X(mcow_fine)			\
-	X(mcow_coarse)			\
-	X(pte_swaps)			\
-	X(tlb_shootdowns)		\
-	X(zfdm_reclaims)		\
-	X(zfdm_reclaimed_pages)		\
-	X(zfdm_migrations)		\
-	X(zfdm_migrated_pages)		\
-	X(fault_pte)			\
-	X(fault_pmd)			\
-	X(fault_pmd_fallback)		\
-	X(inodes_created)		\
-	X(trans_commits)		\
-	X(journal_bytes)		\
-	X(home_bytes)
-
-#define VSMFS_STAT_ENUM(name)	VSMFS_STAT_##name,
+/* The sysfs file of VSMFS_STAT_<name> is <name>; documented in vsmfs(5). */
 enum vsmfs_stat {
-	VSMFS_STATS(VSMFS_STAT_ENUM)
+	VSMFS_STAT_data_user_bytes,
+	VSMFS_STAT_data_merge_bytes,
+	VSMFS_STAT_data_cow_copy_bytes,
+	VSMFS_STAT_data_inplace_bytes,
+	VSMFS_STAT_mcow_writes,
+	VSMFS_STAT_mcow_fine,
+	VSMFS_STAT_mcow_coarse,
+	VSMFS_STAT_pte_swaps,
+	VSMFS_STAT_tlb_shootdowns,
+	VSMFS_STAT_zfdm_reclaims,
+	VSMFS_STAT_zfdm_reclaimed_pages,
+	VSMFS_STAT_zfdm_migrations,
+	VSMFS_STAT_zfdm_migrated_pages,
+	VSMFS_STAT_fault_pte,
+	VSMFS_STAT_fault_pmd,
+	VSMFS_STAT_fault_pmd_fallback,
+	VSMFS_STAT_inodes_created,
+	VSMFS_STAT_trans_commits,
+	VSMFS_STAT_journal_bytes,
+	VSMFS_STAT_home_bytes,
 	VSMFS_NR_STATS
 };
-#undef VSMFS_STAT_ENUM
 
 struct vsmfs_stats {
 	u64	v[VSMFS_NR_STATS];

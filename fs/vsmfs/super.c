@@ -81,10 +81,27 @@ static int vsmfs_statfs(struct dentry *dentry, struct kstatfs *buf)
 	return 0;
 }
 
+static const char * const vsmfs_data_names[] = {
+	[VSMFS_DATA_ATOMIC]	= "atomic",
+	[VSMFS_DATA_INPLACE]	= "inplace",
+};
+
+static const char * const vsmfs_cow_names[] = {
+	[VSMFS_COW_MULTI]	= "multi",
+	[VSMFS_COW_PAGE]	= "page",
+	[VSMFS_COW_SUPERPAGE]	= "superpage",
+};
+
 static int vsmfs_show_options(struct seq_file *seq, struct dentry *root)
 {
+	struct vsmfs_sb_info *sbi = VSMFS_SB(root->d_sb);
+
 	/* DAX is the only data path, so it is always on. */
 	seq_puts(seq, ",dax=always");
+	/* The data path is always shown: it decides what a crash can do. */
+	seq_printf(seq, ",data=%s", vsmfs_data_names[sbi->s_data_mode]);
+	if (sbi->s_data_mode == VSMFS_DATA_ATOMIC)
+		seq_printf(seq, ",cow=%s", vsmfs_cow_names[sbi->s_cow_mode]);
 	/* acl and user_xattr are the defaults. */
 	if (!(root->d_sb->s_flags & SB_POSIXACL))
 		seq_puts(seq, ",noacl");
@@ -108,9 +125,24 @@ static const struct super_operations vsmfs_sops = {
 struct vsmfs_fs_context {
 	bool	acl_set;	/* acl or noacl given */
 	bool	acl;		/* acl given last */
+	int	data_mode;	/* VSMFS_DATA_*, or -1 if not given */
+	int	cow_mode;	/* VSMFS_COW_*, or -1 if not given */
 };
 
-enum { OPT_DAX, OPT_DAX_TYPE, OPT_ACL, OPT_USER_XATTR };
+enum { OPT_DAX, OPT_DAX_TYPE, OPT_ACL, OPT_USER_XATTR, OPT_DATA, OPT_COW };
+
+static const struct constant_table vsmfs_param_data[] = {
+	{ "atomic",	VSMFS_DATA_ATOMIC },
+	{ "inplace",	VSMFS_DATA_INPLACE },
+	{}
+};
+
+static const struct constant_table vsmfs_param_cow[] = {
+	{ "multi",	VSMFS_COW_MULTI },
+	{ "page",	VSMFS_COW_PAGE },
+	{ "superpage",	VSMFS_COW_SUPERPAGE },
+	{}
+};
 
 static const struct constant_table vsmfs_param_dax[] = {
 	{ "always",	1 },
@@ -124,6 +156,8 @@ static const struct fs_parameter_spec vsmfs_fs_parameters[] = {
 	fsparam_enum("dax",		OPT_DAX_TYPE, vsmfs_param_dax),
 	fsparam_flag_no("acl",		OPT_ACL),
 	fsparam_flag("user_xattr",	OPT_USER_XATTR),
+	fsparam_enum("data",		OPT_DATA, vsmfs_param_data),
+	fsparam_enum("cow",		OPT_COW, vsmfs_param_cow),
 	{}
 };
 
@@ -154,8 +188,29 @@ static int vsmfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 	case OPT_USER_XATTR:
 		/* user. attributes are always on. */
 		break;
+	case OPT_DATA:
+		ctx->data_mode = result.uint_32;
+		break;
+	case OPT_COW:
+		ctx->cow_mode = result.uint_32;
+		break;
 	}
 	return 0;
+}
+
+/*
+ * Data path options of a mount or remount. cow= is kept with data=inplace
+ * and applies once data=atomic is chosen: mount(8) passes the options of
+ * the mount being changed along with new ones on a remount.
+ */
+static void vsmfs_apply_data_opts(struct fs_context *fc, struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_fs_context *ctx = fc->fs_private;
+
+	if (ctx->data_mode >= 0)
+		sbi->s_data_mode = ctx->data_mode;
+	if (ctx->cow_mode >= 0)
+		sbi->s_cow_mode = ctx->cow_mode;
 }
 
 /*
@@ -254,6 +309,9 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		return -ENOMEM;
 	sb->s_fs_info = sbi;
 	sbi->s_sb = sb;
+	sbi->s_data_mode = VSMFS_DATA_ATOMIC;
+	sbi->s_cow_mode = VSMFS_COW_MULTI;
+	vsmfs_apply_data_opts(fc, sbi);
 	sbi->s_stats = alloc_percpu(struct vsmfs_stats);
 	if (!sbi->s_stats)
 		return -ENOMEM;
@@ -339,6 +397,8 @@ static int vsmfs_reconfigure(struct fs_context *fc)
 	bool to_ro = fc->sb_flags & SB_RDONLY;
 
 	sync_filesystem(sb);
+	/* Writers read the modes once; a write in progress keeps its mode. */
+	vsmfs_apply_data_opts(fc, sbi);
 	if (ctx->acl_set) {
 		if (ctx->acl)
 			sb->s_flags |= SB_POSIXACL;
@@ -371,6 +431,8 @@ static int vsmfs_init_fs_context(struct fs_context *fc)
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
 		return -ENOMEM;
+	ctx->data_mode = -1;
+	ctx->cow_mode = -1;
 	fc->fs_private = ctx;
 	fc->ops = &vsmfs_context_ops;
 	return 0;

@@ -14,26 +14,38 @@ struct vsmfs_attr {
 	int			stat;	/* enum vsmfs_stat, or -1 for reset */
 };
 
-#define VSMFS_STAT_ATTR(n)					\
-	static struct vsmfs_attr vsmfs_attr_##n = {			\
-		.attr = { .name = __stringify(n), .mode = 0444 },	\
-		.stat = VSMFS_STAT_##n,					\
-	};
-VSMFS_STATS(VSMFS_STAT_ATTR)
-#undef VSMFS_STAT_ATTR
+static const char * const vsmfs_stat_names[VSMFS_NR_STATS] = {
+	[VSMFS_STAT_data_user_bytes]	= "data_user_bytes",
+	[VSMFS_STAT_data_merge_bytes]	= "data_merge_bytes",
+	[VSMFS_STAT_data_cow_copy_bytes]	= "data_cow_copy_bytes",
+	[VSMFS_STAT_data_inplace_bytes]	= "data_inplace_bytes",
+	[VSMFS_STAT_mcow_writes]	= "mcow_writes",
+	[VSMFS_STAT_mcow_fine]	= "mcow_fine",
+	[VSMFS_STAT_mcow_coarse]	= "mcow_coarse",
+	[VSMFS_STAT_pte_swaps]	= "pte_swaps",
+	[VSMFS_STAT_tlb_shootdowns]	= "tlb_shootdowns",
+	[VSMFS_STAT_zfdm_reclaims]	= "zfdm_reclaims",
+	[VSMFS_STAT_zfdm_reclaimed_pages]	= "zfdm_reclaimed_pages",
+	[VSMFS_STAT_zfdm_migrations]	= "zfdm_migrations",
+	[VSMFS_STAT_zfdm_migrated_pages]	= "zfdm_migrated_pages",
+	[VSMFS_STAT_fault_pte]	= "fault_pte",
+	[VSMFS_STAT_fault_pmd]	= "fault_pmd",
+	[VSMFS_STAT_fault_pmd_fallback]	= "fault_pmd_fallback",
+	[VSMFS_STAT_inodes_created]	= "inodes_created",
+	[VSMFS_STAT_trans_commits]	= "trans_commits",
+	[VSMFS_STAT_journal_bytes]	= "journal_bytes",
+	[VSMFS_STAT_home_bytes]	= "home_bytes",
+};
+
+/* One attribute per counter, filled in by vsmfs_sysfs_init(), and reset. */
+static struct vsmfs_attr vsmfs_stat_attrs[VSMFS_NR_STATS];
 
 static struct vsmfs_attr vsmfs_attr_reset = {
 	.attr = { .name = "reset", .mode = 0200 },
 	.stat = -1,
 };
 
-#define VSMFS_STAT_PTR(n)	(&vsmfs_attr_##n.attr),
-static struct attribute *vsmfs_sb_attrs[] = {
-	VSMFS_STATS(VSMFS_STAT_PTR)
-	&vsmfs_attr_reset.attr,
-	NULL,
-};
-#undef VSMFS_STAT_PTR
+static struct attribute *vsmfs_sb_attrs[VSMFS_NR_STATS + 2];
 ATTRIBUTE_GROUPS(vsmfs_sb);
 
 /**
@@ -159,6 +171,15 @@ void vsmfs_sysfs_unregister(struct vsmfs_sb_info *sbi)
  */
 int __init vsmfs_sysfs_init(void)
 {
+	int i;
+
+	for (i = 0; i < VSMFS_NR_STATS; i++) {
+		vsmfs_stat_attrs[i].attr.name = vsmfs_stat_names[i];
+		vsmfs_stat_attrs[i].attr.mode = 0444;
+		vsmfs_stat_attrs[i].stat = i;
+		vsmfs_sb_attrs[i] = &vsmfs_stat_attrs[i].attr;
+	}
+	vsmfs_sb_attrs[VSMFS_NR_STATS] = &vsmfs_attr_reset.attr;
 	kobject_set_name(&vsmfs_root.kobj, "vsmfs");
 	vsmfs_root.kobj.parent = fs_kobj;
 	return kset_register(&vsmfs_root);

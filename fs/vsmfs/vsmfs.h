@@ -53,10 +53,27 @@ struct vsmfs_sb_info {
 	u64			s_vsp_cursor;	/* next VSP to try for large runs */
 	u64			s_ino_cursor;
 
+	/* Data path, from the mount options; changed only by remount. */
+	unsigned int		s_data_mode;	/* VSMFS_DATA_* */
+	unsigned int		s_cow_mode;	/* VSMFS_COW_* */
+
 	/* Counters (stats.h) and their sysfs directory (sysfs.c). */
 	struct vsmfs_stats __percpu *s_stats;
 	struct kobject		s_kobj;
 	struct completion	s_kobj_unregister;
+};
+
+/* data= mount option: how overwrites reach PM. */
+enum {
+	VSMFS_DATA_ATOMIC,	/* copy-on-write: every write() is atomic */
+	VSMFS_DATA_INPLACE,	/* overwrite in place: not atomic */
+};
+
+/* cow= mount option: the grain of copy-on-write with data=atomic. */
+enum {
+	VSMFS_COW_MULTI,	/* whole superpages by index, parts by PTE swap */
+	VSMFS_COW_PAGE,		/* every page on its own */
+	VSMFS_COW_SUPERPAGE,	/* every touched superpage copied whole */
 };
 
 /*
@@ -84,12 +101,22 @@ struct vsmfs_trans {
 
 struct vsmfs_dir_index;
 
+#define VSMFS_SWAP_RANGES	8	/* ranges invalidated one page at a time */
+#define VSMFS_SWAP_INVLPG	64	/* most pages invalidated one at a time */
+
 /*
  * struct vsmfs_swap - a batch of page swaps sharing one TLB shootdown
+ *
+ * A small batch remembers the logical page ranges it changed, so the
+ * shootdown invalidates just those pages; a larger one flushes the TLB.
  */
 struct vsmfs_swap {
 	struct vsmfs_sb_info	*sw_sbi;
 	u64			sw_pages;	/* pages swapped since the last flush */
+	unsigned int		sw_nr;		/* ranges in sw_lpn/sw_count */
+	bool			sw_all;		/* too many: flush everything */
+	u64			sw_lpn[VSMFS_SWAP_RANGES];
+	u64			sw_count[VSMFS_SWAP_RANGES];
 };
 
 /*
@@ -108,6 +135,7 @@ struct vsmfs_inode_info {
 	struct rw_semaphore	i_idx_sem;
 	struct vsmfs_dir_index	*i_dir;
 	u32			i_flags;	/* VSMFS_IFLAG_* */
+	u32			i_tail_key;	/* 1 + key owning its VSP's tail, or 0 */
 	u64			i_pages;	/* logical pages owned */
 	/*
 	 * Logical page of the xattr block, 0 if none. It and the block's
@@ -233,6 +261,8 @@ u64 vsmfs_idx_next(struct inode *inode, u64 key);
 void vsmfs_zero_mapped(struct inode *inode, loff_t from, loff_t to);
 int vsmfs_idx_set(struct vsmfs_trans *t, struct inode *inode, u64 key, u64 val);
 int vsmfs_truncate_t(struct vsmfs_trans *t, struct inode *inode, loff_t size);
+u64 vsmfs_tail_pages(u64 e);
+int vsmfs_tail_release_t(struct vsmfs_trans *t, struct inode *inode, u64 *freed);
 int vsmfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 		  struct iattr *iattr);
 

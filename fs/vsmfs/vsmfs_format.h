@@ -167,7 +167,7 @@ struct vsmfs_dinode {
 	__le32	i_ctime_ns;
 	__le32	i_crtime_ns;
 	__le32	i_rdev;			/* device number (new_encode_dev) */
-	__le32	i_reserved1;		/* zero */
+	__le32	i_tail_key;		/* 1 + key of the run owning its VSP's tail, 0 if none */
 	__le64	i_xattr;		/* logical page of the xattr block, 0 if none */
 	union {
 		struct {

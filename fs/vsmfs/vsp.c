@@ -132,6 +132,21 @@ void vsmfs_swap_init(struct vsmfs_sb_info *sbi, struct vsmfs_swap *sw)
 {
 	sw->sw_sbi = sbi;
 	sw->sw_pages = 0;
+	sw->sw_nr = 0;
+	sw->sw_all = false;
+}
+
+static void vsmfs_swap_note(struct vsmfs_swap *sw, u64 lpn, u64 count)
+{
+	if (sw->sw_all)
+		return;
+	if (sw->sw_nr == VSMFS_SWAP_RANGES || 2 * sw->sw_pages > VSMFS_SWAP_INVLPG) {
+		sw->sw_all = true;
+		return;
+	}
+	sw->sw_lpn[sw->sw_nr] = lpn;
+	sw->sw_count[sw->sw_nr] = count;
+	sw->sw_nr++;
 }
 
 /**
@@ -193,26 +208,47 @@ int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b,
 		set_pte(pb, x);
 	}
 	sw->sw_pages += count;
+	vsmfs_swap_note(sw, a, count);
+	vsmfs_swap_note(sw, b, count);
 	vsmfs_stat_add(sbi, pte_swaps, count);
 	return 0;
 }
 
-static void vsmfs_flush_tlb_ipi(void *unused)
+static void vsmfs_flush_tlb_ipi(void *arg)
 {
-	__flush_tlb_all();
+	struct vsmfs_swap *sw = arg;
+	unsigned int r;
+	u64 i;
+
+	/*
+	 * Without page table isolation, kernel mappings are global and invlpg
+	 * drops them for every address space (and PCID is used only then).
+	 * With it, they are cached per address space: flush everything.
+	 */
+	if (sw->sw_all || boot_cpu_has(X86_FEATURE_PTI)) {
+		__flush_tlb_all();
+		return;
+	}
+	for (r = 0; r < sw->sw_nr; r++)
+		for (i = 0; i < sw->sw_count[r]; i++)
+			asm volatile("invlpg (%0)" : : "r"
+				     (vsmfs_lpn_ptr(sw->sw_sbi, sw->sw_lpn[r] + i)) : "memory");
 }
 
 /**
  * vsmfs_swap_flush() - end a batch: shoot down stale translations
  * @sw: the batch
  *
- * One TLB shootdown on every CPU covers all swaps of the batch.
+ * One TLB shootdown on every CPU covers all swaps of the batch: the pages
+ * swapped one by one for a small batch, the whole TLB for a large one.
  */
 void vsmfs_swap_flush(struct vsmfs_swap *sw)
 {
 	if (!sw->sw_pages)
 		return;
-	on_each_cpu(vsmfs_flush_tlb_ipi, NULL, 1);
+	on_each_cpu(vsmfs_flush_tlb_ipi, sw, 1);
 	sw->sw_pages = 0;
+	sw->sw_nr = 0;
+	sw->sw_all = false;
 	vsmfs_stat_inc(sw->sw_sbi, tlb_shootdowns);
 }

@@ -140,7 +140,7 @@ static const struct field inode_fields[] = {
 	FI("uid", i_uid), FI("gid", i_gid), FI("flags", i_flags),
 	FI("generation", i_generation), FI("size", i_size), FI("pages", i_pages),
 	FI("mtime", i_mtime), FI("mtime_ns", i_mtime_ns), FI("rdev", i_rdev),
-	FI("reserved1", i_reserved1), FI("xattr", i_xattr),
+	FI("tail_key", i_tail_key), FI("xattr", i_xattr),
 	FI("direct0", i_direct[0]), FI("direct1", i_direct[1]), FI("direct2", i_direct[2]),
 	FI("direct3", i_direct[3]), FI("direct4", i_direct[4]), FI("direct5", i_direct[5]),
 	FI("direct6", i_direct[6]), FI("direct7", i_direct[7]),

@@ -8,7 +8,7 @@ rm -rf "$inst"
 make -s -C "$VSMFS_TOP" install DESTDIR="$inst" >/tmp/install.out 2>&1 ||
 	{ cat /tmp/install.out; die "make install failed"; }
 for f in sbin/mkfs.vsmfs sbin/fsck.vsmfs usr/local/share/man/man8/mkfs.vsmfs.8 \
-	 usr/local/share/man/man8/fsck.vsmfs.8; do
+	 usr/local/share/man/man8/fsck.vsmfs.8 usr/local/share/man/man5/vsmfs.5; do
 	[ -f "$inst/$f" ] || die "$f not installed"
 done
 [ -x "$inst/sbin/fsck.vsmfs" ] || die "fsck.vsmfs not executable"

@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Helpers for Python parts of vsmfs tests run in the VM."""
+
+import fcntl
+import os
+import struct
+import sys
+
+P = 4096
+VSP = 2 << 20
+
+
+def check(cond, what):
+    if not cond:
+        print("FAIL: " + what)
+        sys.exit(1)
+
+
+class Counters:
+    """The counters of /sys/fs/vsmfs/<dev>/, read as a dict of ints."""
+
+    def __init__(self, dev):
+        self.dir = "/sys/fs/vsmfs/" + os.path.basename(dev)
+
+    def reset(self):
+        with open(self.dir + "/reset", "w") as f:
+            f.write("1")
+
+    def read(self):
+        out = {}
+        for name in os.listdir(self.dir):
+            if name != "reset":
+                with open(os.path.join(self.dir, name)) as f:
+                    out[name] = int(f.read())
+        return out
+
+
+def fiemap(fd, start=0, length=1 << 62, count=512):
+    """Extents (logical, physical, length) of a file, by FS_IOC_FIEMAP."""
+    hdr = struct.pack("=QQIIII", start, length, 0, 0, count, 0)
+    buf = bytearray(hdr + b"\0" * (56 * count))
+    fcntl.ioctl(fd, 0xC020660B, buf)
+    mapped = struct.unpack_from("=I", buf, 20)[0]
+    out = []
+    for i in range(mapped):
+        lo, ph, ln = struct.unpack_from("=QQQ", buf, 32 + 56 * i)
+        out.append((lo, ph, ln))
+    return out
+
+
+def phys(fd, off):
+    """Physical address of the page holding byte @off of a file, or None."""
+    for lo, ph, ln in fiemap(fd, off - off % P, P):
+        if lo <= off < lo + ln:
+            return ph + (off - off % P) - lo
+    return None

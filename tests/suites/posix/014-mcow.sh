@@ -1,0 +1,198 @@
+# Multi-grained copy-on-write (data=atomic, the default): overwrites land in
+# fresh pages: whole superpages by switching the index (coarse), parts by
+# swapping page table entries (fine), partial pages merged; the counters
+# say which, the content is right, the physical pages of overwritten data
+# change and the others do not; cow=page, cow=superpage and data=inplace
+# behave as documented; options are checked; an overwrite that cannot get
+# space fails with ENOSPC and leaves the old content.
+. tests/lib/common.sh
+
+mkfs_vsmfs -f "$DEV"
+mount_vsmfs
+grep -q "^$DEV $MNT vsmfs rw,.*data=atomic,cow=multi" /proc/mounts ||
+	die "default data=atomic,cow=multi not shown: $(grep " $MNT " /proc/mounts)"
+PYTHONPATH=tests/lib python3 - "$DEV" "$MNT" <<'PY'
+import mmap, os, random, sys
+from vsmfs_test import P, VSP, check, Counters, phys
+dev, mnt = sys.argv[1:3]
+c = Counters(dev)
+rnd = random.Random(14)
+path = os.path.join(mnt, "f")
+model = bytearray(rnd.randbytes(8 << 20))
+fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+os.pwrite(fd, model, 0)
+
+def overwrite(off, n, what):
+    data = rnd.randbytes(n)
+    before = {o: phys(fd, o) for o in range(0, 8 << 20, P)}
+    c.reset()
+    check(os.pwrite(fd, data, off) == n, what + ": short write")
+    model[off:off + n] = data
+    got = os.pread(fd, len(model), 0)
+    check(got == model, what + ": content differs")
+    after = {o: phys(fd, o) for o in range(0, 8 << 20, P)}
+    for o in before:
+        touched = o + P > off and o < off + n
+        check((after[o] != before[o]) == touched,
+              "%s: page at %d %s its frame" % (what, o, "kept" if touched else "changed"))
+    return c.read()
+
+# 4 KiB at an unaligned offset: two pages copied on write, 4 KiB merged.
+s = overwrite(3 * 1024 * 1024 + 100, P, "unaligned 4 KiB")
+check(s["mcow_fine"] == 1 and s["mcow_coarse"] == 0, "unaligned 4 KiB: grains %r" % s)
+check(s["pte_swaps"] == 2, "unaligned 4 KiB: %d PTE swaps" % s["pte_swaps"])
+check(s["tlb_shootdowns"] == 1, "unaligned 4 KiB: %d shootdowns" % s["tlb_shootdowns"])
+check(s["data_user_bytes"] == P and s["data_merge_bytes"] == P,
+      "unaligned 4 KiB: user %d merged %d bytes" % (s["data_user_bytes"], s["data_merge_bytes"]))
+check(s["mcow_writes"] == 1, "unaligned 4 KiB: mcow_writes %d" % s["mcow_writes"])
+
+# The paper's example: [3 MiB, 7 MiB) of an 8 MiB file: the middle
+# superpage is replaced whole, half of each neighbour by PTE swaps.
+s = overwrite(3 << 20, 4 << 20, "3-7 MiB")
+check(s["mcow_coarse"] == 1 and s["mcow_fine"] == 2, "3-7 MiB: grains %r" % s)
+check(s["pte_swaps"] == 512, "3-7 MiB: %d PTE swaps" % s["pte_swaps"])
+check(s["tlb_shootdowns"] == 1, "3-7 MiB: %d shootdowns" % s["tlb_shootdowns"])
+check(s["data_merge_bytes"] == 0, "3-7 MiB: merged %d" % s["data_merge_bytes"])
+
+# Two whole superpages: index switches only.
+s = overwrite(2 << 20, 4 << 20, "2-6 MiB")
+check(s["mcow_coarse"] == 2 and s["mcow_fine"] == 0 and s["pte_swaps"] == 0,
+      "2-6 MiB: %r" % s)
+
+# An overwrite that also appends: atomic as a whole, the rest is new.
+s = overwrite((8 << 20) - 2 * P, 2 * P, "tail pages")
+data = rnd.randbytes(3 * P)
+check(os.pwrite(fd, data, (8 << 20) - P) == 3 * P, "overwrite + append")
+model[(8 << 20) - P:] = data
+check(os.pread(fd, len(model), 0) == model, "overwrite + append: content")
+
+# A shared mapping made before an overwrite sees the new data after it.
+m = mmap.mmap(fd, 4 << 20, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+check(m[P:2 * P] == model[P:2 * P], "mapping before overwrite")
+s = overwrite(P + 10, 100, "under a mapping")
+check(m[P:2 * P] == model[P:2 * P], "mapping after overwrite shows the new data")
+m[P + 5:P + 8] = b"xyz"
+model[P + 5:P + 8] = b"xyz"
+check(os.pread(fd, 3, P + 5) == b"xyz", "store through the mapping after overwrite")
+m.close()
+os.close(fd)
+print("data=atomic,cow=multi checks passed")
+PY
+umount "$MNT"
+mount_vsmfs
+PYTHONPATH=tests/lib python3 - "$DEV" "$MNT" <<'PY'
+import os, sys
+from vsmfs_test import check
+fd = os.open(os.path.join(sys.argv[2], "f"), os.O_RDONLY)
+check(os.fstat(fd).st_size == (8 << 20) + 2 * 4096, "size after remount")
+os.close(fd)
+PY
+
+# cow=page: every page on its own, no index switch even for a superpage.
+mount -o remount,cow=page "$MNT"
+grep -q " $MNT vsmfs rw,.*data=atomic,cow=page" /proc/mounts || die "cow=page not shown"
+PYTHONPATH=tests/lib python3 - "$DEV" "$MNT" <<'PY'
+import os, sys
+from vsmfs_test import P, VSP, check, Counters
+c = Counters(sys.argv[1])
+fd = os.open(os.path.join(sys.argv[2], "f"), os.O_RDWR)
+c.reset()
+os.pwrite(fd, b"p" * VSP, VSP)
+s = c.read()
+check(s["mcow_coarse"] == 0 and s["pte_swaps"] == 512, "cow=page: %r" % s)
+check(os.pread(fd, VSP, VSP) == b"p" * VSP, "cow=page: content")
+os.close(fd)
+PY
+
+# cow=superpage: a 4 KiB overwrite copies the rest of its superpage.
+mount -o remount,cow=superpage "$MNT"
+PYTHONPATH=tests/lib python3 - "$DEV" "$MNT" <<'PY'
+import os, sys
+from vsmfs_test import P, VSP, check, Counters
+c = Counters(sys.argv[1])
+fd = os.open(os.path.join(sys.argv[2], "f"), os.O_RDWR)
+old = os.pread(fd, VSP, 0)
+c.reset()
+os.pwrite(fd, b"s" * P, 5 * P)
+s = c.read()
+check(s["data_cow_copy_bytes"] == VSP - P, "cow=superpage: copied %d" % s["data_cow_copy_bytes"])
+check(s["pte_swaps"] == 0, "cow=superpage: %d swaps" % s["pte_swaps"])
+want = old[:5 * P] + b"s" * P + old[6 * P:]
+check(os.pread(fd, VSP, 0) == want, "cow=superpage: content")
+os.close(fd)
+PY
+
+# data=inplace: overwrites stay in their pages.
+mount -o remount,data=inplace "$MNT"
+grep -q " $MNT vsmfs rw,.*data=inplace" /proc/mounts || die "data=inplace not shown"
+grep " $MNT " /proc/mounts | grep -q "cow=" && die "cow= shown with data=inplace"
+PYTHONPATH=tests/lib python3 - "$DEV" "$MNT" <<'PY'
+import os, sys
+from vsmfs_test import P, check, Counters, phys
+c = Counters(sys.argv[1])
+fd = os.open(os.path.join(sys.argv[2], "f"), os.O_RDWR)
+before = phys(fd, 7 * P)
+c.reset()
+os.pwrite(fd, b"i" * 100, 7 * P + 50)
+s = c.read()
+check(phys(fd, 7 * P) == before, "data=inplace moved the page")
+check(s["data_inplace_bytes"] == 100 and s["pte_swaps"] == 0, "data=inplace: %r" % s)
+check(os.pread(fd, 100, 7 * P + 50) == b"i" * 100, "data=inplace: content")
+os.close(fd)
+PY
+# cow= is kept with data=inplace and applies with data=atomic again.
+mount -o remount,cow=page "$MNT"
+grep " $MNT " /proc/mounts | grep -q "cow=" && die "cow= shown with data=inplace"
+mount -o remount,data=atomic "$MNT"
+grep -q " $MNT vsmfs rw,.*data=atomic,cow=page" /proc/mounts || die "cow=page not kept"
+umount "$MNT"
+dmesg -C
+assert_eq "$(mount_errno "$DEV" "$MNT" cow=huge)" EINVAL "cow=huge"
+dmesg_has "Unknown parameter|cow"
+assert_eq "$(mount_errno "$DEV" "$MNT" data=journal)" EINVAL "data=journal"
+
+# Copy-on-write needs free space: on a full file system an overwrite fails
+# with ENOSPC and the old content stays.
+mount_vsmfs
+PYTHONPATH=tests/lib python3 - "$DEV" "$MNT" <<'PY'
+import errno, os, sys
+from vsmfs_test import P, VSP, check
+mnt = sys.argv[2]
+fd = os.open(os.path.join(mnt, "f"), os.O_RDWR)
+old = os.pread(fd, VSP, VSP)
+fill = os.open(os.path.join(mnt, "fill"), os.O_RDWR | os.O_CREAT, 0o644)
+off, chunk = 0, b"\xee" * (1 << 20)
+while True:
+    try:
+        off += os.pwrite(fill, chunk, off)
+    except OSError as e:
+        check(e.errno == errno.ENOSPC, "fill: %s" % e)
+        break
+# Single pages left between runs go to small files.
+i = 0
+while True:
+    try:
+        with open(os.path.join(mnt, "s%d" % i), "wb") as sf:
+            sf.write(b"\xee" * P)
+        i += 1
+    except OSError as e:
+        check(e.errno == errno.ENOSPC, "fill pages: %s" % e)
+        break
+st = os.statvfs(mnt)
+check(st.f_bfree < 256, "%d pages still free after filling" % st.f_bfree)
+try:
+    os.pwrite(fd, b"n" * (1 << 20), VSP)
+    check(False, "overwrite on a full file system succeeded")
+except OSError as e:
+    check(e.errno == errno.ENOSPC, "overwrite on a full file system: %s" % e)
+check(os.pread(fd, VSP, VSP) == old, "old content after ENOSPC")
+os.close(fill)
+os.unlink(os.path.join(mnt, "fill"))
+for j in range(i + 1):
+    if os.path.exists(os.path.join(mnt, "s%d" % j)):
+        os.unlink(os.path.join(mnt, "s%d" % j))
+check(os.pwrite(fd, b"n" * (1 << 20), VSP) == 1 << 20, "overwrite after freeing space")
+os.close(fd)
+print("ENOSPC checks passed")
+PY
+umount "$MNT"
