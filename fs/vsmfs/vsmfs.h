@@ -82,6 +82,8 @@ struct vsmfs_dir_index;
 struct vsmfs_swap {
 	struct vsmfs_sb_info	*sw_sbi;
 	u64			sw_pages;	/* pages swapped since the last flush */
+	/* logical pages [sw_lo, sw_hi) swapped, for a ranged shootdown */
+	u64			sw_lo, sw_hi;
 };
 
 /*

@@ -26,6 +26,22 @@
 #include <asm/tlbflush.h>
 #include "vsmfs.h"
 
+/*
+ * A stock kernel exports neither init_mm nor flush_tlb_kernel_range() to
+ * modules: the kernel page tables are walked from the current mm (whose
+ * kernel half is the same as init_mm's) and a batch ends with a flush of
+ * the whole TLB on every CPU. Built into the kernel, or as a module of a
+ * kernel carrying arch-patches/0002 (which defines the HAVE_EXPORTED_
+ * macros next to the declarations), vsmfs walks from init_mm and shoots
+ * down only the range of logical pages the batch swapped.
+ */
+#if !defined(MODULE) || defined(HAVE_EXPORTED_INIT_MM)
+#define VSMFS_USE_INIT_MM
+#endif
+#if !defined(MODULE) || defined(HAVE_EXPORTED_FLUSH_TLB_KERNEL_RANGE)
+#define VSMFS_USE_FLUSH_TLB_KERNEL_RANGE
+#endif
+
 /**
  * vsmfs_vsp_map() - map all logical pages from the persistent page table
  * @sbi: the file system, journal replayed
@@ -92,7 +108,11 @@ void vsmfs_vsp_unmap(struct vsmfs_sb_info *sbi)
  */
 static pte_t *vsmfs_kernel_pte(unsigned long addr)
 {
+#ifdef VSMFS_USE_INIT_MM
+	pgd_t *pgd = pgd_offset_k(addr);
+#else
 	pgd_t *pgd = pgd_offset(current->active_mm, addr);
+#endif
 	p4d_t *p4d;
 	pud_t *pud;
 	pmd_t *pmd;
@@ -132,6 +152,8 @@ void vsmfs_swap_init(struct vsmfs_sb_info *sbi, struct vsmfs_swap *sw)
 {
 	sw->sw_sbi = sbi;
 	sw->sw_pages = 0;
+	sw->sw_lo = U64_MAX;
+	sw->sw_hi = 0;
 }
 
 /**
@@ -193,24 +215,39 @@ int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b,
 		set_pte(pb, x);
 	}
 	sw->sw_pages += count;
+	sw->sw_lo = min3(sw->sw_lo, a, b);
+	sw->sw_hi = max3(sw->sw_hi, a + count, b + count);
 	return 0;
 }
 
+#ifndef VSMFS_USE_FLUSH_TLB_KERNEL_RANGE
 static void vsmfs_flush_tlb_ipi(void *unused)
 {
 	__flush_tlb_all();
 }
+#endif
 
 /**
  * vsmfs_swap_flush() - end a batch: shoot down stale translations
  * @sw: the batch
  *
- * One TLB shootdown on every CPU covers all swaps of the batch.
+ * One TLB shootdown on every CPU covers all swaps of the batch: of the
+ * range of logical pages the batch swapped where the kernel lets a module
+ * flush a kernel range, else of the whole TLB.
  */
 void vsmfs_swap_flush(struct vsmfs_swap *sw)
 {
 	if (!sw->sw_pages)
 		return;
+#ifdef VSMFS_USE_FLUSH_TLB_KERNEL_RANGE
+	flush_tlb_kernel_range((unsigned long)sw->sw_sbi->s_vsp_base +
+			       (sw->sw_lo << VSMFS_BLOCK_SHIFT),
+			       (unsigned long)sw->sw_sbi->s_vsp_base +
+			       (sw->sw_hi << VSMFS_BLOCK_SHIFT));
+#else
 	on_each_cpu(vsmfs_flush_tlb_ipi, NULL, 1);
+#endif
 	sw->sw_pages = 0;
+	sw->sw_lo = U64_MAX;
+	sw->sw_hi = 0;
 }
