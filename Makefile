@@ -6,8 +6,13 @@
 #   make test         build, then run the test suite in QEMU VMs
 #   make demo         build, boot a VM, mkfs + mount + a short fio run
 #   make check        checkpatch, sparse and kernel-doc over the module
-#   make install      install the tools and their manual pages
+#   make install      install the tools, their manual pages and the module
 #   make uninstall    remove what make install installed
+#   make dkms-install register the module with DKMS, build and install it
+#   make dkms-uninstall  remove it from DKMS and /usr/src
+#   make intree-check apply arch-patches/ to a copy of linux-source-6.1 and
+#                     compile fs/vsmfs in that tree
+#   make intree-kernel  the same, then build the whole patched kernel
 #
 # KDIR selects the kernel build tree; the default is Debian's
 # linux-headers-amd64 for the newest installed 6.1 kernel.
@@ -43,10 +48,17 @@ check:
 
 # Installation, with the usual DESTDIR, PREFIX (manual pages, default
 # /usr/local), SBINDIR (default /sbin, on root's $PATH, where mkfs(8) and
-# fsck(8) look for mkfs.vsmfs and fsck.vsmfs) and MANDIR. The kernel module is installed by its own targets,
-# which are added to INSTALL_TARGETS and UNINSTALL_TARGETS.
-INSTALL_TARGETS := install-tools
-UNINSTALL_TARGETS := uninstall-tools
+# fsck(8) look for mkfs.vsmfs and fsck.vsmfs) and MANDIR.
+#
+# install-module copies the module built by "make" to
+# /lib/modules/<the kernel it was built for>/$(MODSUBDIR) and runs depmod
+# unless DESTDIR is set. It does not build: run "make" first. A module
+# installed by dkms-install lies under updates/, which depmod prefers.
+INSTALL_TARGETS := install-tools install-module
+UNINSTALL_TARGETS := uninstall-tools uninstall-module
+MODSUBDIR ?= extra
+# The kernel the built module is for (its vermagic), else KVER.
+MODULE_KVER = $(or $(shell modinfo -F vermagic $(MOD_DIR)/vsmfs.ko 2>/dev/null | cut -d' ' -f1),$(KVER))
 
 install: $(INSTALL_TARGETS)
 
@@ -58,10 +70,54 @@ install-tools:
 uninstall-tools:
 	$(MAKE) -C tools uninstall
 
+install-module:
+	@test -f $(MOD_DIR)/vsmfs.ko || { echo "$(MOD_DIR)/vsmfs.ko not built: run make first"; exit 1; }
+	install -D -m 644 $(MOD_DIR)/vsmfs.ko $(DESTDIR)/lib/modules/$(MODULE_KVER)/$(MODSUBDIR)/vsmfs.ko
+	$(if $(DESTDIR),,depmod -a $(MODULE_KVER))
+
+uninstall-module:
+	rm -f $(DESTDIR)/lib/modules/$(MODULE_KVER)/$(MODSUBDIR)/vsmfs.ko
+	$(if $(DESTDIR),,depmod -a $(MODULE_KVER))
+
+# DKMS: the version is the one dkms.conf names. dkms-install replaces an
+# earlier registration of the same version, so it also updates the sources.
+# The module is built and installed for KVER now; AUTOINSTALL in dkms.conf
+# rebuilds it for every 6.1 kernel installed later.
+DKMS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' $(CURDIR)/dkms.conf)
+DKMS_SRC := /usr/src/vsmfs-$(DKMS_VERSION)
+DKMS_MOD_FILES := fs/vsmfs/Kconfig fs/vsmfs/Makefile \
+	$(filter-out %.mod.c,$(wildcard fs/vsmfs/*.c)) $(wildcard fs/vsmfs/*.h)
+DKMS_ID := -m vsmfs -v $(DKMS_VERSION)
+
+dkms-install:
+	@command -v dkms >/dev/null || { echo "dkms not found: apt-get install dkms"; exit 1; }
+	@test -d "$(KDIR)" || { echo "kernel build tree '$(KDIR)' not found: apt-get install linux-headers-amd64 (or set KVER)"; exit 1; }
+	if [ -n "$$(dkms status $(DKMS_ID))" ]; then dkms remove $(DKMS_ID) --all; fi
+	rm -rf $(DKMS_SRC)
+	install -d $(DKMS_SRC)/fs/vsmfs
+	install -m 644 dkms.conf $(DKMS_SRC)/
+	install -m 644 $(DKMS_MOD_FILES) $(DKMS_SRC)/fs/vsmfs/
+	dkms add $(DKMS_ID)
+	dkms build $(DKMS_ID) -k $(KVER)
+	dkms install $(DKMS_ID) -k $(KVER)
+
+dkms-uninstall:
+	@command -v dkms >/dev/null || { echo "dkms not found"; exit 1; }
+	if [ -n "$$(dkms status $(DKMS_ID))" ]; then dkms remove $(DKMS_ID) --all; fi
+	rm -rf $(DKMS_SRC)
+
+# In-tree build of fs/vsmfs with arch-patches/ (see arch-patches/README).
+intree-check:
+	tests/intree
+
+intree-kernel:
+	tests/intree --full
+
 clean:
 	$(MAKE) -C $(KDIR) M=$(MOD_DIR) clean 2>/dev/null || true
 	$(MAKE) -C tools clean
 	$(MAKE) -C tests/unit clean
 	rm -rf build
 
-.PHONY: all module tools test unit demo check clean install uninstall install-tools uninstall-tools
+.PHONY: all module tools test unit demo check clean install uninstall install-tools uninstall-tools \
+	install-module uninstall-module dkms-install dkms-uninstall intree-check intree-kernel

@@ -26,6 +26,22 @@
 #include <asm/tlbflush.h>
 #include "vsmfs.h"
 
+/*
+ * A stock kernel exports neither init_mm nor flush_tlb_kernel_range() to
+ * modules: the kernel page tables are walked from the current mm (whose
+ * kernel half is the same as init_mm's) and a batch ends with a flush of
+ * the whole TLB on every CPU. Built into the kernel, or as a module of a
+ * kernel carrying arch-patches/0002 (which defines the HAVE_EXPORTED_
+ * macros next to the declarations), vsmfs walks from init_mm and shoots
+ * down only the range of logical pages the batch swapped.
+ */
+#if !defined(MODULE) || defined(HAVE_EXPORTED_INIT_MM)
+#define VSMFS_USE_INIT_MM
+#endif
+#if !defined(MODULE) || defined(HAVE_EXPORTED_FLUSH_TLB_KERNEL_RANGE)
+#define VSMFS_USE_FLUSH_TLB_KERNEL_RANGE
+#endif
+
 /**
  * vsmfs_vsp_map() - map all logical pages from the persistent page table
  * @sbi: the file system, journal replayed
@@ -92,7 +108,11 @@ void vsmfs_vsp_unmap(struct vsmfs_sb_info *sbi)
  */
 static pte_t *vsmfs_kernel_pte(unsigned long addr)
 {
+#ifdef VSMFS_USE_INIT_MM
+	pgd_t *pgd = pgd_offset_k(addr);
+#else
 	pgd_t *pgd = pgd_offset(current->active_mm, addr);
+#endif
 	p4d_t *p4d;
 	pud_t *pud;
 	pmd_t *pmd;
@@ -214,6 +234,7 @@ int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b,
 	return 0;
 }
 
+#ifndef VSMFS_USE_FLUSH_TLB_KERNEL_RANGE
 static void vsmfs_flush_tlb_ipi(void *arg)
 {
 	struct vsmfs_swap *sw = arg;
@@ -234,6 +255,7 @@ static void vsmfs_flush_tlb_ipi(void *arg)
 			asm volatile("invlpg (%0)" : : "r"
 				     (vsmfs_lpn_ptr(sw->sw_sbi, sw->sw_lpn[r] + i)) : "memory");
 }
+#endif
 
 /**
  * vsmfs_swap_flush() - end a batch: shoot down stale translations
@@ -241,12 +263,30 @@ static void vsmfs_flush_tlb_ipi(void *arg)
  *
  * One TLB shootdown on every CPU covers all swaps of the batch: the pages
  * swapped one by one for a small batch, the whole TLB for a large one.
+ * Where the kernel lets a module flush a kernel range, its own ranged
+ * flush does the same.
  */
 void vsmfs_swap_flush(struct vsmfs_swap *sw)
 {
 	if (!sw->sw_pages)
 		return;
+#ifdef VSMFS_USE_FLUSH_TLB_KERNEL_RANGE
+	if (sw->sw_all) {
+		flush_tlb_kernel_range((unsigned long)vsmfs_lpn_ptr(sw->sw_sbi, 1),
+				       (unsigned long)sw->sw_sbi->s_vsp_base +
+				       (sw->sw_sbi->s_layout.data_pages << VSMFS_BLOCK_SHIFT));
+	} else {
+		unsigned int r;
+
+		for (r = 0; r < sw->sw_nr; r++) {
+			unsigned long va = (unsigned long)vsmfs_lpn_ptr(sw->sw_sbi, sw->sw_lpn[r]);
+
+			flush_tlb_kernel_range(va, va + (sw->sw_count[r] << VSMFS_BLOCK_SHIFT));
+		}
+	}
+#else
 	on_each_cpu(vsmfs_flush_tlb_ipi, sw, 1);
+#endif
 	sw->sw_pages = 0;
 	sw->sw_nr = 0;
 	sw->sw_all = false;

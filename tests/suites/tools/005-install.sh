@@ -1,5 +1,6 @@
-# make install / uninstall with DESTDIR, and mkfs(8) / fsck(8) of
-# util-linux finding mkfs.vsmfs and fsck.vsmfs ("-t vsmfs") on the PATH.
+# make install / uninstall with DESTDIR (the tools, their manual pages and
+# the module), and mkfs(8) / fsck(8) of util-linux finding mkfs.vsmfs and
+# fsck.vsmfs ("-t vsmfs") on the PATH.
 . tests/lib/common.sh
 . tests/lib/fsck.sh
 
@@ -12,6 +13,9 @@ for f in sbin/mkfs.vsmfs sbin/fsck.vsmfs usr/local/share/man/man8/mkfs.vsmfs.8 \
 	[ -f "$inst/$f" ] || die "$f not installed"
 done
 [ -x "$inst/sbin/fsck.vsmfs" ] || die "fsck.vsmfs not executable"
+kver=$(modinfo -F vermagic "$MODULE" | cut -d' ' -f1)
+assert_eq "$kver" "$(uname -r)" "kernel the module was built for"
+cmp "$MODULE" "$inst/lib/modules/$kver/extra/vsmfs.ko" || die "module not installed"
 man -l "$inst/usr/local/share/man/man8/fsck.vsmfs.8" 2>/dev/null | grep -q "EXIT STATUS" ||
 	die "fsck.vsmfs.8 does not render"
 
