@@ -32,7 +32,19 @@
 	X(inodes_created)		\
 	X(trans_commits)		\
 	X(journal_bytes)		\
-	X(home_bytes)
+	X(home_bytes)			\
+	X(journal_full_bytes)		\
+	X(journal_delta_bytes)		\
+	X(journal_header_bytes)		\
+	X(journal_full_blocks)		\
+	X(journal_delta_blocks)		\
+	X(journal_absorbed)		\
+	X(journal_wear_swaps)		\
+	X(journal_gc_runs)		\
+	X(journal_gc_reclaimed)		\
+	X(journal_checkpoints)		\
+	X(journal_checkpoint_blocks)	\
+	X(journal_revoked)
 
 #define VSMFS_STAT_ENUM(name)	VSMFS_STAT_##name,
 enum vsmfs_stat {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vsmfs sysfs interface: /sys/fs/vsmfs/<device>/ holds one read-only file
- * per counter of stats.h, each printing one decimal number, and a
- * write-only "reset" file: writing 1 sets every counter to zero.
+ * per counter of stats.h, each printing one decimal number, a write-only
+ * "reset" file: writing 1 sets every counter to zero, and "journal_wear",
+ * the wear histogram of the journal blocks.
  */
 #include <linux/kobject.h>
 #include <linux/sysfs.h>
@@ -27,10 +28,17 @@ static struct vsmfs_attr vsmfs_attr_reset = {
 	.stat = -1,
 };
 
+/* The wear histogram of the journal blocks, several lines (journal.c). */
+static struct vsmfs_attr vsmfs_attr_journal_wear = {
+	.attr = { .name = "journal_wear", .mode = 0444 },
+	.stat = -2,
+};
+
 #define VSMFS_STAT_PTR(n)	(&vsmfs_attr_##n.attr),
 static struct attribute *vsmfs_sb_attrs[] = {
 	VSMFS_STATS(VSMFS_STAT_PTR)
 	&vsmfs_attr_reset.attr,
+	&vsmfs_attr_journal_wear.attr,
 	NULL,
 };
 #undef VSMFS_STAT_PTR
@@ -58,6 +66,8 @@ static ssize_t vsmfs_attr_show(struct kobject *kobj, struct attribute *attr, cha
 	struct vsmfs_sb_info *sbi = container_of(kobj, struct vsmfs_sb_info, s_kobj);
 	struct vsmfs_attr *a = container_of(attr, struct vsmfs_attr, attr);
 
+	if (a == &vsmfs_attr_journal_wear)
+		return vsmfs_journal_wear_show(sbi, buf);
 	if (a->stat < 0)
 		return -EPERM;
 	return sysfs_emit(buf, "%llu\n", vsmfs_stat_read(sbi, a->stat));
@@ -76,7 +86,7 @@ static ssize_t vsmfs_attr_store(struct kobject *kobj, struct attribute *attr,
 	unsigned int v;
 	int cpu, ret;
 
-	if (a->stat >= 0)
+	if (a != &vsmfs_attr_reset)
 		return -EPERM;
 	ret = kstrtouint(buf, 0, &v);
 	if (ret)
