@@ -531,13 +531,32 @@ static void check_journal(void)
 	}
 	if (bad)
 		goto out;
-	if (!k && !hcopy && commit == ckpt)
-		goto out;
 
+	/*
+	 * Versions already equal to their home block (a mount replayed them,
+	 * or a checkpoint was cut short) need no replay.
+	 */
 	if (k) {
+		u8 *home = xalloc(VSMFS_BLOCK_SIZE);
+		u32 m = 0;
+
 		ov_data = xalloc((u64)k << VSMFS_BLOCK_SHIFT);
-		for (i = 0; i < k; i++)
-			dev_io(false, jblocks_start + ver[i].jb, 1, ov_data + ((u64)i << VSMFS_BLOCK_SHIFT));
+		for (i = 0; i < k; i++) {
+			u8 *v = ov_data + ((u64)m << VSMFS_BLOCK_SHIFT);
+
+			dev_io(false, jblocks_start + ver[i].jb, 1, v);
+			dev_io(false, ver[i].home, 1, home);
+			if (!memcmp(v, home, VSMFS_BLOCK_SIZE))
+				continue;
+			ver[m++] = ver[i];
+		}
+		free(home);
+		k = m;
+	}
+	if (!k && !hcopy && commit <= ckpt) {
+		free(ov_data);
+		ov_data = NULL;
+		goto out;
 	}
 	if (problem(FIX_PREEN, "journal: %u committed blocks not yet written home (replay needed)"
 		    "; %u header copies, %u uncommitted blocks", k, hcopy,
