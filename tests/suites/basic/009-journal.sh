@@ -40,6 +40,27 @@ echo "journal bytes per fsync'd 30-byte append: delta on $on, off $off"
 [ "$on" -lt 256 ] || die "delta on: $on journal bytes per commit, expected < 256"
 [ "$off" -ge 4096 ] || die "delta off: $off journal bytes per commit, expected a block or more"
 
+# Creates of small files: journal bytes per create with each mechanism off.
+per_create() {	# mount options
+	mkfs_vsmfs -f "$DEV"
+	mount_vsmfs -o "$1"
+	mkdir "$MNT/c"
+	echo 1 > "$S/reset"
+	python3 -c '
+import os, sys
+for i in range(500):
+    with open(os.path.join(sys.argv[1], "f%d" % i), "w") as f:
+        f.write("x" * 100)' "$MNT/c"
+	echo $(( $(st journal_bytes) / 500 ))
+	umount "$MNT"
+}
+c_on=$(per_create journal_delta=on)
+c_off=$(per_create journal_delta=off)
+c_nowear=$(per_create journal_wear=off)
+echo "journal bytes per 100-byte file create: delta on $c_on, delta off $c_off," \
+	"wear-aware off $c_nowear"
+[ "$c_on" -lt "$c_off" ] || die "creates: delta on $c_on >= delta off $c_off journal bytes"
+
 # Small updates with deltas: delta bytes well below full-block bytes, and the
 # total is the sum of its parts.
 mkfs_vsmfs -f "$DEV"
