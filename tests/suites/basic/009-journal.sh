@@ -88,7 +88,9 @@ umount "$MNT"
 churn() {
 	for i in $(seq 1 400); do
 		echo "$i" > "$MNT/f$((i % 40))"
-		[ $((i % 7)) = 0 ] && rm -f "$MNT/f$((i % 13))"
+		if [ $((i % 7)) = 0 ]; then
+			rm -f "$MNT/f$((i % 13))"
+		fi
 	done
 }
 mkfs_vsmfs -f -J 256K "$DEV"

@@ -79,12 +79,13 @@ fsck_expect 0 -n "$DEV"
 restore_image
 "$POKE" -j "$DEV" inode "$ROOT" set mode=040711
 good=$("$POKE" "$DEV" jhdr 0 get home)
+jb0=$("$POKE" "$DEV" jhdr 0 get jblock)
 dd if="$DEV" bs=4096 skip=$((journal_start + 1)) count=1 iflag=direct 2>/dev/null |
 	head -c 16 > /tmp/hdr0
 hdr_blocks=$("$POKE" "$DEV" jsb get hdr_blocks)
 dd if=/tmp/hdr0 of="$DEV" bs=16 seek=$(( (journal_start + 1 + hdr_blocks) * 256 )) \
 	conv=notrunc,fsync 2>/dev/null
-"$POKE" "$DEV" jhdr 0 set home=0 jblock=1
+"$POKE" "$DEV" jhdr 0 set home=0 jblock="$("$POKE" "$DEV" jhdr 1 get jblock)"
 "$POKE" "$DEV" jsb set hcopy=1
 cp_img() { dd if="$DEV" of=/tmp/hcopy.img bs=1M iflag=direct 2>/dev/null; }
 cp_img
@@ -92,7 +93,7 @@ fsck_expect 4 -n "$DEV"
 fsck_says "replay needed" "1 header copies"
 fsck_expect 1 -y "$DEV"
 fsck_expect 0 -n "$DEV"
-assert_eq "$("$POKE" "$DEV" jhdr 0 get jblock)" 0 "header 0 after the copy was restored"
+assert_eq "$("$POKE" "$DEV" jhdr 0 get jblock)" "$jb0" "header 0 after the copy was restored"
 dd if=/tmp/hcopy.img of="$DEV" bs=1M oflag=direct conv=fsync 2>/dev/null
 dmesg -C
 mount_vsmfs
