@@ -87,9 +87,10 @@ umount "$MNT"
 # blocks; checkpoints follow. Without GC only checkpoints make room.
 churn() {
 	for i in $(seq 1 400); do
-		echo "$i" > "$MNT/f$((i % 40))"
+		echo "$i" > "$MNT/f$i"
+		echo "$i" > "$MNT/g$((i % 40))"
 		if [ $((i % 7)) = 0 ]; then
-			rm -f "$MNT/f$((i % 13))"
+			rm -f "$MNT/f$((i - 3))"
 		fi
 	done
 }

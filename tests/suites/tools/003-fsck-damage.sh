@@ -45,9 +45,8 @@ damage_case jpointer "journal superblock: checkpoint pointer 3 (last transaction
 
 c_jlatest2() {
 	"$POKE" -j "$DEV" inode "$F1" set nlink=2
-	"$POKE" -j "$DEV" inode "$MID" set nlink=1
 	"$POKE" "$DEV" jsb set checkpoint=2
-	"$POKE" "$DEV" jhdr 1 set home="$("$POKE" "$DEV" jhdr 0 get home)"
+	"$POKE" "$DEV" jhdr 1 set flags=7 home="$("$POKE" "$DEV" jhdr 0 get home)"
 }
 damage_case jlatest2 "versions flagged latest that the last transaction does not order"
 
