@@ -7,7 +7,7 @@
  * runs in passes:
  *
  *   1. superblock and backup superblock (shared verifier, layout recomputed)
- *   2. journal superblock and a committed transaction not yet written home
+ *   2. journal: superblock, headers, committed versions not yet written home
  *   3. persistent page table: a permutation of the data frames
  *   4. inode mapping table: a permutation of the inode slots
  *   5. every inode: mode, flags, sizes, index entries, pages owned
@@ -105,9 +105,9 @@ static u64 nfixed, nleft, nfixable, nstruct, nshown, nhidden;
  */
 static bool owners_incomplete, dirs_incomplete;
 
-/* A committed transaction not written home: blocks read through it. */
+/* Latest committed versions not written home, sorted by home block. */
 static u32 ov_count;
-static u64 ov_home[VSMFS_JDESC_MAX];
+static u64 *ov_home;
 static u8 *ov_data;
 
 static u8 *itable, *itable_dirty;
@@ -237,16 +237,23 @@ static void dev_io(bool wr, u64 blk, u64 count, void *buf)
 	}
 }
 
-/* Read blocks as they are after the pending journal transaction, if any. */
+/* Read blocks as they are after the journal replay, if one is pending. */
 static void read_blocks(u64 blk, u64 count, void *buf)
 {
-	u32 i;
+	u32 lo = 0, hi = ov_count, i;
 
 	dev_io(false, blk, count, buf);
-	for (i = 0; i < ov_count; i++)
-		if (ov_home[i] >= blk && ov_home[i] < blk + count)
-			memcpy((u8 *)buf + ((ov_home[i] - blk) << VSMFS_BLOCK_SHIFT),
-			       ov_data + ((u64)i << VSMFS_BLOCK_SHIFT), VSMFS_BLOCK_SIZE);
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+
+		if (ov_home[mid] < blk)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i < ov_count && ov_home[i] < blk + count; i++)
+		memcpy((u8 *)buf + ((ov_home[i] - blk) << VSMFS_BLOCK_SHIFT),
+		       ov_data + ((u64)i << VSMFS_BLOCK_SHIFT), VSMFS_BLOCK_SIZE);
 }
 
 static void write_blocks(u64 blk, u64 count, const void *buf)
@@ -360,12 +367,44 @@ static bool check_super(void)
 
 /* ---- pass 2: journal ---- */
 
+/* A valid version in the checkpoint area. */
+struct jver {
+	u64 home;
+	u32 pos, jb;
+	bool latest;
+};
+
+static int jver_cmp(const void *a, const void *b)
+{
+	const struct jver *x = a, *y = b;
+
+	if (x->home != y->home)
+		return x->home < y->home ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static bool jhome_ok(u64 home)
+{
+	return home > VSMFS_SB_BACKUP_BLOCK && home < L.blocks &&
+	       (home < L.journal_start || home >= L.journal_start + L.journal_blocks);
+}
+
+/*
+ * The journal as recovery at mount sees it: header copies of an interrupted
+ * update restored, the commit area discarded, the latest valid version of
+ * each block to be written home (of two flagged latest, the one inside the
+ * last transaction). "-n" checks the file system through those versions;
+ * a repair writes them home and empties the journal.
+ */
 static void check_journal(void)
 {
 	struct vsmfs_djsb *jsb = xalloc(VSMFS_BLOCK_SIZE);
-	struct vsmfs_djdesc *desc = xalloc(VSMFS_BLOCK_SIZE);
-	u64 commit, seq, i;
-	u32 count;
+	struct vsmfs_djhdr *hdr = NULL, *copies = xalloc(VSMFS_BLOCK_SIZE);
+	struct jver *ver = NULL;
+	u32 n, hdr_blocks, ckpt, last, commit, hcopy, nver = 0, i, k;
+	u32 *jb_owner = NULL;
+	u64 state, jblocks_start;
+	bool bad = false;
 
 	dev_io(false, L.journal_start, 1, jsb);
 	if (le32_to_cpu(jsb->j_magic) != VSMFS_JOURNAL_MAGIC) {
@@ -373,70 +412,184 @@ static void check_journal(void)
 			L.journal_start, le32_to_cpu(jsb->j_magic));
 		goto out;
 	}
-	if (le32_to_cpu(jsb->j_blocks) != L.journal_blocks - 1) {
-		problem(FIX_NONE, "journal superblock: %u log blocks, the superblock says %" PRIu64,
-			le32_to_cpu(jsb->j_blocks), L.journal_blocks - 1);
+	n = vsmfs_journal_geometry(L.journal_blocks, &hdr_blocks);
+	if (le32_to_cpu(jsb->j_blocks) != n || le32_to_cpu(jsb->j_hdr_blocks) != hdr_blocks) {
+		problem(FIX_NONE, "journal superblock: %u journal blocks in %u header blocks,"
+			" the journal size calls for %u in %u", le32_to_cpu(jsb->j_blocks),
+			le32_to_cpu(jsb->j_hdr_blocks), n, hdr_blocks);
 		goto out;
 	}
 	for (i = 0; i < sizeof(jsb->j_reserved); i++)
 		if (jsb->j_reserved[i])
 			break;
 	if (i < sizeof(jsb->j_reserved))
-		problem(FIX_NONE, "journal superblock: reserved byte %" PRIu64 " is not zero", i);
-	commit = le64_to_cpu(jsb->j_commit);
-	if (!commit)
-		goto out;
-
-	/* The same validation as the replay at mount. */
-	count = commit & 0xffffffff;
-	seq = commit >> 32;
-	dev_io(false, L.journal_start + 1, 1, desc);
-	if (count > VSMFS_JDESC_MAX || count + 1 > le32_to_cpu(jsb->j_blocks) ||
-	    le32_to_cpu(desc->d_magic) != VSMFS_JDESC_MAGIC ||
-	    le32_to_cpu(desc->d_count) != count ||
-	    (le64_to_cpu(desc->d_sequence) & 0xffffffff) != seq) {
-		problem(FIX_NONE, "journal: committed transaction %" PRIu64
-			" (%u blocks) has a bad descriptor", seq, count);
+		problem(FIX_NONE, "journal superblock: reserved byte %u is not zero", i);
+	state = le64_to_cpu(jsb->j_checkpoint);
+	ckpt = (u32)state;
+	last = (u32)(state >> 32);
+	commit = (u32)le64_to_cpu(jsb->j_commit);
+	hcopy = le32_to_cpu(jsb->j_hcopy);
+	if (ckpt > n || last > ckpt) {
+		problem(FIX_NONE, "journal superblock: checkpoint pointer %u (last transaction"
+			" at %u) past the %u headers", ckpt, last, n);
 		goto out;
 	}
-	for (i = 0; i < count; i++) {
-		u64 home = le64_to_cpu(desc->d_home[i]);
+	if (hcopy > VSMFS_JH_PER_BLOCK) {
+		problem(FIX_NONE, "journal superblock: %u header copies, at most %u", hcopy,
+			VSMFS_JH_PER_BLOCK);
+		goto out;
+	}
+	hdr = xalloc((u64)hdr_blocks << VSMFS_BLOCK_SHIFT);
+	dev_io(false, L.journal_start + 1, hdr_blocks, hdr);
+	dev_io(false, L.journal_start + 1 + hdr_blocks, 1, copies);
+	jblocks_start = L.journal_start + 2 + hdr_blocks;
+	for (i = 0; i < hcopy; i++) {
+		u64 num = le64_to_cpu(copies[i].h_state) >> VSMFS_JH_NUM_SHIFT & VSMFS_JH_NUM_MASK;
 
-		if (home <= VSMFS_SB_BACKUP_BLOCK || home >= L.blocks ||
-		    (home >= L.journal_start && home < L.journal_start + L.journal_blocks)) {
-			problem(FIX_NONE, "journal: committed transaction %" PRIu64
-				": logged block %" PRIu64 " has bad home block %" PRIu64,
-				seq, i, home);
+		if (num >= n) {
+			problem(FIX_NONE, "journal: header copy %u names header %" PRIu64
+				", past the last", i, num);
 			goto out;
 		}
+		hdr[num] = copies[i];
 	}
-	ov_data = xalloc((u64)count << VSMFS_BLOCK_SHIFT);
-	if (count)
-		dev_io(false, L.journal_start + 2, count, ov_data);
-	if (problem(FIX_PREEN, "journal: committed transaction %" PRIu64
-		    " (%u blocks) not yet written home (replay needed)", seq, count)) {
+
+	jb_owner = xalloc((u64)n * sizeof(*jb_owner));
+	memset(jb_owner, 0xff, (u64)n * sizeof(*jb_owner));
+	ver = xalloc((u64)(ckpt ? ckpt : 1) * sizeof(*ver));
+	for (i = 0; i < n; i++) {
+		u64 st = le64_to_cpu(hdr[i].h_state), map = le64_to_cpu(hdr[i].h_map);
+		u64 num = st >> VSMFS_JH_NUM_SHIFT & VSMFS_JH_NUM_MASK;
+		u32 jb = (u32)(map & VSMFS_JH_JB_MASK), flags = st & VSMFS_JH_FLAGS;
+		u64 home = map >> VSMFS_JH_HOME_SHIFT;
+
+		if (num != i) {
+			problem(FIX_NONE, "journal: header %u has number %" PRIu64, i, num);
+			bad = true;
+			continue;
+		}
+		if (jb >= n) {
+			problem(FIX_NONE, "journal: header %u maps journal block %u, past the last",
+				i, jb);
+			bad = true;
+			continue;
+		}
+		if (jb_owner[jb] != UINT32_MAX) {
+			problem(FIX_NONE, "journal: header %u maps journal block %u, already mapped"
+				" by header %u", i, jb, jb_owner[jb]);
+			bad = true;
+			continue;
+		}
+		jb_owner[jb] = i;
+		if (i >= ckpt)
+			continue;
+		if (!(flags & VSMFS_JH_USED) ||
+		    flags & ~(VSMFS_JH_USED | VSMFS_JH_VALID | VSMFS_JH_LATEST)) {
+			problem(FIX_NONE, "journal: header %u in the checkpoint area has flags 0x%x",
+				i, flags);
+			bad = true;
+			continue;
+		}
+		if (!(flags & VSMFS_JH_VALID))
+			continue;
+		if (!jhome_ok(home)) {
+			problem(FIX_NONE, "journal: header %u: bad home block %" PRIu64, i, home);
+			bad = true;
+			continue;
+		}
+		ver[nver].home = home;
+		ver[nver].pos = i;
+		ver[nver].jb = jb;
+		ver[nver].latest = flags & VSMFS_JH_LATEST;
+		nver++;
+	}
+	if (bad)
+		goto out;
+
+	/* One latest version per home block; k collects them at the front. */
+	qsort(ver, nver, sizeof(*ver), jver_cmp);
+	k = 0;
+	for (i = 0; i < nver;) {
+		u32 e = i, lat[2] = { 0, 0 }, nlatest = 0, win = UINT32_MAX;
+
+		while (e < nver && ver[e].home == ver[i].home)
+			e++;
+		for (; i < e; i++)
+			if (ver[i].latest && nlatest++ < 2)
+				lat[nlatest - 1] = i;
+		if (nlatest == 1)
+			win = lat[0];
+		else if (nlatest == 2 && (ver[lat[0]].pos >= last) != (ver[lat[1]].pos >= last))
+			win = ver[lat[0]].pos >= last ? lat[0] : lat[1];
+		else if (nlatest) {
+			problem(FIX_NONE, "journal: block %" PRIu64 " has %u versions flagged latest"
+				" that the last transaction does not order", ver[e - 1].home, nlatest);
+			bad = true;
+		}
+		if (win != UINT32_MAX)
+			ver[k++] = ver[win];
+	}
+	if (bad)
+		goto out;
+
+	/*
+	 * Versions already equal to their home block (a mount replayed them,
+	 * or a checkpoint was cut short) need no replay.
+	 */
+	if (k) {
+		u8 *home = xalloc(VSMFS_BLOCK_SIZE);
+		u32 m = 0;
+
+		ov_data = xalloc((u64)k << VSMFS_BLOCK_SHIFT);
+		for (i = 0; i < k; i++) {
+			u8 *v = ov_data + ((u64)m << VSMFS_BLOCK_SHIFT);
+
+			dev_io(false, jblocks_start + ver[i].jb, 1, v);
+			dev_io(false, ver[i].home, 1, home);
+			if (!memcmp(v, home, VSMFS_BLOCK_SIZE))
+				continue;
+			ver[m++] = ver[i];
+		}
+		free(home);
+		k = m;
+	}
+	if (!k && !hcopy && commit <= ckpt) {
+		free(ov_data);
+		ov_data = NULL;
+		goto out;
+	}
+	if (problem(FIX_PREEN, "journal: %u committed blocks not yet written home (replay needed)"
+		    "; %u header copies, %u uncommitted blocks", k, hcopy,
+		    commit > ckpt ? commit - ckpt : 0)) {
 		/*
-		 * As the mount replay: blocks home and durable before the
-		 * commit record is retired.
+		 * As a checkpoint: blocks home and durable, then the headers
+		 * (copies restored), then the journal emptied.
 		 */
-		for (i = 0; i < count; i++)
-			write_blocks(le64_to_cpu(desc->d_home[i]), 1,
-				     ov_data + (i << VSMFS_BLOCK_SHIFT));
+		for (i = 0; i < k; i++)
+			write_blocks(ver[i].home, 1, ov_data + ((u64)i << VSMFS_BLOCK_SHIFT));
 		dev_sync();
+		write_blocks(L.journal_start + 1, hdr_blocks, hdr);
+		dev_sync();
+		jsb->j_checkpoint = 0;
 		jsb->j_commit = 0;
+		jsb->j_hcopy = 0;
 		write_blocks(L.journal_start, 1, jsb);
 		dev_sync();
 		free(ov_data);
 		ov_data = NULL;
 	} else {
 		/* Check the file system as the replay will leave it. */
-		ov_count = count;
-		for (i = 0; i < count; i++)
-			ov_home[i] = le64_to_cpu(desc->d_home[i]);
+		ov_count = k;
+		ov_home = xalloc((u64)(k ? k : 1) * sizeof(*ov_home));
+		for (i = 0; i < k; i++)
+			ov_home[i] = ver[i].home;
 	}
 out:
+	free(jb_owner);
+	free(ver);
+	free(hdr);
+	free(copies);
 	free(jsb);
-	free(desc);
 }
 
 /* ---- pass 3: page table ---- */

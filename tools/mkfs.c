@@ -59,6 +59,22 @@ static int write_at(int fd, const void *buf, size_t len, u64 off)
 }
 
 /* Fill @count blocks from @start with what @fill() puts in each block. */
+/* Journal headers: header i maps journal block i, free, write count 0. */
+static void fill_jhdr(void *blk, u64 idx, void *arg)
+{
+	struct vsmfs_djhdr *h = blk;
+	u32 n = *(u32 *)arg, k;
+
+	for (k = 0; k < VSMFS_JH_PER_BLOCK; k++) {
+		u64 i = idx * VSMFS_JH_PER_BLOCK + k;
+
+		if (i >= n)
+			break;
+		h[k].h_state = cpu_to_le64(i << VSMFS_JH_NUM_SHIFT);
+		h[k].h_map = cpu_to_le64(i);
+	}
+}
+
 static int write_region(int fd, u64 start, u64 count,
 			void (*fill)(void *blk, u64 idx, void *arg), void *arg)
 {
@@ -182,6 +198,7 @@ int main(int argc, char **argv)
 	struct vsmfs_layout l;
 	struct vsmfs_dsb dsb;
 	struct vsmfs_djsb jsb;
+	u32 jn, jhdr_blocks;
 	u8 uuid[16];
 	char blk[VSMFS_BLOCK_SIZE];
 	u64 lim[2];
@@ -289,10 +306,20 @@ int main(int argc, char **argv)
 	if (!ret && fsync(fd))
 		ret = -errno;
 
+	/*
+	 * Journal: empty (checkpoint and commit pointers 0), header i maps
+	 * journal block i, never written; no header copies pending. The
+	 * journal blocks themselves need no initialization.
+	 */
 	memset(&jsb, 0, sizeof(jsb));
 	jsb.j_magic = cpu_to_le32(VSMFS_JOURNAL_MAGIC);
-	jsb.j_blocks = cpu_to_le32((u32)(l.journal_blocks - 1));
-	jsb.j_sequence = cpu_to_le64(1);
+	jn = vsmfs_journal_geometry(l.journal_blocks, &jhdr_blocks);
+	jsb.j_blocks = cpu_to_le32(jn);
+	jsb.j_hdr_blocks = cpu_to_le32(jhdr_blocks);
+	if (!ret)
+		ret = write_region(fd, l.journal_start + 1, jhdr_blocks, fill_jhdr, &jn);
+	if (!ret)
+		ret = write_region(fd, l.journal_start + 1 + jhdr_blocks, 1, NULL, NULL);
 	if (!ret)
 		ret = write_at(fd, &jsb, sizeof(jsb), l.journal_start << VSMFS_BLOCK_SHIFT);
 	if (!ret)

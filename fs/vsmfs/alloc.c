@@ -200,6 +200,8 @@ int vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
 {
 	if (!lpn || lpn + count > t->t_sbi->s_layout.data_pages)
 		return -EFSCORRUPTED;
+	/* Metadata versions of the pages are never to be written over them. */
+	vsmfs_journal_forget(t, lpn, count);
 	return vsmfs_lbits(t, lpn, count, false);
 }
 

@@ -1,115 +1,789 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vsmfs metadata cache, transactions and the redo journal.
+ * vsmfs metadata cache, transactions and the NVM metadata journal.
  *
  * Metadata blocks (inode table, mapping table, page table, bitmaps,
  * directory and index blocks) are read into DRAM once and changed there
- * under a transaction. One transaction runs at a time (s_trans_mutex).
+ * under a transaction. One transaction runs at a time (s_trans_mutex). The
+ * DRAM copy is the current version of a block; the journal holds its
+ * committed versions, and its home block on PM is brought up to date only by
+ * a checkpoint (or by recovery at mount).
  *
- * Commit, and the order of its stores:
- *   1. file data the transaction makes reachable was written with
- *      non-temporal stores or flushed by the caller;
- *   2. a descriptor (home block of each logged block) and full copies of
- *      the dirty blocks are written to the log with non-temporal stores;
- *   3. fence: data and log are durable;
- *   4. j_commit = seq << 32 | count, one 8-byte store, flushed and fenced:
+ * The on-PM layout (journal superblock, 16-byte headers, the reserved
+ * header-copy region, journal blocks; checkpoint, commit and free areas) is
+ * described in vsmfs_format.h. In DRAM the journal keeps a mirror of every
+ * header, a hash from home block to its old and latest version, and a
+ * red-black tree of the free headers ordered by write count.
+ *
+ * Header changes that move journal blocks between headers (swaps) are made
+ * in batches through the header-copy region, see vsmfs_jbatch_flush():
+ *   1. the new values of every header in the batch are written to the copy
+ *      region, flushed, fence;
+ *   2. j_hcopy = count, flushed, fence: from here recovery redoes the batch;
+ *   3. the headers are written in place, flushed, fence;
+ *   4. j_hcopy = 0, flushed, fence.
+ *
+ * Commit of a transaction of k blocks (vsmfs_trans_commit()):
+ *   0. file data the transaction makes reachable was written by the caller
+ *      with non-temporal stores or flushed (not yet fenced);
+ *   1. GC or checkpoint if the journal would pass its fill threshold;
+ *   2. each block takes the next free header p: with wear-awareness the
+ *      least-worn free block is first swapped into p; with deltas, a block
+ *      that has an old and a latest version swaps its old version out of
+ *      the checkpoint area into p instead (leaving an invalid hole). Swaps
+ *      go through the header-copy region (above), all before step 3;
+ *   3. j_commit = end of the commit area, flushed; each block is written to
+ *      its journal block: a full copy with non-temporal stores, or only the
+ *      differing 8-byte words over the old version, flushed; headers not
+ *      written in step 2 are written and flushed;
+ *   4. fence: data, journal blocks and headers are durable;
+ *   5. j_checkpoint = start << 32 | end, one 8-byte store, flushed, fence:
  *      the transaction is committed;
- *   5. the blocks are copied home with non-temporal stores, fence;
- *   6. j_commit = 0, flushed and fenced: the log may be reused.
- * A crash before 4 leaves the old metadata at home and the transaction
- * lost; after 4, mount replays the log home (idempotent), so a crash in
- * 5 or 6 is repaired.
+ *   6. the previous latest version of each block is flagged old (and with
+ *      deltas off the previous old one invalid), one 8-byte store of its
+ *      h_state each, flushed, fence. A crash before that leaves two latest
+ *      versions: recovery prefers the one inside the last transaction,
+ *      which j_checkpoint records.
+ * A crash before 5 leaves the commit area, which recovery discards, and the
+ * previous checkpoint area untouched: the data written over an old version
+ * in 3 belongs to a header past the checkpoint pointer by then.
+ *
+ * Garbage collection (vsmfs_jgc()) compacts the checkpoint area with two
+ * pointers, swapping the first invalid header with the last valid one
+ * (batches as above), then moves the checkpoint pointer down with one
+ * 8-byte store, flushed, fence. Checkpoint (vsmfs_jcheckpoint()) copies the
+ * latest valid versions home with non-temporal stores, fence, then empties
+ * the journal with one 8-byte store of j_checkpoint, flushed, fence.
+ *
+ * A metadata block in the data area (directory, index, xattr blocks) that is
+ * freed may become file data: its versions are revoked at once
+ * (vsmfs_journal_forget()), so that no later checkpoint or recovery writes
+ * an old version over the data.
+ *
+ * Commits are synchronous (the transaction is durable when
+ * vsmfs_trans_commit() returns), so there is no commit interval: fsync
+ * needs no more than the commits already made.
  */
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/rbtree.h>
 #include <linux/blkdev.h>
+#include <linux/hash.h>
+#include <linux/log2.h>
 #include "vsmfs.h"
 #include "pmem.h"
 
-static struct vsmfs_djsb *vsmfs_jsb(struct vsmfs_sb_info *sbi)
+#define VSMFS_JNONE	U32_MAX
+
+/* DRAM mirror of one journal header, at its position (header number). */
+struct vsmfs_jslot {
+	u64		home;		/* home block of a valid version */
+	u32		jb;		/* journal block */
+	u32		wc;		/* write count of the journal block */
+	u8		flags;		/* VSMFS_JH_*; 0 past the checkpoint area */
+	u8		in_tree;	/* on the free tree */
+	u8		batched;	/* in the pending header batch */
+	u8		clean;		/* header on PM equals this mirror */
+	u8		delta;		/* this commit writes a delta into it */
+	struct rb_node	rb;		/* free tree, by (wc, position) */
+};
+
+/* Versions of one home block in the checkpoint (and commit) area. */
+struct vsmfs_jent {
+	struct hlist_node	node;
+	u64			home;
+	u32			latest;		/* position, or VSMFS_JNONE */
+	u32			old;
+};
+
+/*
+ * struct vsmfs_journal - DRAM state of the journal, under s_trans_mutex
+ */
+struct vsmfs_journal {
+	struct vsmfs_sb_info	*sbi;
+	struct vsmfs_djsb	*jsb;		/* on PM */
+	struct vsmfs_djhdr	*hdr;		/* header table on PM */
+	struct vsmfs_djhdr	*copies;	/* header-copy region on PM */
+	u8			*blocks;	/* journal block 0 on PM */
+	u32			n;		/* journal blocks and headers */
+	u32			ckpt;		/* end of the checkpoint area */
+	u32			holes;		/* invalid headers below ckpt */
+	u32			ndata;		/* hashed home blocks in the data area */
+	bool			writethrough;	/* checkpoint after every commit */
+	struct vsmfs_jslot	*slot;
+	struct rb_root		free;
+	struct hlist_head	*hash;
+	unsigned int		hash_bits;
+	struct vsmfs_jent	*ents;
+	struct hlist_head	ent_free;
+	u32			*post;		/* headers to re-flag after commit */
+	u32			npost;
+	u32			batch_n;
+	u32			batch[VSMFS_JH_PER_BLOCK];
+	struct delayed_work	ckpt_work;
+};
+
+/* Bytes written to the journal area: the total and one of its parts. */
+#define vsmfs_jstat_bytes(sbi, part, n) do {				\
+	struct vsmfs_sb_info *__sbi = (sbi);				\
+	u64 __n = (n);							\
+									\
+	vsmfs_stat_add(__sbi, journal_bytes, __n);			\
+	vsmfs_stat_add(__sbi, part, __n);				\
+} while (0)
+
+static void *vsmfs_jblock(struct vsmfs_journal *j, u32 jb)
 {
-	return vsmfs_blk_ptr(sbi, sbi->s_layout.journal_start);
+	return j->blocks + ((u64)jb << VSMFS_BLOCK_SHIFT);
 }
 
-static void *vsmfs_log_blk(struct vsmfs_sb_info *sbi, u64 idx)
+static bool vsmfs_jvalid(struct vsmfs_journal *j, u32 pos)
 {
-	return vsmfs_blk_ptr(sbi, sbi->s_layout.journal_start + 1 + idx);
+	return j->slot[pos].flags & VSMFS_JH_VALID;
 }
 
-/* Replay a committed transaction home. Idempotent. */
-static int vsmfs_journal_replay(struct vsmfs_sb_info *sbi)
+/* ---- free tree ---- */
+
+static bool vsmfs_jless(struct vsmfs_journal *j, u32 a, u32 b)
 {
-	struct vsmfs_djsb *jsb = vsmfs_jsb(sbi);
-	u64 commit = le64_to_cpu(READ_ONCE(jsb->j_commit));
-	struct vsmfs_djdesc *desc = vsmfs_log_blk(sbi, 0);
-	u32 count = commit & 0xffffffff, i;
-	struct super_block *sb = sbi->s_sb;
+	return j->slot[a].wc < j->slot[b].wc ||
+	       (j->slot[a].wc == j->slot[b].wc && a < b);
+}
 
-	if (!commit)
-		return 0;
-	if (count > VSMFS_JDESC_MAX || count + 1 > le32_to_cpu(jsb->j_blocks) ||
-	    le32_to_cpu(desc->d_magic) != VSMFS_JDESC_MAGIC ||
-	    le32_to_cpu(desc->d_count) != count ||
-	    (le64_to_cpu(desc->d_sequence) & 0xffffffff) != commit >> 32) {
-		vsmfs_err(sb, "journal: committed transaction has a bad descriptor");
-		return -EFSCORRUPTED;
-	}
-	for (i = 0; i < count; i++) {
-		u64 home = le64_to_cpu(desc->d_home[i]);
+static void vsmfs_tree_add(struct vsmfs_journal *j, u32 pos)
+{
+	struct rb_node **link = &j->free.rb_node, *parent = NULL;
 
-		if (home <= VSMFS_SB_BACKUP_BLOCK || home >= sbi->s_layout.blocks ||
-		    (home >= sbi->s_layout.journal_start &&
-		     home < sbi->s_layout.journal_start + sbi->s_layout.journal_blocks)) {
-			vsmfs_err(sb, "journal: bad home block %llu", home);
-			return -EFSCORRUPTED;
-		}
+	while (*link) {
+		u32 other = container_of(*link, struct vsmfs_jslot, rb) - j->slot;
+
+		parent = *link;
+		link = vsmfs_jless(j, pos, other) ? &parent->rb_left : &parent->rb_right;
 	}
-	for (i = 0; i < count; i++)
-		vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, le64_to_cpu(desc->d_home[i])),
-				vsmfs_log_blk(sbi, i + 1), VSMFS_BLOCK_SIZE);
-	/* Home blocks durable before the commit record is retired. */
+	rb_link_node(&j->slot[pos].rb, parent, link);
+	rb_insert_color(&j->slot[pos].rb, &j->free);
+	j->slot[pos].in_tree = 1;
+}
+
+static void vsmfs_tree_del(struct vsmfs_journal *j, u32 pos)
+{
+	if (!j->slot[pos].in_tree)
+		return;
+	rb_erase(&j->slot[pos].rb, &j->free);
+	j->slot[pos].in_tree = 0;
+}
+
+/* ---- hash: home block -> versions ---- */
+
+static struct vsmfs_jent *vsmfs_jfind(struct vsmfs_journal *j, u64 home)
+{
+	struct vsmfs_jent *e;
+
+	hlist_for_each_entry(e, &j->hash[hash_64(home, j->hash_bits)], node)
+		if (e->home == home)
+			return e;
+	return NULL;
+}
+
+/* There is an entry for every home block with a valid version: never empty. */
+static struct vsmfs_jent *vsmfs_jent_new(struct vsmfs_journal *j, u64 home)
+{
+	struct vsmfs_jent *e = hlist_entry(j->ent_free.first, struct vsmfs_jent, node);
+
+	hlist_del(&e->node);
+	e->home = home;
+	e->latest = VSMFS_JNONE;
+	e->old = VSMFS_JNONE;
+	hlist_add_head(&e->node, &j->hash[hash_64(home, j->hash_bits)]);
+	if (home >= j->sbi->s_layout.data_start)
+		j->ndata++;
+	return e;
+}
+
+static void vsmfs_jent_free(struct vsmfs_journal *j, struct vsmfs_jent *e)
+{
+	if (e->home >= j->sbi->s_layout.data_start)
+		j->ndata--;
+	hlist_del(&e->node);
+	hlist_add_head(&e->node, &j->ent_free);
+}
+
+/* ---- headers ---- */
+
+static void vsmfs_jh_store(struct vsmfs_journal *j, u32 pos, struct vsmfs_djhdr *dst)
+{
+	const struct vsmfs_jslot *s = &j->slot[pos];
+
+	WRITE_ONCE(dst->h_state, cpu_to_le64(s->flags | (u64)pos << VSMFS_JH_NUM_SHIFT |
+					     (u64)s->wc << VSMFS_JH_WC_SHIFT));
+	WRITE_ONCE(dst->h_map, cpu_to_le64(s->jb | s->home << VSMFS_JH_HOME_SHIFT));
+}
+
+/* Write header @pos in place and flush it; durable after the next fence. */
+static void vsmfs_jh_write(struct vsmfs_journal *j, u32 pos)
+{
+	vsmfs_jh_store(j, pos, &j->hdr[pos]);
+	vsmfs_flush(&j->hdr[pos], sizeof(j->hdr[pos]));
+	vsmfs_jstat_bytes(j->sbi, journal_header_bytes, sizeof(struct vsmfs_djhdr));
+}
+
+/* Flags only: one 8-byte store of h_state, flushed. */
+static void vsmfs_jh_write_state(struct vsmfs_journal *j, u32 pos)
+{
+	const struct vsmfs_jslot *s = &j->slot[pos];
+
+	WRITE_ONCE(j->hdr[pos].h_state,
+		   cpu_to_le64(s->flags | (u64)pos << VSMFS_JH_NUM_SHIFT |
+			       (u64)s->wc << VSMFS_JH_WC_SHIFT));
+	vsmfs_flush(&j->hdr[pos].h_state, sizeof(__le64));
+	vsmfs_jstat_bytes(j->sbi, journal_header_bytes, sizeof(__le64));
+}
+
+static void vsmfs_jsb_store_state(struct vsmfs_journal *j, u32 start, u32 end)
+{
+	WRITE_ONCE(j->jsb->j_checkpoint, cpu_to_le64((u64)start << 32 | end));
+	vsmfs_flush(&j->jsb->j_checkpoint, sizeof(__le64));
+	vsmfs_jstat_bytes(j->sbi, journal_header_bytes, sizeof(__le64));
+}
+
+static void vsmfs_jsb_store_commit(struct vsmfs_journal *j, u32 end)
+{
+	WRITE_ONCE(j->jsb->j_commit, cpu_to_le64(end));
+	vsmfs_flush(&j->jsb->j_commit, sizeof(__le64));
+	vsmfs_jstat_bytes(j->sbi, journal_header_bytes, sizeof(__le64));
+}
+
+/*
+ * Make the pending header batch durable as one atomic change, through the
+ * header-copy region; the order of the stores is at the top of this file.
+ */
+static void vsmfs_jbatch_flush(struct vsmfs_journal *j)
+{
+	u32 i, n = j->batch_n;
+
+	if (!n)
+		return;
+	for (i = 0; i < n; i++)
+		vsmfs_jh_store(j, j->batch[i], &j->copies[i]);
+	vsmfs_flush(j->copies, n * sizeof(struct vsmfs_djhdr));
 	vsmfs_fence();
-	WRITE_ONCE(jsb->j_commit, 0);
-	vsmfs_persist(&jsb->j_commit, sizeof(jsb->j_commit));
-	vsmfs_info(sb, "journal: replayed %u blocks", count);
-	return 0;
+	WRITE_ONCE(j->jsb->j_hcopy, cpu_to_le32(n));
+	vsmfs_persist(&j->jsb->j_hcopy, sizeof(__le32));
+	for (i = 0; i < n; i++) {
+		u32 pos = j->batch[i];
+
+		vsmfs_jh_store(j, pos, &j->hdr[pos]);
+		vsmfs_flush(&j->hdr[pos], sizeof(struct vsmfs_djhdr));
+		j->slot[pos].batched = 0;
+		j->slot[pos].clean = 1;
+	}
+	vsmfs_fence();
+	WRITE_ONCE(j->jsb->j_hcopy, 0);
+	vsmfs_persist(&j->jsb->j_hcopy, sizeof(__le32));
+	vsmfs_jstat_bytes(j->sbi, journal_header_bytes,
+			  2 * n * sizeof(struct vsmfs_djhdr) + 2 * sizeof(__le32));
+	j->batch_n = 0;
+}
+
+static void vsmfs_jbatch_add(struct vsmfs_journal *j, u32 pos)
+{
+	if (j->slot[pos].batched)
+		return;
+	j->slot[pos].batched = 1;
+	j->batch[j->batch_n++] = pos;
+}
+
+/* Room for two more headers in the batch, flushing it if needed. */
+static void vsmfs_jbatch_room(struct vsmfs_journal *j)
+{
+	if (j->batch_n + 2 > VSMFS_JH_PER_BLOCK)
+		vsmfs_jbatch_flush(j);
+}
+
+/* Point the hash entry of the version at @pos (if valid) to @pos. */
+static void vsmfs_jrehash(struct vsmfs_journal *j, u32 pos)
+{
+	struct vsmfs_jent *e;
+
+	if (!vsmfs_jvalid(j, pos))
+		return;
+	e = vsmfs_jfind(j, j->slot[pos].home);
+	if (WARN_ON_ONCE(!e))
+		return;
+	if (j->slot[pos].flags & VSMFS_JH_LATEST)
+		e->latest = pos;
+	else
+		e->old = pos;
+}
+
+/*
+ * Exchange what headers @a and @b hold (journal block, write count, home,
+ * flags), in DRAM, and queue both for the next batch. Neither may be on
+ * the free tree.
+ */
+static void vsmfs_jswap(struct vsmfs_journal *j, u32 a, u32 b)
+{
+	struct vsmfs_jslot *x = &j->slot[a], *y = &j->slot[b];
+
+	swap(x->home, y->home);
+	swap(x->jb, y->jb);
+	swap(x->wc, y->wc);
+	swap(x->flags, y->flags);
+	vsmfs_jrehash(j, a);
+	vsmfs_jrehash(j, b);
+	vsmfs_jbatch_add(j, a);
+	vsmfs_jbatch_add(j, b);
+}
+
+/* ---- GC and checkpoint ---- */
+
+/* Two-pointer compaction of the checkpoint area; see the top of the file. */
+static void vsmfs_jgc(struct vsmfs_journal *j)
+{
+	u32 first = 0, last = j->ckpt, old = j->ckpt, pos;
+
+	if (!j->holes)
+		return;
+	for (;;) {
+		while (first < last && vsmfs_jvalid(j, first))
+			first++;
+		while (last > first && !vsmfs_jvalid(j, last - 1))
+			last--;
+		if (first >= last)
+			break;
+		vsmfs_jbatch_room(j);
+		vsmfs_jswap(j, first, last - 1);
+		first++;
+		last--;
+	}
+	vsmfs_jbatch_flush(j);
+	/* The compacted headers are durable (fenced by the batch). */
+	vsmfs_jsb_store_commit(j, first);
+	vsmfs_jsb_store_state(j, first, first);
+	vsmfs_fence();
+	for (pos = first; pos < old; pos++) {
+		j->slot[pos].flags = 0;
+		j->slot[pos].home = 0;
+		vsmfs_tree_add(j, pos);
+	}
+	j->ckpt = first;
+	j->holes = 0;
+	vsmfs_stat_inc(j->sbi, journal_gc_runs);
+	vsmfs_stat_add(j->sbi, journal_gc_reclaimed, old - first);
+}
+
+/* Write the latest versions home and empty the journal. */
+static void vsmfs_jcheckpoint(struct vsmfs_journal *j)
+{
+	struct vsmfs_sb_info *sbi = j->sbi;
+	struct vsmfs_jent *e;
+	struct hlist_node *tmp;
+	u32 pos, count = 0, i;
+
+	if (!j->ckpt)
+		return;
+	for (pos = 0; pos < j->ckpt; pos++) {
+		struct vsmfs_jslot *s = &j->slot[pos];
+
+		if ((s->flags & (VSMFS_JH_VALID | VSMFS_JH_LATEST)) !=
+		    (VSMFS_JH_VALID | VSMFS_JH_LATEST))
+			continue;
+		vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, s->home), vsmfs_jblock(j, s->jb),
+				VSMFS_BLOCK_SIZE);
+		count++;
+	}
+	/* Home blocks durable before the journal is emptied. */
+	vsmfs_fence();
+	vsmfs_jsb_store_commit(j, 0);
+	vsmfs_jsb_store_state(j, 0, 0);
+	vsmfs_fence();
+	for (pos = 0; pos < j->ckpt; pos++) {
+		j->slot[pos].flags = 0;
+		j->slot[pos].home = 0;
+		vsmfs_tree_add(j, pos);
+	}
+	for (i = 0; i < (1U << j->hash_bits); i++)
+		hlist_for_each_entry_safe(e, tmp, &j->hash[i], node)
+			vsmfs_jent_free(j, e);
+	j->ckpt = 0;
+	j->holes = 0;
+	vsmfs_stat_inc(sbi, journal_checkpoints);
+	vsmfs_stat_add(sbi, journal_checkpoint_blocks, count);
+	vsmfs_stat_add(sbi, home_bytes, (u64)count * VSMFS_BLOCK_SIZE);
+}
+
+/* Make room for @k more versions: GC, then checkpoint, at the threshold. */
+static void vsmfs_jreserve(struct vsmfs_journal *j, u32 k)
+{
+	const struct vsmfs_jopts *o = &j->sbi->s_jopts;
+	u64 limit = (u64)j->n * o->threshold / 100;
+
+	if (j->ckpt + k <= limit)
+		return;
+	if (o->gc)
+		vsmfs_jgc(j);
+	if (j->ckpt + k <= limit)
+		return;
+	vsmfs_jcheckpoint(j);
 }
 
 /**
- * vsmfs_journal_init() - check the journal and replay it if needed
+ * vsmfs_journal_checkpoint() - write every committed block home
+ * @sbi: the file system, mounted read-write
+ *
+ * Empties the journal: afterwards every home block is current. Used at
+ * unmount, remount read-only and sync, and by the checkpoint timer.
+ *
+ * Context: process context; takes s_trans_mutex.
+ */
+void vsmfs_journal_checkpoint(struct vsmfs_sb_info *sbi)
+{
+	mutex_lock(&sbi->s_trans_mutex);
+	if (sbi->s_journal)
+		vsmfs_jcheckpoint(sbi->s_journal);
+	mutex_unlock(&sbi->s_trans_mutex);
+}
+
+/**
+ * vsmfs_journal_set_writethrough() - checkpoint after every commit
+ * @sbi: the file system
+ * @on: whether to
+ *
+ * For code that reads metadata home blocks on PM directly while it commits
+ * transactions (orphan cleanup at mount).
+ */
+void vsmfs_journal_set_writethrough(struct vsmfs_sb_info *sbi, bool on)
+{
+	mutex_lock(&sbi->s_trans_mutex);
+	sbi->s_journal->writethrough = on;
+	if (on)
+		vsmfs_jcheckpoint(sbi->s_journal);
+	mutex_unlock(&sbi->s_trans_mutex);
+}
+
+static void vsmfs_jtimer_fn(struct work_struct *work)
+{
+	struct vsmfs_journal *j = container_of(to_delayed_work(work), struct vsmfs_journal,
+					       ckpt_work);
+	struct vsmfs_sb_info *sbi = j->sbi;
+	unsigned int secs;
+
+	mutex_lock(&sbi->s_trans_mutex);
+	vsmfs_jcheckpoint(j);
+	secs = sbi->s_jopts.checkpoint_secs;
+	mutex_unlock(&sbi->s_trans_mutex);
+	if (secs)
+		queue_delayed_work(system_long_wq, &j->ckpt_work, secs * HZ);
+}
+
+/**
+ * vsmfs_journal_timer_start() - start the periodic checkpoint
+ * @sbi: the file system, mounted read-write
+ *
+ * Does nothing when the checkpoint= option is 0.
+ */
+void vsmfs_journal_timer_start(struct vsmfs_sb_info *sbi)
+{
+	unsigned int secs = sbi->s_jopts.checkpoint_secs;
+
+	if (secs)
+		mod_delayed_work(system_long_wq, &sbi->s_journal->ckpt_work, secs * HZ);
+}
+
+/**
+ * vsmfs_journal_timer_stop() - stop the periodic checkpoint
+ * @sbi: the file system
+ *
+ * Context: process context, s_trans_mutex not held.
+ */
+void vsmfs_journal_timer_stop(struct vsmfs_sb_info *sbi)
+{
+	if (sbi->s_journal)
+		cancel_delayed_work_sync(&sbi->s_journal->ckpt_work);
+}
+
+/* ---- recovery ---- */
+
+static int vsmfs_jcorrupt(struct vsmfs_sb_info *sbi, const char *what, u32 pos)
+{
+	vsmfs_err(sbi->s_sb, "journal: header %u: %s", pos, what);
+	return -EFSCORRUPTED;
+}
+
+static bool vsmfs_jhome_ok(struct vsmfs_sb_info *sbi, u64 home)
+{
+	const struct vsmfs_layout *l = &sbi->s_layout;
+
+	return home > VSMFS_SB_BACKUP_BLOCK && home < l->blocks &&
+	       (home < l->journal_start || home >= l->journal_start + l->journal_blocks);
+}
+
+/* Restore an interrupted header batch from the copy region. */
+static int vsmfs_jrestore_copies(struct vsmfs_journal *j, u32 count)
+{
+	u32 i;
+
+	if (count > VSMFS_JH_PER_BLOCK) {
+		vsmfs_err(j->sbi->s_sb, "journal: %u header copies", count);
+		return -EFSCORRUPTED;
+	}
+	for (i = 0; i < count; i++) {
+		u64 num = le64_to_cpu(j->copies[i].h_state) >> VSMFS_JH_NUM_SHIFT &
+			  VSMFS_JH_NUM_MASK;
+
+		if (num >= j->n)
+			return vsmfs_jcorrupt(j->sbi, "header copy names no header", (u32)num);
+	}
+	/* Copies are durable (step 2 of a batch); redo step 3, then 4. */
+	for (i = 0; i < count; i++) {
+		u64 num = le64_to_cpu(j->copies[i].h_state) >> VSMFS_JH_NUM_SHIFT &
+			  VSMFS_JH_NUM_MASK;
+
+		j->hdr[num] = j->copies[i];
+		vsmfs_flush(&j->hdr[num], sizeof(struct vsmfs_djhdr));
+	}
+	vsmfs_fence();
+	WRITE_ONCE(j->jsb->j_hcopy, 0);
+	vsmfs_persist(&j->jsb->j_hcopy, sizeof(__le32));
+	vsmfs_info(j->sbi->s_sb, "journal: restored %u header copies", count);
+	return 0;
+}
+
+/* Read every header into DRAM and check it. */
+static int vsmfs_jscan(struct vsmfs_journal *j, u32 ckpt)
+{
+	unsigned long *seen;
+	u32 pos;
+	int ret = 0;
+
+	seen = bitmap_zalloc(j->n, GFP_KERNEL);
+	if (!seen)
+		return -ENOMEM;
+	for (pos = 0; pos < j->n; pos++) {
+		u64 state = le64_to_cpu(READ_ONCE(j->hdr[pos].h_state));
+		u64 map = le64_to_cpu(READ_ONCE(j->hdr[pos].h_map));
+		struct vsmfs_jslot *s = &j->slot[pos];
+
+		s->jb = map & VSMFS_JH_JB_MASK;
+		s->home = map >> VSMFS_JH_HOME_SHIFT;
+		s->wc = state >> VSMFS_JH_WC_SHIFT;
+		s->flags = pos < ckpt ? state & VSMFS_JH_FLAGS : 0;
+		if ((state >> VSMFS_JH_NUM_SHIFT & VSMFS_JH_NUM_MASK) != pos) {
+			ret = vsmfs_jcorrupt(j->sbi, "wrong header number", pos);
+			break;
+		}
+		if (s->jb >= j->n || test_and_set_bit(s->jb, seen)) {
+			ret = vsmfs_jcorrupt(j->sbi, "journal block out of range or mapped twice",
+					     pos);
+			break;
+		}
+		if (pos >= ckpt)
+			continue;
+		if (!(s->flags & VSMFS_JH_USED) || s->flags & ~(VSMFS_JH_USED | VSMFS_JH_VALID |
+								  VSMFS_JH_LATEST)) {
+			ret = vsmfs_jcorrupt(j->sbi, "bad flags in the checkpoint area", pos);
+			break;
+		}
+		if (!(s->flags & VSMFS_JH_VALID)) {
+			s->flags = VSMFS_JH_USED;
+		} else if (!vsmfs_jhome_ok(j->sbi, s->home)) {
+			ret = vsmfs_jcorrupt(j->sbi, "bad home block", pos);
+			break;
+		}
+	}
+	bitmap_free(seen);
+	return ret;
+}
+
+/*
+ * Rebuild the hash from the checkpoint area. Of two latest versions of a
+ * block the one inside the last transaction wins; versions beyond one old
+ * and one latest, and old versions without a latest one (a revoke cut
+ * short), are invalidated on PM.
+ */
+static int vsmfs_jrebuild(struct vsmfs_journal *j, u32 last)
+{
+	struct vsmfs_jent *e;
+	u32 pos, loser, fixed = 0;
+
+	for (pos = 0; pos < j->ckpt; pos++) {
+		struct vsmfs_jslot *s = &j->slot[pos];
+
+		if (!(s->flags & VSMFS_JH_LATEST) || !(s->flags & VSMFS_JH_VALID))
+			continue;
+		e = vsmfs_jfind(j, s->home);
+		if (!e) {
+			e = vsmfs_jent_new(j, s->home);
+			e->latest = pos;
+			continue;
+		}
+		if (!(e->latest >= last) == !(pos >= last))
+			return vsmfs_jcorrupt(j->sbi, "two latest versions of one block", pos);
+		loser = pos >= last ? e->latest : pos;
+		e->latest = pos >= last ? pos : e->latest;
+		j->slot[loser].flags &= ~VSMFS_JH_LATEST;
+		vsmfs_jh_write_state(j, loser);
+		fixed++;
+	}
+	for (pos = 0; pos < j->ckpt; pos++) {
+		struct vsmfs_jslot *s = &j->slot[pos];
+
+		if (!(s->flags & VSMFS_JH_VALID)) {
+			j->holes++;
+			continue;
+		}
+		if (s->flags & VSMFS_JH_LATEST)
+			continue;
+		e = vsmfs_jfind(j, s->home);
+		if (e && e->old == VSMFS_JNONE) {
+			e->old = pos;
+			continue;
+		}
+		s->flags &= ~VSMFS_JH_VALID;
+		vsmfs_jh_write_state(j, pos);
+		j->holes++;
+		fixed++;
+	}
+	vsmfs_fence();
+	if (fixed)
+		vsmfs_info(j->sbi->s_sb, "journal: re-flagged %u versions", fixed);
+	return 0;
+}
+
+static void vsmfs_journal_free(struct vsmfs_journal *j)
+{
+	if (!j)
+		return;
+	kvfree(j->post);
+	kvfree(j->ents);
+	kvfree(j->hash);
+	kvfree(j->slot);
+	kfree(j);
+}
+
+static struct vsmfs_journal *vsmfs_journal_alloc(struct vsmfs_sb_info *sbi, u32 n)
+{
+	struct vsmfs_journal *j;
+	u32 i;
+
+	j = kzalloc(sizeof(*j), GFP_KERNEL);
+	if (!j)
+		return NULL;
+	j->sbi = sbi;
+	j->n = n;
+	j->hash_bits = ilog2(roundup_pow_of_two(n));
+	j->slot = kvcalloc(n, sizeof(*j->slot), GFP_KERNEL);
+	j->hash = kvcalloc(1U << j->hash_bits, sizeof(*j->hash), GFP_KERNEL);
+	j->ents = kvcalloc(n, sizeof(*j->ents), GFP_KERNEL);
+	j->post = kvcalloc(2 * n, sizeof(*j->post), GFP_KERNEL);
+	if (!j->slot || !j->hash || !j->ents || !j->post) {
+		vsmfs_journal_free(j);
+		return NULL;
+	}
+	INIT_HLIST_HEAD(&j->ent_free);
+	for (i = 0; i < n; i++)
+		hlist_add_head(&j->ents[i].node, &j->ent_free);
+	j->free = RB_ROOT;
+	INIT_DELAYED_WORK(&j->ckpt_work, vsmfs_jtimer_fn);
+	return j;
+}
+
+/**
+ * vsmfs_journal_init() - recover the journal
  * @sbi: the file system, mapped, superblock verified
+ *
+ * Restores an interrupted header batch, discards the uncommitted area,
+ * writes the latest valid version of every block home and rebuilds the
+ * hash and the free tree. Reads only the journal superblock, the headers
+ * and the journal blocks it replays.
  *
  * Context: mount, before anything reads metadata.
  * Return: 0 or a negative errno.
  */
 int vsmfs_journal_init(struct vsmfs_sb_info *sbi)
 {
-	struct vsmfs_djsb *jsb = vsmfs_jsb(sbi);
+	struct vsmfs_djsb *jsb = vsmfs_blk_ptr(sbi, sbi->s_layout.journal_start);
+	struct super_block *sb = sbi->s_sb;
+	struct vsmfs_journal *j;
+	u32 n, hdr_blocks, ckpt, last, commit, hcopy, pos, count = 0;
+	u64 state;
 	int ret;
 
 	mutex_init(&sbi->s_trans_mutex);
 	xa_init(&sbi->s_mblks);
+	n = vsmfs_journal_geometry(sbi->s_layout.journal_blocks, &hdr_blocks);
 	if (le32_to_cpu(jsb->j_magic) != VSMFS_JOURNAL_MAGIC ||
-	    le32_to_cpu(jsb->j_blocks) != sbi->s_layout.journal_blocks - 1) {
-		vsmfs_err(sbi->s_sb, "journal superblock is corrupt");
+	    le32_to_cpu(jsb->j_blocks) != n || le32_to_cpu(jsb->j_hdr_blocks) != hdr_blocks) {
+		vsmfs_err(sb, "journal superblock is corrupt");
 		return -EINVAL;
 	}
-	if (jsb->j_commit && sb_rdonly(sbi->s_sb) &&
-	    bdev_read_only(sbi->s_sb->s_bdev)) {
-		vsmfs_err(sbi->s_sb, "journal needs replay but the device is read-only");
+	state = le64_to_cpu(READ_ONCE(jsb->j_checkpoint));
+	ckpt = (u32)state;
+	last = state >> 32;
+	commit = (u32)le64_to_cpu(jsb->j_commit);
+	hcopy = le32_to_cpu(jsb->j_hcopy);
+	if (ckpt > n || last > ckpt) {
+		vsmfs_err(sb, "journal: checkpoint pointer %u (last transaction at %u) past %u headers",
+			  ckpt, last, n);
+		return -EFSCORRUPTED;
+	}
+	if ((ckpt || hcopy || commit != ckpt) && bdev_read_only(sb->s_bdev)) {
+		vsmfs_err(sb, "journal needs recovery but the device is read-only");
 		return -EROFS;
 	}
-	ret = vsmfs_journal_replay(sbi);
+
+	j = vsmfs_journal_alloc(sbi, n);
+	if (!j)
+		return -ENOMEM;
+	j->jsb = jsb;
+	j->hdr = (void *)jsb + VSMFS_BLOCK_SIZE;
+	j->copies = (void *)jsb + ((u64)(1 + hdr_blocks) << VSMFS_BLOCK_SHIFT);
+	j->blocks = (void *)jsb + ((u64)(2 + hdr_blocks) << VSMFS_BLOCK_SHIFT);
+	sbi->s_journal = j;
+
+	if (hcopy) {
+		ret = vsmfs_jrestore_copies(j, hcopy);
+		if (ret)
+			return ret;
+	}
+	ret = vsmfs_jscan(j, ckpt);
 	if (ret)
 		return ret;
-	sbi->s_journal_seq = le64_to_cpu(jsb->j_sequence);
+	j->ckpt = ckpt;
+	ret = vsmfs_jrebuild(j, last);
+	if (ret)
+		return ret;
+	if (commit != ckpt) {
+		if (commit > ckpt)
+			vsmfs_info(sb, "journal: discarded %u uncommitted blocks", commit - ckpt);
+		vsmfs_jsb_store_commit(j, ckpt);
+		vsmfs_fence();
+	}
+	for (pos = 0; pos < ckpt; pos++) {
+		struct vsmfs_jslot *s = &j->slot[pos];
+
+		if ((s->flags & (VSMFS_JH_VALID | VSMFS_JH_LATEST)) !=
+		    (VSMFS_JH_VALID | VSMFS_JH_LATEST))
+			continue;
+		vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, s->home), vsmfs_jblock(j, s->jb),
+				VSMFS_BLOCK_SIZE);
+		count++;
+	}
+	/* Home blocks durable before anything reads or changes them. */
+	vsmfs_fence();
+	vsmfs_stat_add(sbi, home_bytes, (u64)count * VSMFS_BLOCK_SIZE);
+	if (count)
+		vsmfs_info(sb, "journal: replayed %u blocks", count);
+	for (pos = ckpt; pos < n; pos++)
+		vsmfs_tree_add(j, pos);
 	return 0;
 }
 
 /**
- * vsmfs_journal_destroy() - free the metadata cache
+ * vsmfs_journal_destroy() - free the metadata cache and the journal state
  * @sbi: the file system
  *
- * Context: unmount, no transaction running.
+ * Context: unmount or failed mount, no transaction running, timer stopped.
  */
 void vsmfs_journal_destroy(struct vsmfs_sb_info *sbi)
 {
@@ -119,12 +793,18 @@ void vsmfs_journal_destroy(struct vsmfs_sb_info *sbi)
 	xa_for_each(&sbi->s_mblks, idx, mb)
 		kfree(mb);
 	xa_destroy(&sbi->s_mblks);
+	vsmfs_journal_free(sbi->s_journal);
+	sbi->s_journal = NULL;
 }
 
 /**
  * vsmfs_mblk_get() - DRAM copy of a metadata block
  * @sbi: the file system
  * @blk: device block
+ *
+ * A block not yet cached has no version in the journal newer than its home
+ * block: recovery wrote every committed version home, and a block committed
+ * since is cached until unmount.
  *
  * Context: process context. The copy lives until unmount.
  * Return: the block, or an ERR_PTR.
@@ -171,6 +851,7 @@ void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t)
 	t->t_sbi = sbi;
 	INIT_LIST_HEAD(&t->t_dirty);
 	t->t_nblocks = 0;
+	t->t_ndata = 0;
 	t->t_error = 0;
 }
 
@@ -179,15 +860,19 @@ void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t)
  * @t: the transaction
  * @mb: the block, changed in DRAM
  *
+ * A transaction holds at most as many blocks as the journal has journal
+ * blocks (a checkpoint empties the journal for it).
+ *
  * Context: inside the transaction.
  */
 void vsmfs_trans_dirty(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
 {
-	lockdep_assert_held(&t->t_sbi->s_trans_mutex);
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+
+	lockdep_assert_held(&sbi->s_trans_mutex);
 	if (mb->m_is_dirty)
 		return;
-	if (t->t_nblocks + 2 > min_t(u64, VSMFS_JDESC_MAX,
-				     t->t_sbi->s_layout.journal_blocks - 1)) {
+	if (t->t_nblocks + 1 > sbi->s_journal->n) {
 		WARN_ON_ONCE(1);
 		t->t_error = -ENOSPC;
 		return;
@@ -195,14 +880,175 @@ void vsmfs_trans_dirty(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
 	mb->m_is_dirty = true;
 	list_add_tail(&mb->m_dirty, &t->t_dirty);
 	t->t_nblocks++;
+	if (mb->m_blk >= sbi->s_layout.data_start)
+		t->t_ndata++;
+}
+
+/* Revoke every version of @e: home block current, versions invalid. */
+static void vsmfs_jrevoke(struct vsmfs_journal *j, struct vsmfs_jent *e)
+{
+	struct vsmfs_sb_info *sbi = j->sbi;
+	u32 pos;
+
+	if (e->latest != VSMFS_JNONE) {
+		vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, e->home),
+				vsmfs_jblock(j, j->slot[e->latest].jb), VSMFS_BLOCK_SIZE);
+		vsmfs_stat_add(sbi, home_bytes, VSMFS_BLOCK_SIZE);
+	}
+	/* The home block is durable before its versions are invalidated. */
+	vsmfs_fence();
+	for (pos = 0; pos < 2; pos++) {
+		u32 p = pos ? e->latest : e->old;
+
+		if (p == VSMFS_JNONE)
+			continue;
+		j->slot[p].flags &= ~(VSMFS_JH_VALID | VSMFS_JH_LATEST);
+		vsmfs_jh_write_state(j, p);
+		j->holes++;
+	}
+	vsmfs_fence();
+	vsmfs_jent_free(j, e);
+	vsmfs_stat_inc(sbi, journal_revoked);
+}
+
+/**
+ * vsmfs_journal_forget() - logical pages freed: they are metadata no more
+ * @t: the transaction freeing them
+ * @lpn: first logical page
+ * @count: pages
+ *
+ * A freed page may become file data, written directly to PM. The journal
+ * must then never write an old metadata version over it: each version of
+ * the page's block is revoked now (its home block first brought up to
+ * date, so the state before this transaction stays whole), and the block
+ * leaves the transaction if it was dirty in it.
+ *
+ * Context: inside the transaction.
+ */
+void vsmfs_journal_forget(struct vsmfs_trans *t, u64 lpn, u64 count)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_journal *j = sbi->s_journal;
+	u64 i;
+
+	lockdep_assert_held(&sbi->s_trans_mutex);
+	for (i = 0; i < count && (j->ndata || t->t_ndata); i++) {
+		u64 blk = vsmfs_lpn_blk(sbi, lpn + i);
+		struct vsmfs_mblk *mb;
+		struct vsmfs_jent *e;
+
+		if (!blk)
+			continue;
+		if (t->t_ndata) {
+			mb = xa_load(&sbi->s_mblks, blk);
+			if (mb && mb->m_is_dirty) {
+				list_del_init(&mb->m_dirty);
+				mb->m_is_dirty = false;
+				t->t_nblocks--;
+				t->t_ndata--;
+			}
+		}
+		e = j->ndata ? vsmfs_jfind(j, blk) : NULL;
+		if (e)
+			vsmfs_jrevoke(j, e);
+	}
+}
+
+/*
+ * Write only the 8-byte words of @new that differ from the journal block
+ * @pm, flushing each cache line touched. Return: bytes written.
+ */
+static u32 vsmfs_jdelta(void *pm, const void *new)
+{
+	u64 *d = pm;
+	const u64 *s = new;
+	u32 i, w, words = 0;
+
+	for (i = 0; i < VSMFS_BLOCK_SIZE / 8; i += 8) {
+		bool touched = false;
+
+		for (w = i; w < i + 8; w++) {
+			if (READ_ONCE(d[w]) == s[w])
+				continue;
+			WRITE_ONCE(d[w], s[w]);
+			touched = true;
+			words++;
+		}
+		if (touched)
+			vsmfs_flush(&d[i], 64);
+	}
+	return words * 8;
+}
+
+/* Choose a header for block @home at position @p (step 2 of a commit). */
+static void vsmfs_jplace(struct vsmfs_journal *j, u64 home, u32 p)
+{
+	const struct vsmfs_jopts *o = &j->sbi->s_jopts;
+	struct vsmfs_jent *e = vsmfs_jfind(j, home);
+	struct vsmfs_jslot *s = &j->slot[p];
+
+	vsmfs_jbatch_room(j);
+	if (o->delta && e && e->old != VSMFS_JNONE && e->latest != VSMFS_JNONE) {
+		u32 a = e->old, l = e->latest;
+
+		/* The old version leaves the checkpoint area; a hole is left. */
+		vsmfs_tree_del(j, p);
+		vsmfs_jswap(j, a, p);
+		j->slot[a].flags = VSMFS_JH_USED;
+		j->slot[a].home = 0;
+		j->holes++;
+		s->delta = 1;
+		s->flags = VSMFS_JH_USED | VSMFS_JH_VALID | VSMFS_JH_LATEST;
+		s->wc = min_t(u64, (u64)s->wc + 1, VSMFS_JH_WC_MAX);
+		s->clean = 0;	/* rewritten by the batch flush that follows */
+		j->slot[l].flags &= ~VSMFS_JH_LATEST;
+		j->post[j->npost++] = l;
+		e->old = l;
+		e->latest = p;
+		vsmfs_stat_inc(j->sbi, journal_absorbed);
+		return;
+	}
+	if (o->wear) {
+		u32 m = container_of(rb_first(&j->free), struct vsmfs_jslot, rb) - j->slot;
+
+		if (m != p) {
+			vsmfs_tree_del(j, m);
+			vsmfs_tree_del(j, p);
+			vsmfs_jswap(j, m, p);
+			vsmfs_tree_add(j, m);
+			vsmfs_stat_inc(j->sbi, journal_wear_swaps);
+		}
+	}
+	vsmfs_tree_del(j, p);
+	s->delta = 0;
+	s->home = home;
+	s->flags = VSMFS_JH_USED | VSMFS_JH_VALID | VSMFS_JH_LATEST;
+	s->wc = min_t(u64, (u64)s->wc + 1, VSMFS_JH_WC_MAX);
+	s->clean = 0;
+	if (!e) {
+		e = vsmfs_jent_new(j, home);
+		e->latest = p;
+		return;
+	}
+	if (e->old != VSMFS_JNONE) {
+		j->slot[e->old].flags &= ~VSMFS_JH_VALID;
+		j->post[j->npost++] = e->old;
+		j->holes++;
+	}
+	j->slot[e->latest].flags &= ~VSMFS_JH_LATEST;
+	j->post[j->npost++] = e->latest;
+	e->old = e->latest;
+	e->latest = p;
+	vsmfs_stat_inc(j->sbi, journal_absorbed);
 }
 
 /**
  * vsmfs_trans_commit() - commit a transaction and end it
  * @t: the transaction
  *
- * Writes the dirty blocks to the journal, commits, writes them home. See
- * the ordering argument at the top of this file.
+ * Writes the dirty blocks to the journal and commits; see the steps and
+ * their order at the top of this file. The transaction is durable when this
+ * returns.
  *
  * Context: inside the transaction; releases s_trans_mutex.
  * Return: 0, or the first error recorded in the transaction.
@@ -210,41 +1056,61 @@ void vsmfs_trans_dirty(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
 int vsmfs_trans_commit(struct vsmfs_trans *t)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
-	struct vsmfs_djsb *jsb = vsmfs_jsb(sbi);
-	struct vsmfs_djdesc *desc = vsmfs_log_blk(sbi, 0);
+	struct vsmfs_journal *j = sbi->s_journal;
 	struct vsmfs_mblk *mb, *tmp;
-	u64 seq = sbi->s_journal_seq;
-	u32 i = 0;
+	u32 start, p, i;
 	int ret = t->t_error;
 
 	if (!t->t_nblocks)
 		goto out;
 
-	list_for_each_entry(mb, &t->t_dirty, m_dirty) {
-		vsmfs_memcpy_nt(vsmfs_log_blk(sbi, i + 1), mb->m_data, VSMFS_BLOCK_SIZE);
-		desc->d_home[i] = cpu_to_le64(mb->m_blk);
-		i++;
-	}
-	desc->d_magic = cpu_to_le32(VSMFS_JDESC_MAGIC);
-	desc->d_count = cpu_to_le32(i);
-	desc->d_sequence = cpu_to_le64(seq);
-	vsmfs_flush(desc, offsetof(struct vsmfs_djdesc, d_home) + i * sizeof(__le64));
-	/* Data and log durable before the commit record. */
-	vsmfs_fence();
-	WRITE_ONCE(jsb->j_commit, cpu_to_le64((seq & 0xffffffff) << 32 | i));
-	vsmfs_persist(&jsb->j_commit, sizeof(jsb->j_commit));
-
+	/* 1, 2: room, then a header for every block. */
+	vsmfs_jreserve(j, t->t_nblocks);
+	start = j->ckpt;
+	j->npost = 0;
+	p = start;
 	list_for_each_entry(mb, &t->t_dirty, m_dirty)
-		vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, mb->m_blk), mb->m_data, VSMFS_BLOCK_SIZE);
-	/* Home blocks durable before the log is retired. */
+		vsmfs_jplace(j, mb->m_blk, p++);
+	vsmfs_jbatch_flush(j);
+
+	/* 3: the blocks and their headers. */
+	vsmfs_jsb_store_commit(j, p);
+	p = start;
+	list_for_each_entry(mb, &t->t_dirty, m_dirty) {
+		struct vsmfs_jslot *s = &j->slot[p];
+		void *dst = vsmfs_jblock(j, s->jb);
+
+		if (s->delta) {
+			vsmfs_jstat_bytes(sbi, journal_delta_bytes, vsmfs_jdelta(dst, mb->m_data));
+			vsmfs_stat_inc(sbi, journal_delta_blocks);
+		} else {
+			vsmfs_memcpy_nt(dst, mb->m_data, VSMFS_BLOCK_SIZE);
+			vsmfs_jstat_bytes(sbi, journal_full_bytes, VSMFS_BLOCK_SIZE);
+			vsmfs_stat_inc(sbi, journal_full_blocks);
+		}
+		/* Unless the last batch flush wrote it after its last change. */
+		if (!s->clean)
+			vsmfs_jh_write(j, p);
+		s->clean = 0;
+		s->delta = 0;
+		p++;
+	}
+	/* 4: data (written by the caller), journal blocks, headers durable. */
 	vsmfs_fence();
-	jsb->j_sequence = cpu_to_le64(seq + 1);
-	WRITE_ONCE(jsb->j_commit, 0);
-	vsmfs_persist(jsb, offsetofend(struct vsmfs_djsb, j_sequence));
-	sbi->s_journal_seq = seq + 1;
+	/* 5: commit. */
+	WRITE_ONCE(j->jsb->j_checkpoint, cpu_to_le64((u64)start << 32 | p));
+	le64_add_cpu(&j->jsb->j_sequence, 1);
+	vsmfs_persist(j->jsb, offsetofend(struct vsmfs_djsb, j_sequence));
+	vsmfs_jstat_bytes(sbi, journal_header_bytes, 2 * sizeof(__le64));
+	j->ckpt = p;
+	/* 6: previous versions re-flagged. */
+	for (i = 0; i < j->npost; i++)
+		vsmfs_jh_write_state(j, j->post[i]);
+	if (j->npost)
+		vsmfs_fence();
+	if (j->writethrough)
+		vsmfs_jcheckpoint(j);
 	vsmfs_stat_inc(sbi, trans_commits);
-	vsmfs_stat_add(sbi, journal_bytes, (u64)(i + 1) * VSMFS_BLOCK_SIZE);
-	vsmfs_stat_add(sbi, home_bytes, (u64)i * VSMFS_BLOCK_SIZE);
 out:
 	list_for_each_entry_safe(mb, tmp, &t->t_dirty, m_dirty) {
 		list_del_init(&mb->m_dirty);
@@ -252,4 +1118,45 @@ out:
 	}
 	mutex_unlock(&sbi->s_trans_mutex);
 	return ret;
+}
+
+/**
+ * vsmfs_journal_wear_show() - the wear histogram of the journal blocks
+ * @sbi: the file system
+ * @buf: a sysfs page
+ *
+ * Prints the number of journal blocks, the minimum, maximum and mean write
+ * count and the width of a bucket, then 128 lines "FIRST COUNT": the
+ * journal blocks whose write count lies in [FIRST, FIRST + width).
+ *
+ * Return: bytes printed.
+ */
+ssize_t vsmfs_journal_wear_show(struct vsmfs_sb_info *sbi, char *buf)
+{
+	struct vsmfs_journal *j;
+	u32 *bucket, lo = U32_MAX, hi = 0, width, pos, i;
+	u64 sum = 0, mean100;
+	ssize_t len;
+
+	bucket = kcalloc(128, sizeof(*bucket), GFP_KERNEL);
+	if (!bucket)
+		return -ENOMEM;
+	mutex_lock(&sbi->s_trans_mutex);
+	j = sbi->s_journal;
+	for (pos = 0; pos < j->n; pos++) {
+		lo = min(lo, j->slot[pos].wc);
+		hi = max(hi, j->slot[pos].wc);
+		sum += j->slot[pos].wc;
+	}
+	width = DIV_ROUND_UP(hi - lo + 1, 128);
+	for (pos = 0; pos < j->n; pos++)
+		bucket[(j->slot[pos].wc - lo) / width]++;
+	mean100 = div_u64(sum * 100, j->n);
+	len = sysfs_emit(buf, "blocks %u\nmin %u\nmax %u\nmean %llu.%02llu\nwidth %u\n",
+			 j->n, lo, hi, mean100 / 100, mean100 % 100, width);
+	mutex_unlock(&sbi->s_trans_mutex);
+	for (i = 0; i < 128; i++)
+		len += sysfs_emit_at(buf, len, "%u %u\n", lo + i * width, bucket[i]);
+	kfree(bucket);
+	return len;
 }

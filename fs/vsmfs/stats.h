@@ -32,6 +32,18 @@ enum vsmfs_stat {
 	VSMFS_STAT_trans_commits,
 	VSMFS_STAT_journal_bytes,
 	VSMFS_STAT_home_bytes,
+	VSMFS_STAT_journal_full_bytes,
+	VSMFS_STAT_journal_delta_bytes,
+	VSMFS_STAT_journal_header_bytes,
+	VSMFS_STAT_journal_full_blocks,
+	VSMFS_STAT_journal_delta_blocks,
+	VSMFS_STAT_journal_absorbed,
+	VSMFS_STAT_journal_wear_swaps,
+	VSMFS_STAT_journal_gc_runs,
+	VSMFS_STAT_journal_gc_reclaimed,
+	VSMFS_STAT_journal_checkpoints,
+	VSMFS_STAT_journal_checkpoint_blocks,
+	VSMFS_STAT_journal_revoked,
 	VSMFS_NR_STATS
 };
 

@@ -51,12 +51,28 @@ static void vsmfs_set_clean(struct vsmfs_sb_info *sbi, bool clean)
 	vsmfs_write_super(sbi);
 }
 
+/*
+ * Unmount: inodes were evicted after the last sync, so the journal is
+ * checkpointed once more; home blocks are current before the superblock
+ * says clean.
+ */
 static void vsmfs_put_super(struct super_block *sb)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(sb);
 
-	if (!sb_rdonly(sb))
+	vsmfs_journal_timer_stop(sbi);
+	if (!sb_rdonly(sb)) {
+		vsmfs_journal_checkpoint(sbi);
 		vsmfs_set_clean(sbi, true);
+	}
+}
+
+/* sync(2), syncfs(2), remount and unmount: every home block up to date. */
+static int vsmfs_sync_fs(struct super_block *sb, int wait)
+{
+	if (wait && !sb_rdonly(sb))
+		vsmfs_journal_checkpoint(VSMFS_SB(sb));
+	return 0;
 }
 
 static int vsmfs_statfs(struct dentry *dentry, struct kstatfs *buf)
@@ -95,6 +111,7 @@ static const char * const vsmfs_cow_names[] = {
 static int vsmfs_show_options(struct seq_file *seq, struct dentry *root)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(root->d_sb);
+	struct vsmfs_jopts o;
 
 	/* DAX is the only data path, so it is always on. */
 	seq_puts(seq, ",dax=always");
@@ -105,6 +122,19 @@ static int vsmfs_show_options(struct seq_file *seq, struct dentry *root)
 	/* acl and user_xattr are the defaults. */
 	if (!(root->d_sb->s_flags & SB_POSIXACL))
 		seq_puts(seq, ",noacl");
+	/* Changed only by remount: a racing read shows old or new values. */
+	o = sbi->s_jopts;
+	/* Journal options are shown when they are not the default. */
+	if (!o.delta)
+		seq_puts(seq, ",journal_delta=off");
+	if (!o.wear)
+		seq_puts(seq, ",journal_wear=off");
+	if (!o.gc)
+		seq_puts(seq, ",journal_gc=off");
+	if (o.checkpoint_secs != VSMFS_CHECKPOINT_SECS_DEFAULT)
+		seq_printf(seq, ",checkpoint=%u", o.checkpoint_secs);
+	if (o.threshold != VSMFS_CHECKPOINT_THRESHOLD_DEFAULT)
+		seq_printf(seq, ",checkpoint_threshold=%u", o.threshold);
 	return 0;
 }
 
@@ -114,6 +144,7 @@ static const struct super_operations vsmfs_sops = {
 	.write_inode	= vsmfs_write_inode,
 	.free_inode	= vsmfs_free_inode,
 	.put_super	= vsmfs_put_super,
+	.sync_fs	= vsmfs_sync_fs,
 	.statfs		= vsmfs_statfs,
 	.show_options	= vsmfs_show_options,
 };
@@ -127,9 +158,24 @@ struct vsmfs_fs_context {
 	bool	acl;		/* acl given last */
 	int	data_mode;	/* VSMFS_DATA_*, or -1 if not given */
 	int	cow_mode;	/* VSMFS_COW_*, or -1 if not given */
+	unsigned int		jset;	/* VSMFS_JOPT_* given */
+	struct vsmfs_jopts	jopts;	/* their values */
 };
 
-enum { OPT_DAX, OPT_DAX_TYPE, OPT_ACL, OPT_USER_XATTR, OPT_DATA, OPT_COW };
+#define VSMFS_JOPT_DELTA	0x01
+#define VSMFS_JOPT_WEAR		0x02
+#define VSMFS_JOPT_GC		0x04
+#define VSMFS_JOPT_CKPT		0x08
+#define VSMFS_JOPT_THRESHOLD	0x10
+
+enum { OPT_DAX, OPT_DAX_TYPE, OPT_ACL, OPT_USER_XATTR, OPT_DATA, OPT_COW, OPT_JDELTA, OPT_JWEAR,
+	OPT_JGC, OPT_CHECKPOINT, OPT_THRESHOLD };
+
+static const struct constant_table vsmfs_param_onoff[] = {
+	{ "on",		1 },
+	{ "off",	0 },
+	{}
+};
 
 static const struct constant_table vsmfs_param_data[] = {
 	{ "atomic",	VSMFS_DATA_ATOMIC },
@@ -158,6 +204,11 @@ static const struct fs_parameter_spec vsmfs_fs_parameters[] = {
 	fsparam_flag("user_xattr",	OPT_USER_XATTR),
 	fsparam_enum("data",		OPT_DATA, vsmfs_param_data),
 	fsparam_enum("cow",		OPT_COW, vsmfs_param_cow),
+	fsparam_enum("journal_delta",	OPT_JDELTA, vsmfs_param_onoff),
+	fsparam_enum("journal_wear",	OPT_JWEAR, vsmfs_param_onoff),
+	fsparam_enum("journal_gc",	OPT_JGC, vsmfs_param_onoff),
+	fsparam_u32("checkpoint",	OPT_CHECKPOINT),
+	fsparam_u32("checkpoint_threshold", OPT_THRESHOLD),
 	{}
 };
 
@@ -194,8 +245,49 @@ static int vsmfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 	case OPT_COW:
 		ctx->cow_mode = result.uint_32;
 		break;
+	case OPT_JDELTA:
+		ctx->jset |= VSMFS_JOPT_DELTA;
+		ctx->jopts.delta = result.uint_32;
+		break;
+	case OPT_JWEAR:
+		ctx->jset |= VSMFS_JOPT_WEAR;
+		ctx->jopts.wear = result.uint_32;
+		break;
+	case OPT_JGC:
+		ctx->jset |= VSMFS_JOPT_GC;
+		ctx->jopts.gc = result.uint_32;
+		break;
+	case OPT_CHECKPOINT:
+		/* 0 turns the timer off; at most a day. */
+		if (result.uint_32 > 86400)
+			return invalfc(fc, "checkpoint=%u: at most 86400 seconds", result.uint_32);
+		ctx->jset |= VSMFS_JOPT_CKPT;
+		ctx->jopts.checkpoint_secs = result.uint_32;
+		break;
+	case OPT_THRESHOLD:
+		if (result.uint_32 < 1 || result.uint_32 > 100)
+			return invalfc(fc, "checkpoint_threshold=%u: a percentage from 1 to 100",
+				       result.uint_32);
+		ctx->jset |= VSMFS_JOPT_THRESHOLD;
+		ctx->jopts.threshold = result.uint_32;
+		break;
 	}
 	return 0;
+}
+
+/* Apply the journal options given in @ctx. Context: s_trans_mutex held. */
+static void vsmfs_apply_jopts(struct vsmfs_jopts *o, const struct vsmfs_fs_context *ctx)
+{
+	if (ctx->jset & VSMFS_JOPT_DELTA)
+		o->delta = ctx->jopts.delta;
+	if (ctx->jset & VSMFS_JOPT_WEAR)
+		o->wear = ctx->jopts.wear;
+	if (ctx->jset & VSMFS_JOPT_GC)
+		o->gc = ctx->jopts.gc;
+	if (ctx->jset & VSMFS_JOPT_CKPT)
+		o->checkpoint_secs = ctx->jopts.checkpoint_secs;
+	if (ctx->jset & VSMFS_JOPT_THRESHOLD)
+		o->threshold = ctx->jopts.threshold;
 }
 
 /*
@@ -333,6 +425,12 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	if (ret)
 		return ret;
 	sbi->s_frame_pfn0 = sbi->s_dev_pfn + sbi->s_layout.data_start;
+	sbi->s_jopts = (struct vsmfs_jopts) {
+		.delta = true, .wear = true, .gc = true,
+		.checkpoint_secs = VSMFS_CHECKPOINT_SECS_DEFAULT,
+		.threshold = VSMFS_CHECKPOINT_THRESHOLD_DEFAULT,
+	};
+	vsmfs_apply_jopts(&sbi->s_jopts, ctx);
 	ret = vsmfs_journal_init(sbi);
 	if (ret)
 		return ret;
@@ -372,7 +470,10 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		struct vsmfs_dsb *dsb = sbi->s_dsb;
 
 		if (!(le32_to_cpu(dsb->s_state) & VSMFS_STATE_CLEAN)) {
+			/* It reads the inode table on PM: keep it current. */
+			vsmfs_journal_set_writethrough(sbi, true);
 			ret = vsmfs_orphan_cleanup(sb);
+			vsmfs_journal_set_writethrough(sbi, false);
 			if (ret)
 				return ret;
 		}
@@ -380,6 +481,7 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		le32_add_cpu(&dsb->s_mount_count, 1);
 		dsb->s_mount_time = cpu_to_le64(ktime_get_real_seconds());
 		vsmfs_set_clean(sbi, false);
+		vsmfs_journal_timer_start(sbi);
 	}
 	return vsmfs_sysfs_register(sbi);
 }
@@ -399,16 +501,25 @@ static int vsmfs_reconfigure(struct fs_context *fc)
 	sync_filesystem(sb);
 	/* Writers read the modes once; a write in progress keeps its mode. */
 	vsmfs_apply_data_opts(fc, sbi);
+	mutex_lock(&sbi->s_trans_mutex);
+	vsmfs_apply_jopts(&sbi->s_jopts, ctx);
+	mutex_unlock(&sbi->s_trans_mutex);
 	if (ctx->acl_set) {
 		if (ctx->acl)
 			sb->s_flags |= SB_POSIXACL;
 		else
 			sb->s_flags &= ~SB_POSIXACL;
 	}
-	if (to_ro && !sb_rdonly(sb))
+	vsmfs_journal_timer_stop(sbi);
+	if (to_ro && !sb_rdonly(sb)) {
+		/* Home blocks current before the file system is marked clean. */
+		vsmfs_journal_checkpoint(sbi);
 		vsmfs_set_clean(sbi, true);
-	else if (!to_ro && sb_rdonly(sb))
+	} else if (!to_ro && sb_rdonly(sb)) {
 		vsmfs_set_clean(sbi, false);
+	}
+	if (!to_ro)
+		vsmfs_journal_timer_start(sbi);
 	return 0;
 }
 
@@ -443,8 +554,11 @@ static void vsmfs_kill_sb(struct super_block *sb)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(sb);
 
-	if (sbi)
+	if (sbi) {
 		vsmfs_sysfs_unregister(sbi);
+		/* A mount that failed after starting the timer. */
+		vsmfs_journal_timer_stop(sbi);
+	}
 	kill_block_super(sb);
 	if (!sbi)
 		return;

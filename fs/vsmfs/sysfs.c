@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vsmfs sysfs interface: /sys/fs/vsmfs/<device>/ holds one read-only file
- * per counter of stats.h, each printing one decimal number, and a
- * write-only "reset" file: writing 1 sets every counter to zero.
+ * per counter of stats.h, each printing one decimal number, a write-only
+ * "reset" file: writing 1 sets every counter to zero, and "journal_wear",
+ * the wear histogram of the journal blocks.
  */
 #include <linux/kobject.h>
 #include <linux/sysfs.h>
@@ -35,6 +36,18 @@ static const char * const vsmfs_stat_names[VSMFS_NR_STATS] = {
 	[VSMFS_STAT_trans_commits]	= "trans_commits",
 	[VSMFS_STAT_journal_bytes]	= "journal_bytes",
 	[VSMFS_STAT_home_bytes]	= "home_bytes",
+	[VSMFS_STAT_journal_full_bytes]	= "journal_full_bytes",
+	[VSMFS_STAT_journal_delta_bytes]	= "journal_delta_bytes",
+	[VSMFS_STAT_journal_header_bytes]	= "journal_header_bytes",
+	[VSMFS_STAT_journal_full_blocks]	= "journal_full_blocks",
+	[VSMFS_STAT_journal_delta_blocks]	= "journal_delta_blocks",
+	[VSMFS_STAT_journal_absorbed]	= "journal_absorbed",
+	[VSMFS_STAT_journal_wear_swaps]	= "journal_wear_swaps",
+	[VSMFS_STAT_journal_gc_runs]	= "journal_gc_runs",
+	[VSMFS_STAT_journal_gc_reclaimed]	= "journal_gc_reclaimed",
+	[VSMFS_STAT_journal_checkpoints]	= "journal_checkpoints",
+	[VSMFS_STAT_journal_checkpoint_blocks]	= "journal_checkpoint_blocks",
+	[VSMFS_STAT_journal_revoked]	= "journal_revoked",
 };
 
 /* One attribute per counter, filled in by vsmfs_sysfs_init(), and reset. */
@@ -45,7 +58,13 @@ static struct vsmfs_attr vsmfs_attr_reset = {
 	.stat = -1,
 };
 
-static struct attribute *vsmfs_sb_attrs[VSMFS_NR_STATS + 2];
+/* The wear histogram of the journal blocks, several lines (journal.c). */
+static struct vsmfs_attr vsmfs_attr_journal_wear = {
+	.attr = { .name = "journal_wear", .mode = 0444 },
+	.stat = -2,
+};
+
+static struct attribute *vsmfs_sb_attrs[VSMFS_NR_STATS + 3];
 ATTRIBUTE_GROUPS(vsmfs_sb);
 
 /**
@@ -70,6 +89,8 @@ static ssize_t vsmfs_attr_show(struct kobject *kobj, struct attribute *attr, cha
 	struct vsmfs_sb_info *sbi = container_of(kobj, struct vsmfs_sb_info, s_kobj);
 	struct vsmfs_attr *a = container_of(attr, struct vsmfs_attr, attr);
 
+	if (a == &vsmfs_attr_journal_wear)
+		return vsmfs_journal_wear_show(sbi, buf);
 	if (a->stat < 0)
 		return -EPERM;
 	return sysfs_emit(buf, "%llu\n", vsmfs_stat_read(sbi, a->stat));
@@ -88,7 +109,7 @@ static ssize_t vsmfs_attr_store(struct kobject *kobj, struct attribute *attr,
 	unsigned int v;
 	int cpu, ret;
 
-	if (a->stat >= 0)
+	if (a != &vsmfs_attr_reset)
 		return -EPERM;
 	ret = kstrtouint(buf, 0, &v);
 	if (ret)
@@ -180,6 +201,7 @@ int __init vsmfs_sysfs_init(void)
 		vsmfs_sb_attrs[i] = &vsmfs_stat_attrs[i].attr;
 	}
 	vsmfs_sb_attrs[VSMFS_NR_STATS] = &vsmfs_attr_reset.attr;
+	vsmfs_sb_attrs[VSMFS_NR_STATS + 1] = &vsmfs_attr_journal_wear.attr;
 	kobject_set_name(&vsmfs_root.kobj, "vsmfs");
 	vsmfs_root.kobj.parent = fs_kobj;
 	return kset_register(&vsmfs_root);

@@ -62,7 +62,8 @@ const char *vsmfs_compute_layout(struct vsmfs_layout *l, u64 blocks,
 		return "device smaller than 16 MiB";
 	if (blocks > (1ULL << 40))
 		return "device larger than 4 PiB";
-	if (journal_blocks < 16 || journal_blocks > blocks / 2)
+	if (journal_blocks < 16 || journal_blocks > blocks / 2 ||
+	    journal_blocks > VSMFS_JOURNAL_MAX_BLOCKS)
 		return "journal size out of range";
 	if (inodes < 2 * VSMFS_INODES_PER_BLOCK || inodes % VSMFS_INODES_PER_BLOCK ||
 	    inodes > (1ULL << 32))

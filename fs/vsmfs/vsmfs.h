@@ -15,11 +15,33 @@
 #include <linux/rwsem.h>
 #include <linux/kobject.h>
 #include <linux/completion.h>
+#include <linux/workqueue.h>
 #include "vsmfs_format.h"
 #include "verify.h"
 #include "stats.h"
 
 #define EFSCORRUPTED	EUCLEAN		/* file system is corrupted */
+
+struct vsmfs_journal;
+
+/*
+ * struct vsmfs_jopts - journal mount options
+ * @delta: byte-level delta updates (journal_delta=)
+ * @wear: wear-aware journal block allocation (journal_wear=)
+ * @gc: garbage collection before checkpoint (journal_gc=)
+ * @checkpoint_secs: checkpoint timer period in seconds, 0 for none
+ * @threshold: fill of the journal, in percent, that starts GC and checkpoint
+ */
+struct vsmfs_jopts {
+	bool		delta;
+	bool		wear;
+	bool		gc;
+	unsigned int	checkpoint_secs;
+	unsigned int	threshold;
+};
+
+#define VSMFS_CHECKPOINT_SECS_DEFAULT	300
+#define VSMFS_CHECKPOINT_THRESHOLD_DEFAULT	75
 
 /*
  * struct vsmfs_sb_info - a mounted vsmfs
@@ -41,10 +63,11 @@ struct vsmfs_sb_info {
 	void			*s_vsp_base;
 	u64			s_frame_pfn0;	/* pfn of data frame 0 */
 
-	/* Metadata cache and transactions (journal.c). */
+	/* Metadata cache, transactions and the journal (journal.c). */
 	struct mutex		s_trans_mutex;	/* one transaction at a time */
 	struct xarray		s_mblks;	/* device block -> vsmfs_mblk */
-	u64			s_journal_seq;	/* next sequence, under s_trans_mutex */
+	struct vsmfs_journal	*s_journal;	/* under s_trans_mutex */
+	struct vsmfs_jopts	s_jopts;	/* mount options, under s_trans_mutex */
 
 	/* Allocation (alloc.c), under s_trans_mutex. */
 	u64			s_free_pages;
@@ -79,8 +102,9 @@ enum {
 /*
  * struct vsmfs_mblk - DRAM copy of a metadata block
  *
- * The DRAM copy is the current version; PM is updated from it when a
- * transaction commits (journal first, then home).
+ * The DRAM copy is the current version; a commit writes it to the journal,
+ * and the home block on PM is brought up to date only by a checkpoint, so
+ * metadata is never read from its home block while mounted.
  */
 struct vsmfs_mblk {
 	u64			m_blk;		/* device block */
@@ -96,6 +120,7 @@ struct vsmfs_trans {
 	struct vsmfs_sb_info	*t_sbi;
 	struct list_head	t_dirty;	/* vsmfs_mblk.m_dirty */
 	unsigned int		t_nblocks;
+	unsigned int		t_ndata;	/* dirty blocks in the data area */
 	int			t_error;
 };
 
@@ -222,6 +247,12 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk);
 void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t);
 void vsmfs_trans_dirty(struct vsmfs_trans *t, struct vsmfs_mblk *mb);
 int vsmfs_trans_commit(struct vsmfs_trans *t);
+void vsmfs_journal_forget(struct vsmfs_trans *t, u64 lpn, u64 count);
+void vsmfs_journal_checkpoint(struct vsmfs_sb_info *sbi);
+void vsmfs_journal_set_writethrough(struct vsmfs_sb_info *sbi, bool on);
+void vsmfs_journal_timer_start(struct vsmfs_sb_info *sbi);
+void vsmfs_journal_timer_stop(struct vsmfs_sb_info *sbi);
+ssize_t vsmfs_journal_wear_show(struct vsmfs_sb_info *sbi, char *buf);
 
 /* alloc.c */
 int vsmfs_alloc_init(struct vsmfs_sb_info *sbi);

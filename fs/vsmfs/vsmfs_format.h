@@ -9,7 +9,7 @@
  *
  *   0                superblock (struct vsmfs_dsb)
  *   1                backup superblock
- *   s_journal_start  journal: journal superblock, then the log blocks
+ *   s_journal_start  journal: superblock, headers, header copies, journal blocks
  *   s_itable_start   inode table (struct vsmfs_dinode slots)
  *   s_imap_start     inode mapping table (i-number -> slot, __le32 each)
  *   s_ptable_start   persistent page table (logical page -> frame, __le64)
@@ -98,38 +98,97 @@ struct vsmfs_dsb {
 	__le32	s_checksum;		/* crc32c of the bytes above */
 };
 
-/* Journal superblock, first block of the journal region. */
-#define VSMFS_JOURNAL_MAGIC	0x4c4e524a	/* "JRNL" */
+/*
+ * Metadata journal (NJS): the journal region holds, in this order,
+ *
+ *   block 0                    journal superblock (struct vsmfs_djsb)
+ *   blocks 1 .. j_hdr_blocks   journal headers (struct vsmfs_djhdr), one per
+ *                              journal block, VSMFS_JH_PER_BLOCK a block
+ *   next block                 reserved header-copy region: new values of
+ *                              headers being changed together (up to
+ *                              VSMFS_JH_PER_BLOCK), valid while j_hcopy != 0
+ *   the rest                   j_blocks journal blocks
+ *
+ * Header i (its "number") always sits at position i; what moves between
+ * headers is the journal block, its write count and home block. The
+ * headers form three contiguous areas:
+ *
+ *   [0, checkpoint)            checkpoint area: committed versions of
+ *                              metadata blocks (valid) and holes (invalid)
+ *   [checkpoint, commit)       commit area: the committing transaction,
+ *                              discarded by recovery
+ *   [commit, j_blocks)         free area
+ *
+ * Headers at or past the checkpoint pointer are free whatever their flags
+ * say. A committed home block has at most two valid versions, the latest
+ * and an old one. A transaction commits with one 8-byte store of
+ * j_checkpoint, which also records where that transaction starts: if a home
+ * block has two versions flagged latest (a crash before the previous
+ * latest was flagged old), the one at or past that start is the newer.
+ */
+#define VSMFS_JOURNAL_MAGIC	0x324c4e4a	/* "JNL2" */
+#define VSMFS_JH_PER_BLOCK	(VSMFS_BLOCK_SIZE / 16)
+
+/* h_state: flags, header number, write count */
+#define VSMFS_JH_USED		0x01	/* f: holds a version or a hole */
+#define VSMFS_JH_VALID		0x02	/* v: a committed version of its home block */
+#define VSMFS_JH_LATEST		0x04	/* l: the latest version, else the old one */
+#define VSMFS_JH_FLAGS		0xff
+#define VSMFS_JH_NUM_SHIFT	8
+#define VSMFS_JH_NUM_MASK	((1ULL << 28) - 1)
+#define VSMFS_JH_WC_SHIFT	36
+#define VSMFS_JH_WC_MAX		((1ULL << 28) - 1)	/* write counts saturate */
+/* h_map: journal block, home block */
+#define VSMFS_JH_JB_MASK	((1ULL << 24) - 1)
+#define VSMFS_JH_HOME_SHIFT	24		/* 40 bits: any device block */
+
+/* Largest journal region: journal block numbers are 24 bits. */
+#define VSMFS_JOURNAL_MAX_BLOCKS	(1ULL << 24)
+
+/*
+ * struct vsmfs_djhdr - journal header, 16 bytes
+ *
+ * @h_state and @h_map are each changed with one 8-byte store: a flag
+ * change (latest to old, valid to invalid) is atomic. Changing which
+ * journal block a header maps (a swap) goes through the header-copy
+ * region.
+ */
+struct vsmfs_djhdr {
+	__le64	h_state;		/* flags | number << 8 | write count << 36 */
+	__le64	h_map;			/* journal block | home block << 24 */
+};
 
 /*
  * struct vsmfs_djsb - journal superblock
- *
- * A transaction is a descriptor block (struct vsmfs_djdesc) at log block 0
- * followed by full copies of the metadata blocks it changed. It is
- * committed by one 8-byte store of @j_commit (sequence << 32 | blocks) after
- * the log blocks are durable, and retired by storing 0 after the blocks are
- * written home.
  */
 struct vsmfs_djsb {
 	__le32	j_magic;		/* VSMFS_JOURNAL_MAGIC */
-	__le32	j_blocks;		/* log blocks after this one */
-	__le64	j_commit;		/* committed transaction, 0 when none */
-	__le64	j_sequence;		/* next transaction sequence number */
-	__u8	j_reserved[4072];	/* zero */
+	__le32	j_blocks;		/* journal blocks, and headers */
+	__le64	j_checkpoint;		/* checkpoint end | last transaction start << 32 */
+	__le64	j_commit;		/* end of the commit area: the first free header */
+	__le32	j_hdr_blocks;		/* blocks of headers */
+	__le32	j_hcopy;		/* header copies to restore, 0 when none */
+	__le64	j_sequence;		/* transactions committed since mkfs */
+	__u8	j_reserved[4056];	/* zero */
 };
-
-#define VSMFS_JDESC_MAGIC	0x43534544	/* "DESC" */
-#define VSMFS_JDESC_MAX		((VSMFS_BLOCK_SIZE - 16) / 8)
 
 /*
- * struct vsmfs_djdesc - journal descriptor block: home of each logged block
+ * vsmfs_journal_geometry() - headers and journal blocks of a journal region
+ * @journal_blocks: size of the journal region in blocks (at least 16)
+ * @hdr_blocks: set to the number of header blocks
+ *
+ * Return: the number of journal blocks (and headers).
  */
-struct vsmfs_djdesc {
-	__le32	d_magic;		/* VSMFS_JDESC_MAGIC */
-	__le32	d_count;		/* logged blocks that follow */
-	__le64	d_sequence;		/* must match j_commit's sequence */
-	__le64	d_home[VSMFS_JDESC_MAX];	/* device block of each logged block */
-};
+static inline __u32 vsmfs_journal_geometry(__u64 journal_blocks, __u32 *hdr_blocks)
+{
+	__u64 avail = journal_blocks - 2;	/* superblock, header copies */
+	__u64 n = avail * VSMFS_JH_PER_BLOCK / (VSMFS_JH_PER_BLOCK + 1);
+
+	while (n + (n + VSMFS_JH_PER_BLOCK - 1) / VSMFS_JH_PER_BLOCK > avail)
+		n--;
+	*hdr_blocks = (__u32)((n + VSMFS_JH_PER_BLOCK - 1) / VSMFS_JH_PER_BLOCK);
+	return (__u32)n;
+}
 
 /* Inode index: direct entries, then single and double indirect blocks. */
 #define VSMFS_NDIRECT		8
@@ -299,8 +358,10 @@ struct vsmfs_dacl_entry {
 static_assert(sizeof(struct vsmfs_dsb) == 512);
 static_assert(offsetof(struct vsmfs_dsb, s_checksum) == 508);
 static_assert(sizeof(struct vsmfs_djsb) == VSMFS_BLOCK_SIZE);
-static_assert(offsetof(struct vsmfs_djsb, j_commit) % 8 == 0);	/* 8-byte atomic commit */
-static_assert(sizeof(struct vsmfs_djdesc) == VSMFS_BLOCK_SIZE);
+static_assert(offsetof(struct vsmfs_djsb, j_checkpoint) % 8 == 0);	/* 8-byte atomic commit */
+static_assert(offsetof(struct vsmfs_djsb, j_hcopy) % 4 == 0);
+static_assert(sizeof(struct vsmfs_djhdr) == 16);
+static_assert(VSMFS_BLOCK_SIZE % sizeof(struct vsmfs_djhdr) == 0);
 static_assert(sizeof(struct vsmfs_dinode) == VSMFS_INODE_SIZE);
 static_assert(offsetof(struct vsmfs_dinode, i_direct) % 8 == 0);
 static_assert(offsetof(struct vsmfs_dinode, i_size) % 8 == 0);

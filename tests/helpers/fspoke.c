@@ -14,12 +14,12 @@
  *   fspoke [-j] DEV ibit INO [0|1]
  *   fspoke DEV lpnblock LPN
  *   fspoke DEV jsb get FIELD | set FIELD=VALUE...
- *   fspoke DEV jdesc get FIELD | set FIELD=VALUE...
+ *   fspoke DEV jhdr N get FIELD | set FIELD=VALUE...   (flags number wc jblock home)
  *
  * Without a value a command prints the current one. With -j a changed
- * block is not written home but added to a committed journal transaction
- * (started if none is pending), as a crash after the commit would leave it:
- * reads with -j see the staged copies.
+ * block is not written home but appended to the journal as a committed
+ * version in the last transaction, as a crash after the commit would leave
+ * it: reads with -j see the latest committed versions.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -60,40 +60,99 @@ static void io(int wr, u64 blk, void *buf)
 		die(wr ? "write failed" : "read failed");
 }
 
-/* Pending transaction: descriptor and journal superblock. */
+/*
+ * The journal: superblock and headers. With -j, reads see the latest
+ * committed version of a block, and a change is appended as a committed
+ * version in the last transaction (the previous versions re-flagged as a
+ * commit leaves them).
+ */
 static struct vsmfs_djsb *jsb;
-static struct vsmfs_djdesc *desc;
+static struct vsmfs_djhdr *hdr;
+static u32 jn, jhdr_blocks;
 
-static u32 jcount(void)
+static u32 jckpt(void)
 {
-	return le64_to_cpu(jsb->j_commit) ? le64_to_cpu(jsb->j_commit) & 0xffffffff : 0;
+	return (u32)le64_to_cpu(jsb->j_checkpoint);
+}
+
+static u32 jlast(void)
+{
+	return (u32)(le64_to_cpu(jsb->j_checkpoint) >> 32);
+}
+
+static u64 jh_state(u32 i)
+{
+	return le64_to_cpu(hdr[i].h_state);
+}
+
+static u64 jh_map(u32 i)
+{
+	return le64_to_cpu(hdr[i].h_map);
+}
+
+static u64 jblock(u32 i)
+{
+	return L.journal_start + 2 + jhdr_blocks + (jh_map(i) & VSMFS_JH_JB_MASK);
 }
 
 static void jload(void)
 {
+	u32 b;
+
 	jsb = balloc();
-	desc = balloc();
 	io(0, L.journal_start, jsb);
-	io(0, L.journal_start + 1, desc);
+	jn = vsmfs_journal_geometry(L.journal_blocks, &jhdr_blocks);
+	if (posix_memalign((void **)&hdr, BS, (size_t)jhdr_blocks * BS))
+		die("out of memory");
+	for (b = 0; b < jhdr_blocks; b++)
+		io(0, L.journal_start + 1 + b, (char *)hdr + (size_t)b * BS);
+}
+
+static void jsave(void)
+{
+	u32 b;
+
+	for (b = 0; b < jhdr_blocks; b++)
+		io(1, L.journal_start + 1 + b, (char *)hdr + (size_t)b * BS);
+	if (fsync(fd))
+		die("fsync failed");
+}
+
+/* Header of the latest committed version of @blk, or -1. */
+static long jlatest(u64 blk)
+{
+	long found = -1;
+	u32 i;
+
+	for (i = 0; i < jckpt() && i < jn; i++) {
+		u64 st = jh_state(i);
+
+		if ((st & (VSMFS_JH_VALID | VSMFS_JH_LATEST)) != (VSMFS_JH_VALID | VSMFS_JH_LATEST) ||
+		    jh_map(i) >> VSMFS_JH_HOME_SHIFT != blk)
+			continue;
+		if (found < 0 || i >= jlast())
+			found = i;
+	}
+	return found;
 }
 
 static void get_blk(u64 blk, void *buf)
 {
-	u32 i;
+	long i;
 
 	io(0, blk, buf);
 	if (!journal)
 		return;
-	for (i = 0; i < jcount(); i++)
-		if (le64_to_cpu(desc->d_home[i]) == blk)
-			io(0, L.journal_start + 2 + i, buf);
+	i = jlatest(blk);
+	if (i >= 0)
+		io(0, jblock((u32)i), buf);
 }
 
-/* Stage @buf as the new content of @blk in the committed transaction. */
+/* Stage @buf as the new content of @blk, committed in the last transaction. */
 static void put_blk(u64 blk, void *buf)
 {
-	u32 i, n;
-	u64 seq;
+	u32 i, p = jckpt();
+	long cur;
 
 	if (!journal) {
 		io(1, blk, buf);
@@ -101,28 +160,76 @@ static void put_blk(u64 blk, void *buf)
 			die("fsync failed");
 		return;
 	}
-	n = jcount();
-	if (!n) {
-		memset(desc, 0, BS);
-		desc->d_magic = cpu_to_le32(VSMFS_JDESC_MAGIC);
+	cur = jlatest(blk);
+	if (cur >= (long)jlast()) {
+		io(1, jblock((u32)cur), buf);
+		if (fsync(fd))
+			die("fsync failed");
+		return;
 	}
-	seq = le64_to_cpu(jsb->j_sequence);
-	for (i = 0; i < n; i++)
-		if (le64_to_cpu(desc->d_home[i]) == blk)
-			break;
-	if (i == n)
-		n++;
-	io(1, L.journal_start + 2 + i, buf);
-	desc->d_home[i] = cpu_to_le64(blk);
-	desc->d_count = cpu_to_le32(n);
-	desc->d_sequence = cpu_to_le64(seq);
-	io(1, L.journal_start + 1, desc);
-	if (fsync(fd))
-		die("fsync failed");
-	jsb->j_commit = cpu_to_le64((seq & 0xffffffff) << 32 | n);
+	if (p >= jn)
+		die("journal full");
+	for (i = 0; i < p; i++) {
+		u64 st = jh_state(i);
+
+		if (!(st & VSMFS_JH_VALID) || jh_map(i) >> VSMFS_JH_HOME_SHIFT != blk)
+			continue;
+		st &= ~(u64)(st & VSMFS_JH_LATEST ? VSMFS_JH_LATEST : VSMFS_JH_VALID);
+		hdr[i].h_state = cpu_to_le64(st);
+	}
+	io(1, jblock(p), buf);
+	hdr[p].h_state = cpu_to_le64((VSMFS_JH_USED | VSMFS_JH_VALID | VSMFS_JH_LATEST) |
+				     (u64)p << VSMFS_JH_NUM_SHIFT |
+				     ((jh_state(p) >> VSMFS_JH_WC_SHIFT) + 1) << VSMFS_JH_WC_SHIFT);
+	hdr[p].h_map = cpu_to_le64((jh_map(p) & VSMFS_JH_JB_MASK) | blk << VSMFS_JH_HOME_SHIFT);
+	jsave();
+	jsb->j_checkpoint = cpu_to_le64((u64)jlast() << 32 | (p + 1));
+	jsb->j_commit = cpu_to_le64(p + 1);
 	io(1, L.journal_start, jsb);
 	if (fsync(fd))
 		die("fsync failed");
+}
+
+/* jhdr N get FIELD | set FIELD=VALUE...: fields of header N. */
+static int cmd_jhdr(u32 n, char **argv, int argc)
+{
+	static const char *const names[] = { "flags", "number", "wc", "jblock", "home" };
+	int i, f;
+
+	if (n >= jn || argc < 2)
+		die("jhdr: header out of range or no get/set");
+	for (i = 1; i < argc; i++) {
+		const char *eq = strchr(argv[i], '=');
+		size_t len = eq ? (size_t)(eq - argv[i]) : strlen(argv[i]);
+		u64 st = jh_state(n), map = jh_map(n), v = eq ? strtoull(eq + 1, NULL, 0) : 0;
+
+		for (f = 0; f < 5; f++)
+			if (strlen(names[f]) == len && !strncmp(names[f], argv[i], len))
+				break;
+		if (f == 5)
+			die("jhdr: unknown field");
+		if (!strcmp(argv[0], "get")) {
+			u64 vals[5] = { st & VSMFS_JH_FLAGS,
+					st >> VSMFS_JH_NUM_SHIFT & VSMFS_JH_NUM_MASK,
+					st >> VSMFS_JH_WC_SHIFT, map & VSMFS_JH_JB_MASK,
+					map >> VSMFS_JH_HOME_SHIFT };
+
+			printf("%llu\n", (unsigned long long)vals[f]);
+			return 0;
+		}
+		switch (f) {
+		case 0: st = (st & ~(u64)VSMFS_JH_FLAGS) | (v & VSMFS_JH_FLAGS); break;
+		case 1: st = (st & ~(VSMFS_JH_NUM_MASK << VSMFS_JH_NUM_SHIFT)) |
+			     (v & VSMFS_JH_NUM_MASK) << VSMFS_JH_NUM_SHIFT; break;
+		case 2: st = (st & ((1ULL << VSMFS_JH_WC_SHIFT) - 1)) | v << VSMFS_JH_WC_SHIFT; break;
+		case 3: map = (map & ~VSMFS_JH_JB_MASK) | (v & VSMFS_JH_JB_MASK); break;
+		case 4: map = (map & VSMFS_JH_JB_MASK) | v << VSMFS_JH_HOME_SHIFT; break;
+		}
+		hdr[n].h_state = cpu_to_le64(st);
+		hdr[n].h_map = cpu_to_le64(map);
+	}
+	jsave();
+	return 0;
 }
 
 struct field {
@@ -133,7 +240,6 @@ struct field {
 #define FI(n, m) { n, offsetof(struct vsmfs_dinode, m), sizeof(((struct vsmfs_dinode *)0)->m) }
 #define FD(n, m) { n, offsetof(struct vsmfs_ddirent, m), sizeof(((struct vsmfs_ddirent *)0)->m) }
 #define FJ(n, m) { n, offsetof(struct vsmfs_djsb, m), sizeof(((struct vsmfs_djsb *)0)->m) }
-#define FX(n, m) { n, offsetof(struct vsmfs_djdesc, m), sizeof(((struct vsmfs_djdesc *)0)->m) }
 
 static const struct field inode_fields[] = {
 	FI("mode", i_mode), FI("reserved0", i_reserved0), FI("nlink", i_nlink),
@@ -155,13 +261,9 @@ static const struct field dirent_fields[] = {
 };
 
 static const struct field jsb_fields[] = {
-	FJ("magic", j_magic), FJ("blocks", j_blocks), FJ("commit", j_commit),
+	FJ("magic", j_magic), FJ("blocks", j_blocks), FJ("checkpoint", j_checkpoint),
+	FJ("commit", j_commit), FJ("hdr_blocks", j_hdr_blocks), FJ("hcopy", j_hcopy),
 	FJ("sequence", j_sequence), { NULL, 0, 0 }
-};
-
-static const struct field jdesc_fields[] = {
-	FX("magic", d_magic), FX("count", d_count), FX("sequence", d_sequence),
-	FX("home0", d_home[0]), { NULL, 0, 0 }
 };
 
 static const struct field *lookup(const struct field *f, const char *name, size_t len)
@@ -410,11 +512,8 @@ int main(int argc, char **argv)
 			io(1, L.journal_start, jsb);
 		return fsync(fd) ? 1 : 0;
 	}
-	if (!strcmp(cmd, "jdesc") && argc >= 2) {
-		if (fields(jdesc_fields, desc, argv, argc))
-			io(1, L.journal_start + 1, desc);
-		return fsync(fd) ? 1 : 0;
-	}
+	if (!strcmp(cmd, "jhdr") && argc >= 3)
+		return cmd_jhdr((u32)n, argv + 1, argc - 1);
 	fprintf(stderr, "fspoke: bad command\n");
 	return 2;
 }

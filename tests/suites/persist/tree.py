@@ -8,6 +8,11 @@ compare the file system with a manifest.
   tree.py synced MNT MANIFEST     write and fsync files, one manifest line
                                   per file once it is durable, until killed
   tree.py check-synced MNT MANIFEST   every file of the manifest must match
+  tree.py meta MNT MANIFEST       metadata-heavy work (creates, small writes,
+                                  renames, unlinks, directories, symlinks),
+                                  recording each fsync'd file, until killed
+                                  at a random point
+  tree.py check-meta MNT MANIFEST every recorded file must match
 """
 
 import hashlib
@@ -219,6 +224,92 @@ def check_synced(mnt, manifest):
     print(f"free blocks and inodes after deleting everything: as before ({got})")
 
 
+def meta(mnt, manifest):
+    """One round of metadata-heavy work in a fresh directory; appends to the
+    manifest. The cut marker comes after a random number of operations."""
+    seed = int.from_bytes(os.urandom(4), "little")
+    rnd = random.Random(seed)
+    rounds = [e for e in os.listdir(mnt) if e.startswith("r")]
+    top = f"r{len(rounds)}"
+    os.mkdir(os.path.join(mnt, top))
+    cut = rnd.randrange(150, 600)
+    print(f"round {top}, seed {seed}, cut marker after {cut} operations", flush=True)
+    man = open(manifest, "a")
+    i = 0
+    while True:
+        d = os.path.join(top, f"d{i % 5}")
+        os.makedirs(os.path.join(mnt, d), exist_ok=True)
+        name = os.path.join(d, f"f{i}")
+        buf = data(rnd, rnd.randrange(0, 300))
+        fd = os.open(os.path.join(mnt, name), os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+        os.write(fd, buf)
+        os.fsync(fd)
+        os.close(fd)
+        dfd = os.open(os.path.join(mnt, d), os.O_RDONLY)
+        os.fsync(dfd)
+        os.close(dfd)
+        man.write(json.dumps({"name": name, "size": len(buf),
+                              "sha256": hashlib.sha256(buf).hexdigest()}) + "\n")
+        man.flush()
+        os.fsync(man.fileno())
+        # Unrecorded churn: temporary files, renames, unlinks, directories,
+        # symlinks, hard links and attributes.
+        t = os.path.join(mnt, d, f"t{i % 11}")
+        with open(t, "wb") as f:
+            f.write(data(rnd, rnd.randrange(1, 5000)))
+        op = i % 6
+        if op == 0:
+            os.rename(t, t + ".r")
+        elif op == 1:
+            os.unlink(t)
+        elif op == 2:
+            sub = os.path.join(mnt, d, f"s{i % 3}")
+            if os.path.isdir(sub):
+                shutil.rmtree(sub)
+            else:
+                os.mkdir(sub)
+        elif op == 3:
+            link = t + ".l"
+            if os.path.lexists(link):
+                os.unlink(link)
+            os.symlink("x" * rnd.randrange(1, 200), link)
+        elif op == 4:
+            hard = t + ".h"
+            if os.path.lexists(hard):
+                os.unlink(hard)
+            os.link(t, hard)
+        else:
+            os.setxattr(t, "user.k", data(rnd, rnd.randrange(1, 100)))
+        i += 1
+        if i == cut:
+            print("PERSIST-CUT-NOW", flush=True)
+
+
+def check_meta(mnt, manifest):
+    good = 0
+    lines = open(manifest).read().split("\n")
+    for idx, line in enumerate(lines):
+        if not line:
+            continue
+        try:
+            e = json.loads(line)
+        except ValueError:
+            if idx == len(lines) - 1:
+                continue	# torn last line: that file was not recorded
+            fail(f"manifest line {idx + 1} is corrupt")
+        try:
+            with open(os.path.join(mnt, e["name"]), "rb") as f:
+                buf = f.read()
+        except OSError as err:
+            fail(f"{e['name']}: fsync'd before the power cut, now {err.strerror}")
+        if len(buf) != e["size"] or hashlib.sha256(buf).hexdigest() != e["sha256"]:
+            fail(f"{e['name']}: {len(buf)} bytes, differs from the fsync'd {e['size']}")
+        good += 1
+    if good < 150:
+        fail(f"only {good} files recorded before the power cuts")
+    print(f"{good} fsync'd files intact after the power cuts")
+
+
 def main():
     cmd, mnt, manifest = sys.argv[1:4]
     if cmd == "create":
@@ -239,6 +330,10 @@ def main():
         synced(mnt, manifest)
     elif cmd == "check-synced":
         check_synced(mnt, manifest)
+    elif cmd == "meta":
+        meta(mnt, manifest)
+    elif cmd == "check-meta":
+        check_meta(mnt, manifest)
     else:
         fail(f"unknown command {cmd}")
 

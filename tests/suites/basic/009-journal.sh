@@ -1,0 +1,151 @@
+# The metadata journal at work, measured by its counters: byte-level deltas
+# (a small update writes a few bytes, not a block), garbage collection and
+# checkpoint when many commits overflow a small journal, checkpoint at
+# sync and by the timer, wear-aware allocation, and fsck clean after each.
+. tests/lib/common.sh
+
+S=/sys/fs/vsmfs/$(basename "$DEV")
+POKE=$HELPERS/fspoke
+st() { cat "$S/$1"; }
+
+# 300 appends of 30 bytes to one file, each followed by fsync.
+appends() {
+	python3 -c '
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+for i in range(300):
+    os.write(fd, b"%029d\n" % i)
+    os.fsync(fd)
+os.close(fd)' "$1"
+}
+
+# Deltas on (the default) and off: journal bytes per commit.
+per_commit() {	# mount options
+	mkfs_vsmfs -f "$DEV"
+	mount_vsmfs -o "$1"
+	appends "$MNT/warm"
+	echo 1 > "$S/reset"
+	appends "$MNT/log"
+	c=$(st trans_commits)
+	[ "$c" -ge 300 ] || die "$c commits for 300 fsync'd appends"
+	echo "$1: $c commits, journal $(st journal_bytes) bytes (full $(st journal_full_bytes)," \
+		"delta $(st journal_delta_bytes), headers $(st journal_header_bytes))," \
+		"$(st journal_delta_blocks) delta blocks, $(st journal_absorbed) absorbed" >&2
+	echo $(( $(st journal_bytes) / c ))
+	umount "$MNT"
+}
+on=$(per_commit journal_delta=on)
+off=$(per_commit journal_delta=off)
+echo "journal bytes per fsync'd 30-byte append: delta on $on, off $off"
+[ "$on" -lt 256 ] || die "delta on: $on journal bytes per commit, expected < 256"
+[ "$off" -ge 4096 ] || die "delta off: $off journal bytes per commit, expected a block or more"
+
+# Creates of small files: journal bytes per create with each mechanism off.
+per_create() {	# mount options
+	mkfs_vsmfs -f "$DEV"
+	mount_vsmfs -o "$1"
+	mkdir "$MNT/c"
+	echo 1 > "$S/reset"
+	python3 -c '
+import os, sys
+for i in range(500):
+    with open(os.path.join(sys.argv[1], "f%d" % i), "w") as f:
+        f.write("x" * 100)' "$MNT/c"
+	echo $(( $(st journal_bytes) / 500 ))
+	umount "$MNT"
+}
+c_on=$(per_create journal_delta=on)
+c_off=$(per_create journal_delta=off)
+c_nowear=$(per_create journal_wear=off)
+echo "journal bytes per 100-byte file create: delta on $c_on, delta off $c_off," \
+	"wear-aware off $c_nowear"
+[ "$c_on" -lt "$c_off" ] || die "creates: delta on $c_on >= delta off $c_off journal bytes"
+
+# Small updates with deltas: delta bytes well below full-block bytes, and the
+# total is the sum of its parts.
+mkfs_vsmfs -f "$DEV"
+mount_vsmfs
+echo 1 > "$S/reset"
+mkdir "$MNT/d"
+for i in $(seq 1 50); do echo "$i" > "$MNT/d/f$i"; done
+assert_eq "$(st journal_bytes)" \
+	"$(( $(st journal_full_bytes) + $(st journal_delta_bytes) + $(st journal_header_bytes) ))" \
+	"journal_bytes = full + delta + header bytes"
+[ "$(st journal_delta_blocks)" -gt 0 ] || die "no delta updates for 50 creates"
+[ "$(st journal_delta_bytes)" -lt "$(st journal_full_bytes)" ] ||
+	die "delta bytes $(st journal_delta_bytes) >= full $(st journal_full_bytes)"
+# Nothing is written home before a checkpoint; sync checkpoints.
+assert_eq "$(st home_bytes)" 0 "home bytes before a checkpoint"
+sync
+[ "$(st journal_checkpoints)" -ge 1 ] || die "sync did not checkpoint"
+[ "$(st home_bytes)" -gt 0 ] || die "checkpoint wrote nothing home"
+assert_eq "$(( $("$POKE" "$DEV" jsb get checkpoint) & 0xffffffff ))" 0 "journal after sync"
+umount "$MNT"
+"$FSCK" -n "$DEV" || die "fsck after the delta workload"
+
+# A 256 KiB journal (61 journal blocks) and 400 files: GC runs and reclaims
+# blocks; checkpoints follow. Without GC only checkpoints make room.
+churn() {
+	for i in $(seq 1 400); do
+		echo "$i" > "$MNT/f$i"
+		echo "$i" > "$MNT/g$((i % 40))"
+		if [ $((i % 7)) = 0 ]; then
+			rm -f "$MNT/f$((i - 3))"
+		fi
+	done
+}
+mkfs_vsmfs -f -J 256K "$DEV"
+mount_vsmfs -o checkpoint_threshold=60
+echo 1 > "$S/reset"
+churn
+echo "small journal: $(st trans_commits) commits, $(st journal_gc_runs) GC runs reclaiming" \
+	"$(st journal_gc_reclaimed), $(st journal_checkpoints) checkpoints of" \
+	"$(st journal_checkpoint_blocks) blocks"
+[ "$(st journal_gc_runs)" -gt 0 ] || die "no GC run"
+[ "$(st journal_gc_reclaimed)" -gt 0 ] || die "GC reclaimed nothing"
+[ "$(st journal_checkpoints)" -gt 0 ] || die "no checkpoint"
+ls "$MNT" > /tmp/before
+umount "$MNT"
+"$FSCK" -n "$DEV" || die "fsck after GC and checkpoints"
+mount_vsmfs -o journal_gc=off
+ls "$MNT" > /tmp/after
+cmp /tmp/before /tmp/after || die "names changed across the remount"
+echo 1 > "$S/reset"
+churn
+assert_eq "$(st journal_gc_runs)" 0 "GC runs with journal_gc=off"
+[ "$(st journal_checkpoints)" -gt 0 ] || die "no checkpoint with journal_gc=off"
+umount "$MNT"
+"$FSCK" -n "$DEV" || die "fsck after checkpoints without GC"
+
+# Wear: the same workload with wear-aware allocation on and off.
+wear() {	# mount options
+	mkfs_vsmfs -f -J 256K "$DEV"
+	mount_vsmfs -o "$1"
+	churn
+	churn
+	w=$(cat "$S/journal_wear")
+	echo "$w" | grep -Eq '^width [0-9]+$' || die "journal_wear: $w"
+	assert_eq "$(echo "$w" | grep -Ec '^[0-9]+ [0-9]+$')" 128 "histogram buckets"
+	echo "$1: journal blocks $(echo "$w" | awk '$1 == "blocks" { print $2 }')," \
+		"write count min $(echo "$w" | awk '$1 == "min" { print $2 }')" \
+		"max $(echo "$w" | awk '$1 == "max" { print $2 }')" \
+		"mean $(echo "$w" | awk '$1 == "mean" { print $2 }')," \
+		"$(st journal_wear_swaps) wear swaps"
+	umount "$MNT"
+}
+wear journal_wear=on
+wear journal_wear=off
+
+# The checkpoint timer: with checkpoint=1 a commit is checkpointed without a
+# sync (waiting at most a minute for it).
+mkfs_vsmfs -f "$DEV"
+mount_vsmfs -o checkpoint=1
+echo 1 > "$S/reset"
+echo x > "$MNT/timer"
+n=0
+while [ "$(st journal_checkpoints)" = 0 ] && [ $n -lt 60 ]; do
+	sleep 1
+	n=$((n + 1))
+done
+[ "$(st journal_checkpoints)" -gt 0 ] || die "no checkpoint from the timer"
+umount "$MNT"
