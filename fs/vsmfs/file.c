@@ -501,6 +501,28 @@ short_write:
 	return done ?: ret;
 }
 
+/*
+ * Write bytes past the end of the file into the page holding its last byte,
+ * in place: they belong to no version of the file yet, and the transaction
+ * that moves the end over them makes them visible. After a crash before
+ * it, they lie past the end, where growing the file zeroes them first.
+ */
+static ssize_t vsmfs_write_eof_page(struct vsmfs_trans *t, struct inode *inode, u64 e,
+				    u64 wfrom, u64 wto, struct iov_iter *from)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	char *p = vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e));
+	size_t n;
+
+	if (!p)
+		return -EFSCORRUPTED;
+	pagefault_disable();
+	n = vsmfs_copy_from_iter(p + wfrom, wto - wfrom, from);
+	pagefault_enable();
+	vsmfs_stat_add(sbi, data_user_bytes, n);
+	return n;
+}
+
 /* Upper bound of the logical pages a copy-on-write of [pos, end) takes. */
 static u64 vsmfs_cow_pages(struct inode *inode, loff_t pos, loff_t end, unsigned int mode)
 {
@@ -591,13 +613,20 @@ static ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
 		u64 wfrom = p - pstart, wto = min_t(u64, end - pstart, VSMFS_PIECE_SIZE);
 		u64 e = vsmfs_idx_lookup(inode, key), have = e ? vsmfs_idx_count(e) : 0;
 
-		if (!have || wfrom >> VSMFS_BLOCK_SHIFT >= have)
+		if (p >= size && (size & (VSMFS_BLOCK_SIZE - 1)) &&
+		    p >> VSMFS_BLOCK_SHIFT == (size - 1) >> VSMFS_BLOCK_SHIFT &&
+		    wfrom >> VSMFS_BLOCK_SHIFT < have) {
+			/* Past the end in the last page: nothing old to keep. */
+			wto = min_t(u64, wto, round_up(wfrom + 1, VSMFS_BLOCK_SIZE));
+			n = vsmfs_write_eof_page(&t, inode, e, wfrom, wto, from);
+		} else if (!have || wfrom >> VSMFS_BLOCK_SHIFT >= have) {
 			n = vsmfs_write_new(&t, inode, key, wfrom, wto, from, large);
-		else if (mode == VSMFS_COW_SUPERPAGE ||
-			 (mode == VSMFS_COW_MULTI && !wfrom && wto == VSMFS_PIECE_SIZE))
+		} else if (mode == VSMFS_COW_SUPERPAGE ||
+			   (mode == VSMFS_COW_MULTI && !wfrom && wto == VSMFS_PIECE_SIZE)) {
 			n = vsmfs_cow_whole(&c, inode, key, wfrom, wto, from);
-		else
+		} else {
 			n = -ENOSPC;
+		}
 		/* No free run for a whole piece: copy it page by page. */
 		if (n == -ENOSPC && have && mode != VSMFS_COW_SUPERPAGE &&
 		    wfrom >> VSMFS_BLOCK_SHIFT < have)
