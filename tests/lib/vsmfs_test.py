@@ -29,7 +29,8 @@ class Counters:
     def read(self):
         out = {}
         for name in os.listdir(self.dir):
-            if name != "reset":
+            # reset is write-only; journal_wear is a histogram.
+            if name not in ("reset", "journal_wear"):
                 with open(os.path.join(self.dir, name)) as f:
                     out[name] = int(f.read())
         return out
