@@ -614,6 +614,11 @@ static int vsmfs_readdir(struct file *file, struct dir_context *ctx)
 		if (!dir_emit(ctx, de->d_name, de->d_name_len, le64_to_cpu(de->d_ino),
 			      de->d_type))
 			return 0;
+		/*
+		 * Past the entry once it is emitted: a corrupt entry after it
+		 * fails the next call instead of emitting this one again.
+		 */
+		ctx->pos = 2 + (it.blk << VSMFS_BLOCK_SHIFT) + it.next;
 	}
 	if (ret)
 		return ret;
