@@ -38,6 +38,7 @@
 #include <linux/sched/mm.h>
 #include "vsmfs.h"
 #include "pmem.h"
+#include "fault.h"
 
 #define DIRENT_LEN(n)		round_up(VSMFS_DIRENT_BASE + (n), VSMFS_DIRENT_ALIGN)
 #define VSMFS_DIR_MIN_BITS	4
@@ -193,7 +194,7 @@ static int vsmfs_block_room(struct inode *dir, u64 blk, unsigned int *room)
 static void *vsmfs_index_alloc(size_t n, size_t size)
 {
 	unsigned int nofs = memalloc_nofs_save();
-	void *p = kvcalloc(n, size, GFP_KERNEL);
+	void *p = vsmfs_fault(VSMFS_FAULT_DIR_INDEX) ? NULL : kvcalloc(n, size, GFP_KERNEL);
 
 	memalloc_nofs_restore(nofs);
 	return p;

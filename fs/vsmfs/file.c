@@ -31,6 +31,7 @@
 #include <linux/writeback.h>
 #include "vsmfs.h"
 #include "pmem.h"
+#include "fault.h"
 
 /* Files whose end passes this get runs starting at free superpages. */
 #define VSMFS_LARGE_FILE	(256 * 1024)
@@ -67,7 +68,7 @@ static ssize_t vsmfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 			char *p = vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e));
 
 			len = min_t(u64, len, run_end - pos);
-			if (p)
+			if (p && !vsmfs_fault(VSMFS_FAULT_PM_READ))
 				n = vsmfs_copy_to_iter(p + (pos - (key << VSMFS_VSP_SHIFT)),
 						       len, to);
 			else

@@ -24,6 +24,7 @@
 #include <linux/blkdev.h>
 #include "vsmfs.h"
 #include "pmem.h"
+#include "fault.h"
 
 static struct vsmfs_djsb *vsmfs_jsb(struct vsmfs_sb_info *sbi)
 {
@@ -140,7 +141,7 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 	src = vsmfs_blk_ptr(sbi, blk);
 	if (!src)
 		return ERR_PTR(-EFSCORRUPTED);
-	mb = kmalloc(sizeof(*mb), GFP_NOFS);
+	mb = vsmfs_fault(VSMFS_FAULT_MBLK_ALLOC) ? NULL : kmalloc(sizeof(*mb), GFP_NOFS);
 	if (!mb)
 		return ERR_PTR(-ENOMEM);
 	mb->m_blk = blk;

@@ -17,6 +17,7 @@
 #include <linux/bitmap.h>
 #include "vsmfs.h"
 #include "pmem.h"
+#include "fault.h"
 
 static struct kmem_cache *vsmfs_inode_cachep;
 
@@ -450,6 +451,7 @@ static int __init vsmfs_init(void)
 	ret = register_filesystem(&vsmfs_fs_type);
 	if (ret)
 		goto out_sysfs;
+	vsmfs_fault_init();
 	return 0;
 
 out_sysfs:
@@ -462,6 +464,7 @@ out_destroy_cache:
 static void __exit vsmfs_exit(void)
 {
 	unregister_filesystem(&vsmfs_fs_type);
+	vsmfs_fault_exit();
 	vsmfs_sysfs_exit();
 	/* Inodes are freed after an RCU grace period. */
 	rcu_barrier();
