@@ -6,6 +6,8 @@
 #   make test         build, then run the test suite in QEMU VMs
 #   make demo         build, boot a VM, mkfs + mount + a short fio run
 #   make check        checkpatch, sparse and kernel-doc over the module
+#   make fuzz         hostile-image fuzzer: N mutants (default 2000) of SEED
+#   make crash-test   power-cut loop: N crash points (default 50) from SEED
 #   make install      install the tools and their manual pages
 #   make uninstall    remove what make install installed
 #
@@ -16,7 +18,11 @@ KVER ?= $(shell ls -d /usr/src/linux-headers-6.1*-amd64 2>/dev/null | sed 's|.*/
 KDIR ?= /lib/modules/$(KVER)/build
 WERROR ?= 1
 MOD_DIR := $(CURDIR)/fs/vsmfs
+# The development build has the fault injection points (FAULT_INJECTION=n
+# leaves them out, as a distribution kernel would).
+FAULT_INJECTION ?= y
 KBUILD_ARGS := -C $(KDIR) M=$(MOD_DIR) CONFIG_VSMFS_FS=m W=1 \
+	$(if $(filter y,$(FAULT_INJECTION)),CONFIG_VSMFS_FAULT_INJECTION=y) \
 	$(if $(filter 1,$(WERROR)),KCFLAGS=-Werror)
 
 all: module tools
@@ -36,6 +42,15 @@ unit: tools
 
 demo: all
 	tests/demo
+
+N ?=
+SEED ?= 1
+
+fuzz: all
+	tests/crash/fuzz -s $(SEED) -n $(or $(N),2000)
+
+crash-test: all
+	tests/crash/power-cut -s $(SEED) -n $(or $(N),50)
 
 check:
 	$(MAKE) $(KBUILD_ARGS) C=2 modules
@@ -64,4 +79,4 @@ clean:
 	$(MAKE) -C tests/unit clean
 	rm -rf build
 
-.PHONY: all module tools test unit demo check clean install uninstall install-tools uninstall-tools
+.PHONY: all module tools test unit demo check fuzz crash-test clean install uninstall install-tools uninstall-tools
