@@ -68,6 +68,27 @@ u64 vsmfs_lpn_blk(struct vsmfs_sb_info *sbi, u64 lpn)
 
 static struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, bool orphan);
 
+/*
+ * Whether an on-media size can be the size of its inode: no regular file
+ * past the largest the index maps, a directory a whole number of blocks
+ * the index can hold, a symlink target shorter than a block.
+ */
+static bool vsmfs_size_ok(struct inode *inode)
+{
+	loff_t size = inode->i_size;
+
+	if (size < 0)
+		return false;
+	if (S_ISREG(inode->i_mode))
+		return size <= VSMFS_MAX_FILE_SIZE;
+	if (S_ISDIR(inode->i_mode))
+		return !(size & (VSMFS_BLOCK_SIZE - 1)) &&
+		       size <= (loff_t)VSMFS_MAX_KEY << VSMFS_BLOCK_SHIFT;
+	if (S_ISLNK(inode->i_mode))
+		return size < VSMFS_BLOCK_SIZE;
+	return true;
+}
+
 static void vsmfs_set_ops(struct inode *inode)
 {
 	if (S_ISREG(inode->i_mode)) {
@@ -150,6 +171,10 @@ static struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, bool orphan)
 	vi->i_flags = le32_to_cpu(di->i_flags);
 	vi->i_xattr = le64_to_cpu(di->i_xattr);
 	memset(vi->i_inline, 0, sizeof(vi->i_inline));
+	if (!vsmfs_size_ok(inode)) {
+		vsmfs_err(sb, "inode %llu has invalid size %lld", ino, inode->i_size);
+		goto bad;
+	}
 	if (vsmfs_inline_symlink(inode)) {
 		memcpy(vi->i_inline, di->i_inline, inode->i_size);
 		memset(vi->i_index, 0, sizeof(vi->i_index));
