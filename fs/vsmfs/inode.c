@@ -421,14 +421,31 @@ static bool vsmfs_idx_block_exists(struct inode *inode, u64 key)
  */
 u64 vsmfs_idx_lookup(struct inode *inode, u64 key)
 {
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_mblk *mb;
+	u64 e, lpn, cnt;
 	__le64 *slot;
 	int err;
 
-	if (key < VSMFS_NDIRECT)
-		return VSMFS_I(inode)->i_index[key];
-	slot = vsmfs_idx_slot(NULL, inode, key, &mb, &err);
-	return slot ? le64_to_cpu(*slot) : 0;
+	if (key < VSMFS_NDIRECT) {
+		e = VSMFS_I(inode)->i_index[key];
+	} else {
+		slot = vsmfs_idx_slot(NULL, inode, key, &mb, &err);
+		e = slot ? le64_to_cpu(*slot) : 0;
+	}
+	/*
+	 * An entry naming pages outside the mapping layer is damage, never
+	 * an address to use: it reads as a hole.
+	 */
+	lpn = vsmfs_idx_lpn(e);
+	cnt = S_ISREG(inode->i_mode) ? vsmfs_idx_count(e) : 1;
+	if (e && (!lpn || cnt > VSMFS_VSP_PAGES ||
+		  lpn + max_t(u64, cnt, 1) > sbi->s_layout.data_pages)) {
+		vsmfs_err_ratelimited(inode->i_sb, "inode %lu: bad index entry %llx at key %llu",
+				      inode->i_ino, e, key);
+		return 0;
+	}
+	return e;
 }
 
 /**
