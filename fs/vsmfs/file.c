@@ -68,8 +68,9 @@ static ssize_t vsmfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 			char *p = vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e));
 
 			len = min_t(u64, len, run_end - pos);
-			if (p && !vsmfs_fault(VSMFS_FAULT_PM_READ))
-				n = vsmfs_copy_to_iter(p + (pos - (key << VSMFS_VSP_SHIFT)),
+			if (p)
+				n = vsmfs_fault(VSMFS_FAULT_PM_READ) ? 0 :
+				    vsmfs_copy_to_iter(p + (pos - (key << VSMFS_VSP_SHIFT)),
 						       len, to);
 			else
 				done = done ?: -EFSCORRUPTED;
