@@ -664,8 +664,11 @@ void vsmfs_evict_inode(struct inode *inode)
 		if (!ret)
 			ret = vsmfs_free_ino(&t, inode->i_ino);
 		ret = vsmfs_trans_commit(&t) ?: ret;
-		if (ret)
+		if (ret) {
+			/* Left as an orphan: unmount tries again (vsmfs_put_super()). */
 			vsmfs_err(inode->i_sb, "freeing inode %lu failed: %d", inode->i_ino, ret);
+			WRITE_ONCE(sbi->s_orphans_left, true);
+		}
 	}
 	vsmfs_dir_index_free(inode);
 	clear_inode(inode);

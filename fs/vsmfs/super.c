@@ -56,8 +56,21 @@ static void vsmfs_put_super(struct super_block *sb)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(sb);
 
-	if (!sb_rdonly(sb))
-		vsmfs_set_clean(sbi, true);
+	if (sb_rdonly(sb))
+		return;
+	/*
+	 * Inodes whose freeing failed at eviction (no memory) are orphans
+	 * on PM: free them now, or leave the file system marked in use so
+	 * that the next mount does.
+	 */
+	if (READ_ONCE(sbi->s_orphans_left)) {
+		WRITE_ONCE(sbi->s_orphans_left, false);
+		if (vsmfs_orphan_cleanup(sb) || READ_ONCE(sbi->s_orphans_left)) {
+			vsmfs_warn(sb, "orphan inodes left for the next mount to free");
+			return;
+		}
+	}
+	vsmfs_set_clean(sbi, true);
 }
 
 static int vsmfs_statfs(struct dentry *dentry, struct kstatfs *buf)

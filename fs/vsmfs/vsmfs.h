@@ -52,6 +52,8 @@ struct vsmfs_sb_info {
 	u64			s_small_cursor;	/* next logical page for small runs */
 	u64			s_vsp_cursor;	/* next VSP to try for large runs */
 	u64			s_ino_cursor;
+	/* An unlinked inode could not be freed at eviction (set once). */
+	bool			s_orphans_left;
 
 	/* Counters (stats.h) and their sysfs directory (sysfs.c). */
 	struct vsmfs_stats __percpu *s_stats;
