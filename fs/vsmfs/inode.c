@@ -648,7 +648,7 @@ void vsmfs_evict_inode(struct inode *inode)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_trans t;
-	int ret = 0;
+	int ret = 0, err;
 
 	truncate_inode_pages_final(&inode->i_data);
 	if (!inode->i_nlink && !is_bad_inode(inode)) {
@@ -657,13 +657,18 @@ void vsmfs_evict_inode(struct inode *inode)
 			ret = vsmfs_truncate_t(&t, inode, 0);
 		if (!ret)
 			ret = vsmfs_xattr_drop_t(&t, inode);
-		if (!ret) {
-			inode->i_mode = 0;
-			ret = vsmfs_write_inode_t(&t, inode);
-		}
+		/*
+		 * The i-number is freed before the inode is cleared, and the
+		 * inode is written whatever failed: a step that fails leaves an
+		 * orphan that still names what it holds, never a cleared inode
+		 * with its i-number in use.
+		 */
 		if (!ret)
 			ret = vsmfs_free_ino(&t, inode->i_ino);
-		ret = vsmfs_trans_commit(&t) ?: ret;
+		if (!ret)
+			inode->i_mode = 0;
+		err = vsmfs_write_inode_t(&t, inode);
+		ret = vsmfs_trans_commit(&t) ?: ret ?: err;
 		if (ret) {
 			/* Left as an orphan: unmount tries again (vsmfs_put_super()). */
 			vsmfs_err(inode->i_sb, "freeing inode %lu failed: %d", inode->i_ino, ret);
