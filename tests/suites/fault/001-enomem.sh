@@ -20,6 +20,8 @@ for point in page_alloc mblk_alloc dir_index; do
 		echo 0 > $K/$point/interval
 		sed 's/^/  /' /tmp/stress.out
 		[ $rc = 0 ] || die "unexpected errors with $point failing"
+		# Each round starts with the same free space.
+		rm -rf "$MNT/work"
 		# A fresh mount: the metadata cache and directory indexes
 		# start empty, so the next round reaches their allocations.
 		umount "$MNT"
