@@ -504,13 +504,16 @@ static int vsmfs_add_entry(struct vsmfs_trans *t, struct inode *dir,
 		ret = vsmfs_alloc_pages(t, 1, false, &lpn);
 		if (ret)
 			return ret;
-		VSMFS_I(dir)->i_pages++;
-		ret = vsmfs_idx_set(t, dir, blk, vsmfs_idx_make(lpn, 1));
-		if (ret)
-			return ret;
+		/* Block and index slot first: a failure leaves the page unlinked. */
 		mb = vsmfs_mblk_get(sbi, vsmfs_lpn_blk(sbi, lpn));
-		if (IS_ERR(mb))
-			return PTR_ERR(mb);
+		ret = PTR_ERR_OR_ZERO(mb);
+		if (!ret)
+			ret = vsmfs_idx_set(t, dir, blk, vsmfs_idx_make(lpn, 1));
+		if (ret) {
+			vsmfs_free_pages(t, lpn, 1);
+			return ret;
+		}
+		VSMFS_I(dir)->i_pages++;
 		memset(mb->m_data, 0, VSMFS_BLOCK_SIZE);
 		de = (void *)mb->m_data;
 		de->d_rec_len = cpu_to_le16(VSMFS_BLOCK_SIZE);

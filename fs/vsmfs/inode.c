@@ -364,12 +364,14 @@ static __le64 *vsmfs_idx_slot(struct vsmfs_trans *t, struct inode *inode, u64 ke
 			*err = vsmfs_alloc_pages(t, 1, false, &lpn);
 			if (*err)
 				return NULL;
-			vi->i_pages++;
 			mb = vsmfs_mblk_get(sbi, vsmfs_lpn_blk(sbi, lpn));
 			if (IS_ERR(mb)) {
+				/* Not linked anywhere: give the page back. */
+				vsmfs_free_pages(t, lpn, 1);
 				*err = PTR_ERR(mb);
 				return NULL;
 			}
+			vi->i_pages++;
 			memset(mb->m_data, 0, VSMFS_BLOCK_SIZE);
 			vsmfs_trans_dirty(t, mb);
 			if (slot) {
