@@ -6,6 +6,9 @@
 #   make test         build, then run the test suite in QEMU VMs
 #   make demo         build, boot a VM, mkfs + mount + a short fio run
 #   make check        checkpatch, sparse and kernel-doc over the module
+#   make fuzz         hostile-image fuzzer: N mutants (default 2000) of SEED
+#   make crash-test   power-cut loop: N crash points (default 50) from SEED
+#   make crash-atomic overwrite atomicity: N crash images (default 500) from SEED
 #   make install      install the tools, their manual pages and the module
 #   make uninstall    remove what make install installed
 #   make dkms-install register the module with DKMS, build and install it
@@ -21,7 +24,11 @@ KVER ?= $(shell ls -d /usr/src/linux-headers-6.1*-amd64 2>/dev/null | sed 's|.*/
 KDIR ?= /lib/modules/$(KVER)/build
 WERROR ?= 1
 MOD_DIR := $(CURDIR)/fs/vsmfs
+# The development build has the fault injection points (FAULT_INJECTION=n
+# leaves them out, as a distribution kernel would).
+FAULT_INJECTION ?= y
 KBUILD_ARGS := -C $(KDIR) M=$(MOD_DIR) CONFIG_VSMFS_FS=m W=1 \
+	$(if $(filter y,$(FAULT_INJECTION)),CONFIG_VSMFS_FAULT_INJECTION=y) \
 	$(if $(filter 1,$(WERROR)),KCFLAGS=-Werror)
 
 all: module tools
@@ -41,6 +48,18 @@ unit: tools
 
 demo: all
 	tests/demo
+
+N ?=
+SEED ?= 1
+
+fuzz: all
+	tests/crash/fuzz -s $(SEED) -n $(or $(N),2000)
+
+crash-test: all
+	tests/crash/power-cut -s $(SEED) -n $(or $(N),50)
+
+crash-atomic: all
+	VSMFS_CRASH_SNAPSHOTS=$(or $(N),500) VSMFS_CRASH_SEED=$(or $(SEED),4) tests/run atomic
 
 check:
 	$(MAKE) $(KBUILD_ARGS) C=2 modules
@@ -119,5 +138,6 @@ clean:
 	$(MAKE) -C tests/unit clean
 	rm -rf build
 
-.PHONY: all module tools test unit demo check clean install uninstall install-tools uninstall-tools \
-	install-module uninstall-module dkms-install dkms-uninstall intree-check intree-kernel
+.PHONY: all module tools test unit demo check fuzz crash-test crash-atomic clean install uninstall \
+	install-tools uninstall-tools install-module uninstall-module dkms-install dkms-uninstall \
+	intree-check intree-kernel

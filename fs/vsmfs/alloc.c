@@ -11,6 +11,7 @@
  */
 #include <linux/bitmap.h>
 #include "vsmfs.h"
+#include "fault.h"
 
 #define BITS_PER_BLK	(VSMFS_BLOCK_SIZE * 8ULL)
 
@@ -163,6 +164,8 @@ int vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64 *lpn)
 
 	if (!count || count > VSMFS_VSP_PAGES || count > sbi->s_free_pages)
 		return -ENOSPC;
+	if (vsmfs_fault(VSMFS_FAULT_PAGE_ALLOC))
+		return -ENOMEM;
 	if (large) {
 		for (i = 0; i < nvsp; i++) {
 			vsp = (sbi->s_vsp_cursor + i) % nvsp;

@@ -38,6 +38,7 @@
 #include <linux/sched/mm.h>
 #include "vsmfs.h"
 #include "pmem.h"
+#include "fault.h"
 
 #define DIRENT_LEN(n)		round_up(VSMFS_DIRENT_BASE + (n), VSMFS_DIRENT_ALIGN)
 #define VSMFS_DIR_MIN_BITS	4
@@ -193,7 +194,7 @@ static int vsmfs_block_room(struct inode *dir, u64 blk, unsigned int *room)
 static void *vsmfs_index_alloc(size_t n, size_t size)
 {
 	unsigned int nofs = memalloc_nofs_save();
-	void *p = kvcalloc(n, size, GFP_KERNEL);
+	void *p = vsmfs_fault(VSMFS_FAULT_DIR_INDEX) ? NULL : kvcalloc(n, size, GFP_KERNEL);
 
 	memalloc_nofs_restore(nofs);
 	return p;
@@ -503,13 +504,16 @@ static int vsmfs_add_entry(struct vsmfs_trans *t, struct inode *dir,
 		ret = vsmfs_alloc_pages(t, 1, false, &lpn);
 		if (ret)
 			return ret;
-		VSMFS_I(dir)->i_pages++;
-		ret = vsmfs_idx_set(t, dir, blk, vsmfs_idx_make(lpn, 1));
-		if (ret)
-			return ret;
+		/* Block and index slot first: a failure leaves the page unlinked. */
 		mb = vsmfs_mblk_get(sbi, vsmfs_lpn_blk(sbi, lpn));
-		if (IS_ERR(mb))
-			return PTR_ERR(mb);
+		ret = PTR_ERR_OR_ZERO(mb);
+		if (!ret)
+			ret = vsmfs_idx_set(t, dir, blk, vsmfs_idx_make(lpn, 1));
+		if (ret) {
+			vsmfs_free_pages(t, lpn, 1);
+			return ret;
+		}
+		VSMFS_I(dir)->i_pages++;
 		memset(mb->m_data, 0, VSMFS_BLOCK_SIZE);
 		de = (void *)mb->m_data;
 		de->d_rec_len = cpu_to_le16(VSMFS_BLOCK_SIZE);
@@ -614,6 +618,11 @@ static int vsmfs_readdir(struct file *file, struct dir_context *ctx)
 		if (!dir_emit(ctx, de->d_name, de->d_name_len, le64_to_cpu(de->d_ino),
 			      de->d_type))
 			return 0;
+		/*
+		 * Past the entry once it is emitted: a corrupt entry after it
+		 * fails the next call instead of emitting this one again.
+		 */
+		ctx->pos = 2 + (it.blk << VSMFS_BLOCK_SHIFT) + it.next;
 	}
 	if (ret)
 		return ret;

@@ -32,6 +32,7 @@
 #include <linux/huge_mm.h>
 #include "vsmfs.h"
 #include "pmem.h"
+#include "fault.h"
 
 /* Files whose end passes this get runs starting at free superpages. */
 #define VSMFS_LARGE_FILE	(256 * 1024)
@@ -69,7 +70,8 @@ static ssize_t vsmfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 
 			len = min_t(u64, len, run_end - pos);
 			if (p)
-				n = vsmfs_copy_to_iter(p + (pos - (key << VSMFS_VSP_SHIFT)),
+				n = vsmfs_fault(VSMFS_FAULT_PM_READ) ? 0 :
+				    vsmfs_copy_to_iter(p + (pos - (key << VSMFS_VSP_SHIFT)),
 						       len, to);
 			else
 				done = done ?: -EFSCORRUPTED;

@@ -68,6 +68,27 @@ u64 vsmfs_lpn_blk(struct vsmfs_sb_info *sbi, u64 lpn)
 
 static struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, bool orphan);
 
+/*
+ * Whether an on-media size can be the size of its inode: no regular file
+ * past the largest the index maps, a directory a whole number of blocks
+ * the index can hold, a symlink target shorter than a block.
+ */
+static bool vsmfs_size_ok(struct inode *inode)
+{
+	loff_t size = inode->i_size;
+
+	if (size < 0)
+		return false;
+	if (S_ISREG(inode->i_mode))
+		return size <= VSMFS_MAX_FILE_SIZE;
+	if (S_ISDIR(inode->i_mode))
+		return !(size & (VSMFS_BLOCK_SIZE - 1)) &&
+		       size <= (loff_t)VSMFS_MAX_KEY << VSMFS_BLOCK_SHIFT;
+	if (S_ISLNK(inode->i_mode))
+		return size < VSMFS_BLOCK_SIZE;
+	return true;
+}
+
 static void vsmfs_set_ops(struct inode *inode)
 {
 	if (S_ISREG(inode->i_mode)) {
@@ -151,6 +172,10 @@ static struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, bool orphan)
 	vi->i_tail_key = S_ISREG(inode->i_mode) ? le32_to_cpu(di->i_tail_key) : 0;
 	vi->i_xattr = le64_to_cpu(di->i_xattr);
 	memset(vi->i_inline, 0, sizeof(vi->i_inline));
+	if (!vsmfs_size_ok(inode)) {
+		vsmfs_err(sb, "inode %llu has invalid size %lld", ino, inode->i_size);
+		goto bad;
+	}
 	if (vsmfs_inline_symlink(inode)) {
 		memcpy(vi->i_inline, di->i_inline, inode->i_size);
 		memset(vi->i_index, 0, sizeof(vi->i_index));
@@ -342,12 +367,14 @@ static __le64 *vsmfs_idx_slot(struct vsmfs_trans *t, struct inode *inode, u64 ke
 			*err = vsmfs_alloc_pages(t, 1, false, &lpn);
 			if (*err)
 				return NULL;
-			vi->i_pages++;
 			mb = vsmfs_mblk_get(sbi, vsmfs_lpn_blk(sbi, lpn));
 			if (IS_ERR(mb)) {
+				/* Not linked anywhere: give the page back. */
+				vsmfs_free_pages(t, lpn, 1);
 				*err = PTR_ERR(mb);
 				return NULL;
 			}
+			vi->i_pages++;
 			memset(mb->m_data, 0, VSMFS_BLOCK_SIZE);
 			vsmfs_trans_dirty(t, mb);
 			if (slot) {
@@ -399,14 +426,31 @@ static bool vsmfs_idx_block_exists(struct inode *inode, u64 key)
  */
 u64 vsmfs_idx_lookup(struct inode *inode, u64 key)
 {
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_mblk *mb;
+	u64 e, lpn, cnt;
 	__le64 *slot;
 	int err;
 
-	if (key < VSMFS_NDIRECT)
-		return VSMFS_I(inode)->i_index[key];
-	slot = vsmfs_idx_slot(NULL, inode, key, &mb, &err);
-	return slot ? le64_to_cpu(*slot) : 0;
+	if (key < VSMFS_NDIRECT) {
+		e = VSMFS_I(inode)->i_index[key];
+	} else {
+		slot = vsmfs_idx_slot(NULL, inode, key, &mb, &err);
+		e = slot ? le64_to_cpu(*slot) : 0;
+	}
+	/*
+	 * An entry naming pages outside the mapping layer is damage, never
+	 * an address to use: it reads as a hole.
+	 */
+	lpn = vsmfs_idx_lpn(e);
+	cnt = S_ISREG(inode->i_mode) ? vsmfs_idx_count(e) : 1;
+	if (e && (!lpn || cnt > VSMFS_VSP_PAGES ||
+		  lpn + max_t(u64, cnt, 1) > sbi->s_layout.data_pages)) {
+		vsmfs_err_ratelimited(inode->i_sb, "inode %lu: bad index entry %llx at key %llu",
+				      inode->i_ino, e, key);
+		return 0;
+	}
+	return e;
 }
 
 /**
@@ -663,7 +707,7 @@ void vsmfs_evict_inode(struct inode *inode)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_trans t;
-	int ret = 0;
+	int ret = 0, err;
 
 	truncate_inode_pages_final(&inode->i_data);
 	if (!inode->i_nlink && !is_bad_inode(inode)) {
@@ -672,15 +716,23 @@ void vsmfs_evict_inode(struct inode *inode)
 			ret = vsmfs_truncate_t(&t, inode, 0);
 		if (!ret)
 			ret = vsmfs_xattr_drop_t(&t, inode);
-		if (!ret) {
-			inode->i_mode = 0;
-			ret = vsmfs_write_inode_t(&t, inode);
-		}
+		/*
+		 * The i-number is freed before the inode is cleared, and the
+		 * inode is written whatever failed: a step that fails leaves an
+		 * orphan that still names what it holds, never a cleared inode
+		 * with its i-number in use.
+		 */
 		if (!ret)
 			ret = vsmfs_free_ino(&t, inode->i_ino);
-		ret = vsmfs_trans_commit(&t) ?: ret;
-		if (ret)
+		if (!ret)
+			inode->i_mode = 0;
+		err = vsmfs_write_inode_t(&t, inode);
+		ret = vsmfs_trans_commit(&t) ?: ret ?: err;
+		if (ret) {
+			/* Left as an orphan: unmount tries again (vsmfs_put_super()). */
 			vsmfs_err(inode->i_sb, "freeing inode %lu failed: %d", inode->i_ino, ret);
+			WRITE_ONCE(sbi->s_orphans_left, true);
+		}
 	} else if (VSMFS_I(inode)->i_tail_key && !is_bad_inode(inode) &&
 		   !sb_rdonly(inode->i_sb)) {
 		/* A reservation left by a crash while the file was open. */

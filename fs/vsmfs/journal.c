@@ -72,6 +72,7 @@
 #include <linux/log2.h>
 #include "vsmfs.h"
 #include "pmem.h"
+#include "fault.h"
 
 #define VSMFS_JNONE	U32_MAX
 
@@ -817,10 +818,18 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 	mb = xa_load(&sbi->s_mblks, blk);
 	if (mb)
 		return mb;
+	/*
+	 * A block number from a damaged index (0 when a logical page is out
+	 * of range) must not become a metadata block written home.
+	 */
+	if (blk <= VSMFS_SB_BACKUP_BLOCK ||
+	    (blk >= sbi->s_layout.journal_start &&
+	     blk < sbi->s_layout.journal_start + sbi->s_layout.journal_blocks))
+		return ERR_PTR(-EFSCORRUPTED);
 	src = vsmfs_blk_ptr(sbi, blk);
 	if (!src)
 		return ERR_PTR(-EFSCORRUPTED);
-	mb = kmalloc(sizeof(*mb), GFP_NOFS);
+	mb = vsmfs_fault(VSMFS_FAULT_MBLK_ALLOC) ? NULL : kmalloc(sizeof(*mb), GFP_NOFS);
 	if (!mb)
 		return ERR_PTR(-ENOMEM);
 	mb->m_blk = blk;

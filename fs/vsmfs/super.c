@@ -17,6 +17,7 @@
 #include <linux/bitmap.h>
 #include "vsmfs.h"
 #include "pmem.h"
+#include "fault.h"
 
 static struct kmem_cache *vsmfs_inode_cachep;
 
@@ -59,12 +60,30 @@ static void vsmfs_set_clean(struct vsmfs_sb_info *sbi, bool clean)
 static void vsmfs_put_super(struct super_block *sb)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(sb);
+	int ret;
 
 	vsmfs_journal_timer_stop(sbi);
-	if (!sb_rdonly(sb)) {
-		vsmfs_journal_checkpoint(sbi);
-		vsmfs_set_clean(sbi, true);
+	if (sb_rdonly(sb))
+		return;
+	/*
+	 * Inodes whose freeing failed at eviction (no memory) are orphans
+	 * on PM: free them now, or leave the file system marked in use so
+	 * that the next mount does.
+	 */
+	if (READ_ONCE(sbi->s_orphans_left)) {
+		WRITE_ONCE(sbi->s_orphans_left, false);
+		/* It reads the inode table on PM: keep it current. */
+		vsmfs_journal_set_writethrough(sbi, true);
+		ret = vsmfs_orphan_cleanup(sb);
+		vsmfs_journal_set_writethrough(sbi, false);
+		if (ret || READ_ONCE(sbi->s_orphans_left)) {
+			vsmfs_journal_checkpoint(sbi);
+			vsmfs_warn(sb, "orphan inodes left for the next mount to free");
+			return;
+		}
 	}
+	vsmfs_journal_checkpoint(sbi);
+	vsmfs_set_clean(sbi, true);
 }
 
 /* sync(2), syncfs(2), remount and unmount: every home block up to date. */
@@ -626,6 +645,7 @@ static int __init vsmfs_init(void)
 	ret = register_filesystem(&vsmfs_fs_type);
 	if (ret)
 		goto out_sysfs;
+	vsmfs_fault_init();
 	return 0;
 
 out_sysfs:
@@ -638,6 +658,7 @@ out_destroy_cache:
 static void __exit vsmfs_exit(void)
 {
 	unregister_filesystem(&vsmfs_fs_type);
+	vsmfs_fault_exit();
 	vsmfs_sysfs_exit();
 	/* Inodes are freed after an RCU grace period. */
 	rcu_barrier();

@@ -75,6 +75,8 @@ struct vsmfs_sb_info {
 	u64			s_small_cursor;	/* next logical page for small runs */
 	u64			s_vsp_cursor;	/* next VSP to try for large runs */
 	u64			s_ino_cursor;
+	/* An unlinked inode could not be freed at eviction (set once). */
+	bool			s_orphans_left;
 
 	/* Data path, from the mount options; changed only by remount. */
 	unsigned int		s_data_mode;	/* VSMFS_DATA_* */

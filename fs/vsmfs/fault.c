@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vsmfs fault injection, for tests: /sys/kernel/debug/vsmfs/ holds one
+ * directory per point of fault.h, each with
+ *
+ *   interval   fail every Nth pass through the point (1: every pass);
+ *              0, the default, turns the point off
+ *   injected   failures injected so far (read-only)
+ *
+ * The points are shared by every mounted vsmfs. Injection changes nothing
+ * on PM by itself: each call site fails the way it would on a real
+ * allocation failure or memory error.
+ */
+#include <linux/debugfs.h>
+#include <linux/atomic.h>
+#include "fault.h"
+
+/*
+ * struct vsmfs_fault_point - state of one injection point
+ * @interval: fail every @interval-th pass, 0 for never (set through debugfs)
+ * @passes: passes since the module was loaded
+ * @injected: failures injected
+ */
+struct vsmfs_fault_point {
+	u32		interval;
+	atomic_t	passes;
+	atomic64_t	injected;
+};
+
+static const char * const vsmfs_fault_names[VSMFS_FAULT_NR] = {
+	[VSMFS_FAULT_PAGE_ALLOC]	= "page_alloc",
+	[VSMFS_FAULT_MBLK_ALLOC]	= "mblk_alloc",
+	[VSMFS_FAULT_DIR_INDEX]		= "dir_index",
+	[VSMFS_FAULT_PM_READ]		= "pm_read",
+};
+
+static struct vsmfs_fault_point vsmfs_faults[VSMFS_FAULT_NR];
+static struct dentry *vsmfs_fault_dir;
+
+static int vsmfs_injected_get(void *data, u64 *val)
+{
+	*val = atomic64_read(data);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(vsmfs_injected_fops, vsmfs_injected_get, NULL, "%llu\n");
+
+/**
+ * vsmfs_fault() - whether a fault injection point fails this time
+ * @point: the point
+ *
+ * Context: any.
+ * Return: true if the caller must fail as the point says.
+ */
+bool vsmfs_fault(enum vsmfs_fault point)
+{
+	struct vsmfs_fault_point *f = &vsmfs_faults[point];
+	u32 interval = READ_ONCE(f->interval);
+
+	if (likely(!interval))
+		return false;
+	if ((u32)atomic_inc_return(&f->passes) % interval)
+		return false;
+	atomic64_inc(&f->injected);
+	return true;
+}
+
+/**
+ * vsmfs_fault_init() - create the debugfs knobs
+ *
+ * Fault injection is a test aid: without debugfs the points stay off and
+ * the module works as usual, so errors here are not reported.
+ */
+void vsmfs_fault_init(void)
+{
+	int i;
+
+	vsmfs_fault_dir = debugfs_create_dir("vsmfs", NULL);
+	for (i = 0; i < VSMFS_FAULT_NR; i++) {
+		struct dentry *d = debugfs_create_dir(vsmfs_fault_names[i], vsmfs_fault_dir);
+
+		debugfs_create_u32("interval", 0600, d, &vsmfs_faults[i].interval);
+		debugfs_create_file_unsafe("injected", 0400, d, &vsmfs_faults[i].injected,
+					   &vsmfs_injected_fops);
+	}
+}
+
+/**
+ * vsmfs_fault_exit() - remove the debugfs knobs
+ */
+void vsmfs_fault_exit(void)
+{
+	debugfs_remove(vsmfs_fault_dir);
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vsmfs fault injection (CONFIG_VSMFS_FAULT_INJECTION): points in the
+ * allocation and PM access paths that fail on demand, set through
+ * /sys/kernel/debug/vsmfs/<point>/. Without the option every point is a
+ * constant false and compiles away.
+ */
+#ifndef _VSMFS_FAULT_H
+#define _VSMFS_FAULT_H
+
+#include <linux/types.h>
+
+/* Each point makes its call site fail the way the real failure would. */
+enum vsmfs_fault {
+	VSMFS_FAULT_PAGE_ALLOC,		/* logical page allocation: -ENOMEM */
+	VSMFS_FAULT_MBLK_ALLOC,		/* metadata cache block kmalloc: -ENOMEM */
+	VSMFS_FAULT_DIR_INDEX,		/* directory index memory: -ENOMEM */
+	VSMFS_FAULT_PM_READ,		/* PM read as from poisoned memory: -EIO */
+	VSMFS_FAULT_NR
+};
+
+#ifdef CONFIG_VSMFS_FAULT_INJECTION
+bool vsmfs_fault(enum vsmfs_fault point);
+void vsmfs_fault_init(void);
+void vsmfs_fault_exit(void);
+#else
+static inline bool vsmfs_fault(enum vsmfs_fault point)
+{
+	return false;
+}
+
+static inline void vsmfs_fault_init(void)
+{
+}
+
+static inline void vsmfs_fault_exit(void)
+{
+}
+#endif
+
+#endif /* _VSMFS_FAULT_H */

@@ -1,0 +1,35 @@
+# Allocation failures injected during a workload (logical pages, metadata
+# cache blocks, directory indexes, through /sys/kernel/debug/vsmfs/): calls
+# fail with ENOMEM and nothing else, the files written before are intact,
+# and the file system is consistent after unmount.
+. tests/lib/common.sh
+
+K=/sys/kernel/debug/vsmfs
+[ -d $K ] || skip "module built without CONFIG_VSMFS_FAULT_INJECTION"
+load="python3 tests/crash/faultload.py"
+
+mkfs_vsmfs -f "$DEV"
+mount_vsmfs
+$load prepare "$MNT"
+for point in page_alloc mblk_alloc dir_index; do
+	for interval in 1 2 5; do
+		echo $interval > $K/$point/interval
+		echo "$point every $interval:"
+		rc=0
+		$load stress "$MNT" ENOMEM >/tmp/stress.out 2>&1 || rc=$?
+		echo 0 > $K/$point/interval
+		sed 's/^/  /' /tmp/stress.out
+		[ $rc = 0 ] || die "unexpected errors with $point failing"
+		# Each round starts with the same free space.
+		rm -rf "$MNT/work"
+		# A fresh mount: the metadata cache and directory indexes
+		# start empty, so the next round reaches their allocations.
+		umount "$MNT"
+		"$FSCK" -n "$DEV" >/tmp/fsck.out 2>&1 || { cat /tmp/fsck.out; die "fsck after $point"; }
+		mount_vsmfs
+		$load verify "$MNT"
+	done
+	echo "$point: $(cat $K/$point/injected) failures injected"
+	[ "$(cat $K/$point/injected)" -gt 0 ] || die "no failure injected at $point"
+done
+umount "$MNT"
