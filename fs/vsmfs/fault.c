@@ -32,6 +32,7 @@ static const char * const vsmfs_fault_names[VSMFS_FAULT_NR] = {
 	[VSMFS_FAULT_MBLK_ALLOC]	= "mblk_alloc",
 	[VSMFS_FAULT_DIR_INDEX]		= "dir_index",
 	[VSMFS_FAULT_PM_READ]		= "pm_read",
+	[VSMFS_FAULT_COW_STOP]		= "cow_stop",
 };
 
 static struct vsmfs_fault_point vsmfs_faults[VSMFS_FAULT_NR];

@@ -16,6 +16,7 @@ enum vsmfs_fault {
 	VSMFS_FAULT_MBLK_ALLOC,		/* metadata cache block kmalloc: -ENOMEM */
 	VSMFS_FAULT_DIR_INDEX,		/* directory index memory: -ENOMEM */
 	VSMFS_FAULT_PM_READ,		/* PM read as from poisoned memory: -EIO */
+	VSMFS_FAULT_COW_STOP,		/* copy-on-write write stops before commit */
 	VSMFS_FAULT_NR
 };
 

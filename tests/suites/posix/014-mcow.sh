@@ -46,6 +46,11 @@ check(s["data_user_bytes"] == P and s["data_merge_bytes"] == P,
       "unaligned 4 KiB: user %d merged %d bytes" % (s["data_user_bytes"], s["data_merge_bytes"]))
 check(s["mcow_writes"] == 1, "unaligned 4 KiB: mcow_writes %d" % s["mcow_writes"])
 
+# 1 KiB inside a page: at most one page of old data copied.
+s = overwrite(5 * P + 1000, 1024, "1 KiB")
+check(s["data_merge_bytes"] == P - 1024 and s["pte_swaps"] == 1,
+      "1 KiB: merged %d bytes, %d swaps" % (s["data_merge_bytes"], s["pte_swaps"]))
+
 # The paper's example: [3 MiB, 7 MiB) of an 8 MiB file: the middle
 # superpage is replaced whole, half of each neighbour by PTE swaps.
 s = overwrite(3 << 20, 4 << 20, "3-7 MiB")
@@ -112,6 +117,12 @@ from vsmfs_test import P, VSP, check, Counters
 c = Counters(sys.argv[1])
 fd = os.open(os.path.join(sys.argv[2], "f"), os.O_RDWR)
 old = os.pread(fd, VSP, 0)
+c.reset()
+os.pwrite(fd, b"s" * 1024, 5 * P)
+s = c.read()
+check(s["data_cow_copy_bytes"] == VSP - 1024,
+      "cow=superpage, 1 KiB: copied %d" % s["data_cow_copy_bytes"])
+old = old[:5 * P] + b"s" * 1024 + old[5 * P + 1024:]
 c.reset()
 os.pwrite(fd, b"s" * P, 5 * P)
 s = c.read()
