@@ -1,0 +1,774 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vsmfs-inspect - print the layout, usage, journal state and virtual
+ * superpage fragmentation of a vsmfs file system on an unmounted pmem
+ * device or image file, without changing anything.
+ *
+ * The device is opened read-only; a block device with O_DIRECT, as the
+ * module writes it through DAX and the page cache may hold stale copies.
+ * Metadata is read as a mount would see it after journal recovery: the
+ * latest committed version of a block still in the journal is used in
+ * place of its home block (header copies of an interrupted update are
+ * applied first, the uncommitted commit area is ignored).
+ *
+ * Exit status: 0 success, 8 operational error (unreadable device, no vsmfs
+ * file system, damaged structures that prevent the inspection), 16 usage
+ * error.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../fs/vsmfs/verify.h"
+#include "tools.h"
+
+#define EXIT_OPERATIONAL	8
+#define EXIT_USAGE		16
+
+#define IDX_COUNT_MASK		(0x3ffULL << VSMFS_IDX_COUNT_SHIFT)
+#define PTE_PER_BLOCK		(VSMFS_BLOCK_SIZE / 8)
+#define WEAR_BUCKETS		16
+#define VSP_CHUNK		64	/* VSPs of page table read at a time */
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+
+static u64 min_u64(u64 a, u64 b)
+{
+	return a < b ? a : b;
+}
+
+static const char *dev;
+static int fd = -1;
+static u64 dev_blocks;
+static struct vsmfs_dsb sb;
+static struct vsmfs_layout L;
+static bool json;
+static bool sb_backup;			/* the backup superblock is in use */
+
+/* Latest committed versions in the journal, sorted by home block. */
+static u32 ov_count;
+static u64 *ov_home;
+static u8 *ov_data;
+
+/* Journal state, gathered by read_journal(). */
+struct jstate {
+	u32 n, hdr_blocks, ckpt, last, commit, hcopy;
+	u64 sequence;
+	u32 used, valid, latest, holes, pending;
+	u32 wc_min, wc_max, wc_width;
+	u64 wc_sum;
+	u32 bucket[WEAR_BUCKETS];
+};
+
+static struct jstate js;
+
+static void __attribute__((noreturn)) fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "%s: ", progname);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(EXIT_OPERATIONAL);
+}
+
+/* Zeroed, block aligned memory (O_DIRECT buffers); running out is fatal. */
+static void *xalloc(u64 size)
+{
+	void *p;
+
+	if (!size)
+		size = 1;
+	if (posix_memalign(&p, VSMFS_BLOCK_SIZE, roundup(size, VSMFS_BLOCK_SIZE)))
+		fatal("out of memory");
+	memset(p, 0, size);
+	return p;
+}
+
+static void dev_read(u64 blk, u64 count, void *buf)
+{
+	u64 len = count << VSMFS_BLOCK_SHIFT, off = blk << VSMFS_BLOCK_SHIFT;
+	char *p = buf;
+
+	if (blk + count > dev_blocks || blk + count < blk)
+		fatal("%s: block %" PRIu64 "+%" PRIu64 " is past the end of the device",
+		      dev, blk, count);
+	while (len) {
+		ssize_t n = pread(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			fatal("%s: read at block %" PRIu64 ": %s", dev, off >> VSMFS_BLOCK_SHIFT,
+			      n ? strerror(errno) : "short transfer");
+		p += n;
+		len -= (u64)n;
+		off += (u64)n;
+	}
+}
+
+/* Read blocks as recovery would leave them. */
+static void read_blocks(u64 blk, u64 count, void *buf)
+{
+	u32 lo = 0, hi = ov_count, i;
+
+	dev_read(blk, count, buf);
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+
+		if (ov_home[mid] < blk)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i < ov_count && ov_home[i] < blk + count; i++)
+		memcpy((u8 *)buf + ((ov_home[i] - blk) << VSMFS_BLOCK_SHIFT),
+		       ov_data + ((u64)i << VSMFS_BLOCK_SHIFT), VSMFS_BLOCK_SIZE);
+}
+
+static void *read_region(u64 start, u64 blocks)
+{
+	u8 *buf = xalloc(blocks << VSMFS_BLOCK_SHIFT);
+	u64 done = 0;
+
+	while (done < blocks) {
+		u64 n = blocks - done < 1024 ? blocks - done : 1024;
+
+		read_blocks(start + done, n, buf + (done << VSMFS_BLOCK_SHIFT));
+		done += n;
+	}
+	return buf;
+}
+
+static bool tbit(const u8 *map, u64 n)
+{
+	return map[n / 8] & (1U << (n % 8));
+}
+
+/* Bits set in [from, to) of @map. */
+static u64 count_bits(const u8 *map, u64 from, u64 to)
+{
+	u64 n = 0, i = from;
+
+	for (; i < to && i % 8; i++)
+		n += tbit(map, i);
+	for (; i + 8 <= to; i += 8)
+		n += (u64)__builtin_popcount(map[i / 8]);
+	for (; i < to; i++)
+		n += tbit(map, i);
+	return n;
+}
+
+/* ---- JSON and text output helpers ---- */
+
+static void json_str(const char *s, size_t len)
+{
+	size_t i;
+
+	putchar('"');
+	for (i = 0; i < len && s[i]; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+/* ---- superblock ---- */
+
+static void read_super(void)
+{
+	u8 *blk = xalloc(2 * VSMFS_BLOCK_SIZE);
+	struct vsmfs_dsb *p = (struct vsmfs_dsb *)blk;
+	struct vsmfs_dsb *b = (struct vsmfs_dsb *)(blk + VSMFS_BLOCK_SIZE);
+	const char *pw, *bw;
+
+	dev_read(VSMFS_SB_BLOCK, 2, blk);
+	pw = vsmfs_sb_check(p, dev_blocks);
+	bw = vsmfs_sb_check(b, dev_blocks);
+	if (!pw) {
+		sb = *p;
+	} else if (!bw) {
+		sb = *b;
+		sb_backup = true;
+		fprintf(stderr, "%s: primary superblock: %s; using the backup\n", progname, pw);
+	} else if (le32_to_cpu(p->s_magic) != VSMFS_MAGIC &&
+		   le32_to_cpu(b->s_magic) != VSMFS_MAGIC) {
+		fatal("%s: not a vsmfs file system (no vsmfs superblock found)", dev);
+	} else {
+		fatal("%s: no usable vsmfs superblock: %s; backup: %s", dev, pw, bw);
+	}
+	free(blk);
+	if (vsmfs_compute_layout(&L, le64_to_cpu(sb.s_blocks), le64_to_cpu(sb.s_journal_blocks),
+				 le64_to_cpu(sb.s_inodes)))
+		fatal("%s: the superblock describes no valid layout", dev);
+}
+
+/* ---- journal ---- */
+
+struct jver {
+	u64 home;
+	u32 pos, jb;
+	bool latest;
+};
+
+static int jver_cmp(const void *a, const void *b)
+{
+	const struct jver *x = a, *y = b;
+
+	if (x->home != y->home)
+		return x->home < y->home ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/*
+ * Read the journal superblock and headers: counts, wear histogram, and the
+ * latest committed version of every block (the overlay read_blocks() uses).
+ */
+static void read_journal(void)
+{
+	struct vsmfs_djsb *jsb = xalloc(VSMFS_BLOCK_SIZE);
+	struct vsmfs_djhdr *hdr, *copies = xalloc(VSMFS_BLOCK_SIZE);
+	struct jver *ver;
+	u32 i, k, nver = 0, hdr_blocks;
+	u64 state, jstart;
+
+	dev_read(L.journal_start, 1, jsb);
+	if (le32_to_cpu(jsb->j_magic) != VSMFS_JOURNAL_MAGIC)
+		fatal("%s: journal superblock (block %" PRIu64 "): bad magic 0x%08x", dev,
+		      L.journal_start, le32_to_cpu(jsb->j_magic));
+	js.n = vsmfs_journal_geometry(L.journal_blocks, &hdr_blocks);
+	js.hdr_blocks = le32_to_cpu(jsb->j_hdr_blocks);
+	if (le32_to_cpu(jsb->j_blocks) != js.n || js.hdr_blocks != hdr_blocks)
+		fatal("%s: journal superblock: %u journal blocks in %u header blocks, the"
+		      " journal size calls for %u in %u", dev, le32_to_cpu(jsb->j_blocks),
+		      js.hdr_blocks, js.n, hdr_blocks);
+	state = le64_to_cpu(jsb->j_checkpoint);
+	js.ckpt = (u32)state;
+	js.last = (u32)(state >> 32);
+	js.commit = (u32)le64_to_cpu(jsb->j_commit);
+	js.hcopy = le32_to_cpu(jsb->j_hcopy);
+	js.sequence = le64_to_cpu(jsb->j_sequence);
+	if (js.ckpt > js.n || js.last > js.ckpt || js.commit > js.n)
+		fatal("%s: journal superblock: pointers (checkpoint %u, last transaction %u,"
+		      " commit %u) past the %u headers", dev, js.ckpt, js.last, js.commit, js.n);
+	if (js.hcopy > VSMFS_JH_PER_BLOCK)
+		fatal("%s: journal superblock: %u header copies, at most %u", dev, js.hcopy,
+		      VSMFS_JH_PER_BLOCK);
+
+	hdr = xalloc((u64)hdr_blocks << VSMFS_BLOCK_SHIFT);
+	dev_read(L.journal_start + 1, hdr_blocks, hdr);
+	dev_read(L.journal_start + 1 + hdr_blocks, 1, copies);
+	jstart = L.journal_start + 2 + hdr_blocks;
+	for (i = 0; i < js.hcopy; i++) {
+		u64 num = le64_to_cpu(copies[i].h_state) >> VSMFS_JH_NUM_SHIFT &
+			  VSMFS_JH_NUM_MASK;
+
+		if (num >= js.n)
+			fatal("%s: journal: header copy %u names header %" PRIu64 ", past the last",
+			      dev, i, num);
+		hdr[num] = copies[i];
+	}
+
+	ver = xalloc((u64)(js.ckpt ? js.ckpt : 1) * sizeof(*ver));
+	js.wc_min = UINT32_MAX;
+	for (i = 0; i < js.n; i++) {
+		u64 st = le64_to_cpu(hdr[i].h_state), map = le64_to_cpu(hdr[i].h_map);
+		u32 wc = (u32)(st >> VSMFS_JH_WC_SHIFT), flags = st & VSMFS_JH_FLAGS;
+		u32 jb = (u32)(map & VSMFS_JH_JB_MASK);
+
+		if ((st >> VSMFS_JH_NUM_SHIFT & VSMFS_JH_NUM_MASK) != i || jb >= js.n)
+			fatal("%s: journal: header %u is damaged (run fsck.vsmfs)", dev, i);
+		js.wc_min = wc < js.wc_min ? wc : js.wc_min;
+		js.wc_max = wc > js.wc_max ? wc : js.wc_max;
+		js.wc_sum += wc;
+		if (i >= js.ckpt)
+			continue;	/* free, whatever the flags say */
+		js.used++;
+		if (!(flags & VSMFS_JH_VALID)) {
+			js.holes++;
+			continue;
+		}
+		js.valid++;
+		if (flags & VSMFS_JH_LATEST)
+			js.latest++;
+		ver[nver].home = map >> VSMFS_JH_HOME_SHIFT;
+		ver[nver].pos = i;
+		ver[nver].jb = jb;
+		ver[nver].latest = flags & VSMFS_JH_LATEST;
+		nver++;
+	}
+	if (!js.n)
+		js.wc_min = 0;
+	js.wc_width = DIV_ROUND_UP(js.wc_max - js.wc_min + 1, WEAR_BUCKETS);
+	for (i = 0; i < js.n; i++) {
+		u32 wc = (u32)(le64_to_cpu(hdr[i].h_state) >> VSMFS_JH_WC_SHIFT);
+
+		js.bucket[(wc - js.wc_min) / js.wc_width]++;
+	}
+
+	/* The winner per home block: the one latest, or of two the newer. */
+	qsort(ver, nver, sizeof(*ver), jver_cmp);
+	k = 0;
+	for (i = 0; i < nver;) {
+		u32 e = i, lat[2] = { 0, 0 }, nl = 0;
+
+		while (e < nver && ver[e].home == ver[i].home)
+			e++;
+		for (; i < e; i++)
+			if (ver[i].latest && nl++ < 2)
+				lat[nl - 1] = i;
+		if (nl == 1)
+			ver[k++] = ver[lat[0]];
+		else if (nl == 2 && (ver[lat[0]].pos >= js.last) != (ver[lat[1]].pos >= js.last))
+			ver[k++] = ver[ver[lat[0]].pos >= js.last ? lat[0] : lat[1]];
+		else if (nl)
+			fatal("%s: journal: block %" PRIu64 " has %u unordered latest versions"
+			      " (run fsck.vsmfs)", dev, ver[e - 1].home, nl);
+	}
+	ov_home = xalloc((u64)(k ? k : 1) * sizeof(*ov_home));
+	ov_data = xalloc((u64)k << VSMFS_BLOCK_SHIFT);
+	for (i = 0; i < k; i++) {
+		if (ver[i].home <= VSMFS_SB_BACKUP_BLOCK || ver[i].home >= L.blocks)
+			fatal("%s: journal: bad home block %" PRIu64 " (run fsck.vsmfs)", dev,
+			      ver[i].home);
+		ov_home[i] = ver[i].home;
+		dev_read(jstart + ver[i].jb, 1, ov_data + ((u64)i << VSMFS_BLOCK_SHIFT));
+	}
+	ov_count = k;
+	js.pending = k;
+	free(ver);
+	free(hdr);
+	free(copies);
+	free(jsb);
+}
+
+static void print_journal(void)
+{
+	u32 commit_len = js.commit > js.ckpt ? js.commit - js.ckpt : 0;
+	u64 mean100 = js.n ? js.wc_sum * 100 / js.n : 0;
+	u32 fill100 = js.n ? (u32)((u64)js.ckpt * 10000 / js.n) : 0;
+	u32 i;
+
+	if (json) {
+		printf("\"journal\":{\"start\":%" PRIu64 ",\"region_blocks\":%" PRIu64
+		       ",\"header_blocks\":%u,\"journal_blocks\":%u,\"checkpoint\":%u,"
+		       "\"last_transaction\":%u,\"commit\":%u,\"header_copies\":%u,"
+		       "\"sequence\":%" PRIu64 ",\"checkpoint_area\":%u,\"valid\":%u,"
+		       "\"latest\":%u,\"old\":%u,\"holes\":%u,\"uncommitted\":%u,\"free\":%u,"
+		       "\"fill_percent\":%u.%02u,\"pending_home\":%u,"
+		       "\"wear\":{\"min\":%u,\"max\":%u,\"mean\":%" PRIu64 ".%02" PRIu64
+		       ",\"width\":%u,\"buckets\":[",
+		       L.journal_start, L.journal_blocks, js.hdr_blocks, js.n, js.ckpt, js.last,
+		       js.commit, js.hcopy, js.sequence, js.used, js.valid, js.latest,
+		       js.valid - js.latest, js.holes, commit_len, js.n - js.ckpt,
+		       fill100 / 100, fill100 % 100, js.pending, js.wc_min, js.wc_max,
+		       mean100 / 100, mean100 % 100, js.wc_width);
+		for (i = 0; i < WEAR_BUCKETS; i++)
+			printf("%s{\"first\":%" PRIu64 ",\"blocks\":%u}", i ? "," : "",
+			       (u64)js.wc_min + (u64)i * js.wc_width, js.bucket[i]);
+		printf("]}}");
+		return;
+	}
+	printf("Journal\n");
+	printf("  region               start %" PRIu64 ", %" PRIu64 " blocks (%u header"
+	       " blocks, 1 header-copy block, %u journal blocks)\n", L.journal_start,
+	       L.journal_blocks, js.hdr_blocks, js.n);
+	printf("  pointers             checkpoint %u, last transaction at %u, commit %u\n",
+	       js.ckpt, js.last, js.commit);
+	printf("  header copies        %u%s\n", js.hcopy,
+	       js.hcopy ? " (an interrupted header update; applied here)" : "");
+	printf("  transactions         %" PRIu64 "\n", js.sequence);
+	printf("  headers              %u in the checkpoint area: %u valid (%u latest,"
+	       " %u old), %u holes\n", js.used, js.valid, js.latest, js.valid - js.latest,
+	       js.holes);
+	printf("                       %u uncommitted, %u free\n", commit_len, js.n - js.ckpt);
+	printf("  fill                 %u.%02u%%\n", fill100 / 100, fill100 % 100);
+	printf("  not yet written home %u blocks\n", js.pending);
+	printf("  wear (write counts)  min %u, max %u, mean %" PRIu64 ".%02" PRIu64 "\n",
+	       js.wc_min, js.wc_max, mean100 / 100, mean100 % 100);
+	for (i = 0; i < WEAR_BUCKETS; i++) {
+		u64 first = (u64)js.wc_min + (u64)i * js.wc_width;
+
+		if (!js.bucket[i])
+			continue;
+		if (js.wc_width == 1)
+			printf("    %10" PRIu64 "             %10u blocks\n", first, js.bucket[i]);
+		else
+			printf("    %10" PRIu64 "-%-10" PRIu64 " %10u blocks\n", first,
+			       first + js.wc_width - 1, js.bucket[i]);
+	}
+}
+
+/* ---- layout, superblock, usage ---- */
+
+struct region {
+	const char *name, *key;
+	u64 start, blocks;
+};
+
+static void print_summary(void)
+{
+	struct region r[] = {
+		{ "superblock", "superblock", VSMFS_SB_BLOCK, 1 },
+		{ "backup superblock", "backup_superblock", VSMFS_SB_BACKUP_BLOCK, 1 },
+		{ "journal", "journal", L.journal_start, L.journal_blocks },
+		{ "inode table", "inode_table", L.itable_start, L.itable_blocks },
+		{ "inode mapping table", "inode_map", L.imap_start, L.imap_blocks },
+		{ "inode bitmap", "inode_bitmap", L.ibitmap_start, L.ibitmap_blocks },
+		{ "page table", "page_table", L.ptable_start, L.ptable_blocks },
+		{ "logical page bitmap", "page_bitmap", L.lbitmap_start, L.lbitmap_blocks },
+		{ "data", "data", L.data_start, L.data_pages },
+	};
+	u8 *lbitmap = read_region(L.lbitmap_start, L.lbitmap_blocks);
+	u8 *ibitmap = read_region(L.ibitmap_start, L.ibitmap_blocks);
+	u64 pages = L.data_pages - 1, inodes = L.inodes - 1;	/* 0 is reserved */
+	u64 pused = count_bits(lbitmap, 1, L.data_pages);
+	u64 iused = count_bits(ibitmap, 1, L.inodes);
+	u32 state = le32_to_cpu(sb.s_state);
+	char uuid[40];
+	size_t i;
+
+	format_uuid(sb.s_uuid, uuid);
+	if (json) {
+		printf("\"superblock\":{\"uuid\":\"%s\",\"label\":", uuid);
+		json_str((const char *)sb.s_label, VSMFS_LABEL_LEN);
+		printf(",\"version\":%u,\"state\":\"%s\",\"backup_in_use\":%s,"
+		       "\"mount_count\":%u,\"blocks\":%" PRIu64 ",\"block_size\":%u,"
+		       "\"inodes\":%" PRIu64 ",\"data_pages\":%" PRIu64 ",\"vsps\":%" PRIu64
+		       ",\"mkfs_time\":%" PRIu64 ",\"mount_time\":%" PRIu64
+		       ",\"write_time\":%" PRIu64 "},",
+		       le32_to_cpu(sb.s_version), state & VSMFS_STATE_CLEAN ? "clean" : "in use",
+		       sb_backup ? "true" : "false", le32_to_cpu(sb.s_mount_count), L.blocks,
+		       VSMFS_BLOCK_SIZE, L.inodes, L.data_pages, L.data_pages / VSMFS_VSP_PAGES,
+		       le64_to_cpu(sb.s_mkfs_time), le64_to_cpu(sb.s_mount_time),
+		       le64_to_cpu(sb.s_write_time));
+		printf("\"layout\":{");
+		for (i = 0; i < ARRAY_SIZE(r); i++)
+			printf("%s\"%s\":{\"start\":%" PRIu64 ",\"blocks\":%" PRIu64 "}",
+			       i ? "," : "", r[i].key, r[i].start, r[i].blocks);
+		printf("},\"usage\":{\"pages\":%" PRIu64 ",\"pages_used\":%" PRIu64
+		       ",\"pages_free\":%" PRIu64 ",\"inodes\":%" PRIu64 ",\"inodes_used\":%"
+		       PRIu64 ",\"inodes_free\":%" PRIu64 "},", pages, pused, pages - pused,
+		       inodes, iused, inodes - iused);
+	} else {
+		printf("vsmfs on %s: %" PRIu64 " blocks of %u bytes (%" PRIu64 " MiB)\n", dev,
+		       L.blocks, VSMFS_BLOCK_SIZE, L.blocks >> (20 - VSMFS_BLOCK_SHIFT));
+		printf("  uuid %s", uuid);
+		if (sb.s_label[0]) {
+			printf(", label ");
+			json_str((const char *)sb.s_label, VSMFS_LABEL_LEN);
+		}
+		printf("\n  state %s, %u mounts since mkfs, format version %u%s\n",
+		       state & VSMFS_STATE_CLEAN ? "clean" : "in use (not cleanly unmounted)",
+		       le32_to_cpu(sb.s_mount_count), le32_to_cpu(sb.s_version),
+		       sb_backup ? ", backup superblock in use" : "");
+		printf("  %-22s %10s %10s\n", "region", "start", "blocks");
+		for (i = 0; i < ARRAY_SIZE(r); i++)
+			printf("  %-22s %10" PRIu64 " %10" PRIu64 "\n", r[i].name, r[i].start,
+			       r[i].blocks);
+		printf("Usage\n");
+		printf("  data pages           %" PRIu64 " used, %" PRIu64 " free of %" PRIu64
+		       " (%" PRIu64 " virtual superpages)\n", pused, pages - pused, pages,
+		       L.data_pages / VSMFS_VSP_PAGES);
+		printf("  inodes               %" PRIu64 " used, %" PRIu64 " free of %" PRIu64
+		       "\n", iused, inodes - iused, inodes);
+	}
+	free(lbitmap);
+	free(ibitmap);
+}
+
+/* ---- virtual superpage fragmentation ---- */
+
+static void print_frag(void)
+{
+	u8 *lbitmap = read_region(L.lbitmap_start, L.lbitmap_blocks);
+	u64 nvsp = DIV_ROUND_UP(L.data_pages, VSMFS_VSP_PAGES);
+	u64 full = 0, contig = 0, aligned = 0, partial = 0, empty = 0, v, c;
+	__le64 *pt = xalloc((u64)VSP_CHUNK * VSMFS_VSP_PAGES * 8);
+
+	for (c = 0; c < nvsp; c += VSP_CHUNK) {
+		u64 first = c * VSMFS_VSP_PAGES;
+		u64 end = min_u64(first + (u64)VSP_CHUNK * VSMFS_VSP_PAGES, L.data_pages);
+		u64 pblk = first / PTE_PER_BLOCK;
+		u64 nblk = DIV_ROUND_UP(end, PTE_PER_BLOCK) - pblk;
+
+		read_blocks(L.ptable_start + pblk, nblk, pt);
+		for (v = c; v < c + VSP_CHUNK && v < nvsp; v++) {
+			u64 lo = v * VSMFS_VSP_PAGES;
+			u64 hi = min_u64(lo + VSMFS_VSP_PAGES, L.data_pages);
+			u64 from = lo ? lo : 1;		/* logical page 0 is reserved */
+			u64 used = count_bits(lbitmap, from, hi), f0, p;
+
+			if (!used) {
+				empty++;
+				continue;
+			}
+			if (used < hi - from) {
+				partial++;
+				continue;
+			}
+			full++;
+			f0 = le64_to_cpu(pt[lo - first]) & VSMFS_PTE_FRAME_MASK;
+			for (p = lo + 1; p < hi; p++)
+				if ((le64_to_cpu(pt[p - first]) & VSMFS_PTE_FRAME_MASK) !=
+				    f0 + (p - lo))
+					break;
+			if (p < hi)
+				continue;
+			contig++;
+			if (f0 % VSMFS_VSP_PAGES == 0)
+				aligned++;
+		}
+	}
+	if (json) {
+		printf("\"fragmentation\":{\"vsps\":%" PRIu64 ",\"full\":%" PRIu64
+		       ",\"full_contiguous\":%" PRIu64 ",\"full_aligned\":%" PRIu64
+		       ",\"partial\":%" PRIu64 ",\"free\":%" PRIu64 "}", nvsp, full, contig,
+		       aligned, partial, empty);
+	} else {
+		printf("Virtual superpages (%u pages each)\n", VSMFS_VSP_PAGES);
+		printf("  total                %" PRIu64 "\n", nvsp);
+		printf("  fully used           %" PRIu64 ": %" PRIu64 " physically contiguous"
+		       " (%" PRIu64 " of them 2 MiB aligned), %" PRIu64 " fragmented\n", full,
+		       contig, aligned, full - contig);
+		printf("  partly used          %" PRIu64 "\n", partial);
+		printf("  free                 %" PRIu64 "\n", empty);
+	}
+	free(pt);
+	free(lbitmap);
+}
+
+/* ---- per-file summary ---- */
+
+static __le64 *pt_cache;
+static u64 pt_cache_blk = ~0ULL;
+static u8 *idx_buf[2];
+
+/* Device block backing logical page @lpn, 0 if out of range. */
+static u64 lpn_block(u64 lpn)
+{
+	u64 blk = lpn / PTE_PER_BLOCK;
+
+	if (!lpn || lpn >= L.data_pages)
+		return 0;
+	if (blk != pt_cache_blk) {
+		read_blocks(L.ptable_start + blk, 1, pt_cache);
+		pt_cache_blk = blk;
+	}
+	blk = le64_to_cpu(pt_cache[lpn % PTE_PER_BLOCK]) & VSMFS_PTE_FRAME_MASK;
+	return blk < L.data_pages ? L.data_start + blk : 0;
+}
+
+/* Count the runs of an index block of @depth levels at logical page @ptr. */
+static u64 count_runs(u64 ptr, int depth)
+{
+	const __le64 *e = (const __le64 *)idx_buf[depth - 1];
+	u64 blk = lpn_block(ptr), n = 0, i;
+
+	if (!ptr || !blk)
+		return 0;
+	read_blocks(blk, 1, idx_buf[depth - 1]);
+	for (i = 0; i < VSMFS_IND_ENTRIES; i++) {
+		u64 v = le64_to_cpu(e[i]);
+
+		if (depth == 1)
+			n += v && (v & IDX_COUNT_MASK);
+		else
+			n += count_runs(v, 1);
+	}
+	return n;
+}
+
+static void print_files(void)
+{
+	u8 *ibitmap = read_region(L.ibitmap_start, L.ibitmap_blocks);
+	__le32 *imap = read_region(L.imap_start, L.imap_blocks);
+	u8 *iblk = xalloc(VSMFS_BLOCK_SIZE);
+	u64 ino, cached = ~0ULL, nfiles = 0;
+
+	pt_cache = xalloc(VSMFS_BLOCK_SIZE);
+	idx_buf[0] = xalloc(VSMFS_BLOCK_SIZE);
+	idx_buf[1] = xalloc(VSMFS_BLOCK_SIZE);
+	if (json)
+		printf("\"files\":[");
+	else
+		printf("Regular files\n  %10s %14s %10s %8s %8s %s\n", "inode", "size", "pages",
+		       "runs", "tail key", "flags");
+	for (ino = 1; ino < L.inodes; ino++) {
+		const struct vsmfs_dinode *di;
+		u64 slot, runs = 0;
+		u32 flags;
+		int i;
+
+		if (!tbit(ibitmap, ino))
+			continue;
+		slot = le32_to_cpu(imap[ino]);
+		if (slot >= L.inodes)
+			continue;
+		if (slot / VSMFS_INODES_PER_BLOCK != cached) {
+			cached = slot / VSMFS_INODES_PER_BLOCK;
+			read_blocks(L.itable_start + cached, 1, iblk);
+		}
+		di = (const struct vsmfs_dinode *)(iblk + (slot % VSMFS_INODES_PER_BLOCK) *
+						   VSMFS_INODE_SIZE);
+		if (!S_ISREG(le16_to_cpu(di->i_mode)))
+			continue;
+		for (i = 0; i < VSMFS_NDIRECT; i++)
+			runs += !!(le64_to_cpu(di->i_direct[i]) & IDX_COUNT_MASK);
+		runs += count_runs(le64_to_cpu(di->i_ind), 1);
+		runs += count_runs(le64_to_cpu(di->i_dind), 2);
+		flags = le32_to_cpu(di->i_flags);
+		if (json)
+			printf("%s{\"ino\":%" PRIu64 ",\"size\":%" PRIu64 ",\"pages\":%" PRIu64
+			       ",\"runs\":%" PRIu64 ",\"tail_key\":%u,\"zfdm_tail_released\":%s}",
+			       nfiles ? "," : "", ino, le64_to_cpu(di->i_size),
+			       le64_to_cpu(di->i_pages), runs, le32_to_cpu(di->i_tail_key),
+			       flags & VSMFS_IFLAG_TAIL_RELEASED ? "true" : "false");
+		else
+			printf("  %10" PRIu64 " %14" PRIu64 " %10" PRIu64 " %8" PRIu64 " %8u %s\n",
+			       ino, le64_to_cpu(di->i_size), le64_to_cpu(di->i_pages), runs,
+			       le32_to_cpu(di->i_tail_key),
+			       flags & VSMFS_IFLAG_TAIL_RELEASED ? "zfdm" : "-");
+		nfiles++;
+	}
+	if (json)
+		printf("]");
+	else if (!nfiles)
+		printf("  (none)\n");
+	free(pt_cache);
+	free(idx_buf[0]);
+	free(idx_buf[1]);
+	free(iblk);
+	free(imap);
+	free(ibitmap);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: vsmfs-inspect [-j | -f] [-i] [--json] DEVICE\n"
+		"Show the layout, usage, journal state and superpage fragmentation of a vsmfs\n"
+		"file system on DEVICE (an unmounted pmem device or image file). Read only.\n\n"
+		"  -j, --journal   journal state only\n"
+		"  -f, --frag      virtual superpage fragmentation only\n"
+		"  -i, --files     also list every regular file (size, runs, tail, flags)\n"
+		"      --json      print one JSON object\n"
+		"  -V, --version   print the version and exit\n"
+		"  -h, --help      this help\n"
+		"Exit status: 0 success, 8 operational error, 16 usage error.\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "journal", no_argument, NULL, 'j' },
+		{ "frag", no_argument, NULL, 'f' },
+		{ "files", no_argument, NULL, 'i' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool only_journal = false, only_frag = false, files = false;
+	struct stat st;
+	u64 dev_bytes;
+	int c, flags = O_RDONLY;
+
+	progname = "vsmfs-inspect";
+	while ((c = getopt_long(argc, argv, "jfiVh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			only_journal = true;
+			break;
+		case 'f':
+			only_frag = true;
+			break;
+		case 'i':
+			files = true;
+			break;
+		case 'J':
+			json = true;
+			break;
+		case 'V':
+			printf("vsmfs-inspect %s (format %d)\n", VSMFS_TOOLS_VERSION,
+			       VSMFS_FORMAT_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1 || (only_journal && only_frag)) {
+		if (only_journal && only_frag)
+			fprintf(stderr, "%s: only one of -j and -f may be given\n", progname);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	dev = argv[optind];
+	if (stat(dev, &st))
+		return fail(EXIT_OPERATIONAL, "%s: %s", dev, strerror(errno));
+	if (S_ISBLK(st.st_mode))
+		flags |= O_DIRECT;	/* no stale page cache over DAX writes */
+	fd = open_device(dev, flags, &dev_bytes);
+	if (fd < 0)
+		return EXIT_OPERATIONAL;
+	dev_blocks = dev_bytes >> VSMFS_BLOCK_SHIFT;
+	if (dev_blocks < 2)
+		fatal("%s: not a vsmfs file system (device too small)", dev);
+
+	read_super();
+	read_journal();
+
+	if (json)
+		printf("{\"device\":");
+	if (json) {
+		json_str(dev, strlen(dev));
+		printf(",");
+	}
+	if (!only_journal && !only_frag) {
+		print_summary();
+		if (!json)
+			putchar('\n');
+	}
+	if (!only_frag) {
+		print_journal();
+		if (json && !only_journal)
+			printf(",");
+		else if (!json && !only_journal)
+			putchar('\n');
+	}
+	if (!only_journal) {
+		print_frag();
+		if (files) {
+			printf(json ? "," : "\n");
+			print_files();
+		}
+	}
+	if (json)
+		printf("}\n");
+	if (fflush(stdout) || ferror(stdout))
+		fatal("write error on standard output");
+	close(fd);
+	return 0;
+}
