@@ -481,9 +481,16 @@ static void print_summary(void)
 		       le32_to_cpu(sb.s_mount_count), le32_to_cpu(sb.s_version),
 		       sb_backup ? ", backup superblock in use" : "");
 		printf("  %-22s %10s %10s\n", "region", "start", "blocks");
-		for (i = 0; i < ARRAY_SIZE(r); i++)
-			printf("  %-22s %10" PRIu64 " %10" PRIu64 "\n", r[i].name, r[i].start,
+		for (i = 0; i < ARRAY_SIZE(r); i++) {
+			printf("  %-22s %10" PRIu64 " %10" PRIu64, r[i].name, r[i].start,
 			       r[i].blocks);
+			if (r[i].start == L.itable_start)
+				printf("  (%" PRIu64 " inodes)", L.inodes);
+			else if (r[i].start == L.data_start)
+				printf("  (%" PRIu64 " virtual superpages)",
+				       L.data_pages / VSMFS_VSP_PAGES);
+			putchar('\n');
+		}
 		printf("Usage\n");
 		printf("  data pages           %" PRIu64 " used, %" PRIu64 " free of %" PRIu64
 		       " (%" PRIu64 " virtual superpages)\n", pused, pages - pused, pages,

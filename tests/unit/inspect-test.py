@@ -78,6 +78,7 @@ def mkfs_layout(img, opts):
     res = run(MKFS, "-n", *opts, img)
     eq(res.returncode, 0, f"mkfs.vsmfs -n {opts}")
     rows, inodes, vsps = {}, None, None
+    table = res.stdout.splitlines()[2:]
     for line in res.stdout.splitlines():
         m = re.match(r"\s+([a-z ]+?)\s+(\d+)\s+(\d+)(?:\s+\((\d+) (inodes|virtual))?", line)
         if not m or m.group(1) not in REGIONS:
@@ -90,14 +91,14 @@ def mkfs_layout(img, opts):
     eq(len(rows), len(REGIONS), f"regions printed by mkfs.vsmfs -n {opts}")
     res = run(MKFS, "-q", "-f", *opts, img)
     eq(res.returncode, 0, f"mkfs.vsmfs {opts}: {res.stderr.strip()}")
-    return rows, inodes, vsps
+    return rows, inodes, vsps, table
 
 
 def test_fresh(tmp, size, opts):
     img = os.path.join(tmp, "fresh.img")
     with open(img, "wb") as f:
         f.truncate(size)
-    rows, inodes, vsps = mkfs_layout(img, opts)
+    rows, inodes, vsps, table = mkfs_layout(img, opts)
     what = f"{size >> 20} MiB {' '.join(opts) or 'defaults'}"
     r = inspect_json(img)
 
@@ -147,6 +148,8 @@ def test_fresh(tmp, size, opts):
     eq(text.returncode, 0, f"{what}: text output")
     check(f"0 used, {data_pages - 1} free of {data_pages - 1}" in text.stdout,
           f"{what}: text usage line")
+    lines = text.stdout.splitlines()
+    eq(lines[3:3 + len(table)], table, f"{what}: text region table against mkfs.vsmfs -n")
 
 
 def put(f, off, data):
@@ -159,7 +162,7 @@ def test_edited(tmp):
     img = os.path.join(tmp, "edited.img")
     with open(img, "wb") as f:
         f.truncate(64 << 20)
-    rows, inodes, vsps = mkfs_layout(img, ["-J", "1M"])
+    rows, inodes, vsps, _ = mkfs_layout(img, ["-J", "1M"])
     lb, pt = rows["logical page bitmap"][0], rows["page table"][0]
     ib, it = rows["inode bitmap"][0], rows["inode table"][0]
     js = rows["journal"][0]

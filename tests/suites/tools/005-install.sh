@@ -8,11 +8,13 @@ inst=/tmp/inst
 rm -rf "$inst"
 make -s -C "$VSMFS_TOP" install DESTDIR="$inst" >/tmp/install.out 2>&1 ||
 	{ cat /tmp/install.out; die "make install failed"; }
-for f in sbin/mkfs.vsmfs sbin/fsck.vsmfs usr/local/share/man/man8/mkfs.vsmfs.8 \
-	 usr/local/share/man/man8/fsck.vsmfs.8 usr/local/share/man/man5/vsmfs.5; do
+for f in sbin/mkfs.vsmfs sbin/fsck.vsmfs sbin/vsmfs-inspect \
+	 usr/local/share/man/man8/mkfs.vsmfs.8 usr/local/share/man/man8/fsck.vsmfs.8 \
+	 usr/local/share/man/man8/vsmfs-inspect.8 usr/local/share/man/man5/vsmfs.5; do
 	[ -f "$inst/$f" ] || die "$f not installed"
 done
 [ -x "$inst/sbin/fsck.vsmfs" ] || die "fsck.vsmfs not executable"
+[ -x "$inst/sbin/vsmfs-inspect" ] || die "vsmfs-inspect not executable"
 kver=$(modinfo -F vermagic "$MODULE" | cut -d' ' -f1)
 assert_eq "$kver" "$(uname -r)" "kernel the module was built for"
 cmp "$MODULE" "$inst/lib/modules/$kver/extra/vsmfs.ko" || die "module not installed"
