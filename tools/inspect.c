@@ -248,6 +248,7 @@ static void read_journal(void)
 	struct vsmfs_djhdr *hdr, *copies = xalloc(VSMFS_BLOCK_SIZE);
 	struct jver *ver;
 	u32 i, k, nver = 0, hdr_blocks;
+	u8 *home;
 	u64 state, jstart;
 
 	dev_read(L.journal_start, 1, jsb);
@@ -345,15 +346,22 @@ static void read_journal(void)
 	}
 	ov_home = xalloc((u64)(k ? k : 1) * sizeof(*ov_home));
 	ov_data = xalloc((u64)k << VSMFS_BLOCK_SHIFT);
+	home = xalloc(VSMFS_BLOCK_SIZE);
 	for (i = 0; i < k; i++) {
+		u8 *v = ov_data + ((u64)i << VSMFS_BLOCK_SHIFT);
+
 		if (ver[i].home <= VSMFS_SB_BACKUP_BLOCK || ver[i].home >= L.blocks)
 			fatal("%s: journal: bad home block %" PRIu64 " (run fsck.vsmfs)", dev,
 			      ver[i].home);
 		ov_home[i] = ver[i].home;
-		dev_read(jstart + ver[i].jb, 1, ov_data + ((u64)i << VSMFS_BLOCK_SHIFT));
+		dev_read(jstart + ver[i].jb, 1, v);
+		/* Versions equal to their home block need no replay. */
+		dev_read(ver[i].home, 1, home);
+		if (memcmp(v, home, VSMFS_BLOCK_SIZE))
+			js.pending++;
 	}
 	ov_count = k;
-	js.pending = k;
+	free(home);
 	free(ver);
 	free(hdr);
 	free(copies);
