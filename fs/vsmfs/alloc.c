@@ -60,6 +60,9 @@ static int vsmfs_lbits(struct vsmfs_trans *t, u64 lpn, u64 count, bool set)
 
 	if (IS_ERR(mb))
 		return PTR_ERR(mb);
+	/* A run inside one VSP never crosses a bitmap block. */
+	if (WARN_ON_ONCE(off + count > BITS_PER_BLK))
+		return -EFSCORRUPTED;
 	map = (unsigned long *)mb->m_data;
 	for (i = 0; i < count; i++) {
 		if (test_bit(off + i, map) == set) {
@@ -201,7 +204,8 @@ int vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64 *lpn)
  */
 int vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
 {
-	if (!lpn || lpn + count > t->t_sbi->s_layout.data_pages)
+	if (!lpn || !count || lpn + count > t->t_sbi->s_layout.data_pages ||
+	    lpn / VSMFS_VSP_PAGES != (lpn + count - 1) / VSMFS_VSP_PAGES)
 		return -EFSCORRUPTED;
 	/* Metadata versions of the pages are never to be written over them. */
 	vsmfs_journal_forget(t, lpn, count);

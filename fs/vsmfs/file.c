@@ -175,7 +175,9 @@ static int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
 	if (tail) {
 		/* Pages of the reserved tail, owned and counted already. */
 		nlpn = lpn;
-	} else if (have && !zfdm && !vsmfs_alloc_pages_at(t, lpn + have, need - have)) {
+	} else if (have && !zfdm && lpn % VSMFS_VSP_PAGES + need <= VSMFS_VSP_PAGES &&
+		   !vsmfs_alloc_pages_at(t, lpn + have, need - have)) {
+		/* Grown in place: the run stays inside its VSP. */
 		nlpn = lpn;
 		vi->i_pages += need - have;
 	} else {

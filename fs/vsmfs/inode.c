@@ -439,12 +439,12 @@ u64 vsmfs_idx_lookup(struct inode *inode, u64 key)
 		e = slot ? le64_to_cpu(*slot) : 0;
 	}
 	/*
-	 * An entry naming pages outside the mapping layer is damage, never
-	 * an address to use: it reads as a hole.
+	 * An entry naming pages outside the mapping layer, or a run crossing
+	 * a VSP, is damage, never an address to use: it reads as a hole.
 	 */
 	lpn = vsmfs_idx_lpn(e);
 	cnt = S_ISREG(inode->i_mode) ? vsmfs_idx_count(e) : 1;
-	if (e && (!lpn || cnt > VSMFS_VSP_PAGES ||
+	if (e && (!lpn || lpn % VSMFS_VSP_PAGES + cnt > VSMFS_VSP_PAGES ||
 		  lpn + max_t(u64, cnt, 1) > sbi->s_layout.data_pages)) {
 		vsmfs_err_ratelimited(inode->i_sb, "inode %lu: bad index entry %llx at key %llu",
 				      inode->i_ino, e, key);
