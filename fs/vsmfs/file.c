@@ -63,6 +63,7 @@ static ssize_t vsmfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 
 		down_read(&vi->i_idx_sem);
 		e = vsmfs_idx_lookup(inode, key);
+		vsmfs_vsp_enter();
 		pagefault_disable();
 		if (e && in < vsmfs_idx_count(e)) {
 			u64 run_end = ((key << VSMFS_VSP_SHIFT) +
@@ -80,6 +81,7 @@ static ssize_t vsmfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 			n = iov_iter_zero(len, to);
 		}
 		pagefault_enable();
+		vsmfs_vsp_exit();
 		up_read(&vi->i_idx_sem);
 		pos += n;
 		done += n;

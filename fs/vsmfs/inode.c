@@ -849,7 +849,9 @@ static const char *vsmfs_get_link(struct dentry *dentry, struct inode *inode,
 	buf = kmalloc(inode->i_size + 1, GFP_KERNEL);
 	if (!buf)
 		return ERR_PTR(-ENOMEM);
+	vsmfs_vsp_enter();
 	memcpy(buf, src, inode->i_size);
+	vsmfs_vsp_exit();
 	buf[inode->i_size] = 0;
 	set_delayed_call(done, kfree_link, buf);
 	return buf;

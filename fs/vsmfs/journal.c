@@ -857,6 +857,8 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t)
 {
 	mutex_lock(&sbi->s_trans_mutex);
+	/* Transactions reach file pages through the mapping layer. */
+	vsmfs_vsp_enter();
 	t->t_sbi = sbi;
 	INIT_LIST_HEAD(&t->t_dirty);
 	t->t_nblocks = 0;
@@ -1125,6 +1127,7 @@ out:
 		list_del_init(&mb->m_dirty);
 		mb->m_is_dirty = false;
 	}
+	vsmfs_vsp_exit();
 	mutex_unlock(&sbi->s_trans_mutex);
 	return ret;
 }

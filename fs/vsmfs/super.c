@@ -127,6 +127,11 @@ static const char * const vsmfs_cow_names[] = {
 	[VSMFS_COW_SUPERPAGE]	= "superpage",
 };
 
+static const char * const vsmfs_tlb_names[] = {
+	[VSMFS_TLB_LAZY]	= "lazy",
+	[VSMFS_TLB_EAGER]	= "eager",
+};
+
 static int vsmfs_show_options(struct seq_file *seq, struct dentry *root)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(root->d_sb);
@@ -138,6 +143,8 @@ static int vsmfs_show_options(struct seq_file *seq, struct dentry *root)
 	seq_printf(seq, ",data=%s", vsmfs_data_names[sbi->s_data_mode]);
 	if (sbi->s_data_mode == VSMFS_DATA_ATOMIC)
 		seq_printf(seq, ",cow=%s", vsmfs_cow_names[sbi->s_cow_mode]);
+	if (sbi->s_tlb_mode != VSMFS_TLB_LAZY)
+		seq_printf(seq, ",tlb=%s", vsmfs_tlb_names[sbi->s_tlb_mode]);
 	/* acl and user_xattr are the defaults. */
 	if (!(root->d_sb->s_flags & SB_POSIXACL))
 		seq_puts(seq, ",noacl");
@@ -177,6 +184,7 @@ struct vsmfs_fs_context {
 	bool	acl;		/* acl given last */
 	int	data_mode;	/* VSMFS_DATA_*, or -1 if not given */
 	int	cow_mode;	/* VSMFS_COW_*, or -1 if not given */
+	int	tlb_mode;	/* VSMFS_TLB_*, or -1 if not given */
 	unsigned int		jset;	/* VSMFS_JOPT_* given */
 	struct vsmfs_jopts	jopts;	/* their values */
 };
@@ -187,8 +195,8 @@ struct vsmfs_fs_context {
 #define VSMFS_JOPT_CKPT		0x08
 #define VSMFS_JOPT_THRESHOLD	0x10
 
-enum { OPT_DAX, OPT_DAX_TYPE, OPT_ACL, OPT_USER_XATTR, OPT_DATA, OPT_COW, OPT_JDELTA, OPT_JWEAR,
-	OPT_JGC, OPT_CHECKPOINT, OPT_THRESHOLD };
+enum { OPT_DAX, OPT_DAX_TYPE, OPT_ACL, OPT_USER_XATTR, OPT_DATA, OPT_COW, OPT_TLB,
+	OPT_JDELTA, OPT_JWEAR, OPT_JGC, OPT_CHECKPOINT, OPT_THRESHOLD };
 
 static const struct constant_table vsmfs_param_onoff[] = {
 	{ "on",		1 },
@@ -209,6 +217,12 @@ static const struct constant_table vsmfs_param_cow[] = {
 	{}
 };
 
+static const struct constant_table vsmfs_param_tlb[] = {
+	{ "lazy",	VSMFS_TLB_LAZY },
+	{ "eager",	VSMFS_TLB_EAGER },
+	{}
+};
+
 static const struct constant_table vsmfs_param_dax[] = {
 	{ "always",	1 },
 	{ "never",	0 },
@@ -223,6 +237,7 @@ static const struct fs_parameter_spec vsmfs_fs_parameters[] = {
 	fsparam_flag("user_xattr",	OPT_USER_XATTR),
 	fsparam_enum("data",		OPT_DATA, vsmfs_param_data),
 	fsparam_enum("cow",		OPT_COW, vsmfs_param_cow),
+	fsparam_enum("tlb",		OPT_TLB, vsmfs_param_tlb),
 	fsparam_enum("journal_delta",	OPT_JDELTA, vsmfs_param_onoff),
 	fsparam_enum("journal_wear",	OPT_JWEAR, vsmfs_param_onoff),
 	fsparam_enum("journal_gc",	OPT_JGC, vsmfs_param_onoff),
@@ -263,6 +278,9 @@ static int vsmfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 		break;
 	case OPT_COW:
 		ctx->cow_mode = result.uint_32;
+		break;
+	case OPT_TLB:
+		ctx->tlb_mode = result.uint_32;
 		break;
 	case OPT_JDELTA:
 		ctx->jset |= VSMFS_JOPT_DELTA;
@@ -322,6 +340,8 @@ static void vsmfs_apply_data_opts(struct fs_context *fc, struct vsmfs_sb_info *s
 		sbi->s_data_mode = ctx->data_mode;
 	if (ctx->cow_mode >= 0)
 		sbi->s_cow_mode = ctx->cow_mode;
+	if (ctx->tlb_mode >= 0)
+		WRITE_ONCE(sbi->s_tlb_mode, ctx->tlb_mode);
 }
 
 /*
@@ -422,6 +442,7 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sbi->s_sb = sb;
 	sbi->s_data_mode = VSMFS_DATA_ATOMIC;
 	sbi->s_cow_mode = VSMFS_COW_MULTI;
+	sbi->s_tlb_mode = VSMFS_TLB_LAZY;
 	vsmfs_apply_data_opts(fc, sbi);
 	sbi->s_stats = alloc_percpu(struct vsmfs_stats);
 	if (!sbi->s_stats)
@@ -563,6 +584,7 @@ static int vsmfs_init_fs_context(struct fs_context *fc)
 		return -ENOMEM;
 	ctx->data_mode = -1;
 	ctx->cow_mode = -1;
+	ctx->tlb_mode = -1;
 	fc->fs_private = ctx;
 	fc->ops = &vsmfs_context_ops;
 	return 0;

@@ -81,6 +81,7 @@ struct vsmfs_sb_info {
 	/* Data path, from the mount options; changed only by remount. */
 	unsigned int		s_data_mode;	/* VSMFS_DATA_* */
 	unsigned int		s_cow_mode;	/* VSMFS_COW_* */
+	unsigned int		s_tlb_mode;	/* VSMFS_TLB_* */
 
 	/* Counters (stats.h) and their sysfs directory (sysfs.c). */
 	struct vsmfs_stats __percpu *s_stats;
@@ -99,6 +100,12 @@ enum {
 	VSMFS_COW_MULTI,	/* whole superpages by index, parts by PTE swap */
 	VSMFS_COW_PAGE,		/* every page on its own */
 	VSMFS_COW_SUPERPAGE,	/* every touched superpage copied whole */
+};
+
+/* How stale translations of swapped pages are shot down (tlb=). */
+enum {
+	VSMFS_TLB_LAZY,		/* by each CPU before it next uses the range */
+	VSMFS_TLB_EAGER,	/* on every CPU before the write returns */
 };
 
 /*
@@ -270,6 +277,8 @@ void vsmfs_vsp_unmap(struct vsmfs_sb_info *sbi);
 void vsmfs_swap_init(struct vsmfs_sb_info *sbi, struct vsmfs_swap *sw);
 int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b, u64 count);
 void vsmfs_swap_flush(struct vsmfs_swap *sw);
+void vsmfs_vsp_enter(void);
+void vsmfs_vsp_exit(void);
 
 /* Kernel address of logical page @lpn in the mapping layer. */
 static inline void *vsmfs_lpn_ptr(struct vsmfs_sb_info *sbi, u64 lpn)

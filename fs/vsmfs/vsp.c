@@ -12,6 +12,18 @@
  * entries of the whole batch are shot down once, by vsmfs_swap_flush(),
  * before any page of the batch is accessed through the range again.
  *
+ * Shootdown (tlb=lazy, the default): the CPU that swapped drops its own
+ * stale entries at once and bumps a generation count; every other CPU
+ * drops all of its entries before it next uses the range, when it finds
+ * the count changed (vsmfs_vsp_enter()). Every access to the range is
+ * made between vsmfs_vsp_enter() and vsmfs_vsp_exit(), on one CPU, by a
+ * task that holds the locks keeping the pages it touches from being
+ * swapped meanwhile (i_idx_sem, or the transaction that owns them). So a
+ * stale entry a CPU may hold is never used: the swap that made it stale
+ * ended before the access began, and bumped the count first. No
+ * interprocessor interrupt is needed, where an eager shootdown
+ * (tlb=eager) interrupts every CPU on every batch.
+ *
  * Ordering: the persistent entries are metadata blocks of the running
  * transaction, so both halves of every swap in a batch reach PM together,
  * at commit, after the fence that makes the data written through the new
@@ -23,6 +35,8 @@
 #include <linux/vmalloc.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
+#include <linux/percpu.h>
+#include <linux/preempt.h>
 #include <asm/tlbflush.h>
 #include "vsmfs.h"
 
@@ -41,6 +55,42 @@
 #if !defined(MODULE) || defined(HAVE_EXPORTED_FLUSH_TLB_KERNEL_RANGE)
 #define VSMFS_USE_FLUSH_TLB_KERNEL_RANGE
 #endif
+
+/* Swap batches flushed lazily, and how far each CPU has caught up. */
+static atomic64_t vsmfs_tlb_gen = ATOMIC64_INIT(0);
+static DEFINE_PER_CPU(u64, vsmfs_tlb_seen);
+
+/**
+ * vsmfs_vsp_enter() - start using the mapping layer on this CPU
+ *
+ * Keeps the caller on this CPU until vsmfs_vsp_exit(), and drops this
+ * CPU's translations of the range if any batch of swaps was flushed
+ * lazily since it last did. Nests.
+ *
+ * Context: process context; may sleep afterwards.
+ */
+void vsmfs_vsp_enter(void)
+{
+	u64 gen;
+
+	migrate_disable();
+	/* Pairs with the full barrier of atomic64_inc_return() in the flush. */
+	gen = atomic64_read_acquire(&vsmfs_tlb_gen);
+	preempt_disable();
+	if (__this_cpu_read(vsmfs_tlb_seen) != gen) {
+		__flush_tlb_all();
+		__this_cpu_write(vsmfs_tlb_seen, gen);
+	}
+	preempt_enable();
+}
+
+/**
+ * vsmfs_vsp_exit() - end a use of the mapping layer begun by vsmfs_vsp_enter()
+ */
+void vsmfs_vsp_exit(void)
+{
+	migrate_enable();
+}
 
 /**
  * vsmfs_vsp_map() - map all logical pages from the persistent page table
@@ -234,8 +284,8 @@ int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b,
 	return 0;
 }
 
-#ifndef VSMFS_USE_FLUSH_TLB_KERNEL_RANGE
-static void vsmfs_flush_tlb_ipi(void *arg)
+/* Drop this CPU's translations of the pages of a batch. */
+static void vsmfs_flush_tlb_local(void *arg)
 {
 	struct vsmfs_swap *sw = arg;
 	unsigned int r;
@@ -255,21 +305,38 @@ static void vsmfs_flush_tlb_ipi(void *arg)
 			asm volatile("invlpg (%0)" : : "r"
 				     (vsmfs_lpn_ptr(sw->sw_sbi, sw->sw_lpn[r] + i)) : "memory");
 }
-#endif
 
 /**
  * vsmfs_swap_flush() - end a batch: shoot down stale translations
  * @sw: the batch
  *
- * One TLB shootdown on every CPU covers all swaps of the batch: the pages
- * swapped one by one for a small batch, the whole TLB for a large one.
- * Where the kernel lets a module flush a kernel range, its own ranged
- * flush does the same.
+ * One TLB shootdown covers all swaps of the batch: the pages swapped one
+ * by one for a small batch, the whole TLB for a large one. With tlb=lazy,
+ * on this CPU now and on the others before their next use of the range
+ * (see the top of this file); with tlb=eager, on every CPU now, by the
+ * kernel's ranged flush where it lets a module use it.
  */
 void vsmfs_swap_flush(struct vsmfs_swap *sw)
 {
+	u64 gen;
+
 	if (!sw->sw_pages)
 		return;
+	if (READ_ONCE(sw->sw_sbi->s_tlb_mode) == VSMFS_TLB_LAZY) {
+		/*
+		 * Our own CPU now, the others at their next vsmfs_vsp_enter().
+		 * The PTE stores above are ordered before the count by the
+		 * full barrier of atomic64_inc_return(). A CPU that was up to
+		 * date before this batch is up to date after it.
+		 */
+		preempt_disable();
+		vsmfs_flush_tlb_local(sw);
+		gen = atomic64_inc_return(&vsmfs_tlb_gen);
+		if (__this_cpu_read(vsmfs_tlb_seen) == gen - 1)
+			__this_cpu_write(vsmfs_tlb_seen, gen);
+		preempt_enable();
+		goto done;
+	}
 #ifdef VSMFS_USE_FLUSH_TLB_KERNEL_RANGE
 	if (sw->sw_all) {
 		flush_tlb_kernel_range((unsigned long)vsmfs_lpn_ptr(sw->sw_sbi, 1),
@@ -285,8 +352,9 @@ void vsmfs_swap_flush(struct vsmfs_swap *sw)
 		}
 	}
 #else
-	on_each_cpu(vsmfs_flush_tlb_ipi, sw, 1);
+	on_each_cpu(vsmfs_flush_tlb_local, sw, 1);
 #endif
+done:
 	sw->sw_pages = 0;
 	sw->sw_nr = 0;
 	sw->sw_all = false;

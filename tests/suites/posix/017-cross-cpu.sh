@@ -4,12 +4,19 @@
 # overwrite. Two processes pinned to different CPUs take turns: the reader
 # reads a page, the writer overwrites it (4 KiB and 1 KiB writes, so page
 # table entries are swapped), the reader reads it again and must find the
-# new content.
+# new content. Both shootdown modes: tlb=lazy (the default) and tlb=eager.
 . tests/lib/common.sh
 
 [ "$(nproc)" -ge 2 ] || skip "needs two CPUs"
+for tlb in lazy eager; do
 mkfs_vsmfs -f "$DEV"
-mount_vsmfs
+mount_vsmfs -o tlb=$tlb
+if [ $tlb = eager ]; then
+	grep -q "^$DEV $MNT vsmfs .*,tlb=eager" /proc/mounts || die "tlb=eager not in /proc/mounts"
+else
+	! grep -q "^$DEV $MNT vsmfs .*tlb=" /proc/mounts || die "default tlb= shown in /proc/mounts"
+fi
+echo "tlb=$tlb:"
 PYTHONPATH=tests/lib python3 - "$MNT" <<'PY'
 import os, random, struct, sys
 from vsmfs_test import P, check
@@ -65,3 +72,4 @@ check(bad == 0, "%d of %d reads after an overwrite missed it" % (bad, ROUNDS))
 print("%d overwrites on CPU 1 seen by the next read on CPU 0" % ROUNDS)
 PY
 umount "$MNT"
+done
