@@ -37,6 +37,7 @@
 #include <linux/slab.h>
 #include <linux/sched/mm.h>
 #include "vsmfs.h"
+#include "trace.h"
 #include "pmem.h"
 #include "fault.h"
 
@@ -630,8 +631,8 @@ static int vsmfs_readdir(struct file *file, struct dir_context *ctx)
 	return 0;
 }
 
-static struct dentry *vsmfs_lookup(struct inode *dir, struct dentry *dentry,
-				   unsigned int flags)
+static struct dentry *vsmfs_do_lookup(struct inode *dir, struct dentry *dentry,
+				      unsigned int flags)
 {
 	struct vsmfs_dir_index *idx;
 	struct inode *inode = NULL;
@@ -729,35 +730,35 @@ static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t 
 	return ret;
 }
 
-static int vsmfs_create(struct user_namespace *ns, struct inode *dir,
-			struct dentry *dentry, umode_t mode, bool excl)
+static int vsmfs_do_create(struct user_namespace *ns, struct inode *dir,
+			   struct dentry *dentry, umode_t mode, bool excl)
 {
 	return vsmfs_mknod_common(dir, dentry, mode | S_IFREG, 0, NULL);
 }
 
-static int vsmfs_mknod(struct user_namespace *ns, struct inode *dir,
-		       struct dentry *dentry, umode_t mode, dev_t rdev)
+static int vsmfs_do_mknod(struct user_namespace *ns, struct inode *dir,
+			  struct dentry *dentry, umode_t mode, dev_t rdev)
 {
 	if (MAJOR(rdev) >= 4096 || MINOR(rdev) >= (1U << 20))
 		return -EINVAL;	/* does not fit new_encode_dev() */
 	return vsmfs_mknod_common(dir, dentry, mode, rdev, NULL);
 }
 
-static int vsmfs_mkdir(struct user_namespace *ns, struct inode *dir,
-		       struct dentry *dentry, umode_t mode)
+static int vsmfs_do_mkdir(struct user_namespace *ns, struct inode *dir,
+			  struct dentry *dentry, umode_t mode)
 {
 	return vsmfs_mknod_common(dir, dentry, mode | S_IFDIR, 0, NULL);
 }
 
-static int vsmfs_symlink(struct user_namespace *ns, struct inode *dir,
-			 struct dentry *dentry, const char *symname)
+static int vsmfs_do_symlink(struct user_namespace *ns, struct inode *dir,
+			    struct dentry *dentry, const char *symname)
 {
 	if (strlen(symname) >= VSMFS_BLOCK_SIZE)
 		return -ENAMETOOLONG;
 	return vsmfs_mknod_common(dir, dentry, S_IFLNK | 0777, 0, symname);
 }
 
-static int vsmfs_link(struct dentry *old, struct inode *dir, struct dentry *dentry)
+static int vsmfs_do_link(struct dentry *old, struct inode *dir, struct dentry *dentry)
 {
 	struct inode *inode = d_inode(old);
 	struct vsmfs_dir_index *idx;
@@ -812,7 +813,7 @@ static int vsmfs_unlink_t(struct vsmfs_trans *t, struct inode *dir,
 	return ret;
 }
 
-static int vsmfs_unlink(struct inode *dir, struct dentry *dentry)
+static int vsmfs_do_unlink(struct inode *dir, struct dentry *dentry)
 {
 	struct vsmfs_dir_index *idx = vsmfs_dir_index(dir);
 	struct vsmfs_trans t;
@@ -825,16 +826,16 @@ static int vsmfs_unlink(struct inode *dir, struct dentry *dentry)
 	return vsmfs_trans_commit(&t) ?: ret;
 }
 
-static int vsmfs_rmdir(struct inode *dir, struct dentry *dentry)
+static int vsmfs_do_rmdir(struct inode *dir, struct dentry *dentry)
 {
 	int ret = vsmfs_check_empty(d_inode(dentry));
 
-	return ret ?: vsmfs_unlink(dir, dentry);
+	return ret ?: vsmfs_do_unlink(dir, dentry);
 }
 
-static int vsmfs_rename(struct user_namespace *ns, struct inode *old_dir,
-			struct dentry *old_dentry, struct inode *new_dir,
-			struct dentry *new_dentry, unsigned int flags)
+static int vsmfs_do_rename(struct user_namespace *ns, struct inode *old_dir,
+			   struct dentry *old_dentry, struct inode *new_dir,
+			   struct dentry *new_dentry, unsigned int flags)
 {
 	struct inode *old_inode = d_inode(old_dentry);
 	struct inode *new_inode = d_inode(new_dentry);
@@ -944,6 +945,95 @@ const struct file_operations vsmfs_dir_operations = {
 	.iterate_shared	= vsmfs_readdir,
 	.fsync		= vsmfs_fsync,
 };
+
+/* Entry points: the operations above, timed for their trace events. */
+static struct dentry *vsmfs_lookup(struct inode *dir, struct dentry *dentry,
+				   unsigned int flags)
+{
+	u64 t0 = vsmfs_trace_start(vsmfs_lookup);
+	struct dentry *d = vsmfs_do_lookup(dir, dentry, flags);
+
+	trace_vsmfs_lookup(dir, IS_ERR_OR_NULL(d) ? dentry : d, PTR_ERR_OR_ZERO(d), t0);
+	return d;
+}
+
+static int vsmfs_create(struct user_namespace *ns, struct inode *dir,
+			struct dentry *dentry, umode_t mode, bool excl)
+{
+	u64 t0 = vsmfs_trace_start(vsmfs_create);
+	int ret = vsmfs_do_create(ns, dir, dentry, mode, excl);
+
+	trace_vsmfs_create(dir, dentry, ret, t0);
+	return ret;
+}
+
+static int vsmfs_mknod(struct user_namespace *ns, struct inode *dir,
+		       struct dentry *dentry, umode_t mode, dev_t rdev)
+{
+	u64 t0 = vsmfs_trace_start(vsmfs_mknod);
+	int ret = vsmfs_do_mknod(ns, dir, dentry, mode, rdev);
+
+	trace_vsmfs_mknod(dir, dentry, ret, t0);
+	return ret;
+}
+
+static int vsmfs_mkdir(struct user_namespace *ns, struct inode *dir,
+		       struct dentry *dentry, umode_t mode)
+{
+	u64 t0 = vsmfs_trace_start(vsmfs_mkdir);
+	int ret = vsmfs_do_mkdir(ns, dir, dentry, mode);
+
+	trace_vsmfs_mkdir(dir, dentry, ret, t0);
+	return ret;
+}
+
+static int vsmfs_symlink(struct user_namespace *ns, struct inode *dir,
+			 struct dentry *dentry, const char *symname)
+{
+	u64 t0 = vsmfs_trace_start(vsmfs_symlink);
+	int ret = vsmfs_do_symlink(ns, dir, dentry, symname);
+
+	trace_vsmfs_symlink(dir, dentry, ret, t0);
+	return ret;
+}
+
+static int vsmfs_link(struct dentry *old, struct inode *dir, struct dentry *dentry)
+{
+	u64 t0 = vsmfs_trace_start(vsmfs_link);
+	int ret = vsmfs_do_link(old, dir, dentry);
+
+	trace_vsmfs_link(dir, dentry, ret, t0);
+	return ret;
+}
+
+static int vsmfs_unlink(struct inode *dir, struct dentry *dentry)
+{
+	u64 t0 = vsmfs_trace_start(vsmfs_unlink);
+	int ret = vsmfs_do_unlink(dir, dentry);
+
+	trace_vsmfs_unlink(dir, dentry, ret, t0);
+	return ret;
+}
+
+static int vsmfs_rmdir(struct inode *dir, struct dentry *dentry)
+{
+	u64 t0 = vsmfs_trace_start(vsmfs_rmdir);
+	int ret = vsmfs_do_rmdir(dir, dentry);
+
+	trace_vsmfs_rmdir(dir, dentry, ret, t0);
+	return ret;
+}
+
+static int vsmfs_rename(struct user_namespace *ns, struct inode *old_dir,
+			struct dentry *old_dentry, struct inode *new_dir,
+			struct dentry *new_dentry, unsigned int flags)
+{
+	u64 t0 = vsmfs_trace_start(vsmfs_rename);
+	int ret = vsmfs_do_rename(ns, old_dir, old_dentry, new_dir, new_dentry, flags);
+
+	trace_vsmfs_rename(new_dir, new_dentry, ret, t0);
+	return ret;
+}
 
 const struct inode_operations vsmfs_dir_inode_operations = {
 	.lookup		= vsmfs_lookup,

@@ -32,6 +32,7 @@
 #include <linux/huge_mm.h>
 #include <linux/delay.h>
 #include "vsmfs.h"
+#include "trace.h"
 #include "pmem.h"
 #include "fault.h"
 
@@ -40,7 +41,7 @@
 
 #define VSMFS_PIECE_SIZE	(1ULL << VSMFS_VSP_SHIFT)
 
-static ssize_t vsmfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
+static ssize_t vsmfs_do_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
 	struct inode *inode = file_inode(iocb->ki_filp);
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
@@ -109,6 +110,17 @@ static ssize_t vsmfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	iocb->ki_pos = pos;
 	file_accessed(iocb->ki_filp);
 	return done;
+}
+
+static ssize_t vsmfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
+{
+	u64 t0 = vsmfs_trace_start(vsmfs_read);
+	loff_t pos = iocb->ki_pos;
+	size_t len = iov_iter_count(to);
+	ssize_t ret = vsmfs_do_read_iter(iocb, to);
+
+	trace_vsmfs_read(file_inode(iocb->ki_filp), pos, len, ret, t0);
+	return ret;
 }
 
 /*
@@ -200,6 +212,7 @@ static int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
 				return ret;
 			}
 			vi->i_pages -= have;
+			trace_vsmfs_zfdm(inode, key, have, true);
 			vsmfs_stat_inc(sbi, zfdm_migrations);
 			vsmfs_stat_add(sbi, zfdm_migrated_pages, have);
 		}
@@ -332,6 +345,9 @@ struct vsmfs_cow {
 	bool			cowed;		/* existing pages were replaced */
 	unsigned int		nfree, maxfree;
 	struct { u64 lpn, count; } *free;
+	/* For the trace event: pieces replaced whole or in part, and so on. */
+	unsigned int		ncoarse, nfine;
+	u64			nswapped, nmerged;
 };
 
 static int vsmfs_cow_defer_free(struct vsmfs_cow *c, u64 lpn, u64 count)
@@ -401,6 +417,7 @@ static ssize_t vsmfs_cow_whole(struct vsmfs_cow *c, struct inode *inode, u64 key
 		vsmfs_stat_add(sbi, data_cow_copy_bytes, copied);
 	else
 		vsmfs_stat_add(sbi, data_merge_bytes, copied);
+	c->nmerged += copied;
 
 	if (vi->i_tail_key == key + 1) {
 		ret = vsmfs_tail_release_t(t, inode, &freed);
@@ -414,6 +431,7 @@ static ssize_t vsmfs_cow_whole(struct vsmfs_cow *c, struct inode *inode, u64 key
 	vi->i_pages += cnt - have;
 	inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
 	c->cowed = true;
+	c->ncoarse++;
 	if (c->mode == VSMFS_COW_MULTI)
 		vsmfs_stat_inc(sbi, mcow_coarse);
 	vsmfs_stat_add(sbi, data_user_bytes, n);
@@ -468,6 +486,7 @@ static ssize_t vsmfs_cow_fine(struct vsmfs_cow *c, struct inode *inode, u64 key,
 		if (ws + n < ce)
 			vsmfs_memcpy_nt(sp + (ws + n - cs), op + (ws + n - cs), ce - ws - n);
 		vsmfs_stat_add(sbi, data_merge_bytes, (ws - cs) + (ce - ws - n));
+		c->nmerged += (ws - cs) + (ce - ws - n);
 		ret = vsmfs_swap_pages(t, &c->sw, lpn + pg, scr, m);
 		if (ret) {
 			vsmfs_free_pages(t, scr, m);
@@ -475,6 +494,7 @@ static ssize_t vsmfs_cow_fine(struct vsmfs_cow *c, struct inode *inode, u64 key,
 		}
 		vsmfs_cow_defer_free(c, scr, m);
 		c->cowed = true;
+		c->nswapped += m;
 		done += n;
 		vsmfs_stat_add(sbi, data_user_bytes, n);
 		if (n < we - ws)
@@ -482,6 +502,7 @@ static ssize_t vsmfs_cow_fine(struct vsmfs_cow *c, struct inode *inode, u64 key,
 		pg += m;
 	}
 	vsmfs_stat_inc(sbi, mcow_fine);
+	c->nfine++;
 	if (need > have) {
 		/* Pages past the old run: new, written directly. */
 		u64 ws = max(wfrom, have << VSMFS_BLOCK_SHIFT);
@@ -676,12 +697,14 @@ commit:
 out_unlock:
 	filemap_invalidate_unlock(mapping);
 	kvfree(c.free);
+	trace_vsmfs_mcow_write(inode, pos, len, c.ncoarse, c.nfine, c.nswapped, c.nmerged,
+			       done ?: ret ?: err);
 	if (done)
 		return done;
 	return ret ?: err;
 }
 
-static ssize_t vsmfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
+static ssize_t vsmfs_do_write_iter(struct kiocb *iocb, struct iov_iter *from)
 {
 	struct file *file = iocb->ki_filp;
 	struct inode *inode = file_inode(file);
@@ -739,6 +762,18 @@ out_unlock:
 	return ret;
 }
 
+static ssize_t vsmfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
+{
+	u64 t0 = vsmfs_trace_start(vsmfs_write);
+	loff_t pos = iocb->ki_pos;
+	size_t len = iov_iter_count(from);
+	ssize_t ret = vsmfs_do_write_iter(iocb, from);
+
+	/* pos as asked: with O_APPEND the write went to the end. */
+	trace_vsmfs_write(file_inode(iocb->ki_filp), pos, len, ret, t0);
+	return ret;
+}
+
 /**
  * vsmfs_fsync() - make a file's data and metadata durable
  * @file: the file
@@ -757,12 +792,14 @@ out_unlock:
 int vsmfs_fsync(struct file *file, loff_t start, loff_t end, int datasync)
 {
 	struct inode *inode = file_inode(file);
+	u64 t0 = vsmfs_trace_start(vsmfs_fsync);
 	int ret;
 
 	ret = file_write_and_wait_range(file, start, end);
 	if (!ret && !datasync)
 		ret = sync_inode_metadata(inode, 1);
 	vsmfs_fence();
+	trace_vsmfs_fsync(inode, start, end - start + 1, ret, t0);
 	return ret;
 }
 
@@ -851,6 +888,7 @@ static vm_fault_t vsmfs_dax_huge_fault(struct vm_fault *vmf, enum page_entry_siz
 	struct inode *inode = file_inode(vmf->vma->vm_file);
 	struct super_block *sb = inode->i_sb;
 	bool write = (vmf->flags & FAULT_FLAG_WRITE) && (vmf->vma->vm_flags & VM_SHARED);
+	u64 t0 = vsmfs_trace_start(vsmfs_fault);
 	vm_fault_t ret;
 	pfn_t pfn;
 
@@ -877,6 +915,7 @@ static vm_fault_t vsmfs_dax_huge_fault(struct vm_fault *vmf, enum page_entry_siz
 	filemap_invalidate_unlock_shared(inode->i_mapping);
 	if (write)
 		sb_end_pagefault(sb);
+	trace_vsmfs_fault(inode, vmf->pgoff, pe_size == PE_SIZE_PMD, (__force unsigned int)ret, t0);
 	return ret;
 }
 
@@ -1030,7 +1069,7 @@ static int vsmfs_alloc_piece(struct inode *inode, u64 key, loff_t to, bool large
 	return ret;
 }
 
-static long vsmfs_fallocate(struct file *file, int mode, loff_t offset, loff_t len)
+static long vsmfs_do_fallocate(struct file *file, int mode, loff_t offset, loff_t len)
 {
 	struct inode *inode = file_inode(file);
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
@@ -1117,6 +1156,15 @@ out_unlock:
 	return ret;
 }
 
+static long vsmfs_fallocate(struct file *file, int mode, loff_t offset, loff_t len)
+{
+	u64 t0 = vsmfs_trace_start(vsmfs_fallocate);
+	long ret = vsmfs_do_fallocate(file, mode, offset, len);
+
+	trace_vsmfs_fallocate(file_inode(file), offset, len, ret, t0);
+	return ret;
+}
+
 /*
  * Last close of a file open for writing (ZFDM): the reserved tail of its
  * last VSP goes back to the allocator and the inode is flagged, so the
@@ -1136,6 +1184,8 @@ static int vsmfs_release(struct inode *inode, struct file *file)
 	inode_lock(inode);
 	down_write(&vi->i_idx_sem);
 	if (vi->i_tail_key && !sb_rdonly(inode->i_sb)) {
+		u64 key = vi->i_tail_key - 1;
+
 		vsmfs_trans_begin(sbi, &t);
 		ret = vsmfs_tail_release_t(&t, inode, &freed);
 		if (!ret && freed)
@@ -1146,6 +1196,7 @@ static int vsmfs_release(struct inode *inode, struct file *file)
 			vsmfs_err_ratelimited(inode->i_sb, "inode %lu: releasing the tail failed: %d",
 					      inode->i_ino, ret);
 		else if (freed) {
+			trace_vsmfs_zfdm(inode, key, freed, false);
 			vsmfs_stat_inc(sbi, zfdm_reclaims);
 			vsmfs_stat_add(sbi, zfdm_reclaimed_pages, freed);
 		}

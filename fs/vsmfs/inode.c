@@ -14,6 +14,7 @@
 #include <linux/uio.h>
 #include <linux/posix_acl.h>
 #include "vsmfs.h"
+#include "trace.h"
 #include "pmem.h"
 
 /* DRAM copy of the block holding the on-media inode of @ino. */
@@ -751,16 +752,9 @@ void vsmfs_evict_inode(struct inode *inode)
 	clear_inode(inode);
 }
 
-/**
- * vsmfs_setattr() - change attributes, including the size
- * @mnt_userns: user namespace of the mount
- * @dentry: the file
- * @iattr: what to change
- *
- * Return: 0 or a negative errno.
- */
-int vsmfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
-		  struct iattr *iattr)
+/* Change attributes, including the size (vsmfs_setattr()). */
+static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
+			    struct iattr *iattr)
 {
 	struct inode *inode = d_inode(dentry);
 	bool resize = (iattr->ia_valid & ATTR_SIZE) && iattr->ia_size != inode->i_size;
@@ -807,6 +801,25 @@ out_invalidate:
 	/* The access ACL follows the new mode, in a transaction of its own. */
 	if (!ret && (iattr->ia_valid & ATTR_MODE) && !S_ISLNK(inode->i_mode))
 		ret = posix_acl_chmod(mnt_userns, inode, inode->i_mode);
+	return ret;
+}
+
+/**
+ * vsmfs_setattr() - change attributes, including the size
+ * @mnt_userns: user namespace of the mount
+ * @dentry: the file
+ * @iattr: what to change
+ *
+ * Return: 0 or a negative errno.
+ */
+int vsmfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
+		  struct iattr *iattr)
+{
+	u64 t0 = vsmfs_trace_start(vsmfs_setattr);
+	int ret = vsmfs_do_setattr(mnt_userns, dentry, iattr);
+
+	trace_vsmfs_setattr(d_inode(dentry), iattr->ia_valid & ATTR_SIZE ? iattr->ia_size : -1,
+			    iattr->ia_valid, ret, t0);
 	return ret;
 }
 

@@ -71,6 +71,7 @@
 #include <linux/hash.h>
 #include <linux/log2.h>
 #include "vsmfs.h"
+#include "trace.h"
 #include "pmem.h"
 #include "fault.h"
 
@@ -369,6 +370,7 @@ static void vsmfs_jgc(struct vsmfs_journal *j)
 	}
 	j->ckpt = first;
 	j->holes = 0;
+	trace_vsmfs_journal_gc(j->sbi->s_sb, old, first);
 	vsmfs_stat_inc(j->sbi, journal_gc_runs);
 	vsmfs_stat_add(j->sbi, journal_gc_reclaimed, old - first);
 }
@@ -379,6 +381,7 @@ static void vsmfs_jcheckpoint(struct vsmfs_journal *j)
 	struct vsmfs_sb_info *sbi = j->sbi;
 	struct vsmfs_jent *e;
 	struct hlist_node *tmp;
+	u64 t0 = vsmfs_trace_start(vsmfs_checkpoint);
 	u32 pos, count = 0, i;
 
 	if (!j->ckpt)
@@ -408,6 +411,7 @@ static void vsmfs_jcheckpoint(struct vsmfs_journal *j)
 			vsmfs_jent_free(j, e);
 	j->ckpt = 0;
 	j->holes = 0;
+	trace_vsmfs_checkpoint(sbi->s_sb, count, t0);
 	vsmfs_stat_inc(sbi, journal_checkpoints);
 	vsmfs_stat_add(sbi, journal_checkpoint_blocks, count);
 	vsmfs_stat_add(sbi, home_bytes, (u64)count * VSMFS_BLOCK_SIZE);
@@ -1027,6 +1031,8 @@ static void vsmfs_jplace(struct vsmfs_journal *j, u64 home, u32 p)
 			vsmfs_tree_del(j, p);
 			vsmfs_jswap(j, m, p);
 			vsmfs_tree_add(j, m);
+			trace_vsmfs_wear_swap(j->sbi->s_sb, j->slot[p].jb, j->slot[m].jb,
+					      j->slot[p].wc, j->slot[m].wc);
 			vsmfs_stat_inc(j->sbi, journal_wear_swaps);
 		}
 	}
@@ -1069,7 +1075,9 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	struct vsmfs_journal *j = sbi->s_journal;
 	struct vsmfs_mblk *mb, *tmp;
-	u32 start, p, i;
+	u64 t0 = vsmfs_trace_start(vsmfs_trans_commit);
+	u64 delta_bytes = 0, full_bytes = 0;
+	u32 start, p, i, delta_blocks = 0;
 	int ret = t->t_error;
 
 	if (!t->t_nblocks)
@@ -1092,12 +1100,17 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 		void *dst = vsmfs_jblock(j, s->jb);
 
 		if (s->delta) {
-			vsmfs_jstat_bytes(sbi, journal_delta_bytes, vsmfs_jdelta(dst, mb->m_data));
+			u32 n = vsmfs_jdelta(dst, mb->m_data);
+
+			vsmfs_jstat_bytes(sbi, journal_delta_bytes, n);
 			vsmfs_stat_inc(sbi, journal_delta_blocks);
+			delta_bytes += n;
+			delta_blocks++;
 		} else {
 			vsmfs_memcpy_nt(dst, mb->m_data, VSMFS_BLOCK_SIZE);
 			vsmfs_jstat_bytes(sbi, journal_full_bytes, VSMFS_BLOCK_SIZE);
 			vsmfs_stat_inc(sbi, journal_full_blocks);
+			full_bytes += VSMFS_BLOCK_SIZE;
 		}
 		/* Unless the last batch flush wrote it after its last change. */
 		if (!s->clean)
@@ -1122,6 +1135,8 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 	if (j->writethrough)
 		vsmfs_jcheckpoint(j);
 	vsmfs_stat_inc(sbi, trans_commits);
+	trace_vsmfs_trans_commit(sbi->s_sb, t->t_nblocks, delta_blocks, delta_bytes,
+				 full_bytes, ret, t0);
 out:
 	list_for_each_entry_safe(mb, tmp, &t->t_dirty, m_dirty) {
 		list_del_init(&mb->m_dirty);

@@ -39,6 +39,7 @@
 #include <linux/preempt.h>
 #include <asm/tlbflush.h>
 #include "vsmfs.h"
+#include "trace.h"
 
 /*
  * A stock kernel exports neither init_mm nor flush_tlb_kernel_range() to
@@ -322,6 +323,8 @@ void vsmfs_swap_flush(struct vsmfs_swap *sw)
 
 	if (!sw->sw_pages)
 		return;
+	trace_vsmfs_tlb_flush(sw->sw_sbi->s_sb, sw->sw_pages, sw->sw_all,
+			      READ_ONCE(sw->sw_sbi->s_tlb_mode) == VSMFS_TLB_LAZY);
 	if (READ_ONCE(sw->sw_sbi->s_tlb_mode) == VSMFS_TLB_LAZY) {
 		/*
 		 * Our own CPU now, the others at their next vsmfs_vsp_enter().

@@ -10,7 +10,11 @@ make -s -C "$VSMFS_TOP" install DESTDIR="$inst" >/tmp/install.out 2>&1 ||
 	{ cat /tmp/install.out; die "make install failed"; }
 for f in sbin/mkfs.vsmfs sbin/fsck.vsmfs sbin/vsmfs-inspect \
 	 usr/local/share/man/man8/mkfs.vsmfs.8 usr/local/share/man/man8/fsck.vsmfs.8 \
-	 usr/local/share/man/man8/vsmfs-inspect.8 usr/local/share/man/man5/vsmfs.5; do
+	 usr/local/share/man/man8/vsmfs-inspect.8 usr/local/share/man/man5/vsmfs.5 \
+	 usr/local/share/vsmfs/bpftrace/vsmfs-latency.bt \
+	 usr/local/share/vsmfs/bpftrace/vsmfs-commit.bt \
+	 usr/local/share/vsmfs/bpftrace/vsmfs-mcow.bt \
+	 usr/local/share/vsmfs/bpftrace/vsmfs-wear.bt; do
 	[ -f "$inst/$f" ] || die "$f not installed"
 done
 [ -x "$inst/sbin/fsck.vsmfs" ] || die "fsck.vsmfs not executable"

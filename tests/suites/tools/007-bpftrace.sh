@@ -1,0 +1,60 @@
+# The bpftrace scripts of tools/bpftrace/ against a live mount: each
+# attaches to the vsmfs tracepoints, a short workload runs under it
+# (bpftrace -c), and what it prints at the end holds the histograms and
+# counts the workload must have produced.
+. tests/lib/common.sh
+
+command -v bpftrace >/dev/null || die "bpftrace not installed (tests/setup installs it)"
+BT=$VSMFS_TOP/tools/bpftrace
+mkfs_vsmfs -f -J 256K "$DEV"
+mount_vsmfs
+[ -d /sys/kernel/tracing/events/vsmfs ] ||
+	[ -d /sys/kernel/debug/tracing/events/vsmfs ] || die "no vsmfs tracepoints"
+
+# run SCRIPT WORKLOAD: the script's output while the workload runs.
+run() {
+	out=/tmp/bt.$(basename "$1" .bt)
+	# bpftrace -c splits its command at spaces, without a shell.
+	printf '%s\n' "set -e" "$2" >/tmp/bt-work.sh
+	bpftrace -c "/bin/sh /tmp/bt-work.sh" "$BT/$1" >"$out" 2>&1 ||
+		{ cat "$out"; die "$1 failed"; }
+	echo "--- $1"
+	cat "$out"
+}
+
+# has SCRIPT PATTERN...: the output has a line matching each pattern.
+has() {
+	s=$1
+	shift
+	for p in "$@"; do
+		grep -Eq -- "$p" "/tmp/bt.$(basename "$s" .bt)" ||
+			die "$s: no line matching '$p'"
+	done
+}
+
+work="cd $MNT && mkdir -p d && for i in \$(seq 40); do
+	echo x > d/f\$i; dd if=/dev/zero of=d/f\$i bs=4k count=4 conv=notrunc,fsync 2>/dev/null;
+	cat d/f\$i >/dev/null; mv d/f\$i d/g\$i; done; rm -f d/g*; rmdir d"
+run vsmfs-latency.bt "$work"
+has vsmfs-latency.bt '^@us\[tracepoint:vsmfs:vsmfs_write\]:' '^@us\[tracepoint:vsmfs:vsmfs_read\]:' \
+	'^@us\[tracepoint:vsmfs:vsmfs_create\]:' '^@us\[tracepoint:vsmfs:vsmfs_rename\]:' \
+	'^@us\[tracepoint:vsmfs:vsmfs_unlink\]:' '^\[[0-9]+.*\|@+ *\|$'
+
+run vsmfs-commit.bt "$work"
+has vsmfs-commit.bt '^@commits: [1-9]' '^@blocks:' '^@delta_bytes:' '^\[[0-9]+.*\|@+ *\|$'
+commits=$(sed -n 's/^@commits: //p' /tmp/bt.vsmfs-commit)
+[ "$commits" -ge 200 ] || die "vsmfs-commit.bt: $commits commits for 40 files"
+
+# Overwrites: 4 KiB pages (fine) and a whole 2 MiB piece (coarse).
+dd if=/dev/zero of="$MNT/big" bs=1M count=4 2>/dev/null
+run vsmfs-mcow.bt "dd if=/dev/urandom of=$MNT/big bs=4k count=50 seek=10 conv=notrunc 2>/dev/null;
+	dd if=/dev/urandom of=$MNT/big bs=2M count=1 seek=1 conv=notrunc 2>/dev/null"
+has vsmfs-mcow.bt '^@writes: 51$' '^pieces: coarse 1, fine 50, fine share 98 percent$' \
+	'^@swapped_pages:' '^@tlb_flushes_lazy: [1-9]'
+rm "$MNT/big"
+
+# A small journal and many metadata changes: wear-aware allocation swaps
+# blocks. The per-second lines come and go; the totals stay.
+run vsmfs-wear.bt "cd $MNT && for i in \$(seq 300); do touch w\$i; done; rm -f w*"
+has vsmfs-wear.bt '^@total_swaps: [1-9]' '^@taken_writes:' '^@passed_over_writes:'
+umount "$MNT"
