@@ -61,6 +61,16 @@ crash-test: all
 crash-atomic: all
 	VSMFS_CRASH_SNAPSHOTS=$(or $(N),500) VSMFS_CRASH_SEED=$(or $(SEED),4) tests/run atomic
 
+# Benchmarks against ext4-DAX and XFS-DAX (bench/README.md), not part of
+# make test: bench-quick takes about 15 minutes here, bench about an hour.
+bench: all
+	bench/fio-overwrite --reps 3 --runtime 2
+	bench/metadata --reps 3 --scale 2
+
+bench-quick: all
+	bench/fio-overwrite --quick --sizes 1,4,64,2048
+	bench/metadata --quick
+
 check:
 	$(MAKE) $(KBUILD_ARGS) C=2 modules
 	tests/hygiene
@@ -140,4 +150,4 @@ clean:
 
 .PHONY: all module tools test unit demo check fuzz crash-test crash-atomic clean install uninstall \
 	install-tools uninstall-tools install-module uninstall-module dkms-install dkms-uninstall \
-	intree-check intree-kernel
+	intree-check intree-kernel bench bench-quick
