@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "../fs/vsmfs/verify.h"
+#include "../fs/vsmfs/jcore.h"
 #include "tools.h"
 
 #define EXIT_FIXED		1
@@ -368,27 +369,6 @@ static bool check_super(void)
 /* ---- pass 2: journal ---- */
 
 /* A valid version in the checkpoint area. */
-struct jver {
-	u64 home;
-	u32 pos, jb;
-	bool latest;
-};
-
-static int jver_cmp(const void *a, const void *b)
-{
-	const struct jver *x = a, *y = b;
-
-	if (x->home != y->home)
-		return x->home < y->home ? -1 : 1;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
-static bool jhome_ok(u64 home)
-{
-	return home > VSMFS_SB_BACKUP_BLOCK && home < L.blocks &&
-	       (home < L.journal_start || home >= L.journal_start + L.journal_blocks);
-}
-
 /*
  * The journal as recovery at mount sees it: header copies of an interrupted
  * update restored, the commit area discarded, the latest valid version of
@@ -400,9 +380,11 @@ static void check_journal(void)
 {
 	struct vsmfs_djsb *jsb = xalloc(VSMFS_BLOCK_SIZE);
 	struct vsmfs_djhdr *hdr = NULL, *copies = xalloc(VSMFS_BLOCK_SIZE);
-	struct jver *ver = NULL;
-	u32 n, hdr_blocks, ckpt, last, commit, hcopy, nver = 0, i, k;
-	u32 *jb_owner = NULL;
+	struct vsmfs_jver *ver = NULL;
+	struct vsmfs_jh *jh = NULL;
+	u32 n, hdr_blocks, ckpt, last, commit, hcopy, i, k, nchanged, at;
+	u32 *jb_owner = NULL, *changed = NULL;
+	const char *why;
 	u64 state, jblocks_start;
 	bool bad = false;
 
@@ -443,94 +425,56 @@ static void check_journal(void)
 	dev_io(false, L.journal_start + 1, hdr_blocks, hdr);
 	dev_io(false, L.journal_start + 1 + hdr_blocks, 1, copies);
 	jblocks_start = L.journal_start + 2 + hdr_blocks;
-	for (i = 0; i < hcopy; i++) {
-		u64 num = le64_to_cpu(copies[i].h_state) >> VSMFS_JH_NUM_SHIFT & VSMFS_JH_NUM_MASK;
-
-		if (num >= n) {
-			problem(FIX_NONE, "journal: header copy %u names header %" PRIu64
-				", past the last", i, num);
-			goto out;
-		}
-		hdr[num] = copies[i];
+	why = vsmfs_jcopies_check(copies, hcopy, n, &at);
+	if (why) {
+		problem(FIX_NONE, "journal: header copy %u: %s", at, why);
+		goto out;
 	}
+	for (i = 0; i < hcopy; i++)
+		hdr[vsmfs_jh_num(&copies[i])] = copies[i];
 
 	jb_owner = xalloc((u64)n * sizeof(*jb_owner));
 	memset(jb_owner, 0xff, (u64)n * sizeof(*jb_owner));
-	ver = xalloc((u64)(ckpt ? ckpt : 1) * sizeof(*ver));
+	jh = xalloc((u64)n * sizeof(*jh));
 	for (i = 0; i < n; i++) {
 		u64 st = le64_to_cpu(hdr[i].h_state), map = le64_to_cpu(hdr[i].h_map);
-		u64 num = st >> VSMFS_JH_NUM_SHIFT & VSMFS_JH_NUM_MASK;
-		u32 jb = (u32)(map & VSMFS_JH_JB_MASK), flags = st & VSMFS_JH_FLAGS;
-		u64 home = map >> VSMFS_JH_HOME_SHIFT;
 
-		if (num != i) {
-			problem(FIX_NONE, "journal: header %u has number %" PRIu64, i, num);
+		why = vsmfs_jh_decode(&hdr[i], i, n, i < ckpt, &L, &jh[i]);
+		if (why) {
+			problem(FIX_NONE, "journal: header %u: %s (number %u, journal block %u,"
+				" flags 0x%x, home block %" PRIu64 ")", i, why, vsmfs_jh_num(&hdr[i]),
+				(u32)(map & VSMFS_JH_JB_MASK), (u32)(st & VSMFS_JH_FLAGS),
+				(u64)(map >> VSMFS_JH_HOME_SHIFT));
 			bad = true;
 			continue;
 		}
-		if (jb >= n) {
-			problem(FIX_NONE, "journal: header %u maps journal block %u, past the last",
-				i, jb);
-			bad = true;
-			continue;
-		}
-		if (jb_owner[jb] != UINT32_MAX) {
+		if (jb_owner[jh[i].jb] != UINT32_MAX) {
 			problem(FIX_NONE, "journal: header %u maps journal block %u, already mapped"
-				" by header %u", i, jb, jb_owner[jb]);
+				" by header %u", i, jh[i].jb, jb_owner[jh[i].jb]);
 			bad = true;
 			continue;
 		}
-		jb_owner[jb] = i;
-		if (i >= ckpt)
-			continue;
-		if (!(flags & VSMFS_JH_USED) ||
-		    flags & ~(VSMFS_JH_USED | VSMFS_JH_VALID | VSMFS_JH_LATEST)) {
-			problem(FIX_NONE, "journal: header %u in the checkpoint area has flags 0x%x",
-				i, flags);
-			bad = true;
-			continue;
-		}
-		if (!(flags & VSMFS_JH_VALID))
-			continue;
-		if (!jhome_ok(home)) {
-			problem(FIX_NONE, "journal: header %u: bad home block %" PRIu64, i, home);
-			bad = true;
-			continue;
-		}
-		ver[nver].home = home;
-		ver[nver].pos = i;
-		ver[nver].jb = jb;
-		ver[nver].latest = flags & VSMFS_JH_LATEST;
-		nver++;
+		jb_owner[jh[i].jb] = i;
 	}
 	if (bad)
 		goto out;
 
-	/* One latest version per home block; k collects them at the front. */
-	qsort(ver, nver, sizeof(*ver), jver_cmp);
+	/* The recovery rules of the module: what a mount writes home. */
+	ver = xalloc((u64)(ckpt ? ckpt : 1) * sizeof(*ver));
+	changed = xalloc((u64)(ckpt ? ckpt : 1) * sizeof(*changed));
+	why = vsmfs_jrecover(jh, ckpt, last, ver, changed, &nchanged, &at);
+	if (why) {
+		problem(FIX_NONE, "journal: header %u, block %" PRIu64 ": %s", at, jh[at].home,
+			why);
+		goto out;
+	}
 	k = 0;
-	for (i = 0; i < nver;) {
-		u32 e = i, lat[2] = { 0, 0 }, nlatest = 0, win = UINT32_MAX;
-
-		while (e < nver && ver[e].home == ver[i].home)
-			e++;
-		for (; i < e; i++)
-			if (ver[i].latest && nlatest++ < 2)
-				lat[nlatest - 1] = i;
-		if (nlatest == 1)
-			win = lat[0];
-		else if (nlatest == 2 && (ver[lat[0]].pos >= last) != (ver[lat[1]].pos >= last))
-			win = ver[lat[0]].pos >= last ? lat[0] : lat[1];
-		else if (nlatest) {
-			problem(FIX_NONE, "journal: block %" PRIu64 " has %u versions flagged latest"
-				" that the last transaction does not order", ver[e - 1].home, nlatest);
-			bad = true;
-		}
-		if (win != UINT32_MAX)
-			ver[k++] = ver[win];
+	for (i = 0; i < ckpt; i++) {
+		if (!vsmfs_jh_is_latest(&jh[i]))
+			continue;
+		ver[k].home = jh[i].home;
+		ver[k++].pos = i;
 	}
-	if (bad)
-		goto out;
 
 	/*
 	 * Versions already equal to their home block (a mount replayed them,
@@ -544,7 +488,7 @@ static void check_journal(void)
 		for (i = 0; i < k; i++) {
 			u8 *v = ov_data + ((u64)m << VSMFS_BLOCK_SHIFT);
 
-			dev_io(false, jblocks_start + ver[i].jb, 1, v);
+			dev_io(false, jblocks_start + jh[ver[i].pos].jb, 1, v);
 			dev_io(false, ver[i].home, 1, home);
 			if (!memcmp(v, home, VSMFS_BLOCK_SIZE))
 				continue;
@@ -585,6 +529,8 @@ static void check_journal(void)
 			ov_home[i] = ver[i].home;
 	}
 out:
+	free(changed);
+	free(jh);
 	free(jb_owner);
 	free(ver);
 	free(hdr);

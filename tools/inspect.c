@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "../fs/vsmfs/verify.h"
+#include "../fs/vsmfs/jcore.h"
 #include "tools.h"
 
 #define EXIT_OPERATIONAL	8
@@ -223,21 +224,6 @@ static void read_super(void)
 
 /* ---- journal ---- */
 
-struct jver {
-	u64 home;
-	u32 pos, jb;
-	bool latest;
-};
-
-static int jver_cmp(const void *a, const void *b)
-{
-	const struct jver *x = a, *y = b;
-
-	if (x->home != y->home)
-		return x->home < y->home ? -1 : 1;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
 /*
  * Read the journal superblock and headers: counts, wear histogram, and the
  * latest committed version of every block (the overlay read_blocks() uses).
@@ -246,8 +232,10 @@ static void read_journal(void)
 {
 	struct vsmfs_djsb *jsb = xalloc(VSMFS_BLOCK_SIZE);
 	struct vsmfs_djhdr *hdr, *copies = xalloc(VSMFS_BLOCK_SIZE);
-	struct jver *ver;
-	u32 i, k, nver = 0, hdr_blocks;
+	struct vsmfs_jver *ver;
+	struct vsmfs_jh *jh;
+	const char *why;
+	u32 i, k, hdr_blocks, nchanged, at, *changed;
 	u8 *home;
 	u64 state, jstart;
 
@@ -278,71 +266,50 @@ static void read_journal(void)
 	dev_read(L.journal_start + 1, hdr_blocks, hdr);
 	dev_read(L.journal_start + 1 + hdr_blocks, 1, copies);
 	jstart = L.journal_start + 2 + hdr_blocks;
-	for (i = 0; i < js.hcopy; i++) {
-		u64 num = le64_to_cpu(copies[i].h_state) >> VSMFS_JH_NUM_SHIFT &
-			  VSMFS_JH_NUM_MASK;
+	why = vsmfs_jcopies_check(copies, js.hcopy, js.n, &at);
+	if (why)
+		fatal("%s: journal: header copy %u: %s (run fsck.vsmfs)", dev, at, why);
+	for (i = 0; i < js.hcopy; i++)
+		hdr[vsmfs_jh_num(&copies[i])] = copies[i];
 
-		if (num >= js.n)
-			fatal("%s: journal: header copy %u names header %" PRIu64 ", past the last",
-			      dev, i, num);
-		hdr[num] = copies[i];
-	}
-
-	ver = xalloc((u64)(js.ckpt ? js.ckpt : 1) * sizeof(*ver));
+	jh = xalloc((u64)(js.n ? js.n : 1) * sizeof(*jh));
 	js.wc_min = UINT32_MAX;
 	for (i = 0; i < js.n; i++) {
-		u64 st = le64_to_cpu(hdr[i].h_state), map = le64_to_cpu(hdr[i].h_map);
-		u32 wc = (u32)(st >> VSMFS_JH_WC_SHIFT), flags = st & VSMFS_JH_FLAGS;
-		u32 jb = (u32)(map & VSMFS_JH_JB_MASK);
-
-		if ((st >> VSMFS_JH_NUM_SHIFT & VSMFS_JH_NUM_MASK) != i || jb >= js.n)
-			fatal("%s: journal: header %u is damaged (run fsck.vsmfs)", dev, i);
-		js.wc_min = wc < js.wc_min ? wc : js.wc_min;
-		js.wc_max = wc > js.wc_max ? wc : js.wc_max;
-		js.wc_sum += wc;
+		why = vsmfs_jh_decode(&hdr[i], i, js.n, i < js.ckpt, &L, &jh[i]);
+		if (why)
+			fatal("%s: journal: header %u: %s (run fsck.vsmfs)", dev, i, why);
+		js.wc_min = jh[i].wc < js.wc_min ? jh[i].wc : js.wc_min;
+		js.wc_max = jh[i].wc > js.wc_max ? jh[i].wc : js.wc_max;
+		js.wc_sum += jh[i].wc;
 		if (i >= js.ckpt)
-			continue;	/* free, whatever the flags say */
+			continue;	/* free, whatever the flags said */
 		js.used++;
-		if (!(flags & VSMFS_JH_VALID)) {
+		if (!(jh[i].flags & VSMFS_JH_VALID)) {
 			js.holes++;
 			continue;
 		}
 		js.valid++;
-		if (flags & VSMFS_JH_LATEST)
+		if (jh[i].flags & VSMFS_JH_LATEST)
 			js.latest++;
-		ver[nver].home = map >> VSMFS_JH_HOME_SHIFT;
-		ver[nver].pos = i;
-		ver[nver].jb = jb;
-		ver[nver].latest = flags & VSMFS_JH_LATEST;
-		nver++;
 	}
 	if (!js.n)
 		js.wc_min = 0;
 	js.wc_width = DIV_ROUND_UP(js.wc_max - js.wc_min + 1, WEAR_BUCKETS);
-	for (i = 0; i < js.n; i++) {
-		u32 wc = (u32)(le64_to_cpu(hdr[i].h_state) >> VSMFS_JH_WC_SHIFT);
+	for (i = 0; i < js.n; i++)
+		js.bucket[(jh[i].wc - js.wc_min) / js.wc_width]++;
 
-		js.bucket[(wc - js.wc_min) / js.wc_width]++;
-	}
-
-	/* The winner per home block: the one latest, or of two the newer. */
-	qsort(ver, nver, sizeof(*ver), jver_cmp);
+	/* What a mount writes home, by the module's recovery rules. */
+	ver = xalloc((u64)(js.ckpt ? js.ckpt : 1) * sizeof(*ver));
+	changed = xalloc((u64)(js.ckpt ? js.ckpt : 1) * sizeof(*changed));
+	why = vsmfs_jrecover(jh, js.ckpt, js.last, ver, changed, &nchanged, &at);
+	if (why)
+		fatal("%s: journal: header %u: %s (run fsck.vsmfs)", dev, at, why);
 	k = 0;
-	for (i = 0; i < nver;) {
-		u32 e = i, lat[2] = { 0, 0 }, nl = 0;
-
-		while (e < nver && ver[e].home == ver[i].home)
-			e++;
-		for (; i < e; i++)
-			if (ver[i].latest && nl++ < 2)
-				lat[nl - 1] = i;
-		if (nl == 1)
-			ver[k++] = ver[lat[0]];
-		else if (nl == 2 && (ver[lat[0]].pos >= js.last) != (ver[lat[1]].pos >= js.last))
-			ver[k++] = ver[ver[lat[0]].pos >= js.last ? lat[0] : lat[1]];
-		else if (nl)
-			fatal("%s: journal: block %" PRIu64 " has %u unordered latest versions"
-			      " (run fsck.vsmfs)", dev, ver[e - 1].home, nl);
+	for (i = 0; i < js.ckpt; i++) {
+		if (!vsmfs_jh_is_latest(&jh[i]))
+			continue;
+		ver[k].home = jh[i].home;
+		ver[k++].pos = i;
 	}
 	ov_home = xalloc((u64)(k ? k : 1) * sizeof(*ov_home));
 	ov_data = xalloc((u64)k << VSMFS_BLOCK_SHIFT);
@@ -350,11 +317,8 @@ static void read_journal(void)
 	for (i = 0; i < k; i++) {
 		u8 *v = ov_data + ((u64)i << VSMFS_BLOCK_SHIFT);
 
-		if (ver[i].home <= VSMFS_SB_BACKUP_BLOCK || ver[i].home >= L.blocks)
-			fatal("%s: journal: bad home block %" PRIu64 " (run fsck.vsmfs)", dev,
-			      ver[i].home);
 		ov_home[i] = ver[i].home;
-		dev_read(jstart + ver[i].jb, 1, v);
+		dev_read(jstart + jh[ver[i].pos].jb, 1, v);
 		/* Versions equal to their home block need no replay. */
 		dev_read(ver[i].home, 1, home);
 		if (memcmp(v, home, VSMFS_BLOCK_SIZE))
@@ -362,6 +326,8 @@ static void read_journal(void)
 	}
 	ov_count = k;
 	free(home);
+	free(changed);
+	free(jh);
 	free(ver);
 	free(hdr);
 	free(copies);

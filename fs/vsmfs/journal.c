@@ -13,7 +13,9 @@
  * header-copy region, journal blocks; checkpoint, commit and free areas) is
  * described in vsmfs_format.h. In DRAM the journal keeps a mirror of every
  * header, a hash from home block to its old and latest version, and a
- * red-black tree of the free headers ordered by write count.
+ * heap of the free headers ordered by write count. The pure parts (header
+ * checks, deltas, the heap, the order of GC and the recovery rules) are in
+ * jcore.c, shared with fsck.vsmfs, vsmfs-inspect and the unit tests.
  *
  * Header changes that move journal blocks between headers (swaps) are made
  * in batches through the header-copy region, see vsmfs_jbatch_flush():
@@ -66,7 +68,6 @@
  */
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
-#include <linux/rbtree.h>
 #include <linux/blkdev.h>
 #include <linux/hash.h>
 #include <linux/log2.h>
@@ -74,20 +75,13 @@
 #include "trace.h"
 #include "pmem.h"
 #include "fault.h"
+#include "jcore.h"
 
-#define VSMFS_JNONE	U32_MAX
-
-/* DRAM mirror of one journal header, at its position (header number). */
+/* State of one journal header besides its DRAM mirror (struct vsmfs_jh). */
 struct vsmfs_jslot {
-	u64		home;		/* home block of a valid version */
-	u32		jb;		/* journal block */
-	u32		wc;		/* write count of the journal block */
-	u8		flags;		/* VSMFS_JH_*; 0 past the checkpoint area */
-	u8		in_tree;	/* on the free tree */
 	u8		batched;	/* in the pending header batch */
-	u8		clean;		/* header on PM equals this mirror */
+	u8		clean;		/* header on PM equals the mirror */
 	u8		delta;		/* this commit writes a delta into it */
-	struct rb_node	rb;		/* free tree, by (wc, position) */
 };
 
 /* Versions of one home block in the checkpoint (and commit) area. */
@@ -112,8 +106,11 @@ struct vsmfs_journal {
 	u32			holes;		/* invalid headers below ckpt */
 	u32			ndata;		/* hashed home blocks in the data area */
 	bool			writethrough;	/* checkpoint after every commit */
+	struct vsmfs_jh		*h;		/* mirror of every header */
 	struct vsmfs_jslot	*slot;
-	struct rb_root		free;
+	struct vsmfs_wheap	free;		/* free headers, least-worn first */
+	u32			*heap;		/* its storage */
+	u32			*heap_idx;
 	struct hlist_head	*hash;
 	unsigned int		hash_bits;
 	struct vsmfs_jent	*ents;
@@ -141,38 +138,7 @@ static void *vsmfs_jblock(struct vsmfs_journal *j, u32 jb)
 
 static bool vsmfs_jvalid(struct vsmfs_journal *j, u32 pos)
 {
-	return j->slot[pos].flags & VSMFS_JH_VALID;
-}
-
-/* ---- free tree ---- */
-
-static bool vsmfs_jless(struct vsmfs_journal *j, u32 a, u32 b)
-{
-	return j->slot[a].wc < j->slot[b].wc ||
-	       (j->slot[a].wc == j->slot[b].wc && a < b);
-}
-
-static void vsmfs_tree_add(struct vsmfs_journal *j, u32 pos)
-{
-	struct rb_node **link = &j->free.rb_node, *parent = NULL;
-
-	while (*link) {
-		u32 other = container_of(*link, struct vsmfs_jslot, rb) - j->slot;
-
-		parent = *link;
-		link = vsmfs_jless(j, pos, other) ? &parent->rb_left : &parent->rb_right;
-	}
-	rb_link_node(&j->slot[pos].rb, parent, link);
-	rb_insert_color(&j->slot[pos].rb, &j->free);
-	j->slot[pos].in_tree = 1;
-}
-
-static void vsmfs_tree_del(struct vsmfs_journal *j, u32 pos)
-{
-	if (!j->slot[pos].in_tree)
-		return;
-	rb_erase(&j->slot[pos].rb, &j->free);
-	j->slot[pos].in_tree = 0;
+	return j->h[pos].flags & VSMFS_JH_VALID;
 }
 
 /* ---- hash: home block -> versions ---- */
@@ -214,11 +180,8 @@ static void vsmfs_jent_free(struct vsmfs_journal *j, struct vsmfs_jent *e)
 
 static void vsmfs_jh_store(struct vsmfs_journal *j, u32 pos, struct vsmfs_djhdr *dst)
 {
-	const struct vsmfs_jslot *s = &j->slot[pos];
-
-	WRITE_ONCE(dst->h_state, cpu_to_le64(s->flags | (u64)pos << VSMFS_JH_NUM_SHIFT |
-					     (u64)s->wc << VSMFS_JH_WC_SHIFT));
-	WRITE_ONCE(dst->h_map, cpu_to_le64(s->jb | s->home << VSMFS_JH_HOME_SHIFT));
+	WRITE_ONCE(dst->h_state, cpu_to_le64(vsmfs_jh_state(&j->h[pos], pos)));
+	WRITE_ONCE(dst->h_map, cpu_to_le64(vsmfs_jh_map(&j->h[pos])));
 }
 
 /* Write header @pos in place and flush it; durable after the next fence. */
@@ -232,11 +195,7 @@ static void vsmfs_jh_write(struct vsmfs_journal *j, u32 pos)
 /* Flags only: one 8-byte store of h_state, flushed. */
 static void vsmfs_jh_write_state(struct vsmfs_journal *j, u32 pos)
 {
-	const struct vsmfs_jslot *s = &j->slot[pos];
-
-	WRITE_ONCE(j->hdr[pos].h_state,
-		   cpu_to_le64(s->flags | (u64)pos << VSMFS_JH_NUM_SHIFT |
-			       (u64)s->wc << VSMFS_JH_WC_SHIFT));
+	WRITE_ONCE(j->hdr[pos].h_state, cpu_to_le64(vsmfs_jh_state(&j->h[pos], pos)));
 	vsmfs_flush(&j->hdr[pos].h_state, sizeof(__le64));
 	vsmfs_jstat_bytes(j->sbi, journal_header_bytes, sizeof(__le64));
 }
@@ -274,6 +233,9 @@ static void vsmfs_jbatch_flush(struct vsmfs_journal *j)
 	for (i = 0; i < n; i++) {
 		u32 pos = j->batch[i];
 
+		if (i == n / 2)
+			vsmfs_fault_stop(j->sbi->s_sb, VSMFS_FAULT_JHSWAP_STOP,
+					 "journal stopped in a header batch, half in place");
 		vsmfs_jh_store(j, pos, &j->hdr[pos]);
 		vsmfs_flush(&j->hdr[pos], sizeof(struct vsmfs_djhdr));
 		j->slot[pos].batched = 0;
@@ -309,10 +271,10 @@ static void vsmfs_jrehash(struct vsmfs_journal *j, u32 pos)
 
 	if (!vsmfs_jvalid(j, pos))
 		return;
-	e = vsmfs_jfind(j, j->slot[pos].home);
+	e = vsmfs_jfind(j, j->h[pos].home);
 	if (WARN_ON_ONCE(!e))
 		return;
-	if (j->slot[pos].flags & VSMFS_JH_LATEST)
+	if (j->h[pos].flags & VSMFS_JH_LATEST)
 		e->latest = pos;
 	else
 		e->old = pos;
@@ -325,12 +287,7 @@ static void vsmfs_jrehash(struct vsmfs_journal *j, u32 pos)
  */
 static void vsmfs_jswap(struct vsmfs_journal *j, u32 a, u32 b)
 {
-	struct vsmfs_jslot *x = &j->slot[a], *y = &j->slot[b];
-
-	swap(x->home, y->home);
-	swap(x->jb, y->jb);
-	swap(x->wc, y->wc);
-	swap(x->flags, y->flags);
+	swap(j->h[a], j->h[b]);
 	vsmfs_jrehash(j, a);
 	vsmfs_jrehash(j, b);
 	vsmfs_jbatch_add(j, a);
@@ -342,31 +299,25 @@ static void vsmfs_jswap(struct vsmfs_journal *j, u32 a, u32 b)
 /* Two-pointer compaction of the checkpoint area; see the top of the file. */
 static void vsmfs_jgc(struct vsmfs_journal *j)
 {
-	u32 first = 0, last = j->ckpt, old = j->ckpt, pos;
+	u32 first = 0, end = j->ckpt, old = j->ckpt, pos;
 
 	if (!j->holes)
 		return;
-	for (;;) {
-		while (first < last && vsmfs_jvalid(j, first))
-			first++;
-		while (last > first && !vsmfs_jvalid(j, last - 1))
-			last--;
-		if (first >= last)
-			break;
+	while (vsmfs_jgc_next(j->h, &first, &end)) {
 		vsmfs_jbatch_room(j);
-		vsmfs_jswap(j, first, last - 1);
-		first++;
-		last--;
+		vsmfs_jswap(j, first, end - 1);
 	}
 	vsmfs_jbatch_flush(j);
+	vsmfs_fault_stop(j->sbi->s_sb, VSMFS_FAULT_JGC_STOP,
+			 "journal stopped in GC, headers moved, pointers not");
 	/* The compacted headers are durable (fenced by the batch). */
 	vsmfs_jsb_store_commit(j, first);
 	vsmfs_jsb_store_state(j, first, first);
 	vsmfs_fence();
 	for (pos = first; pos < old; pos++) {
-		j->slot[pos].flags = 0;
-		j->slot[pos].home = 0;
-		vsmfs_tree_add(j, pos);
+		j->h[pos].flags = 0;
+		j->h[pos].home = 0;
+		vsmfs_wheap_add(&j->free, pos);
 	}
 	j->ckpt = first;
 	j->holes = 0;
@@ -387,24 +338,25 @@ static void vsmfs_jcheckpoint(struct vsmfs_journal *j)
 	if (!j->ckpt)
 		return;
 	for (pos = 0; pos < j->ckpt; pos++) {
-		struct vsmfs_jslot *s = &j->slot[pos];
+		struct vsmfs_jh *h = &j->h[pos];
 
-		if ((s->flags & (VSMFS_JH_VALID | VSMFS_JH_LATEST)) !=
-		    (VSMFS_JH_VALID | VSMFS_JH_LATEST))
+		if (!vsmfs_jh_is_latest(h))
 			continue;
-		vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, s->home), vsmfs_jblock(j, s->jb),
+		vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, h->home), vsmfs_jblock(j, h->jb),
 				VSMFS_BLOCK_SIZE);
 		count++;
 	}
 	/* Home blocks durable before the journal is emptied. */
 	vsmfs_fence();
+	vsmfs_fault_stop(sbi->s_sb, VSMFS_FAULT_JCKPT_STOP,
+			 "journal stopped in a checkpoint, blocks home, journal full");
 	vsmfs_jsb_store_commit(j, 0);
 	vsmfs_jsb_store_state(j, 0, 0);
 	vsmfs_fence();
 	for (pos = 0; pos < j->ckpt; pos++) {
-		j->slot[pos].flags = 0;
-		j->slot[pos].home = 0;
-		vsmfs_tree_add(j, pos);
+		j->h[pos].flags = 0;
+		j->h[pos].home = 0;
+		vsmfs_wheap_add(&j->free, pos);
 	}
 	for (i = 0; i < (1U << j->hash_bits); i++)
 		hlist_for_each_entry_safe(e, tmp, &j->hash[i], node)
@@ -515,34 +467,20 @@ static int vsmfs_jcorrupt(struct vsmfs_sb_info *sbi, const char *what, u32 pos)
 	return -EFSCORRUPTED;
 }
 
-static bool vsmfs_jhome_ok(struct vsmfs_sb_info *sbi, u64 home)
-{
-	const struct vsmfs_layout *l = &sbi->s_layout;
-
-	return home > VSMFS_SB_BACKUP_BLOCK && home < l->blocks &&
-	       (home < l->journal_start || home >= l->journal_start + l->journal_blocks);
-}
-
 /* Restore an interrupted header batch from the copy region. */
 static int vsmfs_jrestore_copies(struct vsmfs_journal *j, u32 count)
 {
-	u32 i;
+	const char *why;
+	u32 i, bad;
 
-	if (count > VSMFS_JH_PER_BLOCK) {
-		vsmfs_err(j->sbi->s_sb, "journal: %u header copies", count);
+	why = vsmfs_jcopies_check(j->copies, count, j->n, &bad);
+	if (why) {
+		vsmfs_err(j->sbi->s_sb, "journal: header copy %u: %s", bad, why);
 		return -EFSCORRUPTED;
-	}
-	for (i = 0; i < count; i++) {
-		u64 num = le64_to_cpu(j->copies[i].h_state) >> VSMFS_JH_NUM_SHIFT &
-			  VSMFS_JH_NUM_MASK;
-
-		if (num >= j->n)
-			return vsmfs_jcorrupt(j->sbi, "header copy names no header", (u32)num);
 	}
 	/* Copies are durable (step 2 of a batch); redo step 3, then 4. */
 	for (i = 0; i < count; i++) {
-		u64 num = le64_to_cpu(j->copies[i].h_state) >> VSMFS_JH_NUM_SHIFT &
-			  VSMFS_JH_NUM_MASK;
+		u32 num = vsmfs_jh_num(&j->copies[i]);
 
 		j->hdr[num] = j->copies[i];
 		vsmfs_flush(&j->hdr[num], sizeof(struct vsmfs_djhdr));
@@ -558,100 +496,56 @@ static int vsmfs_jrestore_copies(struct vsmfs_journal *j, u32 count)
 static int vsmfs_jscan(struct vsmfs_journal *j, u32 ckpt)
 {
 	unsigned long *seen;
+	const char *why = NULL;
+	struct vsmfs_djhdr d;
 	u32 pos;
-	int ret = 0;
 
 	seen = bitmap_zalloc(j->n, GFP_KERNEL);
 	if (!seen)
 		return -ENOMEM;
-	for (pos = 0; pos < j->n; pos++) {
-		u64 state = le64_to_cpu(READ_ONCE(j->hdr[pos].h_state));
-		u64 map = le64_to_cpu(READ_ONCE(j->hdr[pos].h_map));
-		struct vsmfs_jslot *s = &j->slot[pos];
-
-		s->jb = map & VSMFS_JH_JB_MASK;
-		s->home = map >> VSMFS_JH_HOME_SHIFT;
-		s->wc = state >> VSMFS_JH_WC_SHIFT;
-		s->flags = pos < ckpt ? state & VSMFS_JH_FLAGS : 0;
-		if ((state >> VSMFS_JH_NUM_SHIFT & VSMFS_JH_NUM_MASK) != pos) {
-			ret = vsmfs_jcorrupt(j->sbi, "wrong header number", pos);
-			break;
-		}
-		if (s->jb >= j->n || test_and_set_bit(s->jb, seen)) {
-			ret = vsmfs_jcorrupt(j->sbi, "journal block out of range or mapped twice",
-					     pos);
-			break;
-		}
-		if (pos >= ckpt)
-			continue;
-		if (!(s->flags & VSMFS_JH_USED) || s->flags & ~(VSMFS_JH_USED | VSMFS_JH_VALID |
-								  VSMFS_JH_LATEST)) {
-			ret = vsmfs_jcorrupt(j->sbi, "bad flags in the checkpoint area", pos);
-			break;
-		}
-		if (!(s->flags & VSMFS_JH_VALID)) {
-			s->flags = VSMFS_JH_USED;
-		} else if (!vsmfs_jhome_ok(j->sbi, s->home)) {
-			ret = vsmfs_jcorrupt(j->sbi, "bad home block", pos);
-			break;
-		}
+	for (pos = 0; pos < j->n && !why; pos++) {
+		d.h_state = READ_ONCE(j->hdr[pos].h_state);
+		d.h_map = READ_ONCE(j->hdr[pos].h_map);
+		why = vsmfs_jh_decode(&d, pos, j->n, pos < ckpt, &j->sbi->s_layout, &j->h[pos]);
+		if (!why && test_and_set_bit(j->h[pos].jb, seen))
+			why = "journal block mapped twice";
 	}
 	bitmap_free(seen);
-	return ret;
+	return why ? vsmfs_jcorrupt(j->sbi, why, pos - 1) : 0;
 }
 
 /*
- * Rebuild the hash from the checkpoint area. Of two latest versions of a
- * block the one inside the last transaction wins; versions beyond one old
- * and one latest, and old versions without a latest one (a revoke cut
- * short), are invalidated on PM.
+ * Apply the recovery rules (vsmfs_jrecover()) and write the headers they
+ * change; then rebuild the hash from the checkpoint area.
  */
 static int vsmfs_jrebuild(struct vsmfs_journal *j, u32 last)
 {
-	struct vsmfs_jent *e;
-	u32 pos, loser, fixed = 0;
+	struct vsmfs_jver *ver;
+	const char *why;
+	u32 pos, nchanged, bad, i;
 
+	ver = kvmalloc_array(max(j->ckpt, 1U), sizeof(*ver), GFP_KERNEL);
+	if (!ver)
+		return -ENOMEM;
+	/* j->post is free until the first commit: the changed headers. */
+	why = vsmfs_jrecover(j->h, j->ckpt, last, ver, j->post, &nchanged, &bad);
+	kvfree(ver);
+	if (why)
+		return vsmfs_jcorrupt(j->sbi, why, bad);
+	for (i = 0; i < nchanged; i++)
+		vsmfs_jh_write_state(j, j->post[i]);
+	vsmfs_fence();
+	if (nchanged)
+		vsmfs_info(j->sbi->s_sb, "journal: re-flagged %u versions", nchanged);
 	for (pos = 0; pos < j->ckpt; pos++) {
-		struct vsmfs_jslot *s = &j->slot[pos];
-
-		if (!(s->flags & VSMFS_JH_LATEST) || !(s->flags & VSMFS_JH_VALID))
-			continue;
-		e = vsmfs_jfind(j, s->home);
-		if (!e) {
-			e = vsmfs_jent_new(j, s->home);
-			e->latest = pos;
-			continue;
-		}
-		if (!(e->latest >= last) == !(pos >= last))
-			return vsmfs_jcorrupt(j->sbi, "two latest versions of one block", pos);
-		loser = pos >= last ? e->latest : pos;
-		e->latest = pos >= last ? pos : e->latest;
-		j->slot[loser].flags &= ~VSMFS_JH_LATEST;
-		vsmfs_jh_write_state(j, loser);
-		fixed++;
-	}
-	for (pos = 0; pos < j->ckpt; pos++) {
-		struct vsmfs_jslot *s = &j->slot[pos];
-
-		if (!(s->flags & VSMFS_JH_VALID)) {
+		if (!vsmfs_jvalid(j, pos)) {
 			j->holes++;
 			continue;
 		}
-		if (s->flags & VSMFS_JH_LATEST)
-			continue;
-		e = vsmfs_jfind(j, s->home);
-		if (e && e->old == VSMFS_JNONE) {
-			e->old = pos;
-			continue;
-		}
-		s->flags &= ~VSMFS_JH_VALID;
-		vsmfs_jh_write_state(j, pos);
-		j->holes++;
-		fixed++;
+		if (!vsmfs_jfind(j, j->h[pos].home))
+			vsmfs_jent_new(j, j->h[pos].home);
+		vsmfs_jrehash(j, pos);
 	}
-	vsmfs_fence();
-	if (fixed)
-		vsmfs_info(j->sbi->s_sb, "journal: re-flagged %u versions", fixed);
 	return 0;
 }
 
@@ -662,7 +556,10 @@ static void vsmfs_journal_free(struct vsmfs_journal *j)
 	kvfree(j->post);
 	kvfree(j->ents);
 	kvfree(j->hash);
+	kvfree(j->heap_idx);
+	kvfree(j->heap);
 	kvfree(j->slot);
+	kvfree(j->h);
 	kfree(j);
 }
 
@@ -677,18 +574,21 @@ static struct vsmfs_journal *vsmfs_journal_alloc(struct vsmfs_sb_info *sbi, u32 
 	j->sbi = sbi;
 	j->n = n;
 	j->hash_bits = ilog2(roundup_pow_of_two(n));
+	j->h = kvcalloc(n, sizeof(*j->h), GFP_KERNEL);
 	j->slot = kvcalloc(n, sizeof(*j->slot), GFP_KERNEL);
+	j->heap = kvcalloc(n, sizeof(*j->heap), GFP_KERNEL);
+	j->heap_idx = kvcalloc(n, sizeof(*j->heap_idx), GFP_KERNEL);
 	j->hash = kvcalloc(1U << j->hash_bits, sizeof(*j->hash), GFP_KERNEL);
 	j->ents = kvcalloc(n, sizeof(*j->ents), GFP_KERNEL);
 	j->post = kvcalloc(2 * n, sizeof(*j->post), GFP_KERNEL);
-	if (!j->slot || !j->hash || !j->ents || !j->post) {
+	if (!j->h || !j->slot || !j->heap || !j->heap_idx || !j->hash || !j->ents || !j->post) {
 		vsmfs_journal_free(j);
 		return NULL;
 	}
 	INIT_HLIST_HEAD(&j->ent_free);
 	for (i = 0; i < n; i++)
 		hlist_add_head(&j->ents[i].node, &j->ent_free);
-	j->free = RB_ROOT;
+	vsmfs_wheap_init(&j->free, j->h, j->heap, j->heap_idx, n);
 	INIT_DELAYED_WORK(&j->ckpt_work, vsmfs_jtimer_fn);
 	return j;
 }
@@ -765,12 +665,11 @@ int vsmfs_journal_init(struct vsmfs_sb_info *sbi)
 		vsmfs_fence();
 	}
 	for (pos = 0; pos < ckpt; pos++) {
-		struct vsmfs_jslot *s = &j->slot[pos];
+		struct vsmfs_jh *h = &j->h[pos];
 
-		if ((s->flags & (VSMFS_JH_VALID | VSMFS_JH_LATEST)) !=
-		    (VSMFS_JH_VALID | VSMFS_JH_LATEST))
+		if (!vsmfs_jh_is_latest(h))
 			continue;
-		vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, s->home), vsmfs_jblock(j, s->jb),
+		vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, h->home), vsmfs_jblock(j, h->jb),
 				VSMFS_BLOCK_SIZE);
 		count++;
 	}
@@ -780,7 +679,7 @@ int vsmfs_journal_init(struct vsmfs_sb_info *sbi)
 	if (count)
 		vsmfs_info(sb, "journal: replayed %u blocks", count);
 	for (pos = ckpt; pos < n; pos++)
-		vsmfs_tree_add(j, pos);
+		vsmfs_wheap_add(&j->free, pos);
 	return 0;
 }
 
@@ -907,7 +806,7 @@ static void vsmfs_jrevoke(struct vsmfs_journal *j, struct vsmfs_jent *e)
 
 	if (e->latest != VSMFS_JNONE) {
 		vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, e->home),
-				vsmfs_jblock(j, j->slot[e->latest].jb), VSMFS_BLOCK_SIZE);
+				vsmfs_jblock(j, j->h[e->latest].jb), VSMFS_BLOCK_SIZE);
 		vsmfs_stat_add(sbi, home_bytes, VSMFS_BLOCK_SIZE);
 	}
 	/* The home block is durable before its versions are invalidated. */
@@ -917,7 +816,7 @@ static void vsmfs_jrevoke(struct vsmfs_journal *j, struct vsmfs_jent *e)
 
 		if (p == VSMFS_JNONE)
 			continue;
-		j->slot[p].flags &= ~(VSMFS_JH_VALID | VSMFS_JH_LATEST);
+		j->h[p].flags &= ~(VSMFS_JH_VALID | VSMFS_JH_LATEST);
 		vsmfs_jh_write_state(j, p);
 		j->holes++;
 	}
@@ -973,26 +872,18 @@ void vsmfs_journal_forget(struct vsmfs_trans *t, u64 lpn, u64 count)
  * Write only the 8-byte words of @new that differ from the journal block
  * @pm, flushing each cache line touched. Return: bytes written.
  */
-static u32 vsmfs_jdelta(void *pm, const void *new)
+static u32 vsmfs_jwrite_delta(void *pm, const void *new)
 {
-	u64 *d = pm;
-	const u64 *s = new;
-	u32 i, w, words = 0;
+	u64 lines;
+	u32 bytes = vsmfs_jdelta(pm, new, &lines);
 
-	for (i = 0; i < VSMFS_BLOCK_SIZE / 8; i += 8) {
-		bool touched = false;
+	while (lines) {
+		unsigned int i = __ffs64(lines);
 
-		for (w = i; w < i + 8; w++) {
-			if (READ_ONCE(d[w]) == s[w])
-				continue;
-			WRITE_ONCE(d[w], s[w]);
-			touched = true;
-			words++;
-		}
-		if (touched)
-			vsmfs_flush(&d[i], 64);
+		vsmfs_flush(pm + i * 64, 64);
+		lines &= lines - 1;
 	}
-	return words * 8;
+	return bytes;
 }
 
 /* Choose a header for block @home at position @p (step 2 of a commit). */
@@ -1000,23 +891,23 @@ static void vsmfs_jplace(struct vsmfs_journal *j, u64 home, u32 p)
 {
 	const struct vsmfs_jopts *o = &j->sbi->s_jopts;
 	struct vsmfs_jent *e = vsmfs_jfind(j, home);
-	struct vsmfs_jslot *s = &j->slot[p];
+	struct vsmfs_jh *h = &j->h[p];
 
 	vsmfs_jbatch_room(j);
 	if (o->delta && e && e->old != VSMFS_JNONE && e->latest != VSMFS_JNONE) {
 		u32 a = e->old, l = e->latest;
 
 		/* The old version leaves the checkpoint area; a hole is left. */
-		vsmfs_tree_del(j, p);
+		vsmfs_wheap_del(&j->free, p);
 		vsmfs_jswap(j, a, p);
-		j->slot[a].flags = VSMFS_JH_USED;
-		j->slot[a].home = 0;
+		j->h[a].flags = VSMFS_JH_USED;
+		j->h[a].home = 0;
 		j->holes++;
-		s->delta = 1;
-		s->flags = VSMFS_JH_USED | VSMFS_JH_VALID | VSMFS_JH_LATEST;
-		s->wc = min_t(u64, (u64)s->wc + 1, VSMFS_JH_WC_MAX);
-		s->clean = 0;	/* rewritten by the batch flush that follows */
-		j->slot[l].flags &= ~VSMFS_JH_LATEST;
+		h->flags = VSMFS_JH_USED | VSMFS_JH_VALID | VSMFS_JH_LATEST;
+		h->wc = min_t(u64, (u64)h->wc + 1, VSMFS_JH_WC_MAX);
+		j->slot[p].delta = 1;
+		j->slot[p].clean = 0;	/* rewritten by the batch flush that follows */
+		j->h[l].flags &= ~VSMFS_JH_LATEST;
 		j->post[j->npost++] = l;
 		e->old = l;
 		e->latest = p;
@@ -1024,35 +915,36 @@ static void vsmfs_jplace(struct vsmfs_journal *j, u64 home, u32 p)
 		return;
 	}
 	if (o->wear) {
-		u32 m = container_of(rb_first(&j->free), struct vsmfs_jslot, rb) - j->slot;
+		u32 m = vsmfs_wheap_min(&j->free);
 
 		if (m != p) {
-			vsmfs_tree_del(j, m);
-			vsmfs_tree_del(j, p);
+			/* Out of the heap while their write counts change. */
+			vsmfs_wheap_del(&j->free, m);
+			vsmfs_wheap_del(&j->free, p);
 			vsmfs_jswap(j, m, p);
-			vsmfs_tree_add(j, m);
-			trace_vsmfs_wear_swap(j->sbi->s_sb, j->slot[p].jb, j->slot[m].jb,
-					      j->slot[p].wc, j->slot[m].wc);
+			vsmfs_wheap_add(&j->free, m);
+			trace_vsmfs_wear_swap(j->sbi->s_sb, j->h[p].jb, j->h[m].jb,
+					      j->h[p].wc, j->h[m].wc);
 			vsmfs_stat_inc(j->sbi, journal_wear_swaps);
 		}
 	}
-	vsmfs_tree_del(j, p);
-	s->delta = 0;
-	s->home = home;
-	s->flags = VSMFS_JH_USED | VSMFS_JH_VALID | VSMFS_JH_LATEST;
-	s->wc = min_t(u64, (u64)s->wc + 1, VSMFS_JH_WC_MAX);
-	s->clean = 0;
+	vsmfs_wheap_del(&j->free, p);
+	h->home = home;
+	h->flags = VSMFS_JH_USED | VSMFS_JH_VALID | VSMFS_JH_LATEST;
+	h->wc = min_t(u64, (u64)h->wc + 1, VSMFS_JH_WC_MAX);
+	j->slot[p].delta = 0;
+	j->slot[p].clean = 0;
 	if (!e) {
 		e = vsmfs_jent_new(j, home);
 		e->latest = p;
 		return;
 	}
 	if (e->old != VSMFS_JNONE) {
-		j->slot[e->old].flags &= ~VSMFS_JH_VALID;
+		j->h[e->old].flags &= ~VSMFS_JH_VALID;
 		j->post[j->npost++] = e->old;
 		j->holes++;
 	}
-	j->slot[e->latest].flags &= ~VSMFS_JH_LATEST;
+	j->h[e->latest].flags &= ~VSMFS_JH_LATEST;
 	j->post[j->npost++] = e->latest;
 	e->old = e->latest;
 	e->latest = p;
@@ -1097,10 +989,10 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 	p = start;
 	list_for_each_entry(mb, &t->t_dirty, m_dirty) {
 		struct vsmfs_jslot *s = &j->slot[p];
-		void *dst = vsmfs_jblock(j, s->jb);
+		void *dst = vsmfs_jblock(j, j->h[p].jb);
 
 		if (s->delta) {
-			u32 n = vsmfs_jdelta(dst, mb->m_data);
+			u32 n = vsmfs_jwrite_delta(dst, mb->m_data);
 
 			vsmfs_jstat_bytes(sbi, journal_delta_bytes, n);
 			vsmfs_stat_inc(sbi, journal_delta_blocks);
@@ -1121,6 +1013,8 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 	}
 	/* 4: data (written by the caller), journal blocks, headers durable. */
 	vsmfs_fence();
+	vsmfs_fault_stop(sbi->s_sb, VSMFS_FAULT_JCOMMIT_STOP,
+			 "journal stopped before a commit");
 	/* 5: commit. */
 	WRITE_ONCE(j->jsb->j_checkpoint, cpu_to_le64((u64)start << 32 | p));
 	le64_add_cpu(&j->jsb->j_sequence, 1);
@@ -1128,8 +1022,12 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 	vsmfs_jstat_bytes(sbi, journal_header_bytes, 2 * sizeof(__le64));
 	j->ckpt = p;
 	/* 6: previous versions re-flagged. */
-	for (i = 0; i < j->npost; i++)
+	for (i = 0; i < j->npost; i++) {
+		if (i == j->npost / 2)
+			vsmfs_fault_stop(sbi->s_sb, VSMFS_FAULT_JPOST_STOP,
+					 "journal stopped re-flagging after a commit");
 		vsmfs_jh_write_state(j, j->post[i]);
+	}
 	if (j->npost)
 		vsmfs_fence();
 	if (j->writethrough)
@@ -1171,13 +1069,13 @@ ssize_t vsmfs_journal_wear_show(struct vsmfs_sb_info *sbi, char *buf)
 	mutex_lock(&sbi->s_trans_mutex);
 	j = sbi->s_journal;
 	for (pos = 0; pos < j->n; pos++) {
-		lo = min(lo, j->slot[pos].wc);
-		hi = max(hi, j->slot[pos].wc);
-		sum += j->slot[pos].wc;
+		lo = min(lo, j->h[pos].wc);
+		hi = max(hi, j->h[pos].wc);
+		sum += j->h[pos].wc;
 	}
 	width = DIV_ROUND_UP(hi - lo + 1, 128);
 	for (pos = 0; pos < j->n; pos++)
-		bucket[(j->slot[pos].wc - lo) / width]++;
+		bucket[(j->h[pos].wc - lo) / width]++;
 	mean100 = div_u64(sum * 100, j->n);
 	len = sysfs_emit(buf, "blocks %u\nmin %u\nmax %u\nmean %llu.%02llu\nwidth %u\n",
 			 j->n, lo, hi, mean100 / 100, mean100 % 100, width);

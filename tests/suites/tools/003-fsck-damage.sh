@@ -29,16 +29,16 @@ c_jsb_magic() { "$POKE" "$DEV" jsb set magic=0x1234; }
 damage_case jsb_magic "journal superblock (block $journal_start): bad magic 0x00001234"
 
 c_jhome_bad() { "$POKE" -j "$DEV" inode "$F1" set nlink=2; "$POKE" "$DEV" jhdr 0 set home=1; }
-damage_case jhome_bad "journal: header 0: bad home block 1"
+damage_case jhome_bad "journal: header 0: bad home block" "home block 1)"
 
 c_jblock_dup() { "$POKE" "$DEV" jhdr 3 set jblock="$("$POKE" "$DEV" jhdr 5 get jblock)"; }
 damage_case jblock_dup "journal: header 5 maps journal block" "already mapped by header 3"
 
 c_jnumber() { "$POKE" "$DEV" jhdr 7 set number=9; }
-damage_case jnumber "journal: header 7 has number 9"
+damage_case jnumber "journal: header 7: wrong header number" "(number 9,"
 
 c_jflags() { "$POKE" -j "$DEV" inode "$F1" set nlink=2; "$POKE" "$DEV" jhdr 0 set flags=0x10; }
-damage_case jflags "journal: header 0 in the checkpoint area has flags 0x10"
+damage_case jflags "journal: header 0: bad flags in the checkpoint area" "flags 0x10,"
 
 c_jpointer() { "$POKE" "$DEV" jsb set checkpoint=$(( (5 << 32) | 3 )); }
 damage_case jpointer "journal superblock: checkpoint pointer 3 (last transaction at 5)"
@@ -48,7 +48,7 @@ c_jlatest2() {
 	"$POKE" "$DEV" jsb set checkpoint=2
 	"$POKE" "$DEV" jhdr 1 set flags=7 home="$("$POKE" "$DEV" jhdr 0 get home)"
 }
-damage_case jlatest2 "versions flagged latest that the last transaction does not order"
+damage_case jlatest2 "latest versions the last transaction does not order"
 
 c_imap_dup() { "$POKE" "$DEV" imap "$MID" "$("$POKE" "$DEV" imap "$F1")"; }
 damage_case imap_dup "inode mapping table: inode" "already used by inode"

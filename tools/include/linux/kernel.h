@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * User-space stand-in for the few kernel helpers the shared format code
- * (fs/vsmfs/verify.c, vsmfs_format.h) uses.
+ * (fs/vsmfs/verify.c, fs/vsmfs/jcore.c, vsmfs_format.h) uses.
  */
 #ifndef _TOOLS_LINUX_KERNEL_H
 #define _TOOLS_LINUX_KERNEL_H
 
 #include <endian.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -16,6 +17,11 @@ typedef uint8_t u8;
 typedef uint16_t u16;
 typedef uint32_t u32;
 typedef uint64_t u64;
+
+#define U32_MAX		((u32)~0U)
+
+#define READ_ONCE(x)		(*(const volatile typeof(x) *)&(x))
+#define WRITE_ONCE(x, v)	(*(volatile typeof(x) *)&(x) = (v))
 
 #define DIV_ROUND_UP(n, d)	(((n) + (d) - 1) / (d))
 #define roundup(x, y)		((((x) + ((y) - 1)) / (y)) * (y))

@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pure logic of the metadata journal (see jcore.h), built into the
+ * module, the tools and tests/unit/test_jcore. The stores to PM and their
+ * ordering stay with the callers (fs/vsmfs/journal.c describes them).
+ */
+#include <linux/sort.h>
+#include "jcore.h"
+
+static bool vsmfs_jhome_ok(const struct vsmfs_layout *l, u64 home)
+{
+	return home > VSMFS_SB_BACKUP_BLOCK && home < l->blocks &&
+	       (home < l->journal_start || home >= l->journal_start + l->journal_blocks);
+}
+
+/**
+ * vsmfs_jh_decode() - decode and check one stored journal header
+ * @d: the header as stored
+ * @pos: its position (header number)
+ * @n: journal blocks and headers
+ * @used: whether @pos lies in the checkpoint area
+ * @l: the file system layout, for the home block
+ * @h: the decoded header
+ *
+ * A header of the checkpoint area must be in use, with known flags and,
+ * if valid, a home block outside the superblocks and the journal; an
+ * invalid one is normalised to VSMFS_JH_USED. Past the checkpoint area
+ * only the number and the journal block matter, and the flags read as 0.
+ * That no two headers map the same journal block is the caller's check.
+ *
+ * Return: NULL, or why the header is damaged.
+ */
+const char *vsmfs_jh_decode(const struct vsmfs_djhdr *d, u32 pos, u32 n, bool used,
+			    const struct vsmfs_layout *l, struct vsmfs_jh *h)
+{
+	u64 state = le64_to_cpu(d->h_state), map = le64_to_cpu(d->h_map);
+	u8 flags = state & VSMFS_JH_FLAGS;
+
+	h->jb = map & VSMFS_JH_JB_MASK;
+	h->home = map >> VSMFS_JH_HOME_SHIFT;
+	h->wc = state >> VSMFS_JH_WC_SHIFT;
+	h->flags = 0;
+	if ((state >> VSMFS_JH_NUM_SHIFT & VSMFS_JH_NUM_MASK) != pos)
+		return "wrong header number";
+	if (h->jb >= n)
+		return "journal block past the last";
+	if (!used)
+		return NULL;
+	if (!(flags & VSMFS_JH_USED) ||
+	    flags & ~(VSMFS_JH_USED | VSMFS_JH_VALID | VSMFS_JH_LATEST))
+		return "bad flags in the checkpoint area";
+	if (!(flags & VSMFS_JH_VALID)) {
+		h->flags = VSMFS_JH_USED;
+		return NULL;
+	}
+	if (!vsmfs_jhome_ok(l, h->home))
+		return "bad home block";
+	h->flags = flags;
+	return NULL;
+}
+
+/**
+ * vsmfs_jcopies_check() - check the header-copy region before a restore
+ * @copies: the copy region
+ * @count: copies in use (j_hcopy)
+ * @n: journal headers
+ * @bad: the index of the first bad copy
+ *
+ * Return: NULL, or why the copies cannot be restored.
+ */
+const char *vsmfs_jcopies_check(const struct vsmfs_djhdr *copies, u32 count, u32 n,
+				u32 *bad)
+{
+	u32 i;
+
+	if (count > VSMFS_JH_PER_BLOCK) {
+		*bad = count;
+		return "more header copies than the copy region holds";
+	}
+	for (i = 0; i < count; i++) {
+		if (vsmfs_jh_num(&copies[i]) >= n) {
+			*bad = i;
+			return "header copy names no header";
+		}
+	}
+	return NULL;
+}
+
+/**
+ * vsmfs_jdelta() - write only the differing words of a block
+ * @dst: the journal block holding the old version
+ * @src: the new version
+ * @lines: set to the 64-byte lines of @dst written (bit i: line i)
+ *
+ * Compares the block as 8-byte words and stores each word that differs;
+ * the caller flushes the lines in @lines. A block is 64 lines.
+ *
+ * Return: bytes written.
+ */
+u32 vsmfs_jdelta(u64 *dst, const u64 *src, u64 *lines)
+{
+	u32 w, words = 0;
+	u64 mask = 0;
+
+	static_assert(VSMFS_BLOCK_SIZE / 64 == 64);
+	for (w = 0; w < VSMFS_BLOCK_SIZE / 8; w++) {
+		if (READ_ONCE(dst[w]) == src[w])
+			continue;
+		WRITE_ONCE(dst[w], src[w]);
+		mask |= 1ULL << (w / 8);
+		words++;
+	}
+	*lines = mask;
+	return words * 8;
+}
+
+/* ---- the wear-ordered heap of free headers ---- */
+
+static bool vsmfs_wless(const struct vsmfs_wheap *w, u32 a, u32 b)
+{
+	return w->h[a].wc < w->h[b].wc || (w->h[a].wc == w->h[b].wc && a < b);
+}
+
+static void vsmfs_wset(struct vsmfs_wheap *w, u32 i, u32 pos)
+{
+	w->heap[i] = pos;
+	w->idx[pos] = i;
+}
+
+/* Move the entry at heap index @i up or down until the heap is ordered. */
+static void vsmfs_wfix(struct vsmfs_wheap *w, u32 i)
+{
+	u32 pos = w->heap[i];
+
+	while (i && vsmfs_wless(w, pos, w->heap[(i - 1) / 2])) {
+		vsmfs_wset(w, i, w->heap[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	for (;;) {
+		u32 c = 2 * i + 1;
+
+		if (c >= w->size)
+			break;
+		if (c + 1 < w->size && vsmfs_wless(w, w->heap[c + 1], w->heap[c]))
+			c++;
+		if (!vsmfs_wless(w, w->heap[c], pos))
+			break;
+		vsmfs_wset(w, i, w->heap[c]);
+		i = c;
+	}
+	vsmfs_wset(w, i, pos);
+}
+
+/**
+ * vsmfs_wheap_init() - an empty heap of free headers
+ * @w: the heap
+ * @h: the decoded headers it orders
+ * @heap: room for @n positions
+ * @idx: room for @n indexes
+ * @n: journal headers
+ */
+void vsmfs_wheap_init(struct vsmfs_wheap *w, const struct vsmfs_jh *h, u32 *heap,
+		      u32 *idx, u32 n)
+{
+	u32 i;
+
+	w->h = h;
+	w->heap = heap;
+	w->idx = idx;
+	w->size = 0;
+	for (i = 0; i < n; i++)
+		idx[i] = VSMFS_JNONE;
+}
+
+/**
+ * vsmfs_wheap_add() - a header becomes free
+ * @w: the heap
+ * @pos: the header, not in the heap
+ */
+void vsmfs_wheap_add(struct vsmfs_wheap *w, u32 pos)
+{
+	if (w->idx[pos] != VSMFS_JNONE)
+		return;
+	w->heap[w->size] = pos;
+	w->idx[pos] = w->size;
+	vsmfs_wfix(w, w->size++);
+}
+
+/**
+ * vsmfs_wheap_del() - a header leaves the free set
+ * @w: the heap
+ * @pos: the header; nothing happens if it is not in the heap
+ */
+void vsmfs_wheap_del(struct vsmfs_wheap *w, u32 pos)
+{
+	u32 i = w->idx[pos];
+
+	if (i == VSMFS_JNONE)
+		return;
+	w->idx[pos] = VSMFS_JNONE;
+	if (i == --w->size)
+		return;
+	vsmfs_wset(w, i, w->heap[w->size]);
+	vsmfs_wfix(w, i);
+}
+
+/**
+ * vsmfs_jgc_next() - the next exchange of a two-pointer compaction
+ * @h: the headers of the checkpoint area
+ * @first: in: 0 at the start; out: the first invalid header
+ * @end: in: the checkpoint pointer at the start; out: one past the last
+ *	valid header
+ *
+ * Garbage collection exchanges the first invalid header with the last
+ * valid one until the valid headers are contiguous from 0: call this until
+ * it returns false, exchanging @first and @end - 1 after each true return.
+ * At the end @first == @end is the new checkpoint pointer. Each valid
+ * header moves at most once, only from above the final pointer.
+ *
+ * Return: whether an exchange is due.
+ */
+bool vsmfs_jgc_next(const struct vsmfs_jh *h, u32 *first, u32 *end)
+{
+	while (*first < *end && (h[*first].flags & VSMFS_JH_VALID))
+		(*first)++;
+	while (*end > *first && !(h[*end - 1].flags & VSMFS_JH_VALID))
+		(*end)--;
+	return *first < *end;
+}
+
+/* ---- recovery ---- */
+
+static int vsmfs_jver_cmp(const void *a, const void *b)
+{
+	const struct vsmfs_jver *x = a, *y = b;
+
+	if (x->home != y->home)
+		return x->home < y->home ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/**
+ * vsmfs_jrecover() - the recovery rules over the checkpoint area
+ * @h: decoded headers, the first @ckpt checked by vsmfs_jh_decode()
+ * @ckpt: the checkpoint pointer
+ * @last: the first header of the last committed transaction
+ * @ver: scratch room for @ckpt versions
+ * @changed: set to the headers whose flags this changed (room for @ckpt)
+ * @nchanged: set to how many
+ * @bad: the header at fault on failure
+ *
+ * A crash between a commit and the re-flagging of the versions it made
+ * old leaves two versions of a block flagged latest: the one inside the
+ * last transaction wins, the other becomes an old version. More than two,
+ * or two on the same side of @last, cannot come from a crash. A block
+ * keeps at most one old version (the one that lost, else the first found);
+ * further old versions, and old versions of a block without a latest one
+ * (its revoke was cut short after its home block was written), are made
+ * invalid. Afterwards the valid headers flagged latest are what recovery
+ * writes home.
+ *
+ * Return: NULL, or why the journal cannot be recovered.
+ */
+const char *vsmfs_jrecover(struct vsmfs_jh *h, u32 ckpt, u32 last, struct vsmfs_jver *ver,
+			   u32 *changed, u32 *nchanged, u32 *bad)
+{
+	u32 nver = 0, i, e, k;
+
+	*nchanged = 0;
+	for (i = 0; i < ckpt; i++) {
+		if (!(h[i].flags & VSMFS_JH_VALID))
+			continue;
+		ver[nver].home = h[i].home;
+		ver[nver++].pos = i;
+	}
+	sort(ver, nver, sizeof(*ver), vsmfs_jver_cmp, NULL);
+	for (i = 0; i < nver; i = e) {
+		u32 win = VSMFS_JNONE, loser = VSMFS_JNONE, keep;
+
+		for (e = i; e < nver && ver[e].home == ver[i].home; e++) {
+			u32 p = ver[e].pos;
+
+			if (!(h[p].flags & VSMFS_JH_LATEST))
+				continue;
+			if (win == VSMFS_JNONE) {
+				win = p;
+				continue;
+			}
+			if (loser != VSMFS_JNONE || !(win >= last) == !(p >= last)) {
+				*bad = p;
+				return "latest versions the last transaction does not order";
+			}
+			loser = p >= last ? win : p;
+			win = p >= last ? p : win;
+		}
+		if (loser != VSMFS_JNONE) {
+			h[loser].flags &= ~VSMFS_JH_LATEST;
+			changed[(*nchanged)++] = loser;
+		}
+		keep = loser;
+		for (k = i; k < e; k++) {
+			u32 p = ver[k].pos;
+
+			if (p == win || p == keep)
+				continue;
+			if (keep == VSMFS_JNONE && win != VSMFS_JNONE) {
+				keep = p;
+				continue;
+			}
+			h[p].flags = VSMFS_JH_USED;
+			changed[(*nchanged)++] = p;
+		}
+	}
+	return NULL;
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The pure logic of the metadata journal, shared verbatim by the module,
+ * fsck.vsmfs, vsmfs-inspect and the user-space unit tests: header decoding
+ * and checks, byte-level deltas, the wear-ordered heap of free headers, the
+ * order of garbage collection and the rules of recovery. Nothing here
+ * touches PM ordering, allocates or locks: callers own the memory, the
+ * flushes and the fences.
+ */
+#ifndef _VSMFS_JCORE_H
+#define _VSMFS_JCORE_H
+
+#include "verify.h"
+
+#define VSMFS_JNONE	U32_MAX
+
+/**
+ * struct vsmfs_jh - one journal header, decoded
+ * @home: home block of the version the header holds
+ * @jb: journal block the header maps
+ * @wc: write count of that journal block
+ * @flags: VSMFS_JH_* flags; 0 for a header past the checkpoint area
+ */
+struct vsmfs_jh {
+	u64	home;
+	u32	jb;
+	u32	wc;
+	u8	flags;
+};
+
+/* The two 8-byte words of header @pos holding @h, CPU order. */
+static inline u64 vsmfs_jh_state(const struct vsmfs_jh *h, u32 pos)
+{
+	return h->flags | (u64)pos << VSMFS_JH_NUM_SHIFT | (u64)h->wc << VSMFS_JH_WC_SHIFT;
+}
+
+static inline u64 vsmfs_jh_map(const struct vsmfs_jh *h)
+{
+	return h->jb | h->home << VSMFS_JH_HOME_SHIFT;
+}
+
+/* Header number a stored header names. */
+static inline u32 vsmfs_jh_num(const struct vsmfs_djhdr *d)
+{
+	return (u32)(le64_to_cpu(d->h_state) >> VSMFS_JH_NUM_SHIFT & VSMFS_JH_NUM_MASK);
+}
+
+static inline bool vsmfs_jh_is_latest(const struct vsmfs_jh *h)
+{
+	return (h->flags & (VSMFS_JH_VALID | VSMFS_JH_LATEST)) ==
+	       (VSMFS_JH_VALID | VSMFS_JH_LATEST);
+}
+
+const char *vsmfs_jh_decode(const struct vsmfs_djhdr *d, u32 pos, u32 n, bool used,
+			    const struct vsmfs_layout *l, struct vsmfs_jh *h);
+const char *vsmfs_jcopies_check(const struct vsmfs_djhdr *copies, u32 count, u32 n,
+				u32 *bad);
+
+u32 vsmfs_jdelta(u64 *dst, const u64 *src, u64 *lines);
+
+/**
+ * struct vsmfs_wheap - free headers, least-worn first
+ * @h: the decoded headers the heap orders, by (write count, position)
+ * @heap: positions, a binary min-heap
+ * @idx: index in @heap of each position, VSMFS_JNONE if absent
+ * @size: positions in the heap
+ *
+ * The write count of a position must not change while it is in the heap.
+ */
+struct vsmfs_wheap {
+	const struct vsmfs_jh	*h;
+	u32			*heap;
+	u32			*idx;
+	u32			size;
+};
+
+void vsmfs_wheap_init(struct vsmfs_wheap *w, const struct vsmfs_jh *h, u32 *heap,
+		      u32 *idx, u32 n);
+void vsmfs_wheap_add(struct vsmfs_wheap *w, u32 pos);
+void vsmfs_wheap_del(struct vsmfs_wheap *w, u32 pos);
+
+/* The least-worn free header, or VSMFS_JNONE. */
+static inline u32 vsmfs_wheap_min(const struct vsmfs_wheap *w)
+{
+	return w->size ? w->heap[0] : VSMFS_JNONE;
+}
+
+static inline bool vsmfs_wheap_has(const struct vsmfs_wheap *w, u32 pos)
+{
+	return w->idx[pos] != VSMFS_JNONE;
+}
+
+bool vsmfs_jgc_next(const struct vsmfs_jh *h, u32 *first, u32 *end);
+
+/**
+ * struct vsmfs_jver - a valid version, for vsmfs_jrecover()
+ * @home: its home block
+ * @pos: its header
+ */
+struct vsmfs_jver {
+	u64	home;
+	u32	pos;
+};
+
+const char *vsmfs_jrecover(struct vsmfs_jh *h, u32 ckpt, u32 last, struct vsmfs_jver *ver,
+			   u32 *changed, u32 *nchanged, u32 *bad);
+
+#endif /* _VSMFS_JCORE_H */
