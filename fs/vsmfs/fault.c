@@ -13,6 +13,9 @@
  */
 #include <linux/debugfs.h>
 #include <linux/atomic.h>
+#include <linux/delay.h>
+#include <linux/sched/signal.h>
+#include "vsmfs.h"
 #include "fault.h"
 
 /*
@@ -33,6 +36,11 @@ static const char * const vsmfs_fault_names[VSMFS_FAULT_NR] = {
 	[VSMFS_FAULT_DIR_INDEX]		= "dir_index",
 	[VSMFS_FAULT_PM_READ]		= "pm_read",
 	[VSMFS_FAULT_COW_STOP]		= "cow_stop",
+	[VSMFS_FAULT_JCOMMIT_STOP]	= "journal_commit_stop",
+	[VSMFS_FAULT_JPOST_STOP]	= "journal_post_stop",
+	[VSMFS_FAULT_JGC_STOP]		= "journal_gc_stop",
+	[VSMFS_FAULT_JCKPT_STOP]	= "journal_ckpt_stop",
+	[VSMFS_FAULT_JHSWAP_STOP]	= "journal_hswap_stop",
 };
 
 static struct vsmfs_fault_point vsmfs_faults[VSMFS_FAULT_NR];
@@ -63,6 +71,27 @@ bool vsmfs_fault(enum vsmfs_fault point)
 		return false;
 	atomic64_inc(&f->injected);
 	return true;
+}
+
+/**
+ * vsmfs_fault_stop() - a point where PM writes stop, for crash tests
+ * @sb: the file system
+ * @point: the point
+ * @what: where it stops, for the log ("fault: @what")
+ *
+ * If the point fires, logs @what and waits, writing nothing more, until
+ * the task is killed (a kernel thread waits for ever): the test harness
+ * cuts the power when it sees the line. Otherwise returns at once.
+ *
+ * Context: process context, may sleep holding the caller's locks.
+ */
+void vsmfs_fault_stop(struct super_block *sb, enum vsmfs_fault point, const char *what)
+{
+	if (!vsmfs_fault(point))
+		return;
+	vsmfs_err(sb, "fault: %s", what);
+	while (!fatal_signal_pending(current))
+		msleep_interruptible(1000);
 }
 
 /**

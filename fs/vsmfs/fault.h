@@ -10,6 +10,8 @@
 
 #include <linux/types.h>
 
+struct super_block;
+
 /* Each point makes its call site fail the way the real failure would. */
 enum vsmfs_fault {
 	VSMFS_FAULT_PAGE_ALLOC,		/* logical page allocation: -ENOMEM */
@@ -17,17 +19,29 @@ enum vsmfs_fault {
 	VSMFS_FAULT_DIR_INDEX,		/* directory index memory: -ENOMEM */
 	VSMFS_FAULT_PM_READ,		/* PM read as from poisoned memory: -EIO */
 	VSMFS_FAULT_COW_STOP,		/* copy-on-write write stops before commit */
+	/* The journal stops, PM as it is, for a power cut (journal.c): */
+	VSMFS_FAULT_JCOMMIT_STOP,	/* before the commit store (step 5) */
+	VSMFS_FAULT_JPOST_STOP,		/* in the middle of re-flagging (step 6) */
+	VSMFS_FAULT_JGC_STOP,		/* GC: headers moved, pointers not */
+	VSMFS_FAULT_JCKPT_STOP,		/* checkpoint: blocks home, journal full */
+	VSMFS_FAULT_JHSWAP_STOP,	/* header batch: half in place */
 	VSMFS_FAULT_NR
 };
 
 #ifdef CONFIG_VSMFS_FAULT_INJECTION
 bool vsmfs_fault(enum vsmfs_fault point);
+void vsmfs_fault_stop(struct super_block *sb, enum vsmfs_fault point, const char *what);
 void vsmfs_fault_init(void);
 void vsmfs_fault_exit(void);
 #else
 static inline bool vsmfs_fault(enum vsmfs_fault point)
 {
 	return false;
+}
+
+static inline void vsmfs_fault_stop(struct super_block *sb, enum vsmfs_fault point,
+				    const char *what)
+{
 }
 
 static inline void vsmfs_fault_init(void)

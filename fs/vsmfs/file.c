@@ -30,7 +30,6 @@
 #include <linux/pagemap.h>
 #include <linux/writeback.h>
 #include <linux/huge_mm.h>
-#include <linux/delay.h>
 #include "vsmfs.h"
 #include "trace.h"
 #include "pmem.h"
@@ -675,15 +674,13 @@ static ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
 	}
 	if (c.cowed)
 		vsmfs_stat_inc(sbi, mcow_writes);
-	if (c.cowed && vsmfs_fault(VSMFS_FAULT_COW_STOP)) {
-		/*
-		 * For crash tests: new pages written, swaps and index switches
-		 * made in DRAM, nothing committed. Wait here for the power cut.
-		 */
-		vsmfs_err(inode->i_sb, "fault: copy-on-write stopped before its commit");
-		while (!fatal_signal_pending(current))
-			msleep_interruptible(1000);
-	}
+	/*
+	 * For crash tests: new pages written, swaps and index switches made
+	 * in DRAM, nothing committed.
+	 */
+	if (c.cowed)
+		vsmfs_fault_stop(inode->i_sb, VSMFS_FAULT_COW_STOP,
+				 "copy-on-write stopped before its commit");
 	if (done) {
 		if (pos + done > size)
 			i_size_write(inode, pos + done);
