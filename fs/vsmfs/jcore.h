@@ -58,6 +58,20 @@ const char *vsmfs_jcopies_check(const struct vsmfs_djhdr *copies, u32 count, u32
 
 u32 vsmfs_jdelta(u64 *dst, const u64 *src, u64 *lines);
 
+/*
+ * A delta rewrites the journal block of the old version in place, so a
+ * block changed by every commit would wear its two journal blocks alone.
+ * With wear-aware allocation a delta goes into a journal block written at
+ * most VSMFS_JWEAR_SLACK times more than the least-worn free one; past
+ * that the new version is written whole into the least-worn block.
+ */
+#define VSMFS_JWEAR_SLACK	64
+
+static inline bool vsmfs_jdelta_wear_ok(u32 wc, u32 least_free_wc)
+{
+	return wc <= least_free_wc + VSMFS_JWEAR_SLACK;
+}
+
 /**
  * struct vsmfs_wheap - free headers, least-worn first
  * @h: the decoded headers the heap orders, by (write count, position)

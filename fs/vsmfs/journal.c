@@ -32,8 +32,10 @@
  *   2. each block takes the next free header p: with wear-awareness the
  *      least-worn free block is first swapped into p; with deltas, a block
  *      that has an old and a latest version swaps its old version out of
- *      the checkpoint area into p instead (leaving an invalid hole). Swaps
- *      go through the header-copy region (above), all before step 3;
+ *      the checkpoint area into p instead (leaving an invalid hole), unless
+ *      its journal block is worn past the least-worn free one by
+ *      VSMFS_JWEAR_SLACK writes (wear-awareness on). Swaps go through the
+ *      header-copy region (above), all before step 3;
  *   3. j_commit = end of the commit area, flushed; each block is written to
  *      its journal block: a full copy with non-temporal stores, or only the
  *      differing 8-byte words over the old version, flushed; headers not
@@ -894,7 +896,9 @@ static void vsmfs_jplace(struct vsmfs_journal *j, u64 home, u32 p)
 	struct vsmfs_jh *h = &j->h[p];
 
 	vsmfs_jbatch_room(j);
-	if (o->delta && e && e->old != VSMFS_JNONE && e->latest != VSMFS_JNONE) {
+	if (o->delta && e && e->old != VSMFS_JNONE && e->latest != VSMFS_JNONE &&
+	    (!o->wear || vsmfs_jdelta_wear_ok(j->h[e->old].wc,
+					      j->h[vsmfs_wheap_min(&j->free)].wc))) {
 		u32 a = e->old, l = e->latest;
 
 		/* The old version leaves the checkpoint area; a hole is left. */

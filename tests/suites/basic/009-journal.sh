@@ -136,6 +136,31 @@ wear() {	# mount options
 wear journal_wear=on
 wear journal_wear=off
 
+# One hot inode: 2000 fsync'd appends to one file change the same blocks in
+# every commit. Deltas would rewrite their two journal blocks 1000 times
+# each; wear-aware allocation moves them on once they are 64 writes ahead.
+hot() {	# mount options; prints the highest write count
+	mkfs_vsmfs -f -J 1M "$DEV"
+	mount_vsmfs -o "$1"
+	python3 -c '
+import os, sys
+fd = os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o644)
+for i in range(2000):
+    os.write(fd, b"%029d\n" % i)
+    os.fsync(fd)
+os.close(fd)' "$MNT/hot"
+	assert_eq "$(stat -c %s "$MNT/hot")" 60000 "hot file size"
+	awk '$1 == "max" { print $2 }' "$S/journal_wear"
+	umount "$MNT"
+	"$FSCK" -n "$DEV" >/dev/null || die "fsck after the hot inode ($1)"
+}
+hot_on=$(hot journal_wear=on)
+hot_off=$(hot journal_wear=off)
+echo "hot inode, 2000 commits: highest journal block write count $hot_on with" \
+	"wear-aware allocation, $hot_off without"
+[ "$hot_off" -ge 500 ] || die "without wear-awareness deltas spread the writes ($hot_off)"
+[ "$hot_on" -le 250 ] || die "wear-aware allocation let one block take $hot_on writes"
+
 # The checkpoint timer: with checkpoint=1 a commit is checkpointed without a
 # sync (waiting at most a minute for it).
 mkfs_vsmfs -f "$DEV"
