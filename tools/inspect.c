@@ -642,11 +642,59 @@ static void print_files(void)
 	free(ibitmap);
 }
 
+/*
+ * Hot-inode aggregation as the mapping table shows it: mkfs maps every
+ * i-number to the slot of the same number, so an inode at a lower slot was
+ * moved into the window (a hot inode) and one at a higher slot was moved
+ * out to make room. The window reaches at least past the highest slot a
+ * hot inode holds; the window itself is not kept on PM.
+ */
+static void print_aggr(void)
+{
+	u8 *ibitmap = read_region(L.ibitmap_start, L.ibitmap_blocks);
+	__le32 *imap = read_region(L.imap_start, L.imap_blocks);
+	u64 ino, hot = 0, out = 0, top = 0, shown = 0;
+
+	if (json)
+		printf("\"aggregation\":{\"hot\":[");
+	else
+		printf("Hot-inode aggregation\n  moved into the window:");
+	for (ino = 1; ino < L.inodes; ino++) {
+		u64 slot = le32_to_cpu(imap[ino]);
+
+		if (slot == ino || slot >= L.inodes)
+			continue;
+		if (slot > ino) {
+			out++;
+			continue;
+		}
+		hot++;
+		top = slot > top ? slot : top;
+		if (json)
+			printf("%s{\"ino\":%" PRIu64 ",\"slot\":%" PRIu64 ",\"in_use\":%s}",
+			       hot > 1 ? "," : "", ino, slot, tbit(ibitmap, ino) ? "true" : "false");
+		else if (shown++ < 16)
+			printf(" %" PRIu64 "@%" PRIu64, ino, slot);
+	}
+	top = hot ? roundup(top + 1, (u64)VSMFS_INODES_PER_BLOCK) : 0;
+	if (json) {
+		printf("],\"moved_out\":%" PRIu64 ",\"window_at_least\":%" PRIu64 "}", out, top);
+	} else {
+		printf("%s%s\n", hot ? "" : " none", shown < hot ? " ..." : "");
+		printf("  inodes moved in      %" PRIu64 " (i-number@slot above)\n", hot);
+		printf("  inodes moved out     %" PRIu64 "\n", out);
+		printf("  window at least      %" PRIu64 " slots\n", top);
+	}
+	free(imap);
+	free(ibitmap);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: vsmfs-inspect [-j | -f] [-i] [--json] DEVICE\n"
-		"Show the layout, usage, journal state and superpage fragmentation of a vsmfs\n"
+		"Show the layout, usage, journal state, superpage fragmentation and hot-inode\n"
+		"aggregation of a vsmfs\n"
 		"file system on DEVICE (an unmounted pmem device or image file). Read only.\n\n"
 		"  -j, --journal   journal state only\n"
 		"  -f, --frag      virtual superpage fragmentation only\n"
@@ -741,6 +789,10 @@ int main(int argc, char **argv)
 	}
 	if (!only_journal) {
 		print_frag();
+		if (!only_frag) {
+			printf(json ? "," : "\n");
+			print_aggr();
+		}
 		if (files) {
 			printf(json ? "," : "\n");
 			print_files();

@@ -25,6 +25,7 @@ enum vsmfs_fault {
 	VSMFS_FAULT_JGC_STOP,		/* GC: headers moved, pointers not */
 	VSMFS_FAULT_JCKPT_STOP,		/* checkpoint: blocks home, journal full */
 	VSMFS_FAULT_JHSWAP_STOP,	/* header batch: half in place */
+	VSMFS_FAULT_AGGR_STOP,		/* inode migration, before its commit */
 	VSMFS_FAULT_NR
 };
 

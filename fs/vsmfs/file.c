@@ -1167,6 +1167,15 @@ static long vsmfs_fallocate(struct file *file, int mode, loff_t offset, loff_t l
  * last VSP goes back to the allocator and the inode is flagged, so the
  * next append moves the last run into a fresh VSP by swapping entries.
  */
+static int vsmfs_open(struct inode *inode, struct file *file)
+{
+	int ret = generic_file_open(inode, file);
+
+	if (!ret)
+		vsmfs_aggr_open(inode, file);
+	return ret;
+}
+
 static int vsmfs_release(struct inode *inode, struct file *file)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
@@ -1175,6 +1184,7 @@ static int vsmfs_release(struct inode *inode, struct file *file)
 	u64 freed = 0;
 	int ret, err;
 
+	vsmfs_aggr_release(inode, file);
 	if (!(file->f_mode & FMODE_WRITE) || atomic_read(&inode->i_writecount) != 1 ||
 	    !READ_ONCE(vi->i_tail_key))
 		return 0;
@@ -1243,7 +1253,7 @@ const struct file_operations vsmfs_file_operations = {
 	.mmap_supported_flags = MAP_SYNC,
 	/* 2 MiB aligned addresses, so a superpage can be mapped with one PMD. */
 	.get_unmapped_area = thp_get_unmapped_area,
-	.open		= generic_file_open,
+	.open		= vsmfs_open,
 	.release	= vsmfs_release,
 	.fsync		= vsmfs_fsync,
 	.fallocate	= vsmfs_fallocate,

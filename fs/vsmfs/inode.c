@@ -19,7 +19,7 @@
 
 /* DRAM copy of the block holding the on-media inode of @ino. */
 static int vsmfs_dinode_get(struct vsmfs_sb_info *sbi, u64 ino,
-			    struct vsmfs_mblk **mbp, struct vsmfs_dinode **dip)
+			    struct vsmfs_mblk **mbp, struct vsmfs_dinode **dip, u64 *slotp)
 {
 	const struct vsmfs_layout *l = &sbi->s_layout;
 	struct vsmfs_mblk *mb;
@@ -41,6 +41,7 @@ static int vsmfs_dinode_get(struct vsmfs_sb_info *sbi, u64 ino,
 	*mbp = mb;
 	*dip = (struct vsmfs_dinode *)(mb->m_data +
 				       (slot % VSMFS_INODES_PER_BLOCK) * VSMFS_INODE_SIZE);
+	*slotp = slot;
 	return 0;
 }
 
@@ -137,6 +138,7 @@ static struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, bool orphan)
 	struct vsmfs_dinode *di;
 	struct vsmfs_mblk *mb;
 	struct inode *inode;
+	u64 slot;
 	int ret, i;
 
 	inode = iget_locked(sb, ino);
@@ -146,7 +148,7 @@ static struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, bool orphan)
 		return inode;
 	vi = VSMFS_I(inode);
 
-	ret = vsmfs_dinode_get(VSMFS_SB(sb), ino, &mb, &di);
+	ret = vsmfs_dinode_get(VSMFS_SB(sb), ino, &mb, &di, &slot);
 	if (ret)
 		goto bad;
 	ret = -EFSCORRUPTED;
@@ -213,9 +215,10 @@ int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode)
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	struct vsmfs_dinode *di;
 	struct vsmfs_mblk *mb;
+	u64 slot;
 	int ret, i;
 
-	ret = vsmfs_dinode_get(t->t_sbi, inode->i_ino, &mb, &di);
+	ret = vsmfs_dinode_get(t->t_sbi, inode->i_ino, &mb, &di, &slot);
 	if (ret)
 		return ret;
 	memset(di, 0, sizeof(*di));
@@ -244,7 +247,9 @@ int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode)
 		di->i_ind = cpu_to_le64(vi->i_index[VSMFS_NDIRECT]);
 		di->i_dind = cpu_to_le64(vi->i_index[VSMFS_NDIRECT + 1]);
 	}
+	mb->m_dirty_slots |= 1U << (slot % VSMFS_INODES_PER_BLOCK);
 	vsmfs_trans_dirty(t, mb);
+	vsmfs_aggr_written(inode);
 	return 0;
 }
 

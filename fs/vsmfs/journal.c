@@ -328,6 +328,29 @@ static void vsmfs_jgc(struct vsmfs_journal *j)
 	vsmfs_stat_add(j->sbi, journal_gc_reclaimed, old - first);
 }
 
+/*
+ * An inode-table block is written home: count its inodes changed since it
+ * last was (dirty) and the others (clean), the measure of how well hot
+ * inodes are gathered.
+ */
+static void vsmfs_jcount_itable(struct vsmfs_sb_info *sbi, u64 home)
+{
+	const struct vsmfs_layout *l = &sbi->s_layout;
+	struct vsmfs_mblk *mb;
+	unsigned int dirty;
+
+	if (home < l->itable_start || home >= l->itable_start + l->itable_blocks)
+		return;
+	mb = xa_load(&sbi->s_mblks, home);
+	if (!mb)
+		return;
+	dirty = hweight16(mb->m_dirty_slots);
+	mb->m_dirty_slots = 0;
+	vsmfs_stat_inc(sbi, itable_home_blocks);
+	vsmfs_stat_add(sbi, itable_home_dirty, dirty);
+	vsmfs_stat_add(sbi, itable_home_clean, VSMFS_INODES_PER_BLOCK - dirty);
+}
+
 /* Write the latest versions home and empty the journal. */
 static void vsmfs_jcheckpoint(struct vsmfs_journal *j)
 {
@@ -346,6 +369,7 @@ static void vsmfs_jcheckpoint(struct vsmfs_journal *j)
 			continue;
 		vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, h->home), vsmfs_jblock(j, h->jb),
 				VSMFS_BLOCK_SIZE);
+		vsmfs_jcount_itable(sbi, h->home);
 		count++;
 	}
 	/* Home blocks durable before the journal is emptied. */
@@ -739,6 +763,7 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 		return ERR_PTR(-ENOMEM);
 	mb->m_blk = blk;
 	mb->m_is_dirty = false;
+	mb->m_dirty_slots = 0;
 	INIT_LIST_HEAD(&mb->m_dirty);
 	if (copy_mc_to_kernel(mb->m_data, src, VSMFS_BLOCK_SIZE)) {
 		kfree(mb);

@@ -44,6 +44,11 @@ enum vsmfs_stat {
 	VSMFS_STAT_journal_checkpoints,
 	VSMFS_STAT_journal_checkpoint_blocks,
 	VSMFS_STAT_journal_revoked,
+	VSMFS_STAT_aggregate_migrations,
+	VSMFS_STAT_aggregate_window_growths,
+	VSMFS_STAT_itable_home_blocks,
+	VSMFS_STAT_itable_home_dirty,
+	VSMFS_STAT_itable_home_clean,
 	VSMFS_NR_STATS
 };
 

@@ -161,6 +161,13 @@ static int vsmfs_show_options(struct seq_file *seq, struct dentry *root)
 		seq_printf(seq, ",checkpoint=%u", o.checkpoint_secs);
 	if (o.threshold != VSMFS_CHECKPOINT_THRESHOLD_DEFAULT)
 		seq_printf(seq, ",checkpoint_threshold=%u", o.threshold);
+	/* So are the aggregation options. */
+	if (!READ_ONCE(sbi->s_aopts.on))
+		seq_puts(seq, ",aggregate=off");
+	if (sbi->s_aopts.threshold != VSMFS_AGGR_THRESHOLD_DEFAULT)
+		seq_printf(seq, ",aggregate_threshold=%u", sbi->s_aopts.threshold);
+	if (sbi->s_aopts.window != VSMFS_AGGR_WINDOW_DEFAULT)
+		seq_printf(seq, ",aggregate_window=%u", sbi->s_aopts.window);
 	return 0;
 }
 
@@ -187,7 +194,13 @@ struct vsmfs_fs_context {
 	int	tlb_mode;	/* VSMFS_TLB_*, or -1 if not given */
 	unsigned int		jset;	/* VSMFS_JOPT_* given */
 	struct vsmfs_jopts	jopts;	/* their values */
+	unsigned int		aset;	/* VSMFS_AOPT_* given */
+	struct vsmfs_aopts	aopts;	/* their values */
 };
+
+#define VSMFS_AOPT_ON		0x01
+#define VSMFS_AOPT_THRESHOLD	0x02
+#define VSMFS_AOPT_WINDOW	0x04
 
 #define VSMFS_JOPT_DELTA	0x01
 #define VSMFS_JOPT_WEAR		0x02
@@ -196,7 +209,8 @@ struct vsmfs_fs_context {
 #define VSMFS_JOPT_THRESHOLD	0x10
 
 enum { OPT_DAX, OPT_DAX_TYPE, OPT_ACL, OPT_USER_XATTR, OPT_DATA, OPT_COW, OPT_TLB,
-	OPT_JDELTA, OPT_JWEAR, OPT_JGC, OPT_CHECKPOINT, OPT_THRESHOLD };
+	OPT_JDELTA, OPT_JWEAR, OPT_JGC, OPT_CHECKPOINT, OPT_THRESHOLD, OPT_AGGR,
+	OPT_AGGR_THRESHOLD, OPT_AGGR_WINDOW };
 
 static const struct constant_table vsmfs_param_onoff[] = {
 	{ "on",		1 },
@@ -243,6 +257,9 @@ static const struct fs_parameter_spec vsmfs_fs_parameters[] = {
 	fsparam_enum("journal_gc",	OPT_JGC, vsmfs_param_onoff),
 	fsparam_u32("checkpoint",	OPT_CHECKPOINT),
 	fsparam_u32("checkpoint_threshold", OPT_THRESHOLD),
+	fsparam_enum("aggregate",	OPT_AGGR, vsmfs_param_onoff),
+	fsparam_u32("aggregate_threshold", OPT_AGGR_THRESHOLD),
+	fsparam_u32("aggregate_window",	OPT_AGGR_WINDOW),
 	{}
 };
 
@@ -308,6 +325,25 @@ static int vsmfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 		ctx->jset |= VSMFS_JOPT_THRESHOLD;
 		ctx->jopts.threshold = result.uint_32;
 		break;
+	case OPT_AGGR:
+		ctx->aset |= VSMFS_AOPT_ON;
+		ctx->aopts.on = result.uint_32;
+		break;
+	case OPT_AGGR_THRESHOLD:
+		if (result.uint_32 < 1 || result.uint_32 > 1000000)
+			return invalfc(fc, "aggregate_threshold=%u: from 1 to 1000000 writes",
+				       result.uint_32);
+		ctx->aset |= VSMFS_AOPT_THRESHOLD;
+		ctx->aopts.threshold = result.uint_32;
+		break;
+	case OPT_AGGR_WINDOW:
+		if (result.uint_32 < VSMFS_INODES_PER_BLOCK ||
+		    result.uint_32 % VSMFS_INODES_PER_BLOCK)
+			return invalfc(fc, "aggregate_window=%u: a multiple of %u inodes",
+				       result.uint_32, VSMFS_INODES_PER_BLOCK);
+		ctx->aset |= VSMFS_AOPT_WINDOW;
+		ctx->aopts.window = result.uint_32;
+		break;
 	}
 	return 0;
 }
@@ -325,6 +361,18 @@ static void vsmfs_apply_jopts(struct vsmfs_jopts *o, const struct vsmfs_fs_conte
 		o->checkpoint_secs = ctx->jopts.checkpoint_secs;
 	if (ctx->jset & VSMFS_JOPT_THRESHOLD)
 		o->threshold = ctx->jopts.threshold;
+}
+
+/* Apply the aggregation options given in @ctx; the window only at mount. */
+static void vsmfs_apply_aopts(struct vsmfs_aopts *o, const struct vsmfs_fs_context *ctx,
+			      bool mount)
+{
+	if (ctx->aset & VSMFS_AOPT_ON)
+		WRITE_ONCE(o->on, ctx->aopts.on);
+	if (ctx->aset & VSMFS_AOPT_THRESHOLD)
+		WRITE_ONCE(o->threshold, ctx->aopts.threshold);
+	if (mount && (ctx->aset & VSMFS_AOPT_WINDOW))
+		o->window = ctx->aopts.window;
 }
 
 /*
@@ -440,6 +488,12 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		return -ENOMEM;
 	sb->s_fs_info = sbi;
 	sbi->s_sb = sb;
+	sbi->s_aopts = (struct vsmfs_aopts) {
+		.on = true, .threshold = VSMFS_AGGR_THRESHOLD_DEFAULT,
+		.window = VSMFS_AGGR_WINDOW_DEFAULT,
+	};
+	vsmfs_apply_aopts(&sbi->s_aopts, ctx, true);
+	vsmfs_aggr_init(sbi);
 	sbi->s_data_mode = VSMFS_DATA_ATOMIC;
 	sbi->s_cow_mode = VSMFS_COW_MULTI;
 	sbi->s_tlb_mode = VSMFS_TLB_LAZY;
@@ -477,6 +531,8 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	ret = vsmfs_alloc_init(sbi);
 	if (ret)
 		return ret;
+	/* The window starts at the first slot and grows toward the end. */
+	sbi->s_window = min_t(u64, sbi->s_aopts.window, sbi->s_layout.inodes);
 	ret = vsmfs_vsp_map(sbi);
 	if (ret)
 		return ret;
@@ -544,6 +600,7 @@ static int vsmfs_reconfigure(struct fs_context *fc)
 	mutex_lock(&sbi->s_trans_mutex);
 	vsmfs_apply_jopts(&sbi->s_jopts, ctx);
 	mutex_unlock(&sbi->s_trans_mutex);
+	vsmfs_apply_aopts(&sbi->s_aopts, ctx, false);
 	if (ctx->acl_set) {
 		if (ctx->acl)
 			sb->s_flags |= SB_POSIXACL;
@@ -551,6 +608,8 @@ static int vsmfs_reconfigure(struct fs_context *fc)
 			sb->s_flags &= ~SB_POSIXACL;
 	}
 	vsmfs_journal_timer_stop(sbi);
+	if (to_ro)
+		vsmfs_aggr_stop(sbi);
 	if (to_ro && !sb_rdonly(sb)) {
 		/* Home blocks current before the file system is marked clean. */
 		vsmfs_journal_checkpoint(sbi);
@@ -599,10 +658,13 @@ static void vsmfs_kill_sb(struct super_block *sb)
 		vsmfs_sysfs_unregister(sbi);
 		/* A mount that failed after starting the timer. */
 		vsmfs_journal_timer_stop(sbi);
+		/* No file is open: nothing queues the worker again. */
+		vsmfs_aggr_stop(sbi);
 	}
 	kill_block_super(sb);
 	if (!sbi)
 		return;
+	vsmfs_aggr_destroy(sbi);
 	vsmfs_vsp_unmap(sbi);
 	vsmfs_journal_destroy(sbi);
 	fs_put_dax(sbi->s_daxdev, NULL);
@@ -630,6 +692,8 @@ struct inode *vsmfs_alloc_inode(struct super_block *sb)
 	vi->i_dir = NULL;
 	vi->i_flags = 0;
 	vi->i_pages = 0;
+	INIT_LIST_HEAD(&vi->i_hot);
+	atomic_set(&vi->i_wcount, 0);
 	return &vi->vfs_inode;
 }
 

@@ -2,8 +2,9 @@
 /*
  * vsmfs sysfs interface: /sys/fs/vsmfs/<device>/ holds one read-only file
  * per counter of stats.h, each printing one decimal number, a write-only
- * "reset" file: writing 1 sets every counter to zero, and "journal_wear",
- * the wear histogram of the journal blocks.
+ * "reset" file: writing 1 sets every counter to zero, "journal_wear",
+ * the wear histogram of the journal blocks, and "aggregate_window", the
+ * slots of the hot-inode window now.
  */
 #include <linux/kobject.h>
 #include <linux/sysfs.h>
@@ -48,6 +49,11 @@ static const char * const vsmfs_stat_names[VSMFS_NR_STATS] = {
 	[VSMFS_STAT_journal_checkpoints]	= "journal_checkpoints",
 	[VSMFS_STAT_journal_checkpoint_blocks]	= "journal_checkpoint_blocks",
 	[VSMFS_STAT_journal_revoked]	= "journal_revoked",
+	[VSMFS_STAT_aggregate_migrations]	= "aggregate_migrations",
+	[VSMFS_STAT_aggregate_window_growths]	= "aggregate_window_growths",
+	[VSMFS_STAT_itable_home_blocks]	= "itable_home_blocks",
+	[VSMFS_STAT_itable_home_dirty]	= "itable_home_dirty",
+	[VSMFS_STAT_itable_home_clean]	= "itable_home_clean",
 };
 
 /* One attribute per counter, filled in by vsmfs_sysfs_init(), and reset. */
@@ -64,7 +70,13 @@ static struct vsmfs_attr vsmfs_attr_journal_wear = {
 	.stat = -2,
 };
 
-static struct attribute *vsmfs_sb_attrs[VSMFS_NR_STATS + 3];
+/* Slots in the hot-inode window (aggr.c). */
+static struct vsmfs_attr vsmfs_attr_aggregate_window = {
+	.attr = { .name = "aggregate_window", .mode = 0444 },
+	.stat = -3,
+};
+
+static struct attribute *vsmfs_sb_attrs[VSMFS_NR_STATS + 4];
 ATTRIBUTE_GROUPS(vsmfs_sb);
 
 /**
@@ -91,6 +103,8 @@ static ssize_t vsmfs_attr_show(struct kobject *kobj, struct attribute *attr, cha
 
 	if (a == &vsmfs_attr_journal_wear)
 		return vsmfs_journal_wear_show(sbi, buf);
+	if (a == &vsmfs_attr_aggregate_window)
+		return sysfs_emit(buf, "%llu\n", READ_ONCE(sbi->s_window));
 	if (a->stat < 0)
 		return -EPERM;
 	return sysfs_emit(buf, "%llu\n", vsmfs_stat_read(sbi, a->stat));
@@ -202,6 +216,7 @@ int __init vsmfs_sysfs_init(void)
 	}
 	vsmfs_sb_attrs[VSMFS_NR_STATS] = &vsmfs_attr_reset.attr;
 	vsmfs_sb_attrs[VSMFS_NR_STATS + 1] = &vsmfs_attr_journal_wear.attr;
+	vsmfs_sb_attrs[VSMFS_NR_STATS + 2] = &vsmfs_attr_aggregate_window.attr;
 	kobject_set_name(&vsmfs_root.kobj, "vsmfs");
 	vsmfs_root.kobj.parent = fs_kobj;
 	return kset_register(&vsmfs_root);

@@ -288,6 +288,32 @@ TRACE_EVENT(vsmfs_zfdm,
 		  __entry->migrate ? "migrated" : "tail released", __entry->pages)
 );
 
+/* kind: 1 free, 2 lazy, 3 closed slot taken (aggr.c). */
+TRACE_EVENT(vsmfs_inode_migrate,
+	TP_PROTO(struct inode *inode, u64 from, u64 to, u64 other, int kind),
+	TP_ARGS(inode, from, to, other, kind),
+	TP_STRUCT__entry(
+		__field(dev_t,	dev)
+		__field(u64,	ino)
+		__field(u64,	from)
+		__field(u64,	to)
+		__field(u64,	other)
+		__field(int,	kind)
+	),
+	TP_fast_assign(
+		__entry->dev = inode->i_sb->s_dev;
+		__entry->ino = inode->i_ino;
+		__entry->from = from;
+		__entry->to = to;
+		__entry->other = other;
+		__entry->kind = kind;
+	),
+	TP_printk("dev %d:%d ino %llu slot %llu -> %llu, exchanged with %s inode %llu",
+		  MAJOR(__entry->dev), MINOR(__entry->dev), __entry->ino, __entry->from,
+		  __entry->to, __print_symbolic(__entry->kind, { 1, "free" }, { 2, "lazy" },
+						{ 3, "closed" }), __entry->other)
+);
+
 #endif /* _VSMFS_TRACE_H */
 
 #undef TRACE_INCLUDE_PATH

@@ -44,6 +44,22 @@ struct vsmfs_jopts {
 #define VSMFS_CHECKPOINT_THRESHOLD_DEFAULT	75
 
 /*
+ * struct vsmfs_aopts - hot-inode aggregation mount options
+ * @on: aggregate=
+ * @threshold: writes of an inode open for writing that make it hot
+ *	(aggregate_threshold=)
+ * @window: slots of the window at mount (aggregate_window=)
+ */
+struct vsmfs_aopts {
+	bool		on;
+	unsigned int	threshold;
+	unsigned int	window;
+};
+
+#define VSMFS_AGGR_THRESHOLD_DEFAULT	16
+#define VSMFS_AGGR_WINDOW_DEFAULT	64
+
+/*
  * struct vsmfs_sb_info - a mounted vsmfs
  *
  * Fields are set once in fill_super and read-only afterwards unless a
@@ -77,6 +93,15 @@ struct vsmfs_sb_info {
 	u64			s_ino_cursor;
 	/* An unlinked inode could not be freed at eviction (set once). */
 	bool			s_orphans_left;
+
+	/* Hot-inode aggregation (aggr.c). */
+	struct vsmfs_aopts	s_aopts;	/* changed only by remount */
+	spinlock_t		s_aggr_lock;	/* s_hot, vsmfs_inode_info.i_hot */
+	struct list_head	s_hot;		/* inodes open for writing */
+	struct delayed_work	s_aggr_work;
+	/* Used by the worker only: slot -> i-number, and the window size. */
+	u32			*s_slot_ino;
+	u64			s_window;
 
 	/* Data path, from the mount options; changed only by remount. */
 	unsigned int		s_data_mode;	/* VSMFS_DATA_* */
@@ -119,6 +144,8 @@ struct vsmfs_mblk {
 	u64			m_blk;		/* device block */
 	struct list_head	m_dirty;	/* on the transaction's list */
 	bool			m_is_dirty;
+	/* Inode table: slots written since the block was last written home. */
+	u16			m_dirty_slots;
 	u8			m_data[VSMFS_BLOCK_SIZE] __aligned(64);
 };
 
@@ -178,6 +205,9 @@ struct vsmfs_inode_info {
 	u64			i_xattr;
 	struct rw_semaphore	i_xattr_sem;
 	u64			i_index[VSMFS_NDIRECT + 2];	/* direct, ind, dind */
+	/* On sbi->s_hot while open for writing, and the writes counted. */
+	struct list_head	i_hot;
+	atomic_t		i_wcount;
 	char			i_inline[VSMFS_INLINE_LEN + 1];	/* fast symlink */
 	struct inode		vfs_inode;
 };
@@ -310,6 +340,14 @@ int vsmfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 
 int vsmfs_write_inode(struct inode *inode, struct writeback_control *wbc);
 int vsmfs_orphan_cleanup(struct super_block *sb);
+
+/* aggr.c */
+void vsmfs_aggr_init(struct vsmfs_sb_info *sbi);
+void vsmfs_aggr_stop(struct vsmfs_sb_info *sbi);
+void vsmfs_aggr_destroy(struct vsmfs_sb_info *sbi);
+void vsmfs_aggr_open(struct inode *inode, struct file *file);
+void vsmfs_aggr_release(struct inode *inode, struct file *file);
+void vsmfs_aggr_written(struct inode *inode);
 
 /* file.c */
 extern const struct address_space_operations vsmfs_dax_aops;

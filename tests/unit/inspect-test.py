@@ -204,6 +204,11 @@ def test_edited(tmp):
         di += struct.pack("<QQQ", 512 | 512 << 48, 1024 | 512 << 48, 1536 | 1 << 48)
         put(f, it * BS + 2 * 256, di)
 
+        # Aggregation moved inode 40 into slot 3, and inode 3 out to 40.
+        imap = rows["inode mapping table"][0]
+        put(f, imap * BS + 3 * 4, struct.pack("<I", 40))
+        put(f, imap * BS + 40 * 4, struct.pack("<I", 3))
+
     r = inspect_json(img, "-i")
     what = "edited image"
     eq(r["fragmentation"], {"vsps": vsps, "full": 3, "full_contiguous": 2, "full_aligned": 1,
@@ -218,6 +223,8 @@ def test_edited(tmp):
     eq(sum(b["blocks"] for b in j["wear"]["buckets"]), n, f"{what}: wear histogram total")
     worn = [b for b in j["wear"]["buckets"] if b["first"] <= 100 < b["first"] + j["wear"]["width"]]
     eq([b["blocks"] for b in worn], [1], f"{what}: bucket of the most worn block")
+    eq(r["aggregation"], {"hot": [{"ino": 40, "slot": 3, "in_use": False}], "moved_out": 1,
+                          "window_at_least": 16}, f"{what}: aggregation")
     eq(r["files"], [{"ino": 2, "size": (4 << 20) + 4096, "pages": 1024, "runs": 3,
                      "tail_key": 3, "zfdm_tail_released": True}], f"{what}: files")
 

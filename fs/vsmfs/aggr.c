@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vsmfs hot-inode aggregation.
+ *
+ * Every inode is reached through the inode mapping table (i-number ->
+ * slot of the inode table), so an inode can move to another slot without
+ * changing its i-number. Inodes of files open for writing are listed with
+ * a count of the transactions that wrote them; a worker run every
+ * aggregate_interval moves those written aggregate_threshold times or more
+ * into a window of adjacent slots at the start of the inode table, so that
+ * the inodes changed together share few inode-table blocks: fewer blocks
+ * per commit, fewer versions in the journal, fewer blocks written home by a
+ * checkpoint, each with more changed inodes in it.
+ *
+ * A migration takes a slot of the window, in order of preference, that is
+ * free (its i-number is not in use), lazy (in use, its inode not in
+ * memory) or closed (in memory, not open for writing), and exchanges the
+ * two slots' contents and their mapping-table entries in one transaction:
+ * the journal makes the exchange atomic, so a crash leaves either mapping
+ * whole. If the window has no such slot it grows by one inode-table block.
+ *
+ * A slot is looked up through the mapping table, under the transaction,
+ * at every access, so writers of either inode simply see the new slot
+ * after the commit. The in-memory inode of an in-use candidate is held
+ * for the duration, so nothing reads its slot from the table meanwhile.
+ */
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/bitops.h>
+#include "vsmfs.h"
+#include "trace.h"
+#include "fault.h"
+
+enum { VSMFS_CAND_NONE, VSMFS_CAND_FREE, VSMFS_CAND_LAZY, VSMFS_CAND_CLOSED };
+
+static __le32 *vsmfs_imap_entry(struct vsmfs_sb_info *sbi, u64 ino, struct vsmfs_mblk **mbp)
+{
+	struct vsmfs_mblk *mb;
+
+	mb = vsmfs_mblk_get(sbi, sbi->s_layout.imap_start + ino / (VSMFS_BLOCK_SIZE / 4));
+	if (IS_ERR(mb))
+		return ERR_CAST(mb);
+	*mbp = mb;
+	return (__le32 *)mb->m_data + ino % (VSMFS_BLOCK_SIZE / 4);
+}
+
+/* The slot -> i-number map of the whole table, from the mapping table. */
+static int vsmfs_aggr_map_init(struct vsmfs_sb_info *sbi)
+{
+	u64 n = sbi->s_layout.inodes, ino;
+	struct vsmfs_mblk *mb;
+	u32 *map;
+
+	map = kvmalloc_array(n, sizeof(*map), GFP_KERNEL | __GFP_ZERO);
+	if (!map)
+		return -ENOMEM;
+	for (ino = 1; ino < n; ino++) {
+		__le32 *e = vsmfs_imap_entry(sbi, ino, &mb);
+		u32 slot;
+
+		if (IS_ERR(e)) {
+			kvfree(map);
+			return PTR_ERR(e);
+		}
+		slot = le32_to_cpu(*e);
+		if (!slot || slot >= n || map[slot]) {
+			vsmfs_err(sbi->s_sb, "inode %llu maps to invalid or shared slot %u", ino,
+				  slot);
+			kvfree(map);
+			return -EFSCORRUPTED;
+		}
+		map[slot] = ino;
+	}
+	sbi->s_slot_ino = map;
+	return 0;
+}
+
+static bool vsmfs_ino_used(struct vsmfs_sb_info *sbi, u64 ino)
+{
+	struct vsmfs_mblk *mb;
+
+	mb = vsmfs_mblk_get(sbi, sbi->s_layout.ibitmap_start + ino / (VSMFS_BLOCK_SIZE * 8));
+	if (IS_ERR(mb))
+		return true;	/* not a candidate */
+	return test_bit(ino % (VSMFS_BLOCK_SIZE * 8), (unsigned long *)mb->m_data);
+}
+
+/*
+ * The best slot of the window for a hot inode: free, else lazy, else
+ * closed. Returns its kind; *held is the in-memory inode of a closed one,
+ * with a reference the caller drops.
+ */
+static int vsmfs_aggr_candidate(struct vsmfs_sb_info *sbi, u64 *slotp, struct inode **held)
+{
+	int best = VSMFS_CAND_NONE;
+	u64 slot, best_slot = 0;
+	struct inode *closed = NULL;
+
+	*held = NULL;
+	for (slot = 1; slot < sbi->s_window && best != VSMFS_CAND_FREE; slot++) {
+		u64 ino = sbi->s_slot_ino[slot];
+		struct inode *inode;
+
+		if (ino == le64_to_cpu(sbi->s_dsb->s_root_ino))
+			continue;
+		if (!vsmfs_ino_used(sbi, ino)) {
+			best = VSMFS_CAND_FREE;
+			best_slot = slot;
+			break;
+		}
+		if (best == VSMFS_CAND_LAZY)
+			continue;
+		inode = ilookup(sbi->s_sb, ino);
+		if (!inode) {
+			best = VSMFS_CAND_LAZY;
+			best_slot = slot;
+			continue;
+		}
+		if (best == VSMFS_CAND_NONE && atomic_read(&inode->i_writecount) <= 0 &&
+		    list_empty(&VSMFS_I(inode)->i_hot)) {
+			best = VSMFS_CAND_CLOSED;
+			best_slot = slot;
+			closed = inode;
+			continue;
+		}
+		iput(inode);
+	}
+	if (best != VSMFS_CAND_CLOSED && closed)
+		iput(closed);
+	else if (closed)
+		*held = closed;
+	*slotp = best_slot;
+	return best;
+}
+
+static struct vsmfs_dinode *vsmfs_slot_dinode(struct vsmfs_sb_info *sbi, u64 slot,
+					      struct vsmfs_mblk **mbp)
+{
+	struct vsmfs_mblk *mb;
+
+	mb = vsmfs_mblk_get(sbi, sbi->s_layout.itable_start + slot / VSMFS_INODES_PER_BLOCK);
+	if (IS_ERR(mb))
+		return ERR_CAST(mb);
+	*mbp = mb;
+	return (struct vsmfs_dinode *)(mb->m_data +
+				       (slot % VSMFS_INODES_PER_BLOCK) * VSMFS_INODE_SIZE);
+}
+
+/*
+ * Exchange the slots of @hot (at @from) and of the i-number at slot @to,
+ * and their mapping-table entries, in one transaction.
+ */
+static int vsmfs_aggr_exchange(struct vsmfs_sb_info *sbi, struct inode *hot, u64 from, u64 to,
+			       int kind)
+{
+	u64 other = sbi->s_slot_ino[to];
+	bool used = kind != VSMFS_CAND_FREE;
+	struct vsmfs_mblk *ma, *mb, *mc, *md;
+	struct vsmfs_dinode *a, *b, tmp;
+	__le32 *ea, *eb;
+	struct vsmfs_trans t;
+	int ret;
+
+	vsmfs_trans_begin(sbi, &t);
+	ea = vsmfs_imap_entry(sbi, hot->i_ino, &mc);
+	eb = IS_ERR(ea) ? ea : vsmfs_imap_entry(sbi, other, &md);
+	ret = PTR_ERR_OR_ZERO(eb);
+	if (ret)
+		goto out;
+	/* Nothing else moves inodes; a free candidate may have been taken. */
+	ret = -EAGAIN;
+	if (le32_to_cpu(*ea) != from || le32_to_cpu(*eb) != to ||
+	    vsmfs_ino_used(sbi, other) != used)
+		goto out;
+	a = vsmfs_slot_dinode(sbi, from, &ma);
+	b = IS_ERR(a) ? a : vsmfs_slot_dinode(sbi, to, &mb);
+	ret = PTR_ERR_OR_ZERO(b);
+	if (ret)
+		goto out;
+	tmp = *a;
+	*a = *b;
+	*b = tmp;
+	*ea = cpu_to_le32(to);
+	*eb = cpu_to_le32(from);
+	ma->m_dirty_slots |= 1U << (from % VSMFS_INODES_PER_BLOCK);
+	mb->m_dirty_slots |= 1U << (to % VSMFS_INODES_PER_BLOCK);
+	vsmfs_trans_dirty(&t, ma);
+	vsmfs_trans_dirty(&t, mb);
+	vsmfs_trans_dirty(&t, mc);
+	vsmfs_trans_dirty(&t, md);
+	/* For crash tests: the exchange made in DRAM, nothing committed. */
+	vsmfs_fault_stop(sbi->s_sb, VSMFS_FAULT_AGGR_STOP,
+			 "inode migration stopped before its commit");
+out:
+	ret = vsmfs_trans_commit(&t) ?: ret;
+	if (ret)
+		return ret;
+	sbi->s_slot_ino[to] = hot->i_ino;
+	sbi->s_slot_ino[from] = other;
+	return 0;
+}
+
+/* Move one hot inode into the window, growing it if it has no room. */
+static void vsmfs_aggr_migrate(struct vsmfs_sb_info *sbi, struct inode *hot)
+{
+	struct inode *held = NULL;
+	struct vsmfs_mblk *mb;
+	u64 from, to, other;
+	__le32 *e;
+	int kind, ret;
+
+	mutex_lock(&sbi->s_trans_mutex);
+	e = vsmfs_imap_entry(sbi, hot->i_ino, &mb);
+	from = IS_ERR(e) ? 0 : le32_to_cpu(*e);
+	mutex_unlock(&sbi->s_trans_mutex);
+	if (!from || from < sbi->s_window)
+		goto done;	/* damaged (reported elsewhere), or in the window */
+	for (;;) {
+		kind = vsmfs_aggr_candidate(sbi, &to, &held);
+		if (kind != VSMFS_CAND_NONE)
+			break;
+		if (sbi->s_window + VSMFS_INODES_PER_BLOCK > from)
+			goto done;	/* nothing better than where it is */
+		WRITE_ONCE(sbi->s_window, sbi->s_window + VSMFS_INODES_PER_BLOCK);
+		vsmfs_stat_inc(sbi, aggregate_window_growths);
+	}
+	other = sbi->s_slot_ino[to];
+	if (kind == VSMFS_CAND_LAZY) {
+		/* In memory for the exchange: nothing reads its old slot. */
+		held = vsmfs_iget(sbi->s_sb, other);
+		if (IS_ERR(held)) {
+			held = NULL;
+			goto done;
+		}
+	}
+	ret = vsmfs_aggr_exchange(sbi, hot, from, to, kind);
+	if (ret) {
+		if (ret != -EAGAIN)
+			vsmfs_err_ratelimited(sbi->s_sb, "moving inode %lu failed: %d",
+					      hot->i_ino, ret);
+		goto done;
+	}
+	trace_vsmfs_inode_migrate(hot, from, to, other, kind);
+	vsmfs_stat_inc(sbi, aggregate_migrations);
+done:
+	atomic_set(&VSMFS_I(hot)->i_wcount, 0);
+	if (held)
+		iput(held);
+}
+
+#define VSMFS_AGGR_BATCH	32
+
+static void vsmfs_aggr_work(struct work_struct *work)
+{
+	struct vsmfs_sb_info *sbi = container_of(work, struct vsmfs_sb_info,
+						 s_aggr_work.work);
+	struct inode *batch[VSMFS_AGGR_BATCH];
+	struct vsmfs_inode_info *vi;
+	unsigned int n = 0, i, threshold = READ_ONCE(sbi->s_aopts.threshold);
+
+	if (!READ_ONCE(sbi->s_aopts.on) || sb_rdonly(sbi->s_sb))
+		return;
+	if (!sbi->s_slot_ino && vsmfs_aggr_map_init(sbi)) {
+		vsmfs_warn(sbi->s_sb, "inode aggregation off: no map of the inode table");
+		WRITE_ONCE(sbi->s_aopts.on, false);
+		return;
+	}
+	spin_lock(&sbi->s_aggr_lock);
+	list_for_each_entry(vi, &sbi->s_hot, i_hot) {
+		if (atomic_read(&vi->i_wcount) < threshold)
+			continue;
+		/* Open for writing: a reference is there to take. */
+		batch[n++] = igrab(&vi->vfs_inode);
+		if (!batch[n - 1])
+			n--;
+		if (n == VSMFS_AGGR_BATCH)
+			break;
+	}
+	spin_unlock(&sbi->s_aggr_lock);
+	for (i = 0; i < n; i++) {
+		vsmfs_aggr_migrate(sbi, batch[i]);
+		iput(batch[i]);
+	}
+	if (n == VSMFS_AGGR_BATCH)
+		queue_delayed_work(system_long_wq, &sbi->s_aggr_work, 0);
+}
+
+/**
+ * vsmfs_aggr_open() - a file is opened
+ * @inode: its inode
+ * @file: the open file
+ *
+ * Lists the inode of a regular file opened for writing, so that its writes
+ * are counted.
+ */
+void vsmfs_aggr_open(struct inode *inode, struct file *file)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+
+	if (!(file->f_mode & FMODE_WRITE) || !READ_ONCE(sbi->s_aopts.on))
+		return;
+	spin_lock(&sbi->s_aggr_lock);
+	if (list_empty(&vi->i_hot)) {
+		atomic_set(&vi->i_wcount, 0);
+		list_add_tail(&vi->i_hot, &sbi->s_hot);
+	}
+	spin_unlock(&sbi->s_aggr_lock);
+}
+
+/**
+ * vsmfs_aggr_release() - a file is closed
+ * @inode: its inode
+ * @file: the file
+ *
+ * The last writer gone, the inode leaves the list (and its count is
+ * forgotten, as a closed file is no longer hot).
+ */
+void vsmfs_aggr_release(struct inode *inode, struct file *file)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+
+	/* i_writecount drops after ->release: 1 is the last writer. */
+	if (!(file->f_mode & FMODE_WRITE) || atomic_read(&inode->i_writecount) != 1)
+		return;
+	spin_lock(&sbi->s_aggr_lock);
+	list_del_init(&vi->i_hot);
+	spin_unlock(&sbi->s_aggr_lock);
+}
+
+/**
+ * vsmfs_aggr_written() - a transaction wrote an inode
+ * @inode: the inode
+ *
+ * Counts the write of a listed inode and starts the worker when the count
+ * reaches the threshold.
+ *
+ * Context: inside the transaction.
+ */
+void vsmfs_aggr_written(struct inode *inode)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+
+	if (list_empty_careful(&vi->i_hot))
+		return;
+	/* A short delay gathers the inodes that turn hot together. */
+	if (atomic_inc_return(&vi->i_wcount) == READ_ONCE(sbi->s_aopts.threshold))
+		queue_delayed_work(system_long_wq, &sbi->s_aggr_work, HZ / 10);
+}
+
+/**
+ * vsmfs_aggr_init() - aggregation state of a new mount
+ * @sbi: the file system
+ */
+void vsmfs_aggr_init(struct vsmfs_sb_info *sbi)
+{
+	spin_lock_init(&sbi->s_aggr_lock);
+	INIT_LIST_HEAD(&sbi->s_hot);
+	INIT_DELAYED_WORK(&sbi->s_aggr_work, vsmfs_aggr_work);
+}
+
+/**
+ * vsmfs_aggr_stop() - wait for the worker and keep it from running
+ * @sbi: the file system
+ *
+ * Context: unmount or remount; no transaction held.
+ */
+void vsmfs_aggr_stop(struct vsmfs_sb_info *sbi)
+{
+	cancel_delayed_work_sync(&sbi->s_aggr_work);
+}
+
+/**
+ * vsmfs_aggr_destroy() - free the aggregation state
+ * @sbi: the file system, worker stopped
+ */
+void vsmfs_aggr_destroy(struct vsmfs_sb_info *sbi)
+{
+	kvfree(sbi->s_slot_ino);
+	sbi->s_slot_ino = NULL;
+}
