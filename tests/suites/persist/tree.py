@@ -313,8 +313,9 @@ def hot(mnt, manifest):
     dfd = os.open(os.path.join(mnt, top), os.O_RDONLY)
     os.fsync(dfd)
     os.close(dfd)
+    # Any of them may be appended to later: each record is a prefix.
     for n in names:
-        man.write(json.dumps({"name": n, "size": len(content[n]),
+        man.write(json.dumps({"name": n, "size": len(content[n]), "prefix": True,
                               "sha256": hashlib.sha256(content[n]).hexdigest()}) + "\n")
     man.flush()
     os.fsync(man.fileno())
