@@ -63,13 +63,25 @@ crash-atomic: all
 
 # Benchmarks against ext4-DAX and XFS-DAX (bench/README.md), not part of
 # make test: bench-quick takes about 15 minutes here, bench about an hour.
-bench: all
-	bench/fio-overwrite --reps 3 --runtime 2
-	bench/metadata --reps 3 --scale 2
+# Set VSMFS_VM_LOCK=FILE to serialize each benchmark VM with others (flock).
+BENCH_HELPERS := build/bench/append30 build/bench/mix
 
-bench-quick: all
-	bench/fio-overwrite --quick --sizes 1,4,64,2048
-	bench/metadata --quick
+build/bench/%: bench/helpers/%.c
+	@mkdir -p build/bench
+	$(CC) -O2 -Wall -Wextra -pthread -o $@ $<
+
+bench-helpers: $(BENCH_HELPERS)
+
+BENCH_DAY := $(shell date +%F)
+BENCH_OUT ?= bench/results/$(BENCH_DAY)
+
+bench: all bench-helpers
+	bench/fio-overwrite --reps 3 --runtime 2 --out $(BENCH_OUT)
+	bench/metadata --reps 3 --scale 2 --out $(BENCH_OUT)
+
+bench-quick: all bench-helpers
+	bench/fio-overwrite --quick --out $(BENCH_OUT)
+	bench/metadata --quick --out $(BENCH_OUT)
 
 check:
 	$(MAKE) $(KBUILD_ARGS) C=2 modules
@@ -150,4 +162,4 @@ clean:
 
 .PHONY: all module tools test unit demo check fuzz crash-test crash-atomic clean install uninstall \
 	install-tools uninstall-tools install-module uninstall-module dkms-install dkms-uninstall \
-	intree-check intree-kernel bench bench-quick
+	intree-check intree-kernel bench bench-quick bench-helpers
