@@ -16,19 +16,7 @@
 #include "vsmfs_format.h"
 #include "jcore.h"
 
-static int failures, checks;
-
-#define CHECK(cond, ...) do {						\
-	checks++;							\
-	if (!(cond)) {							\
-		failures++;						\
-		printf("FAIL %s:%d: ", __FILE__, __LINE__);		\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-		if (failures > 20)					\
-			exit(1);					\
-	}								\
-} while (0)
+#include "check.h"
 
 static u64 rng_state;
 

@@ -11,17 +11,7 @@
 #include "vsmfs_format.h"
 #include "verify.h"
 
-static int failures, checks;
-
-#define CHECK(cond, ...) do {						\
-	checks++;							\
-	if (!(cond)) {							\
-		failures++;						\
-		printf("FAIL %s:%d: ", __FILE__, __LINE__);		\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-	}								\
-} while (0)
+#include "check.h"
 
 static void make_sb(struct vsmfs_dsb *sb, u64 blocks)
 {
