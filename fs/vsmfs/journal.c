@@ -4,10 +4,14 @@
  *
  * Metadata blocks (inode table, mapping table, page table, bitmaps,
  * directory and index blocks) are read into DRAM once and changed there
- * under a transaction. One transaction runs at a time (s_trans_mutex). The
- * DRAM copy is the current version of a block; the journal holds its
- * committed versions, and its home block on PM is brought up to date only by
- * a checkpoint (or by recovery at mount).
+ * under a transaction. Transactions change DRAM and write their journal
+ * blocks one at a time (s_trans_mutex), but wait for them to be durable
+ * and commit without the lock: each takes a ticket, and the commits are
+ * made in ticket order by whichever task finds the next one ready (a
+ * commit never waits for a sleeping task to wake). The DRAM copy is the
+ * current version of a block; the journal holds its committed versions,
+ * and its home block on PM is brought up to date only by a checkpoint (or
+ * by recovery at mount).
  *
  * The on-PM layout (journal superblock, 16-byte headers, the reserved
  * header-copy region, journal blocks; checkpoint, commit and free areas) is
@@ -28,36 +32,50 @@
  * Commit of a transaction of k blocks (vsmfs_trans_commit()):
  *   0. file data the transaction makes reachable was written by the caller
  *      with non-temporal stores or flushed (not yet fenced);
- *   1. GC or checkpoint if the journal would pass its fill threshold;
+ *   1. GC or checkpoint if the journal would pass its fill threshold, once
+ *      the commits in flight have finished;
  *   2. each block takes the next free header p: with wear-awareness the
  *      least-worn free block is first swapped into p; with deltas, a block
- *      that has an old and a latest version swaps its old version out of
- *      the checkpoint area into p instead (leaving an invalid hole), unless
- *      its journal block is worn past the least-worn free one by
- *      VSMFS_JWEAR_SLACK writes (wear-awareness on). Swaps go through the
- *      header-copy region (above), all before step 3;
- *   3. j_commit = end of the commit area, flushed; each block is written to
+ *      that has an old and a latest version, both committed, swaps its old
+ *      version out of the checkpoint area into p instead (leaving an
+ *      invalid hole), unless its journal block is worn past the least-worn
+ *      free one by VSMFS_JWEAR_SLACK writes (wear-awareness on). Swaps go
+ *      through the header-copy region (above), all before step 3;
+ *   3. j_commit = end of the placed area, flushed; each block is written to
  *      its journal block: a full copy with non-temporal stores, or only the
  *      differing 8-byte words over the old version, flushed; headers not
- *      written in step 2 are written and flushed;
- *   4. fence: data, journal blocks and headers are durable;
- *   5. j_checkpoint = start << 32 | end, one 8-byte store, flushed, fence:
+ *      written in step 2 are written and flushed. The transaction takes the
+ *      next ticket, keeps the header states step 6 writes, and (with
+ *      journal_commit=parallel) releases the lock;
+ *   4. fence, on this task's CPU: data, journal blocks and headers are
+ *      durable; the transaction is ready;
+ *   5. once every earlier ticket has finished step 6, by this task or by
+ *      the one that finished the ticket before:
+ *      j_checkpoint = start << 32 | end, one 8-byte store, flushed, fence:
  *      the transaction is committed;
  *   6. the previous latest version of each block is flagged old (and with
  *      deltas off the previous old one invalid), one 8-byte store of its
- *      h_state each, flushed, fence. A crash before that leaves two latest
- *      versions: recovery prefers the one inside the last transaction,
- *      which j_checkpoint records.
+ *      h_state each, flushed, fence; then the next ticket, if ready, is
+ *      committed by the same task, and the task of this one woken. A
+ *      crash before that leaves two latest versions: recovery prefers the
+ *      one inside the last transaction, which j_checkpoint records. As
+ *      transactions commit one after another, only the last one can have
+ *      versions left to re-flag.
  * A crash before 5 leaves the commit area, which recovery discards, and the
  * previous checkpoint area untouched: the data written over an old version
- * in 3 belongs to a header past the checkpoint pointer by then.
+ * in 3 belongs to a header past the checkpoint pointer by then. A delta is
+ * written only over a version whose successor has finished step 6, so no
+ * commit in flight needs what it overwrites.
  *
  * Garbage collection (vsmfs_jgc()) compacts the checkpoint area with two
  * pointers, swapping the first invalid header with the last valid one
  * (batches as above), then moves the checkpoint pointer down with one
  * 8-byte store, flushed, fence. Checkpoint (vsmfs_jcheckpoint()) copies the
- * latest valid versions home with non-temporal stores, fence, then empties
- * the journal with one 8-byte store of j_checkpoint, flushed, fence.
+ * latest valid versions home with non-temporal stores, spread over the
+ * checkpoint threads, which claim runs of headers by compare-and-swap and
+ * each fence on their own CPU; once all have, it empties the journal with
+ * one 8-byte store of j_checkpoint, flushed, fence. Both run only when no
+ * commit is in flight.
  *
  * A metadata block in the data area (directory, index, xattr blocks) that is
  * freed may become file data: its versions are revoked at once
@@ -73,6 +91,7 @@
 #include <linux/blkdev.h>
 #include <linux/hash.h>
 #include <linux/log2.h>
+#include <linux/kthread.h>
 #include "vsmfs.h"
 #include "trace.h"
 #include "pmem.h"
@@ -94,8 +113,61 @@ struct vsmfs_jent {
 	u32			old;
 };
 
+/* Re-flags a commit keeps in itself; more are allocated. */
+#define VSMFS_JTX_POST_INLINE	8
+
 /*
- * struct vsmfs_journal - DRAM state of the journal, under s_trans_mutex
+ * struct vsmfs_jtx - a transaction between placement and commit
+ *
+ * Its journal blocks and headers are written under the lock; what is left
+ * (steps 4-6) needs neither the lock nor the DRAM state of the journal,
+ * which later transactions change: the re-flags are kept here.
+ */
+struct vsmfs_jtx {
+	u64			ticket;		/* commit order */
+	u32			start, end;	/* its headers */
+	u32			npost;
+	u32			*post;		/* headers to re-flag */
+	u64			*post_state;	/* and their new h_state */
+	u32			post_inl[VSMFS_JTX_POST_INLINE];
+	u64			state_inl[VSMFS_JTX_POST_INLINE];
+	struct list_head	node;		/* in vsmfs_journal.txs, by ticket */
+	struct completion	turn;		/* committed by another task */
+	bool			ready;		/* journal writes durable (tx_lock) */
+	u64			t0;		/* for the trace event */
+	u32			delta_blocks;
+	u64			delta_bytes, full_bytes;
+	int			error;
+};
+
+/* Headers a checkpoint thread claims at a time. */
+#define VSMFS_JCKPT_CHUNK	16
+/* Fewer versions than this are checkpointed by the caller alone. */
+#define VSMFS_JCKPT_PARALLEL_MIN	(4 * VSMFS_JCKPT_CHUNK)
+
+/*
+ * struct vsmfs_jckpt - one checkpoint, shared by the threads that copy
+ * @end: headers [0, @end) are checkpointed
+ * @cursor: next header not yet claimed
+ * @active: threads still copying
+ * @count: versions copied home
+ * @gen: bumped to start a checkpoint (release), read by the threads (acquire)
+ */
+struct vsmfs_jckpt {
+	u32		end;
+	atomic_t	cursor;
+	atomic_t	active;
+	atomic_t	count;
+	u64		gen;
+};
+
+/*
+ * struct vsmfs_journal - DRAM state of the journal
+ *
+ * Under s_trans_mutex, except @ckpt and @ticket_done, which each commit
+ * advances as it ends (and which are read under the lock with READ_ONCE),
+ * @txs under @tx_lock, and @cp, shared with the checkpoint threads.
+ * With no commit in flight (@ticket_done == @ticket_next) @ckpt == @resv.
  */
 struct vsmfs_journal {
 	struct vsmfs_sb_info	*sbi;
@@ -104,10 +176,17 @@ struct vsmfs_journal {
 	struct vsmfs_djhdr	*copies;	/* header-copy region on PM */
 	u8			*blocks;	/* journal block 0 on PM */
 	u32			n;		/* journal blocks and headers */
-	u32			ckpt;		/* end of the checkpoint area */
+	u32			ckpt;		/* end of the committed area */
+	u32			resv;		/* end of the placed area */
 	u32			holes;		/* invalid headers below ckpt */
 	u32			ndata;		/* hashed home blocks in the data area */
 	bool			writethrough;	/* checkpoint after every commit */
+	u64			ticket_next;	/* ticket of the next placement */
+	u64			ticket_done;	/* tickets below it have committed */
+	wait_queue_head_t	order_wq;	/* for @txs empty and @cp.active */
+	spinlock_t		tx_lock;
+	struct list_head	txs;		/* commits in flight, by ticket */
+	bool			committing;	/* a task runs vsmfs_jtx_finish() */
 	struct vsmfs_jh		*h;		/* mirror of every header */
 	struct vsmfs_jslot	*slot;
 	struct vsmfs_wheap	free;		/* free headers, least-worn first */
@@ -121,6 +200,12 @@ struct vsmfs_journal {
 	u32			npost;
 	u32			batch_n;
 	u32			batch[VSMFS_JH_PER_BLOCK];
+	u64			*post_state;	/* their new h_state */
+	/* Checkpoint threads. */
+	struct vsmfs_jckpt	cp;
+	wait_queue_head_t	cp_wq;		/* the threads wait here */
+	struct task_struct	**threads;
+	unsigned int		nthreads;
 	struct delayed_work	ckpt_work;
 };
 
@@ -298,13 +383,33 @@ static void vsmfs_jswap(struct vsmfs_journal *j, u32 a, u32 b)
 
 /* ---- GC and checkpoint ---- */
 
+/*
+ * Wait until every placed transaction has committed: GC, checkpoint and
+ * revocation move or read versions that commits in flight still write.
+ * Commits in flight never take the lock, so waiting under it is safe.
+ */
+static void vsmfs_jdrain(struct vsmfs_journal *j)
+{
+	lockdep_assert_held(&j->sbi->s_trans_mutex);
+	/* Acquire: pairs with the release in vsmfs_jtx_finish(), so @ckpt is seen. */
+	if (smp_load_acquire(&j->ticket_done) != j->ticket_next) {
+		vsmfs_stat_inc(j->sbi, journal_drain_waits);
+		/* Acquire as above. */
+		wait_event(j->order_wq, smp_load_acquire(&j->ticket_done) == j->ticket_next);
+	}
+	WARN_ON_ONCE(j->ckpt != j->resv);
+}
+
 /* Two-pointer compaction of the checkpoint area; see the top of the file. */
 static void vsmfs_jgc(struct vsmfs_journal *j)
 {
-	u32 first = 0, end = j->ckpt, old = j->ckpt, pos;
+	u32 first = 0, end, old, pos;
 
 	if (!j->holes)
 		return;
+	vsmfs_jdrain(j);
+	end = j->ckpt;
+	old = j->ckpt;
 	while (vsmfs_jgc_next(j->h, &first, &end)) {
 		vsmfs_jbatch_room(j);
 		vsmfs_jswap(j, first, end - 1);
@@ -322,6 +427,7 @@ static void vsmfs_jgc(struct vsmfs_journal *j)
 		vsmfs_wheap_add(&j->free, pos);
 	}
 	j->ckpt = first;
+	j->resv = first;
 	j->holes = 0;
 	trace_vsmfs_journal_gc(j->sbi->s_sb, old, first);
 	vsmfs_stat_inc(j->sbi, journal_gc_runs);
@@ -351,6 +457,60 @@ static void vsmfs_jcount_itable(struct vsmfs_sb_info *sbi, u64 home)
 	vsmfs_stat_add(sbi, itable_home_clean, VSMFS_INODES_PER_BLOCK - dirty);
 }
 
+/*
+ * Copy home the latest versions among headers [0, cp.end), claiming
+ * VSMFS_JCKPT_CHUNK headers at a time by compare-and-swap of the cursor,
+ * then fence this CPU's non-temporal stores.
+ */
+static void vsmfs_jckpt_copy(struct vsmfs_journal *j)
+{
+	struct vsmfs_sb_info *sbi = j->sbi;
+	u32 end = j->cp.end, count = 0, pos, stop;
+	int c = atomic_read(&j->cp.cursor);
+
+	for (;;) {
+		do {
+			if ((u32)c >= end)
+				goto done;
+		} while (!atomic_try_cmpxchg(&j->cp.cursor, &c, c + VSMFS_JCKPT_CHUNK));
+		stop = min_t(u32, c + VSMFS_JCKPT_CHUNK, end);
+		for (pos = c; pos < stop; pos++) {
+			struct vsmfs_jh *h = &j->h[pos];
+
+			if (!vsmfs_jh_is_latest(h))
+				continue;
+			vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, h->home), vsmfs_jblock(j, h->jb),
+					VSMFS_BLOCK_SIZE);
+			vsmfs_jcount_itable(sbi, h->home);
+			count++;
+		}
+		c = atomic_read(&j->cp.cursor);
+	}
+done:
+	/* This CPU's copies durable before the caller learns it is done. */
+	vsmfs_fence();
+	atomic_add(count, &j->cp.count);
+}
+
+static int vsmfs_jckpt_thread(void *arg)
+{
+	struct vsmfs_journal *j = arg;
+	u64 seen = 0;
+
+	for (;;) {
+		wait_event_idle(j->cp_wq, kthread_should_stop() ||
+				READ_ONCE(j->cp.gen) != seen);
+		if (kthread_should_stop())
+			return 0;
+		/* Acquire: pairs with the release in vsmfs_jcheckpoint(). */
+		seen = smp_load_acquire(&j->cp.gen);
+		vsmfs_jckpt_copy(j);
+		/* Full barrier: the copies and the count precede it. */
+		if (atomic_dec_and_test(&j->cp.active))
+			wake_up_all(&j->order_wq);
+	}
+}
+
 /* Write the latest versions home and empty the journal. */
 static void vsmfs_jcheckpoint(struct vsmfs_journal *j)
 {
@@ -358,22 +518,30 @@ static void vsmfs_jcheckpoint(struct vsmfs_journal *j)
 	struct vsmfs_jent *e;
 	struct hlist_node *tmp;
 	u64 t0 = vsmfs_trace_start(vsmfs_checkpoint);
-	u32 pos, count = 0, i;
+	unsigned int helpers = 0;
+	u32 pos, count, i;
 
-	if (!j->ckpt)
+	if (!j->resv)
 		return;
-	for (pos = 0; pos < j->ckpt; pos++) {
-		struct vsmfs_jh *h = &j->h[pos];
-
-		if (!vsmfs_jh_is_latest(h))
-			continue;
-		vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, h->home), vsmfs_jblock(j, h->jb),
-				VSMFS_BLOCK_SIZE);
-		vsmfs_jcount_itable(sbi, h->home);
-		count++;
+	vsmfs_jdrain(j);
+	j->cp.end = j->ckpt;
+	atomic_set(&j->cp.cursor, 0);
+	atomic_set(&j->cp.count, 0);
+	if (j->ckpt >= VSMFS_JCKPT_PARALLEL_MIN)
+		helpers = j->nthreads;
+	if (helpers) {
+		atomic_set(&j->cp.active, helpers);
+		/* Release: the threads see @cp and the headers set up before. */
+		smp_store_release(&j->cp.gen, j->cp.gen + 1);
+		wake_up_all(&j->cp_wq);
+		vsmfs_stat_inc(sbi, journal_checkpoint_parallel);
 	}
-	/* Home blocks durable before the journal is emptied. */
-	vsmfs_fence();
+	vsmfs_jckpt_copy(j);
+	if (helpers)
+		wait_event(j->order_wq, !atomic_read(&j->cp.active));
+	/* Home blocks durable (each thread fenced) before the journal is emptied. */
+	smp_mb();
+	count = atomic_read(&j->cp.count);
 	vsmfs_fault_stop(sbi->s_sb, VSMFS_FAULT_JCKPT_STOP,
 			 "journal stopped in a checkpoint, blocks home, journal full");
 	vsmfs_jsb_store_commit(j, 0);
@@ -388,6 +556,7 @@ static void vsmfs_jcheckpoint(struct vsmfs_journal *j)
 		hlist_for_each_entry_safe(e, tmp, &j->hash[i], node)
 			vsmfs_jent_free(j, e);
 	j->ckpt = 0;
+	j->resv = 0;
 	j->holes = 0;
 	trace_vsmfs_checkpoint(sbi->s_sb, count, t0);
 	vsmfs_stat_inc(sbi, journal_checkpoints);
@@ -401,11 +570,11 @@ static void vsmfs_jreserve(struct vsmfs_journal *j, u32 k)
 	const struct vsmfs_jopts *o = &j->sbi->s_jopts;
 	u64 limit = (u64)j->n * o->threshold / 100;
 
-	if (j->ckpt + k <= limit)
+	if (j->resv + k <= limit)
 		return;
 	if (o->gc)
 		vsmfs_jgc(j);
-	if (j->ckpt + k <= limit)
+	if (j->resv + k <= limit)
 		return;
 	vsmfs_jcheckpoint(j);
 }
@@ -577,8 +746,14 @@ static int vsmfs_jrebuild(struct vsmfs_journal *j, u32 last)
 
 static void vsmfs_journal_free(struct vsmfs_journal *j)
 {
+	unsigned int i;
+
 	if (!j)
 		return;
+	for (i = 0; i < j->nthreads; i++)
+		kthread_stop(j->threads[i]);
+	kfree(j->threads);
+	kvfree(j->post_state);
 	kvfree(j->post);
 	kvfree(j->ents);
 	kvfree(j->hash);
@@ -607,7 +782,9 @@ static struct vsmfs_journal *vsmfs_journal_alloc(struct vsmfs_sb_info *sbi, u32 
 	j->hash = kvcalloc(1U << j->hash_bits, sizeof(*j->hash), GFP_KERNEL);
 	j->ents = kvcalloc(n, sizeof(*j->ents), GFP_KERNEL);
 	j->post = kvcalloc(2 * n, sizeof(*j->post), GFP_KERNEL);
-	if (!j->h || !j->slot || !j->heap || !j->heap_idx || !j->hash || !j->ents || !j->post) {
+	j->post_state = kvcalloc(2 * n, sizeof(*j->post_state), GFP_KERNEL);
+	if (!j->h || !j->slot || !j->heap || !j->heap_idx || !j->hash || !j->ents || !j->post ||
+	    !j->post_state) {
 		vsmfs_journal_free(j);
 		return NULL;
 	}
@@ -615,8 +792,43 @@ static struct vsmfs_journal *vsmfs_journal_alloc(struct vsmfs_sb_info *sbi, u32 
 	for (i = 0; i < n; i++)
 		hlist_add_head(&j->ents[i].node, &j->ent_free);
 	vsmfs_wheap_init(&j->free, j->h, j->heap, j->heap_idx, n);
+	init_waitqueue_head(&j->order_wq);
+	spin_lock_init(&j->tx_lock);
+	INIT_LIST_HEAD(&j->txs);
+	init_waitqueue_head(&j->cp_wq);
 	INIT_DELAYED_WORK(&j->ckpt_work, vsmfs_jtimer_fn);
 	return j;
+}
+
+/*
+ * Start the checkpoint threads besides the caller: @total - 1 of them.
+ * Without them a checkpoint runs on fewer CPUs, so failing to start some
+ * is not an error.
+ */
+static void vsmfs_jthreads_start(struct vsmfs_journal *j, unsigned int total)
+{
+	struct super_block *sb = j->sbi->s_sb;
+	unsigned int i;
+
+	if (total < 2)
+		return;
+	j->threads = kcalloc(total - 1, sizeof(*j->threads), GFP_KERNEL);
+	if (!j->threads)
+		goto partial;
+	for (i = 0; i < total - 1; i++) {
+		struct task_struct *task;
+
+		task = kthread_run(vsmfs_jckpt_thread, j, "vsmfscp/%s/%u", sb->s_id,
+				   i + 1);
+		if (IS_ERR(task))
+			goto partial;
+		j->threads[i] = task;
+		j->nthreads++;
+	}
+	return;
+partial:
+	vsmfs_warn(sb, "journal: %u of %u checkpoint threads started",
+		   j->nthreads + 1, total);
 }
 
 /**
@@ -706,6 +918,8 @@ int vsmfs_journal_init(struct vsmfs_sb_info *sbi)
 		vsmfs_info(sb, "journal: replayed %u blocks", count);
 	for (pos = ckpt; pos < n; pos++)
 		vsmfs_wheap_add(&j->free, pos);
+	j->resv = ckpt;
+	vsmfs_jthreads_start(j, sbi->s_jopts.threads);
 	return 0;
 }
 
@@ -786,7 +1000,10 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
  */
 void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t)
 {
-	mutex_lock(&sbi->s_trans_mutex);
+	if (!mutex_trylock(&sbi->s_trans_mutex)) {
+		vsmfs_stat_inc(sbi, journal_lock_waits);
+		mutex_lock(&sbi->s_trans_mutex);
+	}
 	/* Transactions reach file pages through the mapping layer. */
 	vsmfs_vsp_enter();
 	t->t_sbi = sbi;
@@ -831,6 +1048,8 @@ static void vsmfs_jrevoke(struct vsmfs_journal *j, struct vsmfs_jent *e)
 	struct vsmfs_sb_info *sbi = j->sbi;
 	u32 pos;
 
+	/* Its versions may be in a commit in flight, not yet written. */
+	vsmfs_jdrain(j);
 	if (e->latest != VSMFS_JNONE) {
 		vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, e->home),
 				vsmfs_jblock(j, j->h[e->latest].jb), VSMFS_BLOCK_SIZE);
@@ -919,9 +1138,15 @@ static void vsmfs_jplace(struct vsmfs_journal *j, u64 home, u32 p)
 	const struct vsmfs_jopts *o = &j->sbi->s_jopts;
 	struct vsmfs_jent *e = vsmfs_jfind(j, home);
 	struct vsmfs_jh *h = &j->h[p];
+	u32 done = READ_ONCE(j->ckpt);
 
 	vsmfs_jbatch_room(j);
-	if (o->delta && e && e->old != VSMFS_JNONE && e->latest != VSMFS_JNONE &&
+	/*
+	 * A delta overwrites the old version: only once the latest one is
+	 * committed and re-flagged (below @done), so that no commit in flight
+	 * needs the old one.
+	 */
+	if (o->delta && e && e->old < done && e->latest < done &&
 	    (!o->wear || vsmfs_jdelta_wear_ok(j->h[e->old].wc,
 					      j->h[vsmfs_wheap_min(&j->free)].wc))) {
 		u32 a = e->old, l = e->latest;
@@ -980,42 +1205,32 @@ static void vsmfs_jplace(struct vsmfs_journal *j, u64 home, u32 p)
 	vsmfs_stat_inc(j->sbi, journal_absorbed);
 }
 
-/**
- * vsmfs_trans_commit() - commit a transaction and end it
- * @t: the transaction
- *
- * Writes the dirty blocks to the journal and commits; see the steps and
- * their order at the top of this file. The transaction is durable when this
- * returns.
- *
- * Context: inside the transaction; releases s_trans_mutex.
- * Return: 0, or the first error recorded in the transaction.
+/*
+ * Steps 1-3 of a commit, under the lock: place every dirty block, flush the
+ * header batch, write the blocks and the headers left (flushed, not
+ * fenced), and queue @tx for its commit. Return: false if the re-flags do
+ * not fit in @tx and memory is short; they are then in j->post and
+ * j->post_state, and the commit must end under the lock.
  */
-int vsmfs_trans_commit(struct vsmfs_trans *t)
+static bool vsmfs_jtx_place(struct vsmfs_journal *j, struct vsmfs_trans *t,
+			    struct vsmfs_jtx *tx)
 {
-	struct vsmfs_sb_info *sbi = t->t_sbi;
-	struct vsmfs_journal *j = sbi->s_journal;
-	struct vsmfs_mblk *mb, *tmp;
-	u64 t0 = vsmfs_trace_start(vsmfs_trans_commit);
-	u64 delta_bytes = 0, full_bytes = 0;
-	u32 start, p, i, delta_blocks = 0;
-	int ret = t->t_error;
+	struct vsmfs_sb_info *sbi = j->sbi;
+	struct vsmfs_mblk *mb;
+	bool own = true;
+	u32 p, i;
 
-	if (!t->t_nblocks)
-		goto out;
-
-	/* 1, 2: room, then a header for every block. */
 	vsmfs_jreserve(j, t->t_nblocks);
-	start = j->ckpt;
+	tx->start = j->resv;
 	j->npost = 0;
-	p = start;
+	p = tx->start;
 	list_for_each_entry(mb, &t->t_dirty, m_dirty)
 		vsmfs_jplace(j, mb->m_blk, p++);
 	vsmfs_jbatch_flush(j);
-
-	/* 3: the blocks and their headers. */
-	vsmfs_jsb_store_commit(j, p);
-	p = start;
+	tx->end = p;
+	/* 3: recovery discards what lies past the checkpoint area. */
+	vsmfs_jsb_store_commit(j, tx->end);
+	p = tx->start;
 	list_for_each_entry(mb, &t->t_dirty, m_dirty) {
 		struct vsmfs_jslot *s = &j->slot[p];
 		void *dst = vsmfs_jblock(j, j->h[p].jb);
@@ -1025,13 +1240,13 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 
 			vsmfs_jstat_bytes(sbi, journal_delta_bytes, n);
 			vsmfs_stat_inc(sbi, journal_delta_blocks);
-			delta_bytes += n;
-			delta_blocks++;
+			tx->delta_bytes += n;
+			tx->delta_blocks++;
 		} else {
 			vsmfs_memcpy_nt(dst, mb->m_data, VSMFS_BLOCK_SIZE);
 			vsmfs_jstat_bytes(sbi, journal_full_bytes, VSMFS_BLOCK_SIZE);
 			vsmfs_stat_inc(sbi, journal_full_blocks);
-			full_bytes += VSMFS_BLOCK_SIZE;
+			tx->full_bytes += VSMFS_BLOCK_SIZE;
 		}
 		/* Unless the last batch flush wrote it after its last change. */
 		if (!s->clean)
@@ -1040,38 +1255,183 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 		s->delta = 0;
 		p++;
 	}
-	/* 4: data (written by the caller), journal blocks, headers durable. */
-	vsmfs_fence();
-	vsmfs_fault_stop(sbi->s_sb, VSMFS_FAULT_JCOMMIT_STOP,
-			 "journal stopped before a commit");
-	/* 5: commit. */
-	WRITE_ONCE(j->jsb->j_checkpoint, cpu_to_le64((u64)start << 32 | p));
+	j->resv = tx->end;
+	/* The re-flags, as they must be written: later placements change h[]. */
+	for (i = 0; i < j->npost; i++)
+		j->post_state[i] = vsmfs_jh_state(&j->h[j->post[i]], j->post[i]);
+	tx->npost = j->npost;
+	tx->post = tx->post_inl;
+	tx->post_state = tx->state_inl;
+	if (tx->npost > VSMFS_JTX_POST_INLINE) {
+		tx->post_state = kvmalloc_array(tx->npost, sizeof(u32) + sizeof(u64),
+						GFP_NOFS | __GFP_NOWARN);
+		tx->post = tx->post_state ? (u32 *)(tx->post_state + tx->npost) : NULL;
+	}
+	if (tx->post) {
+		memcpy(tx->post, j->post, tx->npost * sizeof(u32));
+		memcpy(tx->post_state, j->post_state, tx->npost * sizeof(u64));
+	} else {
+		tx->post = j->post;
+		tx->post_state = j->post_state;
+		own = false;
+	}
+	tx->ticket = j->ticket_next++;
+	tx->ready = false;
+	init_completion(&tx->turn);
+	spin_lock(&j->tx_lock);
+	list_add_tail(&tx->node, &j->txs);
+	spin_unlock(&j->tx_lock);
+	return own;
+}
+
+/* Steps 5 and 6 of one commit; its journal writes are durable. */
+static void vsmfs_jtx_commit(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
+{
+	struct vsmfs_sb_info *sbi = j->sbi;
+	u32 i;
+
+	WARN_ON_ONCE(READ_ONCE(j->ckpt) != tx->start);
+	WRITE_ONCE(j->jsb->j_checkpoint, cpu_to_le64((u64)tx->start << 32 | tx->end));
 	le64_add_cpu(&j->jsb->j_sequence, 1);
 	vsmfs_persist(j->jsb, offsetofend(struct vsmfs_djsb, j_sequence));
 	vsmfs_jstat_bytes(sbi, journal_header_bytes, 2 * sizeof(__le64));
-	j->ckpt = p;
-	/* 6: previous versions re-flagged. */
-	for (i = 0; i < j->npost; i++) {
-		if (i == j->npost / 2)
+	for (i = 0; i < tx->npost; i++) {
+		struct vsmfs_djhdr *d = &j->hdr[tx->post[i]];
+
+		if (i == tx->npost / 2)
 			vsmfs_fault_stop(sbi->s_sb, VSMFS_FAULT_JPOST_STOP,
 					 "journal stopped re-flagging after a commit");
-		vsmfs_jh_write_state(j, j->post[i]);
+		WRITE_ONCE(d->h_state, cpu_to_le64(tx->post_state[i]));
+		vsmfs_flush(&d->h_state, sizeof(__le64));
+		vsmfs_jstat_bytes(sbi, journal_header_bytes, sizeof(__le64));
 	}
-	if (j->npost)
+	if (tx->npost)
 		vsmfs_fence();
-	if (j->writethrough)
-		vsmfs_jcheckpoint(j);
 	vsmfs_stat_inc(sbi, trans_commits);
-	trace_vsmfs_trans_commit(sbi->s_sb, t->t_nblocks, delta_blocks, delta_bytes,
-				 full_bytes, ret, t0);
-out:
+}
+
+/*
+ * Step 5 in ticket order, without waiting for a turn: @tx's journal writes
+ * are durable (fenced on the CPU that made them). If every earlier ticket
+ * has committed and no other task is committing, this task commits @tx and
+ * then every later one whose writes are durable too, and wakes their
+ * tasks; otherwise the task committing the ticket before @tx will commit
+ * it, and this one sleeps until then. So a commit never waits for a
+ * sleeping task to wake up before the next can go.
+ */
+static void vsmfs_jtx_finish(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
+{
+	struct vsmfs_jtx *cur;
+	bool empty;
+
+	spin_lock(&j->tx_lock);
+	tx->ready = true;
+	cur = list_first_entry(&j->txs, struct vsmfs_jtx, node);
+	if (cur != tx || j->committing) {
+		spin_unlock(&j->tx_lock);
+		vsmfs_stat_inc(j->sbi, journal_order_waits);
+		wait_for_completion(&tx->turn);
+		return;
+	}
+	j->committing = true;
+	spin_unlock(&j->tx_lock);
+	for (;;) {
+		vsmfs_jtx_commit(j, cur);
+		spin_lock(&j->tx_lock);
+		list_del(&cur->node);
+		WRITE_ONCE(j->ckpt, cur->end);
+		/* Release: a drain that sees the ticket sees @ckpt too. */
+		smp_store_release(&j->ticket_done, cur->ticket + 1);
+		/* @cur may leave (its stack) once completed: not used after. */
+		if (cur != tx)
+			complete(&cur->turn);
+		cur = list_first_entry_or_null(&j->txs, struct vsmfs_jtx, node);
+		if (!cur || !cur->ready) {
+			j->committing = false;
+			empty = !cur;
+			spin_unlock(&j->tx_lock);
+			break;
+		}
+		spin_unlock(&j->tx_lock);
+	}
+	if (empty && wq_has_sleeper(&j->order_wq))
+		wake_up_all(&j->order_wq);
+}
+
+/* The blocks of @t are no longer dirty in it. */
+static void vsmfs_trans_release(struct vsmfs_trans *t)
+{
+	struct vsmfs_mblk *mb, *tmp;
+
 	list_for_each_entry_safe(mb, tmp, &t->t_dirty, m_dirty) {
 		list_del_init(&mb->m_dirty);
 		mb->m_is_dirty = false;
 	}
-	vsmfs_vsp_exit();
+}
+
+/* Steps 4-6 of a commit, with or without the lock. */
+static void vsmfs_jtx_end(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
+{
+	struct super_block *sb = j->sbi->s_sb;
+
+	/* 4: data (written by the caller), journal blocks, headers durable. */
+	vsmfs_fence();
+	vsmfs_fault_stop(sb, VSMFS_FAULT_JCOMMIT_STOP, "journal stopped before a commit");
+	/* 5, 6: in ticket order. */
+	vsmfs_jtx_finish(j, tx);
+	trace_vsmfs_trans_commit(sb, tx->end - tx->start, tx->delta_blocks, tx->delta_bytes,
+				 tx->full_bytes, tx->error, tx->t0);
+}
+
+/**
+ * vsmfs_trans_commit() - commit a transaction and end it
+ * @t: the transaction
+ *
+ * Places the dirty blocks in the journal and writes them under the lock,
+ * then (journal_commit=parallel) waits for them to be durable and commits
+ * without it, in the order of placement; see the steps at the top of this
+ * file. The transaction is durable when this
+ * returns, and so is every transaction begun before it.
+ *
+ * Context: inside the transaction; releases s_trans_mutex.
+ * Return: 0, or the first error recorded in the transaction.
+ */
+int vsmfs_trans_commit(struct vsmfs_trans *t)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_journal *j = sbi->s_journal;
+	struct vsmfs_jtx tx = {
+		.t0 = vsmfs_trace_start(vsmfs_trans_commit),
+		.error = t->t_error,
+	};
+	bool own;
+
+	if (!t->t_nblocks)
+		goto unlock;
+	own = vsmfs_jtx_place(j, t, &tx);
+	vsmfs_trans_release(t);
+	if (own && sbi->s_jopts.parallel && !j->writethrough) {
+		mutex_unlock(&sbi->s_trans_mutex);
+		/*
+		 * The journal is reached through the device's own mapping, so
+		 * the task may move to another CPU now: the switch orders the
+		 * stores and flushes made here before the fence made there.
+		 */
+		vsmfs_vsp_exit();
+		vsmfs_jtx_end(j, &tx);
+		if (tx.post != tx.post_inl)
+			kvfree(tx.post_state);
+		return tx.error;
+	}
+	vsmfs_jtx_end(j, &tx);
+	if (own && tx.post != tx.post_inl)
+		kvfree(tx.post_state);
+	if (j->writethrough)
+		vsmfs_jcheckpoint(j);
+unlock:
 	mutex_unlock(&sbi->s_trans_mutex);
-	return ret;
+	vsmfs_vsp_exit();
+	return tx.error;
 }
 
 /**

@@ -161,6 +161,11 @@ static int vsmfs_show_options(struct seq_file *seq, struct dentry *root)
 		seq_printf(seq, ",checkpoint=%u", o.checkpoint_secs);
 	if (o.threshold != VSMFS_CHECKPOINT_THRESHOLD_DEFAULT)
 		seq_printf(seq, ",checkpoint_threshold=%u", o.threshold);
+	if (!o.parallel)
+		seq_puts(seq, ",journal_commit=serial");
+	/* The default follows the CPUs online at mount. */
+	if (o.threads_given)
+		seq_printf(seq, ",checkpoint_threads=%u", o.threads);
 	/* So are the aggregation options. */
 	if (!READ_ONCE(sbi->s_aopts.on))
 		seq_puts(seq, ",aggregate=off");
@@ -207,10 +212,18 @@ struct vsmfs_fs_context {
 #define VSMFS_JOPT_GC		0x04
 #define VSMFS_JOPT_CKPT		0x08
 #define VSMFS_JOPT_THRESHOLD	0x10
+#define VSMFS_JOPT_COMMIT	0x20
+#define VSMFS_JOPT_THREADS	0x40
 
 enum { OPT_DAX, OPT_DAX_TYPE, OPT_ACL, OPT_USER_XATTR, OPT_DATA, OPT_COW, OPT_TLB,
 	OPT_JDELTA, OPT_JWEAR, OPT_JGC, OPT_CHECKPOINT, OPT_THRESHOLD, OPT_AGGR,
-	OPT_AGGR_THRESHOLD, OPT_AGGR_WINDOW };
+	OPT_AGGR_THRESHOLD, OPT_AGGR_WINDOW, OPT_JCOMMIT, OPT_CKPT_THREADS };
+
+static const struct constant_table vsmfs_param_commit[] = {
+	{ "parallel",	1 },
+	{ "serial",	0 },
+	{}
+};
 
 static const struct constant_table vsmfs_param_onoff[] = {
 	{ "on",		1 },
@@ -260,6 +273,8 @@ static const struct fs_parameter_spec vsmfs_fs_parameters[] = {
 	fsparam_enum("aggregate",	OPT_AGGR, vsmfs_param_onoff),
 	fsparam_u32("aggregate_threshold", OPT_AGGR_THRESHOLD),
 	fsparam_u32("aggregate_window",	OPT_AGGR_WINDOW),
+	fsparam_enum("journal_commit",	OPT_JCOMMIT, vsmfs_param_commit),
+	fsparam_u32("checkpoint_threads", OPT_CKPT_THREADS),
 	{}
 };
 
@@ -325,6 +340,17 @@ static int vsmfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 		ctx->jset |= VSMFS_JOPT_THRESHOLD;
 		ctx->jopts.threshold = result.uint_32;
 		break;
+	case OPT_JCOMMIT:
+		ctx->jset |= VSMFS_JOPT_COMMIT;
+		ctx->jopts.parallel = result.uint_32;
+		break;
+	case OPT_CKPT_THREADS:
+		if (result.uint_32 < 1 || result.uint_32 > VSMFS_CHECKPOINT_THREADS_MAX)
+			return invalfc(fc, "checkpoint_threads=%u: from 1 to %u threads",
+				       result.uint_32, VSMFS_CHECKPOINT_THREADS_MAX);
+		ctx->jset |= VSMFS_JOPT_THREADS;
+		ctx->jopts.threads = result.uint_32;
+		break;
 	case OPT_AGGR:
 		ctx->aset |= VSMFS_AOPT_ON;
 		ctx->aopts.on = result.uint_32;
@@ -348,8 +374,12 @@ static int vsmfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 	return 0;
 }
 
-/* Apply the journal options given in @ctx. Context: s_trans_mutex held. */
-static void vsmfs_apply_jopts(struct vsmfs_jopts *o, const struct vsmfs_fs_context *ctx)
+/*
+ * Apply the journal options given in @ctx; the checkpoint threads only at
+ * mount. Context: s_trans_mutex held, or mount.
+ */
+static void vsmfs_apply_jopts(struct vsmfs_jopts *o, const struct vsmfs_fs_context *ctx,
+			      bool mount)
 {
 	if (ctx->jset & VSMFS_JOPT_DELTA)
 		o->delta = ctx->jopts.delta;
@@ -361,6 +391,12 @@ static void vsmfs_apply_jopts(struct vsmfs_jopts *o, const struct vsmfs_fs_conte
 		o->checkpoint_secs = ctx->jopts.checkpoint_secs;
 	if (ctx->jset & VSMFS_JOPT_THRESHOLD)
 		o->threshold = ctx->jopts.threshold;
+	if (ctx->jset & VSMFS_JOPT_COMMIT)
+		o->parallel = ctx->jopts.parallel;
+	if (mount && (ctx->jset & VSMFS_JOPT_THREADS)) {
+		o->threads = ctx->jopts.threads;
+		o->threads_given = true;
+	}
 }
 
 /* Apply the aggregation options given in @ctx; the window only at mount. */
@@ -523,8 +559,10 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		.delta = true, .wear = true, .gc = true,
 		.checkpoint_secs = VSMFS_CHECKPOINT_SECS_DEFAULT,
 		.threshold = VSMFS_CHECKPOINT_THRESHOLD_DEFAULT,
+		.parallel = true,
+		.threads = min_t(unsigned int, num_online_cpus(), VSMFS_CHECKPOINT_THREADS_MAX),
 	};
-	vsmfs_apply_jopts(&sbi->s_jopts, ctx);
+	vsmfs_apply_jopts(&sbi->s_jopts, ctx, true);
 	ret = vsmfs_journal_init(sbi);
 	if (ret)
 		return ret;
@@ -598,7 +636,7 @@ static int vsmfs_reconfigure(struct fs_context *fc)
 	/* Writers read the modes once; a write in progress keeps its mode. */
 	vsmfs_apply_data_opts(fc, sbi);
 	mutex_lock(&sbi->s_trans_mutex);
-	vsmfs_apply_jopts(&sbi->s_jopts, ctx);
+	vsmfs_apply_jopts(&sbi->s_jopts, ctx, false);
 	mutex_unlock(&sbi->s_trans_mutex);
 	vsmfs_apply_aopts(&sbi->s_aopts, ctx, false);
 	if (ctx->acl_set) {

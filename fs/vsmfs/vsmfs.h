@@ -31,17 +31,25 @@ struct vsmfs_journal;
  * @gc: garbage collection before checkpoint (journal_gc=)
  * @checkpoint_secs: checkpoint timer period in seconds, 0 for none
  * @threshold: fill of the journal, in percent, that starts GC and checkpoint
+ * @parallel: commits write the journal outside s_trans_mutex (journal_commit=)
+ * @threads: threads that copy a checkpoint home, the caller included
+ *	(checkpoint_threads=, fixed at mount)
+ * @threads_given: @threads was a mount option
  */
 struct vsmfs_jopts {
 	bool		delta;
 	bool		wear;
 	bool		gc;
+	bool		parallel;
 	unsigned int	checkpoint_secs;
 	unsigned int	threshold;
+	unsigned int	threads;
+	bool		threads_given;
 };
 
 #define VSMFS_CHECKPOINT_SECS_DEFAULT	300
 #define VSMFS_CHECKPOINT_THRESHOLD_DEFAULT	75
+#define VSMFS_CHECKPOINT_THREADS_MAX	8
 
 /*
  * struct vsmfs_aopts - hot-inode aggregation mount options

@@ -1,5 +1,6 @@
 # Journal mount options: journal_delta=, journal_wear=, journal_gc=,
-# checkpoint= and checkpoint_threshold= are accepted, shown in /proc/mounts
+# checkpoint=, checkpoint_threshold=, journal_commit= and
+# checkpoint_threads= are accepted, shown in /proc/mounts
 # when not the default, changed by remount, and bad values are refused with
 # a message.
 . tests/lib/common.sh
@@ -7,12 +8,13 @@
 opts() { awk -v d="$DEV" '$1 == d { print $4 }' /proc/mounts; }
 
 mkfs_vsmfs -f "$DEV"
-mount_vsmfs -o journal_delta=on,journal_wear=on,journal_gc=on,checkpoint=300,checkpoint_threshold=75
+mount_vsmfs -o journal_delta=on,journal_wear=on,journal_gc=on,checkpoint=300,checkpoint_threshold=75,journal_commit=parallel
 case $(opts) in *journal*|*checkpoint*) die "defaults shown: $(opts)" ;; esac
 umount "$MNT"
 
 for o in journal_delta=off journal_wear=off journal_gc=off checkpoint=0 checkpoint=60 \
-	checkpoint_threshold=50 checkpoint_threshold=100; do
+	checkpoint_threshold=50 checkpoint_threshold=100 journal_commit=serial \
+	checkpoint_threads=1 checkpoint_threads=8; do
 	mount_vsmfs -o "$o"
 	case ,$(opts), in *,"$o",*) ;; *) die "-o $o not shown: $(opts)" ;; esac
 	echo x > "$MNT/f"
@@ -27,7 +29,22 @@ mount -o remount,journal_gc=off "$MNT"
 case $(opts) in *journal_delta=off*journal_gc=off*checkpoint=10*) ;; *) die "remount 2: $(opts)" ;; esac
 mount -o remount,journal_delta=on,journal_gc=on,checkpoint=300 "$MNT"
 case $(opts) in *journal*|*checkpoint*) die "back to defaults: $(opts)" ;; esac
+mount -o remount,journal_commit=serial "$MNT"
+case $(opts) in *journal_commit=serial*) ;; *) die "remount serial: $(opts)" ;; esac
+echo y > "$MNT/g"
+sync
+mount -o remount,journal_commit=parallel "$MNT"
+case $(opts) in *journal_commit*) die "remount parallel: $(opts)" ;; esac
 umount "$MNT"
+
+# The checkpoint threads are set at mount; a remount keeps them. They
+# are kernel threads named after the device.
+mount_vsmfs -o checkpoint_threads=3
+assert_eq "$(pgrep -c "^vsmfscp/${DEV##*/}/")" 2 "checkpoint threads besides the caller"
+mount -o remount,checkpoint_threads=5 "$MNT"
+case $(opts) in *checkpoint_threads=3*) ;; *) die "threads changed by remount: $(opts)" ;; esac
+umount "$MNT"
+assert_eq "$(pgrep -c "^vsmfscp/${DEV##*/}/")" 0 "checkpoint threads left after unmount"
 
 bad() {	# option message
 	dmesg -C
@@ -43,3 +60,6 @@ bad checkpoint=86401 "checkpoint=86401: at most 86400 seconds"
 bad checkpoint_threshold=0 "checkpoint_threshold=0: a percentage from 1 to 100"
 bad checkpoint_threshold=101 "checkpoint_threshold=101: a percentage from 1 to 100"
 bad commit=5 "Unknown parameter 'commit'"
+bad journal_commit=fast "Bad value for 'journal_commit'"
+bad checkpoint_threads=0 "checkpoint_threads=0: from 1 to 8 threads"
+bad checkpoint_threads=9 "checkpoint_threads=9: from 1 to 8 threads"
