@@ -22,6 +22,7 @@ import random
 import shutil
 import stat
 import sys
+import time
 
 KIB, MIB = 1 << 10, 1 << 20
 
@@ -232,8 +233,11 @@ def meta(mnt, manifest):
     limit = int(os.environ.get("VSMFS_META_LIMIT", "0"))
     seed = int.from_bytes(os.urandom(4), "little")
     rnd = random.Random(seed)
-    rounds = [e for e in os.listdir(mnt) if e.startswith("r")]
-    top = f"r{len(rounds)}"
+    # Workers running side by side name their own directories.
+    prefix = os.environ.get("VSMFS_META_PREFIX", "r")
+    rounds = [e for e in os.listdir(mnt) if e.startswith(prefix) and e[len(prefix):].isdigit()]
+    top = f"{prefix}{len(rounds)}"
+    nocut = "VSMFS_META_PREFIX" in os.environ
     os.mkdir(os.path.join(mnt, top))
     cut = rnd.randrange(150, 600)
     print(f"round {top}, seed {seed}, cut marker after {cut} operations", flush=True)
@@ -284,7 +288,7 @@ def meta(mnt, manifest):
         else:
             os.setxattr(t, "user.k", data(rnd, rnd.randrange(1, 100)))
         i += 1
-        if i == cut:
+        if i == cut and not nocut:
             print("PERSIST-CUT-NOW", flush=True)
         if i == limit:
             print(f"{i} operations done", flush=True)
@@ -332,6 +336,46 @@ def hot(mnt, manifest):
         man.flush()
         os.fsync(man.fileno())
     print(f"{limit} appends done", flush=True)
+
+
+def parallel(mnt, manifest, sysfs):
+    """Six processes run meta() side by side, each with its own manifest
+    (MANIFEST.K) and directories. The cut marker comes once they have
+    recorded 400 files and commits have been in flight together (the
+    journal_order_waits counter of sysfs directory SYSFS moved)."""
+    workers = 6
+    print(f"{workers} processes of metadata-heavy work", flush=True)
+    for k in range(workers):
+        if os.fork() == 0:
+            os.environ["VSMFS_META_PREFIX"] = f"w{k}."
+            try:
+                sys.stdout = open(os.devnull, "w")
+                meta(mnt, f"{manifest}.{k}")
+            except BaseException as err:	# pylint: disable=broad-except
+                print(f"process {k}: {err!r}", file=sys.__stdout__, flush=True)
+            os._exit(1)
+    start = time.monotonic()
+    waits0 = int(open(os.path.join(sysfs, "journal_order_waits")).read())
+    while True:
+        time.sleep(1)
+        pid, status = os.waitpid(-1, os.WNOHANG)
+        if pid:
+            fail(f"a process of the work ended before the power cut (status {status})")
+        files = 0
+        for k in range(workers):
+            try:
+                files += open(f"{manifest}.{k}").read().count("\n")
+            except OSError:
+                pass
+        waits = int(open(os.path.join(sysfs, "journal_order_waits")).read()) - waits0
+        if files >= 400 and waits > 0:
+            print(f"{files} files recorded, {waits} commits completed by an earlier one",
+                  flush=True)
+            print("PERSIST-CUT-NOW", flush=True)
+            while True:
+                time.sleep(60)
+        if time.monotonic() - start > 600:
+            fail(f"after 600 s: {files} files recorded, {waits} commits in flight together")
 
 
 def check_meta(mnt, manifest):
@@ -391,6 +435,11 @@ def main():
         hot(mnt, manifest)
     elif cmd == "check-meta":
         check_meta(mnt, manifest)
+    elif cmd == "parallel":
+        parallel(mnt, manifest, sys.argv[4])
+    elif cmd == "check-parallel":
+        for k in range(6):
+            check_meta(mnt, f"{manifest}.{k}")
     else:
         fail(f"unknown command {cmd}")
 
