@@ -2,7 +2,10 @@
 #
 # vsmfs top-level build.
 #
-#   make              build fs/vsmfs/vsmfs.ko (out of tree) and the tools
+#   make              build fs/vsmfs/vsmfs.ko (out of tree), the instrumented
+#                     build/pmlog/vsmfs.ko and the tools
+#   make pmlog        build/pmlog/vsmfs.ko only: the module with the
+#                     persistence-ordering log (CONFIG_VSMFS_PMLOG)
 #   make test         build, then run the test suite in QEMU VMs
 #   make demo         build, boot a VM, mkfs + mount + a short fio run
 #   make check        checkpatch, sparse and kernel-doc over the module
@@ -31,11 +34,24 @@ KBUILD_ARGS := -C $(KDIR) M=$(MOD_DIR) CONFIG_VSMFS_FS=m W=1 \
 	$(if $(filter y,$(FAULT_INJECTION)),CONFIG_VSMFS_FAULT_INJECTION=y) \
 	$(if $(filter 1,$(WERROR)),KCFLAGS=-Werror)
 
-all: module tools
+all: module pmlog tools
 
 module:
 	@test -d "$(KDIR)" || { echo "kernel build tree '$(KDIR)' not found: apt-get install linux-headers-amd64 (or set KDIR)"; exit 1; }
 	$(MAKE) $(KBUILD_ARGS) modules
+
+# The instrumented module is built from links to the sources in its own
+# directory, so that fs/vsmfs/vsmfs.ko stays the module without the log.
+PMLOG_DIR := $(CURDIR)/build/pmlog
+PMLOG_SRC := $(MOD_DIR)/Makefile $(MOD_DIR)/Kconfig \
+	$(filter-out %.mod.c,$(wildcard $(MOD_DIR)/*.c)) $(wildcard $(MOD_DIR)/*.h)
+
+pmlog:
+	@test -d "$(KDIR)" || { echo "kernel build tree '$(KDIR)' not found: apt-get install linux-headers-amd64 (or set KDIR)"; exit 1; }
+	@mkdir -p $(PMLOG_DIR)
+	@find $(PMLOG_DIR) -maxdepth 1 -type l -delete
+	@ln -s $(PMLOG_SRC) $(PMLOG_DIR)/
+	$(MAKE) $(subst M=$(MOD_DIR),M=$(PMLOG_DIR),$(KBUILD_ARGS)) CONFIG_VSMFS_PMLOG=y modules
 
 tools:
 	$(MAKE) -C tools $(if $(filter 1,$(WERROR)),,WERROR=)
@@ -163,6 +179,6 @@ clean:
 	$(MAKE) -C tests/unit clean
 	rm -rf build
 
-.PHONY: all module tools test unit demo check fuzz crash-test crash-atomic clean install uninstall \
+.PHONY: all module pmlog tools test unit demo check fuzz crash-test crash-atomic clean install uninstall \
 	install-tools uninstall-tools install-module uninstall-module dkms-install dkms-uninstall \
 	intree-check intree-kernel bench bench-quick bench-helpers
