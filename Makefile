@@ -12,6 +12,8 @@
 #   make fuzz         hostile-image fuzzer: N mutants (default 2000) of SEED
 #   make crash-test   power-cut loop: N crash points (default 50) from SEED
 #   make crash-atomic overwrite atomicity: N crash images (default 500) from SEED
+#   make ordering-test  persistence-ordering check, the long run: every
+#                     workload, every crash point, more lost-line subsets
 #   make install      install the tools, their manual pages and the module
 #   make uninstall    remove what make install installed
 #   make dkms-install register the module with DKMS, build and install it
@@ -76,6 +78,9 @@ crash-test: all
 
 crash-atomic: all
 	VSMFS_CRASH_SNAPSHOTS=$(or $(N),500) VSMFS_CRASH_SEED=$(or $(SEED),4) tests/run atomic
+
+ordering-test: all
+	VSMFS_ORDERING=long VSMFS_ORDERING_SEED=$(SEED) tests/run ordering
 
 # Benchmarks against ext4-DAX and XFS-DAX (bench/README.md), not part of
 # make test: bench-quick takes about 10 minutes here, bench about an hour;
@@ -179,6 +184,6 @@ clean:
 	$(MAKE) -C tests/unit clean
 	rm -rf build
 
-.PHONY: all module pmlog tools test unit demo check fuzz crash-test crash-atomic clean install uninstall \
+.PHONY: all module pmlog ordering-test tools test unit demo check fuzz crash-test crash-atomic clean install uninstall \
 	install-tools uninstall-tools install-module uninstall-module dkms-install dkms-uninstall \
 	intree-check intree-kernel bench bench-quick bench-helpers
