@@ -17,13 +17,18 @@ crash after the operation returned must hold the post tree.
 
 A digest is, for every name under the mount point: type, permissions,
 link count, owner, size, modification and change times, contents (hash),
-symlink target and extended attributes; and the free block and inode
-counts of statfs.
+symlink target and extended attributes; and the free inode count of
+statfs. Not the free block count: a write that starts a large run reserves
+the rest of its superpage and gives back what it did not use in a
+transaction of its own, so a crash in between holds the post tree with
+the reservation still made (kept on PM, given back later).
 
-The short run takes every crash point with all pending lines kept, all
-lost and one random subset; the long run adds the unmount to the log, more
-workloads, each single pending line dropped or kept alone (up to 64) and
-eight random subsets. A failure names the workload, the crash image
+The short run takes every workload but the KNOWN ones, a few again with
+checkpoint_threshold=1 (journal GC and checkpoint at every commit), and at
+every crash point all pending lines kept, all lost, each of the first 16
+dropped or kept alone, and two random subsets. The long run takes every
+workload with every set of OPTION_SETS, adds the unmount to the log, and
+tries up to 64 single lines and eight random subsets per crash point. A failure names the workload, the crash image
 (POINT:SUBSET, as vsmfs-pmreplay takes it) and the lines lost; the base
 and log of a failing workload are kept in build/ordering/ to reproduce it.
 """
@@ -37,6 +42,7 @@ import importlib.machinery
 import mmap
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import time
@@ -86,12 +92,19 @@ def pmlog_state():
 def digest(root):
     """The tree under @root as a list of lines (see the top of the file)."""
     out = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for name in [""] + sorted(dirnames + filenames):
+    seen = set()
+    todo = [root]
+    while todo:
+        dirpath = todo.pop(0)
+        st = os.lstat(dirpath)
+        if st.st_ino in seen:
+            raise OSError(f"directory {dirpath} met twice: the tree has a cycle")
+        seen.add(st.st_ino)
+        names = sorted(os.listdir(dirpath))
+        todo += [os.path.join(dirpath, n) for n in names
+                 if stat.S_ISDIR(os.lstat(os.path.join(dirpath, n)).st_mode)]
+        for name in ([""] if dirpath == root else []) + names:
             path = os.path.join(dirpath, name) if name else dirpath
-            if not name and dirpath != root:
-                continue
             rel = os.path.relpath(path, root)
             st = os.lstat(path)
             what = f"{rel} mode {st.st_mode:o} nlink {st.st_nlink} uid {st.st_uid} " \
@@ -107,7 +120,7 @@ def digest(root):
                 what += f" xattr {x}={hashlib.sha256(v).hexdigest()[:12]}"
             out.append(what)
     sv = os.statvfs(root)
-    out.append(f"statfs bfree {sv.f_bfree} ffree {sv.f_ffree}")
+    out.append(f"statfs ffree {sv.f_ffree}")
     return out
 
 
@@ -156,6 +169,19 @@ def fallocate(path, off, n):
         os.close(fd)
 
 
+FALLOC_PUNCH = 0x01 | 0x02	# FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
+FALLOC_ZERO = 0x10		# FALLOC_FL_ZERO_RANGE
+
+
+def fallocate_mode(path, mode, off, n):
+    fd = os.open(path, os.O_RDWR)
+    try:
+        if libc.fallocate(fd, mode, ctypes.c_long(off), ctypes.c_long(n)) != 0:
+            raise OSError(ctypes.get_errno(), f"fallocate {path}")
+    finally:
+        os.close(fd)
+
+
 def base_tree(m):
     """A few files and directories every workload starts from."""
     os.mkdir(f"{m}/d")
@@ -168,39 +194,64 @@ def base_tree(m):
     os.setxattr(f"{m}/small", "user.x", b"x" * 40)
 
 
-# name: (setup, operation, in the short run)
+# name: (setup, operation)
 WORKLOADS = {
-    "creat": (None, lambda m: creat(f"{m}/d/new"), True),
-    "mkdir": (None, lambda m: os.mkdir(f"{m}/d/sub"), True),
-    "symlink-inline": (None, lambda m: os.symlink("d/g", f"{m}/d/sl"), True),
-    "symlink-block": (None, lambda m: os.symlink("t" * 300, f"{m}/sl"), True),
-    "link": (None, lambda m: os.link(f"{m}/f", f"{m}/d/f2"), True),
-    "unlink": (None, lambda m: os.unlink(f"{m}/f"), True),
+    "creat": (None, lambda m: creat(f"{m}/d/new")),
+    "mkdir": (None, lambda m: os.mkdir(f"{m}/d/sub")),
+    "symlink-inline": (None, lambda m: os.symlink("d/g", f"{m}/d/sl")),
+    "symlink-block": (None, lambda m: os.symlink("t" * 300, f"{m}/sl")),
+    "link": (None, lambda m: os.link(f"{m}/f", f"{m}/d/f2")),
+    "unlink": (None, lambda m: os.unlink(f"{m}/f")),
     "unlink-linked": (lambda m: os.link(f"{m}/f", f"{m}/d/f2"),
-                      lambda m: os.unlink(f"{m}/f"), False),
-    "rename": (None, lambda m: os.rename(f"{m}/small", f"{m}/d/e/moved"), True),
-    "rename-replace": (None, lambda m: os.rename(f"{m}/small", f"{m}/f"), True),
-    "rename-dir": (None, lambda m: os.rename(f"{m}/d/e", f"{m}/e2"), False),
-    "rmdir": (None, lambda m: os.rmdir(f"{m}/d/e"), True),
-    "append-1k": (None, lambda m: append(f"{m}/small", KIB), True),
-    "write-new-8k": (None, lambda m: pwrite(f"{m}/empty", 0, 8 * KIB), True),
-    "overwrite-1k": (None, lambda m: pwrite(f"{m}/f", 5000, KIB), True),
-    "overwrite-4k": (None, lambda m: pwrite(f"{m}/f", 8 * KIB, 4 * KIB), True),
+                      lambda m: os.unlink(f"{m}/f")),
+    "rename": (None, lambda m: os.rename(f"{m}/small", f"{m}/d/e/moved")),
+    "rename-replace": (None, lambda m: os.rename(f"{m}/small", f"{m}/f")),
+    "rename-dir": (None, lambda m: os.rename(f"{m}/d/e", f"{m}/e2")),
+    "rmdir": (None, lambda m: os.rmdir(f"{m}/d/e")),
+    "append-1k": (None, lambda m: append(f"{m}/small", KIB)),
+    "write-new-8k": (None, lambda m: pwrite(f"{m}/empty", 0, 8 * KIB)),
+    "overwrite-1k": (None, lambda m: pwrite(f"{m}/f", 5000, KIB)),
+    "overwrite-4k": (None, lambda m: pwrite(f"{m}/f", 8 * KIB, 4 * KIB)),
     "overwrite-2m": (lambda m: put(f"{m}/big", 4 * MIB),
-                     lambda m: pwrite(f"{m}/big", 2 * MIB, 2 * MIB), True),
+                     lambda m: pwrite(f"{m}/big", 2 * MIB, 2 * MIB)),
     "overwrite-span": (lambda m: put(f"{m}/big", 4 * MIB),
-                       lambda m: pwrite(f"{m}/big", 2 * MIB - 3000, 10000), False),
-    "write-extend-vsp": (None, lambda m: pwrite(f"{m}/f", 2 * MIB + 100, 5000), False),
-    "truncate-shrink": (None, lambda m: os.truncate(f"{m}/f", 1000), True),
-    "truncate-grow": (None, lambda m: os.truncate(f"{m}/small", 100000), True),
-    "setxattr": (None, lambda m: os.setxattr(f"{m}/f", "user.new", b"v" * 100), True),
-    "replacexattr": (None, lambda m: os.setxattr(f"{m}/small", "user.x", b"y" * 200), False),
-    "removexattr": (None, lambda m: os.removexattr(f"{m}/small", "user.x"), True),
-    "chmod": (None, lambda m: os.chmod(f"{m}/f", 0o600), True),
-    "fallocate": (None, lambda m: fallocate(f"{m}/small", 0, MIB), False),
-    "fsync": (lambda m: pwrite(f"{m}/f", 100, 100), lambda m: fsync(f"{m}/f"), False),
+                       lambda m: pwrite(f"{m}/big", 2 * MIB - 3000, 10000)),
+    "write-extend-vsp": (None, lambda m: pwrite(f"{m}/f", 2 * MIB + 100, 5000)),
+    "truncate-shrink": (None, lambda m: os.truncate(f"{m}/f", 1000)),
+    "truncate-grow": (None, lambda m: os.truncate(f"{m}/small", 100000)),
+    "setxattr": (None, lambda m: os.setxattr(f"{m}/f", "user.new", b"v" * 100)),
+    "replacexattr": (None, lambda m: os.setxattr(f"{m}/small", "user.x", b"y" * 200)),
+    "removexattr": (None, lambda m: os.removexattr(f"{m}/small", "user.x")),
+    "chmod": (None, lambda m: os.chmod(f"{m}/f", 0o600)),
+    "fallocate": (None, lambda m: fallocate(f"{m}/small", 0, MIB)),
+    "punch-hole": (None, lambda m: fallocate_mode(f"{m}/f", FALLOC_PUNCH, 6000, 20000)),
+    "zero-range": (None, lambda m: fallocate_mode(f"{m}/f", FALLOC_ZERO, 6000, 20000)),
+    "fsync": (lambda m: pwrite(f"{m}/f", 100, 100), lambda m: fsync(f"{m}/f")),
     "syncfs": (lambda m: [put(f"{m}/d/s{i}", 3000 * i, i) for i in range(1, 6)],
-               lambda m: os.sync(), True),
+               lambda m: os.sync()),
+}
+
+# Mount options the workloads run with besides the defaults: ckpt checks
+# garbage collection and checkpoint of the journal, run at every commit.
+OPTION_SETS = {
+    "": "",
+    "ckpt": "checkpoint_threshold=1",
+    "nodelta": "journal_delta=off,journal_wear=off",
+    "cow-page": "cow=page",
+    "cow-sp": "cow=superpage",
+}
+# The workloads of the short run that also run with checkpoint_threshold=1.
+SHORT_CKPT = ["creat", "rename-replace", "overwrite-4k", "setxattr", "truncate-shrink"]
+
+# Known not to hold the pre or the post tree at every crash point: run in
+# the long run only, where they fail, until fixed.
+KNOWN = {
+    # The range is zeroed in place before the commit that changes mtime
+    # (vsmfs_clear_piece()): a crash leaves the data partly zeroed.
+    "punch-hole", "zero-range",
+    # Pages are allocated in one commit and the size set in another: a
+    # crash in between leaves a run past the end, which fsck rejects.
+    "fallocate",
 }
 
 # Operations that change nothing a digest sees: every crash image must hold
@@ -244,9 +295,9 @@ def check_image(pre, post, after_op):
         return f"mount failed: {err}; " + " | ".join(tail)
     try:
         got = digest(MNT)
-    except OSError as e:
+    except Exception as e:	# a damaged tree may fail in any way
         got = None
-        why = f"reading the tree failed: {e}"
+        why = f"reading the tree failed: {e!r}"
     umount()
     res = subprocess.run([FSCK, "-n", DEV], capture_output=True, text=True)
     if res.returncode:
@@ -255,17 +306,20 @@ def check_image(pre, post, after_op):
         return why
     if got == post or (got == pre and not after_op):
         return None
-    want = post if after_op else pre
-    bad = [f"- {x}" for x in want if x not in got][:4] + [f"+ {x}" for x in got if x not in want][:4]
+    got_only = [f"+ {x}" for x in got if x not in pre and x not in post][:4]
+    post_only = [f"post {x}" for x in post if x not in got][:4]
+    pre_only = [] if after_op else [f"pre {x}" for x in pre if x not in got][:4]
     return ("holds neither the pre nor the post tree" if not after_op else
-            "a crash after the operation returned: not the post tree") + ": " + " | ".join(bad)
+            "a crash after the operation returned: not the post tree") + ": " + \
+        " | ".join(got_only + pre_only + post_only)
 
 
-def run_workload(name, dev, args, totals):
-    setup, op, _ = WORKLOADS[name]
+def run_workload(label, dev, args, totals):
+    name, _, optset = label.partition("@")
+    setup, op = WORKLOADS[name]
     start = time.monotonic()
     subprocess.run([MKFS, "-q", "-f", DEV], check=True)
-    err = mount(WORK_OPTS)
+    err = mount(",".join(filter(None, [WORK_OPTS, OPTION_SETS[optset]])))
     if err:
         raise OSError(f"mount of the fresh file system: {err}")
     base_tree(MNT)
@@ -288,7 +342,7 @@ def run_workload(name, dev, args, totals):
     if (pre == post) != (name in UNSEEN):
         raise OSError(f"the operation changed {'nothing' if pre == post else 'something'} "
                       "the digest sees")
-    singles, nrandom = (64, 8) if args.mode == "long" else (0, 1)
+    singles, nrandom = (64, 8) if args.mode == "long" else (16, 2)
     n = failed = 0
     fence_at = [i for i, r in enumerate(log.records) if r[0] == pmreplay.FENCE]
     # Identical images are checked once, or twice if a crash after the
@@ -308,18 +362,18 @@ def run_workload(name, dev, args, totals):
         if why:
             failed += 1
             lost = " ".join(f"{x:#x}" for x in p.dropped(kept))
-            print(f"FAIL: {name}: crash image {ident} (pending {len(p.units)}, lost [{lost}]): "
+            print(f"FAIL: {label}: crash image {ident} (pending {len(p.units)}, lost [{lost}]): "
                   f"{why}", flush=True)
     if failed or args.keep:
         os.makedirs(KEEP, exist_ok=True)
-        with open(os.path.join(KEEP, f"{name}.base"), "wb") as f:
+        with open(os.path.join(KEEP, f"{label}.base"), "wb") as f:
             f.write(dev.base)
-        shutil.copyfile(LOGFILE, os.path.join(KEEP, f"{name}.pmlog"))
+        shutil.copyfile(LOGFILE, os.path.join(KEEP, f"{label}.pmlog"))
     totals["workloads"] += 1
     totals["fences"] += log.fences
     totals["images"] += n
     totals["failed"] += failed
-    print(f"{name:18s} {len(log.records):6d} records {log.fences:4d} fences "
+    print(f"{label:22s} {len(log.records):6d} records {log.fences:4d} fences "
           f"{n:5d} images {failed:3d} failed  foreign {state['foreign']}  "
           f"{time.monotonic() - start:.0f}s", flush=True)
 
@@ -333,7 +387,10 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep every base and log in build/ordering")
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per crash image")
     args = ap.parse_args()
-    names = [n for n, w in WORKLOADS.items() if w[2] or args.mode == "long"]
+    if args.mode == "long":
+        names = [f"{n}@{o}" if o else n for o in OPTION_SETS for n in WORKLOADS]
+    else:
+        names = [n for n in WORKLOADS if n not in KNOWN] + [f"{n}@ckpt" for n in SHORT_CKPT]
     if args.only:
         names = args.only.split(",")
     if args.list:
