@@ -80,7 +80,7 @@ crash-atomic: all
 	VSMFS_CRASH_SNAPSHOTS=$(or $(N),500) VSMFS_CRASH_SEED=$(or $(SEED),4) tests/run atomic
 
 ordering-test: all
-	VSMFS_ORDERING=long VSMFS_ORDERING_SEED=$(SEED) tests/run ordering
+	VSMFS_ORDERING=long VSMFS_ORDERING_SEED=$(SEED) VSMFS_TEST_TIMEOUT=7000 tests/run ordering
 
 # Benchmarks against ext4-DAX and XFS-DAX (bench/README.md), not part of
 # make test: bench-quick takes about 10 minutes here, bench about an hour;
