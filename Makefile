@@ -2,13 +2,18 @@
 #
 # vsmfs top-level build.
 #
-#   make              build fs/vsmfs/vsmfs.ko (out of tree) and the tools
+#   make              build fs/vsmfs/vsmfs.ko (out of tree), the instrumented
+#                     build/pmlog/vsmfs.ko and the tools
+#   make pmlog        build/pmlog/vsmfs.ko only: the module with the
+#                     persistence-ordering log (CONFIG_VSMFS_PMLOG)
 #   make test         build, then run the test suite in QEMU VMs
 #   make demo         build, boot a VM, mkfs + mount + a short fio run
 #   make check        checkpatch, sparse and kernel-doc over the module
 #   make fuzz         hostile-image fuzzer: N mutants (default 2000) of SEED
 #   make crash-test   power-cut loop: N crash points (default 50) from SEED
 #   make crash-atomic overwrite atomicity: N crash images (default 500) from SEED
+#   make ordering-test  persistence-ordering check, the long run: every
+#                     workload, every crash point, more lost-line subsets
 #   make install      install the tools, their manual pages and the module
 #   make uninstall    remove what make install installed
 #   make dkms-install register the module with DKMS, build and install it
@@ -31,11 +36,24 @@ KBUILD_ARGS := -C $(KDIR) M=$(MOD_DIR) CONFIG_VSMFS_FS=m W=1 \
 	$(if $(filter y,$(FAULT_INJECTION)),CONFIG_VSMFS_FAULT_INJECTION=y) \
 	$(if $(filter 1,$(WERROR)),KCFLAGS=-Werror)
 
-all: module tools
+all: module pmlog tools
 
 module:
 	@test -d "$(KDIR)" || { echo "kernel build tree '$(KDIR)' not found: apt-get install linux-headers-amd64 (or set KDIR)"; exit 1; }
 	$(MAKE) $(KBUILD_ARGS) modules
+
+# The instrumented module is built from links to the sources in its own
+# directory, so that fs/vsmfs/vsmfs.ko stays the module without the log.
+PMLOG_DIR := $(CURDIR)/build/pmlog
+PMLOG_SRC := $(MOD_DIR)/Makefile $(MOD_DIR)/Kconfig \
+	$(filter-out %.mod.c,$(wildcard $(MOD_DIR)/*.c)) $(wildcard $(MOD_DIR)/*.h)
+
+pmlog:
+	@test -d "$(KDIR)" || { echo "kernel build tree '$(KDIR)' not found: apt-get install linux-headers-amd64 (or set KDIR)"; exit 1; }
+	@mkdir -p $(PMLOG_DIR)
+	@find $(PMLOG_DIR) -maxdepth 1 -type l -delete
+	@ln -s $(PMLOG_SRC) $(PMLOG_DIR)/
+	$(MAKE) $(subst M=$(MOD_DIR),M=$(PMLOG_DIR),$(KBUILD_ARGS)) CONFIG_VSMFS_PMLOG=y modules
 
 tools:
 	$(MAKE) -C tools $(if $(filter 1,$(WERROR)),,WERROR=)
@@ -60,6 +78,9 @@ crash-test: all
 
 crash-atomic: all
 	VSMFS_CRASH_SNAPSHOTS=$(or $(N),500) VSMFS_CRASH_SEED=$(or $(SEED),4) tests/run atomic
+
+ordering-test: all
+	VSMFS_ORDERING=long VSMFS_ORDERING_SEED=$(SEED) VSMFS_TEST_TIMEOUT=7000 tests/run ordering
 
 # Benchmarks against ext4-DAX and XFS-DAX (bench/README.md), not part of
 # make test: bench-quick takes about 10 minutes here, bench about an hour;
@@ -163,6 +184,6 @@ clean:
 	$(MAKE) -C tests/unit clean
 	rm -rf build
 
-.PHONY: all module tools test unit demo check fuzz crash-test crash-atomic clean install uninstall \
+.PHONY: all module pmlog ordering-test tools test unit demo check fuzz crash-test crash-atomic clean install uninstall \
 	install-tools uninstall-tools install-module uninstall-module dkms-install dkms-uninstall \
 	intree-check intree-kernel bench bench-quick bench-helpers

@@ -45,7 +45,6 @@ static const char * const vsmfs_fault_names[VSMFS_FAULT_NR] = {
 };
 
 static struct vsmfs_fault_point vsmfs_faults[VSMFS_FAULT_NR];
-static struct dentry *vsmfs_fault_dir;
 
 static int vsmfs_injected_get(void *data, u64 *val)
 {
@@ -97,28 +96,20 @@ void vsmfs_fault_stop(struct super_block *sb, enum vsmfs_fault point, const char
 
 /**
  * vsmfs_fault_init() - create the debugfs knobs
+ * @dir: /sys/kernel/debug/vsmfs, removed with everything in it at exit
  *
  * Fault injection is a test aid: without debugfs the points stay off and
  * the module works as usual, so errors here are not reported.
  */
-void vsmfs_fault_init(void)
+void vsmfs_fault_init(struct dentry *dir)
 {
 	int i;
 
-	vsmfs_fault_dir = debugfs_create_dir("vsmfs", NULL);
 	for (i = 0; i < VSMFS_FAULT_NR; i++) {
-		struct dentry *d = debugfs_create_dir(vsmfs_fault_names[i], vsmfs_fault_dir);
+		struct dentry *d = debugfs_create_dir(vsmfs_fault_names[i], dir);
 
 		debugfs_create_u32("interval", 0600, d, &vsmfs_faults[i].interval);
 		debugfs_create_file_unsafe("injected", 0400, d, &vsmfs_faults[i].injected,
 					   &vsmfs_injected_fops);
 	}
-}
-
-/**
- * vsmfs_fault_exit() - remove the debugfs knobs
- */
-void vsmfs_fault_exit(void)
-{
-	debugfs_remove(vsmfs_fault_dir);
 }

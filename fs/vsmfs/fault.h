@@ -11,6 +11,7 @@
 #include <linux/types.h>
 
 struct super_block;
+struct dentry;
 
 /* Each point makes its call site fail the way the real failure would. */
 enum vsmfs_fault {
@@ -32,8 +33,7 @@ enum vsmfs_fault {
 #ifdef CONFIG_VSMFS_FAULT_INJECTION
 bool vsmfs_fault(enum vsmfs_fault point);
 void vsmfs_fault_stop(struct super_block *sb, enum vsmfs_fault point, const char *what);
-void vsmfs_fault_init(void);
-void vsmfs_fault_exit(void);
+void vsmfs_fault_init(struct dentry *dir);
 #else
 static inline bool vsmfs_fault(enum vsmfs_fault point)
 {
@@ -45,11 +45,7 @@ static inline void vsmfs_fault_stop(struct super_block *sb, enum vsmfs_fault poi
 {
 }
 
-static inline void vsmfs_fault_init(void)
-{
-}
-
-static inline void vsmfs_fault_exit(void)
+static inline void vsmfs_fault_init(struct dentry *dir)
 {
 }
 #endif

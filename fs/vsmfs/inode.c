@@ -640,12 +640,14 @@ static int vsmfs_free_tree(struct vsmfs_trans *t, struct inode *inode, u64 lpn, 
  * @inode: the inode; written by the caller afterwards
  * @size: new size
  *
- * Regular files keep the part of the last run up to the new end, and the
- * rest of the page holding the smaller of the two ends is zeroed, so bytes
- * past the end (which a shared mapping of the last page can change) read
- * as zeros once the file grows again. Pages allocated past the old end
- * (fallocate with FALLOC_FL_KEEP_SIZE) are freed too when they lie past
- * the new one.
+ * Regular files keep the part of the last run up to the new end. Growing,
+ * the rest of the page holding the old end is zeroed, so bytes past the
+ * end (which a shared mapping of the last page can change) read as zeros
+ * in the grown file; they are past the end until the commit, so a crash
+ * before it shows nothing of that. Shrinking, the bytes past the new end
+ * are inside the file until the commit: the caller zeroes them after it,
+ * with vsmfs_zero_mapped(). Pages allocated past the old end (fallocate
+ * with FALLOC_FL_KEEP_SIZE) are freed too when they lie past the new one.
  *
  * Context: the caller holds i_idx_sem for writing, and for regular files
  * has removed user mappings past @size.
@@ -659,13 +661,13 @@ int vsmfs_truncate_t(struct vsmfs_trans *t, struct inode *inode, loff_t size)
 	int ret;
 
 	if (reg) {
-		loff_t edge = min(size, inode->i_size);
-
 		ret = vsmfs_tail_release_t(t, inode, &freed);
 		if (ret)
 			return ret;
 
-		vsmfs_zero_mapped(inode, edge, round_up(edge, VSMFS_BLOCK_SIZE));
+		if (size > inode->i_size)
+			vsmfs_zero_mapped(inode, inode->i_size,
+					  round_up(inode->i_size, VSMFS_BLOCK_SIZE));
 	}
 	/* Runs past the new end, wholly or in part. */
 	key = reg ? keep_pages / VSMFS_VSP_PAGES : keep_pages;
@@ -763,6 +765,7 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 {
 	struct inode *inode = d_inode(dentry);
 	bool resize = (iattr->ia_valid & ATTR_SIZE) && iattr->ia_size != inode->i_size;
+	bool shrink = resize && iattr->ia_size < inode->i_size;
 	struct vsmfs_trans t;
 	int ret;
 
@@ -798,6 +801,16 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 		ret = vsmfs_write_inode_t(&t, inode);
 	}
 	ret = vsmfs_trans_commit(&t) ?: ret;
+	/*
+	 * The bytes past the new end, in its page, once they are past the end
+	 * on PM too: zeroed before the commit, a crash would leave the old
+	 * size over zeros. Left as they are by a crash now, they are zeroed
+	 * again before the file grows over them (vsmfs_truncate_t(), the
+	 * write and fallocate paths).
+	 */
+	if (shrink && !ret)
+		vsmfs_zero_mapped(inode, inode->i_size,
+				  round_up(inode->i_size, VSMFS_BLOCK_SIZE));
 	if (resize) {
 		up_write(&VSMFS_I(inode)->i_idx_sem);
 out_invalidate:

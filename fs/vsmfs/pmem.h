@@ -3,7 +3,9 @@
  * Persistence primitives of vsmfs: every store to PM that must survive a
  * crash goes through these, named for what they guarantee. They are built
  * on what Linux 6.1 exports (arch_wb_cache_pmem, __memcpy_flushcache,
- * pmem_wmb).
+ * pmem_wmb). With CONFIG_VSMFS_PMLOG each also records what it did, for
+ * the persistence-ordering checker (pmlog.c); without it the hooks are
+ * empty.
  */
 #ifndef _VSMFS_PMEM_H
 #define _VSMFS_PMEM_H
@@ -11,17 +13,20 @@
 #include <linux/libnvdimm.h>
 #include <linux/string.h>
 #include <linux/uio.h>
+#include "pmlog.h"
 
 /* Write back [addr, addr+len) to the persistence domain; no ordering. */
 static inline void vsmfs_flush(const void *addr, size_t len)
 {
 	arch_wb_cache_pmem((void *)addr, len);
+	vsmfs_pmlog_flush(addr, len);
 }
 
 /* Order earlier flushes and non-temporal stores before later stores. */
 static inline void vsmfs_fence(void)
 {
 	pmem_wmb();
+	vsmfs_pmlog_fence();
 }
 
 /* Flush then fence: [addr, addr+len) is durable when this returns. */
@@ -42,12 +47,16 @@ static inline void vsmfs_zero_pm(void *addr, size_t len)
 static inline void vsmfs_memcpy_nt(void *dst, const void *src, size_t len)
 {
 	memcpy_flushcache(dst, src, len);
+	vsmfs_pmlog_nt(dst, len);
 }
 
 /* Copy from user to PM with non-temporal stores; durable after a fence. */
 static inline size_t vsmfs_copy_from_iter(void *dst, size_t len, struct iov_iter *i)
 {
-	return _copy_from_iter_flushcache(dst, len, i);
+	size_t n = _copy_from_iter_flushcache(dst, len, i);
+
+	vsmfs_pmlog_nt(dst, n);
+	return n;
 }
 
 /* Copy from PM to user, stopping short at poisoned memory. */

@@ -15,11 +15,14 @@
 #include <linux/slab.h>
 #include <linux/pfn_t.h>
 #include <linux/bitmap.h>
+#include <linux/debugfs.h>
 #include "vsmfs.h"
 #include "pmem.h"
 #include "fault.h"
 
 static struct kmem_cache *vsmfs_inode_cachep;
+/* /sys/kernel/debug/vsmfs: the test aids of fault.c and pmlog.c, if built. */
+static struct dentry *vsmfs_debugfs;
 
 /*
  * Superblock update. The backup copy is written and made durable first,
@@ -551,6 +554,7 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	ret = vsmfs_map_device(sb, sbi);
 	if (ret)
 		return ret;
+	vsmfs_pmlog_attach(sbi);
 	ret = vsmfs_load_super(sb, sbi);
 	if (ret)
 		return ret;
@@ -702,6 +706,7 @@ static void vsmfs_kill_sb(struct super_block *sb)
 	kill_block_super(sb);
 	if (!sbi)
 		return;
+	vsmfs_pmlog_detach(sbi);
 	vsmfs_aggr_destroy(sbi);
 	vsmfs_vsp_unmap(sbi);
 	vsmfs_journal_destroy(sbi);
@@ -769,7 +774,10 @@ static int __init vsmfs_init(void)
 	ret = register_filesystem(&vsmfs_fs_type);
 	if (ret)
 		goto out_sysfs;
-	vsmfs_fault_init();
+	if (IS_ENABLED(CONFIG_VSMFS_FAULT_INJECTION) || IS_ENABLED(CONFIG_VSMFS_PMLOG))
+		vsmfs_debugfs = debugfs_create_dir("vsmfs", NULL);
+	vsmfs_fault_init(vsmfs_debugfs);
+	vsmfs_pmlog_init(vsmfs_debugfs);
 	return 0;
 
 out_sysfs:
@@ -782,7 +790,8 @@ out_destroy_cache:
 static void __exit vsmfs_exit(void)
 {
 	unregister_filesystem(&vsmfs_fs_type);
-	vsmfs_fault_exit();
+	debugfs_remove(vsmfs_debugfs);
+	vsmfs_pmlog_exit();
 	vsmfs_sysfs_exit();
 	/* Inodes are freed after an RCU grace period. */
 	rcu_barrier();

@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vsmfs persistence-ordering log (CONFIG_VSMFS_PMLOG), for the ordering
+ * checker: tools/vsmfs-pmreplay rebuilds from it the PM images a power cut
+ * could leave, and tests/suites/ordering mounts and checks each one.
+ *
+ * What is logged. Every persistence primitive of pmem.h records what it did,
+ * after doing it, while logging is on:
+ *   vsmfs_flush()            FLUSH: the 64-byte lines of the range, with
+ *                            their contents as the write-back took them
+ *   vsmfs_memcpy_nt(),       NT: the bytes stored, exactly
+ *   vsmfs_copy_from_iter()
+ *   vsmfs_fence()            FENCE
+ * each with the CPU and the task that made it, the address turned into a
+ * byte offset in the device (through the mapping layer for data pages).
+ * vsmfs_persist() and vsmfs_zero_pm() are a flush, and a fence for the
+ * first. Only the device of one mount is logged: the first mounted after
+ * the module was loaded, or after that one was unmounted.
+ *
+ * The model the replay applies. A plain store reaches PM only through a
+ * later logged flush of its line: a store never flushed is never in a
+ * replayed image, which is the ordering bug to find. A flushed line or a
+ * non-temporal store is pending, and may or may not be on PM at a power
+ * cut, until a fence on the same CPU or by the same task: the Intel SDM
+ * (vol. 2A, CLWB) says CLWB is ordered by SFENCE, MFENCE and locked
+ * instructions, and a task leaving a CPU passes through the runqueue lock
+ * there, a locked instruction. The images of a crash just before each
+ * fence are the durable lines plus subsets of the pending ones.
+ *
+ * The log is a vmalloc'ed buffer of pmlog_mb MiB (module parameter),
+ * allocated when logging is first turned on, in /sys/kernel/debug/vsmfs/:
+ *   pmlog        write "on" (empties the log and starts it) or "off";
+ *                read: the state, counts, and whether it overflowed
+ *   pmlog_data   the log (pmlog_format.h), readable while logging is off
+ * A log that ran out of room keeps what it had and says so in its header
+ * (VSMFS_PMLOG_OVERFLOW): the replay refuses it rather than check a
+ * truncated history.
+ */
+#include <linux/debugfs.h>
+#include <linux/module.h>
+#include <linux/mm.h>
+#include <linux/vmalloc.h>
+#include <linux/spinlock.h>
+#include <linux/mutex.h>
+#include <linux/sched.h>
+#include <linux/smp.h>
+#include <linux/uaccess.h>
+#include "vsmfs.h"
+#include "pmlog.h"
+#include "pmlog_format.h"
+
+static unsigned int pmlog_mb = 64;
+module_param(pmlog_mb, uint, 0644);
+MODULE_PARM_DESC(pmlog_mb, "size of the persistence-ordering log in MiB (taken when it is turned on)");
+
+/*
+ * struct vsmfs_pmlog - the log and the device it covers
+ *
+ * @mutex serializes turning the log on and off and reading it out; @lock
+ * protects everything else and is taken by every record. Lock order:
+ * mutex, then lock.
+ */
+static struct vsmfs_pmlog {
+	struct mutex		mutex;		/* on and off, reading out */
+	spinlock_t		lock;		/* the rest, every record */
+	bool			on;
+	bool			overflow;
+	void			*buf;		/* allocated under mutex */
+	size_t			size;
+	size_t			used;
+	u64			records;
+	u64			foreign;
+	/* The logged device: its mount, kernel address, size and first pfn. */
+	struct vsmfs_sb_info	*sbi;
+	void			*virt;
+	u64			bytes;
+	unsigned long		pfn0;
+} pmlog = {
+	.mutex	= __MUTEX_INITIALIZER(pmlog.mutex),
+	.lock	= __SPIN_LOCK_UNLOCKED(pmlog.lock),
+};
+
+/*
+ * Device offset of @p, which must not cross a page boundary with the bytes
+ * it stands for: the direct mapping of the device, or the mapping layer
+ * (vsp.c) whose pages are frames of the device in any order.
+ */
+static bool vsmfs_pmlog_off(const void *p, u64 *off)
+{
+	unsigned long pfn;
+
+	lockdep_assert_held(&pmlog.lock);
+	if (!pmlog.sbi)
+		return false;
+	if (p >= pmlog.virt && p < pmlog.virt + pmlog.bytes) {
+		*off = p - pmlog.virt;
+		return true;
+	}
+	if (!is_vmalloc_addr(p))
+		return false;
+	pfn = vmalloc_to_pfn(p);
+	if (pfn < pmlog.pfn0 || pfn - pmlog.pfn0 >= pmlog.bytes >> PAGE_SHIFT)
+		return false;
+	*off = ((u64)(pfn - pmlog.pfn0) << PAGE_SHIFT) + offset_in_page(p);
+	return true;
+}
+
+/* Append one record; @data, @len within one page. Called with lock held. */
+static void vsmfs_pmlog_add(u16 type, const void *data, u32 len)
+{
+	size_t need = sizeof(struct vsmfs_pmlog_rec) + ALIGN(len, 8);
+	struct vsmfs_pmlog_rec *r;
+	u64 off = 0;
+
+	lockdep_assert_held(&pmlog.lock);
+	if (!pmlog.on)
+		return;
+	if (data && !vsmfs_pmlog_off(data, &off)) {
+		pmlog.foreign++;
+		return;
+	}
+	if (pmlog.used + need > pmlog.size) {
+		pmlog.overflow = true;
+		return;
+	}
+	r = pmlog.buf + pmlog.used;
+	r->r_type = cpu_to_le16(type);
+	r->r_cpu = cpu_to_le16(smp_processor_id());
+	r->r_pid = cpu_to_le32(current->pid);
+	r->r_off = cpu_to_le64(off);
+	r->r_len = cpu_to_le32(len);
+	r->r_reserved = 0;
+	if (len) {
+		memcpy(r + 1, data, len);
+		memset((u8 *)(r + 1) + len, 0, ALIGN(len, 8) - len);
+	}
+	pmlog.used += need;
+	pmlog.records++;
+}
+
+/* Records of type @type for [addr, addr+len), one per page it touches. */
+static void vsmfs_pmlog_range(u16 type, const void *addr, size_t len)
+{
+	const u8 *p = addr, *end = p + len;
+	unsigned long flags;
+
+	spin_lock_irqsave(&pmlog.lock, flags);
+	while (p < end) {
+		size_t n = min_t(size_t, end - p, PAGE_SIZE - offset_in_page(p));
+
+		vsmfs_pmlog_add(type, p, n);
+		p += n;
+	}
+	spin_unlock_irqrestore(&pmlog.lock, flags);
+}
+
+/**
+ * vsmfs_pmlog_flush() - record a write-back of [addr, addr+len)
+ * @addr: start, anywhere in its line
+ * @len: bytes
+ *
+ * Records the whole lines the range touches, with their contents now.
+ *
+ * Context: any; called by vsmfs_flush() after the write-back.
+ */
+void vsmfs_pmlog_flush(const void *addr, size_t len)
+{
+	unsigned long start = (unsigned long)addr & ~63UL;
+	unsigned long end = ALIGN((unsigned long)addr + len, 64);
+
+	if (!READ_ONCE(pmlog.on) || !len)
+		return;
+	vsmfs_pmlog_range(VSMFS_PMLOG_FLUSH, (const void *)start, end - start);
+}
+
+/**
+ * vsmfs_pmlog_nt() - record non-temporal stores to [addr, addr+len)
+ * @addr: first byte stored
+ * @len: bytes
+ *
+ * Context: any; called after the stores.
+ */
+void vsmfs_pmlog_nt(const void *addr, size_t len)
+{
+	if (!READ_ONCE(pmlog.on) || !len)
+		return;
+	vsmfs_pmlog_range(VSMFS_PMLOG_NT, addr, len);
+}
+
+/**
+ * vsmfs_pmlog_fence() - record a store fence
+ *
+ * Context: any; called by vsmfs_fence() after the fence.
+ */
+void vsmfs_pmlog_fence(void)
+{
+	unsigned long flags;
+
+	if (!READ_ONCE(pmlog.on))
+		return;
+	spin_lock_irqsave(&pmlog.lock, flags);
+	vsmfs_pmlog_add(VSMFS_PMLOG_FENCE, NULL, 0);
+	spin_unlock_irqrestore(&pmlog.lock, flags);
+}
+
+/**
+ * vsmfs_pmlog_attach() - log the device of a mount, if none is logged
+ * @sbi: the mount, its device mapped
+ *
+ * Context: fill_super.
+ */
+void vsmfs_pmlog_attach(struct vsmfs_sb_info *sbi)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&pmlog.lock, flags);
+	if (!pmlog.sbi) {
+		pmlog.sbi = sbi;
+		pmlog.virt = sbi->s_virt;
+		pmlog.bytes = sbi->s_dev_blocks << VSMFS_BLOCK_SHIFT;
+		pmlog.pfn0 = sbi->s_dev_pfn;
+	}
+	spin_unlock_irqrestore(&pmlog.lock, flags);
+}
+
+/**
+ * vsmfs_pmlog_detach() - stop logging the device of a mount going away
+ * @sbi: the mount
+ *
+ * Context: kill_sb, after the last store of the mount.
+ */
+void vsmfs_pmlog_detach(struct vsmfs_sb_info *sbi)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&pmlog.lock, flags);
+	if (pmlog.sbi == sbi)
+		pmlog.sbi = NULL;
+	spin_unlock_irqrestore(&pmlog.lock, flags);
+}
+
+static int vsmfs_pmlog_start(void)
+{
+	size_t size = (size_t)pmlog_mb << 20;
+	unsigned long flags;
+
+	lockdep_assert_held(&pmlog.mutex);
+	if (!size)
+		return -EINVAL;
+	if (size != pmlog.size) {
+		void *buf = vmalloc(size);
+
+		if (!buf)
+			return -ENOMEM;
+		spin_lock_irqsave(&pmlog.lock, flags);
+		swap(buf, pmlog.buf);
+		pmlog.size = size;
+		spin_unlock_irqrestore(&pmlog.lock, flags);
+		vfree(buf);
+	}
+	spin_lock_irqsave(&pmlog.lock, flags);
+	pmlog.used = 0;
+	pmlog.records = 0;
+	pmlog.foreign = 0;
+	pmlog.overflow = false;
+	WRITE_ONCE(pmlog.on, true);
+	spin_unlock_irqrestore(&pmlog.lock, flags);
+	return 0;
+}
+
+static ssize_t vsmfs_pmlog_ctl_write(struct file *file, const char __user *ubuf,
+				     size_t count, loff_t *ppos)
+{
+	unsigned long flags;
+	char cmd[8];
+	int ret = 0;
+
+	if (count >= sizeof(cmd))
+		return -EINVAL;
+	if (copy_from_user(cmd, ubuf, count))
+		return -EFAULT;
+	cmd[count] = 0;
+	mutex_lock(&pmlog.mutex);
+	if (sysfs_streq(cmd, "on")) {
+		ret = vsmfs_pmlog_start();
+	} else if (sysfs_streq(cmd, "off")) {
+		spin_lock_irqsave(&pmlog.lock, flags);
+		WRITE_ONCE(pmlog.on, false);
+		spin_unlock_irqrestore(&pmlog.lock, flags);
+	} else {
+		ret = -EINVAL;
+	}
+	mutex_unlock(&pmlog.mutex);
+	return ret ? ret : count;
+}
+
+static ssize_t vsmfs_pmlog_ctl_read(struct file *file, char __user *ubuf, size_t count,
+				    loff_t *ppos)
+{
+	unsigned long flags;
+	char buf[256];
+	int len;
+
+	spin_lock_irqsave(&pmlog.lock, flags);
+	len = scnprintf(buf, sizeof(buf),
+			"state %s\nrecords %llu\nbytes %zu\nsize %zu\noverflow %d\nforeign %llu\ndevice %s\n",
+			pmlog.on ? "on" : "off", pmlog.records, pmlog.used, pmlog.size,
+			pmlog.overflow, pmlog.foreign, pmlog.sbi ? pmlog.sbi->s_sb->s_id : "none");
+	spin_unlock_irqrestore(&pmlog.lock, flags);
+	return simple_read_from_buffer(ubuf, count, ppos, buf, len);
+}
+
+static const struct file_operations vsmfs_pmlog_ctl_fops = {
+	.owner	= THIS_MODULE,
+	.read	= vsmfs_pmlog_ctl_read,
+	.write	= vsmfs_pmlog_ctl_write,
+	.llseek	= default_llseek,
+};
+
+/* The header, then the records: a file of sizeof(hdr) + used bytes. */
+static ssize_t vsmfs_pmlog_data_read(struct file *file, char __user *ubuf, size_t count,
+				     loff_t *ppos)
+{
+	struct vsmfs_pmlog_hdr hdr = {
+		.ph_magic	= cpu_to_le64(VSMFS_PMLOG_MAGIC),
+		.ph_version	= cpu_to_le32(VSMFS_PMLOG_VERSION),
+	};
+	ssize_t ret = 0;
+	loff_t pos;
+
+	mutex_lock(&pmlog.mutex);
+	if (READ_ONCE(pmlog.on)) {
+		ret = -EBUSY;
+		goto out;
+	}
+	/* Off, and the mutex held: nothing changes the log meanwhile. */
+	hdr.ph_flags = cpu_to_le32(pmlog.overflow ? VSMFS_PMLOG_OVERFLOW : 0);
+	hdr.ph_bytes = cpu_to_le64(pmlog.used);
+	hdr.ph_records = cpu_to_le64(pmlog.records);
+	hdr.ph_foreign = cpu_to_le64(pmlog.foreign);
+	hdr.ph_dev_bytes = cpu_to_le64(pmlog.bytes);
+	if (*ppos < sizeof(hdr)) {
+		pos = *ppos;
+		ret = simple_read_from_buffer(ubuf, count, &pos, &hdr, sizeof(hdr));
+		if (ret < 0)
+			goto out;
+		*ppos = pos;
+		ubuf += ret;
+		count -= ret;
+	}
+	if (count && pmlog.buf && *ppos >= sizeof(hdr)) {
+		ssize_t n;
+
+		pos = *ppos - sizeof(hdr);
+		n = simple_read_from_buffer(ubuf, count, &pos, pmlog.buf, pmlog.used);
+		if (n < 0) {
+			ret = ret ? ret : n;
+			goto out;
+		}
+		*ppos = pos + sizeof(hdr);
+		ret += n;
+	}
+out:
+	mutex_unlock(&pmlog.mutex);
+	return ret;
+}
+
+static const struct file_operations vsmfs_pmlog_data_fops = {
+	.owner	= THIS_MODULE,
+	.read	= vsmfs_pmlog_data_read,
+	.llseek	= default_llseek,
+};
+
+/**
+ * vsmfs_pmlog_init() - create the debugfs files of the log
+ * @dir: /sys/kernel/debug/vsmfs
+ *
+ * A test aid: without debugfs the log cannot be turned on and nothing is
+ * logged, so errors here are not reported.
+ */
+void vsmfs_pmlog_init(struct dentry *dir)
+{
+	debugfs_create_file("pmlog", 0600, dir, NULL, &vsmfs_pmlog_ctl_fops);
+	debugfs_create_file("pmlog_data", 0400, dir, NULL, &vsmfs_pmlog_data_fops);
+}
+
+/**
+ * vsmfs_pmlog_exit() - free the log
+ *
+ * Context: module exit, after the debugfs files are gone.
+ */
+void vsmfs_pmlog_exit(void)
+{
+	vfree(pmlog.buf);
+	pmlog.buf = NULL;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vsmfs persistence-ordering log (CONFIG_VSMFS_PMLOG, see pmlog.c): the
+ * persistence primitives of pmem.h record their flushes, non-temporal
+ * stores and fences. Without the option every hook is an empty inline
+ * function and the primitives compile to what they are without it.
+ */
+#ifndef _VSMFS_PMLOG_H
+#define _VSMFS_PMLOG_H
+
+#include <linux/types.h>
+
+struct dentry;
+struct vsmfs_sb_info;
+
+#ifdef CONFIG_VSMFS_PMLOG
+void vsmfs_pmlog_flush(const void *addr, size_t len);
+void vsmfs_pmlog_nt(const void *addr, size_t len);
+void vsmfs_pmlog_fence(void);
+void vsmfs_pmlog_attach(struct vsmfs_sb_info *sbi);
+void vsmfs_pmlog_detach(struct vsmfs_sb_info *sbi);
+void vsmfs_pmlog_init(struct dentry *dir);
+void vsmfs_pmlog_exit(void);
+#else
+static inline void vsmfs_pmlog_flush(const void *addr, size_t len)
+{
+}
+
+static inline void vsmfs_pmlog_nt(const void *addr, size_t len)
+{
+}
+
+static inline void vsmfs_pmlog_fence(void)
+{
+}
+
+static inline void vsmfs_pmlog_attach(struct vsmfs_sb_info *sbi)
+{
+}
+
+static inline void vsmfs_pmlog_detach(struct vsmfs_sb_info *sbi)
+{
+}
+
+static inline void vsmfs_pmlog_init(struct dentry *dir)
+{
+}
+
+static inline void vsmfs_pmlog_exit(void)
+{
+}
+#endif
+
+#endif /* _VSMFS_PMLOG_H */
