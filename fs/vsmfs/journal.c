@@ -1071,6 +1071,25 @@ static void vsmfs_jrevoke(struct vsmfs_journal *j, struct vsmfs_jent *e)
 	vsmfs_stat_inc(sbi, journal_revoked);
 }
 
+/* Longest dirty list searched by walking it rather than the block cache. */
+#define VSMFS_FORGET_WALK	16
+#define VSMFS_PTES_PER_BLOCK	(VSMFS_BLOCK_SIZE / 8)
+
+/* Block @blk if it is dirty in @t, else NULL. */
+static struct vsmfs_mblk *vsmfs_trans_find_dirty(struct vsmfs_trans *t, u64 blk)
+{
+	struct vsmfs_mblk *mb;
+
+	if (t->t_nblocks > VSMFS_FORGET_WALK) {
+		mb = xa_load(&t->t_sbi->s_mblks, blk);
+		return mb && mb->m_is_dirty ? mb : NULL;
+	}
+	list_for_each_entry(mb, &t->t_dirty, m_dirty)
+		if (mb->m_blk == blk)
+			return mb;
+	return NULL;
+}
+
 /**
  * vsmfs_journal_forget() - logical pages freed: they are metadata no more
  * @t: the transaction freeing them
@@ -1083,25 +1102,43 @@ static void vsmfs_jrevoke(struct vsmfs_journal *j, struct vsmfs_jent *e)
  * date, so the state before this transaction stays whole), and the block
  * leaves the transaction if it was dirty in it.
  *
+ * The frames are read from the page table block (looked up once per block,
+ * not per page), and a short dirty list is searched directly: freeing a
+ * superpage costs no cache lookup per page.
+ *
  * Context: inside the transaction.
  */
 void vsmfs_journal_forget(struct vsmfs_trans *t, u64 lpn, u64 count)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
+	const struct vsmfs_layout *l = &sbi->s_layout;
 	struct vsmfs_journal *j = sbi->s_journal;
+	struct vsmfs_mblk *pt = NULL;
 	u64 i;
 
 	lockdep_assert_held(&sbi->s_trans_mutex);
 	for (i = 0; i < count && (j->ndata || t->t_ndata); i++) {
-		u64 blk = vsmfs_lpn_blk(sbi, lpn + i);
+		u64 p = lpn + i, frame, blk;
 		struct vsmfs_mblk *mb;
 		struct vsmfs_jent *e;
 
-		if (!blk)
+		if (!p || p >= l->data_pages)
 			continue;
+		if (!pt || p % VSMFS_PTES_PER_BLOCK == 0) {
+			pt = vsmfs_mblk_get(sbi, l->ptable_start + p / VSMFS_PTES_PER_BLOCK);
+			if (IS_ERR(pt)) {
+				pt = NULL;
+				continue;
+			}
+		}
+		frame = le64_to_cpu(((__le64 *)pt->m_data)[p % VSMFS_PTES_PER_BLOCK]) &
+			VSMFS_PTE_FRAME_MASK;
+		if (frame >= l->data_pages)
+			continue;
+		blk = l->data_start + frame;
 		if (t->t_ndata) {
-			mb = xa_load(&sbi->s_mblks, blk);
-			if (mb && mb->m_is_dirty) {
+			mb = vsmfs_trans_find_dirty(t, blk);
+			if (mb) {
 				list_del_init(&mb->m_dirty);
 				mb->m_is_dirty = false;
 				t->t_nblocks--;
