@@ -99,16 +99,27 @@ const char *vsmfs_jcopies_check(const struct vsmfs_djhdr *copies, u32 count, u32
  */
 u32 vsmfs_jdelta(u64 *dst, const u64 *src, u64 *lines)
 {
-	u32 w, words = 0;
+	u32 l, w, words = 0;
 	u64 mask = 0;
 
 	static_assert(VSMFS_BLOCK_SIZE / 64 == 64);
-	for (w = 0; w < VSMFS_BLOCK_SIZE / 8; w++) {
-		if (READ_ONCE(dst[w]) == src[w])
+	/* A line at a time: most lines are equal and need one test. */
+	for (l = 0; l < VSMFS_BLOCK_SIZE / 64; l++) {
+		u64 *d = dst + l * 8;
+		const u64 *s = src + l * 8;
+		u64 diff = 0;
+
+		for (w = 0; w < 8; w++)
+			diff |= READ_ONCE(d[w]) ^ s[w];
+		if (!diff)
 			continue;
-		WRITE_ONCE(dst[w], src[w]);
-		mask |= 1ULL << (w / 8);
-		words++;
+		for (w = 0; w < 8; w++) {
+			if (READ_ONCE(d[w]) == s[w])
+				continue;
+			WRITE_ONCE(d[w], s[w]);
+			words++;
+		}
+		mask |= 1ULL << l;
 	}
 	*lines = mask;
 	return words * 8;
