@@ -8,6 +8,13 @@
  * grow in place to a full superpage. Runs for small files are taken first
  * fit from VSPs already in use, so free VSPs are not broken up while
  * partly used ones have room.
+ *
+ * A run can also be reserved for the running transaction alone
+ * (vsmfs_reserve_pages()): its bits are set in the DRAM copy of the bitmap
+ * without dirtying the block, and cleared again before the commit
+ * (vsmfs_unreserve_pages()), so a bitmap block whose only change was such a
+ * run is not journaled. Only one transaction runs at a time and a bitmap
+ * block reaches PM only at its commit, so the bits never reach PM.
  */
 #include <linux/bitmap.h>
 #include "vsmfs.h"
@@ -50,8 +57,11 @@ int vsmfs_alloc_init(struct vsmfs_sb_info *sbi)
 	return 0;
 }
 
-/* Set or clear @count bits from @lpn (within one VSP) in the page bitmap. */
-static int vsmfs_lbits(struct vsmfs_trans *t, u64 lpn, u64 count, bool set)
+/*
+ * Set or clear @count bits from @lpn (within one VSP) in the page bitmap;
+ * the block joins the transaction if @dirty.
+ */
+static int vsmfs_lbits(struct vsmfs_trans *t, u64 lpn, u64 count, bool set, bool dirty)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	struct vsmfs_mblk *mb = vsmfs_lbitmap(sbi, lpn);
@@ -75,7 +85,8 @@ static int vsmfs_lbits(struct vsmfs_trans *t, u64 lpn, u64 count, bool set)
 		bitmap_set(map, off, count);
 	else
 		bitmap_clear(map, off, count);
-	vsmfs_trans_dirty(t, mb);
+	if (dirty)
+		vsmfs_trans_dirty(t, mb);
 	if (set)
 		sbi->s_free_pages -= count;
 	else
@@ -105,7 +116,7 @@ int vsmfs_alloc_pages_at(struct vsmfs_trans *t, u64 lpn, u64 count)
 		return PTR_ERR(mb);
 	if (find_next_bit((unsigned long *)mb->m_data, off + count, off) < off + count)
 		return -ENOSPC;
-	return vsmfs_lbits(t, lpn, count, true);
+	return vsmfs_lbits(t, lpn, count, true, true);
 }
 
 /* First run of @count free pages within VSP @vsp, or 0. */
@@ -150,16 +161,8 @@ static bool vsmfs_vsp_free(struct vsmfs_sb_info *sbi, u64 vsp)
 			     first % BITS_PER_BLK) >= first % BITS_PER_BLK + VSMFS_VSP_PAGES;
 }
 
-/**
- * vsmfs_alloc_pages() - allocate a run of logical pages
- * @t: running transaction
- * @count: pages, 1..VSMFS_VSP_PAGES
- * @large: the run belongs to a large file: start it at a free VSP
- * @lpn: first page of the run
- *
- * Return: 0, -ENOSPC, or another negative errno.
- */
-int vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64 *lpn)
+static int __vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64 *lpn,
+			       bool dirty)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	u64 nvsp = DIV_ROUND_UP(sbi->s_layout.data_pages, VSMFS_VSP_PAGES);
@@ -175,7 +178,7 @@ int vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64 *lpn)
 			if (vsmfs_vsp_free(sbi, vsp)) {
 				sbi->s_vsp_cursor = vsp + 1;
 				*lpn = vsp * VSMFS_VSP_PAGES;
-				return vsmfs_lbits(t, *lpn, count, true);
+				return vsmfs_lbits(t, *lpn, count, true, dirty);
 			}
 		}
 	}
@@ -188,10 +191,62 @@ int vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64 *lpn)
 		if (found) {
 			sbi->s_small_cursor = vsp;
 			*lpn = found;
-			return vsmfs_lbits(t, found, count, true);
+			return vsmfs_lbits(t, found, count, true, dirty);
 		}
 	}
 	return -ENOSPC;
+}
+
+/**
+ * vsmfs_alloc_pages() - allocate a run of logical pages
+ * @t: running transaction
+ * @count: pages, 1..VSMFS_VSP_PAGES
+ * @large: the run belongs to a large file: start it at a free VSP
+ * @lpn: first page of the run
+ *
+ * Return: 0, -ENOSPC, or another negative errno.
+ */
+int vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64 *lpn)
+{
+	return __vsmfs_alloc_pages(t, count, large, lpn, true);
+}
+
+/**
+ * vsmfs_reserve_pages() - take a run of logical pages for this transaction only
+ * @t: running transaction
+ * @count: pages, 1..VSMFS_VSP_PAGES
+ * @lpn: first page of the run
+ *
+ * The run is taken as vsmfs_alloc_pages() takes a small file's run, but the
+ * bitmap block does not join the transaction: the caller gives the run back
+ * with vsmfs_unreserve_pages() before the transaction commits, so the
+ * bitmap on PM never records it. For a scratch run that is free again when
+ * the transaction ends.
+ *
+ * Return: 0, -ENOSPC, or another negative errno.
+ */
+int vsmfs_reserve_pages(struct vsmfs_trans *t, u64 count, u64 *lpn)
+{
+	return __vsmfs_alloc_pages(t, count, false, lpn, false);
+}
+
+/**
+ * vsmfs_unreserve_pages() - give back a run taken by vsmfs_reserve_pages()
+ * @t: the transaction that reserved it, before its commit
+ * @lpn: first page
+ * @count: pages, as reserved
+ *
+ * The pages were free when the transaction began and never held metadata
+ * in it, so the journal has no version of them to revoke.
+ *
+ * Return: 0 or a negative errno.
+ */
+int vsmfs_unreserve_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
+{
+	if (!lpn || !count || lpn + count > t->t_sbi->s_layout.data_pages ||
+	    lpn / VSMFS_VSP_PAGES != (lpn + count - 1) / VSMFS_VSP_PAGES)
+		return -EFSCORRUPTED;
+	return vsmfs_lbits(t, lpn, count, false, false);
 }
 
 /**
@@ -209,7 +264,7 @@ int vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
 		return -EFSCORRUPTED;
 	/* Metadata versions of the pages are never to be written over them. */
 	vsmfs_journal_forget(t, lpn, count);
-	return vsmfs_lbits(t, lpn, count, false);
+	return vsmfs_lbits(t, lpn, count, false, true);
 }
 
 static int vsmfs_ibit(struct vsmfs_trans *t, u64 ino, bool set)

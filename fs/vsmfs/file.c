@@ -328,13 +328,28 @@ static int vsmfs_break_layouts_range(struct inode *inode, loff_t start, loff_t e
 #define VSMFS_ATOMIC_MAX	(64ULL << 20)
 
 /*
+ * A run of logical pages freed when a copy-on-write write commits; a
+ * scratch run was only reserved (vsmfs_reserve_pages()).
+ */
+struct vsmfs_cow_run {
+	u64	lpn, count;
+	bool	scratch;
+};
+
+/* Runs a small write keeps on the stack rather than in an allocation. */
+#define VSMFS_COW_FREE_STACK	8
+
+/*
  * struct vsmfs_cow - one copy-on-write write() in progress
  *
  * @free holds runs that become free when the write commits: the old runs
  * of pieces replaced whole, and the fresh pages that received the old
  * frames of swapped pages. They still hold the old version, which a crash
  * before the commit must find intact, so they are freed only at the end,
- * when no allocation of this transaction can take them any more.
+ * when no allocation of this transaction can take them any more. The
+ * fresh pages are free before the write and after it: they are only
+ * reserved in DRAM (vsmfs_reserve_pages()), so the bitmap is not journaled
+ * for them.
  */
 struct vsmfs_cow {
 	struct vsmfs_trans	*t;
@@ -343,29 +358,33 @@ struct vsmfs_cow {
 	bool			large;
 	bool			cowed;		/* existing pages were replaced */
 	unsigned int		nfree, maxfree;
-	struct { u64 lpn, count; } *free;
+	struct vsmfs_cow_run	*free;
 	/* For the trace event: pieces replaced whole or in part, and so on. */
 	unsigned int		ncoarse, nfine;
 	u64			nswapped, nmerged;
 };
 
-static int vsmfs_cow_defer_free(struct vsmfs_cow *c, u64 lpn, u64 count)
+static int vsmfs_cow_defer_free(struct vsmfs_cow *c, u64 lpn, u64 count, bool scratch)
 {
 	if (WARN_ON_ONCE(c->nfree >= c->maxfree))
 		return -EINVAL;
 	c->free[c->nfree].lpn = lpn;
 	c->free[c->nfree].count = count;
+	c->free[c->nfree].scratch = scratch;
 	c->nfree++;
 	return 0;
 }
 
-/* Fresh logical pages for up to *@count pages, fewer if space is scattered. */
+/*
+ * Fresh logical pages for up to *@count pages, fewer if space is scattered,
+ * reserved for this write alone: given back before it commits.
+ */
 static int vsmfs_cow_alloc(struct vsmfs_cow *c, u64 *count, u64 *lpn)
 {
 	int ret;
 
 	for (;;) {
-		ret = vsmfs_alloc_pages(c->t, *count, false, lpn);
+		ret = vsmfs_reserve_pages(c->t, *count, lpn);
 		if (ret != -ENOSPC || *count == 1)
 			return ret;
 		*count /= 2;
@@ -426,7 +445,7 @@ static ssize_t vsmfs_cow_whole(struct vsmfs_cow *c, struct inode *inode, u64 key
 	ret = vsmfs_idx_set(t, inode, key, vsmfs_idx_make(nlpn, cnt));
 	if (ret)
 		goto fail;
-	vsmfs_cow_defer_free(c, lpn, have);
+	vsmfs_cow_defer_free(c, lpn, have, false);
 	vi->i_pages += cnt - have;
 	inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
 	c->cowed = true;
@@ -488,10 +507,10 @@ static ssize_t vsmfs_cow_fine(struct vsmfs_cow *c, struct inode *inode, u64 key,
 		c->nmerged += (ws - cs) + (ce - ws - n);
 		ret = vsmfs_swap_pages(t, &c->sw, lpn + pg, scr, m);
 		if (ret) {
-			vsmfs_free_pages(t, scr, m);
+			vsmfs_unreserve_pages(t, scr, m);
 			goto short_write;
 		}
-		vsmfs_cow_defer_free(c, scr, m);
+		vsmfs_cow_defer_free(c, scr, m, true);
 		c->cowed = true;
 		c->nswapped += m;
 		done += n;
@@ -587,7 +606,9 @@ static u64 vsmfs_cow_pages(struct inode *inode, loff_t pos, loff_t end, unsigned
  * (3) the page table entries are swapped and the index switched in the
  * transaction's DRAM copies, and the live kernel PTEs are changed; (4) one
  * TLB shootdown for the whole write, before any page freed below can be
- * allocated again; (5) the replaced pages are freed in the transaction;
+ * allocated again; (5) the replaced pages are freed in the transaction,
+ * and the scratch pages that took the old frames of swapped pages, only
+ * reserved in DRAM, are given back (the bitmap on PM never had them);
  * (6) commit: a fence makes (2) durable, then the metadata of (3) and (5)
  * is committed at once. A crash before (6) leaves the old page table and
  * index, whose frames were never written; after it, the new ones.
@@ -611,11 +632,15 @@ static ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
 		.large = large,
 		.maxfree = npages + (len >> VSMFS_VSP_SHIFT) + 2,
 	};
+	struct vsmfs_cow_run free_stack[VSMFS_COW_FREE_STACK];
 	ssize_t done = 0, n;
 	unsigned int i;
 	int ret, err;
 
-	c.free = kvmalloc_array(c.maxfree, sizeof(*c.free), GFP_KERNEL);
+	if (c.maxfree <= ARRAY_SIZE(free_stack))
+		c.free = free_stack;
+	else
+		c.free = kvmalloc_array(c.maxfree, sizeof(*c.free), GFP_KERNEL);
 	if (!c.free)
 		return -ENOMEM;
 	filemap_invalidate_lock(mapping);
@@ -669,7 +694,10 @@ static ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
 	/* (4), then (5): see above. */
 	vsmfs_swap_flush(&c.sw);
 	for (i = 0; i < c.nfree; i++) {
-		err = vsmfs_free_pages(&t, c.free[i].lpn, c.free[i].count);
+		if (c.free[i].scratch)
+			err = vsmfs_unreserve_pages(&t, c.free[i].lpn, c.free[i].count);
+		else
+			err = vsmfs_free_pages(&t, c.free[i].lpn, c.free[i].count);
 		ret = ret ?: err;
 	}
 	if (c.cowed)
@@ -693,7 +721,8 @@ commit:
 	up_write(&vi->i_idx_sem);
 out_unlock:
 	filemap_invalidate_unlock(mapping);
-	kvfree(c.free);
+	if (c.free != free_stack)
+		kvfree(c.free);
 	trace_vsmfs_mcow_write(inode, pos, len, c.ncoarse, c.nfine, c.nswapped, c.nmerged,
 			       done ?: ret ?: err);
 	if (done)

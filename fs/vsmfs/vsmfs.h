@@ -306,6 +306,8 @@ int vsmfs_alloc_init(struct vsmfs_sb_info *sbi);
 int vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64 *lpn);
 int vsmfs_alloc_pages_at(struct vsmfs_trans *t, u64 lpn, u64 count);
 int vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count);
+int vsmfs_reserve_pages(struct vsmfs_trans *t, u64 count, u64 *lpn);
+int vsmfs_unreserve_pages(struct vsmfs_trans *t, u64 lpn, u64 count);
 int vsmfs_alloc_ino(struct vsmfs_trans *t, u64 *ino);
 int vsmfs_free_ino(struct vsmfs_trans *t, u64 ino);
 
