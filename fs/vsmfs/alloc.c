@@ -13,8 +13,10 @@
  * (vsmfs_reserve_pages()): its bits are set in the DRAM copy of the bitmap
  * without dirtying the block, and cleared again before the commit
  * (vsmfs_unreserve_pages()), so a bitmap block whose only change was such a
- * run is not journaled. Only one transaction runs at a time and a bitmap
- * block reaches PM only at its commit, so the bits never reach PM.
+ * run is not journaled. Transactions change DRAM one at a time (under
+ * s_trans_mutex, which a commit holds until its journal blocks are
+ * written), and a bitmap block reaches PM only through the journal blocks
+ * of a commit, so the reserved bits never reach PM.
  */
 #include <linux/bitmap.h>
 #include "vsmfs.h"
