@@ -4,11 +4,12 @@
  *
  * Metadata blocks (inode table, mapping table, page table, bitmaps,
  * directory and index blocks) are read into DRAM once and changed there
- * under a transaction. Transactions change DRAM and write their journal
- * blocks one at a time (s_trans_mutex), but wait for them to be durable
- * and commit without the lock: each takes a ticket, and the commits are
- * made in ticket order by whichever task finds the next one ready (a
- * commit never waits for a sleeping task to wake). The DRAM copy is the
+ * under a transaction. Transactions change DRAM and place their journal
+ * blocks one at a time (s_trans_mutex), but write their journal blocks from
+ * frozen copies, wait for them to be durable and commit without the lock:
+ * each takes a ticket, and the commits are made in ticket order by
+ * whichever task finds the next one ready (a commit never waits for a
+ * sleeping task to wake). The DRAM copy is the
  * current version of a block; the journal holds its committed versions,
  * and its home block on PM is brought up to date only by a checkpoint (or
  * by recovery at mount).
@@ -41,14 +42,17 @@
  *      invalid hole), unless its journal block is worn past the least-worn
  *      free one by VSMFS_JWEAR_SLACK writes (wear-awareness on). Swaps go
  *      through the header-copy region (above), all before step 3;
- *   3. j_commit = end of the placed area, flushed; each block is written to
- *      its journal block: a full copy with non-temporal stores, or only the
- *      differing 8-byte words over the old version, flushed; headers not
- *      written in step 2 are written and flushed. The transaction takes the
- *      next ticket, keeps the header states step 6 writes, and (with
- *      journal_commit=parallel) releases the lock;
- *   4. fence, on this task's CPU: data, journal blocks and headers are
- *      durable; the transaction is ready;
+ *   3. j_commit = end of the placed area, flushed; headers not written in
+ *      step 2 are written and flushed; each block is written to its journal
+ *      block (a full copy with non-temporal stores, or only the differing
+ *      8-byte words over the old version, flushed), or with
+ *      journal_commit=parallel a frozen DRAM copy of it is taken for step 4.
+ *      The transaction takes the next ticket, keeps the header states step
+ *      6 writes, and (journal_commit=parallel) releases the lock;
+ *   4. the frozen copies are written to their journal blocks as in 3, by
+ *      as many tasks at once as there are commits in flight; fence, on this
+ *      task's CPU: data, journal blocks and headers are durable; the
+ *      transaction is ready;
  *   5. once every earlier ticket has finished step 6, by this task or by
  *      the one that finished the ticket before:
  *      j_checkpoint = start << 32 | end, one 8-byte store, flushed, fence:
@@ -63,9 +67,12 @@
  *      versions left to re-flag.
  * A crash before 5 leaves the commit area, which recovery discards, and the
  * previous checkpoint area untouched: the data written over an old version
- * in 3 belongs to a header past the checkpoint pointer by then. A delta is
- * written only over a version whose successor has finished step 6, so no
- * commit in flight needs what it overwrites.
+ * in 3 or 4 belongs to a header past the checkpoint pointer by then. A delta
+ * is written only over a version whose successor has finished step 6, so no
+ * commit in flight needs what it overwrites. The headers and journal blocks
+ * a commit writes in step 4 are its own until it is committed: later
+ * placements take only free headers and committed old versions, and GC,
+ * checkpoint and revocation wait for the commits in flight.
  *
  * Garbage collection (vsmfs_jgc()) compacts the checkpoint area with two
  * pointers, swapping the first invalid header with the last valid one
@@ -115,6 +122,21 @@ struct vsmfs_jent {
 
 /* Re-flags a commit keeps in itself; more are allocated. */
 #define VSMFS_JTX_POST_INLINE	8
+/* Journal blocks a commit writes after the lock is released; more are not. */
+#define VSMFS_JTX_COPY_MAX	8
+
+/*
+ * struct vsmfs_jcopy - a journal block written outside the lock
+ * @dst: the journal block on PM, owned by the commit until it is committed
+ * @src: a frozen copy of the DRAM block, taken under the lock (the next
+ *	 transaction may change the DRAM block as soon as the lock is free)
+ * @delta: write only the words that differ from the old version in @dst
+ */
+struct vsmfs_jcopy {
+	void	*dst;
+	void	*src;
+	bool	delta;
+};
 
 /*
  * struct vsmfs_jtx - a transaction between placement and commit
@@ -138,6 +160,9 @@ struct vsmfs_jtx {
 	u32			delta_blocks;
 	u64			delta_bytes, full_bytes;
 	int			error;
+	bool			defer;		/* copies may be left to step 4 */
+	u32			ncopy;
+	struct vsmfs_jcopy	copy[VSMFS_JTX_COPY_MAX];
 };
 
 /* Headers a checkpoint thread claims at a time. */
@@ -1169,6 +1194,31 @@ static u32 vsmfs_jwrite_delta(void *pm, const void *new)
 	return bytes;
 }
 
+/*
+ * Write one version of a block into its journal block @dst: the words that
+ * differ from the old version there (@delta), or the whole block with
+ * non-temporal stores; flushed, not fenced.
+ */
+static void vsmfs_jwrite_block(struct vsmfs_journal *j, struct vsmfs_jtx *tx, void *dst,
+			       const void *src, bool delta)
+{
+	struct vsmfs_sb_info *sbi = j->sbi;
+
+	if (delta) {
+		u32 n = vsmfs_jwrite_delta(dst, src);
+
+		vsmfs_jstat_bytes(sbi, journal_delta_bytes, n);
+		vsmfs_stat_inc(sbi, journal_delta_blocks);
+		tx->delta_bytes += n;
+		tx->delta_blocks++;
+	} else {
+		vsmfs_memcpy_nt(dst, src, VSMFS_BLOCK_SIZE);
+		vsmfs_jstat_bytes(sbi, journal_full_bytes, VSMFS_BLOCK_SIZE);
+		vsmfs_stat_inc(sbi, journal_full_blocks);
+		tx->full_bytes += VSMFS_BLOCK_SIZE;
+	}
+}
+
 /* Choose a header for block @home at position @p (step 2 of a commit). */
 static void vsmfs_jplace(struct vsmfs_journal *j, u64 home, u32 p)
 {
@@ -1244,15 +1294,15 @@ static void vsmfs_jplace(struct vsmfs_journal *j, u64 home, u32 p)
 
 /*
  * Steps 1-3 of a commit, under the lock: place every dirty block, flush the
- * header batch, write the blocks and the headers left (flushed, not
- * fenced), and queue @tx for its commit. Return: false if the re-flags do
- * not fit in @tx and memory is short; they are then in j->post and
- * j->post_state, and the commit must end under the lock.
+ * header batch, write the headers left (flushed, not fenced), write the
+ * blocks or (@tx->defer) freeze copies of them for step 4, and queue @tx
+ * for its commit. Return: false if the re-flags do not fit in @tx and
+ * memory is short; they are then in j->post and j->post_state, and the
+ * commit must end under the lock.
  */
 static bool vsmfs_jtx_place(struct vsmfs_journal *j, struct vsmfs_trans *t,
 			    struct vsmfs_jtx *tx)
 {
-	struct vsmfs_sb_info *sbi = j->sbi;
 	struct vsmfs_mblk *mb;
 	bool own = true;
 	u32 p, i;
@@ -1271,19 +1321,20 @@ static bool vsmfs_jtx_place(struct vsmfs_journal *j, struct vsmfs_trans *t,
 	list_for_each_entry(mb, &t->t_dirty, m_dirty) {
 		struct vsmfs_jslot *s = &j->slot[p];
 		void *dst = vsmfs_jblock(j, j->h[p].jb);
+		void *frozen = NULL;
 
-		if (s->delta) {
-			u32 n = vsmfs_jwrite_delta(dst, mb->m_data);
+		if (tx->defer && tx->ncopy < VSMFS_JTX_COPY_MAX &&
+		    !vsmfs_fault(VSMFS_FAULT_JCOPY_ALLOC))
+			frozen = kmalloc(VSMFS_BLOCK_SIZE, GFP_NOFS | __GFP_NOWARN);
+		if (frozen) {
+			struct vsmfs_jcopy *c = &tx->copy[tx->ncopy++];
 
-			vsmfs_jstat_bytes(sbi, journal_delta_bytes, n);
-			vsmfs_stat_inc(sbi, journal_delta_blocks);
-			tx->delta_bytes += n;
-			tx->delta_blocks++;
+			memcpy(frozen, mb->m_data, VSMFS_BLOCK_SIZE);
+			c->dst = dst;
+			c->src = frozen;
+			c->delta = s->delta;
 		} else {
-			vsmfs_memcpy_nt(dst, mb->m_data, VSMFS_BLOCK_SIZE);
-			vsmfs_jstat_bytes(sbi, journal_full_bytes, VSMFS_BLOCK_SIZE);
-			vsmfs_stat_inc(sbi, journal_full_blocks);
-			tx->full_bytes += VSMFS_BLOCK_SIZE;
+			vsmfs_jwrite_block(j, tx, dst, mb->m_data, s->delta);
 		}
 		/* Unless the last batch flush wrote it after its last change. */
 		if (!s->clean)
@@ -1410,8 +1461,20 @@ static void vsmfs_trans_release(struct vsmfs_trans *t)
 static void vsmfs_jtx_end(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 {
 	struct super_block *sb = j->sbi->s_sb;
+	u32 i;
 
-	/* 4: data (written by the caller), journal blocks, headers durable. */
+	/*
+	 * 4: the journal blocks left from step 3, from their frozen copies:
+	 * their headers belong to this commit until it is committed, and a
+	 * delta's old version was committed before it was placed here.
+	 */
+	for (i = 0; i < tx->ncopy; i++) {
+		struct vsmfs_jcopy *c = &tx->copy[i];
+
+		vsmfs_jwrite_block(j, tx, c->dst, c->src, c->delta);
+		kfree(c->src);
+	}
+	/* Data (written by the caller), journal blocks, headers durable. */
 	vsmfs_fence();
 	vsmfs_fault_stop(sb, VSMFS_FAULT_JCOMMIT_STOP, "journal stopped before a commit");
 	/* 5, 6: in ticket order. */
@@ -1440,6 +1503,7 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 	struct vsmfs_jtx tx = {
 		.t0 = vsmfs_trace_start(vsmfs_trans_commit),
 		.error = t->t_error,
+		.defer = sbi->s_jopts.parallel && !j->writethrough,
 	};
 	bool own;
 

@@ -1,6 +1,6 @@
 # Allocation failures injected during a workload (logical pages, metadata
-# cache blocks, directory indexes, through /sys/kernel/debug/vsmfs/): calls
-# fail with ENOMEM and nothing else, the files written before are intact,
+# cache blocks, directory indexes, commits' frozen copies, through
+# /sys/kernel/debug/vsmfs/): calls fail with ENOMEM and nothing else, the files written before are intact,
 # and the file system is consistent after unmount.
 . tests/lib/common.sh
 
@@ -32,4 +32,19 @@ for point in page_alloc mblk_alloc dir_index; do
 	echo "$point: $(cat $K/$point/injected) failures injected"
 	[ "$(cat $K/$point/injected)" -gt 0 ] || die "no failure injected at $point"
 done
+
+# A commit that cannot allocate the frozen copies of its blocks writes them
+# under the lock instead: no call fails at all.
+echo 1 > $K/journal_copy_alloc/interval
+rc=0
+$load stress "$MNT" >/tmp/stress.out 2>&1 || rc=$?
+echo 0 > $K/journal_copy_alloc/interval
+sed 's/^/  /' /tmp/stress.out
+[ $rc = 0 ] || die "errors with journal_copy_alloc failing"
+echo "journal_copy_alloc: $(cat $K/journal_copy_alloc/injected) failures injected"
+[ "$(cat $K/journal_copy_alloc/injected)" -gt 0 ] || die "no failure injected at journal_copy_alloc"
+umount "$MNT"
+"$FSCK" -n "$DEV" >/tmp/fsck.out 2>&1 || { cat /tmp/fsck.out; die "fsck after journal_copy_alloc"; }
+mount_vsmfs
+$load verify "$MNT"
 umount "$MNT"
