@@ -5,9 +5,10 @@
  * Metadata blocks (inode table, mapping table, page table, bitmaps,
  * directory and index blocks) are read into DRAM once and changed there
  * under a transaction. Transactions change DRAM and place their journal
- * blocks one at a time (s_trans_mutex), but write their journal blocks from
- * frozen copies, wait for them to be durable and commit without the lock:
- * each takes a ticket, and the commits are made in ticket order by
+ * blocks one at a time (s_trans_mutex); when another transaction waits for
+ * the lock they write their journal blocks after releasing it, from frozen
+ * copies, and they wait for them to be durable and commit without the
+ * lock: each takes a ticket, and the commits are made in ticket order by
  * whichever task finds the next one ready (a commit never waits for a
  * sleeping task to wake). The DRAM copy is the
  * current version of a block; the journal holds its committed versions,
@@ -46,7 +47,8 @@
  *      step 2 are written and flushed; each block is written to its journal
  *      block (a full copy with non-temporal stores, or only the differing
  *      8-byte words over the old version, flushed), or with
- *      journal_commit=parallel a frozen DRAM copy of it is taken for step 4.
+ *      journal_commit=parallel, when another transaction waits for the
+ *      lock, a frozen DRAM copy of it is taken for step 4.
  *      The transaction takes the next ticket, keeps the header states step
  *      6 writes, and (journal_commit=parallel) releases the lock;
  *   4. the frozen copies are written to their journal blocks as in 3, by
@@ -1027,7 +1029,10 @@ void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t)
 {
 	if (!mutex_trylock(&sbi->s_trans_mutex)) {
 		vsmfs_stat_inc(sbi, journal_lock_waits);
+		/* Commits then leave their journal writes to after the lock. */
+		atomic_inc(&sbi->s_trans_waiters);
 		mutex_lock(&sbi->s_trans_mutex);
+		atomic_dec(&sbi->s_trans_waiters);
 	}
 	/* Transactions reach file pages through the mapping layer. */
 	vsmfs_vsp_enter();
@@ -1330,6 +1335,7 @@ static bool vsmfs_jtx_place(struct vsmfs_journal *j, struct vsmfs_trans *t,
 			struct vsmfs_jcopy *c = &tx->copy[tx->ncopy++];
 
 			memcpy(frozen, mb->m_data, VSMFS_BLOCK_SIZE);
+			vsmfs_stat_inc(j->sbi, journal_deferred_blocks);
 			c->dst = dst;
 			c->src = frozen;
 			c->delta = s->delta;
@@ -1503,12 +1509,17 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 	struct vsmfs_jtx tx = {
 		.t0 = vsmfs_trace_start(vsmfs_trans_commit),
 		.error = t->t_error,
-		.defer = sbi->s_jopts.parallel && !j->writethrough,
 	};
 	bool own;
 
 	if (!t->t_nblocks)
 		goto unlock;
+	/*
+	 * Frozen copies cost a DRAM copy of each block: worth it only when
+	 * another transaction waits for the lock.
+	 */
+	tx.defer = sbi->s_jopts.parallel && !j->writethrough &&
+		   atomic_read(&sbi->s_trans_waiters);
 	own = vsmfs_jtx_place(j, t, &tx);
 	vsmfs_trans_release(t);
 	if (own && sbi->s_jopts.parallel && !j->writethrough) {

@@ -89,6 +89,7 @@ struct vsmfs_sb_info {
 
 	/* Metadata cache, transactions and the journal (journal.c). */
 	struct mutex		s_trans_mutex;	/* one transaction at a time */
+	atomic_t		s_trans_waiters; /* tasks waiting for it */
 	struct xarray		s_mblks;	/* device block -> vsmfs_mblk */
 	struct vsmfs_journal	*s_journal;	/* under s_trans_mutex */
 	struct vsmfs_jopts	s_jopts;	/* mount options, under s_trans_mutex */

@@ -34,10 +34,27 @@ for point in page_alloc mblk_alloc dir_index; do
 done
 
 # A commit that cannot allocate the frozen copies of its blocks writes them
-# under the lock instead: no call fails at all.
+# under the lock instead: no call fails at all. Copies are taken only when
+# another transaction waits for the lock, so two more processes create and
+# remove files meanwhile.
 echo 1 > $K/journal_copy_alloc/interval
+rm -f /tmp/bg.stop
+for b in 1 2; do
+	mkdir "$MNT/bg$b"
+	(
+		i=0
+		while [ ! -e /tmp/bg.stop ]; do
+			: > "$MNT/bg$b/f$((i % 50))"
+			rm -f "$MNT/bg$b/f$(((i + 25) % 50))"
+			i=$((i + 1))
+		done
+	) &
+done
 rc=0
 $load stress "$MNT" >/tmp/stress.out 2>&1 || rc=$?
+touch /tmp/bg.stop
+wait
+rm -rf "$MNT/bg1" "$MNT/bg2"
 echo 0 > $K/journal_copy_alloc/interval
 sed 's/^/  /' /tmp/stress.out
 [ $rc = 0 ] || die "errors with journal_copy_alloc failing"

@@ -72,16 +72,20 @@ for mode in parallel serial; do
 	python3 /tmp/commit.py "$MNT" 20 /tmp/commit.out
 	echo "journal_commit=$mode: $(counter trans_commits) commits," \
 		"$(counter journal_order_waits) waited for their turn," \
-		"$(counter journal_lock_waits) lock waits, $(counter journal_drain_waits) drains," \
+		"$(counter journal_lock_waits) lock waits, $(counter journal_deferred_blocks) blocks written after the lock," \
+		"$(counter journal_drain_waits) drains," \
 		"$(counter journal_checkpoints) checkpoints, $(counter journal_full_blocks) full $(counter journal_delta_blocks) delta blocks" \
 		"($(counter journal_checkpoint_parallel) by 4 threads), $(counter journal_gc_runs) GC runs"
 	if [ $mode = parallel ]; then
 		[ "$(counter journal_order_waits)" -gt 0 ] || die "no commit was in flight with another"
 		[ "$(counter journal_lock_waits)" -gt 0 ] || die "no lock wait counted"
+		[ "$(counter journal_deferred_blocks)" -gt 0 ] ||
+			die "no journal block written after the lock"
 		[ "$(counter journal_checkpoint_parallel)" -gt 0 ] ||
 			die "no checkpoint ran on several threads"
 	else
 		assert_eq "$(counter journal_order_waits)" 0 "turn waits with serial commits"
+		assert_eq "$(counter journal_deferred_blocks)" 0 "blocks written after the lock, serial"
 	fi
 	python3 /tmp/commit-check.py /tmp/commit.out
 	umount "$MNT"
