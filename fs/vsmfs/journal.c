@@ -1510,6 +1510,7 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 		.t0 = vsmfs_trace_start(vsmfs_trans_commit),
 		.error = t->t_error,
 	};
+	bool parallel = sbi->s_jopts.parallel && !j->writethrough;
 	bool own;
 
 	if (!t->t_nblocks)
@@ -1518,11 +1519,10 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 	 * Frozen copies cost a DRAM copy of each block: worth it only when
 	 * another transaction waits for the lock.
 	 */
-	tx.defer = sbi->s_jopts.parallel && !j->writethrough &&
-		   atomic_read(&sbi->s_trans_waiters);
+	tx.defer = parallel && atomic_read(&sbi->s_trans_waiters);
 	own = vsmfs_jtx_place(j, t, &tx);
 	vsmfs_trans_release(t);
-	if (own && sbi->s_jopts.parallel && !j->writethrough) {
+	if (own && parallel) {
 		mutex_unlock(&sbi->s_trans_mutex);
 		/*
 		 * The journal is reached through the device's own mapping, so

@@ -1,7 +1,8 @@
 # Allocation failures injected during a workload (logical pages, metadata
 # cache blocks, directory indexes, commits' frozen copies, through
-# /sys/kernel/debug/vsmfs/): calls fail with ENOMEM and nothing else, the files written before are intact,
-# and the file system is consistent after unmount.
+# /sys/kernel/debug/vsmfs/): calls fail with ENOMEM and nothing else, the
+# files written before are intact, and the file system is consistent after
+# unmount.
 . tests/lib/common.sh
 
 K=/sys/kernel/debug/vsmfs
