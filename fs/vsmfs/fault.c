@@ -35,6 +35,7 @@ static const char * const vsmfs_fault_names[VSMFS_FAULT_NR] = {
 	[VSMFS_FAULT_MBLK_ALLOC]	= "mblk_alloc",
 	[VSMFS_FAULT_DIR_INDEX]		= "dir_index",
 	[VSMFS_FAULT_JCOPY_ALLOC]	= "journal_copy_alloc",
+	[VSMFS_FAULT_WSRC_ALLOC]	= "write_source_alloc",
 	[VSMFS_FAULT_PM_READ]		= "pm_read",
 	[VSMFS_FAULT_COW_STOP]		= "cow_stop",
 	[VSMFS_FAULT_JCOMMIT_STOP]	= "journal_commit_stop",

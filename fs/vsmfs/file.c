@@ -17,8 +17,11 @@
  *
  * Locking: see struct vsmfs_inode_info. Copies to and from user memory
  * happen with page faults disabled while i_idx_sem or a transaction is
- * held, since the fault may be on a mapping of a vsmfs file; a copy cut
- * short by a fault is retried after faulting the user pages in unlocked.
+ * held, since the fault may be on a mapping of a vsmfs file. A read cut
+ * short by a fault is retried after faulting the user pages in unlocked;
+ * an atomic write cannot be cut (it has no way back once it has begun
+ * changing the file), so its source is made unable to fault before it
+ * starts, see vsmfs_wsrc_get().
  */
 #include <linux/fs.h>
 #include <linux/uio.h>
@@ -730,6 +733,133 @@ out_unlock:
 	return ret ?: err;
 }
 
+/* Source pages of an atomic write kept on the stack. */
+#define VSMFS_WSRC_INLINE	4
+
+/*
+ * struct vsmfs_wsrc - the source of one atomic write, unable to fault
+ * @iter: what the write copies from: held user pages, or a DRAM copy
+ * @len: bytes in @iter, taken from the caller's iterator
+ * @pages: the held user pages, @npages of them
+ * @bvec: the segments of @iter over @pages
+ * @bounce: the DRAM copy, or NULL
+ */
+struct vsmfs_wsrc {
+	struct iov_iter		iter;
+	size_t			len;
+	struct page		**pages;
+	struct bio_vec		*bvec;
+	unsigned int		npages;
+	void			*bounce;
+	struct kvec		kvec;
+	struct page		*pages_inl[VSMFS_WSRC_INLINE];
+	struct bio_vec		bvec_inl[VSMFS_WSRC_INLINE];
+};
+
+static void vsmfs_wsrc_put(struct vsmfs_wsrc *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->npages; i++)
+		put_page(s->pages[i]);
+	s->npages = 0;
+	if (s->pages != s->pages_inl)
+		kvfree(s->pages);
+	if (s->bvec != s->bvec_inl)
+		kvfree(s->bvec);
+	s->pages = s->pages_inl;
+	s->bvec = s->bvec_inl;
+	kvfree(s->bounce);
+	s->bounce = NULL;
+}
+
+/*
+ * Take up to @len bytes of @from as the source of an atomic write, in a
+ * form the write can copy with page faults disabled and never come up
+ * short: a write has no way back once it has begun swapping pages, so a
+ * fault midway would commit half of it. User pages are held for the copy.
+ * Pages of a DAX mapping (which may be the range being written: the write
+ * removes its user mappings and waits for its pages to be released) and
+ * memory the pages of which cannot be held are copied to DRAM instead,
+ * with faults enabled, before the write takes any lock but the inode's.
+ *
+ * @from is advanced by s->len, which is short of @len only where the user
+ * memory stops being readable.
+ *
+ * Return: 0, -EFAULT if no byte is readable, -ENOMEM.
+ */
+static int vsmfs_wsrc_get(struct vsmfs_sb_info *sbi, struct vsmfs_wsrc *s,
+			  struct iov_iter *from, size_t len)
+{
+	size_t got = 0, off;
+	bool bounce = false;
+	ssize_t n;
+	int maxp;
+
+	s->pages = s->pages_inl;
+	s->bvec = s->bvec_inl;
+	s->npages = 0;
+	s->bounce = NULL;
+	if (!user_backed_iter(from)) {
+		/* Kernel memory: the copy cannot fault. */
+		s->iter = *from;
+		iov_iter_truncate(&s->iter, len);
+		s->len = iov_iter_count(&s->iter);
+		iov_iter_advance(from, s->len);
+		return 0;
+	}
+	maxp = iov_iter_npages_cap(from, INT_MAX, len);
+	if (maxp > VSMFS_WSRC_INLINE) {
+		s->pages = kvmalloc_array(maxp, sizeof(*s->pages), GFP_KERNEL);
+		s->bvec = kvmalloc_array(maxp, sizeof(*s->bvec), GFP_KERNEL);
+		if (!s->pages || !s->bvec)
+			goto nomem;
+	}
+	while (got < len && s->npages < maxp && !bounce) {
+		n = iov_iter_get_pages2(from, s->pages + s->npages, len - got,
+					maxp - s->npages, &off);
+		if (n <= 0)
+			break;
+		got += n;
+		while (n > 0) {
+			struct bio_vec *bv = &s->bvec[s->npages];
+
+			bv->bv_page = s->pages[s->npages++];
+			bv->bv_offset = off;
+			bv->bv_len = min_t(size_t, n, PAGE_SIZE - off);
+			if (is_zone_device_page(bv->bv_page))
+				bounce = true;
+			n -= bv->bv_len;
+			off = 0;
+		}
+	}
+	if (got == len && !bounce) {
+		iov_iter_bvec(&s->iter, ITER_SOURCE, s->bvec, s->npages, got);
+		s->len = got;
+		return 0;
+	}
+	/* A DAX page, or memory get_user_pages() cannot take: copy it. */
+	vsmfs_wsrc_put(s);
+	iov_iter_revert(from, got);
+	s->bounce = vsmfs_fault(VSMFS_FAULT_WSRC_ALLOC) ? NULL :
+		    kvmalloc(len, GFP_KERNEL);
+	if (!s->bounce)
+		return -ENOMEM;
+	s->len = copy_from_iter(s->bounce, len, from);
+	if (!s->len) {
+		vsmfs_wsrc_put(s);
+		return -EFAULT;
+	}
+	s->kvec.iov_base = s->bounce;
+	s->kvec.iov_len = s->len;
+	iov_iter_kvec(&s->iter, ITER_SOURCE, &s->kvec, 1, s->len);
+	vsmfs_stat_inc(sbi, write_bounces);
+	return 0;
+nomem:
+	vsmfs_wsrc_put(s);
+	return -ENOMEM;
+}
+
 static ssize_t vsmfs_do_write_iter(struct kiocb *iocb, struct iov_iter *from)
 {
 	struct file *file = iocb->ki_filp;
@@ -761,14 +891,25 @@ static ssize_t vsmfs_do_write_iter(struct kiocb *iocb, struct iov_iter *from)
 		else
 			len = min_t(u64, end - pos,
 				    VSMFS_PIECE_SIZE - (pos & (VSMFS_PIECE_SIZE - 1)));
-		if (fault_in_iov_iter_readable(from, len) == len) {
-			ret = -EFAULT;
-			break;
-		}
-		if (data == VSMFS_DATA_ATOMIC)
-			n = vsmfs_write_atomic(inode, pos, len, from, large, cow);
-		else
+		if (data == VSMFS_DATA_ATOMIC) {
+			struct vsmfs_wsrc src;
+			int err = vsmfs_wsrc_get(sbi, &src, from, len);
+
+			if (err) {
+				ret = err;
+				break;
+			}
+			n = vsmfs_write_atomic(inode, pos, src.len, &src.iter, large, cow);
+			/* Give back what the write did not take. */
+			iov_iter_revert(from, src.len - max_t(ssize_t, n, 0));
+			vsmfs_wsrc_put(&src);
+		} else {
+			if (fault_in_iov_iter_readable(from, len) == len) {
+				ret = -EFAULT;
+				break;
+			}
 			n = vsmfs_write_inplace(inode, pos, len, from, large);
+		}
 		if (n < 0) {
 			ret = n;
 			break;
