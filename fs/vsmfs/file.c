@@ -1213,12 +1213,24 @@ static int vsmfs_clear_piece(struct inode *inode, u64 key, loff_t from, loff_t t
 	return ret;
 }
 
+/* Make the size @size in @t; bytes past the old end are zeroed first. */
+static void vsmfs_fallocate_size_t(struct inode *inode, loff_t size)
+{
+	loff_t old = i_size_read(inode);
+
+	vsmfs_zero_mapped(inode, old, min_t(loff_t, size, round_up(old, VSMFS_BLOCK_SIZE)));
+	i_size_write(inode, size);
+	inode->i_ctime = current_time(inode);
+}
+
 /*
- * Allocate zeroed pages up to @to in piece @key, in one transaction. The
- * end of what the run held before (and so may hold data) goes to @oldend.
+ * Allocate zeroed pages up to @to in piece @key, in one transaction, which
+ * also makes the size @size if it is not 0 (and the pages were allocated).
+ * The end of what the run held before (and so may hold data) goes to
+ * @oldend.
  */
 static int vsmfs_alloc_piece(struct inode *inode, u64 key, loff_t to, bool large,
-			     loff_t *oldend)
+			     loff_t size, loff_t *oldend)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
@@ -1229,6 +1241,8 @@ static int vsmfs_alloc_piece(struct inode *inode, u64 key, loff_t to, bool large
 	down_write(&vi->i_idx_sem);
 	vsmfs_trans_begin(sbi, &t);
 	ret = vsmfs_extend_run(&t, inode, key, need, 0, 0, large, &run, &have);
+	if (!ret && size)
+		vsmfs_fallocate_size_t(inode, size);
 	err = vsmfs_write_inode_t(&t, inode);
 	ret = vsmfs_trans_commit(&t) ?: ret ?: err;
 	up_write(&vi->i_idx_sem);
@@ -1240,7 +1254,7 @@ static long vsmfs_do_fallocate(struct file *file, int mode, loff_t offset, loff_
 {
 	struct inode *inode = file_inode(file);
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
-	loff_t end = offset + len, pos, size;
+	loff_t end = offset + len, pos, size, newsize = 0;
 	bool punch = mode & FALLOC_FL_PUNCH_HOLE, zero = mode & FALLOC_FL_ZERO_RANGE;
 	struct vsmfs_trans t;
 	int ret, err;
@@ -1274,6 +1288,14 @@ static long vsmfs_do_fallocate(struct file *file, int mode, loff_t offset, loff_
 		/* User mappings of whole pages go; a partial page is zeroed under them. */
 		truncate_pagecache_range(inode, offset, end - 1);
 	}
+	/*
+	 * A plain allocation that extends the file sets the size in the
+	 * transaction of its last piece: one that fits in a piece is atomic,
+	 * and a crash in a longer one leaves pages past the end, zeroed, as
+	 * FALLOC_FL_KEEP_SIZE would.
+	 */
+	if (!(mode & FALLOC_FL_KEEP_SIZE) && end > size && !zero)
+		newsize = end;
 	for (pos = offset; pos < end && !ret;) {
 		u64 key = pos >> VSMFS_VSP_SHIFT;
 		loff_t pend;
@@ -1296,7 +1318,7 @@ static long vsmfs_do_fallocate(struct file *file, int mode, loff_t offset, loff_
 			loff_t oldend;
 
 			ret = vsmfs_alloc_piece(inode, key, pend, end >= VSMFS_LARGE_FILE,
-						&oldend);
+						pend == end ? newsize : 0, &oldend);
 			/* Newly allocated pages are zero already. */
 			if (!ret && zero && pos < oldend)
 				ret = vsmfs_clear_piece(inode, key, pos, min(pend, oldend), false);
@@ -1305,13 +1327,10 @@ static long vsmfs_do_fallocate(struct file *file, int mode, loff_t offset, loff_
 		if (!ret && fatal_signal_pending(current))
 			ret = -EINTR;
 	}
-	if (!ret && !(mode & FALLOC_FL_KEEP_SIZE) && end > size) {
+	if (!ret && !(mode & FALLOC_FL_KEEP_SIZE) && end > size && !newsize) {
 		down_write(&VSMFS_I(inode)->i_idx_sem);
 		vsmfs_trans_begin(sbi, &t);
-		vsmfs_zero_mapped(inode, size,
-				  min_t(loff_t, end, round_up(size, VSMFS_BLOCK_SIZE)));
-		i_size_write(inode, end);
-		inode->i_ctime = current_time(inode);
+		vsmfs_fallocate_size_t(inode, end);
 		err = vsmfs_write_inode_t(&t, inode);
 		ret = vsmfs_trans_commit(&t) ?: err;
 		up_write(&VSMFS_I(inode)->i_idx_sem);

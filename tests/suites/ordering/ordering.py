@@ -249,9 +249,6 @@ KNOWN = {
     # The range is zeroed in place before the commit that changes mtime
     # (vsmfs_clear_piece()): a crash leaves the data partly zeroed.
     "punch-hole", "zero-range",
-    # Pages are allocated in one commit and the size set in another: a
-    # crash in between leaves a run past the end, which fsck rejects.
-    "fallocate",
 }
 
 # Operations that change nothing a digest sees: every crash image must hold

@@ -20,6 +20,11 @@ assert_eq "$(cmp -n $((VSP + 5 * K)) "$F" /dev/zero 2>&1 || true)" "" "fallocate
 fallocate -n -o $((VSP + 5 * K)) -l $((3 * K)) "$F"
 assert_eq "$(stat -c %s "$F")" $((VSP + 5 * K)) "size with KEEP_SIZE"
 assert_eq "$(stat -c %b "$F")" $(((VSP + 8 * K) / 512)) "blocks with KEEP_SIZE"
+# Pages past the end are part of a consistent file system.
+umount "$MNT"
+"$FSCK" -n "$DEV" >/tmp/fsck.out 2>&1 || { cat /tmp/fsck.out; die "fsck after KEEP_SIZE"; }
+mount_vsmfs
+assert_eq "$(stat -c %b "$F")" $(((VSP + 8 * K) / 512)) "blocks with KEEP_SIZE after remount"
 
 # Fill with data, punch a hole at the end of the second piece and in the
 # middle of the first: reads zeros there, data elsewhere intact.

@@ -87,7 +87,7 @@ c_run_range() { "$POKE" "$DEV" inode "$MID" set direct0=$(( (data_pages + 1) | (
 damage_case run_range "inode $MID (regular file): index entry 0: logical pages $((data_pages + 1))+1 out of range"
 
 c_run_eof() { "$POKE" "$DEV" inode "$MID" set size=4096; }
-damage_case run_eof "inode $MID (regular file): index entry 0: run of 9 pages extends past the end of the file"
+damage_case run_eof "inode $MID (regular file): index entry 0: page 1 of its run is past the end of the file (size 4096) and not zero"
 
 c_double_use() { "$POKE" "$DEV" inode "$MID" set direct0="$("$POKE" "$DEV" inode "$BIG" get direct1)"; }
 damage_case double_use "inode $MID (regular file): data at logical pages" "already owned" "by inode $BIG"
