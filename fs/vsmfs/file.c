@@ -597,6 +597,107 @@ static u64 vsmfs_cow_pages(struct inode *inode, loff_t pos, loff_t end, unsigned
 }
 
 /*
+ * The copy-on-write of [@pos, @pos + @len), steps (2) to (5) of
+ * vsmfs_write_atomic(), in transaction @t: the caller holds invalidate_lock
+ * and i_idx_sem for writing, has removed the user mappings of the range
+ * and sets the size and times. Returns the bytes written; -ENOSPC before
+ * anything changed if the pages the write needs are not free, or another
+ * errno. An error after part of the range was done leaves the part done,
+ * which the transaction commits as a whole.
+ */
+static ssize_t vsmfs_cow_write_t(struct vsmfs_trans *t, struct inode *inode, loff_t pos,
+				 size_t len, struct iov_iter *from, bool large,
+				 unsigned int mode)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	loff_t end = pos + len, size = i_size_read(inode), p;
+	u64 npages = DIV_ROUND_UP(end, VSMFS_BLOCK_SIZE) - (pos >> VSMFS_BLOCK_SHIFT);
+	struct vsmfs_cow c = {
+		.t = t,
+		.mode = mode,
+		.large = large,
+		.maxfree = npages + (len >> VSMFS_VSP_SHIFT) + 2,
+	};
+	struct vsmfs_cow_run free_stack[VSMFS_COW_FREE_STACK];
+	ssize_t done = 0, n;
+	unsigned int i;
+	int ret = 0, err;
+
+	if (c.maxfree <= ARRAY_SIZE(free_stack))
+		c.free = free_stack;
+	else
+		c.free = kvmalloc_array(c.maxfree, sizeof(*c.free), GFP_KERNEL);
+	if (!c.free) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (vsmfs_cow_pages(inode, pos, end, mode) > sbi->s_free_pages) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	vsmfs_swap_init(sbi, &c.sw);
+	/* Bytes between the old end and the write may have been mapped. */
+	if (pos > size)
+		vsmfs_zero_mapped(inode, size,
+				  min_t(loff_t, pos, round_up(size, VSMFS_BLOCK_SIZE)));
+	for (p = pos; p < end; p += n) {
+		u64 key = p >> VSMFS_VSP_SHIFT, pstart = key << VSMFS_VSP_SHIFT;
+		u64 wfrom = p - pstart, wto = min_t(u64, end - pstart, VSMFS_PIECE_SIZE);
+		u64 e = vsmfs_idx_lookup(inode, key), have = e ? vsmfs_idx_count(e) : 0;
+
+		if (p >= size && (size & (VSMFS_BLOCK_SIZE - 1)) &&
+		    p >> VSMFS_BLOCK_SHIFT == (size - 1) >> VSMFS_BLOCK_SHIFT &&
+		    wfrom >> VSMFS_BLOCK_SHIFT < have) {
+			/* Past the end in the last page: nothing old to keep. */
+			wto = min_t(u64, wto, round_up(wfrom + 1, VSMFS_BLOCK_SIZE));
+			n = vsmfs_write_eof_page(t, inode, e, wfrom, wto, from);
+		} else if (!have || wfrom >> VSMFS_BLOCK_SHIFT >= have) {
+			n = vsmfs_write_new(t, inode, key, wfrom, wto, from, large);
+		} else if (mode == VSMFS_COW_SUPERPAGE ||
+			   (mode == VSMFS_COW_MULTI && !wfrom && wto == VSMFS_PIECE_SIZE)) {
+			n = vsmfs_cow_whole(&c, inode, key, wfrom, wto, from);
+		} else {
+			n = -ENOSPC;
+		}
+		/* No free run for a whole piece: copy it page by page. */
+		if (n == -ENOSPC && have && mode != VSMFS_COW_SUPERPAGE &&
+		    wfrom >> VSMFS_BLOCK_SHIFT < have)
+			n = vsmfs_cow_fine(&c, inode, key, wfrom, wto, from);
+		if (n < 0) {
+			ret = n;
+			break;
+		}
+		done += n;
+		if (n < wto - wfrom)
+			break;
+	}
+	/* (4), then (5): see vsmfs_write_atomic(). */
+	vsmfs_swap_flush(&c.sw);
+	for (i = 0; i < c.nfree; i++) {
+		if (c.free[i].scratch)
+			err = vsmfs_unreserve_pages(t, c.free[i].lpn, c.free[i].count);
+		else
+			err = vsmfs_free_pages(t, c.free[i].lpn, c.free[i].count);
+		ret = ret ?: err;
+	}
+	if (c.cowed)
+		vsmfs_stat_inc(sbi, mcow_writes);
+	/*
+	 * For crash tests: new pages written, swaps and index switches made
+	 * in DRAM, nothing committed.
+	 */
+	if (c.cowed)
+		vsmfs_fault_stop(inode->i_sb, VSMFS_FAULT_COW_STOP,
+				 "copy-on-write stopped before its commit");
+out:
+	if (c.free != free_stack)
+		kvfree(c.free);
+	trace_vsmfs_mcow_write(inode, pos, len, c.ncoarse, c.nfine, c.nswapped, c.nmerged,
+			       done ?: ret);
+	return done ?: ret;
+}
+
+/*
  * Write [@pos, @pos + @len) atomically (data=atomic): the new content of
  * every page reaches PM in fresh pages, and one transaction switches the
  * file to them, so after a crash the file holds the old or the new
@@ -616,9 +717,9 @@ static u64 vsmfs_cow_pages(struct inode *inode, loff_t pos, loff_t end, unsigned
  * is committed at once. A crash before (6) leaves the old page table and
  * index, whose frames were never written; after it, the new ones.
  *
- * Returns the bytes written, or an errno. A write cut short by a fault on
- * the user buffer or an error after part of it was done commits the part
- * done, which is atomic by itself.
+ * The copy from @from must not come up short (see vsmfs_wsrc_get()).
+ * Returns the bytes written, or an errno. An error after part of the write
+ * was done commits the part done, which is atomic by itself.
  */
 static ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
 				  struct iov_iter *from, bool large, unsigned int mode)
@@ -626,111 +727,34 @@ static ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	struct address_space *mapping = inode->i_mapping;
-	loff_t end = pos + len, size = i_size_read(inode), p;
-	u64 npages = DIV_ROUND_UP(end, VSMFS_BLOCK_SIZE) - (pos >> VSMFS_BLOCK_SHIFT);
+	loff_t end = pos + len;
 	struct vsmfs_trans t;
-	struct vsmfs_cow c = {
-		.t = &t,
-		.mode = mode,
-		.large = large,
-		.maxfree = npages + (len >> VSMFS_VSP_SHIFT) + 2,
-	};
-	struct vsmfs_cow_run free_stack[VSMFS_COW_FREE_STACK];
-	ssize_t done = 0, n;
-	unsigned int i;
-	int ret, err;
+	ssize_t n;
+	int err;
 
-	if (c.maxfree <= ARRAY_SIZE(free_stack))
-		c.free = free_stack;
-	else
-		c.free = kvmalloc_array(c.maxfree, sizeof(*c.free), GFP_KERNEL);
-	if (!c.free)
-		return -ENOMEM;
 	filemap_invalidate_lock(mapping);
-	ret = vsmfs_break_layouts_range(inode, pos, end - 1);
-	if (ret)
+	n = vsmfs_break_layouts_range(inode, pos, end - 1);
+	if (n)
 		goto out_unlock;
 	truncate_pagecache_range(inode, round_down(pos, PAGE_SIZE), round_up(end, PAGE_SIZE) - 1);
 
 	down_write(&vi->i_idx_sem);
 	vsmfs_trans_begin(sbi, &t);
-	if (vsmfs_cow_pages(inode, pos, end, mode) > sbi->s_free_pages) {
-		ret = -ENOSPC;
-		goto commit;
-	}
-	vsmfs_swap_init(sbi, &c.sw);
-	/* Bytes between the old end and the write may have been mapped. */
-	if (pos > size)
-		vsmfs_zero_mapped(inode, size,
-				  min_t(loff_t, pos, round_up(size, VSMFS_BLOCK_SIZE)));
-	for (p = pos; p < end; p += n) {
-		u64 key = p >> VSMFS_VSP_SHIFT, pstart = key << VSMFS_VSP_SHIFT;
-		u64 wfrom = p - pstart, wto = min_t(u64, end - pstart, VSMFS_PIECE_SIZE);
-		u64 e = vsmfs_idx_lookup(inode, key), have = e ? vsmfs_idx_count(e) : 0;
-
-		if (p >= size && (size & (VSMFS_BLOCK_SIZE - 1)) &&
-		    p >> VSMFS_BLOCK_SHIFT == (size - 1) >> VSMFS_BLOCK_SHIFT &&
-		    wfrom >> VSMFS_BLOCK_SHIFT < have) {
-			/* Past the end in the last page: nothing old to keep. */
-			wto = min_t(u64, wto, round_up(wfrom + 1, VSMFS_BLOCK_SIZE));
-			n = vsmfs_write_eof_page(&t, inode, e, wfrom, wto, from);
-		} else if (!have || wfrom >> VSMFS_BLOCK_SHIFT >= have) {
-			n = vsmfs_write_new(&t, inode, key, wfrom, wto, from, large);
-		} else if (mode == VSMFS_COW_SUPERPAGE ||
-			   (mode == VSMFS_COW_MULTI && !wfrom && wto == VSMFS_PIECE_SIZE)) {
-			n = vsmfs_cow_whole(&c, inode, key, wfrom, wto, from);
-		} else {
-			n = -ENOSPC;
-		}
-		/* No free run for a whole piece: copy it page by page. */
-		if (n == -ENOSPC && have && mode != VSMFS_COW_SUPERPAGE &&
-		    wfrom >> VSMFS_BLOCK_SHIFT < have)
-			n = vsmfs_cow_fine(&c, inode, key, wfrom, wto, from);
-		if (n < 0) {
-			ret = n;
-			break;
-		}
-		done += n;
-		if (n < wto - wfrom)
-			break;
-	}
-	/* (4), then (5): see above. */
-	vsmfs_swap_flush(&c.sw);
-	for (i = 0; i < c.nfree; i++) {
-		if (c.free[i].scratch)
-			err = vsmfs_unreserve_pages(&t, c.free[i].lpn, c.free[i].count);
-		else
-			err = vsmfs_free_pages(&t, c.free[i].lpn, c.free[i].count);
-		ret = ret ?: err;
-	}
-	if (c.cowed)
-		vsmfs_stat_inc(sbi, mcow_writes);
-	/*
-	 * For crash tests: new pages written, swaps and index switches made
-	 * in DRAM, nothing committed.
-	 */
-	if (c.cowed)
-		vsmfs_fault_stop(inode->i_sb, VSMFS_FAULT_COW_STOP,
-				 "copy-on-write stopped before its commit");
-	if (done) {
-		if (pos + done > size)
-			i_size_write(inode, pos + done);
+	n = vsmfs_cow_write_t(&t, inode, pos, len, from, large, mode);
+	if (n > 0) {
+		if (pos + n > i_size_read(inode))
+			i_size_write(inode, pos + n);
 		inode->i_mtime = current_time(inode);
 		inode->i_ctime = inode->i_mtime;
 	}
-commit:
 	err = vsmfs_write_inode_t(&t, inode);
 	err = vsmfs_trans_commit(&t) ?: err;
 	up_write(&vi->i_idx_sem);
+	if (n >= 0 && err)
+		n = n ?: err;
 out_unlock:
 	filemap_invalidate_unlock(mapping);
-	if (c.free != free_stack)
-		kvfree(c.free);
-	trace_vsmfs_mcow_write(inode, pos, len, c.ncoarse, c.nfine, c.nswapped, c.nmerged,
-			       done ?: ret ?: err);
-	if (done)
-		return done;
-	return ret ?: err;
+	return n;
 }
 
 /* Source pages of an atomic write kept on the stack. */
@@ -1171,48 +1195,6 @@ int vsmfs_break_layouts(struct inode *inode)
 	return vsmfs_break_layouts_range(inode, 0, LLONG_MAX);
 }
 
-/* Punch or zero [from, to) of piece @key, in one transaction. */
-static int vsmfs_clear_piece(struct inode *inode, u64 key, loff_t from, loff_t to,
-			     bool punch)
-{
-	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
-	struct vsmfs_inode_info *vi = VSMFS_I(inode);
-	u64 pstart = key << VSMFS_VSP_SHIFT, e, cnt, first, freed;
-	struct vsmfs_trans t;
-	int ret = 0, err;
-
-	down_write(&vi->i_idx_sem);
-	vsmfs_trans_begin(sbi, &t);
-	/* A run that shrinks gives up the reserved tail after it first. */
-	if (punch && vi->i_tail_key == key + 1)
-		ret = vsmfs_tail_release_t(&t, inode, &freed);
-	e = vsmfs_idx_lookup(inode, key);
-	cnt = vsmfs_idx_count(e);
-	/* First page wholly inside the range. */
-	first = DIV_ROUND_UP(from - pstart, VSMFS_BLOCK_SIZE);
-	if (!ret && e && punch && first < cnt && to >= pstart + (cnt << VSMFS_BLOCK_SHIFT)) {
-		/* The range covers the end of the run: free its tail. */
-		ret = vsmfs_free_pages(&t, vsmfs_idx_lpn(e) + first, cnt - first);
-		if (!ret) {
-			vi->i_pages -= cnt - first;
-			inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
-			ret = vsmfs_idx_set(&t, inode, key,
-					    first ? vsmfs_idx_make(vsmfs_idx_lpn(e), first) : 0);
-		}
-		to = pstart + (first << VSMFS_BLOCK_SHIFT);
-	}
-	/* Pages inside the run: zeroed in place. */
-	if (!ret && from < to)
-		vsmfs_zero_mapped(inode, from, to);
-	inode->i_mtime = current_time(inode);
-	inode->i_ctime = inode->i_mtime;
-	err = vsmfs_write_inode_t(&t, inode);
-	/* Zeros are durable (fence in the commit) before the index shrinks. */
-	ret = vsmfs_trans_commit(&t) ?: ret ?: err;
-	up_write(&vi->i_idx_sem);
-	return ret;
-}
-
 /* Make the size @size in @t; bytes past the old end are zeroed first. */
 static void vsmfs_fallocate_size_t(struct inode *inode, loff_t size)
 {
@@ -1221,6 +1203,111 @@ static void vsmfs_fallocate_size_t(struct inode *inode, loff_t size)
 	vsmfs_zero_mapped(inode, old, min_t(loff_t, size, round_up(old, VSMFS_BLOCK_SIZE)));
 	i_size_write(inode, size);
 	inode->i_ctime = current_time(inode);
+}
+
+/*
+ * Zero [@from, @to) of the file by copy-on-write in @t, as a write of zeros
+ * would (vsmfs_cow_write_t()): the range is zero once @t commits and
+ * untouched before.
+ */
+static ssize_t vsmfs_cow_zero_t(struct vsmfs_trans *t, struct inode *inode, loff_t from,
+				loff_t to)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	size_t len = to - from, nseg = DIV_ROUND_UP(len, PAGE_SIZE), i;
+	struct bio_vec *bv;
+	struct iov_iter it;
+	ssize_t n;
+
+	bv = kvmalloc_array(nseg, sizeof(*bv), GFP_KERNEL);
+	if (!bv)
+		return -ENOMEM;
+	for (i = 0; i < nseg; i++) {
+		bv[i].bv_page = ZERO_PAGE(0);
+		bv[i].bv_offset = 0;
+		bv[i].bv_len = min_t(size_t, len - i * PAGE_SIZE, PAGE_SIZE);
+	}
+	iov_iter_bvec(&it, ITER_SOURCE, bv, nseg, len);
+	n = vsmfs_cow_write_t(t, inode, from, len, &it,
+			      i_size_read(inode) >= VSMFS_LARGE_FILE,
+			      READ_ONCE(sbi->s_cow_mode));
+	kvfree(bv);
+	return n;
+}
+
+/*
+ * Punch or zero [from, to) of piece @key, in one transaction, which also
+ * makes the size @size if it is not 0. Pages of the run wholly inside a
+ * punched range that reaches its end are freed; the rest of the range
+ * inside the run is zeroed. With @atomic (data=atomic) the zeroing is a
+ * copy-on-write, as a write of zeros would be, which for a zero range also
+ * allocates the pages past the run, so that a crash finds the piece as it
+ * was or as it is after; otherwise the caller allocated them, and the
+ * zeroing is in place, which only the fence of the commit orders before
+ * the index shrinks. Pages of the old version are freed here after the
+ * copy-on-write has allocated what it needs, so that it cannot write over
+ * a page the old version still reaches. A punch that finds too little
+ * free space for copy-on-write zeroes in place.
+ */
+static int vsmfs_clear_piece(struct inode *inode, u64 key, loff_t from, loff_t to,
+			     bool punch, bool atomic, loff_t size)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	u64 pstart = key << VSMFS_VSP_SHIFT, e, cnt, first, freed;
+	loff_t zto = to;
+	bool shrink;
+	struct vsmfs_trans t;
+	int ret = 0, err;
+
+	down_write(&vi->i_idx_sem);
+	vsmfs_trans_begin(sbi, &t);
+	e = vsmfs_idx_lookup(inode, key);
+	cnt = vsmfs_idx_count(e);
+	/* First page wholly inside the range. */
+	first = DIV_ROUND_UP(from - pstart, VSMFS_BLOCK_SIZE);
+	/* The range covers the end of the run: its tail is freed. */
+	shrink = e && punch && first < cnt && to >= pstart + (cnt << VSMFS_BLOCK_SHIFT);
+	if (shrink)
+		zto = pstart + (first << VSMFS_BLOCK_SHIFT);
+	/* Pages inside the run, and for an atomic zero range past it: zeroed. */
+	if (punch || !atomic)
+		zto = min_t(loff_t, zto, pstart + (cnt << VSMFS_BLOCK_SHIFT));
+	if (from < zto && (e || !punch)) {
+		ssize_t n = -ENOSPC;
+
+		if (atomic)
+			n = vsmfs_cow_zero_t(&t, inode, from, zto);
+		if (n == -ENOSPC && (punch || !atomic))
+			vsmfs_zero_mapped(inode, from, zto);
+		else if (n < 0)
+			ret = n;
+		else if (n < zto - from)
+			ret = -ENOSPC;	/* pages ran out part way */
+	}
+	/* A run that shrinks gives up the reserved tail after it first. */
+	if (!ret && shrink && vi->i_tail_key == key + 1)
+		ret = vsmfs_tail_release_t(&t, inode, &freed);
+	if (!ret && shrink) {
+		/* The copy-on-write may have moved the run: look it up again. */
+		e = vsmfs_idx_lookup(inode, key);
+		ret = vsmfs_free_pages(&t, vsmfs_idx_lpn(e) + first, cnt - first);
+		if (!ret) {
+			vi->i_pages -= cnt - first;
+			inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
+			ret = vsmfs_idx_set(&t, inode, key,
+					    first ? vsmfs_idx_make(vsmfs_idx_lpn(e), first) : 0);
+		}
+	}
+	if (!ret && size)
+		vsmfs_fallocate_size_t(inode, size);
+	inode->i_mtime = current_time(inode);
+	inode->i_ctime = inode->i_mtime;
+	err = vsmfs_write_inode_t(&t, inode);
+	/* Zeros are durable (fence in the commit) before the index shrinks. */
+	ret = vsmfs_trans_commit(&t) ?: ret ?: err;
+	up_write(&vi->i_idx_sem);
+	return ret;
 }
 
 /*
@@ -1256,6 +1343,7 @@ static long vsmfs_do_fallocate(struct file *file, int mode, loff_t offset, loff_
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	loff_t end = offset + len, pos, size, newsize = 0;
 	bool punch = mode & FALLOC_FL_PUNCH_HOLE, zero = mode & FALLOC_FL_ZERO_RANGE;
+	bool atomic = READ_ONCE(sbi->s_data_mode) == VSMFS_DATA_ATOMIC;
 	struct vsmfs_trans t;
 	int ret, err;
 
@@ -1285,8 +1373,12 @@ static long vsmfs_do_fallocate(struct file *file, int mode, loff_t offset, loff_
 		ret = vsmfs_break_layouts(inode);
 		if (ret)
 			goto out_invalidate;
-		/* User mappings of whole pages go; a partial page is zeroed under them. */
-		truncate_pagecache_range(inode, offset, end - 1);
+		/*
+		 * User mappings of every page touched go, partial ones too:
+		 * copy-on-write gives them new frames.
+		 */
+		truncate_pagecache_range(inode, round_down(offset, PAGE_SIZE),
+					 round_up(end, PAGE_SIZE) - 1);
 	}
 	/*
 	 * A plain allocation that extends the file sets the size in the
@@ -1294,7 +1386,7 @@ static long vsmfs_do_fallocate(struct file *file, int mode, loff_t offset, loff_
 	 * and a crash in a longer one leaves pages past the end, zeroed, as
 	 * FALLOC_FL_KEEP_SIZE would.
 	 */
-	if (!(mode & FALLOC_FL_KEEP_SIZE) && end > size && !zero)
+	if (!(mode & FALLOC_FL_KEEP_SIZE) && end > size && (!zero || atomic))
 		newsize = end;
 	for (pos = offset; pos < end && !ret;) {
 		u64 key = pos >> VSMFS_VSP_SHIFT;
@@ -1313,7 +1405,10 @@ static long vsmfs_do_fallocate(struct file *file, int mode, loff_t offset, loff_
 		}
 		pend = min_t(loff_t, end, (key + 1) << VSMFS_VSP_SHIFT);
 		if (punch) {
-			ret = vsmfs_clear_piece(inode, key, pos, pend, true);
+			ret = vsmfs_clear_piece(inode, key, pos, pend, true, atomic, 0);
+		} else if (zero && atomic) {
+			ret = vsmfs_clear_piece(inode, key, pos, pend, false, true,
+						pend == end ? newsize : 0);
 		} else {
 			loff_t oldend;
 
@@ -1321,7 +1416,8 @@ static long vsmfs_do_fallocate(struct file *file, int mode, loff_t offset, loff_
 						pend == end ? newsize : 0, &oldend);
 			/* Newly allocated pages are zero already. */
 			if (!ret && zero && pos < oldend)
-				ret = vsmfs_clear_piece(inode, key, pos, min(pend, oldend), false);
+				ret = vsmfs_clear_piece(inode, key, pos, min(pend, oldend),
+							false, false, 0);
 		}
 		pos = pend;
 		if (!ret && fatal_signal_pending(current))

@@ -245,11 +245,7 @@ SHORT_CKPT = ["creat", "rename-replace", "overwrite-4k", "setxattr", "truncate-s
 
 # Known not to hold the pre or the post tree at every crash point: run in
 # the long run only, where they fail, until fixed.
-KNOWN = {
-    # The range is zeroed in place before the commit that changes mtime
-    # (vsmfs_clear_piece()): a crash leaves the data partly zeroed.
-    "punch-hole", "zero-range",
-}
+KNOWN = set()
 
 # Operations that change nothing a digest sees: every crash image must hold
 # the one tree.

@@ -201,6 +201,22 @@ try:
 except OSError as e:
     check(e.errno == errno.ENOSPC, "overwrite on a full file system: %s" % e)
 check(os.pread(fd, VSP, VSP) == old, "old content after ENOSPC")
+# Zeroing a range is a copy-on-write too: ENOSPC, old content. A punch
+# still works (in place) and reads zeros.
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+def falloc(mode, off, n):
+    if libc.fallocate(fd, mode, ctypes.c_long(off), ctypes.c_long(n)):
+        raise OSError(ctypes.get_errno(), "fallocate")
+try:
+    falloc(0x10 | 0x01, VSP + 100, 1 << 20)
+    check(False, "zero range on a full file system succeeded")
+except OSError as e:
+    check(e.errno == errno.ENOSPC, "zero range on a full file system: %s" % e)
+check(os.pread(fd, VSP, VSP) == old, "old content after zero range ENOSPC")
+falloc(0x02 | 0x01, VSP + 100, 1 << 20)
+old = old[:100] + bytes(1 << 20) + old[100 + (1 << 20):]
+check(os.pread(fd, VSP, VSP) == old, "punch on a full file system: content")
 os.close(fill)
 os.unlink(os.path.join(mnt, "fill"))
 for j in range(i + 1):
