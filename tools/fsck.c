@@ -715,7 +715,15 @@ static u64 vsp_end(u64 lpn)
 	return (lpn / VSMFS_VSP_PAGES + 1) * VSMFS_VSP_PAGES;
 }
 
-static bool all_zero(const void *p, size_t n);
+static bool all_zero(const void *p, size_t n)
+{
+	const u8 *b = p;
+
+	while (n--)
+		if (*b++)
+			return false;
+	return true;
+}
 
 /*
  * Pages of a run past the end of a regular file are allowed (fallocate with
@@ -862,16 +870,6 @@ static bool index_empty(const struct vsmfs_dinode *di)
 		if (di->i_direct[i])
 			return false;
 	return !di->i_ind && !di->i_dind;
-}
-
-static bool all_zero(const void *p, size_t n)
-{
-	const u8 *b = p;
-
-	while (n--)
-		if (*b++)
-			return false;
-	return true;
 }
 
 static struct walk walker;

@@ -1299,8 +1299,12 @@ static int vsmfs_clear_piece(struct inode *inode, u64 key, loff_t from, loff_t t
 					    first ? vsmfs_idx_make(vsmfs_idx_lpn(e), first) : 0);
 		}
 	}
+	/*
+	 * Only an atomic zero range passes @size, and its copy-on-write has
+	 * zeroed the bytes between the old end and the range already.
+	 */
 	if (!ret && size)
-		vsmfs_fallocate_size_t(inode, size);
+		i_size_write(inode, size);
 	inode->i_mtime = current_time(inode);
 	inode->i_ctime = inode->i_mtime;
 	err = vsmfs_write_inode_t(&t, inode);
