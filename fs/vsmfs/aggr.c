@@ -182,8 +182,8 @@ static int vsmfs_aggr_exchange(struct vsmfs_sb_info *sbi, struct inode *hot, u64
 	*b = tmp;
 	*ea = cpu_to_le32(to);
 	*eb = cpu_to_le32(from);
-	ma->m_dirty_slots |= 1U << (from % VSMFS_INODES_PER_BLOCK);
-	mb->m_dirty_slots |= 1U << (to % VSMFS_INODES_PER_BLOCK);
+	set_bit(from % VSMFS_INODES_PER_BLOCK, &ma->m_dirty_slots);
+	set_bit(to % VSMFS_INODES_PER_BLOCK, &mb->m_dirty_slots);
 	vsmfs_trans_dirty(&t, ma);
 	vsmfs_trans_dirty(&t, mb);
 	vsmfs_trans_dirty(&t, mc);

@@ -15,8 +15,9 @@
  * (vsmfs_unreserve_pages()), so a bitmap block whose only change was such a
  * run is not journaled. Transactions change DRAM one at a time (under
  * s_trans_mutex, which a commit holds until its journal blocks are
- * written), and a bitmap block reaches PM only through the journal blocks
- * of a commit, so the reserved bits never reach PM.
+ * written or frozen copies of them taken), and a bitmap block reaches PM
+ * only through the journal blocks of a commit, so the reserved bits never
+ * reach PM.
  */
 #include <linux/bitmap.h>
 #include "vsmfs.h"

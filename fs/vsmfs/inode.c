@@ -247,7 +247,7 @@ int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode)
 		di->i_ind = cpu_to_le64(vi->i_index[VSMFS_NDIRECT]);
 		di->i_dind = cpu_to_le64(vi->i_index[VSMFS_NDIRECT + 1]);
 	}
-	mb->m_dirty_slots |= 1U << (slot % VSMFS_INODES_PER_BLOCK);
+	set_bit(slot % VSMFS_INODES_PER_BLOCK, &mb->m_dirty_slots);
 	vsmfs_trans_dirty(t, mb);
 	vsmfs_aggr_written(inode);
 	return 0;

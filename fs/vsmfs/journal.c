@@ -4,13 +4,16 @@
  *
  * Metadata blocks (inode table, mapping table, page table, bitmaps,
  * directory and index blocks) are read into DRAM once and changed there
- * under a transaction. Transactions change DRAM and place their journal
- * blocks one at a time (s_trans_mutex); when another transaction waits for
- * the lock they write their journal blocks after releasing it, from frozen
- * copies, and they wait for them to be durable and commit without the
- * lock: each takes a ticket, and the commits are made in ticket order by
- * whichever task finds the next one ready (a commit never waits for a
- * sleeping task to wake). The DRAM copy is the
+ * under a transaction. Transactions change DRAM one at a time
+ * (s_trans_mutex) and place their journal blocks one at a time, in the same
+ * order (s_jplace_mutex, taken before s_trans_mutex is released). When
+ * another transaction waits for s_trans_mutex, a commit takes frozen DRAM
+ * copies of its blocks and hands s_trans_mutex over before its placement,
+ * so that the next transaction changes DRAM while this one is placed and
+ * writes its journal blocks. Commits wait for their writes to be durable
+ * and commit without either lock: each takes a ticket, and the commits
+ * are made in ticket order by whichever task finds the next one ready (a
+ * commit never waits for a sleeping task to wake). The DRAM copy is the
  * current version of a block; the journal holds its committed versions,
  * and its home block on PM is brought up to date only by a checkpoint (or
  * by recovery at mount).
@@ -33,7 +36,11 @@
  *
  * Commit of a transaction of k blocks (vsmfs_trans_commit()):
  *   0. file data the transaction makes reachable was written by the caller
- *      with non-temporal stores or flushed (not yet fenced);
+ *      with non-temporal stores or flushed (not yet fenced); with
+ *      journal_commit=parallel, when another transaction waits for
+ *      s_trans_mutex, a frozen DRAM copy of each block is taken, then
+ *      s_jplace_mutex, and s_trans_mutex is released; otherwise
+ *      s_jplace_mutex is taken inside it. Steps 1-3 hold s_jplace_mutex;
  *   1. GC or checkpoint if the journal would pass its fill threshold, once
  *      the commits in flight have finished;
  *   2. each block takes the next free header p: with wear-awareness the
@@ -44,13 +51,11 @@
  *      free one by VSMFS_JWEAR_SLACK writes (wear-awareness on). Swaps go
  *      through the header-copy region (above), all before step 3;
  *   3. j_commit = end of the placed area, flushed; headers not written in
- *      step 2 are written and flushed; each block is written to its journal
- *      block (a full copy with non-temporal stores, or only the differing
- *      8-byte words over the old version, flushed), or with
- *      journal_commit=parallel, when another transaction waits for the
- *      lock, a frozen DRAM copy of it is taken for step 4.
+ *      step 2 are written and flushed; each block not frozen in step 0 is
+ *      written to its journal block (a full copy with non-temporal stores,
+ *      or only the differing 8-byte words over the old version, flushed).
  *      The transaction takes the next ticket, keeps the header states step
- *      6 writes, and (journal_commit=parallel) releases the lock;
+ *      6 writes, and (journal_commit=parallel) releases the locks;
  *   4. the frozen copies are written to their journal blocks as in 3, by
  *      as many tasks at once as there are commits in flight; fence, on this
  *      task's CPU: data, journal blocks and headers are durable; the
@@ -124,19 +129,21 @@ struct vsmfs_jent {
 
 /* Re-flags a commit keeps in itself; more are allocated. */
 #define VSMFS_JTX_POST_INLINE	8
-/* Journal blocks a commit writes after the lock is released; more are not. */
+/* Blocks of a commit placed after s_trans_mutex is released; more are not. */
 #define VSMFS_JTX_COPY_MAX	8
 
 /*
- * struct vsmfs_jcopy - a journal block written outside the lock
+ * struct vsmfs_jcopy - a block placed and written outside s_trans_mutex
+ * @home: its home block
+ * @src: a frozen copy of the DRAM block, taken under s_trans_mutex (the
+ *	 next transaction may change the DRAM block as soon as it is free)
  * @dst: the journal block on PM, owned by the commit until it is committed
- * @src: a frozen copy of the DRAM block, taken under the lock (the next
- *	 transaction may change the DRAM block as soon as the lock is free)
  * @delta: write only the words that differ from the old version in @dst
  */
 struct vsmfs_jcopy {
-	void	*dst;
+	u64	home;
 	void	*src;
+	void	*dst;
 	bool	delta;
 };
 
@@ -162,7 +169,7 @@ struct vsmfs_jtx {
 	u32			delta_blocks;
 	u64			delta_bytes, full_bytes;
 	int			error;
-	bool			defer;		/* copies may be left to step 4 */
+	bool			frozen;		/* every block is in @copy */
 	u32			ncopy;
 	struct vsmfs_jcopy	copy[VSMFS_JTX_COPY_MAX];
 };
@@ -191,7 +198,7 @@ struct vsmfs_jckpt {
 /*
  * struct vsmfs_journal - DRAM state of the journal
  *
- * Under s_trans_mutex, except @ckpt and @ticket_done, which each commit
+ * Under s_jplace_mutex, except @ckpt and @ticket_done, which each commit
  * advances as it ends (and which are read under the lock with READ_ONCE),
  * @txs under @tx_lock, and @cp, shared with the checkpoint threads.
  * With no commit in flight (@ticket_done == @ticket_next) @ckpt == @resv.
@@ -417,7 +424,7 @@ static void vsmfs_jswap(struct vsmfs_journal *j, u32 a, u32 b)
  */
 static void vsmfs_jdrain(struct vsmfs_journal *j)
 {
-	lockdep_assert_held(&j->sbi->s_trans_mutex);
+	lockdep_assert_held(&j->sbi->s_jplace_mutex);
 	/* Acquire: pairs with the release in vsmfs_jtx_finish(), so @ckpt is seen. */
 	if (smp_load_acquire(&j->ticket_done) != j->ticket_next) {
 		vsmfs_stat_inc(j->sbi, journal_drain_waits);
@@ -477,8 +484,8 @@ static void vsmfs_jcount_itable(struct vsmfs_sb_info *sbi, u64 home)
 	mb = xa_load(&sbi->s_mblks, home);
 	if (!mb)
 		return;
-	dirty = hweight16(mb->m_dirty_slots);
-	mb->m_dirty_slots = 0;
+	/* The next transaction may be setting bits (s_trans_mutex). */
+	dirty = hweight_long(xchg(&mb->m_dirty_slots, 0));
 	vsmfs_stat_inc(sbi, itable_home_blocks);
 	vsmfs_stat_add(sbi, itable_home_dirty, dirty);
 	vsmfs_stat_add(sbi, itable_home_clean, VSMFS_INODES_PER_BLOCK - dirty);
@@ -613,13 +620,15 @@ static void vsmfs_jreserve(struct vsmfs_journal *j, u32 k)
  * Empties the journal: afterwards every home block is current. Used at
  * unmount, remount read-only and sync, and by the checkpoint timer.
  *
- * Context: process context; takes s_trans_mutex.
+ * Context: process context; takes s_trans_mutex and s_jplace_mutex.
  */
 void vsmfs_journal_checkpoint(struct vsmfs_sb_info *sbi)
 {
 	mutex_lock(&sbi->s_trans_mutex);
+	mutex_lock(&sbi->s_jplace_mutex);
 	if (sbi->s_journal)
 		vsmfs_jcheckpoint(sbi->s_journal);
+	mutex_unlock(&sbi->s_jplace_mutex);
 	mutex_unlock(&sbi->s_trans_mutex);
 }
 
@@ -634,9 +643,11 @@ void vsmfs_journal_checkpoint(struct vsmfs_sb_info *sbi)
 void vsmfs_journal_set_writethrough(struct vsmfs_sb_info *sbi, bool on)
 {
 	mutex_lock(&sbi->s_trans_mutex);
+	mutex_lock(&sbi->s_jplace_mutex);
 	sbi->s_journal->writethrough = on;
 	if (on)
 		vsmfs_jcheckpoint(sbi->s_journal);
+	mutex_unlock(&sbi->s_jplace_mutex);
 	mutex_unlock(&sbi->s_trans_mutex);
 }
 
@@ -648,8 +659,10 @@ static void vsmfs_jtimer_fn(struct work_struct *work)
 	unsigned int secs;
 
 	mutex_lock(&sbi->s_trans_mutex);
+	mutex_lock(&sbi->s_jplace_mutex);
 	vsmfs_jcheckpoint(j);
 	secs = sbi->s_jopts.checkpoint_secs;
+	mutex_unlock(&sbi->s_jplace_mutex);
 	mutex_unlock(&sbi->s_trans_mutex);
 	if (secs)
 		queue_delayed_work(system_long_wq, &j->ckpt_work, secs * HZ);
@@ -880,6 +893,7 @@ int vsmfs_journal_init(struct vsmfs_sb_info *sbi)
 	int ret;
 
 	mutex_init(&sbi->s_trans_mutex);
+	mutex_init(&sbi->s_jplace_mutex);
 	xa_init(&sbi->s_mblks);
 	n = vsmfs_journal_geometry(sbi->s_layout.journal_blocks, &hdr_blocks);
 	if (le32_to_cpu(jsb->j_magic) != VSMFS_JOURNAL_MAGIC ||
@@ -1029,7 +1043,7 @@ void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t)
 {
 	if (!mutex_trylock(&sbi->s_trans_mutex)) {
 		vsmfs_stat_inc(sbi, journal_lock_waits);
-		/* Commits then leave their journal writes to after the lock. */
+		/* Commits then hand the lock over before their placement. */
 		atomic_inc(&sbi->s_trans_waiters);
 		mutex_lock(&sbi->s_trans_mutex);
 		atomic_dec(&sbi->s_trans_waiters);
@@ -1136,7 +1150,8 @@ static struct vsmfs_mblk *vsmfs_trans_find_dirty(struct vsmfs_trans *t, u64 blk)
  * not per page), and a short dirty list is searched directly: freeing a
  * superpage costs no cache lookup per page.
  *
- * Context: inside the transaction.
+ * Context: inside the transaction; takes s_jplace_mutex (a commit placed
+ * before may still hold it).
  */
 void vsmfs_journal_forget(struct vsmfs_trans *t, u64 lpn, u64 count)
 {
@@ -1147,6 +1162,7 @@ void vsmfs_journal_forget(struct vsmfs_trans *t, u64 lpn, u64 count)
 	u64 i;
 
 	lockdep_assert_held(&sbi->s_trans_mutex);
+	mutex_lock(&sbi->s_jplace_mutex);
 	for (i = 0; i < count && (j->ndata || t->t_ndata); i++) {
 		u64 p = lpn + i, frame, blk;
 		struct vsmfs_mblk *mb;
@@ -1179,6 +1195,7 @@ void vsmfs_journal_forget(struct vsmfs_trans *t, u64 lpn, u64 count)
 		if (e)
 			vsmfs_jrevoke(j, e);
 	}
+	mutex_unlock(&sbi->s_jplace_mutex);
 }
 
 /*
@@ -1298,12 +1315,55 @@ static void vsmfs_jplace(struct vsmfs_journal *j, u64 home, u32 p)
 }
 
 /*
- * Steps 1-3 of a commit, under the lock: place every dirty block, flush the
- * header batch, write the headers left (flushed, not fenced), write the
- * blocks or (@tx->defer) freeze copies of them for step 4, and queue @tx
- * for its commit. Return: false if the re-flags do not fit in @tx and
- * memory is short; they are then in j->post and j->post_state, and the
- * commit must end under the lock.
+ * Freeze @t for a commit placed after s_trans_mutex is released: a DRAM
+ * copy of every dirty block goes into @tx, so that neither the placement
+ * nor the journal writes read @t or the DRAM blocks, which the next
+ * transaction may change. Sets @tx->frozen, or leaves no copy if the
+ * transaction is too large or memory is short.
+ */
+static void vsmfs_jtx_freeze(struct vsmfs_trans *t, struct vsmfs_jtx *tx)
+{
+	struct vsmfs_mblk *mb;
+
+	if (t->t_nblocks > VSMFS_JTX_COPY_MAX)
+		return;
+	list_for_each_entry(mb, &t->t_dirty, m_dirty) {
+		struct vsmfs_jcopy *c = &tx->copy[tx->ncopy];
+
+		c->src = NULL;
+		if (!vsmfs_fault(VSMFS_FAULT_JCOPY_ALLOC))
+			c->src = kmalloc(VSMFS_BLOCK_SIZE, GFP_NOFS | __GFP_NOWARN);
+		if (!c->src)
+			goto undo;
+		memcpy(c->src, mb->m_data, VSMFS_BLOCK_SIZE);
+		c->home = mb->m_blk;
+		tx->ncopy++;
+	}
+	tx->frozen = true;
+	return;
+undo:
+	while (tx->ncopy)
+		kfree(tx->copy[--tx->ncopy].src);
+}
+
+/* Step 3 for the header at @p: written unless the batch flush wrote it. */
+static void vsmfs_jtx_header(struct vsmfs_journal *j, u32 p)
+{
+	struct vsmfs_jslot *s = &j->slot[p];
+
+	if (!s->clean)
+		vsmfs_jh_write(j, p);
+	s->clean = 0;
+	s->delta = 0;
+}
+
+/*
+ * Steps 1-3 of a commit, under s_jplace_mutex: place every block (of @t,
+ * or of @tx's frozen copies), flush the header batch, write the headers
+ * left (flushed, not fenced), write the blocks of @t or note where the
+ * frozen copies go in step 4, and queue @tx for its commit. Return: false
+ * if the re-flags do not fit in @tx and memory is short; they are then in
+ * j->post and j->post_state, and the commit must end under the lock.
  */
 static bool vsmfs_jtx_place(struct vsmfs_journal *j, struct vsmfs_trans *t,
 			    struct vsmfs_jtx *tx)
@@ -1312,42 +1372,36 @@ static bool vsmfs_jtx_place(struct vsmfs_journal *j, struct vsmfs_trans *t,
 	bool own = true;
 	u32 p, i;
 
-	vsmfs_jreserve(j, t->t_nblocks);
+	lockdep_assert_held(&j->sbi->s_jplace_mutex);
+	vsmfs_jreserve(j, tx->frozen ? tx->ncopy : t->t_nblocks);
 	tx->start = j->resv;
 	j->npost = 0;
 	p = tx->start;
-	list_for_each_entry(mb, &t->t_dirty, m_dirty)
-		vsmfs_jplace(j, mb->m_blk, p++);
+	if (tx->frozen) {
+		for (i = 0; i < tx->ncopy; i++)
+			vsmfs_jplace(j, tx->copy[i].home, p++);
+	} else {
+		list_for_each_entry(mb, &t->t_dirty, m_dirty)
+			vsmfs_jplace(j, mb->m_blk, p++);
+	}
 	vsmfs_jbatch_flush(j);
 	tx->end = p;
 	/* 3: recovery discards what lies past the checkpoint area. */
 	vsmfs_jsb_store_commit(j, tx->end);
 	p = tx->start;
-	list_for_each_entry(mb, &t->t_dirty, m_dirty) {
-		struct vsmfs_jslot *s = &j->slot[p];
-		void *dst = vsmfs_jblock(j, j->h[p].jb);
-		void *frozen = NULL;
-
-		if (tx->defer && tx->ncopy < VSMFS_JTX_COPY_MAX &&
-		    !vsmfs_fault(VSMFS_FAULT_JCOPY_ALLOC))
-			frozen = kmalloc(VSMFS_BLOCK_SIZE, GFP_NOFS | __GFP_NOWARN);
-		if (frozen) {
-			struct vsmfs_jcopy *c = &tx->copy[tx->ncopy++];
-
-			memcpy(frozen, mb->m_data, VSMFS_BLOCK_SIZE);
-			vsmfs_stat_inc(j->sbi, journal_deferred_blocks);
-			c->dst = dst;
-			c->src = frozen;
-			c->delta = s->delta;
-		} else {
-			vsmfs_jwrite_block(j, tx, dst, mb->m_data, s->delta);
+	if (tx->frozen) {
+		for (i = 0; i < tx->ncopy; i++, p++) {
+			tx->copy[i].dst = vsmfs_jblock(j, j->h[p].jb);
+			tx->copy[i].delta = j->slot[p].delta;
+			vsmfs_jtx_header(j, p);
 		}
-		/* Unless the last batch flush wrote it after its last change. */
-		if (!s->clean)
-			vsmfs_jh_write(j, p);
-		s->clean = 0;
-		s->delta = 0;
-		p++;
+		vsmfs_stat_add(j->sbi, journal_deferred_blocks, tx->ncopy);
+	} else {
+		list_for_each_entry(mb, &t->t_dirty, m_dirty) {
+			vsmfs_jwrite_block(j, tx, vsmfs_jblock(j, j->h[p].jb), mb->m_data,
+					   j->slot[p].delta);
+			vsmfs_jtx_header(j, p++);
+		}
 	}
 	j->resv = tx->end;
 	/* The re-flags, as they must be written: later placements change h[]. */
@@ -1493,11 +1547,16 @@ static void vsmfs_jtx_end(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
  * vsmfs_trans_commit() - commit a transaction and end it
  * @t: the transaction
  *
- * Places the dirty blocks in the journal and writes them under the lock,
- * then (journal_commit=parallel) waits for them to be durable and commits
- * without it, in the order of placement; see the steps at the top of this
- * file. The transaction is durable when this
- * returns, and so is every transaction begun before it.
+ * Places the dirty blocks in the journal and writes them, then
+ * (journal_commit=parallel) waits for them to be durable and commits
+ * without either lock, in the order of placement; see the steps at the top
+ * of this file. With journal_commit=parallel, when another transaction
+ * waits for s_trans_mutex, the blocks are frozen and s_trans_mutex is
+ * handed over before the placement: the next transaction changes DRAM
+ * while this one is placed under s_jplace_mutex, which it takes before
+ * releasing s_trans_mutex, so placements keep the order of the
+ * transactions. The transaction is durable when this returns, and so is
+ * every transaction begun before it.
  *
  * Context: inside the transaction; releases s_trans_mutex.
  * Return: 0, or the first error recorded in the transaction.
@@ -1519,11 +1578,26 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 	 * Frozen copies cost a DRAM copy of each block: worth it only when
 	 * another transaction waits for the lock.
 	 */
-	tx.defer = parallel && atomic_read(&sbi->s_trans_waiters);
-	own = vsmfs_jtx_place(j, t, &tx);
-	vsmfs_trans_release(t);
-	if (own && parallel) {
+	if (parallel && atomic_read(&sbi->s_trans_waiters))
+		vsmfs_jtx_freeze(t, &tx);
+	if (!mutex_trylock(&sbi->s_jplace_mutex)) {
+		vsmfs_stat_inc(sbi, journal_place_waits);
+		mutex_lock(&sbi->s_jplace_mutex);
+	}
+	if (tx.frozen) {
+		/* The next transaction may change DRAM from here on. */
+		vsmfs_trans_release(t);
 		mutex_unlock(&sbi->s_trans_mutex);
+		vsmfs_stat_inc(sbi, journal_pipelined);
+		t = NULL;
+	}
+	own = vsmfs_jtx_place(j, t, &tx);
+	if (t)
+		vsmfs_trans_release(t);
+	if (own && parallel) {
+		mutex_unlock(&sbi->s_jplace_mutex);
+		if (t)
+			mutex_unlock(&sbi->s_trans_mutex);
 		/*
 		 * The journal is reached through the device's own mapping, so
 		 * the task may move to another CPU now: the switch orders the
@@ -1540,6 +1614,11 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 		kvfree(tx.post_state);
 	if (j->writethrough)
 		vsmfs_jcheckpoint(j);
+	mutex_unlock(&sbi->s_jplace_mutex);
+	if (!t) {
+		vsmfs_vsp_exit();
+		return tx.error;
+	}
 unlock:
 	mutex_unlock(&sbi->s_trans_mutex);
 	vsmfs_vsp_exit();
@@ -1567,7 +1646,7 @@ ssize_t vsmfs_journal_wear_show(struct vsmfs_sb_info *sbi, char *buf)
 	bucket = kcalloc(128, sizeof(*bucket), GFP_KERNEL);
 	if (!bucket)
 		return -ENOMEM;
-	mutex_lock(&sbi->s_trans_mutex);
+	mutex_lock(&sbi->s_jplace_mutex);
 	j = sbi->s_journal;
 	for (pos = 0; pos < j->n; pos++) {
 		lo = min(lo, j->h[pos].wc);
@@ -1580,7 +1659,7 @@ ssize_t vsmfs_journal_wear_show(struct vsmfs_sb_info *sbi, char *buf)
 	mean100 = div_u64(sum * 100, j->n);
 	len = sysfs_emit(buf, "blocks %u\nmin %u\nmax %u\nmean %llu.%02llu\nwidth %u\n",
 			 j->n, lo, hi, mean100 / 100, mean100 % 100, width);
-	mutex_unlock(&sbi->s_trans_mutex);
+	mutex_unlock(&sbi->s_jplace_mutex);
 	for (i = 0; i < 128; i++)
 		len += sysfs_emit_at(buf, len, "%u %u\n", lo + i * width, bucket[i]);
 	kfree(bucket);

@@ -50,6 +50,8 @@ enum vsmfs_stat {
 	VSMFS_STAT_journal_deferred_blocks,
 	VSMFS_STAT_journal_drain_waits,
 	VSMFS_STAT_journal_checkpoint_parallel,
+	VSMFS_STAT_journal_pipelined,
+	VSMFS_STAT_journal_place_waits,
 	VSMFS_STAT_aggregate_migrations,
 	VSMFS_STAT_aggregate_window_growths,
 	VSMFS_STAT_itable_home_blocks,

@@ -379,7 +379,7 @@ static int vsmfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 
 /*
  * Apply the journal options given in @ctx; the checkpoint threads only at
- * mount. Context: s_trans_mutex held, or mount.
+ * mount. Context: s_trans_mutex and s_jplace_mutex held, or mount.
  */
 static void vsmfs_apply_jopts(struct vsmfs_jopts *o, const struct vsmfs_fs_context *ctx,
 			      bool mount)
@@ -639,8 +639,11 @@ static int vsmfs_reconfigure(struct fs_context *fc)
 	sync_filesystem(sb);
 	/* Writers read the modes once; a write in progress keeps its mode. */
 	vsmfs_apply_data_opts(fc, sbi);
+	/* Commits read them under either lock: a placement holds only the second. */
 	mutex_lock(&sbi->s_trans_mutex);
+	mutex_lock(&sbi->s_jplace_mutex);
 	vsmfs_apply_jopts(&sbi->s_jopts, ctx, false);
+	mutex_unlock(&sbi->s_jplace_mutex);
 	mutex_unlock(&sbi->s_trans_mutex);
 	vsmfs_apply_aopts(&sbi->s_aopts, ctx, false);
 	if (ctx->acl_set) {

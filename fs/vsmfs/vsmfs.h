@@ -90,9 +90,11 @@ struct vsmfs_sb_info {
 	/* Metadata cache, transactions and the journal (journal.c). */
 	struct mutex		s_trans_mutex;	/* one transaction at a time */
 	atomic_t		s_trans_waiters; /* tasks waiting for it */
+	/* Journal placement (journal.c), taken inside s_trans_mutex. */
+	struct mutex		s_jplace_mutex;
 	struct xarray		s_mblks;	/* device block -> vsmfs_mblk */
 	struct vsmfs_journal	*s_journal;	/* under s_trans_mutex */
-	struct vsmfs_jopts	s_jopts;	/* mount options, under s_trans_mutex */
+	struct vsmfs_jopts	s_jopts;	/* mount options, under both */
 
 	/* Allocation (alloc.c), under s_trans_mutex. */
 	u64			s_free_pages;
@@ -153,8 +155,12 @@ struct vsmfs_mblk {
 	u64			m_blk;		/* device block */
 	struct list_head	m_dirty;	/* on the transaction's list */
 	bool			m_is_dirty;
-	/* Inode table: slots written since the block was last written home. */
-	u16			m_dirty_slots;
+	/*
+	 * Inode table: slots written since the block was last written home
+	 * (set_bit() under s_trans_mutex, taken by xchg() in a checkpoint,
+	 * which may run under s_jplace_mutex alone).
+	 */
+	unsigned long		m_dirty_slots;
 	u8			m_data[VSMFS_BLOCK_SIZE] __aligned(64);
 };
 

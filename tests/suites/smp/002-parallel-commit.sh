@@ -3,7 +3,8 @@
 # journal that fills every few hundred commits, so that GC and the
 # checkpoint threads run among the commits in flight. The counters must show
 # commits waiting for their turn (they were in flight together), lock
-# waits, and checkpoints copied by several threads. Every record is in its
+# waits, commits placed while the next transaction changed DRAM, and
+# checkpoints copied by several threads. Every record is in its
 # file, across a remount; fsck finds nothing. The same run with
 # journal_commit=serial is shown for comparison (numbers only).
 . tests/lib/common.sh
@@ -73,6 +74,8 @@ for mode in parallel serial; do
 	echo "journal_commit=$mode: $(counter trans_commits) commits," \
 		"$(counter journal_order_waits) waited for their turn," \
 		"$(counter journal_lock_waits) lock waits, $(counter journal_deferred_blocks) blocks written after the lock," \
+		"$(counter journal_pipelined) placed while the next changed DRAM," \
+		"$(counter journal_place_waits) placement waits," \
 		"$(counter journal_drain_waits) drains," \
 		"$(counter journal_checkpoints) checkpoints, $(counter journal_full_blocks) full $(counter journal_delta_blocks) delta blocks" \
 		"($(counter journal_checkpoint_parallel) by 4 threads), $(counter journal_gc_runs) GC runs"
@@ -81,11 +84,14 @@ for mode in parallel serial; do
 		[ "$(counter journal_lock_waits)" -gt 0 ] || die "no lock wait counted"
 		[ "$(counter journal_deferred_blocks)" -gt 0 ] ||
 			die "no journal block written after the lock"
+		[ "$(counter journal_pipelined)" -gt 0 ] ||
+			die "no commit handed the transaction mutex over before its placement"
 		[ "$(counter journal_checkpoint_parallel)" -gt 0 ] ||
 			die "no checkpoint ran on several threads"
 	else
 		assert_eq "$(counter journal_order_waits)" 0 "turn waits with serial commits"
 		assert_eq "$(counter journal_deferred_blocks)" 0 "blocks written after the lock, serial"
+		assert_eq "$(counter journal_pipelined)" 0 "commits placed after the lock, serial"
 	fi
 	python3 /tmp/commit-check.py /tmp/commit.out
 	umount "$MNT"
