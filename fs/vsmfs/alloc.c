@@ -20,6 +20,7 @@
  * reach PM.
  */
 #include <linux/bitmap.h>
+#include <linux/wait_bit.h>
 #include "vsmfs.h"
 #include "fault.h"
 
@@ -61,6 +62,24 @@ int vsmfs_alloc_init(struct vsmfs_sb_info *sbi)
 }
 
 /*
+ * Pages freed by a transaction that released s_trans_mutex before its
+ * commit (journal_commit=parallel) are free in DRAM at once, but until that
+ * commit a crash gives them back to their files: no data may be written
+ * into them before it. So a transaction that takes pages first waits for
+ * every such commit to end (vsmfs_trans_commit() counts them in
+ * s_freeing). Under s_trans_mutex no new one can begin, and commits in
+ * flight need neither it nor anything this transaction holds.
+ */
+static void vsmfs_wait_freed(struct vsmfs_sb_info *sbi)
+{
+	/* Acquire: pairs with the full barrier of the commit's decrement. */
+	if (likely(!atomic_read_acquire(&sbi->s_freeing)))
+		return;
+	vsmfs_stat_inc(sbi, alloc_free_waits);
+	wait_var_event(&sbi->s_freeing, !atomic_read_acquire(&sbi->s_freeing));
+}
+
+/*
  * Set or clear @count bits from @lpn (within one VSP) in the page bitmap;
  * the block joins the transaction if @dirty.
  */
@@ -84,10 +103,12 @@ static int vsmfs_lbits(struct vsmfs_trans *t, u64 lpn, u64 count, bool set, bool
 			return -EFSCORRUPTED;
 		}
 	}
-	if (set)
+	if (set) {
+		vsmfs_wait_freed(sbi);
 		bitmap_set(map, off, count);
-	else
+	} else {
 		bitmap_clear(map, off, count);
+	}
 	if (dirty)
 		vsmfs_trans_dirty(t, mb);
 	if (set)
@@ -267,6 +288,7 @@ int vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
 		return -EFSCORRUPTED;
 	/* Metadata versions of the pages are never to be written over them. */
 	vsmfs_journal_forget(t, lpn, count);
+	t->t_freed = true;
 	return vsmfs_lbits(t, lpn, count, false, true);
 }
 

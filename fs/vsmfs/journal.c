@@ -106,6 +106,7 @@
 #include <linux/hash.h>
 #include <linux/log2.h>
 #include <linux/kthread.h>
+#include <linux/wait_bit.h>
 #include "vsmfs.h"
 #include "trace.h"
 #include "pmem.h"
@@ -894,6 +895,7 @@ int vsmfs_journal_init(struct vsmfs_sb_info *sbi)
 
 	mutex_init(&sbi->s_trans_mutex);
 	mutex_init(&sbi->s_jplace_mutex);
+	atomic_set(&sbi->s_freeing, 0);
 	xa_init(&sbi->s_mblks);
 	n = vsmfs_journal_geometry(sbi->s_layout.journal_blocks, &hdr_blocks);
 	if (le32_to_cpu(jsb->j_magic) != VSMFS_JOURNAL_MAGIC ||
@@ -1055,6 +1057,7 @@ void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t)
 	t->t_nblocks = 0;
 	t->t_ndata = 0;
 	t->t_error = 0;
+	t->t_freed = false;
 }
 
 /**
@@ -1543,6 +1546,14 @@ static void vsmfs_jtx_end(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 				 tx->full_bytes, tx->error, tx->t0);
 }
 
+/* A transaction that freed pages has committed: they may be taken. */
+static void vsmfs_trans_freed(struct vsmfs_sb_info *sbi, bool freed)
+{
+	/* Full barrier: the commit's stores precede the count (alloc.c). */
+	if (freed && atomic_dec_and_test(&sbi->s_freeing))
+		wake_up_var(&sbi->s_freeing);
+}
+
 /**
  * vsmfs_trans_commit() - commit a transaction and end it
  * @t: the transaction
@@ -1570,10 +1581,14 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 		.error = t->t_error,
 	};
 	bool parallel = sbi->s_jopts.parallel && !j->writethrough;
+	bool freed = t->t_freed;
 	bool own;
 
 	if (!t->t_nblocks)
 		goto unlock;
+	/* Its freed pages are not taken before it commits (alloc.c). */
+	if (freed)
+		atomic_inc(&sbi->s_freeing);
 	/*
 	 * Frozen copies cost a DRAM copy of each block: worth it only when
 	 * another transaction waits for the lock.
@@ -1605,11 +1620,13 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 		 */
 		vsmfs_vsp_exit();
 		vsmfs_jtx_end(j, &tx);
+		vsmfs_trans_freed(sbi, freed);
 		if (tx.post != tx.post_inl)
 			kvfree(tx.post_state);
 		return tx.error;
 	}
 	vsmfs_jtx_end(j, &tx);
+	vsmfs_trans_freed(sbi, freed);
 	if (own && tx.post != tx.post_inl)
 		kvfree(tx.post_state);
 	if (j->writethrough)

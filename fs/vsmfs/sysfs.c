@@ -57,6 +57,7 @@ static const char * const vsmfs_stat_names[VSMFS_NR_STATS] = {
 	[VSMFS_STAT_journal_checkpoint_parallel] = "journal_checkpoint_parallel",
 	[VSMFS_STAT_journal_pipelined] = "journal_pipelined",
 	[VSMFS_STAT_journal_place_waits] = "journal_place_waits",
+	[VSMFS_STAT_alloc_free_waits] = "alloc_free_waits",
 	[VSMFS_STAT_aggregate_migrations]	= "aggregate_migrations",
 	[VSMFS_STAT_aggregate_window_growths]	= "aggregate_window_growths",
 	[VSMFS_STAT_itable_home_blocks]	= "itable_home_blocks",

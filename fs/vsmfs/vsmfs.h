@@ -92,6 +92,11 @@ struct vsmfs_sb_info {
 	atomic_t		s_trans_waiters; /* tasks waiting for it */
 	/* Journal placement (journal.c), taken inside s_trans_mutex. */
 	struct mutex		s_jplace_mutex;
+	/*
+	 * Transactions that freed logical pages and released s_trans_mutex
+	 * before their commit (vsmfs_wait_freed()).
+	 */
+	atomic_t		s_freeing;
 	struct xarray		s_mblks;	/* device block -> vsmfs_mblk */
 	struct vsmfs_journal	*s_journal;	/* under s_trans_mutex */
 	struct vsmfs_jopts	s_jopts;	/* mount options, under both */
@@ -173,6 +178,7 @@ struct vsmfs_trans {
 	unsigned int		t_nblocks;
 	unsigned int		t_ndata;	/* dirty blocks in the data area */
 	int			t_error;
+	bool			t_freed;	/* logical pages freed */
 };
 
 struct vsmfs_dir_index;
