@@ -100,11 +100,18 @@ BENCH_OUT ?= bench/results/$(BENCH_DAY)
 bench: all bench-helpers
 	bench/fio-overwrite --reps 3 --runtime 2 --out $(BENCH_OUT)
 	bench/metadata --reps 3 --scale 2 --out $(BENCH_OUT)
+	bench/create-scaling --reps 3 --out $(BENCH_OUT)
 	bench/report $(BENCH_OUT)
 
 bench-quick: all bench-helpers
 	bench/fio-overwrite --quick --out $(BENCH_OUT)
 	bench/metadata --quick --out $(BENCH_OUT)
+	bench/create-scaling --reps 1 --files 2000 --out $(BENCH_OUT)
+	bench/report $(BENCH_OUT)
+
+# File creation by 1-8 threads on an 8-vCPU VM, alone (a few minutes).
+bench-create: all
+	bench/create-scaling --out $(BENCH_OUT)
 	bench/report $(BENCH_OUT)
 
 check:
@@ -186,4 +193,4 @@ clean:
 
 .PHONY: all module pmlog ordering-test tools test unit demo check fuzz crash-test crash-atomic clean install uninstall \
 	install-tools uninstall-tools install-module uninstall-module dkms-install dkms-uninstall \
-	intree-check intree-kernel bench bench-quick bench-helpers
+	intree-check intree-kernel bench bench-quick bench-create bench-helpers
