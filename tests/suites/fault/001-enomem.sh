@@ -34,30 +34,42 @@ for point in page_alloc mblk_alloc dir_index; do
 	[ "$(cat $K/$point/injected)" -gt 0 ] || die "no failure injected at $point"
 done
 
-# A commit that cannot allocate the frozen copies of its blocks writes them
-# under the lock instead: no call fails at all. Copies are taken only when
-# another transaction waits for the lock, so two more processes create and
-# remove files meanwhile.
+# A commit that cannot allocate the frozen copies of its blocks is placed
+# and written under the lock instead: no call fails at all. Copies are
+# taken only when another transaction waits for the lock, so four more
+# processes create and remove files meanwhile, and go on after the
+# workload until a commit has tried to take copies (how soon depends on
+# how the vCPUs are scheduled; at most 60 s). Their calls must not fail
+# either.
 echo 1 > $K/journal_copy_alloc/interval
-rm -f /tmp/bg.stop
-for b in 1 2; do
+rm -f /tmp/bg.stop /tmp/bg.fail
+for b in 1 2 3 4; do
 	mkdir "$MNT/bg$b"
 	(
 		i=0
 		while [ ! -e /tmp/bg.stop ]; do
-			: > "$MNT/bg$b/f$((i % 50))"
-			rm -f "$MNT/bg$b/f$(((i + 25) % 50))"
+			: > "$MNT/bg$b/f$((i % 50))" || echo "create f$((i % 50))" >> /tmp/bg.fail
+			rm -f "$MNT/bg$b/f$(((i + 25) % 50))" || echo "rm" >> /tmp/bg.fail
 			i=$((i + 1))
 		done
-	) &
+	) 2>>/tmp/bg.fail &
 done
 rc=0
 $load stress "$MNT" >/tmp/stress.out 2>&1 || rc=$?
+n=0
+while [ "$(cat $K/journal_copy_alloc/injected)" -eq 0 ] && [ $n -lt 60 ]; do
+	sleep 1
+	n=$((n + 1))
+done
 touch /tmp/bg.stop
 wait
-rm -rf "$MNT/bg1" "$MNT/bg2"
+rm -rf "$MNT/bg1" "$MNT/bg2" "$MNT/bg3" "$MNT/bg4"
 echo 0 > $K/journal_copy_alloc/interval
 sed 's/^/  /' /tmp/stress.out
+if [ -s /tmp/bg.fail ]; then
+	sed 's/^/  /' /tmp/bg.fail
+	die "background calls failed with journal_copy_alloc failing"
+fi
 [ $rc = 0 ] || die "errors with journal_copy_alloc failing"
 echo "journal_copy_alloc: $(cat $K/journal_copy_alloc/injected) failures injected"
 [ "$(cat $K/journal_copy_alloc/injected)" -gt 0 ] || die "no failure injected at journal_copy_alloc"
