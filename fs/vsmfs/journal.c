@@ -1581,7 +1581,8 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 		.error = t->t_error,
 	};
 	bool parallel = sbi->s_jopts.parallel && !j->writethrough;
-	bool freed = t->t_freed;
+	/* Only a commit that ends without s_trans_mutex can be overtaken. */
+	bool freed = t->t_freed && parallel;
 	bool own;
 
 	if (!t->t_nblocks)
