@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Sourced by the benchmark guest scripts (bench/lib/*-guest), after
+# tests/lib/common.sh and with S set to the device's sysfs directory:
+# mount_fs FS formats $DEV and mounts it on $MNT as one of the file systems
+# the benchmarks compare; counter NAME prints a vsmfs counter (nothing on
+# other file systems); now prints the time in seconds.
+
+mount_fs() {
+	case $1 in
+	vsmfs)		"$MKFS" -q -f "$DEV"; mount -t vsmfs "$DEV" "$MNT" ;;
+	vsmfs-nodelta)	"$MKFS" -q -f "$DEV"; mount -t vsmfs -o journal_delta=off "$DEV" "$MNT" ;;
+	vsmfs-nowear)	"$MKFS" -q -f "$DEV"; mount -t vsmfs -o journal_wear=off "$DEV" "$MNT" ;;
+	vsmfs-nogc)	"$MKFS" -q -f "$DEV"; mount -t vsmfs -o journal_gc=off "$DEV" "$MNT" ;;
+	vsmfs-noagg)	"$MKFS" -q -f "$DEV"; mount -t vsmfs -o aggregate=off "$DEV" "$MNT" ;;
+	vsmfs-serial)	"$MKFS" -q -f "$DEV"; mount -t vsmfs -o journal_commit=serial "$DEV" "$MNT" ;;
+	ext4-dax)	mkfs.ext4 -q -F -b 4096 "$DEV"; mount -t ext4 -o dax "$DEV" "$MNT" ;;
+	xfs-dax)	mkfs.xfs -q -f -m reflink=0 "$DEV"; mount -t xfs -o dax=always "$DEV" "$MNT" ;;
+	esac
+}
+
+counter() {
+	if [ -d "$S" ]; then cat "$S/$1"; fi
+}
+
+now() {
+	date +%s.%N
+}
