@@ -86,13 +86,22 @@ ordering-test: all
 # make test: bench-quick takes about 10 minutes here, bench about an hour;
 # both end with bench/report, which writes REPORT.md.
 # Set VSMFS_VM_LOCK=FILE to serialize each benchmark VM with others (flock).
-BENCH_HELPERS := build/bench/append30 build/bench/mix
+BENCH_HELPERS := build/bench/append30 build/bench/mix build/bench/invlpg-time
 
 build/bench/%: bench/helpers/%.c
 	@mkdir -p build/bench
 	$(CC) -O2 -Wall -Wextra -pthread -o $@ $<
 
-bench-helpers: $(BENCH_HELPERS)
+# The TLB calibration module, built from links like the pmlog module.
+TLBCOST_DIR := $(CURDIR)/build/bench/tlbcost
+
+bench-tlbcost:
+	@test -d "$(KDIR)" || { echo "kernel build tree '$(KDIR)' not found: apt-get install linux-headers-amd64 (or set KDIR)"; exit 1; }
+	@mkdir -p $(TLBCOST_DIR)
+	@ln -sf $(CURDIR)/bench/helpers/tlbcost/Makefile $(CURDIR)/bench/helpers/tlbcost/tlbcost.c $(TLBCOST_DIR)/
+	$(MAKE) -C $(KDIR) M=$(TLBCOST_DIR) W=1 $(if $(filter 1,$(WERROR)),KCFLAGS=-Werror) modules
+
+bench-helpers: $(BENCH_HELPERS) bench-tlbcost
 
 BENCH_DAY := $(shell date +%F)
 BENCH_OUT ?= bench/results/$(BENCH_DAY)
@@ -193,4 +202,4 @@ clean:
 
 .PHONY: all module pmlog ordering-test tools test unit demo check fuzz crash-test crash-atomic clean install uninstall \
 	install-tools uninstall-tools install-module uninstall-module dkms-install dkms-uninstall \
-	intree-check intree-kernel bench bench-quick bench-create bench-helpers
+	intree-check intree-kernel bench bench-quick bench-create bench-helpers bench-tlbcost
