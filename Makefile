@@ -11,6 +11,8 @@
 #   make check        checkpatch, sparse and kernel-doc over the module
 #   make fuzz         hostile-image fuzzer: N mutants (default 2000) of SEED
 #   make crash-test   power-cut loop: N crash points (default 50) from SEED
+#   make crash-parallel  power cuts while four workloads run at once: N crash
+#                     points (default 20) from SEED
 #   make crash-atomic overwrite atomicity: N crash images (default 500) from SEED
 #   make ordering-test  persistence-ordering check, the long run: every
 #                     workload, every crash point, more lost-line subsets
@@ -75,6 +77,9 @@ fuzz: all
 
 crash-test: all
 	tests/crash/power-cut -s $(SEED) -n $(or $(N),50)
+
+crash-parallel: all
+	tests/crash/power-cut --parallel 4 -s $(SEED) -n $(or $(N),20)
 
 crash-atomic: all
 	VSMFS_CRASH_SNAPSHOTS=$(or $(N),500) VSMFS_CRASH_SEED=$(or $(SEED),4) tests/run atomic
@@ -200,6 +205,6 @@ clean:
 	$(MAKE) -C tests/unit clean
 	rm -rf build
 
-.PHONY: all module pmlog ordering-test tools test unit demo check fuzz crash-test crash-atomic clean install uninstall \
+.PHONY: all module pmlog ordering-test tools test unit demo check fuzz crash-test crash-parallel crash-atomic clean install uninstall \
 	install-tools uninstall-tools install-module uninstall-module dkms-install dkms-uninstall \
 	intree-check intree-kernel bench bench-quick bench-create bench-helpers bench-tlbcost
