@@ -29,32 +29,25 @@ static char *tlbcost_buf;
 static unsigned int tlbcost_next;
 static struct dentry *tlbcost_dir;
 
-static ssize_t tlbcost_noop_write(struct file *file, const char __user *ubuf,
-				  size_t count, loff_t *ppos)
+/* file->private_data (simple_open()) is NULL for noop, the buffer for invlpg. */
+static ssize_t tlbcost_write(struct file *file, const char __user *ubuf,
+			     size_t count, loff_t *ppos)
 {
+	char *buf = file->private_data, *page;
+
+	if (buf) {
+		/* A page of the buffer in turn; the counter may race, harmlessly. */
+		page = buf + (tlbcost_next++ % TLBCOST_PAGES) * PAGE_SIZE;
+		READ_ONCE(*page);
+		asm volatile("invlpg (%0)" : : "r" (page) : "memory");
+	}
 	return count;
 }
 
-static ssize_t tlbcost_invlpg_write(struct file *file, const char __user *ubuf,
-				    size_t count, loff_t *ppos)
-{
-	/* A page of the buffer in turn; the counter may race, harmlessly. */
-	char *page = tlbcost_buf + (tlbcost_next++ % TLBCOST_PAGES) * PAGE_SIZE;
-
-	READ_ONCE(*page);
-	asm volatile("invlpg (%0)" : : "r" (page) : "memory");
-	return count;
-}
-
-static const struct file_operations tlbcost_noop_fops = {
+static const struct file_operations tlbcost_fops = {
 	.owner	= THIS_MODULE,
-	.write	= tlbcost_noop_write,
-	.llseek	= noop_llseek,
-};
-
-static const struct file_operations tlbcost_invlpg_fops = {
-	.owner	= THIS_MODULE,
-	.write	= tlbcost_invlpg_write,
+	.open	= simple_open,
+	.write	= tlbcost_write,
 	.llseek	= noop_llseek,
 };
 
@@ -64,8 +57,8 @@ static int __init tlbcost_init(void)
 	if (!tlbcost_buf)
 		return -ENOMEM;
 	tlbcost_dir = debugfs_create_dir("tlbcost", NULL);
-	debugfs_create_file("noop", 0200, tlbcost_dir, NULL, &tlbcost_noop_fops);
-	debugfs_create_file("invlpg", 0200, tlbcost_dir, NULL, &tlbcost_invlpg_fops);
+	debugfs_create_file("noop", 0200, tlbcost_dir, NULL, &tlbcost_fops);
+	debugfs_create_file("invlpg", 0200, tlbcost_dir, tlbcost_buf, &tlbcost_fops);
 	return 0;
 }
 
