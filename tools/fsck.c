@@ -382,7 +382,7 @@ static void check_journal(void)
 	struct vsmfs_djhdr *hdr = NULL, *copies = xalloc(VSMFS_BLOCK_SIZE);
 	struct vsmfs_jver *ver = NULL;
 	struct vsmfs_jh *jh = NULL;
-	u32 n, hdr_blocks, ckpt, last, commit, hcopy, i, k, nchanged, at;
+	u32 n, hdr_blocks, ckpt, last, commit, hcopy, i, k, nchanged, nremap, at;
 	u32 *jb_owner = NULL, *changed = NULL;
 	const char *why;
 	u64 state, jblocks_start;
@@ -446,22 +446,32 @@ static void check_journal(void)
 				(u32)(map & VSMFS_JH_JB_MASK), (u32)(st & VSMFS_JH_FLAGS),
 				(u64)(map >> VSMFS_JH_HOME_SHIFT));
 			bad = true;
-			continue;
 		}
-		if (jb_owner[jh[i].jb] != UINT32_MAX) {
-			problem(FIX_NONE, "journal: header %u maps journal block %u, already mapped"
-				" by header %u", i, jh[i].jb, jb_owner[jh[i].jb]);
-			bad = true;
-			continue;
-		}
-		jb_owner[jh[i].jb] = i;
 	}
 	if (bad)
 		goto out;
 
-	/* The recovery rules of the module: what a mount writes home. */
+	/*
+	 * The recovery rules of the module: a journal block named by two
+	 * headers (a swap cut short) is given back, then what a mount writes
+	 * home.
+	 */
+	changed = xalloc((u64)n * sizeof(*changed));
+	why = vsmfs_jremap(jh, n, ckpt, jb_owner, changed, &nremap, &at);
+	if (why) {
+		/* Committed versions are owned first, in header order. */
+		for (i = 0; i < at; i++)
+			if ((jh[i].flags & VSMFS_JH_VALID) && jh[i].jb == jh[at].jb)
+				break;
+		problem(FIX_NONE, "journal: header %u maps journal block %u, already mapped"
+			" by header %u", at, jh[at].jb, i);
+		goto out;
+	}
+	for (i = 0; i < nremap; i++) {
+		hdr[changed[i]].h_state = cpu_to_le64(vsmfs_jh_state(&jh[changed[i]], changed[i]));
+		hdr[changed[i]].h_map = cpu_to_le64(vsmfs_jh_map(&jh[changed[i]]));
+	}
 	ver = xalloc((u64)(ckpt ? ckpt : 1) * sizeof(*ver));
-	changed = xalloc((u64)(ckpt ? ckpt : 1) * sizeof(*changed));
 	why = vsmfs_jrecover(jh, ckpt, last, ver, changed, &nchanged, &at);
 	if (why) {
 		problem(FIX_NONE, "journal: header %u, block %" PRIu64 ": %s", at, jh[at].home,
@@ -497,14 +507,14 @@ static void check_journal(void)
 		free(home);
 		k = m;
 	}
-	if (!k && !hcopy && commit <= ckpt) {
+	if (!k && !hcopy && commit <= ckpt && !nremap) {
 		free(ov_data);
 		ov_data = NULL;
 		goto out;
 	}
 	if (problem(FIX_PREEN, "journal: %u committed blocks not yet written home (replay needed)"
-		    "; %u header copies, %u uncommitted blocks", k, hcopy,
-		    commit > ckpt ? commit - ckpt : 0)) {
+		    "; %u header copies, %u uncommitted blocks, %u journal blocks named twice",
+		    k, hcopy, commit > ckpt ? commit - ckpt : 0, nremap)) {
 		/*
 		 * As a checkpoint: blocks home and durable, then the headers
 		 * (copies restored), then the journal emptied.

@@ -241,6 +241,71 @@ bool vsmfs_jgc_next(const struct vsmfs_jh *h, u32 *first, u32 *end)
 
 /* ---- recovery ---- */
 
+/* A header whose journal block holds a committed version. */
+static bool vsmfs_jh_holds(const struct vsmfs_jh *h, u32 pos, u32 ckpt)
+{
+	return pos < ckpt && (h->flags & VSMFS_JH_VALID);
+}
+
+/**
+ * vsmfs_jremap() - make the headers map every journal block once
+ * @h: decoded headers, all @n checked by vsmfs_jh_decode()
+ * @n: journal headers and blocks
+ * @ckpt: the checkpoint pointer
+ * @owner: scratch room for @n entries
+ * @changed: set to the headers given another journal block (room for @n)
+ * @nchanged: set to how many
+ * @bad: the header at fault on failure
+ *
+ * A commit moves journal blocks between headers one header at a time
+ * (journal.c, step 2): a crash between the two halves of such a swap
+ * leaves one journal block named by two headers and another by none. At
+ * most one of the two holds a committed version (the other is free, past
+ * the checkpoint pointer, or a hole); the other header is given a block
+ * no header names. Its write count is lost: the highest of all headers
+ * is taken, so that wear-aware allocation uses that block last. Two
+ * headers holding committed versions in one journal block cannot come
+ * from a crash.
+ *
+ * Return: NULL, or why the journal cannot be recovered.
+ */
+const char *vsmfs_jremap(struct vsmfs_jh *h, u32 n, u32 ckpt, u32 *owner, u32 *changed,
+			 u32 *nchanged, u32 *bad)
+{
+	u32 pos, jb = 0, wc = 0, pass;
+
+	*nchanged = 0;
+	for (pos = 0; pos < n; pos++) {
+		owner[pos] = VSMFS_JNONE;
+		wc = h[pos].wc > wc ? h[pos].wc : wc;
+	}
+	/* Committed versions first: each keeps its block. */
+	for (pass = 0; pass < 2; pass++) {
+		for (pos = 0; pos < n; pos++) {
+			if (vsmfs_jh_holds(&h[pos], pos, ckpt) != !pass)
+				continue;
+			if (owner[h[pos].jb] == VSMFS_JNONE) {
+				owner[h[pos].jb] = pos;
+				continue;
+			}
+			if (!pass) {
+				*bad = pos;
+				return "journal block mapped twice";
+			}
+			changed[(*nchanged)++] = pos;
+		}
+	}
+	/* As many blocks are named by no header as headers were left out. */
+	for (pos = 0; pos < *nchanged; pos++) {
+		while (owner[jb] != VSMFS_JNONE)
+			jb++;
+		h[changed[pos]].jb = jb;
+		h[changed[pos]].wc = wc;
+		owner[jb] = changed[pos];
+	}
+	return NULL;
+}
+
 static int vsmfs_jver_cmp(const void *a, const void *b)
 {
 	const struct vsmfs_jver *x = a, *y = b;

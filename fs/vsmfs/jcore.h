@@ -116,6 +116,8 @@ struct vsmfs_jver {
 	u32	pos;
 };
 
+const char *vsmfs_jremap(struct vsmfs_jh *h, u32 n, u32 ckpt, u32 *owner, u32 *changed,
+			 u32 *nchanged, u32 *bad);
 const char *vsmfs_jrecover(struct vsmfs_jh *h, u32 ckpt, u32 last, struct vsmfs_jver *ver,
 			   u32 *changed, u32 *nchanged, u32 *bad);
 

@@ -26,8 +26,8 @@
  * checks, deltas, the heap, the order of GC and the recovery rules) are in
  * jcore.c, shared with fsck.vsmfs, vsmfs-inspect and the unit tests.
  *
- * Header changes that move journal blocks between headers (swaps) are made
- * in batches through the header-copy region, see vsmfs_jbatch_flush():
+ * Garbage collection moves valid versions between headers (swaps) in
+ * batches through the header-copy region, see vsmfs_jbatch_flush():
  *   1. the new values of every header in the batch are written to the copy
  *      region, flushed, fence;
  *   2. j_hcopy = count, flushed, fence: from here recovery redoes the batch;
@@ -48,12 +48,18 @@
  *      that has an old and a latest version, both committed, swaps its old
  *      version out of the checkpoint area into p instead (leaving an
  *      invalid hole), unless its journal block is worn past the least-worn
- *      free one by VSMFS_JWEAR_SLACK writes (wear-awareness on). Swaps go
- *      through the header-copy region (above), all before step 3;
- *   3. j_commit = end of the placed area, flushed; headers not written in
- *      step 2 are written and flushed; each block not frozen in step 0 is
- *      written to its journal block (a full copy with non-temporal stores,
- *      or only the differing 8-byte words over the old version, flushed).
+ *      free one by VSMFS_JWEAR_SLACK writes (wear-awareness on). The
+ *      other header of a swap (the free one, or the hole) is written in
+ *      place at once, flushed; p is written in step 3. Neither holds a
+ *      version recovery needs before the commit, so no header-copy batch
+ *      is needed: a crash between the two leaves one journal block named
+ *      by both (and one by none), which recovery gives back to the header
+ *      that holds no committed version (vsmfs_jremap());
+ *   3. j_commit = end of the placed area, flushed; the headers of the
+ *      transaction are written and flushed; each block not frozen in step
+ *      0 is written to its journal block (a full copy with non-temporal
+ *      stores, or only the differing 8-byte words over the old version,
+ *      flushed).
  *      The transaction takes the next ticket, keeps the header states step
  *      6 writes, and (journal_commit=parallel) releases the locks;
  *   4. the frozen copies are written to their journal blocks as in 3, by
@@ -73,8 +79,12 @@
  *      transactions commit one after another, only the last one can have
  *      versions left to re-flag.
  * A crash before 5 leaves the commit area, which recovery discards, and the
- * previous checkpoint area untouched: the data written over an old version
- * in 3 or 4 belongs to a header past the checkpoint pointer by then. A delta
+ * previous checkpoint area unchanged but for holes made of old versions
+ * whose successors are committed. A hole's header may not be durable when
+ * a delta is written over its old version in 3 or 4: the checkpoint area
+ * may then still name a torn old version, which is harmless, as an old
+ * version is never written home and a delta writes every word that differs
+ * from what its journal block holds, whatever that is. A delta
  * is written only over a version whose successor has finished step 6, so no
  * commit in flight needs what it overwrites. The headers and journal blocks
  * a commit writes in step 4 are its own until it is committed: later
@@ -116,7 +126,6 @@
 /* State of one journal header besides its DRAM mirror (struct vsmfs_jh). */
 struct vsmfs_jslot {
 	u8		batched;	/* in the pending header batch */
-	u8		clean;		/* header on PM equals the mirror */
 	u8		delta;		/* this commit writes a delta into it */
 };
 
@@ -361,7 +370,6 @@ static void vsmfs_jbatch_flush(struct vsmfs_journal *j)
 		vsmfs_jh_store(j, pos, &j->hdr[pos]);
 		vsmfs_flush(&j->hdr[pos], sizeof(struct vsmfs_djhdr));
 		j->slot[pos].batched = 0;
-		j->slot[pos].clean = 1;
 	}
 	vsmfs_fence();
 	WRITE_ONCE(j->jsb->j_hcopy, 0);
@@ -404,14 +412,19 @@ static void vsmfs_jrehash(struct vsmfs_journal *j, u32 pos)
 
 /*
  * Exchange what headers @a and @b hold (journal block, write count, home,
- * flags), in DRAM, and queue both for the next batch. Neither may be on
- * the free tree.
+ * flags) in DRAM. Neither may be on the free tree.
  */
-static void vsmfs_jswap(struct vsmfs_journal *j, u32 a, u32 b)
+static void vsmfs_jexchange(struct vsmfs_journal *j, u32 a, u32 b)
 {
 	swap(j->h[a], j->h[b]);
 	vsmfs_jrehash(j, a);
 	vsmfs_jrehash(j, b);
+}
+
+/* Exchange headers @a and @b and queue both for the next batch. */
+static void vsmfs_jswap(struct vsmfs_journal *j, u32 a, u32 b)
+{
+	vsmfs_jexchange(j, a, b);
 	vsmfs_jbatch_add(j, a);
 	vsmfs_jbatch_add(j, b);
 }
@@ -728,26 +741,41 @@ static int vsmfs_jrestore_copies(struct vsmfs_journal *j, u32 count)
 	return 0;
 }
 
-/* Read every header into DRAM and check it. */
+/*
+ * Read every header into DRAM and check it; a journal block left named by
+ * two headers by a swap cut short (vsmfs_jremap()) is given back, and the
+ * headers that changed are written (unless the device is read-only: then
+ * nothing is committed that could use them).
+ */
 static int vsmfs_jscan(struct vsmfs_journal *j, u32 ckpt)
 {
-	unsigned long *seen;
+	struct super_block *sb = j->sbi->s_sb;
 	const char *why = NULL;
 	struct vsmfs_djhdr d;
-	u32 pos;
+	u32 pos, *owner, nchanged, i;
 
-	seen = bitmap_zalloc(j->n, GFP_KERNEL);
-	if (!seen)
-		return -ENOMEM;
-	for (pos = 0; pos < j->n && !why; pos++) {
+	for (pos = 0; pos < j->n; pos++) {
 		d.h_state = READ_ONCE(j->hdr[pos].h_state);
 		d.h_map = READ_ONCE(j->hdr[pos].h_map);
 		why = vsmfs_jh_decode(&d, pos, j->n, pos < ckpt, &j->sbi->s_layout, &j->h[pos]);
-		if (!why && test_and_set_bit(j->h[pos].jb, seen))
-			why = "journal block mapped twice";
+		if (why)
+			return vsmfs_jcorrupt(j->sbi, why, pos);
 	}
-	bitmap_free(seen);
-	return why ? vsmfs_jcorrupt(j->sbi, why, pos - 1) : 0;
+	owner = kvmalloc_array(j->n, sizeof(*owner), GFP_KERNEL);
+	if (!owner)
+		return -ENOMEM;
+	/* j->post is free until the first commit: the changed headers. */
+	why = vsmfs_jremap(j->h, j->n, ckpt, owner, j->post, &nchanged, &pos);
+	kvfree(owner);
+	if (why)
+		return vsmfs_jcorrupt(j->sbi, why, pos);
+	if (!nchanged || bdev_read_only(sb->s_bdev))
+		return 0;
+	for (i = 0; i < nchanged; i++)
+		vsmfs_jh_write(j, j->post[i]);
+	vsmfs_fence();
+	vsmfs_info(sb, "journal: remapped %u journal blocks of a swap cut short", nchanged);
+	return 0;
 }
 
 /*
@@ -1252,7 +1280,6 @@ static void vsmfs_jplace(struct vsmfs_journal *j, u64 home, u32 p)
 	struct vsmfs_jh *h = &j->h[p];
 	u32 done = READ_ONCE(j->ckpt);
 
-	vsmfs_jbatch_room(j);
 	/*
 	 * A delta overwrites the old version: only once the latest one is
 	 * committed and re-flagged (below @done), so that no commit in flight
@@ -1263,16 +1290,21 @@ static void vsmfs_jplace(struct vsmfs_journal *j, u64 home, u32 p)
 					      j->h[vsmfs_wheap_min(&j->free)].wc))) {
 		u32 a = e->old, l = e->latest;
 
-		/* The old version leaves the checkpoint area; a hole is left. */
+		/*
+		 * The old version leaves the checkpoint area; a hole is left,
+		 * holding the free journal block, written now. Its home stays:
+		 * either 8-byte half of the header alone names a hole or an old
+		 * version, never a valid version of block 0.
+		 */
 		vsmfs_wheap_del(&j->free, p);
-		vsmfs_jswap(j, a, p);
+		vsmfs_jexchange(j, a, p);
 		j->h[a].flags = VSMFS_JH_USED;
-		j->h[a].home = 0;
+		j->h[a].home = home;
+		vsmfs_jh_write(j, a);
 		j->holes++;
 		h->flags = VSMFS_JH_USED | VSMFS_JH_VALID | VSMFS_JH_LATEST;
 		h->wc = min_t(u64, (u64)h->wc + 1, VSMFS_JH_WC_MAX);
 		j->slot[p].delta = 1;
-		j->slot[p].clean = 0;	/* rewritten by the batch flush that follows */
 		j->h[l].flags &= ~VSMFS_JH_LATEST;
 		j->post[j->npost++] = l;
 		e->old = l;
@@ -1287,7 +1319,8 @@ static void vsmfs_jplace(struct vsmfs_journal *j, u64 home, u32 p)
 			/* Out of the heap while their write counts change. */
 			vsmfs_wheap_del(&j->free, m);
 			vsmfs_wheap_del(&j->free, p);
-			vsmfs_jswap(j, m, p);
+			vsmfs_jexchange(j, m, p);
+			vsmfs_jh_write(j, m);
 			vsmfs_wheap_add(&j->free, m);
 			trace_vsmfs_wear_swap(j->sbi->s_sb, j->h[p].jb, j->h[m].jb,
 					      j->h[p].wc, j->h[m].wc);
@@ -1299,7 +1332,6 @@ static void vsmfs_jplace(struct vsmfs_journal *j, u64 home, u32 p)
 	h->flags = VSMFS_JH_USED | VSMFS_JH_VALID | VSMFS_JH_LATEST;
 	h->wc = min_t(u64, (u64)h->wc + 1, VSMFS_JH_WC_MAX);
 	j->slot[p].delta = 0;
-	j->slot[p].clean = 0;
 	if (!e) {
 		e = vsmfs_jent_new(j, home);
 		e->latest = p;
@@ -1349,22 +1381,18 @@ undo:
 		kfree(tx->copy[--tx->ncopy].src);
 }
 
-/* Step 3 for the header at @p: written unless the batch flush wrote it. */
+/* Step 3 for the header at @p. */
 static void vsmfs_jtx_header(struct vsmfs_journal *j, u32 p)
 {
-	struct vsmfs_jslot *s = &j->slot[p];
-
-	if (!s->clean)
-		vsmfs_jh_write(j, p);
-	s->clean = 0;
-	s->delta = 0;
+	vsmfs_jh_write(j, p);
+	j->slot[p].delta = 0;
 }
 
 /*
  * Steps 1-3 of a commit, under s_jplace_mutex: place every block (of @t,
- * or of @tx's frozen copies), flush the header batch, write the headers
- * left (flushed, not fenced), write the blocks of @t or note where the
- * frozen copies go in step 4, and queue @tx for its commit. Return: false
+ * or of @tx's frozen copies), write the headers (flushed, not fenced),
+ * write the blocks of @t or note where the frozen copies go in step 4, and
+ * queue @tx for its commit. Return: false
  * if the re-flags do not fit in @tx and memory is short; they are then in
  * j->post and j->post_state, and the commit must end under the lock.
  */
@@ -1387,7 +1415,6 @@ static bool vsmfs_jtx_place(struct vsmfs_journal *j, struct vsmfs_trans *t,
 		list_for_each_entry(mb, &t->t_dirty, m_dirty)
 			vsmfs_jplace(j, mb->m_blk, p++);
 	}
-	vsmfs_jbatch_flush(j);
 	tx->end = p;
 	/* 3: recovery discards what lies past the checkpoint area. */
 	vsmfs_jsb_store_commit(j, tx->end);

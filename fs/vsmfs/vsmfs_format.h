@@ -105,7 +105,7 @@ struct vsmfs_dsb {
  *   blocks 1 .. j_hdr_blocks   journal headers (struct vsmfs_djhdr), one per
  *                              journal block, VSMFS_JH_PER_BLOCK a block
  *   next block                 reserved header-copy region: new values of
- *                              headers being changed together (up to
+ *                              headers GC changes together (up to
  *                              VSMFS_JH_PER_BLOCK), valid while j_hcopy != 0
  *   the rest                   j_blocks journal blocks
  *
@@ -120,8 +120,14 @@ struct vsmfs_dsb {
  *   [commit, j_blocks)         free area
  *
  * Headers at or past the checkpoint pointer are free whatever their flags
- * say. A committed home block has at most two valid versions, the latest
- * and an old one. A transaction commits with one 8-byte store of
+ * say. Every journal block is named by one header, except after a crash
+ * inside a commit, which moves journal blocks between headers one header
+ * at a time: a block may then be named by two headers, at most one of them
+ * holding a committed version (valid, below the checkpoint pointer), and
+ * another by none; recovery gives that one to the other header.
+ *
+ * A committed home block has at most two valid versions, the latest and
+ * an old one. A transaction commits with one 8-byte store of
  * j_checkpoint, which also records where that transaction starts: if a home
  * block has two versions flagged latest (a crash before the previous
  * latest was flagged old), the one at or past that start is the newer.

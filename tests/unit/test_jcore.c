@@ -343,6 +343,109 @@ static void test_recover_cases(void)
  * written past the checkpoint pointer; recovery must then pick, for each
  * block, the version of the last committed transaction that changed it.
  */
+/* vsmfs_jremap() on a journal of @n headers; checks the result is whole. */
+static const char *remap(struct vsmfs_jh *h, u32 n, u32 ckpt, u32 *nchanged, u32 *bad)
+{
+	u32 owner[64], changed[64], i, seen[64] = { 0 };
+	const char *why;
+
+	why = vsmfs_jremap(h, n, ckpt, owner, changed, nchanged, bad);
+	if (why)
+		return why;
+	for (i = 0; i < n; i++)
+		seen[h[i].jb]++;
+	for (i = 0; i < n; i++)
+		CHECK(seen[i] == 1, "journal block %u named %u times after remap", i, seen[i]);
+	for (i = 0; i < *nchanged; i++)
+		CHECK(!(changed[i] < ckpt && (h[changed[i]].flags & VSMFS_JH_VALID)),
+		      "committed version at header %u given another block", changed[i]);
+	return NULL;
+}
+
+static void test_remap(void)
+{
+	struct vsmfs_jh h[64], before[64];
+	u32 nchanged, bad, round, i;
+	const char *why;
+
+	/* Every block named once: nothing changes. */
+	memset(h, 0, sizeof(h));
+	for (i = 0; i < 8; i++) {
+		h[i].jb = 7 - i;
+		h[i].wc = i;
+	}
+	set(h, 0, VL, 10);
+	set(h, 1, VSMFS_JH_USED, 0);
+	why = remap(h, 8, 2, &nchanged, &bad);
+	CHECK(!why && nchanged == 0, "whole journal: %s, %u changed", why, nchanged);
+
+	/* Two committed versions in one block: not from a crash. */
+	h[1].flags = V;
+	h[1].home = 11;
+	h[1].jb = h[0].jb;
+	why = remap(h, 8, 2, &nchanged, &bad);
+	CHECK(why && bad == 1, "one block under two committed versions accepted");
+
+	/* A committed version and a free header: the free one moves. */
+	set(h, 1, VSMFS_JH_USED, 0);
+	h[1].jb = 6;
+	h[5].jb = h[0].jb;
+	why = remap(h, 8, 2, &nchanged, &bad);
+	CHECK(!why && nchanged == 1 && h[0].jb == 7 && h[5].jb == 2 && h[5].wc == 7,
+	      "free header under a committed block: %s, %u changed, jb %u wc %u", why,
+	      nchanged, h[5].jb, h[5].wc);
+
+	/*
+	 * A model journal cut between the two header writes of a swap, as a
+	 * commit makes them: a wear swap of two free headers, or an old
+	 * committed version swapped with a free header (which leaves a hole).
+	 */
+	for (round = 0; round < 2000; round++) {
+		u32 n = 8 + below(56), ckpt = below(n), a, p, wc = 0;
+
+		memset(h, 0, sizeof(h));
+		for (i = 0; i < n; i++) {
+			u32 k = below(i + 1);
+
+			h[i].jb = h[k].jb;
+			h[k].jb = i;
+			h[i].wc = below(1000);
+			if (i < ckpt)
+				set(h, i, below(3) ? V : VSMFS_JH_USED, 100 + i);
+		}
+		if (ckpt + 2 > n)
+			continue;
+		for (i = 0; i < n; i++)
+			wc = h[i].wc > wc ? h[i].wc : wc;
+		p = ckpt + below(n - ckpt);
+		a = below(2) || !ckpt ? ckpt + below(n - ckpt) : below(ckpt);
+		if (a == p)
+			continue;
+		memcpy(before, h, sizeof(h));
+		/* Only the first write of the swap reached PM. */
+		if (a < ckpt) {
+			h[a].jb = before[p].jb;
+			if (below(2))
+				h[a].flags = VSMFS_JH_USED;
+		} else if (below(2)) {
+			h[a].jb = before[p].jb;
+		} else {
+			h[p].jb = before[a].jb;
+		}
+		why = remap(h, n, ckpt, &nchanged, &bad);
+		CHECK(!why && nchanged <= 1, "swap %u <-> %u cut: %s, %u changed", a, p, why,
+		      nchanged);
+		for (i = 0; i < n; i++) {
+			if (i < ckpt && (h[i].flags & VSMFS_JH_VALID) && i != a)
+				CHECK(h[i].jb == before[i].jb, "committed header %u moved", i);
+			if (h[i].jb != before[i].jb && i != a && i != p)
+				CHECK(0, "header %u outside the swap changed", i);
+		}
+		if (nchanged)
+			CHECK(h[a].wc == wc || h[p].wc == wc, "remapped header keeps a write count");
+	}
+}
+
 static void test_recover_model(void)
 {
 	enum { N = 2048, HOMES = 24 };
@@ -452,6 +555,7 @@ int main(int argc, char **argv)
 	test_gc();
 	test_recover_cases();
 	test_recover_model();
+	test_remap();
 	printf("test_jcore: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }

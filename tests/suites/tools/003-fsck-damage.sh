@@ -31,8 +31,12 @@ damage_case jsb_magic "journal superblock (block $journal_start): bad magic 0x00
 c_jhome_bad() { "$POKE" -j "$DEV" inode "$F1" set nlink=2; "$POKE" "$DEV" jhdr 0 set home=1; }
 damage_case jhome_bad "journal: header 0: bad home block" "home block 1)"
 
-c_jblock_dup() { "$POKE" "$DEV" jhdr 3 set jblock="$("$POKE" "$DEV" jhdr 5 get jblock)"; }
-damage_case jblock_dup "journal: header 5 maps journal block" "already mapped by header 3"
+c_jblock_dup() {
+	"$POKE" -j "$DEV" inode "$F1" set nlink=2
+	"$POKE" -j "$DEV" ibit "$MID" 1
+	"$POKE" "$DEV" jhdr 1 set jblock="$("$POKE" "$DEV" jhdr 0 get jblock)"
+}
+damage_case jblock_dup "journal: header 1 maps journal block" "already mapped by header 0"
 
 c_jnumber() { "$POKE" "$DEV" jhdr 7 set number=9; }
 damage_case jnumber "journal: header 7: wrong header number" "(number 9,"

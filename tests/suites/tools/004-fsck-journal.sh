@@ -103,6 +103,30 @@ umount "$MNT"
 fsck_expect 0 -n "$DEV"
 assert_eq "$("$POKE" "$DEV" jhdr 0 get home)" "$good" "header 0 home after mount"
 
+# A swap cut short (a commit moves journal blocks between headers one
+# header at a time): a free header names the journal block of a committed
+# version, and another block is named by none. Recovery (fsck and mount)
+# gives the free header the block left over; the version keeps its own.
+restore_image
+"$POKE" -j "$DEV" inode "$F1" set nlink=2
+"$POKE" "$DEV" inode "$F1" set nlink=6
+jb0=$("$POKE" "$DEV" jhdr 0 get jblock)
+"$POKE" "$DEV" jhdr 5 set jblock="$jb0"
+cp_img
+fsck_expect 4 -n "$DEV"
+fsck_says "replay needed" "1 journal blocks named twice"
+fsck_expect 1 -y "$DEV"
+fsck_expect 0 -n "$DEV"
+[ "$("$POKE" "$DEV" jhdr 5 get jblock)" != "$jb0" ] || die "fsck left header 5 on journal block $jb0"
+dd if=/tmp/hcopy.img of="$DEV" bs=1M oflag=direct conv=fsync 2>/dev/null
+dmesg -C
+mount_vsmfs
+dmesg_has "journal: remapped 1 journal blocks"
+assert_eq "$(stat -c %h "$MNT/f1")" 2 "link count after a remap"
+umount "$MNT"
+fsck_expect 0 -n "$DEV"
+[ "$("$POKE" "$DEV" jhdr 5 get jblock)" != "$jb0" ] || die "mount left header 5 on journal block $jb0"
+
 # An uncommitted area (a crash inside a commit) is discarded.
 restore_image
 "$POKE" -j "$DEV" inode "$F1" set nlink=7
