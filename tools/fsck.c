@@ -434,7 +434,6 @@ static void check_journal(void)
 		hdr[vsmfs_jh_num(&copies[i])] = copies[i];
 
 	jb_owner = xalloc((u64)n * sizeof(*jb_owner));
-	memset(jb_owner, 0xff, (u64)n * sizeof(*jb_owner));
 	jh = xalloc((u64)n * sizeof(*jh));
 	for (i = 0; i < n; i++) {
 		u64 st = le64_to_cpu(hdr[i].h_state), map = le64_to_cpu(hdr[i].h_map);
@@ -459,12 +458,8 @@ static void check_journal(void)
 	changed = xalloc((u64)n * sizeof(*changed));
 	why = vsmfs_jremap(jh, n, ckpt, jb_owner, changed, &nremap, &at);
 	if (why) {
-		/* Committed versions are owned first, in header order. */
-		for (i = 0; i < at; i++)
-			if ((jh[i].flags & VSMFS_JH_VALID) && jh[i].jb == jh[at].jb)
-				break;
 		problem(FIX_NONE, "journal: header %u maps journal block %u, already mapped"
-			" by header %u", at, jh[at].jb, i);
+			" by header %u", at, jh[at].jb, jb_owner[jh[at].jb]);
 		goto out;
 	}
 	for (i = 0; i < nremap; i++) {

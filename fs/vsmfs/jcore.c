@@ -252,7 +252,8 @@ static bool vsmfs_jh_holds(const struct vsmfs_jh *h, u32 pos, u32 ckpt)
  * @h: decoded headers, all @n checked by vsmfs_jh_decode()
  * @n: journal headers and blocks
  * @ckpt: the checkpoint pointer
- * @owner: scratch room for @n entries
+ * @owner: set to the header naming each journal block (room for @n); on
+ *	   failure, that of @bad's block is the committed version found first
  * @changed: set to the headers given another journal block (room for @n)
  * @nchanged: set to how many
  * @bad: the header at fault on failure

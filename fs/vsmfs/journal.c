@@ -752,7 +752,7 @@ static int vsmfs_jscan(struct vsmfs_journal *j, u32 ckpt)
 	struct super_block *sb = j->sbi->s_sb;
 	const char *why = NULL;
 	struct vsmfs_djhdr d;
-	u32 pos, *owner, nchanged, i;
+	u32 pos, nchanged, i;
 
 	for (pos = 0; pos < j->n; pos++) {
 		d.h_state = READ_ONCE(j->hdr[pos].h_state);
@@ -761,12 +761,11 @@ static int vsmfs_jscan(struct vsmfs_journal *j, u32 ckpt)
 		if (why)
 			return vsmfs_jcorrupt(j->sbi, why, pos);
 	}
-	owner = kvmalloc_array(j->n, sizeof(*owner), GFP_KERNEL);
-	if (!owner)
-		return -ENOMEM;
-	/* j->post is free until the first commit: the changed headers. */
-	why = vsmfs_jremap(j->h, j->n, ckpt, owner, j->post, &nchanged, &pos);
-	kvfree(owner);
+	/*
+	 * Until the free tree is built and the first commit, j->heap is free
+	 * (scratch for the owners) and so is j->post (the changed headers).
+	 */
+	why = vsmfs_jremap(j->h, j->n, ckpt, j->heap, j->post, &nchanged, &pos);
 	if (why)
 		return vsmfs_jcorrupt(j->sbi, why, pos);
 	if (!nchanged || bdev_read_only(sb->s_bdev))
