@@ -1071,11 +1071,17 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t)
 {
 	if (!mutex_trylock(&sbi->s_trans_mutex)) {
+		u64 t0 = ktime_get_ns();
+
 		vsmfs_stat_inc(sbi, journal_lock_waits);
 		/* Commits then hand the lock over before their placement. */
 		atomic_inc(&sbi->s_trans_waiters);
 		mutex_lock(&sbi->s_trans_mutex);
 		atomic_dec(&sbi->s_trans_waiters);
+		t->t_locked = ktime_get_ns();
+		vsmfs_stat_add(sbi, journal_lock_wait_ns, t->t_locked - t0);
+	} else {
+		t->t_locked = ktime_get_ns();
 	}
 	/* Transactions reach file pages through the mapping layer. */
 	vsmfs_vsp_enter();
@@ -1572,6 +1578,15 @@ static void vsmfs_jtx_end(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 				 tx->full_bytes, tx->error, tx->t0);
 }
 
+/* End @t's hold of s_trans_mutex. */
+static void vsmfs_trans_unlock(struct vsmfs_trans *t)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+
+	vsmfs_stat_add(sbi, journal_lock_hold_ns, ktime_get_ns() - t->t_locked);
+	mutex_unlock(&sbi->s_trans_mutex);
+}
+
 /* A transaction that freed pages has committed: they may be taken. */
 static void vsmfs_trans_freed(struct vsmfs_sb_info *sbi, bool freed)
 {
@@ -1629,7 +1644,7 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 	if (tx.frozen) {
 		/* The next transaction may change DRAM from here on. */
 		vsmfs_trans_release(t);
-		mutex_unlock(&sbi->s_trans_mutex);
+		vsmfs_trans_unlock(t);
 		vsmfs_stat_inc(sbi, journal_pipelined);
 		t = NULL;
 	}
@@ -1639,7 +1654,7 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 	if (own && parallel) {
 		mutex_unlock(&sbi->s_jplace_mutex);
 		if (t)
-			mutex_unlock(&sbi->s_trans_mutex);
+			vsmfs_trans_unlock(t);
 		/*
 		 * The journal is reached through the device's own mapping, so
 		 * the task may move to another CPU now: the switch orders the
@@ -1664,7 +1679,7 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 		return tx.error;
 	}
 unlock:
-	mutex_unlock(&sbi->s_trans_mutex);
+	vsmfs_trans_unlock(t);
 	vsmfs_vsp_exit();
 	return tx.error;
 }

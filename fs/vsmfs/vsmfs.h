@@ -179,6 +179,7 @@ struct vsmfs_trans {
 	unsigned int		t_ndata;	/* dirty blocks in the data area */
 	int			t_error;
 	bool			t_freed;	/* logical pages freed */
+	u64			t_locked;	/* ktime_get_ns() at s_trans_mutex */
 };
 
 struct vsmfs_dir_index;

@@ -78,7 +78,13 @@ for mode in parallel serial; do
 		"$(counter journal_place_waits) placement waits," \
 		"$(counter journal_drain_waits) drains," \
 		"$(counter journal_checkpoints) checkpoints, $(counter journal_full_blocks) full $(counter journal_delta_blocks) delta blocks" \
-		"($(counter journal_checkpoint_parallel) by 4 threads), $(counter journal_gc_runs) GC runs"
+		"($(counter journal_checkpoint_parallel) by 4 threads), $(counter journal_gc_runs) GC runs," \
+		"mutex held $(($(counter journal_lock_hold_ns) / 1000000)) ms," \
+		"waited for $(($(counter journal_lock_wait_ns) / 1000000)) ms"
+	[ "$(counter journal_lock_hold_ns)" -gt 0 ] || die "no time counted under the mutex"
+	if [ "$(counter journal_lock_waits)" -gt 0 ]; then
+		[ "$(counter journal_lock_wait_ns)" -gt 0 ] || die "lock waits that took no time"
+	fi
 	if [ $mode = parallel ]; then
 		[ "$(counter journal_order_waits)" -gt 0 ] || die "no commit was in flight with another"
 		[ "$(counter journal_lock_waits)" -gt 0 ] || die "no lock wait counted"
