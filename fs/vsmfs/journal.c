@@ -117,6 +117,7 @@
 #include <linux/log2.h>
 #include <linux/kthread.h>
 #include <linux/wait_bit.h>
+#include <linux/sched/mm.h>
 #include "vsmfs.h"
 #include "trace.h"
 #include "pmem.h"
@@ -1066,7 +1067,8 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
  * @sbi: the file system
  * @t: transaction to initialize
  *
- * Context: process context; takes s_trans_mutex until commit.
+ * Context: process context; takes s_trans_mutex until commit, and makes the
+ * task's allocations GFP_NOFS until then.
  */
 void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t)
 {
@@ -1083,6 +1085,11 @@ void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t)
 	} else {
 		t->t_locked = ktime_get_ns();
 	}
+	/*
+	 * No allocation under the mutex may recurse into the file system:
+	 * reclaim may evict an inode, and eviction may need a transaction.
+	 */
+	t->t_nofs = memalloc_nofs_save();
 	/* Transactions reach file pages through the mapping layer. */
 	vsmfs_vsp_enter();
 	t->t_sbi = sbi;
@@ -1584,6 +1591,7 @@ static void vsmfs_trans_unlock(struct vsmfs_trans *t)
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 
 	vsmfs_stat_add(sbi, journal_lock_hold_ns, ktime_get_ns() - t->t_locked);
+	memalloc_nofs_restore(t->t_nofs);
 	mutex_unlock(&sbi->s_trans_mutex);
 }
 

@@ -180,6 +180,7 @@ struct vsmfs_trans {
 	int			t_error;
 	bool			t_freed;	/* logical pages freed */
 	u64			t_locked;	/* ktime_get_ns() at s_trans_mutex */
+	unsigned int		t_nofs;		/* memalloc_nofs_save() */
 };
 
 struct vsmfs_dir_index;
