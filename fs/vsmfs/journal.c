@@ -1072,19 +1072,19 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
  */
 void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t)
 {
-	if (!mutex_trylock(&sbi->s_trans_mutex)) {
-		u64 t0 = ktime_get_ns();
+	u64 t0 = 0;
 
+	if (!mutex_trylock(&sbi->s_trans_mutex)) {
+		t0 = ktime_get_ns();
 		vsmfs_stat_inc(sbi, journal_lock_waits);
 		/* Commits then hand the lock over before their placement. */
 		atomic_inc(&sbi->s_trans_waiters);
 		mutex_lock(&sbi->s_trans_mutex);
 		atomic_dec(&sbi->s_trans_waiters);
-		t->t_locked = ktime_get_ns();
-		vsmfs_stat_add(sbi, journal_lock_wait_ns, t->t_locked - t0);
-	} else {
-		t->t_locked = ktime_get_ns();
 	}
+	t->t_locked = ktime_get_ns();
+	if (t0)
+		vsmfs_stat_add(sbi, journal_lock_wait_ns, t->t_locked - t0);
 	/*
 	 * No allocation under the mutex may recurse into the file system:
 	 * reclaim may evict an inode, and eviction may need a transaction.
