@@ -65,10 +65,12 @@ int vsmfs_alloc_init(struct vsmfs_sb_info *sbi)
  * Pages freed by a transaction that released s_trans_mutex before its
  * commit (journal_commit=parallel) are free in DRAM at once, but until that
  * commit a crash gives them back to their files: no data may be written
- * into them before it. So a transaction that takes pages first waits for
- * every such commit to end (vsmfs_trans_commit() counts them in
- * s_freeing). Under s_trans_mutex no new one can begin, and commits in
- * flight need neither it nor anything this transaction holds.
+ * into them before it. The same holds for the scratch pages of a
+ * copy-on-write, given back with the old frames behind them. So a
+ * transaction that takes pages first waits for every such commit to end
+ * (vsmfs_trans_commit() counts them in s_freeing). Under s_trans_mutex
+ * no new one can begin, and commits in flight need neither it nor
+ * anything this transaction holds.
  */
 static void vsmfs_wait_freed(struct vsmfs_sb_info *sbi)
 {
@@ -261,7 +263,11 @@ int vsmfs_reserve_pages(struct vsmfs_trans *t, u64 count, u64 *lpn)
  * @count: pages, as reserved
  *
  * The pages were free when the transaction began and never held metadata
- * in it, so the journal has no version of them to revoke.
+ * in it, so the journal has no version of them to revoke. But a
+ * copy-on-write may have swapped them with a file's pages: they then reach
+ * the file's old frames, which a crash before the commit gives back to the
+ * file. So they count as freed by the transaction: no data is written
+ * into them before it commits (vsmfs_wait_freed()).
  *
  * Return: 0 or a negative errno.
  */
@@ -270,6 +276,7 @@ int vsmfs_unreserve_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
 	if (!lpn || !count || lpn + count > t->t_sbi->s_layout.data_pages ||
 	    lpn / VSMFS_VSP_PAGES != (lpn + count - 1) / VSMFS_VSP_PAGES)
 		return -EFSCORRUPTED;
+	t->t_freed = true;
 	return vsmfs_lbits(t, lpn, count, false, false);
 }
 

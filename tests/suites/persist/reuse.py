@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""persist/008-free-reuse, inside the VM.
+"""persist/008-free-reuse and 009-cow-reuse, inside the VM.
 
   reuse.py cut DIR KNOB    file a (128 KiB, fsync'd) and an empty file b;
                            then, with KNOB (journal_commit_stop) armed, a
@@ -7,8 +7,14 @@
                            while another process writes 128 KiB into b, for
                            which pages freed by the truncate are the first
                            free; prints PERSIST-CUT-NOW for the power cut
-  reuse.py check DIR       a holds its 128 KiB whole: the truncate never
-                           committed, so no page of a was reused
+  reuse.py cow DIR KNOB    the same, but the stopped commit is a copy-on-write
+                           overwrite of one page of a: its new content went
+                           to a fresh page whose mapping was swapped with the
+                           old page's, so the fresh logical page, free again
+                           in memory, reaches the old content of a
+  reuse.py check DIR       a holds its 128 KiB whole: the truncate or the
+                           overwrite never committed, so no page holding the
+                           old content of a was reused
 """
 
 import os
@@ -23,7 +29,7 @@ def content(seed):
     return random.Random(seed).randbytes(SIZE)
 
 
-def cut(d, knob):
+def cut(d, knob, cow=False):
     a, b = os.path.join(d, "a"), os.path.join(d, "b")
     with open(a, "wb") as f:
         f.write(content(1))
@@ -36,7 +42,12 @@ def cut(d, knob):
     with open(knob, "w") as f:
         f.write("1")
     if os.fork() == 0:
-        os.truncate(a, 0)	# stops before its commit
+        if cow:
+            # One whole page in the middle of a piece: a page swap.
+            wfd = os.open(a, os.O_WRONLY)
+            os.pwrite(wfd, b"n" * 4096, 8192)	# stops before its commit
+        else:
+            os.truncate(a, 0)	# stops before its commit
         os._exit(0)
     # The truncate's commit is stopped; the next commits must not stop.
     time.sleep(3)
@@ -46,7 +57,8 @@ def cut(d, knob):
         os.write(fd, content(2))
         os._exit(0)
     time.sleep(3)
-    print("guest: writer started after the truncate stopped", flush=True)
+    print(f"guest: writer started after the {'overwrite' if cow else 'truncate'} stopped",
+          flush=True)
     print("PERSIST-CUT-NOW", flush=True)
     time.sleep(600)
 
@@ -59,12 +71,12 @@ def check(d):
     if got != content(1):
         bad = sum(1 for i in range(0, SIZE, 4096) if got[i:i + 4096] != content(1)[i:i + 4096])
         sys.exit(f"a: {bad} of {SIZE // 4096} pages changed: written after a free "
-                 "that never committed")
+                 "or a copy-on-write that never committed")
     print(f"guest: a holds its {SIZE} bytes whole")
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "cut":
-        cut(sys.argv[2], sys.argv[3])
+    if sys.argv[1] in ("cut", "cow"):
+        cut(sys.argv[2], sys.argv[3], sys.argv[1] == "cow")
     else:
         check(sys.argv[2])
