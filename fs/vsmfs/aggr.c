@@ -290,18 +290,19 @@ static void vsmfs_aggr_work(struct work_struct *work)
  * @inode: its inode
  * @file: the open file
  *
- * Lists the inode of a regular file opened for writing, so that its writes
- * are counted.
+ * Counts the files open for writing on a regular file's inode, and lists
+ * the inode, so that its writes are counted.
  */
 void vsmfs_aggr_open(struct inode *inode, struct file *file)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 
-	if (!(file->f_mode & FMODE_WRITE) || !READ_ONCE(sbi->s_aopts.on))
+	if (!(file->f_mode & FMODE_WRITE))
 		return;
 	spin_lock(&sbi->s_aggr_lock);
-	if (list_empty(&vi->i_hot)) {
+	vi->i_writers++;
+	if (list_empty(&vi->i_hot) && READ_ONCE(sbi->s_aopts.on)) {
 		atomic_set(&vi->i_wcount, 0);
 		list_add_tail(&vi->i_hot, &sbi->s_hot);
 	}
@@ -314,19 +315,46 @@ void vsmfs_aggr_open(struct inode *inode, struct file *file)
  * @file: the file
  *
  * The last writer gone, the inode leaves the list (and its count is
- * forgotten, as a closed file is no longer hot).
+ * forgotten, as a closed file is no longer hot). The files are counted
+ * here rather than read from i_writecount, which drops only after
+ * ->release: two writers closing at once, or one closing while
+ * truncate(2) holds write access, would each see another.
+ *
+ * Return: true if @file was the last file open for writing on @inode.
  */
-void vsmfs_aggr_release(struct inode *inode, struct file *file)
+bool vsmfs_aggr_release(struct inode *inode, struct file *file)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	bool last;
+
+	if (!(file->f_mode & FMODE_WRITE))
+		return false;
+	spin_lock(&sbi->s_aggr_lock);
+	last = !--vi->i_writers;
+	if (last)
+		list_del_init(&vi->i_hot);
+	spin_unlock(&sbi->s_aggr_lock);
+	return last;
+}
+
+/**
+ * vsmfs_aggr_evict() - an inode is evicted
+ * @inode: the inode
+ *
+ * Every file open for writing was released before, so the inode is not
+ * listed; were it, it leaves the list before its memory is freed.
+ */
+void vsmfs_aggr_evict(struct inode *inode)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 
-	/* i_writecount drops after ->release: 1 is the last writer. */
-	if (!(file->f_mode & FMODE_WRITE) || atomic_read(&inode->i_writecount) != 1)
-		return;
-	spin_lock(&sbi->s_aggr_lock);
-	list_del_init(&vi->i_hot);
-	spin_unlock(&sbi->s_aggr_lock);
+	if (WARN_ON_ONCE(!list_empty_careful(&vi->i_hot))) {
+		spin_lock(&sbi->s_aggr_lock);
+		list_del_init(&vi->i_hot);
+		spin_unlock(&sbi->s_aggr_lock);
+	}
 }
 
 /**

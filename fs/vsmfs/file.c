@@ -1473,9 +1473,7 @@ static int vsmfs_release(struct inode *inode, struct file *file)
 	u64 freed = 0;
 	int ret, err;
 
-	vsmfs_aggr_release(inode, file);
-	if (!(file->f_mode & FMODE_WRITE) || atomic_read(&inode->i_writecount) != 1 ||
-	    !READ_ONCE(vi->i_tail_key))
+	if (!vsmfs_aggr_release(inode, file) || !READ_ONCE(vi->i_tail_key))
 		return 0;
 	inode_lock(inode);
 	down_write(&vi->i_idx_sem);

@@ -718,6 +718,7 @@ void vsmfs_evict_inode(struct inode *inode)
 	int ret = 0, err;
 
 	truncate_inode_pages_final(&inode->i_data);
+	vsmfs_aggr_evict(inode);
 	if (!inode->i_nlink && !is_bad_inode(inode)) {
 		vsmfs_trans_begin(sbi, &t);
 		if (!vsmfs_inline_symlink(inode))

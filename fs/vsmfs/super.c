@@ -740,6 +740,7 @@ struct inode *vsmfs_alloc_inode(struct super_block *sb)
 	vi->i_pages = 0;
 	INIT_LIST_HEAD(&vi->i_hot);
 	atomic_set(&vi->i_wcount, 0);
+	vi->i_writers = 0;
 	return &vi->vfs_inode;
 }
 

@@ -228,9 +228,13 @@ struct vsmfs_inode_info {
 	u64			i_xattr;
 	struct rw_semaphore	i_xattr_sem;
 	u64			i_index[VSMFS_NDIRECT + 2];	/* direct, ind, dind */
-	/* On sbi->s_hot while open for writing, and the writes counted. */
+	/*
+	 * On sbi->s_hot while open for writing, and the writes counted; the
+	 * files open for writing, counted under sbi->s_aggr_lock.
+	 */
 	struct list_head	i_hot;
 	atomic_t		i_wcount;
+	unsigned int		i_writers;
 	char			i_inline[VSMFS_INLINE_LEN + 1];	/* fast symlink */
 	struct inode		vfs_inode;
 };
@@ -371,7 +375,8 @@ void vsmfs_aggr_init(struct vsmfs_sb_info *sbi);
 void vsmfs_aggr_stop(struct vsmfs_sb_info *sbi);
 void vsmfs_aggr_destroy(struct vsmfs_sb_info *sbi);
 void vsmfs_aggr_open(struct inode *inode, struct file *file);
-void vsmfs_aggr_release(struct inode *inode, struct file *file);
+bool vsmfs_aggr_release(struct inode *inode, struct file *file);
+void vsmfs_aggr_evict(struct inode *inode);
 void vsmfs_aggr_written(struct inode *inode);
 
 /* file.c */
