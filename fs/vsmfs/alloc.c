@@ -47,11 +47,21 @@ static u64 vsmfs_count_free(struct vsmfs_sb_info *sbi, u64 start, u64 nbits)
  * vsmfs_alloc_init() - count free pages and inodes
  * @sbi: the file system, journal replayed
  *
- * Return: 0.
+ * Logical page 0 and i-number 0 name nothing: mkfs marks them in use, and
+ * an image where either is free is refused, as the allocators would hand
+ * them out.
+ *
+ * Return: 0, or -EINVAL for such an image.
  */
 int vsmfs_alloc_init(struct vsmfs_sb_info *sbi)
 {
 	struct vsmfs_layout *l = &sbi->s_layout;
+
+	if (!test_bit(0, vsmfs_blk_ptr(sbi, l->lbitmap_start)) ||
+	    !test_bit(0, vsmfs_blk_ptr(sbi, l->ibitmap_start))) {
+		vsmfs_err(sbi->s_sb, "corrupt bitmaps: logical page 0 or inode 0 marked free");
+		return -EINVAL;
+	}
 
 	sbi->s_free_pages = vsmfs_count_free(sbi, l->lbitmap_start, l->data_pages);
 	sbi->s_free_inodes = vsmfs_count_free(sbi, l->ibitmap_start, l->inodes);

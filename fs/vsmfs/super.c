@@ -501,6 +501,11 @@ static int vsmfs_map_device(struct super_block *sb, struct vsmfs_sb_info *sbi)
 			  avail, nr);
 		return -EINVAL;
 	}
+	if (bytes < (u64)VSMFS_MIN_BLOCKS << VSMFS_BLOCK_SHIFT) {
+		vsmfs_err(sb, "device too small: %llu KiB, a vsmfs needs %u MiB",
+			  bytes >> 10, VSMFS_MIN_BLOCKS >> (20 - VSMFS_BLOCK_SHIFT));
+		return -EINVAL;
+	}
 	if (!pfn_t_has_page(pfn)) {
 		vsmfs_err(sb, "device pages have no struct page (use an fsdax namespace)");
 		return -EINVAL;

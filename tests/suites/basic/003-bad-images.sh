@@ -44,6 +44,15 @@ for f in blocks=0 blocks=0x7fffffffffffffff blocks=1000 inodes=3 inodes=0xffffff
 	try EINVAL "vsmfs \(pmem0\): "
 done
 
+# Logical page 0 or inode 0 free in the bitmaps: the allocators would
+# hand out what names nothing.
+for b in lbit ibit; do
+	mkfs_vsmfs -f "$DEV"
+	$HELPERS/fspoke "$DEV" $b 0 0
+	echo "$b 0 clear:"
+	try EINVAL "corrupt bitmaps: logical page 0 or inode 0 marked free"
+done
+
 # A torn primary (checksum mismatch) with a good backup: mounts from the
 # backup, warns, and repairs the primary.
 mkfs_vsmfs -f "$DEV"
@@ -55,6 +64,29 @@ dmesg -C
 mount_vsmfs
 dmesg | grep -q "using the backup" && die "primary not repaired"
 umount "$MNT"
+
+# A DAX partition smaller than any vsmfs, holding the first block of one.
+mkfs_vsmfs -f "$DEV"
+dd if="$DEV" of=/tmp/sb.blk bs=4k count=1 2>/dev/null
+python3 - "$DEV" <<'PY'
+import struct, sys
+# MBR: partition 1 at sector 2048, 8 sectors (4 KiB).
+mbr = bytearray(512)
+mbr[446:462] = struct.pack("<B3sB3sII", 0, b"\0\0\0", 0x83, b"\0\0\0", 2048, 8)
+mbr[510:512] = b"\x55\xaa"
+with open(sys.argv[1], "r+b") as f:
+    f.write(mbr)
+PY
+blockdev --rereadpt "$DEV"
+udevadm settle 2>/dev/null || true
+[ -b "${DEV}p1" ] || die "no partition ${DEV}p1"
+dd if=/tmp/sb.blk of="${DEV}p1" bs=4k count=1 2>/dev/null
+dmesg -C
+got=$(python3 tests/lib/mount_errno.py "${DEV}p1" "$MNT")
+assert_eq "$got" EINVAL "mount of a 4 KiB partition"
+dmesg_has "device too small: 4 KiB"
+dd if=/dev/zero of="$DEV" bs=4k count=1 2>/dev/null
+blockdev --rereadpt "$DEV"
 
 # A device without DAX: a loop device.
 modprobe loop
