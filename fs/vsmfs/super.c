@@ -640,7 +640,13 @@ static int vsmfs_reconfigure(struct fs_context *fc)
 	struct vsmfs_sb_info *sbi = VSMFS_SB(sb);
 	struct vsmfs_fs_context *ctx = fc->fs_private;
 	bool to_ro = fc->sb_flags & SB_RDONLY;
+	int ret;
 
+	if (!to_ro && sb_rdonly(sb) &&
+	    le32_to_cpu(sbi->s_dsb->s_feature_ro_compat) & ~VSMFS_FEATURE_RO_COMPAT_SUPP) {
+		vsmfs_err(sb, "unknown read-only compatible features: stays read-only");
+		return -EINVAL;
+	}
 	sync_filesystem(sb);
 	/* Writers read the modes once; a write in progress keeps its mode. */
 	vsmfs_apply_data_opts(fc, sbi);
@@ -665,6 +671,16 @@ static int vsmfs_reconfigure(struct fs_context *fc)
 		vsmfs_journal_checkpoint(sbi);
 		vsmfs_set_clean(sbi, true);
 	} else if (!to_ro && sb_rdonly(sb)) {
+		/* A read-only mount of an unclean image left its orphans. */
+		if (!(le32_to_cpu(sbi->s_dsb->s_state) & VSMFS_STATE_CLEAN)) {
+			vsmfs_journal_set_writethrough(sbi, true);
+			ret = vsmfs_orphan_cleanup(sb);
+			vsmfs_journal_set_writethrough(sbi, false);
+			if (ret) {
+				vsmfs_err(sb, "freeing orphan inodes failed: %d", ret);
+				WRITE_ONCE(sbi->s_orphans_left, true);
+			}
+		}
 		vsmfs_set_clean(sbi, false);
 	}
 	if (!to_ro)

@@ -44,6 +44,20 @@ for f in blocks=0 blocks=0x7fffffffffffffff blocks=1000 inodes=3 inodes=0xffffff
 	try EINVAL "vsmfs \(pmem0\): "
 done
 
+# Unknown read-only compatible features: read-only mounts only, and no
+# remount read-write.
+mkfs_vsmfs -f "$DEV"
+$SB "$DEV" set feature_ro_compat=0x80000000
+try EINVAL "unknown read-only compatible features: mount read-only"
+mount_vsmfs -o ro
+dmesg -C
+if mount -o remount,rw "$MNT" 2>/dev/null; then
+	die "remounted read-write with unknown read-only compatible features"
+fi
+dmesg_has "unknown read-only compatible features: stays read-only"
+grep -q " $MNT vsmfs ro," /proc/mounts || die "not read-only after the refused remount"
+umount "$MNT"
+
 # Logical page 0 or inode 0 free in the bitmaps: the allocators would
 # hand out what names nothing.
 for b in lbit ibit; do

@@ -1,5 +1,6 @@
 # A file unlinked while open keeps its space until the last close; if the
-# system goes down first, the next read-write mount frees it.
+# system goes down first, the next read-write mount frees it, or the
+# remount read-write of a read-only mount.
 . tests/lib/common.sh
 
 mkfs_vsmfs -f "$DEV"
@@ -26,8 +27,24 @@ dd if="$DEV" of=/tmp/crash.img bs=1M iflag=direct conv=sparse status=none
 exec 3<&-
 umount "$MNT"
 dd if=/tmp/crash.img of="$DEV" bs=1M oflag=direct status=none
-rm -f /tmp/crash.img
+dmesg -C
 mount_vsmfs
 dmesg_has "freed 1 orphan inode" || die "orphan not reported"
 assert_eq "$(stat -f -c %f "$MNT")" "$free0" "orphan space freed at mount"
 assert_eq "$(stat -f -c %d "$MNT")" "$ifree0" "orphan inode freed at mount"
+umount "$MNT"
+
+# The same image mounted read-only, then remounted read-write: the orphan
+# is freed at the remount, not left for good.
+dd if=/tmp/crash.img of="$DEV" bs=1M oflag=direct status=none
+rm -f /tmp/crash.img
+dmesg -C
+mount_vsmfs -o ro
+dmesg | grep -q "orphan inode" && die "orphan freed by a read-only mount"
+mount -o remount,rw "$MNT"
+dmesg_has "freed 1 orphan inode" || die "orphan not freed at the remount read-write"
+assert_eq "$(stat -f -c %f "$MNT")" "$free0" "orphan space freed at the remount"
+assert_eq "$(stat -f -c %d "$MNT")" "$ifree0" "orphan inode freed at the remount"
+umount "$MNT"
+"$FSCK" -n "$DEV" || die "fsck after the remount"
+mount_vsmfs
