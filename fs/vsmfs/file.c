@@ -698,14 +698,27 @@ out:
 }
 
 /*
+ * Widen [*@start, *@end) to the pages whose frames a copy-on-write of it
+ * replaces: with cow=superpage, every superpage it touches is copied whole.
+ */
+static void vsmfs_cow_span(unsigned int mode, loff_t *start, loff_t *end)
+{
+	u64 unit = mode == VSMFS_COW_SUPERPAGE ? VSMFS_PIECE_SIZE : PAGE_SIZE;
+
+	*start = round_down(*start, unit);
+	*end = round_up(*end, unit);
+}
+
+/*
  * Write [@pos, @pos + @len) atomically (data=atomic): the new content of
  * every page reaches PM in fresh pages, and one transaction switches the
  * file to them, so after a crash the file holds the old or the new
  * content of the whole range, never a mix.
  *
- * Ordering: (1) user mappings of the range are removed and pinned pages
- * waited for, under invalidate_lock held until the end, so no user
- * mapping can reach an old frame once it is freed; (2) new data and the
+ * Ordering: (1) user mappings of the range (of its superpages with
+ * cow=superpage) are removed and pinned pages waited for, under
+ * invalidate_lock held until the end, so no user mapping can reach an old
+ * frame once it is freed; (2) new data and the
  * merged old bytes are written to fresh pages with non-temporal stores;
  * (3) the page table entries are swapped and the index switched in the
  * transaction's DRAM copies, and the live kernel PTEs are changed; (4) one
@@ -727,16 +740,17 @@ static ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	struct address_space *mapping = inode->i_mapping;
-	loff_t end = pos + len;
+	loff_t end = pos + len, ustart = pos, uend = end;
 	struct vsmfs_trans t;
 	ssize_t n;
 	int err;
 
 	filemap_invalidate_lock(mapping);
-	n = vsmfs_break_layouts_range(inode, pos, end - 1);
+	vsmfs_cow_span(mode, &ustart, &uend);
+	n = vsmfs_break_layouts_range(inode, ustart, uend - 1);
 	if (n)
 		goto out_unlock;
-	truncate_pagecache_range(inode, round_down(pos, PAGE_SIZE), round_up(end, PAGE_SIZE) - 1);
+	truncate_pagecache_range(inode, ustart, uend - 1);
 
 	down_write(&vi->i_idx_sem);
 	vsmfs_trans_begin(sbi, &t);
@@ -1377,12 +1391,14 @@ static long vsmfs_do_fallocate(struct file *file, int mode, loff_t offset, loff_
 		ret = vsmfs_break_layouts(inode);
 		if (ret)
 			goto out_invalidate;
+		loff_t ustart = offset, uend = end;
+
 		/*
 		 * User mappings of every page touched go, partial ones too:
 		 * copy-on-write gives them new frames.
 		 */
-		truncate_pagecache_range(inode, round_down(offset, PAGE_SIZE),
-					 round_up(end, PAGE_SIZE) - 1);
+		vsmfs_cow_span(READ_ONCE(sbi->s_cow_mode), &ustart, &uend);
+		truncate_pagecache_range(inode, ustart, uend - 1);
 	}
 	/*
 	 * A plain allocation that extends the file sets the size in the

@@ -116,8 +116,14 @@ PY
 # cow=superpage: a 4 KiB overwrite copies the rest of its superpage.
 mount -o remount,cow=superpage "$MNT"
 PYTHONPATH=tests/lib python3 - "$DEV" "$MNT" <<'PY'
-import os, sys
+import ctypes, mmap, os, sys
 from vsmfs_test import P, VSP, check, Counters
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+def fallocate(fd, mode, off, n):
+    if libc.fallocate(fd, mode, ctypes.c_long(off), ctypes.c_long(n)):
+        raise OSError(ctypes.get_errno(), "fallocate")
 c = Counters(sys.argv[1])
 fd = os.open(os.path.join(sys.argv[2], "f"), os.O_RDWR)
 old = os.pread(fd, VSP, 0)
@@ -134,6 +140,26 @@ check(s["data_cow_copy_bytes"] == VSP - P, "cow=superpage: copied %d" % s["data_
 check(s["pte_swaps"] == 0, "cow=superpage: %d swaps" % s["pte_swaps"])
 want = old[:5 * P] + b"s" * P + old[6 * P:]
 check(os.pread(fd, VSP, 0) == want, "cow=superpage: content")
+# A shared mapping of pages the write does not touch follows the copy of
+# their superpage: its stores reach the file, and it sees what read() does
+# (and whole-piece punches and zeroing the same).
+# Part of the superpage, so that it is mapped page by page (a mapping of a
+# whole superpage may be one huge page, unmapped as a whole by any write).
+m = mmap.mmap(fd, 16 * P, mmap.MAP_SHARED, offset=8 * P)
+m9 = P	# file page 9
+check(m[m9:m9 + 4] == want[9 * P:9 * P + 4], "cow=superpage: mapping before")
+for what, change in (("write", lambda: os.pwrite(fd, b"t", 0)),
+                     ("punch", lambda: fallocate(fd, 0x3, 2 * P, P)),
+                     ("zero", lambda: fallocate(fd, 0x10, 3 * P, 10))):
+    m[m9:m9 + 4] = b"mmap"
+    change()
+    check(m[m9:m9 + 4] == b"mmap", f"cow=superpage {what}: mapping lost its store")
+    m[m9 + 4:m9 + 8] = b"MMAP"
+    check(os.pread(fd, 8, 9 * P) == b"mmapMMAP",
+          f"cow=superpage {what}: store through the mapping not in the file "
+          f"({os.pread(fd, 8, 9 * P)!r})")
+    m[m9:m9 + 8] = want[9 * P:9 * P + 8]
+m.close()
 os.close(fd)
 PY
 
