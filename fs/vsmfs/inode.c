@@ -797,10 +797,14 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 			inode->i_ctime = inode->i_mtime;
 		}
 	}
-	if (!ret) {
+	if (!ret)
 		setattr_copy(mnt_userns, inode, iattr);
-		ret = vsmfs_write_inode_t(&t, inode);
-	}
+	/*
+	 * A truncation that failed part way commits the pages it freed: the
+	 * inode is written too, as its index no longer names them.
+	 */
+	if (!ret || resize)
+		ret = vsmfs_write_inode_t(&t, inode) ?: ret;
 	ret = vsmfs_trans_commit(&t) ?: ret;
 	/*
 	 * The bytes past the new end, in its page, once they are past the end
@@ -809,9 +813,13 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 	 * again before the file grows over them (vsmfs_truncate_t(), the
 	 * write and fallocate paths).
 	 */
-	if (shrink && !ret)
+	if (shrink && !ret) {
+		/* Outside the transaction: this CPU may hold old translations. */
+		vsmfs_vsp_enter();
 		vsmfs_zero_mapped(inode, inode->i_size,
 				  round_up(inode->i_size, VSMFS_BLOCK_SIZE));
+		vsmfs_vsp_exit();
+	}
 	if (resize) {
 		up_write(&VSMFS_I(inode)->i_idx_sem);
 out_invalidate:
