@@ -205,9 +205,17 @@ static int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
 			/* Move the run: swap its frames in, free the old pages. */
 			vsmfs_swap_init(sbi, &sw);
 			ret = vsmfs_swap_pages(t, &sw, lpn, nlpn, have);
-			vsmfs_swap_flush(&sw);
-			if (!ret)
+			if (!ret) {
 				ret = vsmfs_free_pages(t, lpn, have);
+				/*
+				 * The index still names @lpn: its frames go
+				 * back (the page table blocks are cached now,
+				 * so this swap cannot fail).
+				 */
+				if (ret)
+					vsmfs_swap_pages(t, &sw, lpn, nlpn, have);
+			}
+			vsmfs_swap_flush(&sw);
 			if (ret) {
 				vsmfs_free_pages(t, nlpn, need);
 				vi->i_pages -= need;
