@@ -787,6 +787,24 @@ static int vsmfs_do_link(struct dentry *old, struct inode *dir, struct dentry *d
 	return ret;
 }
 
+/*
+ * Drop a link of @inode, which a directory entry held; a directory keeps
+ * at least two (its entry in its parent and its own "."). A link count too
+ * low for that is damage on PM: it is reported and left, not wrapped
+ * around or taken to zero, which would free an inode still linked.
+ */
+static void vsmfs_drop_link(struct inode *inode)
+{
+	unsigned int min = S_ISDIR(inode->i_mode) ? 2 : 0;
+
+	if (inode->i_nlink > min) {
+		drop_nlink(inode);
+		return;
+	}
+	vsmfs_err_ratelimited(inode->i_sb, "inode %lu: link count %u too low to drop, left",
+			      inode->i_ino, inode->i_nlink);
+}
+
 /* Remove @dentry's entry and drop the link it held, in transaction @t. */
 static int vsmfs_unlink_t(struct vsmfs_trans *t, struct inode *dir,
 			  struct vsmfs_dir_index *idx, struct dentry *dentry)
@@ -803,9 +821,9 @@ static int vsmfs_unlink_t(struct vsmfs_trans *t, struct inode *dir,
 	inode->i_ctime = dir->i_ctime;
 	if (S_ISDIR(inode->i_mode)) {
 		clear_nlink(inode);
-		drop_nlink(dir);
+		vsmfs_drop_link(dir);
 	} else {
-		drop_nlink(inode);
+		vsmfs_drop_link(inode);
 	}
 	ret = vsmfs_write_inode_t(t, dir);
 	if (!ret)
@@ -878,11 +896,11 @@ static int vsmfs_do_rename(struct user_namespace *ns, struct inode *old_dir,
 		vsmfs_trans_dirty(&t, npos.mb);
 		if (old_dir != new_dir && S_ISDIR(new_inode->i_mode) != is_dir) {
 			if (is_dir) {
-				drop_nlink(old_dir);
+				vsmfs_drop_link(old_dir);
 				inc_nlink(new_dir);
 			} else {
 				inc_nlink(old_dir);
-				drop_nlink(new_dir);
+				vsmfs_drop_link(new_dir);
 			}
 		}
 		old_dir->i_ctime = current_time(old_dir);
@@ -907,14 +925,14 @@ static int vsmfs_do_rename(struct user_namespace *ns, struct inode *old_dir,
 		if (is_dir)
 			clear_nlink(new_inode);
 		else
-			drop_nlink(new_inode);
+			vsmfs_drop_link(new_inode);
 		ret = vsmfs_write_inode_t(&t, new_inode);
 		if (ret)
 			goto out;
 		new_dir->i_mtime = new_inode->i_ctime;
 		new_dir->i_ctime = new_inode->i_ctime;
 		if (is_dir)
-			drop_nlink(new_dir);
+			vsmfs_drop_link(new_dir);
 	} else {
 		ret = vsmfs_add_entry(&t, new_dir, nidx, &new_dentry->d_name, old_inode);
 		if (ret)
@@ -925,7 +943,7 @@ static int vsmfs_do_rename(struct user_namespace *ns, struct inode *old_dir,
 	if (ret)
 		goto out;
 	if (is_dir && old_dir != new_dir) {
-		drop_nlink(old_dir);
+		vsmfs_drop_link(old_dir);
 		inc_nlink(new_dir);
 	}
 	old_inode->i_ctime = current_time(old_inode);

@@ -67,6 +67,34 @@ for b in lbit ibit; do
 	try EINVAL "corrupt bitmaps: logical page 0 or inode 0 marked free"
 done
 
+# Link counts too low on PM: a file with two names but one link, a
+# directory with two subdirectories but the count of none. Removing the
+# names reports the damage; nothing wraps around or frees a linked inode.
+mkfs_vsmfs -f "$DEV"
+mount_vsmfs
+echo data > "$MNT/a"
+ln "$MNT/a" "$MNT/b"
+mkdir -p "$MNT/d/s1" "$MNT/d/s2"
+fino=$(stat -c %i "$MNT/a")
+dino=$(stat -c %i "$MNT/d")
+umount "$MNT"
+$HELPERS/fspoke "$DEV" inode "$fino" set nlink=1
+$HELPERS/fspoke "$DEV" inode "$dino" set nlink=2
+dmesg -C
+mount_vsmfs
+ls -l "$MNT/a" "$MNT/b" > /dev/null
+rm "$MNT/a" "$MNT/b"
+rmdir "$MNT/d/s1" "$MNT/d/s2"
+dmesg_has "inode $fino: link count 0 too low to drop"
+dmesg_has "inode $dino: link count 2 too low to drop"
+[ -d "$MNT/d" ] || die "directory lost after its link count ran low"
+umount "$MNT"
+mount_vsmfs
+[ -d "$MNT/d" ] || die "directory lost at the remount"
+[ -e "$MNT/a" ] && die "a still there"
+umount "$MNT"
+"$FSCK" -n "$DEV" || die "fsck after removing names with low link counts"
+
 # A torn primary (checksum mismatch) with a good backup: mounts from the
 # backup, warns, and repairs the primary.
 mkfs_vsmfs -f "$DEV"
