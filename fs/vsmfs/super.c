@@ -617,8 +617,14 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 			vsmfs_journal_set_writethrough(sbi, true);
 			ret = vsmfs_orphan_cleanup(sb);
 			vsmfs_journal_set_writethrough(sbi, false);
-			if (ret)
-				return ret;
+			/*
+			 * Not a reason to refuse the mount; but the file
+			 * system stays marked in use until they are freed.
+			 */
+			if (ret) {
+				vsmfs_err(sb, "freeing orphan inodes failed: %d", ret);
+				WRITE_ONCE(sbi->s_orphans_left, true);
+			}
 		}
 
 		le32_add_cpu(&dsb->s_mount_count, 1);
@@ -669,10 +675,13 @@ static int vsmfs_reconfigure(struct fs_context *fc)
 	if (to_ro && !sb_rdonly(sb)) {
 		/* Home blocks current before the file system is marked clean. */
 		vsmfs_journal_checkpoint(sbi);
-		vsmfs_set_clean(sbi, true);
+		/* Orphans left keep it marked in use, for a later mount. */
+		if (!READ_ONCE(sbi->s_orphans_left))
+			vsmfs_set_clean(sbi, true);
 	} else if (!to_ro && sb_rdonly(sb)) {
 		/* A read-only mount of an unclean image left its orphans. */
 		if (!(le32_to_cpu(sbi->s_dsb->s_state) & VSMFS_STATE_CLEAN)) {
+			WRITE_ONCE(sbi->s_orphans_left, false);
 			vsmfs_journal_set_writethrough(sbi, true);
 			ret = vsmfs_orphan_cleanup(sb);
 			vsmfs_journal_set_writethrough(sbi, false);

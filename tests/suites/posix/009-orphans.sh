@@ -20,6 +20,7 @@ assert_eq "$(stat -f -c %f "$MNT")" "$free0" "space back after last close"
 # Leave an orphan on the device: keep it open and copy the device image
 # while mounted (what a power cut would leave), then restore that image.
 head -c 5000000 /dev/urandom > "$MNT/orphan"
+oino=$(stat -c %i "$MNT/orphan")
 exec 3<"$MNT/orphan"
 rm "$MNT/orphan"
 sync
@@ -37,7 +38,6 @@ umount "$MNT"
 # The same image mounted read-only, then remounted read-write: the orphan
 # is freed at the remount, not left for good.
 dd if=/tmp/crash.img of="$DEV" bs=1M oflag=direct status=none
-rm -f /tmp/crash.img
 dmesg -C
 mount_vsmfs -o ro
 dmesg | grep -q "orphan inode" && die "orphan freed by a read-only mount"
@@ -47,4 +47,17 @@ assert_eq "$(stat -f -c %f "$MNT")" "$free0" "orphan space freed at the remount"
 assert_eq "$(stat -f -c %d "$MNT")" "$ifree0" "orphan inode freed at the remount"
 umount "$MNT"
 "$FSCK" -n "$DEV" || die "fsck after the remount"
+
+# An orphan that cannot be freed (its mode damaged) does not keep the file
+# system from mounting, and keeps it marked in use, unmount after unmount.
+dd if=/tmp/crash.img of="$DEV" bs=1M oflag=direct status=none
+rm -f /tmp/crash.img
+$HELPERS/fspoke "$DEV" inode "$oino" set mode=0170644
+dmesg -C
+mount_vsmfs
+dmesg_has "freeing orphan inodes failed"
+umount "$MNT"
+dmesg_has "orphan inodes left for the next mount to free"
+assert_eq "$(( $($HELPERS/sbedit "$DEV" get state) & 1 ))" 0 "clean flag with an orphan left"
+mkfs_vsmfs -f "$DEV"
 mount_vsmfs
