@@ -143,9 +143,18 @@ struct posix_acl *vsmfs_get_acl(struct inode *inode, int type, bool rcu)
 	return acl;
 }
 
-/* Store (or remove, @acl NULL) an ACL; the caller writes the inode. */
-static int vsmfs_set_acl_t(struct vsmfs_trans *t, struct inode *inode,
-			   struct posix_acl *acl, int type)
+/**
+ * vsmfs_set_acl_t() - store or remove an ACL in a transaction
+ * @t: running transaction
+ * @inode: the inode; the caller writes it
+ * @acl: the ACL, NULL to remove it
+ * @type: ACL_TYPE_ACCESS or ACL_TYPE_DEFAULT
+ *
+ * Context: inside the transaction.
+ * Return: 0, or a negative errno and nothing changed.
+ */
+int vsmfs_set_acl_t(struct vsmfs_trans *t, struct inode *inode, struct posix_acl *acl,
+		    int type)
 {
 	void *value = NULL;
 	size_t size = 0;

@@ -767,6 +767,7 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 	struct inode *inode = d_inode(dentry);
 	bool resize = (iattr->ia_valid & ATTR_SIZE) && iattr->ia_size != inode->i_size;
 	bool shrink = resize && iattr->ia_size < inode->i_size;
+	struct posix_acl *acl = NULL;
 	struct vsmfs_trans t;
 	int ret;
 
@@ -775,6 +776,19 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 		return ret;
 	if ((iattr->ia_valid & ATTR_SIZE) && !S_ISREG(inode->i_mode))
 		return -EINVAL;
+	/* The access ACL follows the new mode, in the same transaction. */
+	if (IS_ENABLED(CONFIG_FS_POSIX_ACL) && (iattr->ia_valid & ATTR_MODE) &&
+	    !S_ISLNK(inode->i_mode) && IS_POSIXACL(inode)) {
+		acl = get_acl(inode, ACL_TYPE_ACCESS);
+		if (IS_ERR(acl))
+			return PTR_ERR(acl);
+		/* Only the permission bits count, which setattr_copy() keeps. */
+		if (acl) {
+			ret = __posix_acl_chmod(&acl, GFP_KERNEL, iattr->ia_mode);
+			if (ret)
+				return ret;
+		}
+	}
 	if (resize) {
 		/*
 		 * No fault maps a page while the size changes, no pinned
@@ -797,6 +811,9 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 			inode->i_ctime = inode->i_mtime;
 		}
 	}
+	/* On error it changes nothing: then neither does the mode. */
+	if (!ret && acl)
+		ret = vsmfs_set_acl_t(&t, inode, acl, ACL_TYPE_ACCESS);
 	if (!ret)
 		setattr_copy(mnt_userns, inode, iattr);
 	/*
@@ -825,9 +842,7 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 out_invalidate:
 		filemap_invalidate_unlock(inode->i_mapping);
 	}
-	/* The access ACL follows the new mode, in a transaction of its own. */
-	if (!ret && (iattr->ia_valid & ATTR_MODE) && !S_ISLNK(inode->i_mode))
-		ret = posix_acl_chmod(mnt_userns, inode, inode->i_mode);
+	posix_acl_release(acl);
 	return ret;
 }
 

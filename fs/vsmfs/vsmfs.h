@@ -409,10 +409,18 @@ int vsmfs_init_security_t(struct vsmfs_trans *t, struct inode *inode, struct ino
 struct posix_acl *vsmfs_get_acl(struct inode *inode, int type, bool rcu);
 int vsmfs_set_acl(struct user_namespace *mnt_userns, struct inode *inode,
 		  struct posix_acl *acl, int type);
+int vsmfs_set_acl_t(struct vsmfs_trans *t, struct inode *inode, struct posix_acl *acl,
+		    int type);
 int vsmfs_init_acl_t(struct vsmfs_trans *t, struct inode *inode, struct inode *dir);
 #else
 #define vsmfs_get_acl	NULL
 #define vsmfs_set_acl	NULL
+static inline int vsmfs_set_acl_t(struct vsmfs_trans *t, struct inode *inode,
+				  struct posix_acl *acl, int type)
+{
+	return -EOPNOTSUPP;
+}
+
 static inline int vsmfs_init_acl_t(struct vsmfs_trans *t, struct inode *inode,
 				   struct inode *dir)
 {

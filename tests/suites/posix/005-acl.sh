@@ -42,7 +42,12 @@ chmod 600 "$F"
 assert_eq "$(acl "$F")" \
 	"user::rw- user:nobody:rw- #effective:--- group::--- mask::--- other::--- " "ACL after chmod 600"
 expect_fail as_nobody cat "$F"
+# The mode and the ACL change in one transaction: a crash leaves both old
+# or both new.
+S=/sys/fs/vsmfs/$(basename "$DEV")
+echo 1 > "$S/reset"
 chmod 640 "$F"
+assert_eq "$(cat "$S/trans_commits")" 1 "transactions of a chmod with an ACL"
 assert_eq "$(acl "$F")" \
 	"user::rw- user:nobody:rw- #effective:r-- group::--- mask::r-- other::--- " "ACL after chmod 640"
 assert_eq "$(as_nobody cat "$F" | head -n 1)" data "read after chmod 640"
