@@ -273,6 +273,11 @@ int vsmfs_xattr_set_t(struct vsmfs_trans *t, struct inode *inode, int index,
 	}
 	h = vsmfs_xhdr(mb);
 	count = le16_to_cpu(h->x_count);
+	if (e && !value && count == 1) {
+		/* The last one goes with its block; on error both stay. */
+		ret = vsmfs_xattr_free_block(t, inode);
+		goto out;
+	}
 	if (e) {
 		unsigned int off = (u8 *)e - mb->m_data;
 
@@ -291,10 +296,6 @@ int vsmfs_xattr_set_t(struct vsmfs_trans *t, struct inode *inode, int index,
 		memcpy(e->e_name + name_len, value, size);
 		used += need;
 		count++;
-	}
-	if (!count) {
-		ret = vsmfs_xattr_free_block(t, inode);
-		goto out;
 	}
 	h->x_count = cpu_to_le16(count);
 	h->x_used = cpu_to_le16(used);
