@@ -56,6 +56,28 @@ static void vsmfs_set_clean(struct vsmfs_sb_info *sbi, bool clean)
 }
 
 /*
+ * Free the orphan inodes on PM (vsmfs_orphan_cleanup()). A failure is
+ * reported and noted in s_orphans_left, as is an eviction that failed on
+ * the way: the file system then stays marked in use. Return: true if no
+ * orphan is left.
+ */
+static bool vsmfs_free_orphans(struct vsmfs_sb_info *sbi)
+{
+	int ret;
+
+	WRITE_ONCE(sbi->s_orphans_left, false);
+	/* It reads the inode table on PM: keep it current. */
+	vsmfs_journal_set_writethrough(sbi, true);
+	ret = vsmfs_orphan_cleanup(sbi->s_sb);
+	vsmfs_journal_set_writethrough(sbi, false);
+	if (ret) {
+		vsmfs_err(sbi->s_sb, "freeing orphan inodes failed: %d", ret);
+		WRITE_ONCE(sbi->s_orphans_left, true);
+	}
+	return !READ_ONCE(sbi->s_orphans_left);
+}
+
+/*
  * Unmount: inodes were evicted after the last sync, so the journal is
  * checkpointed once more; home blocks are current before the superblock
  * says clean.
@@ -63,7 +85,6 @@ static void vsmfs_set_clean(struct vsmfs_sb_info *sbi, bool clean)
 static void vsmfs_put_super(struct super_block *sb)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(sb);
-	int ret;
 
 	vsmfs_journal_timer_stop(sbi);
 	if (sb_rdonly(sb))
@@ -73,17 +94,10 @@ static void vsmfs_put_super(struct super_block *sb)
 	 * on PM: free them now, or leave the file system marked in use so
 	 * that the next mount does.
 	 */
-	if (READ_ONCE(sbi->s_orphans_left)) {
-		WRITE_ONCE(sbi->s_orphans_left, false);
-		/* It reads the inode table on PM: keep it current. */
-		vsmfs_journal_set_writethrough(sbi, true);
-		ret = vsmfs_orphan_cleanup(sb);
-		vsmfs_journal_set_writethrough(sbi, false);
-		if (ret || READ_ONCE(sbi->s_orphans_left)) {
-			vsmfs_journal_checkpoint(sbi);
-			vsmfs_warn(sb, "orphan inodes left for the next mount to free");
-			return;
-		}
+	if (READ_ONCE(sbi->s_orphans_left) && !vsmfs_free_orphans(sbi)) {
+		vsmfs_journal_checkpoint(sbi);
+		vsmfs_warn(sb, "orphan inodes left for the next mount to free");
+		return;
 	}
 	vsmfs_journal_checkpoint(sbi);
 	vsmfs_set_clean(sbi, true);
@@ -612,20 +626,9 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	if (!sb_rdonly(sb)) {
 		struct vsmfs_dsb *dsb = sbi->s_dsb;
 
-		if (!(le32_to_cpu(dsb->s_state) & VSMFS_STATE_CLEAN)) {
-			/* It reads the inode table on PM: keep it current. */
-			vsmfs_journal_set_writethrough(sbi, true);
-			ret = vsmfs_orphan_cleanup(sb);
-			vsmfs_journal_set_writethrough(sbi, false);
-			/*
-			 * Not a reason to refuse the mount; but the file
-			 * system stays marked in use until they are freed.
-			 */
-			if (ret) {
-				vsmfs_err(sb, "freeing orphan inodes failed: %d", ret);
-				WRITE_ONCE(sbi->s_orphans_left, true);
-			}
-		}
+		/* A failure does not refuse the mount (vsmfs_free_orphans()). */
+		if (!(le32_to_cpu(dsb->s_state) & VSMFS_STATE_CLEAN))
+			vsmfs_free_orphans(sbi);
 
 		le32_add_cpu(&dsb->s_mount_count, 1);
 		dsb->s_mount_time = cpu_to_le64(ktime_get_real_seconds());
@@ -646,7 +649,6 @@ static int vsmfs_reconfigure(struct fs_context *fc)
 	struct vsmfs_sb_info *sbi = VSMFS_SB(sb);
 	struct vsmfs_fs_context *ctx = fc->fs_private;
 	bool to_ro = fc->sb_flags & SB_RDONLY;
-	int ret;
 
 	if (!to_ro && sb_rdonly(sb) &&
 	    le32_to_cpu(sbi->s_dsb->s_feature_ro_compat) & ~VSMFS_FEATURE_RO_COMPAT_SUPP) {
@@ -680,16 +682,8 @@ static int vsmfs_reconfigure(struct fs_context *fc)
 			vsmfs_set_clean(sbi, true);
 	} else if (!to_ro && sb_rdonly(sb)) {
 		/* A read-only mount of an unclean image left its orphans. */
-		if (!(le32_to_cpu(sbi->s_dsb->s_state) & VSMFS_STATE_CLEAN)) {
-			WRITE_ONCE(sbi->s_orphans_left, false);
-			vsmfs_journal_set_writethrough(sbi, true);
-			ret = vsmfs_orphan_cleanup(sb);
-			vsmfs_journal_set_writethrough(sbi, false);
-			if (ret) {
-				vsmfs_err(sb, "freeing orphan inodes failed: %d", ret);
-				WRITE_ONCE(sbi->s_orphans_left, true);
-			}
-		}
+		if (!(le32_to_cpu(sbi->s_dsb->s_state) & VSMFS_STATE_CLEAN))
+			vsmfs_free_orphans(sbi);
 		vsmfs_set_clean(sbi, false);
 	}
 	if (!to_ro)
