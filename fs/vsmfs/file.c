@@ -403,11 +403,28 @@ static int vsmfs_cow_alloc(struct vsmfs_cow *c, u64 *count, u64 *lpn)
 }
 
 /*
+ * Merge @len bytes of an old page at @src into the fresh page at @dst:
+ * durable after the next fence (vsmfs_copy_mc_pm()). A poisoned @src
+ * fails the merge rather than the machine, and the caller gives up the
+ * fresh page, so the file keeps its old page.
+ * Return: 0, or -EIO if @src could not be read.
+ */
+static int vsmfs_merge_old(void *dst, const void *src, size_t len)
+{
+	if (!len)
+		return 0;
+	if (vsmfs_fault(VSMFS_FAULT_PM_READ) || vsmfs_copy_mc_pm(dst, src, len))
+		return -EIO;
+	return 0;
+}
+
+/*
  * Replace piece @key whole (cow=multi: the write covers it; cow=superpage:
  * any write): a new run gets the user data, and the old content the write
  * does not cover, then the index entry is switched to it. Returns the
  * bytes written, or an errno; -ENOSPC before anything changed if no run of
- * the size is free.
+ * the size is free, -EIO before anything changed if old content to keep
+ * cannot be read.
  */
 static ssize_t vsmfs_cow_whole(struct vsmfs_cow *c, struct inode *inode, u64 key,
 			       u64 wfrom, u64 wto, struct iov_iter *from)
@@ -432,12 +449,13 @@ static ssize_t vsmfs_cow_whole(struct vsmfs_cow *c, struct inode *inode, u64 key
 	pagefault_enable();
 	end = wfrom + n;
 	/* The old content around what was written, zeros past the old run. */
-	if (wfrom)
-		vsmfs_memcpy_nt(new, old, min(wfrom, oldend));
+	ret = vsmfs_merge_old(new, old, min(wfrom, oldend));
+	if (!ret && end < oldend)
+		ret = vsmfs_merge_old(new + end, old + end, oldend - end);
+	if (ret)
+		goto fail;
 	if (wfrom > oldend)
 		vsmfs_zero_pm(new + oldend, wfrom - oldend);
-	if (end < oldend)
-		vsmfs_memcpy_nt(new + end, old + end, oldend - end);
 	end = max(end, oldend);
 	if (end < cnt << VSMFS_BLOCK_SHIFT)
 		vsmfs_zero_pm(new + end, (cnt << VSMFS_BLOCK_SHIFT) - end);
@@ -477,7 +495,8 @@ fail:
  * written page merged from the old one, and the page table entries of old
  * and fresh pages are swapped. The file's logical pages then reach the new
  * frames; the fresh logical pages, holding the old frames, are freed at the
- * end of the write. Returns the bytes written, or an errno.
+ * end of the write. Returns the bytes written, or an errno. A page whose old
+ * bytes cannot be read (-EIO) is left as it is, and so is the rest.
  */
 static ssize_t vsmfs_cow_fine(struct vsmfs_cow *c, struct inode *inode, u64 key,
 			      u64 wfrom, u64 wto, struct iov_iter *from)
@@ -507,13 +526,18 @@ static ssize_t vsmfs_cow_fine(struct vsmfs_cow *c, struct inode *inode, u64 key,
 		we = min(wto, ce);
 		sp = vsmfs_lpn_ptr(sbi, scr);
 		op = vsmfs_lpn_ptr(sbi, lpn + pg);
-		if (ws > cs)
-			vsmfs_memcpy_nt(sp, op, ws - cs);
-		pagefault_disable();
-		n = vsmfs_copy_from_iter(sp + (ws - cs), we - ws, from);
-		pagefault_enable();
-		if (ws + n < ce)
-			vsmfs_memcpy_nt(sp + (ws + n - cs), op + (ws + n - cs), ce - ws - n);
+		ret = vsmfs_merge_old(sp, op, ws - cs);
+		if (!ret) {
+			pagefault_disable();
+			n = vsmfs_copy_from_iter(sp + (ws - cs), we - ws, from);
+			pagefault_enable();
+			ret = vsmfs_merge_old(sp + (ws + n - cs), op + (ws + n - cs),
+					      ce - ws - n);
+		}
+		if (ret) {
+			vsmfs_unreserve_pages(t, scr, m);
+			goto short_write;
+		}
 		vsmfs_stat_add(sbi, data_merge_bytes, (ws - cs) + (ce - ws - n));
 		c->nmerged += (ws - cs) + (ce - ws - n);
 		ret = vsmfs_swap_pages(t, &c->sw, lpn + pg, scr, m);
@@ -611,11 +635,12 @@ static u64 vsmfs_cow_pages(struct inode *inode, loff_t pos, loff_t end, unsigned
  * and sets the size and times. Returns the bytes written; -ENOSPC before
  * anything changed if the pages the write needs are not free, or another
  * errno. An error after part of the range was done leaves the part done,
- * which the transaction commits as a whole.
+ * which the transaction commits as a whole, and is put in *@errp unless
+ * it is NULL (0 if the write was not cut short by an error).
  */
 static ssize_t vsmfs_cow_write_t(struct vsmfs_trans *t, struct inode *inode, loff_t pos,
 				 size_t len, struct iov_iter *from, bool large,
-				 unsigned int mode)
+				 unsigned int mode, int *errp)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	loff_t end = pos + len, size = i_size_read(inode), p;
@@ -702,6 +727,8 @@ out:
 		kvfree(c.free);
 	trace_vsmfs_mcow_write(inode, pos, len, c.ncoarse, c.nfine, c.nswapped, c.nmerged,
 			       done ?: ret);
+	if (errp)
+		*errp = ret;
 	return done ?: ret;
 }
 
@@ -762,7 +789,7 @@ static ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
 
 	down_write(&vi->i_idx_sem);
 	vsmfs_trans_begin(sbi, &t);
-	n = vsmfs_cow_write_t(&t, inode, pos, len, from, large, mode);
+	n = vsmfs_cow_write_t(&t, inode, pos, len, from, large, mode, NULL);
 	if (n > 0) {
 		if (pos + n > i_size_read(inode))
 			i_size_write(inode, pos + n);
@@ -1230,7 +1257,9 @@ static void vsmfs_fallocate_size_t(struct inode *inode, loff_t size)
 /*
  * Zero [@from, @to) of the file by copy-on-write in @t, as a write of zeros
  * would (vsmfs_cow_write_t()): the range is zero once @t commits and
- * untouched before.
+ * untouched before. Returns the bytes zeroed (short if pages ran out part
+ * way), or the errno of another error, after which the part before it is
+ * zero once @t commits.
  */
 static ssize_t vsmfs_cow_zero_t(struct vsmfs_trans *t, struct inode *inode, loff_t from,
 				loff_t to)
@@ -1240,6 +1269,7 @@ static ssize_t vsmfs_cow_zero_t(struct vsmfs_trans *t, struct inode *inode, loff
 	struct bio_vec *bv;
 	struct iov_iter it;
 	ssize_t n;
+	int err;
 
 	bv = kvmalloc_array(nseg, sizeof(*bv), GFP_KERNEL);
 	if (!bv)
@@ -1252,8 +1282,11 @@ static ssize_t vsmfs_cow_zero_t(struct vsmfs_trans *t, struct inode *inode, loff
 	iov_iter_bvec(&it, ITER_SOURCE, bv, nseg, len);
 	n = vsmfs_cow_write_t(t, inode, from, len, &it,
 			      i_size_read(inode) >= VSMFS_LARGE_FILE,
-			      READ_ONCE(sbi->s_cow_mode));
+			      READ_ONCE(sbi->s_cow_mode), &err);
 	kvfree(bv);
+	/* Zeros never come up short: say which error stopped them. */
+	if (n >= 0 && n < len && err)
+		return err;
 	return n;
 }
 

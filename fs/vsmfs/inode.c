@@ -16,6 +16,7 @@
 #include "vsmfs.h"
 #include "trace.h"
 #include "pmem.h"
+#include "fault.h"
 
 /* DRAM copy of the block holding the on-media inode of @ino. */
 static int vsmfs_dinode_get(struct vsmfs_sb_info *sbi, u64 ino,
@@ -905,7 +906,12 @@ static const char *vsmfs_get_link(struct dentry *dentry, struct inode *inode,
 	if (!buf)
 		return ERR_PTR(-ENOMEM);
 	vsmfs_vsp_enter();
-	memcpy(buf, src, inode->i_size);
+	/* A poisoned page fails the lookup, not the machine. */
+	if (vsmfs_fault(VSMFS_FAULT_PM_READ) || vsmfs_read_pm(buf, src, inode->i_size)) {
+		vsmfs_vsp_exit();
+		kfree(buf);
+		return ERR_PTR(-EIO);
+	}
 	vsmfs_vsp_exit();
 	buf[inode->i_size] = 0;
 	set_delayed_call(done, kfree_link, buf);

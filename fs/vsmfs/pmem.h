@@ -12,6 +12,7 @@
 
 #include <linux/libnvdimm.h>
 #include <linux/string.h>
+#include <linux/uaccess.h>
 #include <linux/uio.h>
 #include "pmlog.h"
 
@@ -57,6 +58,30 @@ static inline size_t vsmfs_copy_from_iter(void *dst, size_t len, struct iov_iter
 
 	vsmfs_pmlog_nt(dst, n);
 	return n;
+}
+
+/*
+ * Copy PM to PM, stopping at poisoned memory in @src (copy_mc_to_kernel(),
+ * which a machine check on a load ends with an error return rather than a
+ * panic). The stores are cached and written back here, the part copied
+ * durable after the next fence, as with vsmfs_zero_pm().
+ * Return: the bytes not copied, 0 if all were.
+ */
+static inline size_t vsmfs_copy_mc_pm(void *dst, const void *src, size_t len)
+{
+	size_t left = copy_mc_to_kernel(dst, src, len);
+
+	vsmfs_flush(dst, len - left);
+	return left;
+}
+
+/*
+ * Copy PM to DRAM, stopping at poisoned memory in @src.
+ * Return: the bytes not copied, 0 if all were.
+ */
+static inline size_t vsmfs_read_pm(void *dst, const void *src, size_t len)
+{
+	return copy_mc_to_kernel(dst, src, len);
 }
 
 /* Copy from PM to user, stopping short at poisoned memory. */

@@ -9,9 +9,14 @@
   faultload.py verify MNT        the prepared files are intact
   faultload.py readall MNT ERRNO...  read every prepared file; a read may fail
                                  only with one of the ERRNO names given
+  faultload.py cowfail MNT KNOB  with the PM-read point KNOB failing every
+                                 read, copy-on-writes that must keep old
+                                 bytes fail with EIO and change nothing;
+                                 appends (which read no old data) succeed
 Prints how many calls succeeded and failed, by errno.
 """
 
+import ctypes
 import errno
 import hashlib
 import json
@@ -126,6 +131,93 @@ def readall(mnt, allowed):
     return c.report()
 
 
+def cowfail(mnt, knob):
+    """Copy-on-writes whose old bytes cannot be read fail whole, with EIO."""
+    rnd = random.Random(7)
+    path = os.path.join(mnt, "cowfail")
+    link = os.path.join(mnt, "cowfail.link")
+    # Three pieces, the last one partly used: whole and partial pages,
+    # whole and partial superpages, a last page partly written.
+    old = rnd.randbytes((4 << 20) + 5000)
+    with open(path, "wb") as f:
+        f.write(old)
+    target = "t" * 300   # too long for the inode: kept in a data page
+    os.symlink(target, link)
+    os.sync()
+
+    def point(on):
+        with open(knob, "w") as f:
+            f.write("1" if on else "0")
+
+    bad = []
+    cases = [
+        ("write part of a page", lambda fd: os.pwrite(fd, b"x" * 100, 5000)),
+        ("write across pages", lambda fd: os.pwrite(fd, b"x" * 8192, 4000)),
+        ("write in the second piece", lambda fd: os.pwrite(fd, b"x" * 10, (2 << 20) + 3)),
+        ("write across pieces", lambda fd: os.pwrite(fd, b"x" * 9000, (2 << 20) - 4000)),
+        ("punch part of a page",
+         lambda fd: fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 6000, 100)),
+        ("zero part of a page", lambda fd: fallocate(fd, FALLOC_FL_ZERO_RANGE, 12000, 3000)),
+    ]
+    fd = os.open(path, os.O_RDWR)
+    for what, call in cases:
+        point(True)
+        try:
+            call(fd)
+            bad.append(f"{what}: succeeded")
+        except OSError as e:
+            if e.errno != errno.EIO:
+                bad.append(f"{what}: {e}")
+        finally:
+            point(False)
+        if os.pread(fd, len(old) + 1, 0) != old:
+            bad.append(f"{what}: the file changed")
+            break
+    # Growing a run moves frames by swapping page table entries and reads
+    # no old data: appends go on with every PM read failing.
+    tail = rnd.randbytes((3 << 20) + 123)
+    point(True)
+    try:
+        n = os.pwrite(fd, tail, len(old))
+        if n != len(tail):
+            bad.append(f"append: {n} of {len(tail)} bytes written")
+    except OSError as e:
+        bad.append(f"append: {e}")
+    try:
+        os.readlink(link)
+        bad.append("readlink of a poisoned target succeeded")
+    except OSError as e:
+        if e.errno != errno.EIO:
+            bad.append(f"readlink: {e}")
+    point(False)
+    if os.pread(fd, len(old) + len(tail) + 1, 0) != old + tail:
+        bad.append("append: wrong content")
+    if os.readlink(link) != target:
+        bad.append("readlink: wrong target")
+    os.close(fd)
+    os.unlink(path)
+    os.unlink(link)
+    for b in bad:
+        print(f"FAIL: {b}")
+    if not bad:
+        print(f"{len(cases)} copy-on-writes failed with EIO, file unchanged; append and "
+              "readlink as expected")
+    return 1 if bad else 0
+
+
+FALLOC_FL_KEEP_SIZE = 0x01
+FALLOC_FL_PUNCH_HOLE = 0x02
+FALLOC_FL_ZERO_RANGE = 0x10
+
+
+def fallocate(fd, mode, off, length):
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
+    if libc.fallocate(fd, mode, off, length):
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+
+
 def main():
     cmd, mnt = sys.argv[1], sys.argv[2]
     if cmd == "prepare":
@@ -135,6 +227,8 @@ def main():
         return verify(mnt)
     if cmd == "stress":
         return stress(mnt, sys.argv[3:])
+    if cmd == "cowfail":
+        return cowfail(mnt, sys.argv[3])
     if cmd == "readall":
         return readall(mnt, sys.argv[3:])
     print(__doc__)

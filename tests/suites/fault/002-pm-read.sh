@@ -1,5 +1,9 @@
 # Reads of PM that fail as from poisoned memory: read(2) returns EIO and
 # nothing else; other files, later reads and the file system are intact.
+# A copy-on-write that must keep old bytes it cannot read (a partial page
+# or superpage written, punched or zeroed) fails with EIO and leaves the
+# file as it was, in every copy-on-write grain; so does a symbolic link's
+# target. Appends, which move frames rather than copy data, go on.
 . tests/lib/common.sh
 
 K=/sys/kernel/debug/vsmfs
@@ -26,3 +30,11 @@ umount "$MNT"
 mount_vsmfs
 $load verify "$MNT"
 umount "$MNT"
+for cow in multi page superpage; do
+	echo "cow=$cow:"
+	mount_vsmfs -o cow=$cow
+	$load cowfail "$MNT" $K/pm_read/interval
+	umount "$MNT"
+	"$FSCK" -n "$DEV"
+done
+[ "$(cat $K/pm_read/interval)" = 0 ] || die "pm_read left on"
