@@ -753,8 +753,9 @@ static void vsmfs_cow_span(unsigned int mode, loff_t *start, loff_t *end)
  * Ordering: (1) user mappings of the range (of its superpages with
  * cow=superpage) are removed and pinned pages waited for, under
  * invalidate_lock held until the end, so no user mapping can reach an old
- * frame once it is freed; (2) new data and the
- * merged old bytes are written to fresh pages with non-temporal stores;
+ * frame once it is freed; (2) new data is written to fresh pages with
+ * non-temporal stores, the merged old bytes with cached stores that are
+ * written back (vsmfs_merge_old()), both durable at the next fence;
  * (3) the page table entries are swapped and the index switched in the
  * transaction's DRAM copies, and the live kernel PTEs are changed; (4) one
  * TLB shootdown for the whole write, before any page freed below can be
