@@ -3,7 +3,7 @@
 expect(errno_name, func, *args) runs func(*args) and fails the test unless
 it raises OSError with that errno; ok(func, *args) fails unless it works;
 gap(text) records a limit the module does not enforce in the file named by
-$VSMFS_GAPS (the test reports those and ends as skipped)."""
+$VSMFS_GAPS (the test reports those at its end and fails)."""
 
 import errno
 import os
