@@ -84,6 +84,10 @@ crash-parallel: all
 crash-atomic: all
 	VSMFS_CRASH_SNAPSHOTS=$(or $(N),500) VSMFS_CRASH_SEED=$(or $(SEED),4) tests/run atomic
 
+# Tests too long for make test (group.conf "long="): the DKMS build in the VM.
+dkms-test: all
+	tests/run tools/006-dkms
+
 ordering-test: all
 	VSMFS_ORDERING=long VSMFS_ORDERING_SEED=$(SEED) VSMFS_TEST_TIMEOUT=7000 tests/run ordering
 
@@ -207,4 +211,4 @@ clean:
 
 .PHONY: all module pmlog ordering-test tools test unit demo check fuzz crash-test crash-parallel crash-atomic clean install uninstall \
 	install-tools uninstall-tools install-module uninstall-module dkms-install dkms-uninstall \
-	intree-check intree-kernel bench bench-quick bench-create bench-helpers bench-tlbcost
+	intree-check intree-kernel dkms-test bench bench-quick bench-create bench-helpers bench-tlbcost
