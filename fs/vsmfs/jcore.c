@@ -2,10 +2,17 @@
 /*
  * The pure logic of the metadata journal (see jcore.h), built into the
  * module, the tools and tests/unit/test_jcore. The stores to PM and their
- * ordering stay with the callers (fs/vsmfs/journal.c describes them).
+ * ordering stay with the callers (fs/vsmfs/journal.c describes them), but
+ * for the words of a delta, stored here through vsmfs_pm_write() so that
+ * the ordering checker sees each (pmem.h; a plain store in user space).
  */
 #include <linux/sort.h>
 #include "jcore.h"
+#ifdef __KERNEL__
+#include "pmem.h"
+#else
+#define vsmfs_pm_write(ptr, val)	WRITE_ONCE(*(ptr), (val))
+#endif
 
 static bool vsmfs_jhome_ok(const struct vsmfs_layout *l, u64 home)
 {
@@ -116,7 +123,7 @@ u32 vsmfs_jdelta(u64 *dst, const u64 *src, u64 *lines)
 		for (w = 0; w < 8; w++) {
 			if (READ_ONCE(d[w]) == s[w])
 				continue;
-			WRITE_ONCE(d[w], s[w]);
+			vsmfs_pm_write(&d[w], s[w]);
 			words++;
 		}
 		mask |= 1ULL << l;

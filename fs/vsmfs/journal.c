@@ -312,8 +312,8 @@ static void vsmfs_jent_free(struct vsmfs_journal *j, struct vsmfs_jent *e)
 
 static void vsmfs_jh_store(struct vsmfs_journal *j, u32 pos, struct vsmfs_djhdr *dst)
 {
-	WRITE_ONCE(dst->h_state, cpu_to_le64(vsmfs_jh_state(&j->h[pos], pos)));
-	WRITE_ONCE(dst->h_map, cpu_to_le64(vsmfs_jh_map(&j->h[pos])));
+	vsmfs_pm_write(&dst->h_state, cpu_to_le64(vsmfs_jh_state(&j->h[pos], pos)));
+	vsmfs_pm_write(&dst->h_map, cpu_to_le64(vsmfs_jh_map(&j->h[pos])));
 }
 
 /* Write header @pos in place and flush it; durable after the next fence. */
@@ -327,21 +327,21 @@ static void vsmfs_jh_write(struct vsmfs_journal *j, u32 pos)
 /* Flags only: one 8-byte store of h_state, flushed. */
 static void vsmfs_jh_write_state(struct vsmfs_journal *j, u32 pos)
 {
-	WRITE_ONCE(j->hdr[pos].h_state, cpu_to_le64(vsmfs_jh_state(&j->h[pos], pos)));
+	vsmfs_pm_write(&j->hdr[pos].h_state, cpu_to_le64(vsmfs_jh_state(&j->h[pos], pos)));
 	vsmfs_flush(&j->hdr[pos].h_state, sizeof(__le64));
 	vsmfs_jstat_bytes(j->sbi, journal_header_bytes, sizeof(__le64));
 }
 
 static void vsmfs_jsb_store_state(struct vsmfs_journal *j, u32 start, u32 end)
 {
-	WRITE_ONCE(j->jsb->j_checkpoint, cpu_to_le64((u64)start << 32 | end));
+	vsmfs_pm_write(&j->jsb->j_checkpoint, cpu_to_le64((u64)start << 32 | end));
 	vsmfs_flush(&j->jsb->j_checkpoint, sizeof(__le64));
 	vsmfs_jstat_bytes(j->sbi, journal_header_bytes, sizeof(__le64));
 }
 
 static void vsmfs_jsb_store_commit(struct vsmfs_journal *j, u32 end)
 {
-	WRITE_ONCE(j->jsb->j_commit, cpu_to_le64(end));
+	vsmfs_pm_write(&j->jsb->j_commit, cpu_to_le64(end));
 	vsmfs_flush(&j->jsb->j_commit, sizeof(__le64));
 	vsmfs_jstat_bytes(j->sbi, journal_header_bytes, sizeof(__le64));
 }
@@ -360,7 +360,7 @@ static void vsmfs_jbatch_flush(struct vsmfs_journal *j)
 		vsmfs_jh_store(j, j->batch[i], &j->copies[i]);
 	vsmfs_flush(j->copies, n * sizeof(struct vsmfs_djhdr));
 	vsmfs_fence();
-	WRITE_ONCE(j->jsb->j_hcopy, cpu_to_le32(n));
+	vsmfs_pm_write(&j->jsb->j_hcopy, cpu_to_le32(n));
 	vsmfs_persist(&j->jsb->j_hcopy, sizeof(__le32));
 	for (i = 0; i < n; i++) {
 		u32 pos = j->batch[i];
@@ -373,7 +373,7 @@ static void vsmfs_jbatch_flush(struct vsmfs_journal *j)
 		j->slot[pos].batched = 0;
 	}
 	vsmfs_fence();
-	WRITE_ONCE(j->jsb->j_hcopy, 0);
+	vsmfs_pm_write(&j->jsb->j_hcopy, 0);
 	vsmfs_persist(&j->jsb->j_hcopy, sizeof(__le32));
 	vsmfs_jstat_bytes(j->sbi, journal_header_bytes,
 			  2 * n * sizeof(struct vsmfs_djhdr) + 2 * sizeof(__le32));
@@ -732,11 +732,11 @@ static int vsmfs_jrestore_copies(struct vsmfs_journal *j, u32 count)
 	for (i = 0; i < count; i++) {
 		u32 num = vsmfs_jh_num(&j->copies[i]);
 
-		j->hdr[num] = j->copies[i];
+		vsmfs_pm_store(&j->hdr[num], &j->copies[i], sizeof(struct vsmfs_djhdr));
 		vsmfs_flush(&j->hdr[num], sizeof(struct vsmfs_djhdr));
 	}
 	vsmfs_fence();
-	WRITE_ONCE(j->jsb->j_hcopy, 0);
+	vsmfs_pm_write(&j->jsb->j_hcopy, 0);
 	vsmfs_persist(&j->jsb->j_hcopy, sizeof(__le32));
 	vsmfs_info(j->sbi->s_sb, "journal: restored %u header copies", count);
 	return 0;
@@ -1481,8 +1481,9 @@ static void vsmfs_jtx_commit(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 	u32 i;
 
 	WARN_ON_ONCE(READ_ONCE(j->ckpt) != tx->start);
-	WRITE_ONCE(j->jsb->j_checkpoint, cpu_to_le64((u64)tx->start << 32 | tx->end));
-	le64_add_cpu(&j->jsb->j_sequence, 1);
+	vsmfs_pm_write(&j->jsb->j_checkpoint, cpu_to_le64((u64)tx->start << 32 | tx->end));
+	vsmfs_pm_write(&j->jsb->j_sequence,
+		       cpu_to_le64(le64_to_cpu(j->jsb->j_sequence) + 1));
 	vsmfs_persist(j->jsb, offsetofend(struct vsmfs_djsb, j_sequence));
 	vsmfs_jstat_bytes(sbi, journal_header_bytes, 2 * sizeof(__le64));
 	for (i = 0; i < tx->npost; i++) {
@@ -1491,7 +1492,7 @@ static void vsmfs_jtx_commit(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 		if (i == tx->npost / 2)
 			vsmfs_fault_stop(sbi->s_sb, VSMFS_FAULT_JPOST_STOP,
 					 "journal stopped re-flagging after a commit");
-		WRITE_ONCE(d->h_state, cpu_to_le64(tx->post_state[i]));
+		vsmfs_pm_write(&d->h_state, cpu_to_le64(tx->post_state[i]));
 		vsmfs_flush(&d->h_state, sizeof(__le64));
 		vsmfs_jstat_bytes(sbi, journal_header_bytes, sizeof(__le64));
 	}

@@ -6,6 +6,11 @@
  * pmem_wmb). With CONFIG_VSMFS_PMLOG each also records what it did, for
  * the persistence-ordering checker (pmlog.c); without it the hooks are
  * empty.
+ *
+ * A plain (cached) store to PM goes through vsmfs_pm_write(),
+ * vsmfs_pm_store() or vsmfs_pm_memset(), never through a bare pointer: the
+ * checker must see it, because a dirty line may be written back by the
+ * cache at any moment, before the flush and fence meant to order it.
  */
 #ifndef _VSMFS_PMEM_H
 #define _VSMFS_PMEM_H
@@ -37,10 +42,41 @@ static inline void vsmfs_persist(const void *addr, size_t len)
 	vsmfs_fence();
 }
 
+/*
+ * One aligned store of a scalar to PM through the cache, e.g.
+ * vsmfs_pm_write(&hdr->h_state, cpu_to_le64(state)): single-copy atomic
+ * (at most 8 bytes, naturally aligned), durable only after a flush of its
+ * line and a fence, and possibly on PM earlier (a write-back of the line).
+ */
+#define vsmfs_pm_write(ptr, val)					\
+	do {								\
+		typeof(ptr) __pm_p = (ptr);				\
+		WRITE_ONCE(*__pm_p, (val));				\
+		vsmfs_pmlog_store(__pm_p, sizeof(*__pm_p));		\
+	} while (0)
+
+/*
+ * Copy to PM through the cache. Not atomic: the lines may reach PM in any
+ * order, each at any moment from here on; durable after their flush and a
+ * fence.
+ */
+static inline void vsmfs_pm_store(void *dst, const void *src, size_t len)
+{
+	memcpy(dst, src, len);
+	vsmfs_pmlog_store(dst, len);
+}
+
+/* Fill [dst, dst+len) of PM through the cache, as vsmfs_pm_store(). */
+static inline void vsmfs_pm_memset(void *dst, int c, size_t len)
+{
+	memset(dst, c, len);
+	vsmfs_pmlog_store(dst, len);
+}
+
 /* Zero [addr, addr+len) of PM; durable after the next fence. */
 static inline void vsmfs_zero_pm(void *addr, size_t len)
 {
-	memset(addr, 0, len);
+	vsmfs_pm_memset(addr, 0, len);
 	vsmfs_flush(addr, len);
 }
 

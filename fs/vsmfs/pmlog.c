@@ -6,6 +6,9 @@
  *
  * What is logged. Every persistence primitive of pmem.h records what it did,
  * after doing it, while logging is on:
+ *   vsmfs_pm_write(),        STORE: the bytes stored through the cache, as
+ *   vsmfs_pm_store(),        read back right after the store (the value
+ *   vsmfs_pm_memset()        written); one record per call and page
  *   vsmfs_flush()            FLUSH: the 64-byte lines of the range, with
  *                            their contents as the write-back took them
  *   vsmfs_memcpy_nt(),       NT: the bytes stored, exactly
@@ -13,19 +16,34 @@
  *   vsmfs_fence()            FENCE
  * each with the CPU and the task that made it, the address turned into a
  * byte offset in the device (through the mapping layer for data pages).
- * vsmfs_persist() and vsmfs_zero_pm() are a flush, and a fence for the
- * first. Only the device of one mount is logged: the first mounted after
+ * vsmfs_persist() is a flush and a fence, vsmfs_zero_pm() a STORE and a
+ * flush. Only the device of one mount is logged: the first mounted after
  * the module was loaded, or after that one was unmounted.
  *
- * The model the replay applies. A plain store reaches PM only through a
- * later logged flush of its line: a store never flushed is never in a
- * replayed image, which is the ordering bug to find. A flushed line or a
- * non-temporal store is pending, and may or may not be on PM at a power
- * cut, until a fence on the same CPU or by the same task: the Intel SDM
- * (vol. 2A, CLWB) says CLWB is ordered by SFENCE, MFENCE and locked
- * instructions, and a task leaving a CPU passes through the runqueue lock
- * there, a locked instruction. The images of a crash just before each
- * fence are the durable lines plus subsets of the pending ones.
+ * Every store the module makes to PM goes through these: metadata reaches
+ * PM only through the journal (journal blocks, headers, journal
+ * superblock), checkpoints and recovery (non-temporal copies home), and
+ * the superblock; file data through non-temporal copies from user memory
+ * or from other data pages, and zeroing. What is not logged: stores by
+ * user space through a DAX mapping of a file (mmap), which the module
+ * never sees; a line they dirty is still logged by a later flush of the
+ * module (msync, fsync), as a change the replay did not know of. A call of
+ * vsmfs_pm_store() or vsmfs_pm_memset() is one step of the model: the
+ * replay never tears it within a line, so code that needs two stores to
+ * one line ordered makes them separate calls (vsmfs_pm_write() is atomic
+ * on the hardware as well).
+ *
+ * The model the replay applies (tools/vsmfs-pmreplay). Each line holds, in
+ * the cache, the sequence of values the logged stores gave it. A dirty line
+ * may be written back at any moment (eviction), so at a power cut a line
+ * holds any value it took since it was last known durable, not only the
+ * durable one or the one a flush wrote. A flushed line or a non-temporal
+ * store is known durable after a fence on the same CPU or by the same task:
+ * the Intel SDM (vol. 2A, CLWB) says CLWB is ordered by SFENCE, MFENCE and
+ * locked instructions, and a task leaving a CPU passes through the
+ * runqueue lock there, a locked instruction. The images of a crash just
+ * before each fence are the durable lines plus choices, within the
+ * replay's bounds, among the values each other line took since.
  *
  * The log is a vmalloc'ed buffer of pmlog_mb MiB (module parameter),
  * allocated when logging is first turned on, in /sys/kernel/debug/vsmfs/:
@@ -52,6 +70,24 @@
 static unsigned int pmlog_mb = 64;
 module_param(pmlog_mb, uint, 0644);
 MODULE_PARM_DESC(pmlog_mb, "size of the persistence-ordering log in MiB (taken when it is turned on)");
+
+/*
+ * The negative control of the checker: a superblock update in a torn order
+ * (super.c), which the ordering tests expect the checker to catch.
+ */
+static bool pmlog_misorder_sb;
+module_param(pmlog_misorder_sb, bool, 0644);
+MODULE_PARM_DESC(pmlog_misorder_sb, "test aid: update the superblock in a wrong order that a crash can tear (the ordering checker must catch it)");
+
+/**
+ * vsmfs_pmlog_misorder_sb() - whether to update the superblock out of order
+ *
+ * Return: the pmlog_misorder_sb module parameter.
+ */
+bool vsmfs_pmlog_misorder_sb(void)
+{
+	return READ_ONCE(pmlog_misorder_sb);
+}
 
 /*
  * struct vsmfs_pmlog - the log and the device it covers
@@ -152,6 +188,22 @@ static void vsmfs_pmlog_range(u16 type, const void *addr, size_t len)
 		p += n;
 	}
 	spin_unlock_irqrestore(&pmlog.lock, flags);
+}
+
+/**
+ * vsmfs_pmlog_store() - record cached stores to [addr, addr+len)
+ * @addr: first byte stored
+ * @len: bytes
+ *
+ * Records the bytes as they are now, right after the stores.
+ *
+ * Context: any; called by the store accessors of pmem.h after the stores.
+ */
+void vsmfs_pmlog_store(const void *addr, size_t len)
+{
+	if (!READ_ONCE(pmlog.on) || !len)
+		return;
+	vsmfs_pmlog_range(VSMFS_PMLOG_STORE, addr, len);
 }
 
 /**

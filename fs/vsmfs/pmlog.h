@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * vsmfs persistence-ordering log (CONFIG_VSMFS_PMLOG, see pmlog.c): the
- * persistence primitives of pmem.h record their flushes, non-temporal
- * stores and fences. Without the option every hook is an empty inline
+ * persistence primitives of pmem.h record their cached stores, flushes,
+ * non-temporal stores and fences. Without the option every hook is an empty inline
  * function and the primitives compile to what they are without it.
  */
 #ifndef _VSMFS_PMLOG_H
@@ -14,6 +14,7 @@ struct dentry;
 struct vsmfs_sb_info;
 
 #ifdef CONFIG_VSMFS_PMLOG
+void vsmfs_pmlog_store(const void *addr, size_t len);
 void vsmfs_pmlog_flush(const void *addr, size_t len);
 void vsmfs_pmlog_nt(const void *addr, size_t len);
 void vsmfs_pmlog_fence(void);
@@ -21,7 +22,12 @@ void vsmfs_pmlog_attach(struct vsmfs_sb_info *sbi);
 void vsmfs_pmlog_detach(struct vsmfs_sb_info *sbi);
 void vsmfs_pmlog_init(struct dentry *dir);
 void vsmfs_pmlog_exit(void);
+bool vsmfs_pmlog_misorder_sb(void);
 #else
+static inline void vsmfs_pmlog_store(const void *addr, size_t len)
+{
+}
+
 static inline void vsmfs_pmlog_flush(const void *addr, size_t len)
 {
 }
@@ -48,6 +54,11 @@ static inline void vsmfs_pmlog_init(struct dentry *dir)
 
 static inline void vsmfs_pmlog_exit(void)
 {
+}
+
+static inline bool vsmfs_pmlog_misorder_sb(void)
+{
+	return false;
 }
 #endif
 

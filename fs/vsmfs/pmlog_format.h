@@ -12,7 +12,7 @@
 #include <linux/build_bug.h>
 
 #define VSMFS_PMLOG_MAGIC	0x474f4c4d50534d56ULL	/* bytes "VSMPMLOG" */
-#define VSMFS_PMLOG_VERSION	1
+#define VSMFS_PMLOG_VERSION	2
 
 /* ph_flags */
 #define VSMFS_PMLOG_OVERFLOW	0x1	/* records were lost: the log is unusable */
@@ -32,9 +32,10 @@ struct vsmfs_pmlog_hdr {
 #define VSMFS_PMLOG_FLUSH	1	/* cache lines written back; r_len bytes: their contents */
 #define VSMFS_PMLOG_NT		2	/* non-temporal stores; r_len bytes: what was stored */
 #define VSMFS_PMLOG_FENCE	3	/* store fence; no data */
+#define VSMFS_PMLOG_STORE	4	/* cached stores; r_len bytes: what was stored */
 
 struct vsmfs_pmlog_rec {
-	__le16	r_type;		/* VSMFS_PMLOG_FLUSH, _NT or _FENCE */
+	__le16	r_type;		/* VSMFS_PMLOG_FLUSH, _NT, _FENCE or _STORE */
 	__le16	r_cpu;		/* CPU that made the record */
 	__le32	r_pid;		/* task that made it */
 	__le64	r_off;		/* byte offset in the device (FLUSH: line aligned) */

@@ -24,6 +24,35 @@ static struct kmem_cache *vsmfs_inode_cachep;
 /* /sys/kernel/debug/vsmfs: the test aids of fault.c and pmlog.c, if built. */
 static struct dentry *vsmfs_debugfs;
 
+#ifdef CONFIG_VSMFS_PMLOG
+/*
+ * The negative control of the ordering checker (module parameter
+ * pmlog_misorder_sb of the module built with CONFIG_VSMFS_PMLOG): the
+ * superblock update in a wrong order. The primary is changed in place with
+ * cached stores before the backup is durable, so a write-back of a dirty
+ * line of the primary before the first fence can leave it torn while the
+ * backup is torn too, and no valid superblock is left. tests/suites/ordering
+ * expects the checker to report it.
+ */
+static void vsmfs_write_super_misordered(struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_dsb *dsb = sbi->s_dsb;
+	struct vsmfs_dsb *backup = vsmfs_blk_ptr(sbi, VSMFS_SB_BACKUP_BLOCK);
+	struct vsmfs_dsb new = *dsb;
+
+	new.s_write_time = cpu_to_le64(ktime_get_real_seconds());
+	new.s_checksum = cpu_to_le32(vsmfs_sb_csum(&new));
+	vsmfs_pm_store(dsb, &new, sizeof(new));
+	vsmfs_memcpy_nt(backup, &new, sizeof(new));
+	vsmfs_fence();
+	vsmfs_persist(dsb, sizeof(*dsb));
+}
+#else
+static void vsmfs_write_super_misordered(struct vsmfs_sb_info *sbi)
+{
+}
+#endif
+
 /*
  * Superblock update. The backup copy is written and made durable first,
  * then the primary: a crash tears at most one of them, and mount falls back
@@ -34,8 +63,12 @@ static void vsmfs_write_super(struct vsmfs_sb_info *sbi)
 	struct vsmfs_dsb *dsb = sbi->s_dsb;
 	struct vsmfs_dsb *backup = vsmfs_blk_ptr(sbi, VSMFS_SB_BACKUP_BLOCK);
 
-	dsb->s_write_time = cpu_to_le64(ktime_get_real_seconds());
-	dsb->s_checksum = cpu_to_le32(vsmfs_sb_csum(dsb));
+	if (vsmfs_pmlog_misorder_sb()) {
+		vsmfs_write_super_misordered(sbi);
+		return;
+	}
+	vsmfs_pm_write(&dsb->s_write_time, cpu_to_le64(ktime_get_real_seconds()));
+	vsmfs_pm_write(&dsb->s_checksum, cpu_to_le32(vsmfs_sb_csum(dsb)));
 	vsmfs_memcpy_nt(backup, dsb, sizeof(*dsb));
 	vsmfs_fence();
 	vsmfs_persist(dsb, sizeof(*dsb));
@@ -51,7 +84,7 @@ static void vsmfs_set_clean(struct vsmfs_sb_info *sbi, bool clean)
 		state |= VSMFS_STATE_CLEAN;
 	else
 		state &= ~VSMFS_STATE_CLEAN;
-	dsb->s_state = cpu_to_le32(state);
+	vsmfs_pm_write(&dsb->s_state, cpu_to_le32(state));
 	vsmfs_write_super(sbi);
 }
 
@@ -630,8 +663,9 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		if (!(le32_to_cpu(dsb->s_state) & VSMFS_STATE_CLEAN))
 			vsmfs_free_orphans(sbi);
 
-		le32_add_cpu(&dsb->s_mount_count, 1);
-		dsb->s_mount_time = cpu_to_le64(ktime_get_real_seconds());
+		vsmfs_pm_write(&dsb->s_mount_count,
+			       cpu_to_le32(le32_to_cpu(dsb->s_mount_count) + 1));
+		vsmfs_pm_write(&dsb->s_mount_time, cpu_to_le64(ktime_get_real_seconds()));
 		vsmfs_set_clean(sbi, false);
 		vsmfs_journal_timer_start(sbi);
 	}

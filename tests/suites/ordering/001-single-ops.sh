@@ -1,9 +1,10 @@
 # Persistence ordering of single operations: each one alone on a fresh
-# file system, its flushes, non-temporal stores and fences logged by the
-# instrumented module, and every crash image the log allows (within the
-# bounds of ordering.py) mounted, checked with fsck and compared with the
-# trees before and after the operation. VSMFS_ORDERING=long for the long
-# run (make ordering-test), VSMFS_ORDERING_SEED for its random subsets.
+# file system, its stores (cached and non-temporal), flushes and fences
+# logged by the instrumented module, and every crash image the log allows
+# (within the bounds of ordering.py) mounted, checked with fsck and
+# compared with the trees before and after the operation.
+# VSMFS_ORDERING=long for the long run (make ordering-test),
+# VSMFS_ORDERING_SEED for its random subsets.
 . tests/lib/common.sh
 
 pmlog_ko=$VSMFS_TOP/build/pmlog/vsmfs.ko

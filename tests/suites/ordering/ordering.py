@@ -4,8 +4,9 @@ every crash point of their persistence-ordering log.
 
   ordering.py short|long [--seed S] [--only NAME,...] [--list]
 
-The instrumented module (build/pmlog/vsmfs.ko) must be loaded. For each
-workload, on a fresh file system on $VSMFS_PMEM0: mount, set up, take the
+The instrumented module (build/pmlog/vsmfs.ko) must be loaded. It logs
+every store to PM, cached or not, so the crash images include lines written
+back early by the cache (see tools/vsmfs-pmreplay). For each workload, on a fresh file system on $VSMFS_PMEM0: mount, set up, take the
 digest of the tree ("pre"), copy the device ("base"), turn the log on, run
 the one operation, turn the log off, take the digest again ("post") and
 unmount (in the long run the unmount is logged too). Then
@@ -25,12 +26,22 @@ the reservation still made (kept on PM, given back later).
 
 The short run takes every workload but the KNOWN ones, a few again with
 checkpoint_threshold=1 (journal GC and checkpoint at every commit), and at
-every crash point all pending lines kept, all lost, each of the first 16
-dropped or kept alone, and two random subsets. The long run takes every
-workload with every set of OPTION_SETS, adds the unmount to the log, and
-tries up to 64 single lines and eight random subsets per crash point. A failure names the workload, the crash image
-(POINT:SUBSET, as vsmfs-pmreplay takes it) and the lines lost; the base
-and log of a failing workload are kept in build/ordering/ to reproduce it.
+every crash point the images of vsmfs-pmreplay with up to 16 single lines
+of each kind (4 in the flush images crossed with eviction), one value
+between per line and two random images of each kind. The long run takes every workload with every set of OPTION_SETS,
+adds the unmount to the log, and tries up to 64 single lines (16 crossed
+with eviction), eight values between and eight random images. A failure names the workload, the crash
+image (POINT:SPEC, as vsmfs-pmreplay takes it) and the lines lost or left
+at a value between; the base and log of a failing workload are kept in
+build/ordering/ to reproduce it.
+
+Negative controls (EXPECT_FAIL): workloads run with a test aid of the
+instrumented module that makes a store deliberately misordered. Each must
+have a crash image the check rejects with the failure it names; it is
+reported as a failure if none is found, so a checker that went blind is
+seen. Failures that match an entry of KNOWN_ISSUES are reported as known
+and not counted. Of the expected and known failures of a workload the
+first is shown, the others counted on its summary line.
 """
 
 import argparse
@@ -41,6 +52,7 @@ import hashlib
 import importlib.machinery
 import mmap
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -57,7 +69,8 @@ CTL = "/sys/kernel/debug/vsmfs/pmlog"
 DATA = "/sys/kernel/debug/vsmfs/pmlog_data"
 LOGFILE = "/tmp/ordering.pmlog"
 WORK_OPTS = "aggregate=off,checkpoint=0"
-MS_NOATIME = 0x400
+MS_RDONLY, MS_REMOUNT, MS_NOATIME = 0x1, 0x20, 0x400
+PARAMS = "/sys/module/vsmfs/parameters"
 KIB, MIB = 1 << 10, 1 << 20
 BLKFLSBUF = 0x1261
 
@@ -72,6 +85,18 @@ def mount(opts=None):
                   opts.encode() if opts else None) != 0:
         return errno.errorcode.get(ctypes.get_errno(), str(ctypes.get_errno()))
     return None
+
+
+def remount(ro):
+    """Remount read-only or read-write."""
+    flags = MS_REMOUNT | MS_NOATIME | (MS_RDONLY if ro else 0)
+    if libc.mount(DEV.encode(), MNT.encode(), b"vsmfs", flags, None) != 0:
+        raise OSError(ctypes.get_errno(), f"remount {MNT} {'ro' if ro else 'rw'}")
+
+
+def set_param(name, value):
+    with open(os.path.join(PARAMS, name), "w") as f:
+        f.write(str(value))
 
 
 def umount():
@@ -229,6 +254,8 @@ WORKLOADS = {
     "fsync": (lambda m: pwrite(f"{m}/f", 100, 100), lambda m: fsync(f"{m}/f")),
     "syncfs": (lambda m: [put(f"{m}/d/s{i}", 3000 * i, i) for i in range(1, 6)],
                lambda m: os.sync()),
+    "remount-ro": (None, lambda m: remount(True)),
+    "remount-rw": (lambda m: remount(True), lambda m: remount(False)),
 }
 
 # Mount options the workloads run with besides the defaults: ckpt checks
@@ -247,9 +274,26 @@ SHORT_CKPT = ["creat", "rename-replace", "overwrite-4k", "setxattr", "truncate-s
 # the long run only, where they fail, until fixed.
 KNOWN = set()
 
+# Known ordering bugs of the module: name -> (what, a pattern every failure
+# it causes shows). A failure that shows it is reported as known, not
+# counted. Remove an entry once its bug is fixed.
+KNOWN_ISSUES = {
+    # vsmfs_write_super() changes the primary in place with cached stores
+    # before the backup is durable: a line of the primary written back early
+    # with the backup half written leaves no valid superblock.
+    "torn-superblock-update": ("superblock update tears both copies",
+                               "invalid superblock: .*; backup: "),
+}
+
+# Negative controls: workload -> (module parameter set to 1 around the
+# operation, the pattern a failure it must cause shows).
+EXPECT_FAIL = {
+    "remount-rw@misorder-sb": ("pmlog_misorder_sb", "invalid superblock: .*; backup: "),
+}
+
 # Operations that change nothing a digest sees: every crash image must hold
 # the one tree.
-UNSEEN = {"fsync", "syncfs"}
+UNSEEN = {"fsync", "syncfs", "remount-ro", "remount-rw"}
 
 
 class Device:
@@ -283,7 +327,8 @@ def check_image(pre, post, after_op):
     """None if the image on the device is good, else what is wrong."""
     err = mount()
     if err:
-        out = subprocess.run(["dmesg"], capture_output=True, text=True).stdout
+        # The kernel's reasons, then an empty log for the next image.
+        out = subprocess.run(["dmesg", "-c"], capture_output=True, text=True).stdout
         tail = [line for line in out.splitlines() if "vsmfs" in line][-3:]
         return f"mount failed: {err}; " + " | ".join(tail)
     try:
@@ -307,12 +352,21 @@ def check_image(pre, post, after_op):
         " | ".join(got_only + pre_only + post_only)
 
 
+def known_issue(why):
+    """The name of the entry of KNOWN_ISSUES failure @why shows, or None."""
+    for name, (_, pattern) in KNOWN_ISSUES.items():
+        if re.search(pattern, why):
+            return name
+    return None
+
+
 def run_workload(label, dev, args, totals):
     name, _, optset = label.partition("@")
     setup, op = WORKLOADS[name]
+    param, expect = EXPECT_FAIL.get(label, (None, None))
     start = time.monotonic()
     subprocess.run([MKFS, "-q", "-f", DEV], check=True)
-    err = mount(",".join(filter(None, [WORK_OPTS, OPTION_SETS[optset]])))
+    err = mount(",".join(filter(None, [WORK_OPTS, OPTION_SETS.get(optset, "")])))
     if err:
         raise OSError(f"mount of the fresh file system: {err}")
     base_tree(MNT)
@@ -320,8 +374,14 @@ def run_workload(label, dev, args, totals):
         setup(MNT)
     pre = digest(MNT)
     dev.capture()
+    if param:
+        set_param(param, 1)
     pmlog("on")
-    op(MNT)
+    try:
+        op(MNT)
+    finally:
+        if param:
+            set_param(param, 0)
     op_end = int(pmlog_state()["records"])
     post = digest(MNT)
     if args.mode == "long":
@@ -335,13 +395,15 @@ def run_workload(label, dev, args, totals):
     if (pre == post) != (name in UNSEEN):
         raise OSError(f"the operation changed {'nothing' if pre == post else 'something'} "
                       "the digest sees")
-    singles, nrandom = (64, 8) if args.mode == "long" else (16, 2)
-    n = failed = 0
+    singles, nrandom, nmid = (64, 8, 8) if args.mode == "long" else (16, 2, 1)
+    n = failed = known = caught = 0
+    kinds = dict.fromkeys(pmreplay.KINDS, 0)
     fence_at = [i for i, r in enumerate(log.records) if r[0] == pmreplay.FENCE]
     # Identical images are checked once, or twice if a crash after the
     # operation returned (which must hold the post tree) leaves one.
     seen = {}
-    for ident, p, kept, h, diff in pmreplay.images(dev.base, log, singles, nrandom, args.seed):
+    for ident, kind, p, choice, h, diff in pmreplay.images(dev.base, log, singles, nrandom,
+                                                           args.seed, nmid):
         after_op = p.name == "end" or fence_at[int(p.name)] >= op_end
         if h in seen and (seen[h] or not after_op):
             continue
@@ -349,14 +411,31 @@ def run_workload(label, dev, args, totals):
         dev.write_image(diff)
         why = check_image(pre, post, after_op)
         n += 1
+        kinds[kind] += 1
         if args.verbose:
-            print(f"  {ident} pending {len(p.units)} kept {len(kept)} "
-                  f"after-op {int(after_op)}: {why or 'ok'}", flush=True)
-        if why:
-            failed += 1
-            lost = " ".join(f"{x:#x}" for x in p.dropped(kept))
-            print(f"FAIL: {label}: crash image {ident} (pending {len(p.units)}, lost [{lost}]): "
-                  f"{why}", flush=True)
+            print(f"  {ident} {kind} units {len(p.units)} after-op {int(after_op)}: "
+                  f"{why or 'ok'}", flush=True)
+        if not why:
+            continue
+        what = f"{label}: crash image {ident} ({kind}, units {len(p.units)}, " \
+               f"{p.describe(choice)}): {why}"
+        if expect:
+            if re.search(expect, why):
+                caught += 1
+                if caught == 1:
+                    print(f"expected: {what}", flush=True)
+                continue
+        elif known_issue(why):
+            known += 1
+            if known == 1:
+                print(f"KNOWN ({known_issue(why)}): {what}", flush=True)
+            continue
+        failed += 1
+        print(f"FAIL: {what}", flush=True)
+    if expect and not caught:
+        failed += 1
+        print(f"FAIL: {label}: negative control not caught: no crash image shows "
+              f"'{expect}' ({param}=1)", flush=True)
     if failed or args.keep:
         os.makedirs(KEEP, exist_ok=True)
         with open(os.path.join(KEEP, f"{label}.base"), "wb") as f:
@@ -366,9 +445,16 @@ def run_workload(label, dev, args, totals):
     totals["fences"] += log.fences
     totals["images"] += n
     totals["failed"] += failed
-    print(f"{label:22s} {len(log.records):6d} records {log.fences:4d} fences "
-          f"{n:5d} images {failed:3d} failed  foreign {state['foreign']}  "
-          f"{time.monotonic() - start:.0f}s", flush=True)
+    totals["known"] += known
+    totals["caught"] += caught
+    for k in kinds:
+        totals[k] += kinds[k]
+    stores = sum(1 for r in log.records if r[0] == pmreplay.STORE)
+    print(f"{label:22s} {len(log.records):6d} records {stores:5d} stores {log.fences:4d} fences "
+          f"{n:5d} images ({' '.join(f'{k} {v}' for k, v in kinds.items())}) "
+          f"{failed:3d} failed" + (f" {known} known" if known else "") +
+          (f" {caught} expected" if expect else "") +
+          f"  foreign {state['foreign']}  {time.monotonic() - start:.0f}s", flush=True)
 
 
 def main():
@@ -384,19 +470,24 @@ def main():
         names = [f"{n}@{o}" if o else n for o in OPTION_SETS for n in WORKLOADS]
     else:
         names = [n for n in WORKLOADS if n not in KNOWN] + [f"{n}@ckpt" for n in SHORT_CKPT]
+    names += list(EXPECT_FAIL)
     if args.only:
         names = args.only.split(",")
     if args.list:
         print("\n".join(names))
         return 0
     dev = Device(DEV)
-    totals = {"workloads": 0, "fences": 0, "images": 0, "failed": 0}
+    totals = dict.fromkeys(("workloads", "fences", "images", "failed", "known", "caught")
+                           + pmreplay.KINDS, 0)
     start = time.monotonic()
     for name in names:
         run_workload(name, dev, args, totals)
     print(f"{args.mode} run, seed {args.seed}: {totals['workloads']} workloads, "
-          f"{totals['fences']} crash points (fences), {totals['images']} crash images, "
-          f"{totals['failed']} failed, {time.monotonic() - start:.0f}s", flush=True)
+          f"{totals['fences']} crash points (fences), {totals['images']} crash images "
+          f"({', '.join(f'{k} {totals[k]}' for k in pmreplay.KINDS)}), "
+          f"{totals['failed']} failed, {totals['known']} known, "
+          f"{totals['caught']} expected (negative controls), "
+          f"{time.monotonic() - start:.0f}s", flush=True)
     return 1 if totals["failed"] else 0
 
 
