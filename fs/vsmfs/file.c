@@ -1522,7 +1522,7 @@ static int vsmfs_release(struct inode *inode, struct file *file)
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	struct vsmfs_trans t;
 	u64 freed = 0;
-	int ret, err;
+	int ret;
 
 	if (!vsmfs_aggr_release(inode, file) || !READ_ONCE(vi->i_tail_key))
 		return 0;
@@ -1532,11 +1532,16 @@ static int vsmfs_release(struct inode *inode, struct file *file)
 		u64 key = vi->i_tail_key - 1;
 
 		vsmfs_trans_begin(sbi, &t);
+		vsmfs_trans_track(&t, inode, false);
 		ret = vsmfs_tail_release_t(&t, inode, &freed);
 		if (!ret && freed)
 			vi->i_flags |= VSMFS_IFLAG_TAIL_RELEASED;
-		err = vsmfs_write_inode_t(&t, inode);
-		ret = vsmfs_trans_commit(&t) ?: ret ?: err;
+		if (!ret)
+			ret = vsmfs_write_inode_t(&t, inode);
+		if (ret)
+			vsmfs_trans_abort(&t);
+		else
+			ret = vsmfs_trans_commit(&t);
 		if (ret)
 			vsmfs_err_ratelimited(inode->i_sb, "inode %lu: releasing the tail failed: %d",
 					      inode->i_ino, ret);

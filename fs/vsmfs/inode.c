@@ -278,8 +278,8 @@ void vsmfs_inode_reload(struct inode *inode)
 
 	if (vsmfs_dinode_get(VSMFS_SB(inode->i_sb), inode->i_ino, &mb, &di, &slot))
 		return;
-	/* Only an inode that exists on PM is tracked, with its type. */
-	if (WARN_ON_ONCE((le16_to_cpu(di->i_mode) ^ inode->i_mode) & S_IFMT))
+	/* Only an inode that exists on PM is tracked. */
+	if (WARN_ON_ONCE(!di->i_mode))
 		return;
 	inode->i_mode = le16_to_cpu(di->i_mode);
 	set_nlink(inode, le32_to_cpu(di->i_nlink));
@@ -777,28 +777,28 @@ void vsmfs_evict_inode(struct inode *inode)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_trans t;
-	int ret = 0, err;
+	int ret = 0;
 
 	truncate_inode_pages_final(&inode->i_data);
 	vsmfs_aggr_evict(inode);
 	if (!inode->i_nlink && !is_bad_inode(inode)) {
 		vsmfs_trans_begin(sbi, &t);
+		vsmfs_trans_track(&t, inode, false);
 		if (!vsmfs_inline_symlink(inode))
 			ret = vsmfs_truncate_t(&t, inode, 0);
 		if (!ret)
 			ret = vsmfs_xattr_drop_t(&t, inode);
-		/*
-		 * The i-number is freed before the inode is cleared, and the
-		 * inode is written whatever failed: a step that fails leaves an
-		 * orphan that still names what it holds, never a cleared inode
-		 * with its i-number in use.
-		 */
 		if (!ret)
 			ret = vsmfs_free_ino(&t, inode->i_ino);
-		if (!ret)
+		if (!ret) {
 			inode->i_mode = 0;
-		err = vsmfs_write_inode_t(&t, inode);
-		ret = vsmfs_trans_commit(&t) ?: ret ?: err;
+			ret = vsmfs_write_inode_t(&t, inode);
+		}
+		/* A step that fails leaves the orphan whole, as it was. */
+		if (ret)
+			vsmfs_trans_abort(&t);
+		else
+			ret = vsmfs_trans_commit(&t);
 		if (ret) {
 			/* Left as an orphan: unmount tries again (vsmfs_put_super()). */
 			vsmfs_err(inode->i_sb, "freeing inode %lu failed: %d", inode->i_ino, ret);
@@ -810,10 +810,14 @@ void vsmfs_evict_inode(struct inode *inode)
 		u64 freed;
 
 		vsmfs_trans_begin(sbi, &t);
+		vsmfs_trans_track(&t, inode, false);
 		ret = vsmfs_tail_release_t(&t, inode, &freed);
 		if (!ret)
 			ret = vsmfs_write_inode_t(&t, inode);
-		ret = vsmfs_trans_commit(&t) ?: ret;
+		if (ret)
+			vsmfs_trans_abort(&t);
+		else
+			ret = vsmfs_trans_commit(&t);
 		if (ret)
 			vsmfs_err(inode->i_sb, "releasing the tail of inode %lu failed: %d",
 				  inode->i_ino, ret);
