@@ -72,16 +72,17 @@ def fixture(base):
     write_file(base + "/d1/f", os.urandom(10000))
     write_file(base + "/d1/g", os.urandom(3000))
     write_file(base + "/d2/h", os.urandom(5000))
-    write_file(base + "/big", os.urandom(3 << 20))
+    write_file(base + "/big", os.urandom(3 << 19))
     os.link(base + "/d1/g", base + "/d2/g2")
     os.setxattr(base + "/d1/f", "user.keep", b"v" * 100)
     os.symlink("d1/f", base + "/short")
     # Enough entries that the directories span blocks.
-    for i in range(40):
+    for i in range(24):
         write_file(f"{base}/d1/n{i:02d}-{'x' * 60}", b"")
 
 
-def snapshot(base):
+def snapshot(base, free=True):
+    """The tree under @base; with @free, the free blocks and inodes too."""
     tree = {}
     for root, dirs, files in os.walk(base):
         dirs.sort()
@@ -106,7 +107,8 @@ def snapshot(base):
                 e += tuple((x, os.getxattr(p, x)) for x in sorted(set(names)))
             tree[os.path.relpath(p, base)] = e
     vfs = os.statvfs(base)
-    tree["<free>"] = (vfs.f_bfree, vfs.f_ffree)
+    if free:
+        tree["<free>"] = (vfs.f_bfree, vfs.f_ffree)
     return tree
 
 
@@ -180,8 +182,9 @@ def run(mnt, points, names):
         for point in points:
             fixture(base)
             failed = 0
+            before = None
             for n in range(MAX_STEPS):
-                before = snapshot(base)
+                before = before or snapshot(base)
                 inj = knob(point, "injected")
                 knob(point, "skip", n)
                 knob(point, "interval", 1)
@@ -198,6 +201,7 @@ def run(mnt, points, names):
                     if not hit:
                         break
                     fixture(base)	# the failure was absorbed: start again
+                    before = None
                     continue
                 failed += 1
                 if err != errno.ENOMEM:
@@ -211,8 +215,10 @@ def run(mnt, points, names):
                     print(f"FAIL {name}: {point} after {n} passes: the failed call "
                           "changed the tree:")
                     for x in d[:8]:
-                        print("   ", x)
+                        print("   ", x[:300])
                     fixture(base)
+                    after = None
+                before = after
             else:
                 print(f"FAIL {name}: {point} still failing after {MAX_STEPS} steps")
                 bad += 1
