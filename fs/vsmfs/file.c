@@ -314,6 +314,13 @@ static ssize_t vsmfs_write_inplace(struct inode *inode, loff_t pos, size_t len,
 	down_write(&vi->i_idx_sem);
 	vsmfs_trans_begin(sbi, &t);
 	vsmfs_trans_track(&t, inode, false);
+	/* Data stored in place stays: the inode is written whatever follows. */
+	err = vsmfs_inode_get_write_access(&t, inode);
+	if (err) {
+		vsmfs_trans_abort(&t);
+		up_write(&vi->i_idx_sem);
+		return err;
+	}
 	/* Bytes between the old end and the write may have been mapped. */
 	if (pos > size)
 		vsmfs_zero_mapped(inode, size,

@@ -256,6 +256,28 @@ int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode)
 }
 
 /**
+ * vsmfs_inode_get_write_access() - prepare to write an inode in a transaction
+ * @t: running transaction
+ * @inode: the inode
+ *
+ * After this, vsmfs_write_inode_t() of @inode in @t cannot fail: for a
+ * change that cannot be undone (data stored in place), made only once
+ * nothing else can fail.
+ *
+ * Return: 0 or a negative errno.
+ */
+int vsmfs_inode_get_write_access(struct vsmfs_trans *t, struct inode *inode)
+{
+	struct vsmfs_dinode *di;
+	struct vsmfs_mblk *mb;
+	u64 slot;
+	int ret;
+
+	ret = vsmfs_dinode_get(t->t_sbi, inode->i_ino, &mb, &di, &slot);
+	return ret ?: vsmfs_trans_get_write_access(t, mb);
+}
+
+/**
  * vsmfs_inode_reload() - put an in-core inode back as its slot has it
  * @inode: an inode on PM, locked by the caller as for the change undone
  *

@@ -383,6 +383,7 @@ struct inode *vsmfs_iget(struct super_block *sb, u64 ino);
 struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir,
 			      const struct qstr *qstr, umode_t mode, dev_t rdev);
 int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode);
+int vsmfs_inode_get_write_access(struct vsmfs_trans *t, struct inode *inode);
 void vsmfs_inode_reload(struct inode *inode);
 void vsmfs_evict_inode(struct inode *inode);
 u64 vsmfs_lpn_blk(struct vsmfs_sb_info *sbi, u64 lpn);
