@@ -88,7 +88,11 @@ def snapshot(base, free=True):
         dirs.sort()
         for name in sorted(dirs + files) + ([] if root != base else ["."]):
             p = os.path.normpath(os.path.join(root, name))
-            st = os.lstat(p)
+            try:
+                st = os.lstat(p)
+            except FileNotFoundError:
+                tree[os.path.relpath(p, base)] = ("listed but not found",)
+                continue
             e = (stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode), st.st_nlink,
                  st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_blocks)
             if stat.S_ISREG(st.st_mode):
