@@ -200,13 +200,19 @@ int vsmfs_set_acl(struct user_namespace *mnt_userns, struct inode *inode,
 			return ret;
 	}
 	vsmfs_trans_begin(VSMFS_SB(inode->i_sb), &t);
+	vsmfs_trans_track(&t, inode, false);
 	ret = vsmfs_set_acl_t(&t, inode, acl, type);
 	if (!ret) {
 		inode->i_mode = mode;
 		inode->i_ctime = current_time(inode);
 		ret = vsmfs_write_inode_t(&t, inode);
 	}
-	return vsmfs_trans_commit(&t) ?: ret;
+	if (ret) {
+		vsmfs_xattr_abort(&t, inode);
+		forget_cached_acl(inode, type);
+		return ret;
+	}
+	return vsmfs_trans_commit(&t);
 }
 
 /**

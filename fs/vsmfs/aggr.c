@@ -175,6 +175,14 @@ static int vsmfs_aggr_exchange(struct vsmfs_sb_info *sbi, struct inode *hot, u64
 	a = vsmfs_slot_dinode(sbi, from, &ma);
 	b = IS_ERR(a) ? a : vsmfs_slot_dinode(sbi, to, &mb);
 	ret = PTR_ERR_OR_ZERO(b);
+	if (!ret)
+		ret = vsmfs_trans_get_write_access(&t, ma);
+	if (!ret)
+		ret = vsmfs_trans_get_write_access(&t, mb);
+	if (!ret)
+		ret = vsmfs_trans_get_write_access(&t, mc);
+	if (!ret)
+		ret = vsmfs_trans_get_write_access(&t, md);
 	if (ret)
 		goto out;
 	tmp = *a;
@@ -191,13 +199,15 @@ static int vsmfs_aggr_exchange(struct vsmfs_sb_info *sbi, struct inode *hot, u64
 	/* For crash tests: the exchange made in DRAM, nothing committed. */
 	vsmfs_fault_stop(sbi->s_sb, VSMFS_FAULT_AGGR_STOP,
 			 "inode migration stopped before its commit");
-out:
-	ret = vsmfs_trans_commit(&t) ?: ret;
+	ret = vsmfs_trans_commit(&t);
 	if (ret)
 		return ret;
 	sbi->s_slot_ino[to] = hot->i_ino;
 	sbi->s_slot_ino[from] = other;
 	return 0;
+out:
+	vsmfs_trans_abort(&t);
+	return ret;
 }
 
 /* Move one hot inode into the window, growing it if it has no room. */

@@ -101,6 +101,7 @@ static int vsmfs_lbits(struct vsmfs_trans *t, u64 lpn, u64 count, bool set, bool
 	struct vsmfs_mblk *mb = vsmfs_lbitmap(sbi, lpn);
 	unsigned long *map;
 	u64 off = lpn % BITS_PER_BLK, i;
+	int ret;
 
 	if (IS_ERR(mb))
 		return PTR_ERR(mb);
@@ -115,6 +116,9 @@ static int vsmfs_lbits(struct vsmfs_trans *t, u64 lpn, u64 count, bool set, bool
 			return -EFSCORRUPTED;
 		}
 	}
+	ret = vsmfs_trans_get_write_access(t, mb);
+	if (ret)
+		return ret;
 	if (set) {
 		vsmfs_wait_freed(sbi);
 		bitmap_set(map, off, count);
@@ -313,6 +317,7 @@ static int vsmfs_ibit(struct vsmfs_trans *t, u64 ino, bool set)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	struct vsmfs_mblk *mb;
+	int ret;
 
 	mb = vsmfs_mblk_get(sbi, sbi->s_layout.ibitmap_start + ino / BITS_PER_BLK);
 	if (IS_ERR(mb))
@@ -321,6 +326,9 @@ static int vsmfs_ibit(struct vsmfs_trans *t, u64 ino, bool set)
 		vsmfs_err(sbi->s_sb, "inode %llu already %s", ino, set ? "in use" : "free");
 		return -EFSCORRUPTED;
 	}
+	ret = vsmfs_trans_get_write_access(t, mb);
+	if (ret)
+		return ret;
 	if (set) {
 		__set_bit(ino % BITS_PER_BLK, (unsigned long *)mb->m_data);
 		sbi->s_free_inodes--;

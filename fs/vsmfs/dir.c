@@ -490,6 +490,9 @@ static int vsmfs_add_entry(struct vsmfs_trans *t, struct inode *dir,
 			return -EIO;
 		mb = it.mb;
 		de = it.de;
+		ret = vsmfs_trans_get_write_access(t, mb);
+		if (ret)
+			return ret;
 		if (de->d_ino) {
 			unsigned int rec = le16_to_cpu(de->d_rec_len);
 			unsigned int used = DIRENT_LEN(de->d_name_len);
@@ -508,6 +511,8 @@ static int vsmfs_add_entry(struct vsmfs_trans *t, struct inode *dir,
 		/* Block and index slot first: a failure leaves the page unlinked. */
 		mb = vsmfs_mblk_get(sbi, vsmfs_lpn_blk(sbi, lpn));
 		ret = PTR_ERR_OR_ZERO(mb);
+		if (!ret)
+			ret = vsmfs_trans_get_write_access(t, mb);
 		if (!ret)
 			ret = vsmfs_idx_set(t, dir, blk, vsmfs_idx_make(lpn, 1));
 		if (ret) {
@@ -565,6 +570,9 @@ static int vsmfs_del_entry(struct vsmfs_trans *t, struct inode *dir,
 		if (WARN_ON_ONCE(!idx->slots[i].key))
 			return -EIO;
 
+	ret = vsmfs_trans_get_write_access(t, pos->mb);
+	if (ret)
+		return ret;
 	/* The entry before it in the block takes over its space. */
 	de->d_ino = 0;
 	if (it.prev)
@@ -673,9 +681,10 @@ static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t 
 	if (IS_ERR(idx))
 		return PTR_ERR(idx);
 	vsmfs_trans_begin(sbi, &t);
+	vsmfs_trans_track(&t, dir, true);
 	inode = vsmfs_new_inode(&t, dir, &dentry->d_name, mode, rdev);
 	if (IS_ERR(inode)) {
-		vsmfs_trans_commit(&t);
+		vsmfs_trans_abort(&t);
 		return PTR_ERR(inode);
 	}
 	if (symname) {
@@ -712,15 +721,12 @@ static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t 
 		ret = vsmfs_write_inode_t(&t, dir);
 	}
 	if (ret) {
-		/* Undo in DRAM what the failed step did not publish. */
-		vsmfs_xattr_drop_t(&t, inode);
-		if (!vsmfs_inline_symlink(inode))
-			vsmfs_truncate_t(&t, inode, 0);	/* a long symlink's block */
+		/*
+		 * Nothing of the new inode reaches PM. It is made bad so that
+		 * eviction leaves its slot, free again, alone.
+		 */
+		vsmfs_trans_abort(&t);
 		clear_nlink(inode);
-		inode->i_mode = 0;
-		vsmfs_free_ino(&t, inode->i_ino);
-		vsmfs_write_inode_t(&t, inode);
-		vsmfs_trans_commit(&t);
 		make_bad_inode(inode);
 		discard_new_inode(inode);
 		return ret;
@@ -773,13 +779,18 @@ static int vsmfs_do_link(struct dentry *old, struct inode *dir, struct dentry *d
 	if (IS_ERR(idx))
 		return PTR_ERR(idx);
 	vsmfs_trans_begin(VSMFS_SB(dir->i_sb), &t);
+	vsmfs_trans_track(&t, dir, true);
+	vsmfs_trans_track(&t, inode, false);
 	ret = vsmfs_add_entry(&t, dir, idx, &dentry->d_name, inode);
 	if (!ret) {
 		inc_nlink(inode);
 		inode->i_ctime = current_time(inode);
 		ret = vsmfs_write_inode_t(&t, inode);
 	}
-	ret = vsmfs_trans_commit(&t) ?: ret;
+	if (ret)
+		vsmfs_trans_abort(&t);
+	else
+		ret = vsmfs_trans_commit(&t);
 	if (!ret) {
 		ihold(inode);
 		d_instantiate(dentry, inode);
@@ -840,8 +851,14 @@ static int vsmfs_do_unlink(struct inode *dir, struct dentry *dentry)
 	if (IS_ERR(idx))
 		return PTR_ERR(idx);
 	vsmfs_trans_begin(VSMFS_SB(dir->i_sb), &t);
+	vsmfs_trans_track(&t, dir, true);
+	vsmfs_trans_track(&t, d_inode(dentry), false);
 	ret = vsmfs_unlink_t(&t, dir, idx, dentry);
-	return vsmfs_trans_commit(&t) ?: ret;
+	if (ret) {
+		vsmfs_trans_abort(&t);
+		return ret;
+	}
+	return vsmfs_trans_commit(&t);
 }
 
 static int vsmfs_do_rmdir(struct inode *dir, struct dentry *dentry)
@@ -881,11 +898,20 @@ static int vsmfs_do_rename(struct user_namespace *ns, struct inode *old_dir,
 		return PTR_ERR(nidx);
 
 	vsmfs_trans_begin(VSMFS_SB(old_dir->i_sb), &t);
+	vsmfs_trans_track(&t, old_dir, true);
+	vsmfs_trans_track(&t, new_dir, true);
+	vsmfs_trans_track(&t, old_inode, false);
+	if (new_inode)
+		vsmfs_trans_track(&t, new_inode, false);
 	ret = vsmfs_find_entry(old_dir, oidx, &old_dentry->d_name, &opos);
 	if (ret)
 		goto out;
 	if (flags & RENAME_EXCHANGE) {
 		ret = vsmfs_find_entry(new_dir, nidx, &new_dentry->d_name, &npos);
+		if (!ret)
+			ret = vsmfs_trans_get_write_access(&t, opos.mb);
+		if (!ret)
+			ret = vsmfs_trans_get_write_access(&t, npos.mb);
 		if (ret)
 			goto out;
 		opos.de->d_ino = cpu_to_le64(new_inode->i_ino);
@@ -916,6 +942,8 @@ static int vsmfs_do_rename(struct user_namespace *ns, struct inode *old_dir,
 	}
 	if (new_inode) {
 		ret = vsmfs_find_entry(new_dir, nidx, &new_dentry->d_name, &npos);
+		if (!ret)
+			ret = vsmfs_trans_get_write_access(&t, npos.mb);
 		if (ret)
 			goto out;
 		npos.de->d_ino = cpu_to_le64(old_inode->i_ino);
@@ -954,7 +982,11 @@ dirs:
 	if (!ret && new_dir != old_dir)
 		ret = vsmfs_write_inode_t(&t, new_dir);
 out:
-	return vsmfs_trans_commit(&t) ?: ret;
+	if (ret) {
+		vsmfs_trans_abort(&t);
+		return ret;
+	}
+	return vsmfs_trans_commit(&t);
 }
 
 const struct file_operations vsmfs_dir_operations = {

@@ -5,6 +5,9 @@
  *
  *   interval   fail every Nth pass through the point (1: every pass);
  *              0, the default, turns the point off
+ *   skip       passes that succeed before the interval starts to count
+ *              (counts down; 0, the default, for none): with interval 1,
+ *              skip N fails the (N+1)th pass from now and every later one
  *   injected   failures injected so far (read-only)
  *
  * The points are shared by every mounted vsmfs. Injection changes nothing
@@ -21,11 +24,13 @@
 /*
  * struct vsmfs_fault_point - state of one injection point
  * @interval: fail every @interval-th pass, 0 for never (set through debugfs)
+ * @skip: passes left that succeed before @interval counts (set through debugfs)
  * @passes: passes since the module was loaded
  * @injected: failures injected
  */
 struct vsmfs_fault_point {
 	u32		interval;
+	atomic_t	skip;
 	atomic_t	passes;
 	atomic64_t	injected;
 };
@@ -44,6 +49,7 @@ static const char * const vsmfs_fault_names[VSMFS_FAULT_NR] = {
 	[VSMFS_FAULT_JCKPT_STOP]	= "journal_ckpt_stop",
 	[VSMFS_FAULT_JHSWAP_STOP]	= "journal_hswap_stop",
 	[VSMFS_FAULT_AGGR_STOP]		= "aggr_stop",
+	[VSMFS_FAULT_SHADOW_ALLOC]	= "shadow_alloc",
 };
 
 static struct vsmfs_fault_point vsmfs_faults[VSMFS_FAULT_NR];
@@ -68,6 +74,8 @@ bool vsmfs_fault(enum vsmfs_fault point)
 	u32 interval = READ_ONCE(f->interval);
 
 	if (likely(!interval))
+		return false;
+	if (atomic_add_unless(&f->skip, -1, 0))
 		return false;
 	if ((u32)atomic_inc_return(&f->passes) % interval)
 		return false;
@@ -111,6 +119,7 @@ void vsmfs_fault_init(struct dentry *dir)
 		struct dentry *d = debugfs_create_dir(vsmfs_fault_names[i], dir);
 
 		debugfs_create_u32("interval", 0600, d, &vsmfs_faults[i].interval);
+		debugfs_create_u32("skip", 0600, d, (u32 *)&vsmfs_faults[i].skip.counter);
 		debugfs_create_file_unsafe("injected", 0400, d, &vsmfs_faults[i].injected,
 					   &vsmfs_injected_fops);
 	}

@@ -313,6 +313,14 @@ static ssize_t vsmfs_write_inplace(struct inode *inode, loff_t pos, size_t len,
 
 	down_write(&vi->i_idx_sem);
 	vsmfs_trans_begin(sbi, &t);
+	vsmfs_trans_track(&t, inode, false);
+	/* Data stored in place stays: the inode is written whatever follows. */
+	err = vsmfs_inode_get_write_access(&t, inode);
+	if (err) {
+		vsmfs_trans_abort(&t);
+		up_write(&vi->i_idx_sem);
+		return err;
+	}
 	/* Bytes between the old end and the write may have been mapped. */
 	if (pos > size)
 		vsmfs_zero_mapped(inode, size,
@@ -325,8 +333,12 @@ static ssize_t vsmfs_write_inplace(struct inode *inode, loff_t pos, size_t len,
 		inode->i_ctime = inode->i_mtime;
 	}
 	err = vsmfs_write_inode_t(&t, inode);
-	/* The fence in the commit makes the data durable before the index. */
-	err = vsmfs_trans_commit(&t) ?: err;
+	/* Nothing written: the pages allocated for it are given back. */
+	if (n <= 0 || err)
+		vsmfs_trans_abort(&t);
+	else
+		/* The fence in the commit makes the data durable before the index. */
+		err = vsmfs_trans_commit(&t);
 	up_write(&vi->i_idx_sem);
 	if (n < 0)
 		return n;
@@ -790,6 +802,7 @@ static ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
 
 	down_write(&vi->i_idx_sem);
 	vsmfs_trans_begin(sbi, &t);
+	vsmfs_trans_track(&t, inode, false);
 	n = vsmfs_cow_write_t(&t, inode, pos, len, from, large, mode, NULL);
 	if (n > 0) {
 		if (pos + n > i_size_read(inode))
@@ -798,7 +811,11 @@ static ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
 		inode->i_ctime = inode->i_mtime;
 	}
 	err = vsmfs_write_inode_t(&t, inode);
-	err = vsmfs_trans_commit(&t) ?: err;
+	/* A failed copy-on-write leaves the old version, swaps undone. */
+	if (n <= 0 || err)
+		vsmfs_trans_abort(&t);
+	else
+		err = vsmfs_trans_commit(&t);
 	up_write(&vi->i_idx_sem);
 	if (n >= 0 && err)
 		n = n ?: err;
@@ -1076,14 +1093,17 @@ static int vsmfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
 	if (pg >= cnt && alloc) {
 		struct vsmfs_trans t;
 		u64 run, have;
-		int err;
 
 		vsmfs_trans_begin(sbi, &t);
+		vsmfs_trans_track(&t, inode, false);
 		ret = vsmfs_extend_run(&t, inode, key, pg + 1, 0, 0,
 				       i_size_read(inode) >= VSMFS_LARGE_FILE, &run, &have);
-		err = vsmfs_write_inode_t(&t, inode);
-		err = vsmfs_trans_commit(&t) ?: err;
-		ret = ret ?: err;
+		if (!ret)
+			ret = vsmfs_write_inode_t(&t, inode);
+		if (ret)
+			vsmfs_trans_abort(&t);
+		else
+			ret = vsmfs_trans_commit(&t);
 		if (ret)
 			goto out;
 		iomap->flags |= IOMAP_F_NEW;
@@ -1314,10 +1334,11 @@ static int vsmfs_clear_piece(struct inode *inode, u64 key, loff_t from, loff_t t
 	loff_t zto = to;
 	bool shrink;
 	struct vsmfs_trans t;
-	int ret = 0, err;
+	int ret = 0;
 
 	down_write(&vi->i_idx_sem);
 	vsmfs_trans_begin(sbi, &t);
+	vsmfs_trans_track(&t, inode, false);
 	e = vsmfs_idx_lookup(inode, key);
 	cnt = vsmfs_idx_count(e);
 	/* First page wholly inside the range. */
@@ -1363,9 +1384,13 @@ static int vsmfs_clear_piece(struct inode *inode, u64 key, loff_t from, loff_t t
 		i_size_write(inode, size);
 	inode->i_mtime = current_time(inode);
 	inode->i_ctime = inode->i_mtime;
-	err = vsmfs_write_inode_t(&t, inode);
-	/* Zeros are durable (fence in the commit) before the index shrinks. */
-	ret = vsmfs_trans_commit(&t) ?: ret ?: err;
+	if (!ret)
+		ret = vsmfs_write_inode_t(&t, inode);
+	if (ret)
+		vsmfs_trans_abort(&t);
+	else
+		/* Zeros are durable (fence in the commit) before the index shrinks. */
+		ret = vsmfs_trans_commit(&t);
 	up_write(&vi->i_idx_sem);
 	return ret;
 }
@@ -1383,15 +1408,20 @@ static int vsmfs_alloc_piece(struct inode *inode, u64 key, loff_t to, bool large
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	u64 need = DIV_ROUND_UP(to - (key << VSMFS_VSP_SHIFT), VSMFS_BLOCK_SIZE), run, have;
 	struct vsmfs_trans t;
-	int ret, err;
+	int ret;
 
 	down_write(&vi->i_idx_sem);
 	vsmfs_trans_begin(sbi, &t);
+	vsmfs_trans_track(&t, inode, false);
 	ret = vsmfs_extend_run(&t, inode, key, need, 0, 0, large, &run, &have);
 	if (!ret && size)
 		vsmfs_fallocate_size_t(inode, size);
-	err = vsmfs_write_inode_t(&t, inode);
-	ret = vsmfs_trans_commit(&t) ?: ret ?: err;
+	if (!ret)
+		ret = vsmfs_write_inode_t(&t, inode);
+	if (ret)
+		vsmfs_trans_abort(&t);
+	else
+		ret = vsmfs_trans_commit(&t);
 	up_write(&vi->i_idx_sem);
 	*oldend = (key << VSMFS_VSP_SHIFT) + (have << VSMFS_BLOCK_SHIFT);
 	return ret;
@@ -1405,7 +1435,7 @@ static long vsmfs_do_fallocate(struct file *file, int mode, loff_t offset, loff_
 	bool punch = mode & FALLOC_FL_PUNCH_HOLE, zero = mode & FALLOC_FL_ZERO_RANGE;
 	bool atomic = READ_ONCE(sbi->s_data_mode) == VSMFS_DATA_ATOMIC;
 	struct vsmfs_trans t;
-	int ret, err;
+	int ret;
 
 	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE))
 		return -EOPNOTSUPP;
@@ -1488,9 +1518,13 @@ static long vsmfs_do_fallocate(struct file *file, int mode, loff_t offset, loff_
 	if (!ret && !(mode & FALLOC_FL_KEEP_SIZE) && end > size && !newsize) {
 		down_write(&VSMFS_I(inode)->i_idx_sem);
 		vsmfs_trans_begin(sbi, &t);
+		vsmfs_trans_track(&t, inode, false);
 		vsmfs_fallocate_size_t(inode, end);
-		err = vsmfs_write_inode_t(&t, inode);
-		ret = vsmfs_trans_commit(&t) ?: err;
+		ret = vsmfs_write_inode_t(&t, inode);
+		if (ret)
+			vsmfs_trans_abort(&t);
+		else
+			ret = vsmfs_trans_commit(&t);
 		up_write(&VSMFS_I(inode)->i_idx_sem);
 	}
 out_invalidate:
@@ -1529,7 +1563,7 @@ static int vsmfs_release(struct inode *inode, struct file *file)
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	struct vsmfs_trans t;
 	u64 freed = 0;
-	int ret, err;
+	int ret;
 
 	if (!vsmfs_aggr_release(inode, file) || !READ_ONCE(vi->i_tail_key))
 		return 0;
@@ -1539,11 +1573,16 @@ static int vsmfs_release(struct inode *inode, struct file *file)
 		u64 key = vi->i_tail_key - 1;
 
 		vsmfs_trans_begin(sbi, &t);
+		vsmfs_trans_track(&t, inode, false);
 		ret = vsmfs_tail_release_t(&t, inode, &freed);
 		if (!ret && freed)
 			vi->i_flags |= VSMFS_IFLAG_TAIL_RELEASED;
-		err = vsmfs_write_inode_t(&t, inode);
-		ret = vsmfs_trans_commit(&t) ?: ret ?: err;
+		if (!ret)
+			ret = vsmfs_write_inode_t(&t, inode);
+		if (ret)
+			vsmfs_trans_abort(&t);
+		else
+			ret = vsmfs_trans_commit(&t);
 		if (ret)
 			vsmfs_err_ratelimited(inode->i_sb, "inode %lu: releasing the tail failed: %d",
 					      inode->i_ino, ret);

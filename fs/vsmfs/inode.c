@@ -220,6 +220,8 @@ int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode)
 	int ret, i;
 
 	ret = vsmfs_dinode_get(t->t_sbi, inode->i_ino, &mb, &di, &slot);
+	if (!ret)
+		ret = vsmfs_trans_get_write_access(t, mb);
 	if (ret)
 		return ret;
 	memset(di, 0, sizeof(*di));
@@ -255,6 +257,82 @@ int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode)
 }
 
 /**
+ * vsmfs_inode_get_write_access() - prepare to write an inode in a transaction
+ * @t: running transaction
+ * @inode: the inode
+ *
+ * After this, vsmfs_write_inode_t() of @inode in @t cannot fail: for a
+ * change that cannot be undone (data stored in place), made only once
+ * nothing else can fail.
+ *
+ * Return: 0 or a negative errno.
+ */
+int vsmfs_inode_get_write_access(struct vsmfs_trans *t, struct inode *inode)
+{
+	struct vsmfs_dinode *di;
+	struct vsmfs_mblk *mb;
+	u64 slot;
+	int ret;
+
+	ret = vsmfs_dinode_get(t->t_sbi, inode->i_ino, &mb, &di, &slot);
+	return ret ?: vsmfs_trans_get_write_access(t, mb);
+}
+
+/**
+ * vsmfs_inode_reload() - put an in-core inode back as its slot has it
+ * @inode: an inode on PM, locked by the caller as for the change undone
+ *
+ * For an aborted transaction (vsmfs_trans_abort()), once the DRAM copy of
+ * the slot is back to the version before it: every field an operation
+ * changes is read again. The access time, which the VFS may have changed
+ * in core without a transaction, is kept. Index entries are stored only
+ * where they differ, so the page fault path, which may read them under
+ * i_idx_sem shared, never sees one torn.
+ *
+ * Context: inside the transaction being aborted.
+ */
+void vsmfs_inode_reload(struct inode *inode)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	struct vsmfs_dinode *di;
+	struct vsmfs_mblk *mb;
+	u64 slot, e;
+	int i;
+
+	if (vsmfs_dinode_get(VSMFS_SB(inode->i_sb), inode->i_ino, &mb, &di, &slot))
+		return;
+	/* Only an inode that exists on PM is tracked. */
+	if (WARN_ON_ONCE(!di->i_mode))
+		return;
+	inode->i_mode = le16_to_cpu(di->i_mode);
+	set_nlink(inode, le32_to_cpu(di->i_nlink));
+	i_uid_write(inode, le32_to_cpu(di->i_uid));
+	i_gid_write(inode, le32_to_cpu(di->i_gid));
+	i_size_write(inode, le64_to_cpu(di->i_size));
+	vi->i_pages = le64_to_cpu(di->i_pages);
+	inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
+	inode->i_mtime.tv_sec = le64_to_cpu(di->i_mtime);
+	inode->i_mtime.tv_nsec = le32_to_cpu(di->i_mtime_ns);
+	inode->i_ctime.tv_sec = le64_to_cpu(di->i_ctime);
+	inode->i_ctime.tv_nsec = le32_to_cpu(di->i_ctime_ns);
+	vi->i_flags = le32_to_cpu(di->i_flags);
+	vi->i_tail_key = S_ISREG(inode->i_mode) ? le32_to_cpu(di->i_tail_key) : 0;
+	vi->i_xattr = le64_to_cpu(di->i_xattr);
+	if (vsmfs_inline_symlink(inode))
+		return;
+	for (i = 0; i < VSMFS_NDIRECT + 2; i++) {
+		if (i < VSMFS_NDIRECT)
+			e = le64_to_cpu(di->i_direct[i]);
+		else if (i == VSMFS_NDIRECT)
+			e = le64_to_cpu(di->i_ind);
+		else
+			e = le64_to_cpu(di->i_dind);
+		if (vi->i_index[i] != e)
+			WRITE_ONCE(vi->i_index[i], e);
+	}
+}
+
+/**
  * vsmfs_new_inode() - allocate and initialize an inode
  * @t: running transaction
  * @dir: parent directory
@@ -266,7 +344,7 @@ int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode)
  * modules ask for, in the same transaction.
  *
  * Return: the new inode (locked, I_NEW cleared by the caller through
- * d_instantiate_new()), or an ERR_PTR.
+ * d_instantiate_new()), or an ERR_PTR, after which the caller aborts @t.
  */
 struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir,
 			      const struct qstr *qstr, umode_t mode, dev_t rdev)
@@ -316,12 +394,11 @@ struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir,
 		ret = vsmfs_write_inode_t(t, inode);
 	if (ret) {
 		/*
-		 * Nothing refers to the inode yet: give back what it got. It is
-		 * made bad so that eviction, which cannot start a transaction
-		 * inside this one, leaves it alone.
+		 * Nothing refers to the inode yet: the caller aborts @t, which
+		 * gives back what it got. It is made bad so that eviction,
+		 * which cannot start a transaction inside this one, leaves it
+		 * alone.
 		 */
-		vsmfs_xattr_drop_t(t, inode);
-		vsmfs_free_ino(t, ino);
 		clear_nlink(inode);
 		make_bad_inode(inode);
 		discard_new_inode(inode);
@@ -375,10 +452,14 @@ static __le64 *vsmfs_idx_slot(struct vsmfs_trans *t, struct inode *inode, u64 ke
 			if (*err)
 				return NULL;
 			mb = vsmfs_mblk_get(sbi, vsmfs_lpn_blk(sbi, lpn));
-			if (IS_ERR(mb)) {
+			*err = PTR_ERR_OR_ZERO(mb);
+			if (!*err)
+				*err = vsmfs_trans_get_write_access(t, mb);
+			if (!*err && slot)
+				*err = vsmfs_trans_get_write_access(t, *mbp);
+			if (*err) {
 				/* Not linked anywhere: give the page back. */
 				vsmfs_free_pages(t, lpn, 1);
-				*err = PTR_ERR(mb);
 				return NULL;
 			}
 			vi->i_pages++;
@@ -482,6 +563,9 @@ int vsmfs_idx_set(struct vsmfs_trans *t, struct inode *inode, u64 key, u64 val)
 	slot = vsmfs_idx_slot(t, inode, key, &mb, &err);
 	if (!slot)
 		return err ? err : -EIO;
+	err = vsmfs_trans_get_write_access(t, mb);
+	if (err)
+		return err;
 	*slot = cpu_to_le64(val);
 	vsmfs_trans_dirty(t, mb);
 	return 0;
@@ -716,28 +800,28 @@ void vsmfs_evict_inode(struct inode *inode)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_trans t;
-	int ret = 0, err;
+	int ret = 0;
 
 	truncate_inode_pages_final(&inode->i_data);
 	vsmfs_aggr_evict(inode);
 	if (!inode->i_nlink && !is_bad_inode(inode)) {
 		vsmfs_trans_begin(sbi, &t);
+		vsmfs_trans_track(&t, inode, false);
 		if (!vsmfs_inline_symlink(inode))
 			ret = vsmfs_truncate_t(&t, inode, 0);
 		if (!ret)
 			ret = vsmfs_xattr_drop_t(&t, inode);
-		/*
-		 * The i-number is freed before the inode is cleared, and the
-		 * inode is written whatever failed: a step that fails leaves an
-		 * orphan that still names what it holds, never a cleared inode
-		 * with its i-number in use.
-		 */
 		if (!ret)
 			ret = vsmfs_free_ino(&t, inode->i_ino);
-		if (!ret)
+		if (!ret) {
 			inode->i_mode = 0;
-		err = vsmfs_write_inode_t(&t, inode);
-		ret = vsmfs_trans_commit(&t) ?: ret ?: err;
+			ret = vsmfs_write_inode_t(&t, inode);
+		}
+		/* A step that fails leaves the orphan whole, as it was. */
+		if (ret)
+			vsmfs_trans_abort(&t);
+		else
+			ret = vsmfs_trans_commit(&t);
 		if (ret) {
 			/* Left as an orphan: unmount tries again (vsmfs_put_super()). */
 			vsmfs_err(inode->i_sb, "freeing inode %lu failed: %d", inode->i_ino, ret);
@@ -749,10 +833,14 @@ void vsmfs_evict_inode(struct inode *inode)
 		u64 freed;
 
 		vsmfs_trans_begin(sbi, &t);
+		vsmfs_trans_track(&t, inode, false);
 		ret = vsmfs_tail_release_t(&t, inode, &freed);
 		if (!ret)
 			ret = vsmfs_write_inode_t(&t, inode);
-		ret = vsmfs_trans_commit(&t) ?: ret;
+		if (ret)
+			vsmfs_trans_abort(&t);
+		else
+			ret = vsmfs_trans_commit(&t);
 		if (ret)
 			vsmfs_err(inode->i_sb, "releasing the tail of inode %lu failed: %d",
 				  inode->i_ino, ret);
@@ -805,6 +893,7 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 		down_write(&VSMFS_I(inode)->i_idx_sem);
 	}
 	vsmfs_trans_begin(VSMFS_SB(inode->i_sb), &t);
+	vsmfs_trans_track(&t, inode, false);
 	if (resize) {
 		ret = vsmfs_truncate_t(&t, inode, iattr->ia_size);
 		if (!ret) {
@@ -817,13 +906,16 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 		ret = vsmfs_set_acl_t(&t, inode, acl, ACL_TYPE_ACCESS);
 	if (!ret)
 		setattr_copy(mnt_userns, inode, iattr);
-	/*
-	 * A truncation that failed part way commits the pages it freed: the
-	 * inode is written too, as its index no longer names them.
-	 */
-	if (!ret || resize)
-		ret = vsmfs_write_inode_t(&t, inode) ?: ret;
-	ret = vsmfs_trans_commit(&t) ?: ret;
+	if (!ret)
+		ret = vsmfs_write_inode_t(&t, inode);
+	if (ret) {
+		/* Nothing changes, the cached ACL included. */
+		vsmfs_xattr_abort(&t, inode);
+		if (acl)
+			forget_cached_acl(inode, ACL_TYPE_ACCESS);
+	} else {
+		ret = vsmfs_trans_commit(&t);
+	}
 	/*
 	 * The bytes past the new end, in its page, once they are past the end
 	 * on PM too: zeroed before the commit, a crash would leave the old

@@ -1049,7 +1049,9 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 	mb->m_blk = blk;
 	mb->m_is_dirty = false;
 	mb->m_dirty_slots = 0;
+	mb->m_shadow = NULL;
 	INIT_LIST_HEAD(&mb->m_dirty);
+	INIT_LIST_HEAD(&mb->m_undo);
 	if (copy_mc_to_kernel(mb->m_data, src, VSMFS_BLOCK_SIZE)) {
 		kfree(mb);
 		return ERR_PTR(-EIO);
@@ -1060,6 +1062,23 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 		return xa_is_err(old) ? ERR_PTR(xa_err(old)) : old;
 	}
 	return mb;
+}
+
+#define VSMFS_PTES_PER_BLOCK	(VSMFS_BLOCK_SIZE / 8)
+
+/* Start @t with nothing to undo, noting the allocator state to go back to. */
+static void vsmfs_trans_undo_init(struct vsmfs_trans *t)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+
+	INIT_LIST_HEAD(&t->t_undo);
+	t->t_ninodes = 0;
+	t->t_dirs = 0;
+	t->t_free_pages = sbi->s_free_pages;
+	t->t_free_inodes = sbi->s_free_inodes;
+	t->t_small_cursor = sbi->s_small_cursor;
+	t->t_vsp_cursor = sbi->s_vsp_cursor;
+	t->t_ino_cursor = sbi->s_ino_cursor;
 }
 
 /**
@@ -1098,12 +1117,13 @@ void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t)
 	t->t_ndata = 0;
 	t->t_error = 0;
 	t->t_freed = false;
+	vsmfs_trans_undo_init(t);
 }
 
 /**
  * vsmfs_trans_dirty() - add a changed metadata block to a transaction
  * @t: the transaction
- * @mb: the block, changed in DRAM
+ * @mb: the block, changed in DRAM after vsmfs_trans_get_write_access()
  *
  * A transaction holds at most as many blocks as the journal has journal
  * blocks (a checkpoint empties the journal for it).
@@ -1115,6 +1135,8 @@ void vsmfs_trans_dirty(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 
 	lockdep_assert_held(&sbi->s_trans_mutex);
+	/* Changed without vsmfs_trans_get_write_access(): abort cannot undo it. */
+	WARN_ON_ONCE(!mb->m_shadow);
 	if (mb->m_is_dirty)
 		return;
 	if (t->t_nblocks + 1 > sbi->s_journal->n) {
@@ -1127,6 +1149,139 @@ void vsmfs_trans_dirty(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
 	t->t_nblocks++;
 	if (mb->m_blk >= sbi->s_layout.data_start)
 		t->t_ndata++;
+}
+
+/**
+ * vsmfs_trans_get_write_access() - let a transaction change a metadata block
+ * @t: the transaction
+ * @mb: the block, before the caller changes it
+ *
+ * Called before every change of @mb->m_data in @t (then marked with
+ * vsmfs_trans_dirty()). The first call in @t keeps a copy of the block as
+ * it is, the version the last transaction left, which vsmfs_trans_abort()
+ * puts back; the commit drops it.
+ *
+ * Context: inside the transaction.
+ * Return: 0, or -ENOMEM with @mb unchanged and not in @t.
+ */
+int vsmfs_trans_get_write_access(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
+{
+	lockdep_assert_held(&t->t_sbi->s_trans_mutex);
+	if (mb->m_shadow)
+		return 0;
+	if (!vsmfs_fault(VSMFS_FAULT_SHADOW_ALLOC))
+		mb->m_shadow = kmalloc(VSMFS_BLOCK_SIZE, GFP_NOFS);
+	if (!mb->m_shadow)
+		return -ENOMEM;
+	memcpy(mb->m_shadow, mb->m_data, VSMFS_BLOCK_SIZE);
+	list_add_tail(&mb->m_undo, &t->t_undo);
+	return 0;
+}
+
+/**
+ * vsmfs_trans_track() - an in-core inode the transaction may change
+ * @t: the transaction
+ * @inode: an inode that exists on PM (not one created in @t), held by the
+ *	caller until @t ends
+ * @entries: @inode is a directory whose entries @t may change, locked
+ *	exclusive by the caller
+ *
+ * Called before the first change of @inode's in-core fields in @t. If @t
+ * is aborted, @inode is read again from its slot, as it was, and with
+ * @entries the DRAM index of the directory is dropped, to be rebuilt from
+ * its blocks at its next use. At most VSMFS_TRANS_INODES inodes.
+ *
+ * Context: inside the transaction.
+ */
+void vsmfs_trans_track(struct vsmfs_trans *t, struct inode *inode, bool entries)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->t_ninodes && t->t_inodes[i] != inode; i++)
+		;
+	if (i == t->t_ninodes) {
+		if (WARN_ON_ONCE(i == VSMFS_TRANS_INODES))
+			return;
+		t->t_inodes[t->t_ninodes++] = inode;
+	}
+	if (entries)
+		t->t_dirs |= 1U << i;
+}
+
+/* The transaction is over: drop the copies kept for vsmfs_trans_abort(). */
+static void vsmfs_trans_undo_drop(struct vsmfs_trans *t)
+{
+	struct vsmfs_mblk *mb, *tmp;
+
+	list_for_each_entry_safe(mb, tmp, &t->t_undo, m_undo) {
+		list_del_init(&mb->m_undo);
+		kfree(mb->m_shadow);
+		mb->m_shadow = NULL;
+	}
+	t->t_ninodes = 0;
+	t->t_dirs = 0;
+}
+
+/**
+ * vsmfs_trans_abort() - end a transaction without any of its changes
+ * @t: the transaction
+ *
+ * Every metadata block changed in @t gets back the content it had when @t
+ * first changed it, and leaves @t; so does the allocator state, the live
+ * mapping of logical pages whose page table entries @t swapped (with one
+ * TLB shootdown), and each inode given to vsmfs_trans_track(). Nothing is
+ * written to PM: the journal never saw @t. Pages @t freed whose metadata
+ * versions vsmfs_journal_forget() revoked stay correct: their home blocks
+ * hold the last committed version the DRAM copies are put back to.
+ * Changes @t made to file data in place, and inodes it created (which the
+ * caller discards), are the caller's.
+ *
+ * Context: inside the transaction; releases s_trans_mutex.
+ */
+void vsmfs_trans_abort(struct vsmfs_trans *t)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	const struct vsmfs_layout *l = &sbi->s_layout;
+	struct vsmfs_mblk *mb;
+	struct vsmfs_swap sw;
+	unsigned int i;
+
+	lockdep_assert_held(&sbi->s_trans_mutex);
+	vsmfs_swap_init(sbi, &sw);
+	list_for_each_entry(mb, &t->t_undo, m_undo) {
+		/* Page table: the live mapping follows the entries back. */
+		if (mb->m_blk >= l->ptable_start && mb->m_blk < l->ptable_start + l->ptable_blocks)
+			vsmfs_swap_undo(&sw, (mb->m_blk - l->ptable_start) * VSMFS_PTES_PER_BLOCK,
+					(__le64 *)mb->m_shadow, (__le64 *)mb->m_data,
+					VSMFS_PTES_PER_BLOCK);
+		memcpy(mb->m_data, mb->m_shadow, VSMFS_BLOCK_SIZE);
+		if (mb->m_is_dirty) {
+			list_del_init(&mb->m_dirty);
+			mb->m_is_dirty = false;
+			t->t_nblocks--;
+			if (mb->m_blk >= l->data_start)
+				t->t_ndata--;
+		}
+	}
+	vsmfs_swap_flush(&sw);
+	/* A block changed without a copy cannot go back: it is committed. */
+	WARN_ON_ONCE(t->t_nblocks);
+	sbi->s_free_pages = t->t_free_pages;
+	sbi->s_free_inodes = t->t_free_inodes;
+	sbi->s_small_cursor = t->t_small_cursor;
+	sbi->s_vsp_cursor = t->t_vsp_cursor;
+	sbi->s_ino_cursor = t->t_ino_cursor;
+	for (i = 0; i < t->t_ninodes; i++) {
+		vsmfs_inode_reload(t->t_inodes[i]);
+		if (t->t_dirs & (1U << i))
+			vsmfs_dir_index_free(t->t_inodes[i]);
+	}
+	vsmfs_trans_undo_drop(t);
+	vsmfs_stat_inc(sbi, trans_aborts);
+	/* What is left is the unlocking of an empty commit. */
+	t->t_error = 0;
+	t->t_freed = false;
+	vsmfs_trans_commit(t);
 }
 
 /* Revoke every version of @e: home block current, versions invalid. */
@@ -1160,7 +1315,6 @@ static void vsmfs_jrevoke(struct vsmfs_journal *j, struct vsmfs_jent *e)
 
 /* Longest dirty list searched by walking it rather than the block cache. */
 #define VSMFS_FORGET_WALK	16
-#define VSMFS_PTES_PER_BLOCK	(VSMFS_BLOCK_SIZE / 8)
 
 /* Block @blk if it is dirty in @t, else NULL. */
 static struct vsmfs_mblk *vsmfs_trans_find_dirty(struct vsmfs_trans *t, u64 blk)
@@ -1635,6 +1789,7 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 	bool freed = t->t_freed && parallel;
 	bool own;
 
+	vsmfs_trans_undo_drop(t);
 	if (!t->t_nblocks)
 		goto unlock;
 	/* Its freed pages are not taken before it commits (alloc.c). */

@@ -31,6 +31,7 @@ enum vsmfs_stat {
 	VSMFS_STAT_fault_pmd_fallback,
 	VSMFS_STAT_inodes_created,
 	VSMFS_STAT_trans_commits,
+	VSMFS_STAT_trans_aborts,
 	VSMFS_STAT_journal_bytes,
 	VSMFS_STAT_home_bytes,
 	VSMFS_STAT_journal_full_bytes,

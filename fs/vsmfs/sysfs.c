@@ -36,6 +36,7 @@ static const char * const vsmfs_stat_names[VSMFS_NR_STATS] = {
 	[VSMFS_STAT_fault_pmd_fallback]	= "fault_pmd_fallback",
 	[VSMFS_STAT_inodes_created]	= "inodes_created",
 	[VSMFS_STAT_trans_commits]	= "trans_commits",
+	[VSMFS_STAT_trans_aborts]	= "trans_aborts",
 	[VSMFS_STAT_journal_bytes]	= "journal_bytes",
 	[VSMFS_STAT_home_bytes]	= "home_bytes",
 	[VSMFS_STAT_journal_full_bytes]	= "journal_full_bytes",

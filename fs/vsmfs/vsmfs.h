@@ -166,15 +166,38 @@ struct vsmfs_mblk {
 	 * which may run under s_jplace_mutex alone).
 	 */
 	unsigned long		m_dirty_slots;
+	/*
+	 * The block as it was before the running transaction first changed
+	 * it (vsmfs_trans_get_write_access()), NULL when that transaction
+	 * has not; on the transaction's undo list through @m_undo. Both are
+	 * under s_trans_mutex.
+	 */
+	u8			*m_shadow;
+	struct list_head	m_undo;
 	u8			m_data[VSMFS_BLOCK_SIZE] __aligned(64);
 };
 
+/* In-core inodes an aborted transaction reloads from their slots. */
+#define VSMFS_TRANS_INODES	4
+
 /*
  * struct vsmfs_trans - a running transaction
+ *
+ * The undo state (@t_undo to @t_ino_cursor) lets vsmfs_trans_abort() put
+ * DRAM back as it was at vsmfs_trans_begin().
  */
 struct vsmfs_trans {
 	struct vsmfs_sb_info	*t_sbi;
 	struct list_head	t_dirty;	/* vsmfs_mblk.m_dirty */
+	struct list_head	t_undo;		/* vsmfs_mblk.m_undo */
+	struct inode		*t_inodes[VSMFS_TRANS_INODES];
+	unsigned int		t_ninodes;
+	unsigned int		t_dirs;		/* of t_inodes: entries changed */
+	u64			t_free_pages;	/* allocator state at begin */
+	u64			t_free_inodes;
+	u64			t_small_cursor;
+	u64			t_vsp_cursor;
+	u64			t_ino_cursor;
 	unsigned int		t_nblocks;
 	unsigned int		t_ndata;	/* dirty blocks in the data area */
 	int			t_error;
@@ -312,7 +335,10 @@ void vsmfs_journal_destroy(struct vsmfs_sb_info *sbi);
 struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk);
 void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t);
 void vsmfs_trans_dirty(struct vsmfs_trans *t, struct vsmfs_mblk *mb);
+int vsmfs_trans_get_write_access(struct vsmfs_trans *t, struct vsmfs_mblk *mb);
+void vsmfs_trans_track(struct vsmfs_trans *t, struct inode *inode, bool entries);
 int vsmfs_trans_commit(struct vsmfs_trans *t);
+void vsmfs_trans_abort(struct vsmfs_trans *t);
 void vsmfs_journal_forget(struct vsmfs_trans *t, u64 lpn, u64 count);
 void vsmfs_journal_checkpoint(struct vsmfs_sb_info *sbi);
 void vsmfs_journal_set_writethrough(struct vsmfs_sb_info *sbi, bool on);
@@ -336,6 +362,8 @@ void vsmfs_vsp_unmap(struct vsmfs_sb_info *sbi);
 void vsmfs_swap_init(struct vsmfs_sb_info *sbi, struct vsmfs_swap *sw);
 int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b, u64 count);
 void vsmfs_swap_flush(struct vsmfs_swap *sw);
+void vsmfs_swap_undo(struct vsmfs_swap *sw, u64 lpn, const __le64 *old, const __le64 *cur,
+		     unsigned int n);
 void vsmfs_vsp_enter(void);
 void vsmfs_vsp_exit(void);
 
@@ -355,6 +383,8 @@ struct inode *vsmfs_iget(struct super_block *sb, u64 ino);
 struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir,
 			      const struct qstr *qstr, umode_t mode, dev_t rdev);
 int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode);
+int vsmfs_inode_get_write_access(struct vsmfs_trans *t, struct inode *inode);
+void vsmfs_inode_reload(struct inode *inode);
 void vsmfs_evict_inode(struct inode *inode);
 u64 vsmfs_lpn_blk(struct vsmfs_sb_info *sbi, u64 lpn);
 u64 vsmfs_idx_lookup(struct inode *inode, u64 key);
@@ -400,6 +430,7 @@ int vsmfs_xattr_get(struct inode *inode, int index, const char *name, void *buf,
 int vsmfs_xattr_set_t(struct vsmfs_trans *t, struct inode *inode, int index,
 		      const char *name, const void *value, size_t size, int flags);
 int vsmfs_xattr_drop_t(struct vsmfs_trans *t, struct inode *inode);
+void vsmfs_xattr_abort(struct vsmfs_trans *t, struct inode *inode);
 ssize_t vsmfs_listxattr(struct dentry *dentry, char *buf, size_t size);
 int vsmfs_init_security_t(struct vsmfs_trans *t, struct inode *inode, struct inode *dir,
 			  const struct qstr *qstr);

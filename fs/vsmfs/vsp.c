@@ -244,8 +244,9 @@ int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b,
 			 (a < b + count && b < a + count)))
 		return -EINVAL;
 	/*
-	 * Look everything up first, so a failure changes nothing: metadata
-	 * blocks stay cached once read, so the second pass cannot fail.
+	 * Look everything up and get write access first, so a failure changes
+	 * nothing: metadata blocks stay cached once read, so the second pass
+	 * cannot fail.
 	 */
 	for (i = 0; i < count; i++) {
 		struct vsmfs_mblk *m;
@@ -253,7 +254,8 @@ int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b,
 		if (!vsmfs_kernel_pte((unsigned long)vsmfs_lpn_ptr(sbi, a + i)) ||
 		    !vsmfs_kernel_pte((unsigned long)vsmfs_lpn_ptr(sbi, b + i)))
 			return -EIO;
-		if (!vsmfs_pt_slot(sbi, a + i, &m) || !vsmfs_pt_slot(sbi, b + i, &m))
+		if (!vsmfs_pt_slot(sbi, a + i, &m) || vsmfs_trans_get_write_access(t, m) ||
+		    !vsmfs_pt_slot(sbi, b + i, &m) || vsmfs_trans_get_write_access(t, m))
 			return -ENOMEM;
 	}
 	for (i = 0; i < count; i++) {
@@ -283,6 +285,42 @@ int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b,
 	vsmfs_swap_note(sw, b, count);
 	vsmfs_stat_add(sbi, pte_swaps, count);
 	return 0;
+}
+
+/**
+ * vsmfs_swap_undo() - put the live mapping back after an aborted transaction
+ * @sw: the batch the pages put back join (flushed by the caller)
+ * @lpn: logical page of the first entry
+ * @old: page table entries as they were before the transaction
+ * @cur: the entries as the transaction left them
+ * @n: entries
+ *
+ * Each logical page whose entry the transaction changed (by swaps) is
+ * mapped again to the frame its old entry names. Nothing reaches PM: the
+ * transaction was never committed.
+ *
+ * Context: inside the transaction being aborted, which swapped the pages.
+ */
+void vsmfs_swap_undo(struct vsmfs_swap *sw, u64 lpn, const __le64 *old, const __le64 *cur,
+		     unsigned int n)
+{
+	struct vsmfs_sb_info *sbi = sw->sw_sbi;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		u64 frame = le64_to_cpu(old[i]) & VSMFS_PTE_FRAME_MASK;
+		pte_t *p;
+
+		if (old[i] == cur[i] || !(lpn + i) || lpn + i >= sbi->s_layout.data_pages ||
+		    frame >= sbi->s_layout.data_pages)
+			continue;
+		p = vsmfs_kernel_pte((unsigned long)vsmfs_lpn_ptr(sbi, lpn + i));
+		if (WARN_ON_ONCE(!p))
+			continue;
+		set_pte(p, pfn_pte(sbi->s_frame_pfn0 + frame, pte_pgprot(ptep_get(p))));
+		sw->sw_pages++;
+		vsmfs_swap_note(sw, lpn + i, 1);
+	}
 }
 
 /* Drop this CPU's translations of the pages of a batch. */

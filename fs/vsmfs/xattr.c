@@ -186,9 +186,12 @@ static struct vsmfs_mblk *vsmfs_xattr_new_block(struct vsmfs_trans *t, struct in
 		return ERR_PTR(ret);
 	blk = vsmfs_lpn_blk(sbi, lpn);
 	mb = blk ? vsmfs_mblk_get(sbi, blk) : ERR_PTR(-EFSCORRUPTED);
-	if (IS_ERR(mb)) {
+	ret = PTR_ERR_OR_ZERO(mb);
+	if (!ret)
+		ret = vsmfs_trans_get_write_access(t, mb);
+	if (ret) {
 		vsmfs_free_pages(t, lpn, 1);
-		return mb;
+		return ERR_PTR(ret);
 	}
 	/* The frame may have held anything before; the DRAM copy is the truth. */
 	memset(mb->m_data, 0, VSMFS_BLOCK_SIZE);
@@ -278,6 +281,9 @@ int vsmfs_xattr_set_t(struct vsmfs_trans *t, struct inode *inode, int index,
 		ret = vsmfs_xattr_free_block(t, inode);
 		goto out;
 	}
+	ret = vsmfs_trans_get_write_access(t, mb);
+	if (ret)
+		goto out;
 	if (e) {
 		unsigned int off = (u8 *)e - mb->m_data;
 
@@ -303,6 +309,23 @@ int vsmfs_xattr_set_t(struct vsmfs_trans *t, struct inode *inode, int index,
 out:
 	up_write(&vi->i_xattr_sem);
 	return ret;
+}
+
+/**
+ * vsmfs_xattr_abort() - abort a transaction that changed extended attributes
+ * @t: the transaction
+ * @inode: the inode whose attributes it changed
+ *
+ * The xattr block's DRAM copy is put back under i_xattr_sem, which its
+ * readers hold without the inode lock.
+ *
+ * Context: inside the transaction; ends it.
+ */
+void vsmfs_xattr_abort(struct vsmfs_trans *t, struct inode *inode)
+{
+	down_write(&VSMFS_I(inode)->i_xattr_sem);
+	vsmfs_trans_abort(t);
+	up_write(&VSMFS_I(inode)->i_xattr_sem);
 }
 
 /**
@@ -422,12 +445,17 @@ static int vsmfs_xattr_handler_set(const struct xattr_handler *handler,
 	int ret;
 
 	vsmfs_trans_begin(VSMFS_SB(inode->i_sb), &t);
+	vsmfs_trans_track(&t, inode, false);
 	ret = vsmfs_xattr_set_t(&t, inode, handler->flags, name, value, size, flags);
 	if (!ret) {
 		inode->i_ctime = current_time(inode);
 		ret = vsmfs_write_inode_t(&t, inode);
 	}
-	return vsmfs_trans_commit(&t) ?: ret;
+	if (ret) {
+		vsmfs_xattr_abort(&t, inode);
+		return ret;
+	}
+	return vsmfs_trans_commit(&t);
 }
 
 /* trusted.: the VFS checks CAP_SYS_ADMIN for get and set; list hides them. */

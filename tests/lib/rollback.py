@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""Failed operations change nothing.
+
+For each operation, memory allocation fails at each of its allocations in
+turn (a fault point's "skip" knob lets N pass, then "interval" 1 fails the
+rest): every call that fails must leave the tree exactly as it was
+(names, types, modes, link counts, sizes, contents, times but atime,
+extended attributes and ACLs, free blocks and inodes).
+
+usage: rollback.py MNT [POINT...]
+Prints one line per operation; exits 1 if any failed call changed the tree.
+"""
+import ctypes
+import errno
+import hashlib
+import os
+import shutil
+import stat
+import sys
+
+K = "/sys/kernel/debug/vsmfs"
+LIBC = ctypes.CDLL(None, use_errno=True)
+RENAME_NOREPLACE, RENAME_EXCHANGE = 1, 2
+FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE, FALLOC_FL_ZERO_RANGE = 1, 2, 0x10
+AT_FDCWD = -100
+MAX_STEPS = 24
+
+
+def renameat2(a, b, flags):
+    if LIBC.syscall(316, AT_FDCWD, a.encode(), AT_FDCWD, b.encode(), flags):
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+
+
+def fallocate(path, mode, off, length):
+    fd = os.open(path, os.O_RDWR)
+    try:
+        if LIBC.fallocate(fd, mode, ctypes.c_long(off), ctypes.c_long(length)):
+            e = ctypes.get_errno()
+            raise OSError(e, os.strerror(e))
+    finally:
+        os.close(fd)
+
+
+def acl_blob(uid):
+    """An access ACL in the kernel's xattr form: version 2, then entries."""
+    ents = [(1, 6, 0xFFFFFFFF), (2, 4, uid), (4, 4, 0xFFFFFFFF),
+            (0x10, 6, 0xFFFFFFFF), (0x20, 4, 0xFFFFFFFF)]
+    b = (2).to_bytes(4, "little")
+    for tag, perm, ident in ents:
+        b += tag.to_bytes(2, "little") + perm.to_bytes(2, "little") + \
+            ident.to_bytes(4, "little")
+    return b
+
+
+def write_file(path, data, append=False):
+    """One write(2): a short count is a success, as POSIX has it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC),
+                 0o644)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def fixture(base):
+    """The tree every operation starts from."""
+    shutil.rmtree(base, ignore_errors=True)
+    os.makedirs(base + "/d1/sub")
+    os.makedirs(base + "/d2/empty")
+    os.makedirs(base + "/d2/victim")
+    write_file(base + "/d1/f", os.urandom(10000))
+    write_file(base + "/d1/g", os.urandom(3000))
+    write_file(base + "/d2/h", os.urandom(5000))
+    write_file(base + "/big", os.urandom(3 << 19))
+    os.link(base + "/d1/g", base + "/d2/g2")
+    os.setxattr(base + "/d1/f", "user.keep", b"v" * 100)
+    os.symlink("d1/f", base + "/short")
+    # Enough entries that the directories span blocks.
+    for i in range(24):
+        write_file(f"{base}/d1/n{i:02d}-{'x' * 60}", b"")
+
+
+def snapshot(base, free=True):
+    """The tree under @base; with @free, the free blocks and inodes too."""
+    tree = {}
+    for root, dirs, files in os.walk(base):
+        dirs.sort()
+        for name in sorted(dirs + files) + ([] if root != base else ["."]):
+            p = os.path.normpath(os.path.join(root, name))
+            try:
+                st = os.lstat(p)
+            except FileNotFoundError:
+                tree[os.path.relpath(p, base)] = ("listed but not found",)
+                continue
+            e = (stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode), st.st_nlink,
+                 st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_blocks)
+            if stat.S_ISREG(st.st_mode):
+                with open(p, "rb") as f:
+                    e += (hashlib.sha1(f.read()).hexdigest(),)
+            elif stat.S_ISLNK(st.st_mode):
+                e += (os.readlink(p),)
+            if not stat.S_ISLNK(st.st_mode):
+                names = sorted(os.listxattr(p))
+                for x in ("system.posix_acl_access", "system.posix_acl_default"):
+                    try:
+                        os.getxattr(p, x)
+                        names.append(x)
+                    except OSError:
+                        pass
+                e += tuple((x, os.getxattr(p, x)) for x in sorted(set(names)))
+            tree[os.path.relpath(p, base)] = e
+    vfs = os.statvfs(base)
+    if free:
+        tree["<free>"] = (vfs.f_bfree, vfs.f_ffree)
+    return tree
+
+
+def ops(b):
+    """(name, action) pairs; each action runs on a fresh fixture."""
+    return [
+        ("create", lambda: write_file(b + "/d1/new", b"")),
+        ("mkdir", lambda: os.mkdir(b + "/d1/newdir")),
+        ("mknod", lambda: os.mkfifo(b + "/d1/fifo")),
+        ("symlink", lambda: os.symlink("t" * 200, b + "/d1/longlink")),
+        ("link", lambda: os.link(b + "/d1/f", b + "/d2/flink")),
+        ("unlink", lambda: os.unlink(b + "/d2/g2")),
+        ("rmdir", lambda: os.rmdir(b + "/d2/empty")),
+        ("rename", lambda: os.rename(b + "/d1/f", b + "/d2/moved")),
+        ("rename-dir", lambda: os.rename(b + "/d1/sub", b + "/d2/sub")),
+        ("rename-noreplace", lambda: renameat2(b + "/d1/g", b + "/d2/new", RENAME_NOREPLACE)),
+        ("rename-exchange", lambda: renameat2(b + "/d1/f", b + "/d2/empty", RENAME_EXCHANGE)),
+        ("rename-over-file", lambda: os.rename(b + "/d1/f", b + "/d2/h")),
+        ("rename-over-dir", lambda: os.rename(b + "/d1/sub", b + "/d2/victim")),
+        ("write-append", lambda: write_file(b + "/d1/f", os.urandom(9000), True)),
+        ("write-over", lambda: write_overwrite(b + "/big", 4096 * 3 + 100, 70000)),
+        ("write-hole", lambda: write_overwrite(b + "/d2/h", 5 << 20, 5000)),
+        ("truncate-grow", lambda: os.truncate(b + "/d1/f", 3 << 20)),
+        ("truncate-shrink", lambda: os.truncate(b + "/big", 5000)),
+        ("fallocate", lambda: fallocate(b + "/d1/f", 0, 0, 1 << 20)),
+        ("fallocate-keep", lambda: fallocate(b + "/d1/f", FALLOC_FL_KEEP_SIZE, 0, 1 << 20)),
+        ("fallocate-punch", lambda: fallocate(b + "/big", FALLOC_FL_PUNCH_HOLE |
+                                              FALLOC_FL_KEEP_SIZE, 8192, 1 << 20)),
+        ("fallocate-zero", lambda: fallocate(b + "/big", FALLOC_FL_ZERO_RANGE, 100, 50000)),
+        ("setxattr", lambda: os.setxattr(b + "/d1/g", "user.new", b"w" * 300)),
+        ("removexattr", lambda: os.removexattr(b + "/d1/f", "user.keep")),
+        ("set-acl", lambda: os.setxattr(b + "/d2/h", "system.posix_acl_access",
+                                        acl_blob(1000))),
+        ("chmod", lambda: os.chmod(b + "/d1/g", 0o600)),
+    ]
+
+
+def write_overwrite(path, off, n):
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.pwrite(fd, os.urandom(n), off)
+    finally:
+        os.close(fd)
+
+
+def knob(point, name, val=None):
+    path = f"{K}/{point}/{name}"
+    if val is None:
+        with open(path) as f:
+            return int(f.read())
+    with open(path, "w") as f:
+        f.write(f"{val}\n")
+    return None
+
+
+def diff(a, b):
+    out = []
+    for k in sorted(set(a) | set(b)):
+        if a.get(k) != b.get(k):
+            out.append(f"{k}: {a.get(k)!r} -> {b.get(k)!r}")
+    return out
+
+
+def run(mnt, points, names):
+    base = mnt + "/t"
+    bad = 0
+    for name, act in ops(base):
+        if names and name not in names:
+            continue
+        line = []
+        for point in points:
+            fixture(base)
+            failed = 0
+            before = None
+            for n in range(MAX_STEPS):
+                before = before or snapshot(base)
+                inj = knob(point, "injected")
+                knob(point, "skip", n)
+                knob(point, "interval", 1)
+                err = None
+                try:
+                    act()
+                except OSError as e:
+                    err = e.errno
+                finally:
+                    knob(point, "interval", 0)
+                    knob(point, "skip", 0)
+                hit = knob(point, "injected") > inj
+                if err is None:
+                    if not hit:
+                        break
+                    fixture(base)	# the failure was absorbed: start again
+                    before = None
+                    continue
+                failed += 1
+                if err != errno.ENOMEM:
+                    print(f"FAIL {name}: {point} after {n}: {errno.errorcode[err]}, "
+                          "not ENOMEM")
+                    bad += 1
+                after = snapshot(base)
+                d = diff(before, after)
+                if d:
+                    bad += 1
+                    print(f"FAIL {name}: {point} after {n} passes: the failed call "
+                          "changed the tree:")
+                    for x in d[:8]:
+                        print("   ", x[:300])
+                    fixture(base)
+                    after = None
+                before = after
+            else:
+                print(f"FAIL {name}: {point} still failing after {MAX_STEPS} steps")
+                bad += 1
+            line.append(f"{point}:{failed}")
+        print(f"{name}: failed calls " + " ".join(line))
+    return bad
+
+
+def main():
+    mnt = sys.argv[1]
+    args = sys.argv[2:]
+    points = [a for a in args if os.path.isdir(f"{K}/{a}")] or \
+        ["shadow_alloc", "page_alloc"]
+    names = [a for a in args if a not in points]
+    bad = run(mnt, points, names)
+    print(f"{bad} failed call(s) changed the tree" if bad else "every failed call changed nothing")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
