@@ -715,7 +715,7 @@ static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t 
 		/* Undo in DRAM what the failed step did not publish. */
 		vsmfs_xattr_drop_t(&t, inode);
 		if (!vsmfs_inline_symlink(inode))
-			vsmfs_truncate_t(&t, inode, 0);	/* a long symlink's block */
+			vsmfs_truncate_t(&t, inode, 0, NULL);	/* a long symlink's block */
 		clear_nlink(inode);
 		inode->i_mode = 0;
 		vsmfs_free_ino(&t, inode->i_ino);

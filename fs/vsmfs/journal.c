@@ -1098,6 +1098,60 @@ void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t)
 	t->t_ndata = 0;
 	t->t_error = 0;
 	t->t_freed = false;
+	t->t_overflow = false;
+}
+
+/**
+ * vsmfs_trans_max_blocks() - most blocks one transaction may dirty
+ * @sbi: the file system
+ *
+ * A commit needs a free journal block for each dirty block, and a
+ * checkpoint empties the journal for it: the limit is the number of
+ * journal blocks. Operations that may dirty more split their work into
+ * several transactions (vsmfs_trans_room()).
+ *
+ * Return: the number of journal blocks.
+ */
+u32 vsmfs_trans_max_blocks(struct vsmfs_sb_info *sbi)
+{
+	return sbi->s_journal->n;
+}
+
+/**
+ * vsmfs_trans_room() - blocks a transaction may still dirty
+ * @t: the transaction
+ *
+ * Context: inside the transaction.
+ * Return: how many more blocks @t may dirty before it overflows.
+ */
+u32 vsmfs_trans_room(struct vsmfs_trans *t)
+{
+	u32 n = vsmfs_trans_max_blocks(t->t_sbi);
+
+	return t->t_nblocks < n ? n - t->t_nblocks : 0;
+}
+
+/*
+ * A transaction dirtied more blocks than the journal holds: an operation
+ * that did not bound its work. Its DRAM changes cannot be committed as a
+ * whole, and committing part of them would leave PM inconsistent, so
+ * nothing of it is committed and the file system stops writing: it is
+ * marked read-only, and every later commit is refused too (s_shutdown),
+ * for files open for writing before.
+ */
+static void vsmfs_trans_overflow(struct vsmfs_trans *t)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+
+	if (t->t_overflow)
+		return;
+	t->t_overflow = true;
+	t->t_error = -EFSCORRUPTED;
+	vsmfs_err(sbi->s_sb,
+		  "transaction dirtied more than the %u journal blocks: not committed, file system read-only from now on",
+		  vsmfs_trans_max_blocks(sbi));
+	WRITE_ONCE(sbi->s_shutdown, true);
+	sbi->s_sb->s_flags |= SB_RDONLY;
 }
 
 /**
@@ -1105,8 +1159,10 @@ void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t)
  * @t: the transaction
  * @mb: the block, changed in DRAM
  *
- * A transaction holds at most as many blocks as the journal has journal
- * blocks (a checkpoint empties the journal for it).
+ * A transaction holds at most vsmfs_trans_max_blocks() blocks; one that
+ * dirties more overflows (vsmfs_trans_overflow()) and is never committed.
+ * The block is kept on the list all the same, so that the transaction
+ * still knows every block it changed.
  *
  * Context: inside the transaction.
  */
@@ -1117,11 +1173,8 @@ void vsmfs_trans_dirty(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
 	lockdep_assert_held(&sbi->s_trans_mutex);
 	if (mb->m_is_dirty)
 		return;
-	if (t->t_nblocks + 1 > sbi->s_journal->n) {
-		WARN_ON_ONCE(1);
-		t->t_error = -ENOSPC;
-		return;
-	}
+	if (t->t_nblocks + 1 > vsmfs_trans_max_blocks(sbi))
+		vsmfs_trans_overflow(t);
 	mb->m_is_dirty = true;
 	list_add_tail(&mb->m_dirty, &t->t_dirty);
 	t->t_nblocks++;
@@ -1636,6 +1689,15 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 
 	if (!t->t_nblocks)
 		goto unlock;
+	/*
+	 * An overflowed transaction, or any after one: nothing is written to
+	 * PM, which keeps the last committed state.
+	 */
+	if (unlikely(t->t_overflow || READ_ONCE(sbi->s_shutdown))) {
+		tx.error = t->t_overflow ? -EFSCORRUPTED : -EIO;
+		vsmfs_trans_release(t);
+		goto unlock;
+	}
 	/* Its freed pages are not taken before it commits (alloc.c). */
 	if (freed)
 		atomic_inc(&sbi->s_freeing);
