@@ -29,6 +29,7 @@ enum vsmfs_fault {
 	VSMFS_FAULT_JCKPT_STOP,		/* checkpoint: blocks home, journal full */
 	VSMFS_FAULT_JHSWAP_STOP,	/* header batch: half in place */
 	VSMFS_FAULT_AGGR_STOP,		/* inode migration, before its commit */
+	VSMFS_FAULT_TRUNC_STOP,		/* truncation between two transactions */
 	VSMFS_FAULT_NR
 };
 

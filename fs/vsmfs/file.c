@@ -1389,7 +1389,7 @@ static int vsmfs_clear_piece(struct inode *inode, u64 key, loff_t from, loff_t t
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	u64 pstart = key << VSMFS_VSP_SHIFT, e, cnt, first, freed;
 	loff_t zto = to;
-	bool shrink;
+	bool shrink, fits;
 	struct vsmfs_trans t;
 	int ret = 0, err;
 
@@ -1413,8 +1413,9 @@ static int vsmfs_clear_piece(struct inode *inode, u64 key, loff_t from, loff_t t
 		 * A copy-on-write too large for the journal: a hole is zeroed
 		 * in place (a zero range is split by the caller).
 		 */
-		if (atomic && vsmfs_cow_blocks_at(READ_ONCE(sbi->s_cow_mode), from, zto - from) +
-			      VSMFS_CLEAR_BLOCKS <= vsmfs_trans_room(&t))
+		fits = vsmfs_cow_blocks_at(READ_ONCE(sbi->s_cow_mode), from, zto - from) <=
+		       vsmfs_trans_room(&t) - VSMFS_CLEAR_BLOCKS;
+		if (atomic && fits)
 			n = vsmfs_cow_zero_t(&t, inode, from, zto);
 		if (n == -ENOSPC && (punch || !atomic))
 			vsmfs_zero_mapped(inode, from, zto);

@@ -16,6 +16,7 @@
 #include "vsmfs.h"
 #include "trace.h"
 #include "pmem.h"
+#include "fault.h"
 
 /* DRAM copy of the block holding the on-media inode of @ino. */
 static int vsmfs_dinode_get(struct vsmfs_sb_info *sbi, u64 ino,
@@ -838,6 +839,8 @@ void vsmfs_evict_inode(struct inode *inode)
 		while (!ret && more) {
 			ret = vsmfs_write_inode_t(&t, inode);
 			ret = vsmfs_trans_commit(&t) ?: ret;
+			vsmfs_fault_stop(inode->i_sb, VSMFS_FAULT_TRUNC_STOP,
+					 "truncation stopped between two parts");
 			vsmfs_trans_begin(sbi, &t);
 			if (!ret)
 				ret = vsmfs_truncate_t(&t, inode, 0, &more);
@@ -945,6 +948,8 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 	ret = vsmfs_trans_commit(&t) ?: ret;
 	/* The rest of a truncation too large for one transaction. */
 	while (!ret && more) {
+		vsmfs_fault_stop(inode->i_sb, VSMFS_FAULT_TRUNC_STOP,
+				 "truncation stopped between two parts");
 		vsmfs_trans_begin(VSMFS_SB(inode->i_sb), &t);
 		ret = vsmfs_truncate_t(&t, inode, iattr->ia_size, &more);
 		ret = vsmfs_write_inode_t(&t, inode) ?: ret;
