@@ -859,7 +859,7 @@ static ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
 	loff_t end = pos + len, ustart = pos, uend = end;
 	struct vsmfs_trans t;
 	ssize_t n;
-	int err;
+	int err, cerr;
 
 	filemap_invalidate_lock(mapping);
 	vsmfs_cow_span(mode, &ustart, &uend);
@@ -878,9 +878,12 @@ static ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
 		inode->i_ctime = inode->i_mtime;
 	}
 	err = vsmfs_write_inode_t(&t, inode);
-	err = vsmfs_trans_commit(&t) ?: err;
+	cerr = vsmfs_trans_commit(&t);
 	up_write(&vi->i_idx_sem);
-	if (n >= 0 && err)
+	/* A commit that failed committed nothing, not even the part done. */
+	if (cerr)
+		n = cerr;
+	else if (n >= 0 && err)
 		n = n ?: err;
 out_unlock:
 	filemap_invalidate_unlock(mapping);

@@ -1173,7 +1173,8 @@ void vsmfs_trans_dirty(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
 	lockdep_assert_held(&sbi->s_trans_mutex);
 	if (mb->m_is_dirty)
 		return;
-	if (t->t_nblocks + 1 > vsmfs_trans_max_blocks(sbi))
+	if (t->t_nblocks + 1 > vsmfs_trans_max_blocks(sbi) ||
+	    vsmfs_fault(VSMFS_FAULT_TRANS_OVERFLOW))
 		vsmfs_trans_overflow(t);
 	mb->m_is_dirty = true;
 	list_add_tail(&mb->m_dirty, &t->t_dirty);
