@@ -71,20 +71,21 @@ for cow in multi page superpage; do
 done
 rm -f /tmp/jb-a /tmp/jb-b /tmp/jb-want
 
-# The journal size sets the limit: a 256 KiB journal, the default (1/16 of
-# this 1 GiB device), and one of 128 MiB, the default on a device of 2 GiB
-# and more, which allows 64 MiB.
-for j in 256K "" 128M; do
-	mkfs_vsmfs -f ${j:+-J $j} "$DEV"
+# The journal size sets the limit: a 256 KiB journal, and one of 128 MiB,
+# the default on a device of 2 GiB and more, which allows 64 MiB. The
+# limit follows the cow= mode of a remount.
+for j in 256K 128M; do
+	mkfs_vsmfs -f -J $j "$DEV"
+	mount_vsmfs
+	jb=$(jblocks)
 	for cow in multi page superpage; do
-		mount_vsmfs -o cow=$cow
-		jb=$(jblocks)
+		mount -o remount,cow=$cow "$MNT"
 		want=$(atomic_max "$jb" $cow)
 		assert_eq "$(cat "$S/atomic_write_max")" "$want" \
-			"cow=$cow: atomic_write_max with a journal of ${j:-default size}"
-		umount "$MNT"
+			"cow=$cow: atomic_write_max with a journal of $j"
 	done
-	echo "journal ${j:-default}: $jb blocks, writes of up to $want bytes atomic (cow=$cow, $(took))"
+	umount "$MNT"
+	echo "journal $j: $jb blocks, writes of up to $want bytes atomic (cow=$cow, $(took))"
 done
 [ "$want" = $((64 << 20)) ] || die "a 128 MiB journal allows atomic writes of $want bytes"
 
