@@ -50,6 +50,8 @@ static const char * const vsmfs_fault_names[VSMFS_FAULT_NR] = {
 	[VSMFS_FAULT_JHSWAP_STOP]	= "journal_hswap_stop",
 	[VSMFS_FAULT_AGGR_STOP]		= "aggr_stop",
 	[VSMFS_FAULT_SHADOW_ALLOC]	= "shadow_alloc",
+	[VSMFS_FAULT_TRUNC_STOP]	= "truncate_stop",
+	[VSMFS_FAULT_TRANS_OVERFLOW]	= "trans_overflow",
 };
 
 static struct vsmfs_fault_point vsmfs_faults[VSMFS_FAULT_NR];

@@ -30,6 +30,8 @@ enum vsmfs_fault {
 	VSMFS_FAULT_JHSWAP_STOP,	/* header batch: half in place */
 	VSMFS_FAULT_AGGR_STOP,		/* inode migration, before its commit */
 	VSMFS_FAULT_SHADOW_ALLOC,	/* undo copy of a metadata block: -ENOMEM */
+	VSMFS_FAULT_TRUNC_STOP,		/* truncation between two transactions */
+	VSMFS_FAULT_TRANS_OVERFLOW,	/* a dirty block overflows the journal */
 	VSMFS_FAULT_NR
 };
 

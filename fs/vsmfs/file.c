@@ -347,8 +347,116 @@ static ssize_t vsmfs_write_inplace(struct inode *inode, loff_t pos, size_t len,
 
 static int vsmfs_break_layouts_range(struct inode *inode, loff_t start, loff_t end);
 
-/* Largest write made atomic as a whole; longer writes are split. */
+/*
+ * Longest part of a write made in one transaction, whatever the journal
+ * size: it bounds the user pages held and the scratch runs remembered.
+ */
 #define VSMFS_ATOMIC_MAX	(64ULL << 20)
+
+/*
+ * Worst case of the metadata blocks one copy-on-write transaction dirties
+ * (vsmfs_write_atomic()) for a range spanning @keys pieces and @pages
+ * pages, with cow= mode @cow. Each term counts distinct blocks, as if no
+ * two of them shared a block:
+ *
+ * - the inode's block: 1;
+ * - index blocks: a range within one piece reaches one entry, in the
+ *   inode, the single indirect block, or the double indirect block and
+ *   one block below it; each may be new, and then dirties its bitmap
+ *   block as well: 4. A longer range reaches at most 2 +
+ *   DIV_ROUND_UP(@keys, 512) index blocks (the single indirect block, the
+ *   double indirect block and the blocks below it), each with its bitmap
+ *   block;
+ * - per piece, growing its run (vsmfs_extend_run()): the bitmap blocks of
+ *   the old run, the new run and a tail given back, the page table blocks
+ *   of the old and the new run: 5; replacing it whole (vsmfs_cow_whole())
+ *   takes the bitmap blocks of the new and the old run, fewer;
+ * - fine grain (cow=multi falls back to it when no whole run is free,
+ *   cow=page always): the page table block of the run, 1 more per piece,
+ *   and one page table block per scratch run, at worst one per page, as
+ *   scattered free space gives runs of one page. Scratch runs are never
+ *   journaled in the bitmap (vsmfs_reserve_pages()).
+ */
+static u64 vsmfs_cow_blocks(unsigned int cow, u64 keys, u64 pages)
+{
+	u64 n = 1;
+
+	n += keys == 1 ? 4 : 2 * (2 + DIV_ROUND_UP(keys, VSMFS_IND_ENTRIES));
+	if (cow == VSMFS_COW_SUPERPAGE)
+		return n + 5 * keys;
+	return n + 6 * keys + pages;
+}
+
+/* Worst case of vsmfs_cow_blocks() for [@pos, @pos + @len), @len > 0. */
+static u64 vsmfs_cow_blocks_at(unsigned int cow, u64 pos, u64 len)
+{
+	u64 last = pos + len - 1;
+
+	return vsmfs_cow_blocks(cow, (last >> VSMFS_VSP_SHIFT) - (pos >> VSMFS_VSP_SHIFT) + 1,
+				(last >> VSMFS_BLOCK_SHIFT) - (pos >> VSMFS_BLOCK_SHIFT) + 1);
+}
+
+/* Worst case of vsmfs_cow_blocks() for @len bytes anywhere in a file. */
+static u64 vsmfs_cow_blocks_any(unsigned int cow, u64 len)
+{
+	return vsmfs_cow_blocks(cow, DIV_ROUND_UP(len - 1, VSMFS_PIECE_SIZE) + 1,
+				DIV_ROUND_UP(len - 1, VSMFS_BLOCK_SIZE) + 1);
+}
+
+/**
+ * vsmfs_atomic_write_max() - the longest write() that is atomic
+ * @sbi: the file system
+ * @cow: cow= mode
+ *
+ * Every write() of up to this many bytes, wherever it lies in the file,
+ * is made in one transaction, whose worst case (vsmfs_cow_blocks()) fits
+ * in the journal; longer writes are split into parts that fit. At most
+ * VSMFS_ATOMIC_MAX; at least one byte.
+ *
+ * Return: the length in bytes.
+ */
+u64 vsmfs_atomic_write_max(struct vsmfs_sb_info *sbi, unsigned int cow)
+{
+	u64 room = vsmfs_trans_max_blocks(sbi), lo = 1, hi = VSMFS_ATOMIC_MAX;
+
+	if (vsmfs_cow_blocks_any(cow, hi) <= room)
+		return hi;
+	/* vsmfs_cow_blocks_any() grows with the length: the last that fits. */
+	while (lo < hi) {
+		u64 mid = lo + (hi - lo + 1) / 2;
+
+		if (vsmfs_cow_blocks_any(cow, mid) <= room)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/*
+ * The next part of an atomic write of @len bytes at @pos: all of it if no
+ * longer than vsmfs_atomic_write_max(), else the longest part from @pos
+ * whose worst case, and @extra blocks the caller dirties besides, fits in
+ * the journal (at least one byte).
+ */
+static u64 vsmfs_atomic_part(struct vsmfs_sb_info *sbi, unsigned int cow, u64 pos, u64 len,
+			     u32 extra)
+{
+	u64 room = vsmfs_trans_max_blocks(sbi) - extra, lo = 1, hi;
+
+	if (!extra && len <= vsmfs_atomic_write_max(sbi, cow))
+		return len;
+	hi = min_t(u64, len, VSMFS_ATOMIC_MAX);
+	while (lo < hi) {
+		u64 mid = lo + (hi - lo + 1) / 2;
+
+		if (vsmfs_cow_blocks_at(cow, pos, mid) <= room)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
 
 /*
  * A run of logical pages freed when a copy-on-write write commits; a
@@ -811,14 +919,18 @@ static ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
 		inode->i_ctime = inode->i_mtime;
 	}
 	err = vsmfs_write_inode_t(&t, inode);
-	/* A failed copy-on-write leaves the old version, swaps undone. */
-	if (n <= 0 || err)
+	if (n <= 0 || err) {
+		/* A failed copy-on-write leaves the old version, swaps undone. */
 		vsmfs_trans_abort(&t);
-	else
+		if (n >= 0)
+			n = err ?: n;
+	} else {
+		/* A commit that fails commits nothing, not even the part done. */
 		err = vsmfs_trans_commit(&t);
+		if (err)
+			n = err;
+	}
 	up_write(&vi->i_idx_sem);
-	if (n >= 0 && err)
-		n = n ?: err;
 out_unlock:
 	filemap_invalidate_unlock(mapping);
 	return n;
@@ -978,7 +1090,7 @@ static ssize_t vsmfs_do_write_iter(struct kiocb *iocb, struct iov_iter *from)
 		ssize_t n;
 
 		if (data == VSMFS_DATA_ATOMIC)
-			len = min_t(u64, end - pos, VSMFS_ATOMIC_MAX);
+			len = vsmfs_atomic_part(sbi, cow, pos, end - pos, 0);
 		else
 			len = min_t(u64, end - pos,
 				    VSMFS_PIECE_SIZE - (pos & (VSMFS_PIECE_SIZE - 1)));
@@ -1325,6 +1437,9 @@ static ssize_t vsmfs_cow_zero_t(struct vsmfs_trans *t, struct inode *inode, loff
  * a page the old version still reaches. A punch that finds too little
  * free space for copy-on-write zeroes in place.
  */
+/* Blocks vsmfs_clear_piece() dirties besides its copy-on-write: 2 bitmaps. */
+#define VSMFS_CLEAR_BLOCKS	2
+
 static int vsmfs_clear_piece(struct inode *inode, u64 key, loff_t from, loff_t to,
 			     bool punch, bool atomic, loff_t size)
 {
@@ -1332,7 +1447,7 @@ static int vsmfs_clear_piece(struct inode *inode, u64 key, loff_t from, loff_t t
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	u64 pstart = key << VSMFS_VSP_SHIFT, e, cnt, first, freed;
 	loff_t zto = to;
-	bool shrink;
+	bool shrink, fits;
 	struct vsmfs_trans t;
 	int ret = 0;
 
@@ -1353,7 +1468,13 @@ static int vsmfs_clear_piece(struct inode *inode, u64 key, loff_t from, loff_t t
 	if (from < zto && (e || !punch)) {
 		ssize_t n = -ENOSPC;
 
-		if (atomic)
+		/*
+		 * A copy-on-write too large for the journal: a hole is zeroed
+		 * in place (a zero range is split by the caller).
+		 */
+		fits = vsmfs_cow_blocks_at(READ_ONCE(sbi->s_cow_mode), from, zto - from) <=
+		       vsmfs_trans_room(&t) - VSMFS_CLEAR_BLOCKS;
+		if (atomic && fits)
 			n = vsmfs_cow_zero_t(&t, inode, from, zto);
 		if (n == -ENOSPC && (punch || !atomic))
 			vsmfs_zero_mapped(inode, from, zto);
@@ -1499,6 +1620,9 @@ static long vsmfs_do_fallocate(struct file *file, int mode, loff_t offset, loff_
 		if (punch) {
 			ret = vsmfs_clear_piece(inode, key, pos, pend, true, atomic, 0);
 		} else if (zero && atomic) {
+			/* In parts that fit in the journal. */
+			pend = pos + vsmfs_atomic_part(sbi, READ_ONCE(sbi->s_cow_mode), pos,
+						       pend - pos, VSMFS_CLEAR_BLOCKS);
 			ret = vsmfs_clear_piece(inode, key, pos, pend, false, true,
 						pend == end ? newsize : 0);
 		} else {

@@ -695,28 +695,116 @@ int vsmfs_tail_release_t(struct vsmfs_trans *t, struct inode *inode, u64 *freed)
 	return 0;
 }
 
-/* Free an index block tree below @lpn (depth levels of pointers). */
-static int vsmfs_free_tree(struct vsmfs_trans *t, struct inode *inode, u64 lpn, int depth)
+/*
+ * Room a part of a truncation leaves in its transaction for the caller:
+ * the inode's block, the i-number bitmap block, an extended attribute
+ * block and its bitmap block (eviction, or an ACL set with the size),
+ * and the bitmap block of a released tail.
+ */
+#define VSMFS_TRUNC_RESERVE	5
+/* Blocks freeing one run dirties: its bitmap block and its index block. */
+#define VSMFS_TRUNC_STEP	2
+
+/* Whether @t has room for one more step of a truncation. */
+static bool vsmfs_trunc_room(struct vsmfs_trans *t, bool *more)
+{
+	if (!more || vsmfs_trans_room(t) >= VSMFS_TRUNC_RESERVE + VSMFS_TRUNC_STEP)
+		return true;
+	*more = true;
+	return false;
+}
+
+/*
+ * The last key at or before @key that has an entry, or VSMFS_MAX_KEY if
+ * there is none; index blocks that do not exist are skipped whole.
+ */
+static u64 vsmfs_idx_prev(struct inode *inode, u64 key)
+{
+	const u64 dind = VSMFS_NDIRECT + VSMFS_IND_ENTRIES;
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+
+	for (;;) {
+		if (key >= dind) {
+			if (!vi->i_index[VSMFS_NDIRECT + 1]) {
+				key = dind - 1;
+				continue;
+			}
+			if (vsmfs_idx_lookup(inode, key))
+				return key;
+			/* A missing second-level block: skip its whole span. */
+			if (!vsmfs_idx_block_exists(inode, key))
+				key = round_down(key - dind, VSMFS_IND_ENTRIES) + dind;
+			key--;
+		} else if (key >= VSMFS_NDIRECT) {
+			if (!vi->i_index[VSMFS_NDIRECT]) {
+				key = VSMFS_NDIRECT - 1;
+				continue;
+			}
+			if (vsmfs_idx_lookup(inode, key))
+				return key;
+			key--;
+		} else {
+			if (vsmfs_idx_lookup(inode, key))
+				return key;
+			if (!key)
+				return VSMFS_MAX_KEY;
+			key--;
+		}
+	}
+}
+
+/*
+ * Free the index blocks of an inode whose entries are all gone, as many
+ * as @t has room for (all if @more is NULL). A block below the double
+ * indirect one leaves its slot there before it is freed, so every part
+ * commits an index that names only blocks still owned.
+ */
+static int vsmfs_free_index(struct vsmfs_trans *t, struct inode *inode, bool *more)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	u64 top = vi->i_index[VSMFS_NDIRECT + 1];
 	struct vsmfs_mblk *mb;
 	int i, ret;
 
-	if (!lpn)
-		return 0;
-	if (depth > 1) {
-		mb = vsmfs_mblk_get(sbi, vsmfs_lpn_blk(sbi, lpn));
+	if (top) {
+		mb = vsmfs_mblk_get(sbi, vsmfs_lpn_blk(sbi, top));
 		if (IS_ERR(mb))
 			return PTR_ERR(mb);
-		for (i = 0; i < VSMFS_IND_ENTRIES; i++) {
-			ret = vsmfs_free_tree(t, inode, le64_to_cpu(((__le64 *)mb->m_data)[i]),
-					      depth - 1);
+		for (i = VSMFS_IND_ENTRIES - 1; i >= 0; i--) {
+			__le64 *slot = (__le64 *)mb->m_data + i;
+			u64 lpn = le64_to_cpu(*slot);
+
+			if (!lpn)
+				continue;
+			if (!vsmfs_trunc_room(t, more))
+				return 0;
+			*slot = 0;
+			vsmfs_trans_dirty(t, mb);
+			vi->i_pages--;
+			ret = vsmfs_free_pages(t, lpn, 1);
 			if (ret)
 				return ret;
 		}
+		if (!vsmfs_trunc_room(t, more))
+			return 0;
+		vi->i_index[VSMFS_NDIRECT + 1] = 0;
+		vi->i_pages--;
+		ret = vsmfs_free_pages(t, top, 1);
+		if (ret)
+			return ret;
 	}
-	VSMFS_I(inode)->i_pages--;
-	return vsmfs_free_pages(t, lpn, 1);
+	top = vi->i_index[VSMFS_NDIRECT];
+	if (top) {
+		if (!vsmfs_trunc_room(t, more))
+			return 0;
+		vi->i_index[VSMFS_NDIRECT] = 0;
+		vi->i_pages--;
+		ret = vsmfs_free_pages(t, top, 1);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 /**
@@ -724,6 +812,8 @@ static int vsmfs_free_tree(struct vsmfs_trans *t, struct inode *inode, u64 lpn, 
  * @t: running transaction
  * @inode: the inode; written by the caller afterwards
  * @size: new size
+ * @more: set if the truncation needs more transactions; NULL if the caller
+ *	knows that what it frees is small (a long symlink's block)
  *
  * Regular files keep the part of the last run up to the new end. Growing,
  * the rest of the page holding the old end is zeroed, so bytes past the
@@ -734,17 +824,30 @@ static int vsmfs_free_tree(struct vsmfs_trans *t, struct inode *inode, u64 lpn, 
  * with vsmfs_zero_mapped(). Pages allocated past the old end (fallocate
  * with FALLOC_FL_KEEP_SIZE) are freed too when they lie past the new one.
  *
+ * A transaction holds only so many blocks (vsmfs_trans_room()): the runs
+ * are freed from the last one down, as many as fit, then the index
+ * blocks. When more is left, *@more is set, the size is cut to the start
+ * of the first piece not yet freed (never below @size) and the caller
+ * commits, begins a new transaction and calls again with the same @size.
+ * Each part commits a whole file, cut at a piece boundary; after a crash
+ * between parts the file keeps the size of the last part committed, and
+ * an unlinked inode, left in use with no links, is freed at the next
+ * mount (vsmfs_orphan_cleanup()).
+ *
  * Context: the caller holds i_idx_sem for writing, and for regular files
  * has removed user mappings past @size.
  * Return: 0 or a negative errno.
  */
-int vsmfs_truncate_t(struct vsmfs_trans *t, struct inode *inode, loff_t size)
+int vsmfs_truncate_t(struct vsmfs_trans *t, struct inode *inode, loff_t size, bool *more)
 {
 	bool reg = S_ISREG(inode->i_mode);
+	unsigned int shift = reg ? VSMFS_VSP_SHIFT : VSMFS_BLOCK_SHIFT;
 	u64 keep_pages = DIV_ROUND_UP((u64)size, VSMFS_BLOCK_SIZE);
-	u64 key, freed;
+	u64 key, first, freed;
 	int ret;
 
+	if (more)
+		*more = false;
 	if (reg) {
 		ret = vsmfs_tail_release_t(t, inode, &freed);
 		if (ret)
@@ -754,10 +857,11 @@ int vsmfs_truncate_t(struct vsmfs_trans *t, struct inode *inode, loff_t size)
 			vsmfs_zero_mapped(inode, inode->i_size,
 					  round_up(inode->i_size, VSMFS_BLOCK_SIZE));
 	}
-	/* Runs past the new end, wholly or in part. */
-	key = reg ? keep_pages / VSMFS_VSP_PAGES : keep_pages;
-	for (key = vsmfs_idx_next(inode, key); key < VSMFS_MAX_KEY;
-	     key = vsmfs_idx_next(inode, key + 1)) {
+	/* Runs past the new end, wholly or in part, from the last one. */
+	first = reg ? keep_pages / VSMFS_VSP_PAGES : keep_pages;
+	for (key = vsmfs_idx_prev(inode, VSMFS_MAX_KEY - 1);
+	     key < VSMFS_MAX_KEY && key >= first;
+	     key = key ? vsmfs_idx_prev(inode, key - 1) : VSMFS_MAX_KEY) {
 		u64 e = vsmfs_idx_lookup(inode, key), keep, cnt;
 
 		cnt = reg ? vsmfs_idx_count(e) : 1;
@@ -765,6 +869,12 @@ int vsmfs_truncate_t(struct vsmfs_trans *t, struct inode *inode, loff_t size)
 		       keep_pages - key * VSMFS_VSP_PAGES : 0;
 		if (keep >= cnt)
 			continue;
+		if (!vsmfs_trunc_room(t, more)) {
+			/* Every piece after @key is gone: cut the file there. */
+			if (inode->i_size > (loff_t)((key + 1) << shift))
+				i_size_write(inode, max_t(loff_t, size, (key + 1) << shift));
+			goto out;
+		}
 		ret = vsmfs_free_pages(t, vsmfs_idx_lpn(e) + keep, cnt - keep);
 		if (ret)
 			return ret;
@@ -775,17 +885,12 @@ int vsmfs_truncate_t(struct vsmfs_trans *t, struct inode *inode, loff_t size)
 			return ret;
 	}
 	if (!size) {
-		struct vsmfs_inode_info *vi = VSMFS_I(inode);
-
-		ret = vsmfs_free_tree(t, inode, vi->i_index[VSMFS_NDIRECT], 1);
-		if (!ret)
-			ret = vsmfs_free_tree(t, inode, vi->i_index[VSMFS_NDIRECT + 1], 2);
+		ret = vsmfs_free_index(t, inode, more);
 		if (ret)
 			return ret;
-		vi->i_index[VSMFS_NDIRECT] = 0;
-		vi->i_index[VSMFS_NDIRECT + 1] = 0;
 	}
 	i_size_write(inode, size);
+out:
 	inode->i_blocks = VSMFS_I(inode)->i_pages << (VSMFS_BLOCK_SHIFT - 9);
 	return 0;
 }
@@ -805,10 +910,29 @@ void vsmfs_evict_inode(struct inode *inode)
 	truncate_inode_pages_final(&inode->i_data);
 	vsmfs_aggr_evict(inode);
 	if (!inode->i_nlink && !is_bad_inode(inode)) {
+		bool more = false;
+
 		vsmfs_trans_begin(sbi, &t);
 		vsmfs_trans_track(&t, inode, false);
 		if (!vsmfs_inline_symlink(inode))
-			ret = vsmfs_truncate_t(&t, inode, 0);
+			ret = vsmfs_truncate_t(&t, inode, 0, &more);
+		/*
+		 * A large inode is emptied in several transactions: each
+		 * commits an orphan that names what it still holds, which the
+		 * next mount frees if this one stops.
+		 */
+		while (!ret && more) {
+			ret = vsmfs_write_inode_t(&t, inode);
+			if (ret)
+				break;		/* this part is aborted below */
+			ret = vsmfs_trans_commit(&t);
+			vsmfs_fault_stop(inode->i_sb, VSMFS_FAULT_TRUNC_STOP,
+					 "truncation stopped between two parts");
+			vsmfs_trans_begin(sbi, &t);
+			vsmfs_trans_track(&t, inode, false);
+			if (!ret)
+				ret = vsmfs_truncate_t(&t, inode, 0, &more);
+		}
 		if (!ret)
 			ret = vsmfs_xattr_drop_t(&t, inode);
 		if (!ret)
@@ -858,6 +982,7 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 	bool shrink = resize && iattr->ia_size < inode->i_size;
 	struct posix_acl *acl = NULL;
 	struct vsmfs_trans t;
+	bool more = false;
 	int ret;
 
 	ret = setattr_prepare(mnt_userns, dentry, iattr);
@@ -895,7 +1020,7 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 	vsmfs_trans_begin(VSMFS_SB(inode->i_sb), &t);
 	vsmfs_trans_track(&t, inode, false);
 	if (resize) {
-		ret = vsmfs_truncate_t(&t, inode, iattr->ia_size);
+		ret = vsmfs_truncate_t(&t, inode, iattr->ia_size, &more);
 		if (!ret) {
 			inode->i_mtime = current_time(inode);
 			inode->i_ctime = inode->i_mtime;
@@ -915,6 +1040,24 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 			forget_cached_acl(inode, ACL_TYPE_ACCESS);
 	} else {
 		ret = vsmfs_trans_commit(&t);
+	}
+	/*
+	 * The rest of a truncation too large for one transaction, one part
+	 * per transaction: each commits the file cut at a piece boundary,
+	 * and a part that fails changes nothing.
+	 */
+	while (!ret && more) {
+		vsmfs_fault_stop(inode->i_sb, VSMFS_FAULT_TRUNC_STOP,
+				 "truncation stopped between two parts");
+		vsmfs_trans_begin(VSMFS_SB(inode->i_sb), &t);
+		vsmfs_trans_track(&t, inode, false);
+		ret = vsmfs_truncate_t(&t, inode, iattr->ia_size, &more);
+		if (!ret)
+			ret = vsmfs_write_inode_t(&t, inode);
+		if (ret)
+			vsmfs_trans_abort(&t);
+		else
+			ret = vsmfs_trans_commit(&t);
 	}
 	/*
 	 * The bytes past the new end, in its page, once they are past the end

@@ -1118,6 +1118,60 @@ void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t)
 	t->t_error = 0;
 	t->t_freed = false;
 	vsmfs_trans_undo_init(t);
+	t->t_overflow = false;
+}
+
+/**
+ * vsmfs_trans_max_blocks() - most blocks one transaction may dirty
+ * @sbi: the file system
+ *
+ * A commit needs a free journal block for each dirty block, and a
+ * checkpoint empties the journal for it: the limit is the number of
+ * journal blocks. Operations that may dirty more split their work into
+ * several transactions (vsmfs_trans_room()).
+ *
+ * Return: the number of journal blocks.
+ */
+u32 vsmfs_trans_max_blocks(struct vsmfs_sb_info *sbi)
+{
+	return sbi->s_journal->n;
+}
+
+/**
+ * vsmfs_trans_room() - blocks a transaction may still dirty
+ * @t: the transaction
+ *
+ * Context: inside the transaction.
+ * Return: how many more blocks @t may dirty before it overflows.
+ */
+u32 vsmfs_trans_room(struct vsmfs_trans *t)
+{
+	u32 n = vsmfs_trans_max_blocks(t->t_sbi);
+
+	return t->t_nblocks < n ? n - t->t_nblocks : 0;
+}
+
+/*
+ * A transaction dirtied more blocks than the journal holds: an operation
+ * that did not bound its work. Its DRAM changes cannot be committed as a
+ * whole, and committing part of them would leave PM inconsistent, so
+ * nothing of it is committed and the file system stops writing: it is
+ * marked read-only, and every later commit is refused too (s_shutdown),
+ * for files open for writing before.
+ */
+static void vsmfs_trans_overflow(struct vsmfs_trans *t)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+
+	if (t->t_overflow)
+		return;
+	t->t_overflow = true;
+	t->t_error = -EFSCORRUPTED;
+	vsmfs_err(sbi->s_sb,
+		  "transaction dirtied more than the %u journal blocks: not committed, file system read-only from now on",
+		  vsmfs_trans_max_blocks(sbi));
+	WRITE_ONCE(sbi->s_shutdown, true);
+	sbi->s_sb->s_flags |= SB_RDONLY;
 }
 
 /**
@@ -1125,8 +1179,10 @@ void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t)
  * @t: the transaction
  * @mb: the block, changed in DRAM after vsmfs_trans_get_write_access()
  *
- * A transaction holds at most as many blocks as the journal has journal
- * blocks (a checkpoint empties the journal for it).
+ * A transaction holds at most vsmfs_trans_max_blocks() blocks; one that
+ * dirties more overflows (vsmfs_trans_overflow()) and is never committed.
+ * The block is kept on the list all the same, so that the transaction
+ * still knows every block it changed.
  *
  * Context: inside the transaction.
  */
@@ -1139,11 +1195,9 @@ void vsmfs_trans_dirty(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
 	WARN_ON_ONCE(!mb->m_shadow);
 	if (mb->m_is_dirty)
 		return;
-	if (t->t_nblocks + 1 > sbi->s_journal->n) {
-		WARN_ON_ONCE(1);
-		t->t_error = -ENOSPC;
-		return;
-	}
+	if (t->t_nblocks + 1 > vsmfs_trans_max_blocks(sbi) ||
+	    vsmfs_fault(VSMFS_FAULT_TRANS_OVERFLOW))
+		vsmfs_trans_overflow(t);
 	mb->m_is_dirty = true;
 	list_add_tail(&mb->m_dirty, &t->t_dirty);
 	t->t_nblocks++;
@@ -1280,6 +1334,7 @@ void vsmfs_trans_abort(struct vsmfs_trans *t)
 	vsmfs_stat_inc(sbi, trans_aborts);
 	/* What is left is the unlocking of an empty commit. */
 	t->t_error = 0;
+	t->t_overflow = false;
 	t->t_freed = false;
 	vsmfs_trans_commit(t);
 }
@@ -1789,6 +1844,16 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 	bool freed = t->t_freed && parallel;
 	bool own;
 
+	/*
+	 * An overflowed transaction, or any after one: nothing is written to
+	 * PM, which keeps the last committed state, and DRAM goes back to it.
+	 */
+	if (unlikely((t->t_overflow || READ_ONCE(sbi->s_shutdown)) && t->t_nblocks)) {
+		int err = t->t_overflow ? -EFSCORRUPTED : -EIO;
+
+		vsmfs_trans_abort(t);
+		return err;
+	}
 	vsmfs_trans_undo_drop(t);
 	if (!t->t_nblocks)
 		goto unlock;

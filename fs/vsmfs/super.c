@@ -669,6 +669,10 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		vsmfs_set_clean(sbi, false);
 		vsmfs_journal_timer_start(sbi);
 	}
+	if (sbi->s_data_mode == VSMFS_DATA_ATOMIC)
+		vsmfs_info(sb, "journal of %u blocks, cow=%s: every write() of up to %llu bytes is atomic",
+			   vsmfs_trans_max_blocks(sbi), vsmfs_cow_names[sbi->s_cow_mode],
+			   vsmfs_atomic_write_max(sbi, sbi->s_cow_mode));
 	return vsmfs_sysfs_register(sbi);
 }
 

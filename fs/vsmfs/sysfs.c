@@ -3,8 +3,9 @@
  * vsmfs sysfs interface: /sys/fs/vsmfs/<device>/ holds one read-only file
  * per counter of stats.h, each printing one decimal number, a write-only
  * "reset" file: writing 1 sets every counter to zero, "journal_wear",
- * the wear histogram of the journal blocks, and "aggregate_window", the
- * slots of the hot-inode window now.
+ * the wear histogram of the journal blocks, "aggregate_window", the
+ * slots of the hot-inode window now, and "atomic_write_max", the longest
+ * write() that is atomic with the journal and cow= mode now.
  */
 #include <linux/kobject.h>
 #include <linux/sysfs.h>
@@ -88,7 +89,13 @@ static struct vsmfs_attr vsmfs_attr_aggregate_window = {
 	.stat = -3,
 };
 
-static struct attribute *vsmfs_sb_attrs[VSMFS_NR_STATS + 4];
+/* Longest atomic write() with the journal and cow= mode now (file.c). */
+static struct vsmfs_attr vsmfs_attr_atomic_write_max = {
+	.attr = { .name = "atomic_write_max", .mode = 0444 },
+	.stat = -4,
+};
+
+static struct attribute *vsmfs_sb_attrs[VSMFS_NR_STATS + 5];
 ATTRIBUTE_GROUPS(vsmfs_sb);
 
 /**
@@ -117,6 +124,9 @@ static ssize_t vsmfs_attr_show(struct kobject *kobj, struct attribute *attr, cha
 		return vsmfs_journal_wear_show(sbi, buf);
 	if (a == &vsmfs_attr_aggregate_window)
 		return sysfs_emit(buf, "%llu\n", READ_ONCE(sbi->s_window));
+	if (a == &vsmfs_attr_atomic_write_max)
+		return sysfs_emit(buf, "%llu\n",
+				  vsmfs_atomic_write_max(sbi, READ_ONCE(sbi->s_cow_mode)));
 	if (a->stat < 0)
 		return -EPERM;
 	return sysfs_emit(buf, "%llu\n", vsmfs_stat_read(sbi, a->stat));
@@ -229,6 +239,7 @@ int __init vsmfs_sysfs_init(void)
 	vsmfs_sb_attrs[VSMFS_NR_STATS] = &vsmfs_attr_reset.attr;
 	vsmfs_sb_attrs[VSMFS_NR_STATS + 1] = &vsmfs_attr_journal_wear.attr;
 	vsmfs_sb_attrs[VSMFS_NR_STATS + 2] = &vsmfs_attr_aggregate_window.attr;
+	vsmfs_sb_attrs[VSMFS_NR_STATS + 3] = &vsmfs_attr_atomic_write_max.attr;
 	kobject_set_name(&vsmfs_root.kobj, "vsmfs");
 	vsmfs_root.kobj.parent = fs_kobj;
 	return kset_register(&vsmfs_root);

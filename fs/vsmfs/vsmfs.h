@@ -109,6 +109,8 @@ struct vsmfs_sb_info {
 	u64			s_ino_cursor;
 	/* An unlinked inode could not be freed at eviction (set once). */
 	bool			s_orphans_left;
+	/* A transaction overflowed: no commit reaches PM any more (set once). */
+	bool			s_shutdown;
 
 	/* Hot-inode aggregation (aggr.c). */
 	struct vsmfs_aopts	s_aopts;	/* changed only by remount */
@@ -202,6 +204,7 @@ struct vsmfs_trans {
 	unsigned int		t_ndata;	/* dirty blocks in the data area */
 	int			t_error;
 	bool			t_freed;	/* logical pages freed */
+	bool			t_overflow;	/* more blocks than the journal holds */
 	u64			t_locked;	/* ktime_get_ns() at s_trans_mutex */
 	unsigned int		t_nofs;		/* memalloc_nofs_save() */
 };
@@ -339,6 +342,8 @@ int vsmfs_trans_get_write_access(struct vsmfs_trans *t, struct vsmfs_mblk *mb);
 void vsmfs_trans_track(struct vsmfs_trans *t, struct inode *inode, bool entries);
 int vsmfs_trans_commit(struct vsmfs_trans *t);
 void vsmfs_trans_abort(struct vsmfs_trans *t);
+u32 vsmfs_trans_max_blocks(struct vsmfs_sb_info *sbi);
+u32 vsmfs_trans_room(struct vsmfs_trans *t);
 void vsmfs_journal_forget(struct vsmfs_trans *t, u64 lpn, u64 count);
 void vsmfs_journal_checkpoint(struct vsmfs_sb_info *sbi);
 void vsmfs_journal_set_writethrough(struct vsmfs_sb_info *sbi, bool on);
@@ -391,7 +396,7 @@ u64 vsmfs_idx_lookup(struct inode *inode, u64 key);
 u64 vsmfs_idx_next(struct inode *inode, u64 key);
 void vsmfs_zero_mapped(struct inode *inode, loff_t from, loff_t to);
 int vsmfs_idx_set(struct vsmfs_trans *t, struct inode *inode, u64 key, u64 val);
-int vsmfs_truncate_t(struct vsmfs_trans *t, struct inode *inode, loff_t size);
+int vsmfs_truncate_t(struct vsmfs_trans *t, struct inode *inode, loff_t size, bool *more);
 u64 vsmfs_tail_pages(u64 e);
 int vsmfs_tail_release_t(struct vsmfs_trans *t, struct inode *inode, u64 *freed);
 int vsmfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
@@ -416,6 +421,7 @@ int vsmfs_fsync(struct file *file, loff_t start, loff_t end, int datasync);
 extern const struct file_operations vsmfs_file_operations;
 extern const struct inode_operations vsmfs_file_inode_operations;
 struct inode *vsmfs_alloc_inode(struct super_block *sb);
+u64 vsmfs_atomic_write_max(struct vsmfs_sb_info *sbi, unsigned int cow);
 void vsmfs_free_inode(struct inode *inode);
 
 /* dir.c */
