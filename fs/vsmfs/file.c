@@ -1447,7 +1447,7 @@ static int vsmfs_clear_piece(struct inode *inode, u64 key, loff_t from, loff_t t
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	u64 pstart = key << VSMFS_VSP_SHIFT, e, cnt, first, freed;
 	loff_t zto = to;
-	bool shrink, fits;
+	bool shrink, fits, in_place = false;
 	struct vsmfs_trans t;
 	int ret = 0;
 
@@ -1477,7 +1477,7 @@ static int vsmfs_clear_piece(struct inode *inode, u64 key, loff_t from, loff_t t
 		if (atomic && fits)
 			n = vsmfs_cow_zero_t(&t, inode, from, zto);
 		if (n == -ENOSPC && (punch || !atomic))
-			vsmfs_zero_mapped(inode, from, zto);
+			in_place = true;
 		else if (n < 0)
 			ret = n;
 		else if (n < zto - from)
@@ -1507,6 +1507,12 @@ static int vsmfs_clear_piece(struct inode *inode, u64 key, loff_t from, loff_t t
 	inode->i_ctime = inode->i_mtime;
 	if (!ret)
 		ret = vsmfs_write_inode_t(&t, inode);
+	/*
+	 * Zeros written in place cannot be taken back by an abort: they are
+	 * written once nothing else can fail, over pages the run keeps.
+	 */
+	if (!ret && in_place)
+		vsmfs_zero_mapped(inode, from, zto);
 	if (ret)
 		vsmfs_trans_abort(&t);
 	else

@@ -779,6 +779,9 @@ static int vsmfs_free_index(struct vsmfs_trans *t, struct inode *inode, bool *mo
 				continue;
 			if (!vsmfs_trunc_room(t, more))
 				return 0;
+			ret = vsmfs_trans_get_write_access(t, mb);
+			if (ret)
+				return ret;
 			*slot = 0;
 			vsmfs_trans_dirty(t, mb);
 			vi->i_pages--;
