@@ -1036,7 +1036,7 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 	 * A block number from a damaged index (0 when a logical page is out
 	 * of range) must not become a metadata block written home.
 	 */
-	if (blk <= VSMFS_SB_BACKUP_BLOCK ||
+	if (blk <= VSMFS_SB_BACKUP_BLOCK || blk == sbi->s_layout.sb_backup ||
 	    (blk >= sbi->s_layout.journal_start &&
 	     blk < sbi->s_layout.journal_start + sbi->s_layout.journal_blocks))
 		return ERR_PTR(-EFSCORRUPTED);
@@ -1618,8 +1618,12 @@ static void vsmfs_trans_freed(struct vsmfs_sb_info *sbi, bool freed)
  * transactions. The transaction is durable when this returns, and so is
  * every transaction begun before it.
  *
+ * After errors=remount-ro made the file system read-only, nothing is
+ * written: the blocks stay changed in DRAM only.
+ *
  * Context: inside the transaction; releases s_trans_mutex.
- * Return: 0, or the first error recorded in the transaction.
+ * Return: 0, or the first error recorded in the transaction; -EROFS when
+ * the file system was made read-only after an error.
  */
 int vsmfs_trans_commit(struct vsmfs_trans *t)
 {
@@ -1636,6 +1640,12 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 
 	if (!t->t_nblocks)
 		goto unlock;
+	/* errors=remount-ro acted (vsmfs_fs_error()): nothing reaches PM. */
+	if (unlikely(READ_ONCE(sbi->s_error_ro))) {
+		vsmfs_trans_release(t);
+		tx.error = -EROFS;
+		goto unlock;
+	}
 	/* Its freed pages are not taken before it commits (alloc.c). */
 	if (freed)
 		atomic_inc(&sbi->s_freeing);

@@ -444,7 +444,7 @@ int main(int argc, char **argv)
 	io(0, VSMFS_SB_BLOCK, blk);
 	sb = (struct vsmfs_dsb *)blk;
 	if (vsmfs_compute_layout(&L, le64_to_cpu(sb->s_blocks), le64_to_cpu(sb->s_journal_blocks),
-				 le64_to_cpu(sb->s_inodes)))
+				 le64_to_cpu(sb->s_inodes), le32_to_cpu(sb->s_feature_incompat)))
 		die("superblock has no valid layout");
 	jload();
 	cmd = argv[i + 1];
