@@ -68,6 +68,12 @@ static void vsmfs_set_clean(struct vsmfs_sb_info *sbi, bool clean)
 	spin_unlock(&sbi->s_sb_lock);
 }
 
+static const char * const vsmfs_errors_names[] = {
+	[VSMFS_ERRORS_RO]	= "remount-ro",
+	[VSMFS_ERRORS_CONTINUE]	= "continue",
+	[VSMFS_ERRORS_PANIC]	= "panic",
+};
+
 /* Store @func in a NUL padded error field of the superblock. */
 static void vsmfs_error_func(u8 *field, const char *func)
 {
@@ -86,6 +92,38 @@ static void vsmfs_error_work(struct work_struct *work)
 
 	vsmfs_journal_timer_stop(sbi);
 	vsmfs_aggr_stop(sbi);
+}
+
+/**
+ * vsmfs_errors_show() - the error state, for /sys/fs/vsmfs/<device>/errors
+ * @sbi: the file system
+ * @buf: a sysfs page
+ *
+ * Prints "state" (1 if VSMFS_STATE_ERROR is set), "count", then for the
+ * first and the last error its time, function, line and inode, each as
+ * "NAME VALUE" on a line of its own, and the errors= mode.
+ *
+ * Return: bytes printed.
+ */
+ssize_t vsmfs_errors_show(struct vsmfs_sb_info *sbi, char *buf)
+{
+	struct vsmfs_dsb d;
+
+	spin_lock(&sbi->s_sb_lock);
+	d = *sbi->s_dsb;
+	spin_unlock(&sbi->s_sb_lock);
+	return sysfs_emit(buf, "state %u\ncount %u\n"
+			  "first_time %llu\nfirst_function %.*s\nfirst_line %u\nfirst_inode %llu\n"
+			  "last_time %llu\nlast_function %.*s\nlast_line %u\nlast_inode %llu\n"
+			  "mode %s\n",
+			  !!(le32_to_cpu(d.s_state) & VSMFS_STATE_ERROR),
+			  le32_to_cpu(d.s_error_count), le64_to_cpu(d.s_first_error_time),
+			  VSMFS_ERROR_FUNC_LEN, d.s_first_error_func,
+			  le32_to_cpu(d.s_first_error_line), le64_to_cpu(d.s_first_error_ino),
+			  le64_to_cpu(d.s_last_error_time), VSMFS_ERROR_FUNC_LEN,
+			  d.s_last_error_func, le32_to_cpu(d.s_last_error_line),
+			  le64_to_cpu(d.s_last_error_ino),
+			  vsmfs_errors_names[READ_ONCE(sbi->s_errors)]);
 }
 
 /**
@@ -252,12 +290,6 @@ static const char * const vsmfs_cow_names[] = {
 	[VSMFS_COW_MULTI]	= "multi",
 	[VSMFS_COW_PAGE]	= "page",
 	[VSMFS_COW_SUPERPAGE]	= "superpage",
-};
-
-static const char * const vsmfs_errors_names[] = {
-	[VSMFS_ERRORS_RO]	= "remount-ro",
-	[VSMFS_ERRORS_CONTINUE]	= "continue",
-	[VSMFS_ERRORS_PANIC]	= "panic",
 };
 
 static const char * const vsmfs_tlb_names[] = {

@@ -3,8 +3,9 @@
  * vsmfs sysfs interface: /sys/fs/vsmfs/<device>/ holds one read-only file
  * per counter of stats.h, each printing one decimal number, a write-only
  * "reset" file: writing 1 sets every counter to zero, "journal_wear",
- * the wear histogram of the journal blocks, and "aggregate_window", the
- * slots of the hot-inode window now.
+ * the wear histogram of the journal blocks, "aggregate_window", the
+ * slots of the hot-inode window now, and "errors", the error state
+ * recorded in the superblock (vsmfs_fs_error()).
  */
 #include <linux/kobject.h>
 #include <linux/sysfs.h>
@@ -87,7 +88,13 @@ static struct vsmfs_attr vsmfs_attr_aggregate_window = {
 	.stat = -3,
 };
 
-static struct attribute *vsmfs_sb_attrs[VSMFS_NR_STATS + 4];
+/* The error state of the superblock, several lines (super.c). */
+static struct vsmfs_attr vsmfs_attr_errors = {
+	.attr = { .name = "errors", .mode = 0444 },
+	.stat = -4,
+};
+
+static struct attribute *vsmfs_sb_attrs[VSMFS_NR_STATS + 5];
 ATTRIBUTE_GROUPS(vsmfs_sb);
 
 /**
@@ -116,6 +123,8 @@ static ssize_t vsmfs_attr_show(struct kobject *kobj, struct attribute *attr, cha
 		return vsmfs_journal_wear_show(sbi, buf);
 	if (a == &vsmfs_attr_aggregate_window)
 		return sysfs_emit(buf, "%llu\n", READ_ONCE(sbi->s_window));
+	if (a == &vsmfs_attr_errors)
+		return vsmfs_errors_show(sbi, buf);
 	if (a->stat < 0)
 		return -EPERM;
 	return sysfs_emit(buf, "%llu\n", vsmfs_stat_read(sbi, a->stat));
@@ -228,6 +237,7 @@ int __init vsmfs_sysfs_init(void)
 	vsmfs_sb_attrs[VSMFS_NR_STATS] = &vsmfs_attr_reset.attr;
 	vsmfs_sb_attrs[VSMFS_NR_STATS + 1] = &vsmfs_attr_journal_wear.attr;
 	vsmfs_sb_attrs[VSMFS_NR_STATS + 2] = &vsmfs_attr_aggregate_window.attr;
+	vsmfs_sb_attrs[VSMFS_NR_STATS + 3] = &vsmfs_attr_errors.attr;
 	kobject_set_name(&vsmfs_root.kobj, "vsmfs");
 	vsmfs_root.kobj.parent = fs_kobj;
 	return kset_register(&vsmfs_root);

@@ -352,6 +352,8 @@ void __vsmfs_fs_error(struct super_block *sb, const char *func, unsigned int lin
 #define vsmfs_fs_error(sb, ino, fmt, ...) \
 	__vsmfs_fs_error(sb, __func__, __LINE__, ino, fmt, ##__VA_ARGS__)
 
+ssize_t vsmfs_errors_show(struct vsmfs_sb_info *sbi, char *buf);
+
 /* sysfs.c */
 u64 vsmfs_stat_read(struct vsmfs_sb_info *sbi, enum vsmfs_stat stat);
 
