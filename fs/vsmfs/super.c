@@ -159,7 +159,8 @@ void __vsmfs_fs_error(struct super_block *sb, const char *func, unsigned int lin
 		va_end(args);
 	}
 
-	if (!bdev_read_only(sb->s_bdev)) {
+	/* Not before the superblock is loaded, nor on a read-only device. */
+	if (dsb && !bdev_read_only(sb->s_bdev)) {
 		now = ktime_get_real_seconds();
 		spin_lock(&sbi->s_sb_lock);
 		dsb->s_state = cpu_to_le32(le32_to_cpu(dsb->s_state) | VSMFS_STATE_ERROR);
