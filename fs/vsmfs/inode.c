@@ -395,7 +395,8 @@ static __le64 *vsmfs_idx_slot(struct vsmfs_trans *t, struct inode *inode, u64 ke
 			u64 blk = vsmfs_lpn_blk(sbi, lpn & VSMFS_IDX_LPN_MASK);
 
 			if (!blk)
-				vsmfs_fs_error(sbi->s_sb, 0, "index block at logical page %llu has no frame",
+				vsmfs_fs_error(sbi->s_sb, inode->i_ino,
+					       "index block at logical page %llu has no frame",
 					       lpn & VSMFS_IDX_LPN_MASK);
 			mb = blk ? vsmfs_mblk_get(sbi, blk) : ERR_PTR(-EFSCORRUPTED);
 			if (IS_ERR(mb)) {
