@@ -310,47 +310,72 @@ static const char *show_name(const char *name, unsigned int len)
 
 /* ---- pass 1: superblocks ---- */
 
-/* Returns false when no superblock can be used. */
+/*
+ * Returns false when no superblock can be used. Unlike mount, a primary
+ * without the vsmfs magic (the start of the device overwritten) is
+ * restored from the backup too, if one is found where mkfs puts it
+ * (vsmfs_sb_backup_guess()) and names that place as its own.
+ */
 static bool check_super(void)
 {
-	struct vsmfs_dsb *p, *b;
-	const char *pw, *bw;
-	u8 *blk = xalloc(2 * VSMFS_BLOCK_SIZE);
-	u64 i;
+	u8 *blk = xalloc(VSMFS_BLOCK_SIZE);
+	struct vsmfs_dsb *p = xalloc(sizeof(*p)), *b = (struct vsmfs_dsb *)blk;
+	const char *pw, *bw = NULL;
+	bool magic;
+	u64 i, at;
 
-	dev_io(false, VSMFS_SB_BLOCK, 2, blk);
-	p = (struct vsmfs_dsb *)blk;
-	b = (struct vsmfs_dsb *)(blk + VSMFS_BLOCK_SIZE);
+	dev_io(false, VSMFS_SB_BLOCK, 1, blk);
+	memcpy(p, blk, sizeof(*p));
 	pw = vsmfs_sb_check(p, dev_blocks);
-	bw = vsmfs_sb_check(b, dev_blocks);
+	magic = le32_to_cpu(p->s_magic) == VSMFS_MAGIC;
 
 	if (!pw) {
 		sb = *p;
+		vsmfs_layout_of_sb(&L, &sb);
+		dev_io(false, L.sb_backup, 1, blk);
+		bw = vsmfs_sb_backup_check(b, L.sb_backup, dev_blocks);
 		if (memcmp(p, b, sizeof(*p)) &&
-		    problem(FIX_PREEN, "backup superblock (block %d) differs from the primary%s%s",
-			    VSMFS_SB_BACKUP_BLOCK, bw ? ": " : "", bw ? bw : ""))
+		    problem(FIX_PREEN, "backup superblock (block %" PRIu64
+			    ") differs from the primary%s%s", L.sb_backup, bw ? ": " : "",
+			    bw ? bw : ""))
 			sb_write = true;
-	} else if (le32_to_cpu(p->s_magic) != VSMFS_MAGIC &&
-		   le32_to_cpu(b->s_magic) != VSMFS_MAGIC) {
-		fatal("%s: no vsmfs file system found (%s)", dev, pw);
-	} else if (!bw) {
-		/* A torn update (bad checksum) is what mount itself repairs. */
-		bool torn = le32_to_cpu(p->s_magic) == VSMFS_MAGIC &&
-			    le32_to_cpu(p->s_checksum) != vsmfs_sb_csum(p);
-
-		sb = *b;
-		if (problem(torn ? FIX_PREEN : FIX_YES,
-			    "primary superblock: %s; the backup is valid and is used", pw))
-			sb_write = true;
-	} else {
-		problem(FIX_NONE, "superblock: %s; backup superblock: %s", pw, bw);
-		free(blk);
-		return false;
+		goto found;
 	}
-	free(blk);
+	for (i = 0; i < 2; i++) {
+		const char *w;
 
-	vsmfs_compute_layout(&L, le64_to_cpu(sb.s_blocks), le64_to_cpu(sb.s_journal_blocks),
-			     le64_to_cpu(sb.s_inodes));
+		at = vsmfs_sb_backup_guess(dev_blocks, (int)i);
+		dev_io(false, at, 1, blk);
+		w = vsmfs_sb_backup_check(b, at, dev_blocks);
+		if (!w) {
+			/* A torn update (bad checksum) is what mount itself repairs. */
+			bool torn = magic && le32_to_cpu(p->s_checksum) != vsmfs_sb_csum(p);
+
+			sb = *b;
+			vsmfs_layout_of_sb(&L, &sb);
+			if (problem(torn ? FIX_PREEN : FIX_YES,
+				    "primary superblock: %s; the backup (block %" PRIu64
+				    ") is valid and is used", pw, at))
+				sb_write = true;
+			goto found;
+		}
+		/* Report the copy that looks like a superblock at all. */
+		if (!bw || le32_to_cpu(b->s_magic) == VSMFS_MAGIC) {
+			if (le32_to_cpu(b->s_magic) == VSMFS_MAGIC)
+				magic = true;
+			bw = w;
+		}
+	}
+	if (!magic)
+		fatal("%s: no vsmfs file system found (%s)", dev, pw);
+	problem(FIX_NONE, "superblock: %s; backup superblock: %s", pw, bw);
+	free(blk);
+	free(p);
+	return false;
+found:
+	free(blk);
+	free(p);
+
 	if (le32_to_cpu(sb.s_feature_ro_compat) & ~VSMFS_FEATURE_RO_COMPAT_SUPP)
 		fatal("%s: unknown read-only compatible features 0x%x: cannot check", dev,
 		      le32_to_cpu(sb.s_feature_ro_compat) & ~VSMFS_FEATURE_RO_COMPAT_SUPP);
@@ -1364,7 +1389,7 @@ static void write_super(void)
 	sb.s_checksum = cpu_to_le32(vsmfs_sb_csum(&sb));
 	memcpy(blk, &sb, sizeof(sb));
 	/* Backup first, then the primary, as the module updates them. */
-	write_blocks(VSMFS_SB_BACKUP_BLOCK, 1, blk);
+	write_blocks(L.sb_backup, 1, blk);
 	dev_sync();
 	write_blocks(VSMFS_SB_BLOCK, 1, blk);
 	dev_sync();
@@ -1450,6 +1475,12 @@ int main(int argc, char **argv)
 
 	if (!check_super())
 		goto done;
+	/* Every check is always complete: nothing is skipped in either case. */
+	if (le32_to_cpu(sb.s_state) & VSMFS_STATE_ERROR)
+		info("the module recorded %u errors while mounted (last in %.*s, inode %" PRIu64
+		     "): checking everything", le32_to_cpu(sb.s_error_count),
+		     VSMFS_ERROR_FUNC_LEN, (const char *)sb.s_last_error_func,
+		     (u64)le64_to_cpu(sb.s_last_error_ino));
 	check_journal();
 	check_ptable();
 	check_imap();
@@ -1488,6 +1519,23 @@ done:
 		} else {
 			info("file system was not cleanly unmounted");
 		}
+	}
+	/*
+	 * The recorded error state is cleared by a check that leaves nothing
+	 * wrong: the errors the module saw were repaired, or are gone.
+	 */
+	if (L.inodes && !nstruct && !nleft &&
+	    (le32_to_cpu(sb.s_state) & VSMFS_STATE_ERROR || sb.s_error_count) &&
+	    problem(FIX_PREEN, "superblock: error state recorded while mounted (%u errors)",
+		    le32_to_cpu(sb.s_error_count))) {
+		sb.s_state = cpu_to_le32(le32_to_cpu(sb.s_state) & ~VSMFS_STATE_ERROR);
+		sb.s_error_count = 0;
+		sb.s_first_error_line = sb.s_last_error_line = 0;
+		sb.s_first_error_time = sb.s_last_error_time = 0;
+		sb.s_first_error_ino = sb.s_last_error_ino = 0;
+		memset(sb.s_first_error_func, 0, sizeof(sb.s_first_error_func));
+		memset(sb.s_last_error_func, 0, sizeof(sb.s_last_error_func));
+		sb_write = true;
 	}
 	if (sb_write && run != RUN_CHECK)
 		write_super();

@@ -196,30 +196,44 @@ static void json_str(const char *s, size_t len)
 
 static void read_super(void)
 {
-	u8 *blk = xalloc(2 * VSMFS_BLOCK_SIZE);
+	u8 *blk = xalloc(VSMFS_BLOCK_SIZE);
 	struct vsmfs_dsb *p = (struct vsmfs_dsb *)blk;
-	struct vsmfs_dsb *b = (struct vsmfs_dsb *)(blk + VSMFS_BLOCK_SIZE);
-	const char *pw, *bw;
+	const char *pw, *bw = NULL;
+	bool magic;
+	int i;
 
-	dev_read(VSMFS_SB_BLOCK, 2, blk);
+	dev_read(VSMFS_SB_BLOCK, 1, blk);
 	pw = vsmfs_sb_check(p, dev_blocks);
-	bw = vsmfs_sb_check(b, dev_blocks);
+	magic = le32_to_cpu(p->s_magic) == VSMFS_MAGIC;
 	if (!pw) {
 		sb = *p;
-	} else if (!bw) {
-		sb = *b;
-		sb_backup = true;
-		fprintf(stderr, "%s: primary superblock: %s; using the backup\n", progname, pw);
-	} else if (le32_to_cpu(p->s_magic) != VSMFS_MAGIC &&
-		   le32_to_cpu(b->s_magic) != VSMFS_MAGIC) {
-		fatal("%s: not a vsmfs file system (no vsmfs superblock found)", dev);
-	} else {
-		fatal("%s: no usable vsmfs superblock: %s; backup: %s", dev, pw, bw);
+		goto found;
 	}
+	/* The primary cannot say where its backup is: look where mkfs puts it. */
+	for (i = 0; i < 2; i++) {
+		u64 at = vsmfs_sb_backup_guess(dev_blocks, i);
+		const char *w;
+
+		dev_read(at, 1, blk);
+		w = vsmfs_sb_backup_check(p, at, dev_blocks);
+		if (!w) {
+			sb = *p;
+			sb_backup = true;
+			fprintf(stderr, "%s: primary superblock: %s; using the backup (block %" PRIu64
+				")\n", progname, pw, at);
+			goto found;
+		}
+		if (le32_to_cpu(p->s_magic) == VSMFS_MAGIC) {
+			magic = true;
+			bw = w;
+		}
+	}
+	if (!magic)
+		fatal("%s: not a vsmfs file system (no vsmfs superblock found)", dev);
+	fatal("%s: no usable vsmfs superblock: %s; backup: %s", dev, pw, bw ? bw : pw);
+found:
 	free(blk);
-	if (vsmfs_compute_layout(&L, le64_to_cpu(sb.s_blocks), le64_to_cpu(sb.s_journal_blocks),
-				 le64_to_cpu(sb.s_inodes)))
-		fatal("%s: the superblock describes no valid layout", dev);
+	vsmfs_layout_of_sb(&L, &sb);
 }
 
 /* ---- journal ---- */
@@ -398,11 +412,43 @@ struct region {
 	u64 start, blocks;
 };
 
+/* The error state the module records (VSMFS_STATE_ERROR), fsck clears. */
+static void print_errors(void)
+{
+	static const char * const which[2] = { "first", "last" };
+	u64 t[2] = { le64_to_cpu(sb.s_first_error_time), le64_to_cpu(sb.s_last_error_time) };
+	u64 ino[2] = { le64_to_cpu(sb.s_first_error_ino), le64_to_cpu(sb.s_last_error_ino) };
+	u32 line[2] = { le32_to_cpu(sb.s_first_error_line), le32_to_cpu(sb.s_last_error_line) };
+	const u8 *func[2] = { sb.s_first_error_func, sb.s_last_error_func };
+	bool set = le32_to_cpu(sb.s_state) & VSMFS_STATE_ERROR;
+	u32 count = le32_to_cpu(sb.s_error_count);
+	int i;
+
+	if (json) {
+		printf("\"errors\":{\"state\":%s,\"count\":%u", set ? "true" : "false", count);
+		for (i = 0; i < 2 && count; i++) {
+			printf(",\"%s\":{\"time\":%" PRIu64 ",\"function\":", which[i], t[i]);
+			json_str((const char *)func[i], VSMFS_ERROR_FUNC_LEN);
+			printf(",\"line\":%u,\"inode\":%" PRIu64 "}", line[i], ino[i]);
+		}
+		printf("},");
+		return;
+	}
+	if (!set && !count) {
+		printf("  errors: none recorded\n");
+		return;
+	}
+	printf("  errors: %u found while mounted, not checked since (run fsck.vsmfs)\n", count);
+	for (i = 0; i < 2; i++)
+		printf("    %-5s at %" PRIu64 " in %.*s:%u, inode %" PRIu64 "\n", which[i], t[i],
+		       VSMFS_ERROR_FUNC_LEN, (const char *)func[i], line[i], ino[i]);
+}
+
 static void print_summary(void)
 {
 	struct region r[] = {
 		{ "superblock", "superblock", VSMFS_SB_BLOCK, 1 },
-		{ "backup superblock", "backup_superblock", VSMFS_SB_BACKUP_BLOCK, 1 },
+		{ "backup superblock", "backup_superblock", L.sb_backup, 1 },
 		{ "journal", "journal", L.journal_start, L.journal_blocks },
 		{ "inode table", "inode_table", L.itable_start, L.itable_blocks },
 		{ "inode mapping table", "inode_map", L.imap_start, L.imap_blocks },
@@ -434,6 +480,7 @@ static void print_summary(void)
 		       VSMFS_BLOCK_SIZE, L.inodes, L.data_pages, L.data_pages / VSMFS_VSP_PAGES,
 		       le64_to_cpu(sb.s_mkfs_time), le64_to_cpu(sb.s_mount_time),
 		       le64_to_cpu(sb.s_write_time));
+		print_errors();
 		printf("\"layout\":{");
 		for (i = 0; i < ARRAY_SIZE(r); i++)
 			printf("%s\"%s\":{\"start\":%" PRIu64 ",\"blocks\":%" PRIu64 "}",
@@ -465,6 +512,7 @@ static void print_summary(void)
 				       L.data_pages / VSMFS_VSP_PAGES);
 			putchar('\n');
 		}
+		print_errors();
 		printf("Usage\n");
 		printf("  data pages           %" PRIu64 " used, %" PRIu64 " free of %" PRIu64
 		       " (%" PRIu64 " virtual superpages)\n", pused, pages - pused, pages,

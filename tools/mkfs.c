@@ -32,6 +32,8 @@ static void usage(FILE *f)
 		"  -N COUNT  number of inodes (default one per 16 KiB)\n"
 		"  -L LABEL  volume label (up to %d bytes)\n"
 		"  -U UUID   file system UUID (default random)\n"
+		"  -O ^sb_last  backup superblock in block 1, as before the sb_last\n"
+		"            feature: for kernels that do not know it\n"
 		"  -f        overwrite an existing file system\n"
 		"  -n        dry run: print the layout, write nothing\n"
 		"  -q        quiet\n"
@@ -160,7 +162,7 @@ static void print_layout(const char *dev, const struct vsmfs_layout *l,
 	printf("  uuid %s%s%s%s\n", us, *label ? ", label \"" : "", label, *label ? "\"" : "");
 	printf("  %-22s %10s %10s\n", "region", "start", "blocks");
 	printf("  %-22s %10d %10d\n", "superblock", VSMFS_SB_BLOCK, 1);
-	printf("  %-22s %10d %10d\n", "backup superblock", VSMFS_SB_BACKUP_BLOCK, 1);
+	printf("  %-22s %10" PRIu64 " %10d\n", "backup superblock", l->sb_backup, 1);
 	printf("  %-22s %10" PRIu64 " %10" PRIu64 "\n", "journal", l->journal_start, l->journal_blocks);
 	printf("  %-22s %10" PRIu64 " %10" PRIu64 "  (%" PRIu64 " inodes)\n", "inode table",
 	       l->itable_start, l->itable_blocks, l->inodes);
@@ -194,6 +196,7 @@ int main(int argc, char **argv)
 	u64 journal_bytes = 0, inodes = 0, dev_bytes, blocks;
 	const char *label = "", *uuid_arg = NULL, *why, *dev, *other;
 	int force = 0, dry = 0, quiet = 0, fd, ret, c;
+	u32 incompat = VSMFS_FEATURE_INCOMPAT_SB_LAST;
 	struct vsmfs_dinode root;
 	struct vsmfs_layout l;
 	struct vsmfs_dsb dsb;
@@ -205,7 +208,7 @@ int main(int argc, char **argv)
 	time_t now;
 
 	progname = "mkfs.vsmfs";
-	while ((c = getopt(argc, argv, "J:N:L:U:fnqVh")) != -1) {
+	while ((c = getopt(argc, argv, "J:N:L:U:O:fnqVh")) != -1) {
 		switch (c) {
 		case 'J':
 			if (parse_size(optarg, &journal_bytes) || !journal_bytes)
@@ -222,6 +225,15 @@ int main(int argc, char **argv)
 			break;
 		case 'U':
 			uuid_arg = optarg;
+			break;
+		case 'O':
+			if (!strcmp(optarg, "sb_last"))
+				incompat |= VSMFS_FEATURE_INCOMPAT_SB_LAST;
+			else if (!strcmp(optarg, "^sb_last"))
+				incompat &= ~VSMFS_FEATURE_INCOMPAT_SB_LAST;
+			else
+				return fail(1, "unknown feature '%s' (known: sb_last, ^sb_last)",
+					    optarg);
 			break;
 		case 'f':
 			force = 1;
@@ -265,7 +277,7 @@ int main(int argc, char **argv)
 				   journal_bytes ? (journal_bytes + VSMFS_BLOCK_SIZE - 1) >>
 						   VSMFS_BLOCK_SHIFT :
 						   vsmfs_default_journal_blocks(blocks),
-				   inodes);
+				   inodes, incompat);
 	if (why)
 		return fail(1, "%s: cannot lay out a file system: %s", dev, why);
 
@@ -303,6 +315,8 @@ int main(int argc, char **argv)
 	ret = write_at(fd, blk, sizeof(blk), VSMFS_SB_BLOCK << VSMFS_BLOCK_SHIFT);
 	if (!ret)
 		ret = write_at(fd, blk, sizeof(blk), VSMFS_SB_BACKUP_BLOCK << VSMFS_BLOCK_SHIFT);
+	if (!ret)
+		ret = write_at(fd, blk, sizeof(blk), (blocks - 1) << VSMFS_BLOCK_SHIFT);
 	if (!ret && fsync(fd))
 		ret = -errno;
 
@@ -346,6 +360,7 @@ int main(int argc, char **argv)
 	dsb.s_version = cpu_to_le32(VSMFS_FORMAT_VERSION);
 	dsb.s_block_size = cpu_to_le32(VSMFS_BLOCK_SIZE);
 	dsb.s_vsp_pages = cpu_to_le32(VSMFS_VSP_PAGES);
+	dsb.s_feature_incompat = cpu_to_le32(incompat);
 	dsb.s_inode_size = cpu_to_le32(VSMFS_INODE_SIZE);
 	vsmfs_layout_to_sb(&l, &dsb);
 	dsb.s_root_ino = cpu_to_le64(VSMFS_ROOT_INO);
@@ -361,7 +376,7 @@ int main(int argc, char **argv)
 
 	memset(blk, 0, sizeof(blk));
 	memcpy(blk, &dsb, sizeof(dsb));
-	ret = write_at(fd, blk, sizeof(blk), VSMFS_SB_BACKUP_BLOCK << VSMFS_BLOCK_SHIFT);
+	ret = write_at(fd, blk, sizeof(blk), l.sb_backup << VSMFS_BLOCK_SHIFT);
 	if (!ret && fsync(fd))
 		ret = -errno;
 	if (!ret)

@@ -138,8 +138,8 @@ struct posix_acl *vsmfs_get_acl(struct inode *inode, int type, bool rcu)
 		acl = vsmfs_acl_from_media(value, ret);
 	kfree(value);
 	if (acl == ERR_PTR(-EFSCORRUPTED))
-		vsmfs_err_ratelimited(inode->i_sb, "inode %lu: corrupt %s ACL", inode->i_ino,
-				      type == ACL_TYPE_ACCESS ? "access" : "default");
+		vsmfs_fs_error(inode->i_sb, inode->i_ino, "corrupt %s ACL",
+			       type == ACL_TYPE_ACCESS ? "access" : "default");
 	return acl;
 }
 

@@ -64,8 +64,7 @@ static int vsmfs_aggr_map_init(struct vsmfs_sb_info *sbi)
 		}
 		slot = le32_to_cpu(*e);
 		if (!slot || slot >= n || map[slot]) {
-			vsmfs_err(sbi->s_sb, "inode %llu maps to invalid or shared slot %u", ino,
-				  slot);
+			vsmfs_fs_error(sbi->s_sb, ino, "maps to invalid or shared slot %u", slot);
 			kvfree(map);
 			return -EFSCORRUPTED;
 		}

@@ -111,8 +111,8 @@ static int vsmfs_lbits(struct vsmfs_trans *t, u64 lpn, u64 count, bool set, bool
 	map = (unsigned long *)mb->m_data;
 	for (i = 0; i < count; i++) {
 		if (test_bit(off + i, map) == set) {
-			vsmfs_err(sbi->s_sb, "logical page %llu already %s", lpn + i,
-				  set ? "in use" : "free");
+			vsmfs_fs_error(sbi->s_sb, 0, "logical page %llu already %s", lpn + i,
+				       set ? "in use" : "free");
 			return -EFSCORRUPTED;
 		}
 	}
@@ -288,8 +288,10 @@ int vsmfs_reserve_pages(struct vsmfs_trans *t, u64 count, u64 *lpn)
 int vsmfs_unreserve_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
 {
 	if (!lpn || !count || lpn + count > t->t_sbi->s_layout.data_pages ||
-	    lpn / VSMFS_VSP_PAGES != (lpn + count - 1) / VSMFS_VSP_PAGES)
+	    lpn / VSMFS_VSP_PAGES != (lpn + count - 1) / VSMFS_VSP_PAGES) {
+		vsmfs_fs_error(t->t_sbi->s_sb, 0, "unreserving bad run %llu+%llu", lpn, count);
 		return -EFSCORRUPTED;
+	}
 	t->t_freed = true;
 	return vsmfs_lbits(t, lpn, count, false, false);
 }
@@ -305,8 +307,10 @@ int vsmfs_unreserve_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
 int vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
 {
 	if (!lpn || !count || lpn + count > t->t_sbi->s_layout.data_pages ||
-	    lpn / VSMFS_VSP_PAGES != (lpn + count - 1) / VSMFS_VSP_PAGES)
+	    lpn / VSMFS_VSP_PAGES != (lpn + count - 1) / VSMFS_VSP_PAGES) {
+		vsmfs_fs_error(t->t_sbi->s_sb, 0, "freeing bad run %llu+%llu", lpn, count);
 		return -EFSCORRUPTED;
+	}
 	/* Metadata versions of the pages are never to be written over them. */
 	vsmfs_journal_forget(t, lpn, count);
 	t->t_freed = true;
@@ -323,7 +327,7 @@ static int vsmfs_ibit(struct vsmfs_trans *t, u64 ino, bool set)
 	if (IS_ERR(mb))
 		return PTR_ERR(mb);
 	if (test_bit(ino % BITS_PER_BLK, (unsigned long *)mb->m_data) == set) {
-		vsmfs_err(sbi->s_sb, "inode %llu already %s", ino, set ? "in use" : "free");
+		vsmfs_fs_error(sbi->s_sb, ino, "inode already %s", set ? "in use" : "free");
 		return -EFSCORRUPTED;
 	}
 	ret = vsmfs_trans_get_write_access(t, mb);

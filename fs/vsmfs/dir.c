@@ -112,8 +112,7 @@ static bool vsmfs_de_ok(struct inode *dir, struct vsmfs_ddirent *de, unsigned in
 	if (rec < VSMFS_DIRENT_BASE || rec % VSMFS_DIRENT_ALIGN ||
 	    off + rec > VSMFS_BLOCK_SIZE ||
 	    (de->d_ino && DIRENT_LEN(de->d_name_len) > rec)) {
-		vsmfs_err_ratelimited(dir->i_sb, "directory %lu: corrupt entry at %u",
-				      dir->i_ino, off);
+		vsmfs_fs_error(dir->i_sb, dir->i_ino, "directory: corrupt entry at %u", off);
 		return false;
 	}
 	return true;
@@ -812,8 +811,8 @@ static void vsmfs_drop_link(struct inode *inode)
 		drop_nlink(inode);
 		return;
 	}
-	vsmfs_err_ratelimited(inode->i_sb, "inode %lu: link count %u too low to drop, left",
-			      inode->i_ino, inode->i_nlink);
+	vsmfs_fs_error(inode->i_sb, inode->i_ino, "link count %u too low to drop, left",
+		       inode->i_nlink);
 }
 
 /* Remove @dentry's entry and drop the link it held, in transaction @t. */

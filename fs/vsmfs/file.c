@@ -1227,6 +1227,8 @@ static int vsmfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
 		u64 want = DIV_ROUND_UP(pos + length - iomap->offset, VSMFS_BLOCK_SIZE);
 
 		if (!blk) {
+			vsmfs_fs_error(inode->i_sb, inode->i_ino, "logical page %llu has no frame",
+				       lpn);
 			ret = -EFSCORRUPTED;
 			goto out;
 		}

@@ -26,14 +26,16 @@ static int vsmfs_dinode_get(struct vsmfs_sb_info *sbi, u64 ino,
 	struct vsmfs_mblk *mb;
 	u64 slot;
 
-	if (!ino || ino >= l->inodes)
+	if (!ino || ino >= l->inodes) {
+		vsmfs_fs_error(sbi->s_sb, ino, "inode number out of range");
 		return -EFSCORRUPTED;
+	}
 	mb = vsmfs_mblk_get(sbi, l->imap_start + ino / (VSMFS_BLOCK_SIZE / 4));
 	if (IS_ERR(mb))
 		return PTR_ERR(mb);
 	slot = le32_to_cpu(((__le32 *)mb->m_data)[ino % (VSMFS_BLOCK_SIZE / 4)]);
 	if (!slot || slot >= l->inodes) {
-		vsmfs_err(sbi->s_sb, "inode %llu maps to invalid slot %llu", ino, slot);
+		vsmfs_fs_error(sbi->s_sb, ino, "maps to invalid slot %llu", slot);
 		return -EFSCORRUPTED;
 	}
 	mb = vsmfs_mblk_get(sbi, l->itable_start + slot / VSMFS_INODES_PER_BLOCK);
@@ -154,7 +156,7 @@ static struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, bool orphan)
 		goto bad;
 	ret = -EFSCORRUPTED;
 	if ((!orphan && !le32_to_cpu(di->i_nlink)) || !le16_to_cpu(di->i_mode)) {
-		vsmfs_err(sb, "inode %llu is not in use", ino);
+		vsmfs_fs_error(sb, ino, "inode is not in use");
 		goto bad;
 	}
 	inode->i_mode = le16_to_cpu(di->i_mode);
@@ -177,7 +179,7 @@ static struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, bool orphan)
 	vi->i_xattr = le64_to_cpu(di->i_xattr);
 	memset(vi->i_inline, 0, sizeof(vi->i_inline));
 	if (!vsmfs_size_ok(inode)) {
-		vsmfs_err(sb, "inode %llu has invalid size %lld", ino, inode->i_size);
+		vsmfs_fs_error(sb, ino, "invalid size %lld", inode->i_size);
 		goto bad;
 	}
 	if (vsmfs_inline_symlink(inode)) {
@@ -193,7 +195,7 @@ static struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, bool orphan)
 	    !S_ISLNK(inode->i_mode) && !S_ISCHR(inode->i_mode) &&
 	    !S_ISBLK(inode->i_mode) && !S_ISFIFO(inode->i_mode) &&
 	    !S_ISSOCK(inode->i_mode)) {
-		vsmfs_err(sb, "inode %llu has invalid mode 0%o", ino, inode->i_mode);
+		vsmfs_fs_error(sb, ino, "invalid mode 0%o", inode->i_mode);
 		goto bad;
 	}
 	vsmfs_set_ops(inode);
@@ -382,7 +384,7 @@ struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir,
 	vsmfs_set_ops(inode);
 	ret = insert_inode_locked(inode);
 	if (ret < 0) {
-		vsmfs_err(sb, "inode %llu already in the inode cache", ino);
+		vsmfs_fs_error(sb, ino, "new inode already in the inode cache");
 		make_bad_inode(inode);
 		iput(inode);
 		return ERR_PTR(-EFSCORRUPTED);
@@ -474,6 +476,10 @@ static __le64 *vsmfs_idx_slot(struct vsmfs_trans *t, struct inode *inode, u64 ke
 		} else {
 			u64 blk = vsmfs_lpn_blk(sbi, lpn & VSMFS_IDX_LPN_MASK);
 
+			if (!blk)
+				vsmfs_fs_error(sbi->s_sb, inode->i_ino,
+					       "index block at logical page %llu has no frame",
+					       lpn & VSMFS_IDX_LPN_MASK);
 			mb = blk ? vsmfs_mblk_get(sbi, blk) : ERR_PTR(-EFSCORRUPTED);
 			if (IS_ERR(mb)) {
 				*err = PTR_ERR(mb);
@@ -534,8 +540,8 @@ u64 vsmfs_idx_lookup(struct inode *inode, u64 key)
 	cnt = S_ISREG(inode->i_mode) ? vsmfs_idx_count(e) : 1;
 	if (e && (!lpn || lpn % VSMFS_VSP_PAGES + cnt > VSMFS_VSP_PAGES ||
 		  lpn + max_t(u64, cnt, 1) > sbi->s_layout.data_pages)) {
-		vsmfs_err_ratelimited(inode->i_sb, "inode %lu: bad index entry %llx at key %llu",
-				      inode->i_ino, e, key);
+		vsmfs_fs_error(inode->i_sb, inode->i_ino, "bad index entry %llx at key %llu",
+			       e, key);
 		return 0;
 	}
 	return e;
@@ -1138,8 +1144,10 @@ static const char *vsmfs_get_link(struct dentry *dentry, struct inode *inode,
 		return ERR_PTR(-ECHILD);
 	e = vsmfs_idx_lookup(inode, 0);
 	src = e ? vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e)) : NULL;
-	if (!src || inode->i_size >= VSMFS_BLOCK_SIZE)
+	if (!src || inode->i_size >= VSMFS_BLOCK_SIZE) {
+		vsmfs_fs_error(inode->i_sb, inode->i_ino, "symlink block missing or too long");
 		return ERR_PTR(-EFSCORRUPTED);
+	}
 	buf = kmalloc(inode->i_size + 1, GFP_KERNEL);
 	if (!buf)
 		return ERR_PTR(-ENOMEM);

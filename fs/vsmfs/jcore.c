@@ -16,7 +16,7 @@
 
 static bool vsmfs_jhome_ok(const struct vsmfs_layout *l, u64 home)
 {
-	return home > VSMFS_SB_BACKUP_BLOCK && home < l->blocks &&
+	return home > VSMFS_SB_BACKUP_BLOCK && home < l->blocks && home != l->sb_backup &&
 	       (home < l->journal_start || home >= l->journal_start + l->journal_blocks);
 }
 

@@ -1036,7 +1036,7 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 	 * A block number from a damaged index (0 when a logical page is out
 	 * of range) must not become a metadata block written home.
 	 */
-	if (blk <= VSMFS_SB_BACKUP_BLOCK ||
+	if (blk <= VSMFS_SB_BACKUP_BLOCK || blk == sbi->s_layout.sb_backup ||
 	    (blk >= sbi->s_layout.journal_start &&
 	     blk < sbi->s_layout.journal_start + sbi->s_layout.journal_blocks))
 		return ERR_PTR(-EFSCORRUPTED);
@@ -1155,9 +1155,9 @@ u32 vsmfs_trans_room(struct vsmfs_trans *t)
  * A transaction dirtied more blocks than the journal holds: an operation
  * that did not bound its work. Its DRAM changes cannot be committed as a
  * whole, and committing part of them would leave PM inconsistent, so
- * nothing of it is committed and the file system stops writing: it is
- * marked read-only, and every later commit is refused too (s_shutdown),
- * for files open for writing before.
+ * nothing of it is committed: the commit aborts it. It is a file system
+ * error (vsmfs_fs_error()): recorded in the superblock, and with the
+ * default errors=remount-ro the file system stops writing.
  */
 static void vsmfs_trans_overflow(struct vsmfs_trans *t)
 {
@@ -1167,11 +1167,9 @@ static void vsmfs_trans_overflow(struct vsmfs_trans *t)
 		return;
 	t->t_overflow = true;
 	t->t_error = -EFSCORRUPTED;
-	vsmfs_err(sbi->s_sb,
-		  "transaction dirtied more than the %u journal blocks: not committed, file system read-only from now on",
-		  vsmfs_trans_max_blocks(sbi));
-	WRITE_ONCE(sbi->s_shutdown, true);
-	sbi->s_sb->s_flags |= SB_RDONLY;
+	vsmfs_fs_error(sbi->s_sb, 0,
+		       "transaction dirtied more than the %u journal blocks: not committed",
+		       vsmfs_trans_max_blocks(sbi));
 }
 
 /**
@@ -1828,8 +1826,13 @@ static void vsmfs_trans_freed(struct vsmfs_sb_info *sbi, bool freed)
  * transactions. The transaction is durable when this returns, and so is
  * every transaction begun before it.
  *
+ * A transaction that overflowed the journal, or any after errors=remount-ro
+ * made the file system read-only, is aborted instead (vsmfs_trans_abort()):
+ * nothing is written, and DRAM goes back to the last committed state.
+ *
  * Context: inside the transaction; releases s_trans_mutex.
- * Return: 0, or the first error recorded in the transaction.
+ * Return: 0, or the first error recorded in the transaction;
+ * -EFSCORRUPTED after an overflow, -EROFS after errors=remount-ro acted.
  */
 int vsmfs_trans_commit(struct vsmfs_trans *t)
 {
@@ -1845,11 +1848,12 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 	bool own;
 
 	/*
-	 * An overflowed transaction, or any after one: nothing is written to
-	 * PM, which keeps the last committed state, and DRAM goes back to it.
+	 * An overflowed transaction, or any after errors=remount-ro acted
+	 * (vsmfs_fs_error()): nothing is written to PM, which keeps the last
+	 * committed state, and DRAM goes back to it.
 	 */
-	if (unlikely((t->t_overflow || READ_ONCE(sbi->s_shutdown)) && t->t_nblocks)) {
-		int err = t->t_overflow ? -EFSCORRUPTED : -EIO;
+	if (unlikely((t->t_overflow || READ_ONCE(sbi->s_error_ro)) && t->t_nblocks)) {
+		int err = t->t_overflow ? -EFSCORRUPTED : -EROFS;
 
 		vsmfs_trans_abort(t);
 		return err;

@@ -36,16 +36,13 @@ static struct dentry *vsmfs_debugfs;
  */
 static void vsmfs_write_super_misordered(struct vsmfs_sb_info *sbi)
 {
-	struct vsmfs_dsb *dsb = sbi->s_dsb;
-	struct vsmfs_dsb *backup = vsmfs_blk_ptr(sbi, VSMFS_SB_BACKUP_BLOCK);
-	struct vsmfs_dsb new = *dsb;
+	struct vsmfs_dsb *primary = vsmfs_blk_ptr(sbi, VSMFS_SB_BLOCK);
 
-	new.s_write_time = cpu_to_le64(ktime_get_real_seconds());
-	new.s_checksum = cpu_to_le32(vsmfs_sb_csum(&new));
-	vsmfs_pm_store(dsb, &new, sizeof(new));
-	vsmfs_memcpy_nt(backup, &new, sizeof(new));
+	vsmfs_pm_store(primary, sbi->s_dsb, sizeof(*primary));
+	vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, sbi->s_layout.sb_backup), sbi->s_dsb,
+			sizeof(*primary));
 	vsmfs_fence();
-	vsmfs_persist(dsb, sizeof(*dsb));
+	vsmfs_persist(primary, sizeof(*primary));
 }
 #else
 static void vsmfs_write_super_misordered(struct vsmfs_sb_info *sbi)
@@ -54,38 +51,187 @@ static void vsmfs_write_super_misordered(struct vsmfs_sb_info *sbi)
 #endif
 
 /*
- * Superblock update. The backup copy is written and made durable first,
- * then the primary: a crash tears at most one of them, and mount falls back
- * to the backup when the primary fails its checksum.
+ * Superblock update, under s_sb_lock. The new superblock is built in DRAM
+ * (sbi->s_dsb) and reaches PM only through non-temporal stores, so no line
+ * of either copy can be written back before its turn. Order:
+ *
+ *   1. the backup (block 1, or the last block), non-temporal, fence:
+ *      the backup is durable and whole;
+ *   2. then the primary (block 0), non-temporal, fence.
+ *
+ * A crash during 1 tears at most the backup, the primary still holds the
+ * old superblock; a crash during 2 tears at most the primary, and the
+ * backup holds the new one. Mount and fsck fall back to the backup when
+ * the primary fails its checksum.
  */
-static void vsmfs_write_super(struct vsmfs_sb_info *sbi)
+static void vsmfs_write_super_locked(struct vsmfs_sb_info *sbi)
 {
 	struct vsmfs_dsb *dsb = sbi->s_dsb;
-	struct vsmfs_dsb *backup = vsmfs_blk_ptr(sbi, VSMFS_SB_BACKUP_BLOCK);
 
+	lockdep_assert_held(&sbi->s_sb_lock);
+	dsb->s_write_time = cpu_to_le64(ktime_get_real_seconds());
+	dsb->s_checksum = cpu_to_le32(vsmfs_sb_csum(dsb));
 	if (vsmfs_pmlog_misorder_sb()) {
 		vsmfs_write_super_misordered(sbi);
 		return;
 	}
-	vsmfs_pm_write(&dsb->s_write_time, cpu_to_le64(ktime_get_real_seconds()));
-	vsmfs_pm_write(&dsb->s_checksum, cpu_to_le32(vsmfs_sb_csum(dsb)));
-	vsmfs_memcpy_nt(backup, dsb, sizeof(*dsb));
+	vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, sbi->s_layout.sb_backup), dsb, sizeof(*dsb));
 	vsmfs_fence();
-	vsmfs_persist(dsb, sizeof(*dsb));
+	vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, VSMFS_SB_BLOCK), dsb, sizeof(*dsb));
+	vsmfs_fence();
 }
 
 /* Mark the file system in use (rw mount) or cleanly unmounted. */
 static void vsmfs_set_clean(struct vsmfs_sb_info *sbi, bool clean)
 {
 	struct vsmfs_dsb *dsb = sbi->s_dsb;
-	u32 state = le32_to_cpu(dsb->s_state);
+	u32 state;
 
+	spin_lock(&sbi->s_sb_lock);
+	state = le32_to_cpu(dsb->s_state);
 	if (clean)
 		state |= VSMFS_STATE_CLEAN;
 	else
 		state &= ~VSMFS_STATE_CLEAN;
-	vsmfs_pm_write(&dsb->s_state, cpu_to_le32(state));
-	vsmfs_write_super(sbi);
+	dsb->s_state = cpu_to_le32(state);
+	vsmfs_write_super_locked(sbi);
+	spin_unlock(&sbi->s_sb_lock);
+}
+
+static const char * const vsmfs_errors_names[] = {
+	[VSMFS_ERRORS_RO]	= "remount-ro",
+	[VSMFS_ERRORS_CONTINUE]	= "continue",
+	[VSMFS_ERRORS_PANIC]	= "panic",
+};
+
+/* Store @func in a NUL padded error field of the superblock. */
+static void vsmfs_error_func(u8 *field, const char *func)
+{
+	strscpy_pad((char *)field, func, VSMFS_ERROR_FUNC_LEN);
+}
+
+/*
+ * errors=remount-ro, after the file system was made read-only: stop the
+ * checkpoint timer and the aggregation worker, which write PM without a
+ * writer of their own. Not done by vsmfs_fs_error() itself, which may run
+ * inside a transaction these workers wait for.
+ */
+static void vsmfs_error_work(struct work_struct *work)
+{
+	struct vsmfs_sb_info *sbi = container_of(work, struct vsmfs_sb_info, s_error_work);
+
+	vsmfs_journal_timer_stop(sbi);
+	vsmfs_aggr_stop(sbi);
+}
+
+/**
+ * vsmfs_errors_show() - the error state, for /sys/fs/vsmfs/<device>/errors
+ * @sbi: the file system
+ * @buf: a sysfs page
+ *
+ * Prints "state" (1 if VSMFS_STATE_ERROR is set), "count", then for the
+ * first and the last error its time, function, line and inode, each as
+ * "NAME VALUE" on a line of its own, and the errors= mode.
+ *
+ * Return: bytes printed.
+ */
+ssize_t vsmfs_errors_show(struct vsmfs_sb_info *sbi, char *buf)
+{
+	struct vsmfs_dsb d;
+
+	spin_lock(&sbi->s_sb_lock);
+	d = *sbi->s_dsb;
+	spin_unlock(&sbi->s_sb_lock);
+	return sysfs_emit(buf, "state %u\ncount %u\n"
+			  "first_time %llu\nfirst_function %.*s\nfirst_line %u\nfirst_inode %llu\n"
+			  "last_time %llu\nlast_function %.*s\nlast_line %u\nlast_inode %llu\n"
+			  "mode %s\n",
+			  !!(le32_to_cpu(d.s_state) & VSMFS_STATE_ERROR),
+			  le32_to_cpu(d.s_error_count), le64_to_cpu(d.s_first_error_time),
+			  VSMFS_ERROR_FUNC_LEN, d.s_first_error_func,
+			  le32_to_cpu(d.s_first_error_line), le64_to_cpu(d.s_first_error_ino),
+			  le64_to_cpu(d.s_last_error_time), VSMFS_ERROR_FUNC_LEN,
+			  d.s_last_error_func, le32_to_cpu(d.s_last_error_line),
+			  le64_to_cpu(d.s_last_error_ino),
+			  vsmfs_errors_names[READ_ONCE(sbi->s_errors)]);
+}
+
+/**
+ * __vsmfs_fs_error() - report, record and act on a file system error
+ * @sb: the file system
+ * @func: function that found it
+ * @line: its source line
+ * @ino: inode involved, 0 if none
+ * @fmt: printf format of the message
+ *
+ * Called through vsmfs_fs_error(), which vsmfs.h documents. The error
+ * state is written with vsmfs_write_super_locked(): durable on return.
+ */
+void __vsmfs_fs_error(struct super_block *sb, const char *func, unsigned int line,
+		      u64 ino, const char *fmt, ...)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(sb);
+	struct vsmfs_dsb *dsb = sbi->s_dsb;
+	struct va_format vaf;
+	va_list args;
+	u64 now;
+	u32 count;
+
+	if (__ratelimit(&sbi->s_error_rs)) {
+		va_start(args, fmt);
+		vaf.fmt = fmt;
+		vaf.va = &args;
+		if (ino)
+			pr_crit("vsmfs (%s): error: %s:%u: inode %llu: %pV\n", sb->s_id, func,
+				line, ino, &vaf);
+		else
+			pr_crit("vsmfs (%s): error: %s:%u: %pV\n", sb->s_id, func, line, &vaf);
+		va_end(args);
+	}
+
+	/* Not before the superblock is loaded, nor on a read-only device. */
+	if (dsb && !bdev_read_only(sb->s_bdev)) {
+		now = ktime_get_real_seconds();
+		spin_lock(&sbi->s_sb_lock);
+		dsb->s_state = cpu_to_le32(le32_to_cpu(dsb->s_state) | VSMFS_STATE_ERROR);
+		count = le32_to_cpu(dsb->s_error_count);
+		if (!count) {
+			dsb->s_first_error_time = cpu_to_le64(now);
+			dsb->s_first_error_ino = cpu_to_le64(ino);
+			dsb->s_first_error_line = cpu_to_le32(line);
+			vsmfs_error_func(dsb->s_first_error_func, func);
+		}
+		if (count < U32_MAX)
+			dsb->s_error_count = cpu_to_le32(count + 1);
+		dsb->s_last_error_time = cpu_to_le64(now);
+		dsb->s_last_error_ino = cpu_to_le64(ino);
+		dsb->s_last_error_line = cpu_to_le32(line);
+		vsmfs_error_func(dsb->s_last_error_func, func);
+		vsmfs_write_super_locked(sbi);
+		spin_unlock(&sbi->s_sb_lock);
+	}
+
+	switch (READ_ONCE(sbi->s_errors)) {
+	case VSMFS_ERRORS_PANIC:
+		panic("vsmfs (%s): panic forced after error\n", sb->s_id);
+	case VSMFS_ERRORS_RO:
+		if (xchg(&sbi->s_error_ro, true))
+			break;
+		/*
+		 * New writers see SB_RDONLY and fail with EROFS; writers
+		 * already past mnt_want_write() find their commit refused
+		 * (vsmfs_trans_commit()), so PM keeps the last transaction
+		 * committed before the error. The store of s_error_ro is
+		 * ordered before the flag, as ext4 orders its own.
+		 */
+		smp_wmb();
+		sb->s_flags |= SB_RDONLY;
+		pr_crit("vsmfs (%s): file system made read-only after an error\n", sb->s_id);
+		schedule_work(&sbi->s_error_work);
+		break;
+	default:
+		break;
+	}
 }
 
 /*
@@ -189,6 +335,8 @@ static int vsmfs_show_options(struct seq_file *seq, struct dentry *root)
 
 	/* DAX is the only data path, so it is always on. */
 	seq_puts(seq, ",dax=always");
+	/* What an error does is always shown, as the data path. */
+	seq_printf(seq, ",errors=%s", vsmfs_errors_names[READ_ONCE(sbi->s_errors)]);
 	/* The data path is always shown: it decides what a crash can do. */
 	seq_printf(seq, ",data=%s", vsmfs_data_names[sbi->s_data_mode]);
 	if (sbi->s_data_mode == VSMFS_DATA_ATOMIC)
@@ -247,6 +395,7 @@ struct vsmfs_fs_context {
 	int	data_mode;	/* VSMFS_DATA_*, or -1 if not given */
 	int	cow_mode;	/* VSMFS_COW_*, or -1 if not given */
 	int	tlb_mode;	/* VSMFS_TLB_*, or -1 if not given */
+	int	errors;		/* VSMFS_ERRORS_*, or -1 if not given */
 	unsigned int		jset;	/* VSMFS_JOPT_* given */
 	struct vsmfs_jopts	jopts;	/* their values */
 	unsigned int		aset;	/* VSMFS_AOPT_* given */
@@ -267,7 +416,14 @@ struct vsmfs_fs_context {
 
 enum { OPT_DAX, OPT_DAX_TYPE, OPT_ACL, OPT_USER_XATTR, OPT_DATA, OPT_COW, OPT_TLB,
 	OPT_JDELTA, OPT_JWEAR, OPT_JGC, OPT_CHECKPOINT, OPT_THRESHOLD, OPT_AGGR,
-	OPT_AGGR_THRESHOLD, OPT_AGGR_WINDOW, OPT_JCOMMIT, OPT_CKPT_THREADS };
+	OPT_AGGR_THRESHOLD, OPT_AGGR_WINDOW, OPT_JCOMMIT, OPT_CKPT_THREADS, OPT_ERRORS };
+
+static const struct constant_table vsmfs_param_errors[] = {
+	{ "continue",	VSMFS_ERRORS_CONTINUE },
+	{ "remount-ro",	VSMFS_ERRORS_RO },
+	{ "panic",	VSMFS_ERRORS_PANIC },
+	{}
+};
 
 static const struct constant_table vsmfs_param_commit[] = {
 	{ "parallel",	1 },
@@ -325,6 +481,7 @@ static const struct fs_parameter_spec vsmfs_fs_parameters[] = {
 	fsparam_u32("aggregate_window",	OPT_AGGR_WINDOW),
 	fsparam_enum("journal_commit",	OPT_JCOMMIT, vsmfs_param_commit),
 	fsparam_u32("checkpoint_threads", OPT_CKPT_THREADS),
+	fsparam_enum("errors",		OPT_ERRORS, vsmfs_param_errors),
 	{}
 };
 
@@ -363,6 +520,9 @@ static int vsmfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 		break;
 	case OPT_TLB:
 		ctx->tlb_mode = result.uint_32;
+		break;
+	case OPT_ERRORS:
+		ctx->errors = result.uint_32;
 		break;
 	case OPT_JDELTA:
 		ctx->jset |= VSMFS_JOPT_DELTA;
@@ -476,18 +636,27 @@ static void vsmfs_apply_data_opts(struct fs_context *fc, struct vsmfs_sb_info *s
 		sbi->s_cow_mode = ctx->cow_mode;
 	if (ctx->tlb_mode >= 0)
 		WRITE_ONCE(sbi->s_tlb_mode, ctx->tlb_mode);
+	if (ctx->errors >= 0)
+		WRITE_ONCE(sbi->s_errors, ctx->errors);
 }
 
 /*
- * Find a valid superblock: the primary, or the backup if the primary fails
- * its checksum (a torn superblock update). A primary without the vsmfs
- * magic means the device holds no vsmfs, and the backup is not consulted.
+ * Find a valid superblock and copy it to DRAM: the primary, or the backup
+ * if the primary fails its checksum (a torn superblock update). The backup
+ * is looked for where the file systems mkfs makes keep it, the last block
+ * of the device, then in block 1, where older ones keep it
+ * (vsmfs_sb_backup_guess()); it must name its own place. A primary without
+ * the vsmfs magic means the device holds no vsmfs, and no backup is
+ * consulted: fsck.vsmfs restores such a primary from the backup.
  */
 static int vsmfs_load_super(struct super_block *sb, struct vsmfs_sb_info *sbi)
 {
 	struct vsmfs_dsb *dsb = vsmfs_blk_ptr(sbi, VSMFS_SB_BLOCK);
-	struct vsmfs_dsb *backup = vsmfs_blk_ptr(sbi, VSMFS_SB_BACKUP_BLOCK);
-	const char *why, *bwhy;
+	struct vsmfs_dsb *backup = NULL;
+	const char *why, *bwhy = NULL;
+	bool restore = false;
+	u64 blk = 0;
+	int i;
 
 	why = vsmfs_sb_check(dsb, sbi->s_dev_blocks);
 	if (!why)
@@ -496,8 +665,20 @@ static int vsmfs_load_super(struct super_block *sb, struct vsmfs_sb_info *sbi)
 		vsmfs_err(sb, "no vsmfs file system found: %s", why);
 		return -EINVAL;
 	}
-	bwhy = vsmfs_sb_check(backup, sbi->s_dev_blocks);
-	if (bwhy) {
+	for (i = 0; i < 2; i++) {
+		const char *w;
+
+		blk = vsmfs_sb_backup_guess(sbi->s_dev_blocks, i);
+		backup = vsmfs_blk_ptr(sbi, blk);
+		w = vsmfs_sb_backup_check(backup, blk, sbi->s_dev_blocks);
+		if (!w)
+			break;
+		/* Report the copy that looks like a superblock at all. */
+		if (!bwhy || le32_to_cpu(backup->s_magic) == VSMFS_MAGIC)
+			bwhy = w;
+		backup = NULL;
+	}
+	if (!backup) {
 		vsmfs_err(sb, "invalid superblock: %s; backup: %s", why, bwhy);
 		return -EINVAL;
 	}
@@ -506,24 +687,39 @@ static int vsmfs_load_super(struct super_block *sb, struct vsmfs_sb_info *sbi)
 		vsmfs_err(sb, "invalid superblock: %s", why);
 		return -EINVAL;
 	}
-	vsmfs_warn(sb, "primary superblock damaged (%s), using the backup", why);
-	if (!sb_rdonly(sb)) {
-		vsmfs_memcpy_nt(dsb, backup, sizeof(*dsb));
-		vsmfs_fence();
-	} else {
-		dsb = backup;
-	}
+	vsmfs_warn(sb, "primary superblock damaged (%s), using the backup (block %llu)", why,
+		   blk);
+	dsb = backup;
+	restore = !sb_rdonly(sb);
 found:
-	sbi->s_dsb = dsb;
-	vsmfs_compute_layout(&sbi->s_layout, le64_to_cpu(dsb->s_blocks),
-			     le64_to_cpu(dsb->s_journal_blocks),
-			     le64_to_cpu(dsb->s_inodes));
-	if (le32_to_cpu(dsb->s_feature_ro_compat) & ~VSMFS_FEATURE_RO_COMPAT_SUPP &&
+	memcpy(&sbi->s_dsb_mem, dsb, sizeof(sbi->s_dsb_mem));
+	sbi->s_dsb = &sbi->s_dsb_mem;
+	vsmfs_layout_of_sb(&sbi->s_layout, sbi->s_dsb);
+	if (restore) {
+		spin_lock(&sbi->s_sb_lock);
+		vsmfs_write_super_locked(sbi);
+		spin_unlock(&sbi->s_sb_lock);
+	}
+	if (le32_to_cpu(sbi->s_dsb->s_feature_ro_compat) & ~VSMFS_FEATURE_RO_COMPAT_SUPP &&
 	    !sb_rdonly(sb)) {
 		vsmfs_err(sb, "unknown read-only compatible features: mount read-only");
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* Say so at mount when errors were found before and fsck has not run since. */
+static void vsmfs_warn_errors(struct super_block *sb, const struct vsmfs_dsb *dsb)
+{
+	if (!(le32_to_cpu(dsb->s_state) & VSMFS_STATE_ERROR))
+		return;
+	vsmfs_warn(sb, "file system has errors: %u found since the last check, first at %llu in %.*s:%u (inode %llu), last at %llu in %.*s:%u (inode %llu); run fsck.vsmfs",
+		   le32_to_cpu(dsb->s_error_count), le64_to_cpu(dsb->s_first_error_time),
+		   VSMFS_ERROR_FUNC_LEN, dsb->s_first_error_func,
+		   le32_to_cpu(dsb->s_first_error_line), le64_to_cpu(dsb->s_first_error_ino),
+		   le64_to_cpu(dsb->s_last_error_time),
+		   VSMFS_ERROR_FUNC_LEN, dsb->s_last_error_func,
+		   le32_to_cpu(dsb->s_last_error_line), le64_to_cpu(dsb->s_last_error_ino));
 }
 
 /* Map the whole device. The mapping lives as long as the mount. */
@@ -579,6 +775,9 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		return -ENOMEM;
 	sb->s_fs_info = sbi;
 	sbi->s_sb = sb;
+	spin_lock_init(&sbi->s_sb_lock);
+	INIT_WORK(&sbi->s_error_work, vsmfs_error_work);
+	ratelimit_state_init(&sbi->s_error_rs, 5 * HZ, 10);
 	sbi->s_aopts = (struct vsmfs_aopts) {
 		.on = true, .threshold = VSMFS_AGGR_THRESHOLD_DEFAULT,
 		.window = VSMFS_AGGR_WINDOW_DEFAULT,
@@ -610,6 +809,7 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	ret = vsmfs_load_super(sb, sbi);
 	if (ret)
 		return ret;
+	vsmfs_warn_errors(sb, sbi->s_dsb);
 	sbi->s_frame_pfn0 = sbi->s_dev_pfn + sbi->s_layout.data_start;
 	sbi->s_jopts = (struct vsmfs_jopts) {
 		.delta = true, .wear = true, .gc = true,
@@ -663,9 +863,10 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		if (!(le32_to_cpu(dsb->s_state) & VSMFS_STATE_CLEAN))
 			vsmfs_free_orphans(sbi);
 
-		vsmfs_pm_write(&dsb->s_mount_count,
-			       cpu_to_le32(le32_to_cpu(dsb->s_mount_count) + 1));
-		vsmfs_pm_write(&dsb->s_mount_time, cpu_to_le64(ktime_get_real_seconds()));
+		spin_lock(&sbi->s_sb_lock);
+		le32_add_cpu(&dsb->s_mount_count, 1);
+		dsb->s_mount_time = cpu_to_le64(ktime_get_real_seconds());
+		spin_unlock(&sbi->s_sb_lock);
 		vsmfs_set_clean(sbi, false);
 		vsmfs_journal_timer_start(sbi);
 	}
@@ -692,6 +893,11 @@ static int vsmfs_reconfigure(struct fs_context *fc)
 	    le32_to_cpu(sbi->s_dsb->s_feature_ro_compat) & ~VSMFS_FEATURE_RO_COMPAT_SUPP) {
 		vsmfs_err(sb, "unknown read-only compatible features: stays read-only");
 		return -EINVAL;
+	}
+	/* Its DRAM metadata may be ahead of PM (commits were refused). */
+	if (!to_ro && READ_ONCE(sbi->s_error_ro)) {
+		vsmfs_err(sb, "made read-only after an error: unmount and run fsck.vsmfs");
+		return -EROFS;
 	}
 	sync_filesystem(sb);
 	/* Writers read the modes once; a write in progress keeps its mode. */
@@ -751,6 +957,7 @@ static int vsmfs_init_fs_context(struct fs_context *fc)
 	ctx->data_mode = -1;
 	ctx->cow_mode = -1;
 	ctx->tlb_mode = -1;
+	ctx->errors = -1;
 	fc->fs_private = ctx;
 	fc->ops = &vsmfs_context_ops;
 	return 0;
@@ -771,6 +978,8 @@ static void vsmfs_kill_sb(struct super_block *sb)
 	kill_block_super(sb);
 	if (!sbi)
 		return;
+	/* No error can be reported any more: wait for its work. */
+	flush_work(&sbi->s_error_work);
 	vsmfs_pmlog_detach(sbi);
 	vsmfs_aggr_destroy(sbi);
 	vsmfs_vsp_unmap(sbi);

@@ -4,8 +4,9 @@
  * per counter of stats.h, each printing one decimal number, a write-only
  * "reset" file: writing 1 sets every counter to zero, "journal_wear",
  * the wear histogram of the journal blocks, "aggregate_window", the
- * slots of the hot-inode window now, and "atomic_write_max", the longest
- * write() that is atomic with the journal and cow= mode now.
+ * slots of the hot-inode window now, "atomic_write_max", the longest
+ * write() that is atomic with the journal and cow= mode now, and "errors",
+ * the error state recorded in the superblock (vsmfs_fs_error()).
  */
 #include <linux/kobject.h>
 #include <linux/sysfs.h>
@@ -95,7 +96,13 @@ static struct vsmfs_attr vsmfs_attr_atomic_write_max = {
 	.stat = -4,
 };
 
-static struct attribute *vsmfs_sb_attrs[VSMFS_NR_STATS + 5];
+/* The error state of the superblock, several lines (super.c). */
+static struct vsmfs_attr vsmfs_attr_errors = {
+	.attr = { .name = "errors", .mode = 0444 },
+	.stat = -5,
+};
+
+static struct attribute *vsmfs_sb_attrs[VSMFS_NR_STATS + 6];
 ATTRIBUTE_GROUPS(vsmfs_sb);
 
 /**
@@ -127,6 +134,8 @@ static ssize_t vsmfs_attr_show(struct kobject *kobj, struct attribute *attr, cha
 	if (a == &vsmfs_attr_atomic_write_max)
 		return sysfs_emit(buf, "%llu\n",
 				  vsmfs_atomic_write_max(sbi, READ_ONCE(sbi->s_cow_mode)));
+	if (a == &vsmfs_attr_errors)
+		return vsmfs_errors_show(sbi, buf);
 	if (a->stat < 0)
 		return -EPERM;
 	return sysfs_emit(buf, "%llu\n", vsmfs_stat_read(sbi, a->stat));
@@ -240,6 +249,7 @@ int __init vsmfs_sysfs_init(void)
 	vsmfs_sb_attrs[VSMFS_NR_STATS + 1] = &vsmfs_attr_journal_wear.attr;
 	vsmfs_sb_attrs[VSMFS_NR_STATS + 2] = &vsmfs_attr_aggregate_window.attr;
 	vsmfs_sb_attrs[VSMFS_NR_STATS + 3] = &vsmfs_attr_atomic_write_max.attr;
+	vsmfs_sb_attrs[VSMFS_NR_STATS + 4] = &vsmfs_attr_errors.attr;
 	kobject_set_name(&vsmfs_root.kobj, "vsmfs");
 	vsmfs_root.kobj.parent = fs_kobj;
 	return kset_register(&vsmfs_root);

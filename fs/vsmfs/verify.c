@@ -46,17 +46,21 @@ u64 vsmfs_default_inodes(u64 blocks)
  * @blocks: blocks the file system spans
  * @journal_blocks: journal size in blocks
  * @inodes: inode slots
+ * @incompat: incompatible feature bits; VSMFS_FEATURE_INCOMPAT_SB_LAST
+ *	keeps the last block for the backup superblock
  *
- * The layout is a pure function of its three inputs, so a superblock can be
- * checked by recomputing it.
+ * The layout is a pure function of its inputs, so a superblock can be
+ * checked by recomputing it. Block 1 precedes the journal in both
+ * layouts: it holds the backup superblock without
+ * VSMFS_FEATURE_INCOMPAT_SB_LAST and is unused with it.
  *
  * Return: NULL, or why no valid layout exists.
  */
 const char *vsmfs_compute_layout(struct vsmfs_layout *l, u64 blocks,
-				 u64 journal_blocks, u64 inodes)
+				 u64 journal_blocks, u64 inodes, u32 incompat)
 {
 	const u64 bits_per_block = VSMFS_BLOCK_SIZE * 8ULL;
-	u64 pos, pages, meta;
+	u64 pos, pages, meta, end;
 
 	if (blocks < VSMFS_MIN_BLOCKS)
 		return "device smaller than 16 MiB";
@@ -72,6 +76,10 @@ const char *vsmfs_compute_layout(struct vsmfs_layout *l, u64 blocks,
 	memset(l, 0, sizeof(*l));
 	l->blocks = blocks;
 	l->inodes = inodes;
+	l->sb_backup = incompat & VSMFS_FEATURE_INCOMPAT_SB_LAST ? blocks - 1 :
+		       VSMFS_SB_BACKUP_BLOCK;
+	/* The data area ends before a backup in the last block. */
+	end = incompat & VSMFS_FEATURE_INCOMPAT_SB_LAST ? blocks - 1 : blocks;
 	l->journal_start = VSMFS_SB_BACKUP_BLOCK + 1;
 	l->journal_blocks = journal_blocks;
 	l->itable_start = l->journal_start + journal_blocks;
@@ -81,24 +89,24 @@ const char *vsmfs_compute_layout(struct vsmfs_layout *l, u64 blocks,
 	l->ibitmap_start = l->imap_start + l->imap_blocks;
 	l->ibitmap_blocks = DIV_ROUND_UP(inodes, bits_per_block);
 	pos = l->ibitmap_start + l->ibitmap_blocks;
-	if (pos >= blocks)
+	if (pos >= end)
 		return "inode table does not fit";
 
 	/*
 	 * Largest page count whose page table and bitmap fit in front of a
 	 * 2 MiB aligned data area. Start from an upper bound and shrink.
 	 */
-	pages = blocks - pos;
+	pages = end - pos;
 	for (;;) {
 		u64 pt = DIV_ROUND_UP(pages * 8, VSMFS_BLOCK_SIZE);
 		u64 bm = DIV_ROUND_UP(pages, bits_per_block);
 
 		meta = roundup(pos + pt + bm, (u64)VSMFS_VSP_PAGES);
-		if (meta + pages <= blocks)
+		if (meta + pages <= end)
 			break;
-		if (meta >= blocks)
+		if (meta >= end)
 			return "no room for data";
-		pages = blocks - meta;
+		pages = end - meta;
 	}
 	if (pages < VSMFS_VSP_PAGES)
 		return "no room for data";
@@ -182,7 +190,8 @@ const char *vsmfs_sb_check(const struct vsmfs_dsb *dsb, u64 dev_blocks)
 		return "file system larger than the device";
 	why = vsmfs_compute_layout(&l, le64_to_cpu(dsb->s_blocks),
 				   le64_to_cpu(dsb->s_journal_blocks),
-				   le64_to_cpu(dsb->s_inodes));
+				   le64_to_cpu(dsb->s_inodes),
+				   le32_to_cpu(dsb->s_feature_incompat));
 	if (why)
 		return why;
 	memcpy(&want, dsb, sizeof(want));
@@ -192,6 +201,61 @@ const char *vsmfs_sb_check(const struct vsmfs_dsb *dsb, u64 dev_blocks)
 	if (le64_to_cpu(dsb->s_root_ino) != VSMFS_ROOT_INO)
 		return "bad root inode number";
 	return NULL;
+}
+
+/**
+ * vsmfs_layout_of_sb() - the layout a verified superblock describes
+ * @l: filled in
+ * @dsb: a superblock vsmfs_sb_check() accepted
+ */
+void vsmfs_layout_of_sb(struct vsmfs_layout *l, const struct vsmfs_dsb *dsb)
+{
+	vsmfs_compute_layout(l, le64_to_cpu(dsb->s_blocks), le64_to_cpu(dsb->s_journal_blocks),
+			     le64_to_cpu(dsb->s_inodes), le32_to_cpu(dsb->s_feature_incompat));
+}
+
+/**
+ * vsmfs_sb_backup_check() - verify a backup superblock found at a block
+ * @dsb: the superblock read from block @blk
+ * @blk: where it was read
+ * @dev_blocks: size of the device holding it, in blocks
+ *
+ * A backup must be sound and must say that its own place is @blk, so that
+ * a stale copy (block 1 of an image reformatted with the backup at the
+ * end, or data in the last block of an image with the backup in block 1)
+ * is never taken for the backup.
+ *
+ * Return: NULL if @dsb is the backup of its file system, otherwise why not.
+ */
+const char *vsmfs_sb_backup_check(const struct vsmfs_dsb *dsb, u64 blk, u64 dev_blocks)
+{
+	struct vsmfs_layout l;
+	const char *why = vsmfs_sb_check(dsb, dev_blocks);
+
+	if (why)
+		return why;
+	vsmfs_layout_of_sb(&l, dsb);
+	if (l.sb_backup != blk)
+		return "not at the place of the backup superblock";
+	return NULL;
+}
+
+/**
+ * vsmfs_sb_backup_guess() - where to look for a backup superblock
+ * @dev_blocks: size of the device, in blocks
+ * @i: 0 or 1
+ *
+ * Used when the primary superblock cannot say where its backup is: mkfs
+ * makes a file system span the whole device, so its backup is the last
+ * block of the device (0), or block 1 for file systems without
+ * VSMFS_FEATURE_INCOMPAT_SB_LAST (1). Check what is found there with
+ * vsmfs_sb_backup_check().
+ *
+ * Return: the block to try.
+ */
+u64 vsmfs_sb_backup_guess(u64 dev_blocks, int i)
+{
+	return i ? VSMFS_SB_BACKUP_BLOCK : dev_blocks - 1;
 }
 
 /**

@@ -15,6 +15,7 @@
 /**
  * struct vsmfs_layout - where every region of a file system lies
  * @blocks: blocks the file system spans
+ * @sb_backup: block of the backup superblock
  * @journal_start: first block of the journal
  * @journal_blocks: journal size
  * @itable_start: first block of the inode table
@@ -35,6 +36,7 @@
  */
 struct vsmfs_layout {
 	u64 blocks;
+	u64 sb_backup;
 	u64 journal_start, journal_blocks;
 	u64 itable_start, itable_blocks;
 	u64 imap_start, imap_blocks;
@@ -48,10 +50,13 @@ struct vsmfs_layout {
 u64 vsmfs_default_journal_blocks(u64 blocks);
 u64 vsmfs_default_inodes(u64 blocks);
 const char *vsmfs_compute_layout(struct vsmfs_layout *l, u64 blocks,
-				 u64 journal_blocks, u64 inodes);
+				 u64 journal_blocks, u64 inodes, u32 incompat);
 void vsmfs_layout_to_sb(const struct vsmfs_layout *l, struct vsmfs_dsb *dsb);
 u32 vsmfs_sb_csum(const struct vsmfs_dsb *dsb);
 const char *vsmfs_sb_check(const struct vsmfs_dsb *dsb, u64 dev_blocks);
+const char *vsmfs_sb_backup_check(const struct vsmfs_dsb *dsb, u64 blk, u64 dev_blocks);
+u64 vsmfs_sb_backup_guess(u64 dev_blocks, int i);
+void vsmfs_layout_of_sb(struct vsmfs_layout *l, const struct vsmfs_dsb *dsb);
 u32 vsmfs_name_hash(const char *name, unsigned int len);
 
 #endif /* _VSMFS_VERIFY_H */

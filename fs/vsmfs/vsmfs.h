@@ -80,8 +80,22 @@ struct vsmfs_sb_info {
 	void			*s_virt;	/* kernel address of block 0 */
 	u64			s_dev_blocks;	/* usable device size in blocks */
 	u64			s_dev_pfn;	/* pfn of block 0 */
-	struct vsmfs_dsb	*s_dsb;		/* primary superblock on PM */
+	/*
+	 * The superblock is kept in DRAM, changed under s_sb_lock and
+	 * written to both copies on PM by vsmfs_write_super() (super.c);
+	 * s_dsb points to s_dsb_mem.
+	 */
+	spinlock_t		s_sb_lock;
+	struct vsmfs_dsb	*s_dsb;
+	struct vsmfs_dsb	s_dsb_mem;
 	struct vsmfs_layout	s_layout;	/* regions, from the superblock */
+
+	/* Errors found at run time (vsmfs_fs_error()). */
+	unsigned int		s_errors;	/* VSMFS_ERRORS_*, errors=; remount */
+	/* errors=remount-ro acted: set once, then no commit reaches PM. */
+	bool			s_error_ro;
+	struct work_struct	s_error_work;	/* stops the workers after it */
+	struct ratelimit_state	s_error_rs;	/* messages of vsmfs_fs_error() */
 
 	/* Mapping layer (vsp.c): logical page N is at s_vsp_base + N pages. */
 	void			*s_vsp_base;
@@ -110,7 +124,6 @@ struct vsmfs_sb_info {
 	/* An unlinked inode could not be freed at eviction (set once). */
 	bool			s_orphans_left;
 	/* A transaction overflowed: no commit reaches PM any more (set once). */
-	bool			s_shutdown;
 
 	/* Hot-inode aggregation (aggr.c). */
 	struct vsmfs_aopts	s_aopts;	/* changed only by remount */
@@ -136,6 +149,13 @@ struct vsmfs_sb_info {
 enum {
 	VSMFS_DATA_ATOMIC,	/* copy-on-write: every write() is atomic */
 	VSMFS_DATA_INPLACE,	/* overwrite in place: not atomic */
+};
+
+/* errors= mount option: what a corruption found at run time does. */
+enum {
+	VSMFS_ERRORS_RO,	/* make the file system read-only (default) */
+	VSMFS_ERRORS_CONTINUE,	/* go on, the error is only recorded */
+	VSMFS_ERRORS_PANIC,	/* panic the kernel */
 };
 
 /* cow= mount option: the grain of copy-on-write with data=atomic. */
@@ -328,6 +348,36 @@ static inline void *vsmfs_blk_ptr(struct vsmfs_sb_info *sbi, u64 blk)
 	pr_warn("vsmfs (%s): %s: " fmt "\n", (sb)->s_id, __func__, ##__VA_ARGS__)
 #define vsmfs_info(sb, fmt, ...) \
 	pr_info("vsmfs (%s): " fmt "\n", (sb)->s_id, ##__VA_ARGS__)
+
+/* super.c */
+__printf(5, 6)
+void __vsmfs_fs_error(struct super_block *sb, const char *func, unsigned int line,
+		      u64 ino, const char *fmt, ...);
+
+/*
+ * vsmfs_fs_error() - report a file system error found at run time
+ * @sb: the file system
+ * @ino: the inode involved, 0 if none
+ * @fmt: printf format of the message, then its arguments
+ *
+ * For corruption of what is on PM (a check that fails on metadata read
+ * back), and for anything else that shows the file system inconsistent:
+ * never for a failure the file system handles (no memory, no space, a
+ * full journal refused before any change). It logs the message with the
+ * device, function, line and inode (rate limited), records the error in
+ * the superblock on PM (VSMFS_STATE_ERROR, the error count, the first and
+ * the last error's time, function, line and inode; durable when it
+ * returns, unless the device is read-only), then acts as the errors=
+ * mount option says: continue, make the file system read-only (no commit
+ * reaches PM any more, and writes fail with EROFS), or panic.
+ *
+ * Context: process context, any vsmfs lock held, inside a transaction or
+ * not: it takes only s_sb_lock and does not sleep.
+ */
+#define vsmfs_fs_error(sb, ino, fmt, ...) \
+	__vsmfs_fs_error(sb, __func__, __LINE__, ino, fmt, ##__VA_ARGS__)
+
+ssize_t vsmfs_errors_show(struct vsmfs_sb_info *sbi, char *buf);
 
 /* sysfs.c */
 u64 vsmfs_stat_read(struct vsmfs_sb_info *sbi, enum vsmfs_stat stat);

@@ -8,7 +8,7 @@
  * Device layout, in 4 KiB blocks, every region block aligned:
  *
  *   0                superblock (struct vsmfs_dsb)
- *   1                backup superblock
+ *   1                backup superblock, or unused (see below)
  *   s_journal_start  journal: superblock, headers, header copies, journal blocks
  *   s_itable_start   inode table (struct vsmfs_dinode slots)
  *   s_imap_start     inode mapping table (i-number -> slot, __le32 each)
@@ -16,6 +16,12 @@
  *   s_lbitmap_start  allocation bitmap of logical pages
  *   s_ibitmap_start  allocation bitmap of inode numbers
  *   s_data_start     data frames (2 MiB aligned), s_data_pages of them
+ *
+ * With VSMFS_FEATURE_INCOMPAT_SB_LAST (every file system mkfs makes now)
+ * the backup superblock is the last block of the file system, s_blocks - 1,
+ * which the data area leaves free, so that damage to the start of the
+ * device cannot take both copies; block 1 is then unused. Without it the
+ * backup is block 1 and the data area may reach the last block.
  *
  * Logical page N is mapped to the frame at block s_data_start + ptable[N].
  * The page table is a permutation: every frame backs exactly one logical
@@ -38,7 +44,7 @@
 #define VSMFS_VSP_PAGES		(1U << (VSMFS_VSP_SHIFT - VSMFS_BLOCK_SHIFT))
 
 #define VSMFS_SB_BLOCK		0
-#define VSMFS_SB_BACKUP_BLOCK	1
+#define VSMFS_SB_BACKUP_BLOCK	1	/* without VSMFS_FEATURE_INCOMPAT_SB_LAST */
 
 #define VSMFS_ROOT_INO		1		/* i-number 0 is never used */
 #define VSMFS_NAME_LEN		255
@@ -47,19 +53,30 @@
 
 /* s_state */
 #define VSMFS_STATE_CLEAN	0x0001		/* unmounted cleanly */
+#define VSMFS_STATE_ERROR	0x0002		/* errors found while mounted, see s_error_count */
 
-/* Feature bits: none defined yet. Unknown incompat bits refuse the mount. */
+/* Feature bits. Unknown incompat bits refuse the mount. */
+#define VSMFS_FEATURE_INCOMPAT_SB_LAST	0x0001	/* backup superblock in the last block */
+
 #define VSMFS_FEATURE_COMPAT_SUPP	0
-#define VSMFS_FEATURE_INCOMPAT_SUPP	0
+#define VSMFS_FEATURE_INCOMPAT_SUPP	VSMFS_FEATURE_INCOMPAT_SB_LAST
 #define VSMFS_FEATURE_RO_COMPAT_SUPP	0
 
 /* Smallest device mkfs accepts: room for every region and some data. */
 #define VSMFS_MIN_BLOCKS	(16U << (20 - VSMFS_BLOCK_SHIFT))	/* 16 MiB */
 
+#define VSMFS_ERROR_FUNC_LEN	32
+
 /*
- * struct vsmfs_dsb - on-media superblock, at block 0 and block 1
+ * struct vsmfs_dsb - on-media superblock, at block 0 and its backup (block
+ * 1, or the last block with VSMFS_FEATURE_INCOMPAT_SB_LAST)
  *
  * The checksum is crc32c over the bytes before @s_checksum.
+ *
+ * The error fields record corruption the module found at run time: the
+ * module sets VSMFS_STATE_ERROR with the first error and counts every
+ * error (saturating); fsck.vsmfs clears them all after a check that finds
+ * or leaves no error. Images made before they existed hold zero there.
  */
 struct vsmfs_dsb {
 	__le32	s_magic;		/* VSMFS_MAGIC */
@@ -94,7 +111,16 @@ struct vsmfs_dsb {
 	__le32	s_state;		/* VSMFS_STATE_* */
 	__u8	s_uuid[16];		/* file system UUID */
 	__u8	s_label[VSMFS_LABEL_LEN];	/* volume label, NUL padded */
-	__u8	s_reserved[260];	/* zero */
+	__le32	s_error_count;		/* errors found since the last fsck */
+	__le32	s_first_error_line;	/* source line that found the first */
+	__le64	s_first_error_time;	/* seconds since the epoch */
+	__le64	s_first_error_ino;	/* inode involved, 0 if none */
+	__u8	s_first_error_func[VSMFS_ERROR_FUNC_LEN];	/* function, NUL padded */
+	__le64	s_last_error_time;	/* the same for the latest error */
+	__le64	s_last_error_ino;
+	__u8	s_last_error_func[VSMFS_ERROR_FUNC_LEN];
+	__le32	s_last_error_line;
+	__u8	s_reserved[152];	/* zero */
 	__le32	s_checksum;		/* crc32c of the bytes above */
 };
 
@@ -363,6 +389,9 @@ struct vsmfs_dacl_entry {
 
 static_assert(sizeof(struct vsmfs_dsb) == 512);
 static_assert(offsetof(struct vsmfs_dsb, s_checksum) == 508);
+static_assert(offsetof(struct vsmfs_dsb, s_error_count) == 248);
+static_assert(offsetof(struct vsmfs_dsb, s_first_error_time) % 8 == 0);
+static_assert(offsetof(struct vsmfs_dsb, s_last_error_time) % 8 == 0);
 static_assert(sizeof(struct vsmfs_djsb) == VSMFS_BLOCK_SIZE);
 static_assert(offsetof(struct vsmfs_djsb, j_checkpoint) % 8 == 0);	/* 8-byte atomic commit */
 static_assert(offsetof(struct vsmfs_djsb, j_hcopy) % 4 == 0);

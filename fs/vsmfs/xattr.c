@@ -62,8 +62,7 @@ static bool vsmfs_xattr_block_ok(struct inode *inode, struct vsmfs_mblk *mb)
 	if (!why && n != count)
 		why = "entry count mismatch";
 	if (why) {
-		vsmfs_err_ratelimited(inode->i_sb, "inode %lu: corrupt xattr block: %s",
-				      inode->i_ino, why);
+		vsmfs_fs_error(inode->i_sb, inode->i_ino, "corrupt xattr block: %s", why);
 		return false;
 	}
 	return true;
@@ -84,8 +83,7 @@ static struct vsmfs_mblk *vsmfs_xattr_block(struct inode *inode)
 		return NULL;
 	blk = vsmfs_lpn_blk(sbi, lpn);
 	if (!blk) {
-		vsmfs_err_ratelimited(inode->i_sb, "inode %lu: bad xattr page %llu",
-				      inode->i_ino, lpn);
+		vsmfs_fs_error(inode->i_sb, inode->i_ino, "bad xattr page %llu", lpn);
 		return ERR_PTR(-EFSCORRUPTED);
 	}
 	mb = vsmfs_mblk_get(sbi, blk);

@@ -21,7 +21,7 @@ Console protocol, read by the host driver:
   FUZZ-END <id> <outcome>        refused:<errno> or mounted:<ops ok>/<ops failed>
   FUZZ-HANG <id>                 the exercise did not end in time
   FUZZ-DONE                      every mutant asked for was tried
-A patch is OFFSET:HEX, and "csum" recomputes both superblock checksums
+A patch is OFFSET:HEX, and "csum" recomputes the superblock checksums
 after the patches. The mutant is written to the device in place, never to
 a second copy.
 """
@@ -162,7 +162,9 @@ class Image:
                            s["data_pages"], s["data_pages"] - 1, 512, 511, 513,
                            1 << 40, (1 << 40) - 1, 1 << 48, (512 << 48) | 1, (513 << 48) | 1])
         self.add("sb", 0, 512, "superblock")
-        self.add("sb", BS, 512, "backup superblock")
+        # sb_last (feature_incompat bit 0): the backup is the last block.
+        backup = s["blocks"] - 1 if s["feature_incompat"] & 1 else 1
+        self.add("sb", backup * BS, 512, "backup superblock")
         js = s["journal_start"] * BS
         self.add("journal", js, 32, "journal superblock")
         self.add("journal", js + BS, BS, "journal descriptor")
@@ -385,7 +387,8 @@ def apply_mutant(seed_buf, work, patches, csum):
         if 0 <= off and off + len(data) <= len(work):
             work[off:off + len(data)] = data
     if csum:
-        for blk in (0, 1):
+        # Block 1, and the last block (the backup with sb_last).
+        for blk in (0, 1, len(work) // BS - 1):
             o = blk * BS
             work[o + 508:o + 512] = struct.pack("<I", crc32c(bytes(work[o:o + 508])))
 

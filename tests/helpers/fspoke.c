@@ -444,7 +444,7 @@ int main(int argc, char **argv)
 	io(0, VSMFS_SB_BLOCK, blk);
 	sb = (struct vsmfs_dsb *)blk;
 	if (vsmfs_compute_layout(&L, le64_to_cpu(sb->s_blocks), le64_to_cpu(sb->s_journal_blocks),
-				 le64_to_cpu(sb->s_inodes)))
+				 le64_to_cpu(sb->s_inodes), le32_to_cpu(sb->s_feature_incompat)))
 		die("superblock has no valid layout");
 	jload();
 	cmd = argv[i + 1];
@@ -455,12 +455,12 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "layout")) {
 		printf("journal_start=%llu\nitable_start=%llu\nimap_start=%llu\n"
 		       "ptable_start=%llu\nlbitmap_start=%llu\nibitmap_start=%llu\n"
-		       "data_start=%llu\ndata_pages=%llu\ninodes=%llu\n",
+		       "data_start=%llu\ndata_pages=%llu\ninodes=%llu\nsb_backup=%llu\n",
 		       (unsigned long long)L.journal_start, (unsigned long long)L.itable_start,
 		       (unsigned long long)L.imap_start, (unsigned long long)L.ptable_start,
 		       (unsigned long long)L.lbitmap_start, (unsigned long long)L.ibitmap_start,
 		       (unsigned long long)L.data_start, (unsigned long long)L.data_pages,
-		       (unsigned long long)L.inodes);
+		       (unsigned long long)L.inodes, (unsigned long long)L.sb_backup);
 		return 0;
 	}
 	if (!strcmp(cmd, "inode") && argc >= 3) {

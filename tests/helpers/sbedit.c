@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <linux/fs.h>
 
 #include "vsmfs_format.h"
 #include "verify.h"
@@ -31,7 +33,8 @@ static const struct field {
 	F(blocks), F(journal_start), F(journal_blocks), F(itable_start),
 	F(itable_blocks), F(imap_start), F(ptable_start), F(lbitmap_start),
 	F(ibitmap_start), F(data_start), F(data_pages), F(inodes),
-	F(root_ino), F(mount_count), F(state), F(checksum),
+	F(root_ino), F(mount_count), F(state), F(checksum), F(error_count),
+	F(first_error_time), F(first_error_ino), F(last_error_time), F(last_error_ino),
 };
 
 static const struct field *lookup(const char *name, size_t len)
@@ -43,6 +46,34 @@ static const struct field *lookup(const char *name, size_t len)
 			return &fields[i];
 	fprintf(stderr, "sbedit: unknown field '%.*s'\n", (int)len, name);
 	exit(2);
+}
+
+/*
+ * Block of the backup superblock: where the primary's layout puts it (its
+ * checksum not checked, so that a primary changed with -k still names it),
+ * else where mkfs puts it.
+ */
+static u64 backup_block(int fd, char *buf)
+{
+	const struct vsmfs_dsb *sb = (const struct vsmfs_dsb *)buf;
+	struct vsmfs_layout l;
+	off_t size = lseek(fd, 0, SEEK_END);
+	u64 dev_blocks;
+
+	if (size <= 0 && ioctl(fd, BLKGETSIZE64, &size))
+		size = 0;
+	dev_blocks = (u64)size >> VSMFS_BLOCK_SHIFT;
+	if (pread(fd, buf, VSMFS_BLOCK_SIZE, 0) == VSMFS_BLOCK_SIZE &&
+	    le32_to_cpu(sb->s_magic) == VSMFS_MAGIC &&
+	    !vsmfs_compute_layout(&l, le64_to_cpu(sb->s_blocks),
+				  le64_to_cpu(sb->s_journal_blocks), le64_to_cpu(sb->s_inodes),
+				  le32_to_cpu(sb->s_feature_incompat)))
+		return l.sb_backup;
+	if (dev_blocks &&
+	    pread(fd, buf, VSMFS_BLOCK_SIZE, (off_t)(dev_blocks - 1) * VSMFS_BLOCK_SIZE) ==
+	    VSMFS_BLOCK_SIZE && le32_to_cpu(sb->s_magic) == VSMFS_MAGIC)
+		return dev_blocks - 1;
+	return VSMFS_SB_BACKUP_BLOCK;
 }
 
 int main(int argc, char **argv)
@@ -73,7 +104,7 @@ int main(int argc, char **argv)
 		perror(argv[i]);
 		return 1;
 	}
-	off = (backup ? VSMFS_SB_BACKUP_BLOCK : VSMFS_SB_BLOCK) * VSMFS_BLOCK_SIZE;
+	off = backup ? backup_block(fd, buf) * VSMFS_BLOCK_SIZE : VSMFS_SB_BLOCK;
 	if (pread(fd, buf, sizeof(buf), off) != sizeof(buf)) {
 		perror("read");
 		return 1;

@@ -39,7 +39,7 @@ static const struct vsmfs_layout *layout(void)
 
 	if (!l.blocks)
 		vsmfs_compute_layout(&l, 65536, vsmfs_default_journal_blocks(65536),
-				     vsmfs_default_inodes(65536));
+				     vsmfs_default_inodes(65536), VSMFS_FEATURE_INCOMPAT_SB_LAST);
 	return &l;
 }
 

@@ -19,10 +19,11 @@ static void make_sb(struct vsmfs_dsb *sb, u64 blocks)
 	const char *why;
 
 	why = vsmfs_compute_layout(&l, blocks, vsmfs_default_journal_blocks(blocks),
-				   vsmfs_default_inodes(blocks));
+				   vsmfs_default_inodes(blocks), VSMFS_FEATURE_INCOMPAT_SB_LAST);
 	CHECK(!why, "layout of %llu blocks: %s", (unsigned long long)blocks, why);
 	memset(sb, 0, sizeof(*sb));
 	sb->s_magic = cpu_to_le32(VSMFS_MAGIC);
+	sb->s_feature_incompat = cpu_to_le32(VSMFS_FEATURE_INCOMPAT_SB_LAST);
 	sb->s_version = cpu_to_le32(VSMFS_FORMAT_VERSION);
 	sb->s_block_size = cpu_to_le32(VSMFS_BLOCK_SIZE);
 	sb->s_vsp_pages = cpu_to_le32(VSMFS_VSP_PAGES);
@@ -43,16 +44,22 @@ static void test_layouts(void)
 	static const u64 sizes_mib[] = { 16, 17, 31, 64, 100, 256, 1000, 1024, 4096, 65536 };
 	size_t i;
 
-	for (i = 0; i < sizeof(sizes_mib) / sizeof(sizes_mib[0]); i++) {
-		u64 blocks = sizes_mib[i] << (20 - VSMFS_BLOCK_SHIFT);
+	for (i = 0; i < 2 * sizeof(sizes_mib) / sizeof(sizes_mib[0]); i++) {
+		/* Each size with the backup in the last block, then in block 1. */
+		bool last = i % 2 == 0;
+		u64 blocks = sizes_mib[i / 2] << (20 - VSMFS_BLOCK_SHIFT);
+		u64 end = last ? blocks - 1 : blocks;
 		struct vsmfs_layout l;
 		const char *why;
 
 		why = vsmfs_compute_layout(&l, blocks, vsmfs_default_journal_blocks(blocks),
-					   vsmfs_default_inodes(blocks));
-		CHECK(!why, "%llu MiB: %s", (unsigned long long)sizes_mib[i], why);
+					   vsmfs_default_inodes(blocks),
+					   last ? VSMFS_FEATURE_INCOMPAT_SB_LAST : 0);
+		CHECK(!why, "%llu MiB: %s", (unsigned long long)sizes_mib[i / 2], why);
 		if (why)
 			continue;
+		CHECK(l.sb_backup == (last ? blocks - 1 : VSMFS_SB_BACKUP_BLOCK),
+		      "backup superblock at block %llu", (unsigned long long)l.sb_backup);
 		CHECK(l.journal_start == 2, "journal after the superblocks");
 		CHECK(l.itable_start == l.journal_start + l.journal_blocks, "itable follows journal");
 		CHECK(l.imap_start == l.itable_start + l.itable_blocks, "imap follows itable");
@@ -61,26 +68,27 @@ static void test_layouts(void)
 		CHECK(l.lbitmap_start == l.ptable_start + l.ptable_blocks, "lbitmap follows ptable");
 		CHECK(l.data_start >= l.lbitmap_start + l.lbitmap_blocks, "data after lbitmap");
 		CHECK(l.data_start % VSMFS_VSP_PAGES == 0, "data 2 MiB aligned");
-		CHECK(l.data_start + l.data_pages <= blocks, "data within the device");
+		CHECK(l.data_start + l.data_pages <= end, "data within the device, before a backup");
 		CHECK(l.ptable_blocks * VSMFS_BLOCK_SIZE / 8 >= l.data_pages, "page table covers data");
 		CHECK(l.lbitmap_blocks * VSMFS_BLOCK_SIZE * 8 >= l.data_pages, "bitmap covers data");
 		CHECK(l.itable_blocks * VSMFS_INODES_PER_BLOCK == l.inodes, "itable holds inodes");
 		/* No waste beyond alignment: one more page would not fit. */
-		CHECK(blocks - (l.data_start + l.data_pages) < VSMFS_VSP_PAGES + 2,
-		      "%llu MiB: %llu blocks unused at the end", (unsigned long long)sizes_mib[i],
-		      (unsigned long long)(blocks - l.data_start - l.data_pages));
+		CHECK(end - (l.data_start + l.data_pages) < VSMFS_VSP_PAGES + 2,
+		      "%llu MiB: %llu blocks unused at the end", (unsigned long long)sizes_mib[i / 2],
+		      (unsigned long long)(end - l.data_start - l.data_pages));
 	}
 	{
 		struct vsmfs_layout l;
 
-		CHECK(vsmfs_compute_layout(&l, 1000, 64, 64) != NULL, "tiny device refused");
-		CHECK(vsmfs_compute_layout(&l, 8192, 8000, 64) != NULL, "huge journal refused");
-		CHECK(vsmfs_compute_layout(&l, 8192, 64, 65) != NULL, "odd inode count refused");
+		CHECK(vsmfs_compute_layout(&l, 1000, 64, 64, 0) != NULL, "tiny device refused");
+		CHECK(vsmfs_compute_layout(&l, 8192, 8000, 64, 0) != NULL, "huge journal refused");
+		CHECK(vsmfs_compute_layout(&l, 8192, 64, 65, 0) != NULL, "odd inode count refused");
 	}
 }
 
 static void test_sb_check(void)
 {
+	struct vsmfs_layout l;
 	struct vsmfs_dsb sb, bad;
 	u64 blocks = 262144;
 
@@ -107,6 +115,25 @@ static void test_sb_check(void)
 	bad.s_mount_count = cpu_to_le32(7);
 	CHECK(!strcmp(vsmfs_sb_check(&bad, blocks), "superblock checksum mismatch"),
 	      "stale checksum reported as such");
+
+	/* A backup is accepted only at the place its own layout gives it. */
+	CHECK(!vsmfs_sb_backup_check(&sb, blocks - 1, blocks), "backup in the last block");
+	CHECK(vsmfs_sb_backup_check(&sb, VSMFS_SB_BACKUP_BLOCK, blocks) != NULL,
+	      "sb_last backup in block 1 refused");
+	CHECK(vsmfs_sb_backup_guess(blocks, 0) == blocks - 1 &&
+	      vsmfs_sb_backup_guess(blocks, 1) == VSMFS_SB_BACKUP_BLOCK, "backup places");
+	bad = sb;
+	bad.s_feature_incompat = 0;
+	vsmfs_compute_layout(&l, blocks, le64_to_cpu(sb.s_journal_blocks),
+			     le64_to_cpu(sb.s_inodes), 0);
+	vsmfs_layout_to_sb(&l, &bad);
+	bad.s_checksum = cpu_to_le32(vsmfs_sb_csum(&bad));
+	CHECK(!vsmfs_sb_check(&bad, blocks), "superblock without sb_last accepted");
+	CHECK(!vsmfs_sb_backup_check(&bad, VSMFS_SB_BACKUP_BLOCK, blocks), "old backup in block 1");
+	CHECK(vsmfs_sb_backup_check(&bad, blocks - 1, blocks) != NULL,
+	      "old backup in the last block refused");
+	CHECK(l.data_start + l.data_pages > le64_to_cpu(sb.s_data_start) +
+	      le64_to_cpu(sb.s_data_pages), "sb_last gives the last block to the backup");
 }
 
 static void test_name_hash(void)

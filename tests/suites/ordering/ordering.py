@@ -278,11 +278,7 @@ KNOWN = set()
 # it causes shows). A failure that shows it is reported as known, not
 # counted. Remove an entry once its bug is fixed.
 KNOWN_ISSUES = {
-    # vsmfs_write_super() changes the primary in place with cached stores
-    # before the backup is durable: a line of the primary written back early
-    # with the backup half written leaves no valid superblock.
-    "torn-superblock-update": ("superblock update tears both copies",
-                               "invalid superblock: .*; backup: "),
+    # name: (what it is, the pattern its failure shows); none known today.
 }
 
 # Negative controls: workload -> (module parameter set to 1 around the

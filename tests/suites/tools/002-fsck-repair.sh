@@ -6,6 +6,9 @@
 
 make_base
 SB=$HELPERS/sbedit
+sb_backup=$("$POKE" "$DEV" layout | sed -n 's/^sb_backup=//p')
+last=$(( $(blockdev --getsize64 "$DEV") / 4096 - 1 ))
+assert_eq "$sb_backup" "$last" "backup superblock in the last block"
 
 # The corruption is made by a function named c_<kind>; the message fsck
 # must print about it follows.
@@ -32,7 +35,7 @@ c_primary_sb_torn() { "$SB" -k "$DEV" set mount_count=77; }
 repair_case primary_sb_torn -p "primary superblock: superblock checksum mismatch"
 
 c_backup_sb_stale() { "$SB" -b "$DEV" set mount_count=77; }
-repair_case backup_sb_stale -p "backup superblock (block 1) differs from the primary"
+repair_case backup_sb_stale -p "backup superblock (block $sb_backup) differs from the primary"
 
 c_primary_sb_wrong() { "$SB" "$DEV" set journal_blocks=999; }
 # Intact but wrong: not a torn write, so preen leaves it to a person.
@@ -40,7 +43,18 @@ restore_image
 c_primary_sb_wrong
 fsck_expect 4 -p "$DEV"
 fsck_says "primary superblock: region table inconsistent" "not repaired in preen mode"
-repair_case primary_sb_wrong -y "primary superblock:" "the backup is valid"
+repair_case primary_sb_wrong -y "primary superblock:" "the backup (block $sb_backup) is valid"
+
+# The start of the device wiped (primary superblock and block 1): mount
+# finds no vsmfs, fsck -y restores the primary from the backup in the last
+# block, and the file system mounts and reads.
+c_start_wiped() { dd if=/dev/zero of="$DEV" bs=4096 count=2 oflag=direct conv=fsync 2>/dev/null; }
+restore_image
+c_start_wiped
+mount_vsmfs 2>/dev/null && die "mounted with the start of the device wiped"
+fsck_expect 4 -p "$DEV"
+fsck_says "primary superblock: bad magic" "the backup (block $sb_backup) is valid" "run fsck.vsmfs -y"
+repair_case start_wiped -y "primary superblock: bad magic" "the backup (block $sb_backup) is valid"
 
 c_ibitmap_free() { "$POKE" "$DEV" ibit "$MID" 0; }
 repair_case ibitmap_free -p "inode bitmap: inode $MID in use but marked free"

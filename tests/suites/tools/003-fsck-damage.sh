@@ -165,8 +165,16 @@ damage_case symlink_size "inode $SL (symlink): symlink size 0 out of range"
 c_fifo_index() { "$POKE" "$DEV" inode "$FIFO" set direct2=0x1000000000007; }
 damage_case fifo_index "inode $FIFO (fifo): index entries set"
 
-# A zeroed device holds no vsmfs: operational error.
+# The first MiB zeroed: the primary is restored from the backup in the
+# last block, but the journal went with it, which is not repaired.
 dd if=/dev/zero of="$DEV" bs=1M count=1 oflag=direct 2>/dev/null
+fsck_expect 4 -n "$DEV"
+fsck_says "primary superblock: bad magic" "the backup (block"
+fsck_says "journal superblock (block 2): bad magic"
+
+# A zeroed device, its last MiB too, holds no vsmfs: operational error.
+mib=$(( $(blockdev --getsize64 "$DEV") >> 20 ))
+dd if=/dev/zero of="$DEV" bs=1M seek=$((mib - 1)) count=1 oflag=direct 2>/dev/null
 fsck_expect 8 -n "$DEV"
 fsck_says "no vsmfs file system found"
 

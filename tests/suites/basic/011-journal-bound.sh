@@ -123,7 +123,8 @@ mount_vsmfs
 assert_eq "$(free_blocks)" "$free0" "free blocks after the remount"
 umount "$MNT"
 
-# An overflow that still happens commits nothing and stops writing. The
+# An overflow that still happens commits nothing, is a recorded error and
+# (errors=remount-ro) stops writing. The
 # trans_overflow fault point makes a transaction overflow at once.
 knob=/sys/kernel/debug/vsmfs/trans_overflow/interval
 [ -w "$knob" ] || die "fault point $knob missing"
@@ -140,12 +141,21 @@ if dd if=/dev/zero of="$MNT/f" bs=64K count=1 conv=notrunc status=none 2>/tmp/jb
 fi
 echo 0 > "$knob"
 echo "  (expected) $(cat /tmp/jb-err)"
-dmesg_has "not committed, file system read-only"
+dmesg_has "journal blocks: not committed"
+dmesg_has "file system made read-only after an error"
 expect_fail touch "$MNT/new"
+cmp /tmp/jb-old "$MNT/f" || die "the write whose transaction overflowed changed the file"
 umount "$MNT"
+# The overflow is a recorded file system error: fsck reports it and clears
+# it, and nothing else is wrong.
+rc=0
+"$FSCK" -n "$DEV" >/tmp/jb-fsck 2>&1 || rc=$?
+[ $rc = 4 ] || { cat /tmp/jb-fsck; die "fsck -n after the overflow exited $rc, expected 4"; }
+grep -qi error /tmp/jb-fsck || { cat /tmp/jb-fsck; die "fsck -n does not name the recorded error"; }
+"$FSCK" -y "$DEV" >/dev/null 2>&1 || true
+"$FSCK" -n "$DEV" || die "fsck after clearing the recorded error"
 mount_vsmfs
 cmp /tmp/jb-old "$MNT/f" || die "the write whose transaction overflowed reached PM"
 touch "$MNT/new" || die "read-only after a remount"
 umount "$MNT"
-"$FSCK" -n "$DEV" || die "fsck after the overflow"
 rm -f /tmp/jb-old /tmp/jb-err
