@@ -29,8 +29,9 @@ class Counters:
     def read(self):
         out = {}
         for name in os.listdir(self.dir):
-            # reset is write-only; journal_wear is a histogram.
-            if name not in ("reset", "journal_wear"):
+            # reset is write-only; journal_wear is a histogram; errors is
+            # the error state, several lines.
+            if name not in ("reset", "journal_wear", "errors"):
                 with open(os.path.join(self.dir, name)) as f:
                     out[name] = int(f.read())
         return out
