@@ -45,7 +45,12 @@ has vsmfs-commit.bt '^@commits: [1-9]' '^@blocks:' '^@delta_bytes:' '^\[[0-9]+.*
 commits=$(sed -n 's/^@commits: //p' /tmp/bt.vsmfs-commit)
 [ "$commits" -ge 200 ] || die "vsmfs-commit.bt: $commits commits for 40 files"
 
-# Overwrites: 4 KiB pages (fine) and a whole 2 MiB piece (coarse).
+# Overwrites: 4 KiB pages (fine) and a whole 2 MiB piece (coarse), on a
+# journal whose atomic write limit (vsmfs(5)) holds the 2 MiB write whole:
+# with the 256 KiB one it would go in parts.
+umount "$MNT"
+mkfs_vsmfs -f -J 4M "$DEV"
+mount_vsmfs
 dd if=/dev/zero of="$MNT/big" bs=1M count=4 2>/dev/null
 run vsmfs-mcow.bt "dd if=/dev/urandom of=$MNT/big bs=4k count=50 seek=10 conv=notrunc 2>/dev/null;
 	dd if=/dev/urandom of=$MNT/big bs=2M count=1 seek=1 conv=notrunc 2>/dev/null"
@@ -55,6 +60,9 @@ rm "$MNT/big"
 
 # A small journal and many metadata changes: wear-aware allocation swaps
 # blocks. The per-second lines come and go; the totals stay.
+umount "$MNT"
+mkfs_vsmfs -f -J 256K "$DEV"
+mount_vsmfs
 run vsmfs-wear.bt "cd $MNT && for i in \$(seq 300); do touch w\$i; done; rm -f w*"
 has vsmfs-wear.bt '^@total_swaps: [1-9]' '^@taken_writes:' '^@passed_over_writes:'
 umount "$MNT"
