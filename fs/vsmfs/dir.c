@@ -786,10 +786,7 @@ static int vsmfs_do_link(struct dentry *old, struct inode *dir, struct dentry *d
 		inode->i_ctime = current_time(inode);
 		ret = vsmfs_write_inode_t(&t, inode);
 	}
-	if (ret)
-		vsmfs_trans_abort(&t);
-	else
-		ret = vsmfs_trans_commit(&t);
+	ret = vsmfs_trans_end(&t, ret);
 	if (!ret) {
 		ihold(inode);
 		d_instantiate(dentry, inode);

@@ -1212,10 +1212,7 @@ static int vsmfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
 				       i_size_read(inode) >= VSMFS_LARGE_FILE, &run, &have);
 		if (!ret)
 			ret = vsmfs_write_inode_t(&t, inode);
-		if (ret)
-			vsmfs_trans_abort(&t);
-		else
-			ret = vsmfs_trans_commit(&t);
+		ret = vsmfs_trans_end(&t, ret);
 		if (ret)
 			goto out;
 		iomap->flags |= IOMAP_F_NEW;
@@ -1547,10 +1544,7 @@ static int vsmfs_alloc_piece(struct inode *inode, u64 key, loff_t to, bool large
 		vsmfs_fallocate_size_t(inode, size);
 	if (!ret)
 		ret = vsmfs_write_inode_t(&t, inode);
-	if (ret)
-		vsmfs_trans_abort(&t);
-	else
-		ret = vsmfs_trans_commit(&t);
+	ret = vsmfs_trans_end(&t, ret);
 	up_write(&vi->i_idx_sem);
 	*oldend = (key << VSMFS_VSP_SHIFT) + (have << VSMFS_BLOCK_SHIFT);
 	return ret;
@@ -1653,10 +1647,7 @@ static long vsmfs_do_fallocate(struct file *file, int mode, loff_t offset, loff_
 		vsmfs_trans_track(&t, inode, false);
 		vsmfs_fallocate_size_t(inode, end);
 		ret = vsmfs_write_inode_t(&t, inode);
-		if (ret)
-			vsmfs_trans_abort(&t);
-		else
-			ret = vsmfs_trans_commit(&t);
+		ret = vsmfs_trans_end(&t, ret);
 		up_write(&VSMFS_I(inode)->i_idx_sem);
 	}
 out_invalidate:
@@ -1711,10 +1702,7 @@ static int vsmfs_release(struct inode *inode, struct file *file)
 			vi->i_flags |= VSMFS_IFLAG_TAIL_RELEASED;
 		if (!ret)
 			ret = vsmfs_write_inode_t(&t, inode);
-		if (ret)
-			vsmfs_trans_abort(&t);
-		else
-			ret = vsmfs_trans_commit(&t);
+		ret = vsmfs_trans_end(&t, ret);
 		if (ret)
 			vsmfs_err_ratelimited(inode->i_sb, "inode %lu: releasing the tail failed: %d",
 					      inode->i_ino, ret);

@@ -951,10 +951,7 @@ void vsmfs_evict_inode(struct inode *inode)
 			ret = vsmfs_write_inode_t(&t, inode);
 		}
 		/* A step that fails leaves the orphan whole, as it was. */
-		if (ret)
-			vsmfs_trans_abort(&t);
-		else
-			ret = vsmfs_trans_commit(&t);
+		ret = vsmfs_trans_end(&t, ret);
 		if (ret) {
 			/* Left as an orphan: unmount tries again (vsmfs_put_super()). */
 			vsmfs_err(inode->i_sb, "freeing inode %lu failed: %d", inode->i_ino, ret);
@@ -970,10 +967,7 @@ void vsmfs_evict_inode(struct inode *inode)
 		ret = vsmfs_tail_release_t(&t, inode, &freed);
 		if (!ret)
 			ret = vsmfs_write_inode_t(&t, inode);
-		if (ret)
-			vsmfs_trans_abort(&t);
-		else
-			ret = vsmfs_trans_commit(&t);
+		ret = vsmfs_trans_end(&t, ret);
 		if (ret)
 			vsmfs_err(inode->i_sb, "releasing the tail of inode %lu failed: %d",
 				  inode->i_ino, ret);
@@ -1063,10 +1057,7 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 		ret = vsmfs_truncate_t(&t, inode, iattr->ia_size, &more);
 		if (!ret)
 			ret = vsmfs_write_inode_t(&t, inode);
-		if (ret)
-			vsmfs_trans_abort(&t);
-		else
-			ret = vsmfs_trans_commit(&t);
+		ret = vsmfs_trans_end(&t, ret);
 	}
 	/*
 	 * The bytes past the new end, in its page, once they are past the end

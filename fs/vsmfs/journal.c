@@ -1337,6 +1337,25 @@ void vsmfs_trans_abort(struct vsmfs_trans *t)
 	vsmfs_trans_commit(t);
 }
 
+/**
+ * vsmfs_trans_end() - end a transaction as its operation turned out
+ * @t: the transaction
+ * @err: 0 if the operation succeeded, else its error
+ *
+ * Commits @t if @err is 0, else aborts it (vsmfs_trans_abort()).
+ *
+ * Context: inside the transaction; releases s_trans_mutex.
+ * Return: @err, or what the commit returned.
+ */
+int vsmfs_trans_end(struct vsmfs_trans *t, int err)
+{
+	if (err) {
+		vsmfs_trans_abort(t);
+		return err;
+	}
+	return vsmfs_trans_commit(t);
+}
+
 /* Revoke every version of @e: home block current, versions invalid. */
 static void vsmfs_jrevoke(struct vsmfs_journal *j, struct vsmfs_jent *e)
 {

@@ -392,6 +392,7 @@ int vsmfs_trans_get_write_access(struct vsmfs_trans *t, struct vsmfs_mblk *mb);
 void vsmfs_trans_track(struct vsmfs_trans *t, struct inode *inode, bool entries);
 int vsmfs_trans_commit(struct vsmfs_trans *t);
 void vsmfs_trans_abort(struct vsmfs_trans *t);
+int vsmfs_trans_end(struct vsmfs_trans *t, int err);
 u32 vsmfs_trans_max_blocks(struct vsmfs_sb_info *sbi);
 u32 vsmfs_trans_room(struct vsmfs_trans *t);
 void vsmfs_journal_forget(struct vsmfs_trans *t, u64 lpn, u64 count);
