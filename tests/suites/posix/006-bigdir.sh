@@ -1,11 +1,11 @@
-# A directory of 100,000 entries: every name is found (a random sample and
+# A directory of 50,000 entries: every name is found (a random sample and
 # names with equal hashes), readdir returns each entry exactly once, also
 # while entries are deleted and added under it, space of deleted entries is
 # reused, lookups work after a remount, rmdir sees a non-empty directory,
 # and removing everything gives back every block and inode.
 . tests/lib/common.sh
 
-N=${VSMFS_BIGDIR_ENTRIES:-100000}
+N=${VSMFS_BIGDIR_ENTRIES:-50000}
 big="python3 $VSMFS_TOP/tests/helpers/bigdir.py"
 D="$MNT/big"
 

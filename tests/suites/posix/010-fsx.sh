@@ -1,12 +1,12 @@
 # Random operations against an in-memory model (tests/helpers/vsmfs-fsx):
-# 100,000 operations in four seeded runs of two files each, two runs at a
+# 50,000 operations in four seeded runs of two files each, two runs at a
 # time on the same mount. The optional operation classes (fallocate modes,
 # mmap, MAP_SYNC, SEEK_DATA/SEEK_HOLE, FIEMAP) are those a probe on the
 # mount finds supported; the probe result is printed.
 . tests/lib/common.sh
 
 FSX=$HELPERS/vsmfs-fsx
-OPS=${VSMFS_FSX_OPS:-25000}
+OPS=${VSMFS_FSX_OPS:-12500}
 [ -x "$FSX" ] || die "$FSX not built (make -C tests/unit)"
 
 mkfs_vsmfs -f "$DEV"
