@@ -702,6 +702,7 @@ struct walk {
 	bool	release;	/* give the pages up instead of claiming them */
 	u64	tail_key;	/* regular files: 1 + key of the run owning its VSP's tail */
 	bool	tail_seen;
+	bool	truncating;	/* VSMFS_IFLAG_TRUNCATING: pages past the end may hold data */
 	u8	buf[2][VSMFS_BLOCK_SIZE] __attribute__((aligned(VSMFS_BLOCK_SIZE)));
 };
 
@@ -766,6 +767,8 @@ static void eof_pages(struct walk *w, u64 key, u64 lpn, u64 cnt)
 	u64 first = key * VSMFS_VSP_PAGES, eof = DIV_ROUND_UP(w->size, VSMFS_BLOCK_SIZE), i;
 	static u8 buf[VSMFS_BLOCK_SIZE] __attribute__((aligned(VSMFS_BLOCK_SIZE)));
 
+	if (w->truncating)
+		return;		/* the next read-write mount frees them */
 	for (i = eof > first ? eof - first : 0; i < cnt; i++) {
 		if (!read_lpn(lpn + i, buf) || all_zero(buf, sizeof(buf)))
 			continue;
@@ -934,8 +937,10 @@ static void check_inode(u64 ino)
 		ibad(ino, "tail key %u set on a %s", le32_to_cpu(di->i_tail_key), type_name(t));
 	if (di->i_reserved0 || !all_zero(di->i_reserved2, sizeof(di->i_reserved2)))
 		ibad(ino, "reserved fields are not zero");
-	if (flags & ~VSMFS_IFLAG_TAIL_RELEASED)
+	if (flags & ~(VSMFS_IFLAG_TAIL_RELEASED | VSMFS_IFLAG_TRUNCATING))
 		ibad(ino, "unknown flags 0x%x", flags);
+	if ((flags & VSMFS_IFLAG_TRUNCATING) && t != T_REG && t != T_DIR && t != T_LNK)
+		ibad(ino, "truncation flag set on a %s", type_name(t));
 	if (le32_to_cpu(di->i_atime_ns) >= 1000000000 || le32_to_cpu(di->i_mtime_ns) >= 1000000000 ||
 	    le32_to_cpu(di->i_ctime_ns) >= 1000000000 || le32_to_cpu(di->i_crtime_ns) >= 1000000000)
 		ibad(ino, "timestamp nanoseconds out of range");
@@ -946,6 +951,10 @@ static void check_inode(u64 ino)
 	w->ino = ino;
 	w->type = t;
 	w->size = size;
+	w->truncating = flags & VSMFS_IFLAG_TRUNCATING;
+	if (w->truncating)
+		info("inode %" PRIu64 ": a truncation to %" PRIu64 " bytes stopped part way;"
+		     " the next read-write mount finishes it", ino, size);
 	switch (t) {
 	case T_REG:
 		if (size > (u64)INT64_MAX)

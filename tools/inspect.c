@@ -667,15 +667,20 @@ static void print_files(void)
 		flags = le32_to_cpu(di->i_flags);
 		if (json)
 			printf("%s{\"ino\":%" PRIu64 ",\"size\":%" PRIu64 ",\"pages\":%" PRIu64
-			       ",\"runs\":%" PRIu64 ",\"tail_key\":%u,\"zfdm_tail_released\":%s}",
+			       ",\"runs\":%" PRIu64 ",\"tail_key\":%u,\"zfdm_tail_released\":%s"
+			       ",\"truncating\":%s}",
 			       nfiles ? "," : "", ino, le64_to_cpu(di->i_size),
 			       le64_to_cpu(di->i_pages), runs, le32_to_cpu(di->i_tail_key),
-			       flags & VSMFS_IFLAG_TAIL_RELEASED ? "true" : "false");
+			       flags & VSMFS_IFLAG_TAIL_RELEASED ? "true" : "false",
+			       flags & VSMFS_IFLAG_TRUNCATING ? "true" : "false");
 		else
-			printf("  %10" PRIu64 " %14" PRIu64 " %10" PRIu64 " %8" PRIu64 " %8u %s\n",
+			printf("  %10" PRIu64 " %14" PRIu64 " %10" PRIu64 " %8" PRIu64 " %8u %s%s\n",
 			       ino, le64_to_cpu(di->i_size), le64_to_cpu(di->i_pages), runs,
 			       le32_to_cpu(di->i_tail_key),
-			       flags & VSMFS_IFLAG_TAIL_RELEASED ? "zfdm" : "-");
+			       flags & VSMFS_IFLAG_TAIL_RELEASED ? "zfdm" :
+			       flags & VSMFS_IFLAG_TRUNCATING ? "" : "-",
+			       flags & VSMFS_IFLAG_TRUNCATING ?
+			       (flags & VSMFS_IFLAG_TAIL_RELEASED ? ",truncating" : "truncating") : "");
 		nfiles++;
 	}
 	if (json)

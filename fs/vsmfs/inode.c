@@ -835,13 +835,13 @@ static int vsmfs_free_index(struct vsmfs_trans *t, struct inode *inode, bool *mo
  *
  * A transaction holds only so many blocks (vsmfs_trans_room()): the runs
  * are freed from the last one down, as many as fit, then the index
- * blocks. When more is left, *@more is set, the size is cut to the start
- * of the first piece not yet freed (never below @size) and the caller
- * commits, begins a new transaction and calls again with the same @size.
- * Each part commits a whole file, cut at a piece boundary; after a crash
- * between parts the file keeps the size of the last part committed, and
- * an unlinked inode, left in use with no links, is freed at the next
- * mount (vsmfs_orphan_cleanup()).
+ * blocks. When more is left, *@more is set and the caller commits, begins
+ * a new transaction and calls again with the same @size. The first part
+ * already commits the new size, with VSMFS_IFLAG_TRUNCATING set on the
+ * inode until the last part: a crash between parts leaves the file at its
+ * new size, as a truncation in one transaction would, and the next
+ * read-write mount frees the pages past it (vsmfs_orphan_cleanup()), as
+ * it frees an unlinked inode left in use with no links.
  *
  * Context: the caller holds i_idx_sem for writing, and for regular files
  * has removed user mappings past @size.
@@ -850,7 +850,6 @@ static int vsmfs_free_index(struct vsmfs_trans *t, struct inode *inode, bool *mo
 int vsmfs_truncate_t(struct vsmfs_trans *t, struct inode *inode, loff_t size, bool *more)
 {
 	bool reg = S_ISREG(inode->i_mode);
-	unsigned int shift = reg ? VSMFS_VSP_SHIFT : VSMFS_BLOCK_SHIFT;
 	u64 keep_pages = DIV_ROUND_UP((u64)size, VSMFS_BLOCK_SIZE);
 	u64 key, first, freed;
 	int ret;
@@ -879,9 +878,14 @@ int vsmfs_truncate_t(struct vsmfs_trans *t, struct inode *inode, loff_t size, bo
 		if (keep >= cnt)
 			continue;
 		if (!vsmfs_trunc_room(t, more)) {
-			/* Every piece after @key is gone: cut the file there. */
-			if (inode->i_size > (loff_t)((key + 1) << shift))
-				i_size_write(inode, max_t(loff_t, size, (key + 1) << shift));
+			/*
+			 * The rest is for the next parts. The file has its
+			 * new size from this part on; the pages past it that
+			 * it still owns are marked for the next mount to free
+			 * should a crash stop the truncation here.
+			 */
+			VSMFS_I(inode)->i_flags |= VSMFS_IFLAG_TRUNCATING;
+			i_size_write(inode, size);
 			goto out;
 		}
 		ret = vsmfs_free_pages(t, vsmfs_idx_lpn(e) + keep, cnt - keep);
@@ -897,7 +901,13 @@ int vsmfs_truncate_t(struct vsmfs_trans *t, struct inode *inode, loff_t size, bo
 		ret = vsmfs_free_index(t, inode, more);
 		if (ret)
 			return ret;
+		if (more && *more) {
+			VSMFS_I(inode)->i_flags |= VSMFS_IFLAG_TRUNCATING;
+			i_size_write(inode, size);
+			goto out;
+		}
 	}
+	VSMFS_I(inode)->i_flags &= ~VSMFS_IFLAG_TRUNCATING;
 	i_size_write(inode, size);
 out:
 	inode->i_blocks = VSMFS_I(inode)->i_pages << (VSMFS_BLOCK_SHIFT - 9);
@@ -976,6 +986,45 @@ void vsmfs_evict_inode(struct inode *inode)
 	clear_inode(inode);
 }
 
+/*
+ * One part of a truncation of @inode to @size in a transaction of its own
+ * (vsmfs_truncate_t()); *@more is set if more parts are left. The caller
+ * holds what vsmfs_truncate_t() asks for.
+ */
+static int vsmfs_truncate_part(struct inode *inode, loff_t size, bool *more)
+{
+	struct vsmfs_trans t;
+	int ret;
+
+	vsmfs_trans_begin(VSMFS_SB(inode->i_sb), &t);
+	vsmfs_trans_track(&t, inode, false);
+	ret = vsmfs_truncate_t(&t, inode, size, more);
+	if (!ret)
+		ret = vsmfs_write_inode_t(&t, inode);
+	return vsmfs_trans_end(&t, ret);
+}
+
+/*
+ * Finish the truncation a crash stopped between two parts: free what the
+ * inode owns past its size (VSMFS_IFLAG_TRUNCATING), under the locks a
+ * truncation takes. No user mapping of the file can exist yet.
+ */
+static int vsmfs_truncate_finish(struct inode *inode)
+{
+	bool more = true;
+	int ret = 0;
+
+	inode_lock(inode);
+	filemap_invalidate_lock(inode->i_mapping);
+	down_write(&VSMFS_I(inode)->i_idx_sem);
+	while (!ret && more)
+		ret = vsmfs_truncate_part(inode, inode->i_size, &more);
+	up_write(&VSMFS_I(inode)->i_idx_sem);
+	filemap_invalidate_unlock(inode->i_mapping);
+	inode_unlock(inode);
+	return ret;
+}
+
 /* Change attributes, including the size (vsmfs_setattr()). */
 static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 			    struct iattr *iattr)
@@ -1046,18 +1095,20 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 	}
 	/*
 	 * The rest of a truncation too large for one transaction, one part
-	 * per transaction: each commits the file cut at a piece boundary,
-	 * and a part that fails changes nothing.
+	 * per transaction. The size is already the new one; a part that
+	 * fails changes nothing but leaves pages past the end not yet
+	 * zeroed, which growing the file would show: that is a file system
+	 * error (remount-ro by default), and the next mount finishes.
 	 */
 	while (!ret && more) {
 		vsmfs_fault_stop(inode->i_sb, VSMFS_FAULT_TRUNC_STOP,
 				 "truncation stopped between two parts");
-		vsmfs_trans_begin(VSMFS_SB(inode->i_sb), &t);
-		vsmfs_trans_track(&t, inode, false);
-		ret = vsmfs_truncate_t(&t, inode, iattr->ia_size, &more);
-		if (!ret)
-			ret = vsmfs_write_inode_t(&t, inode);
-		ret = vsmfs_trans_end(&t, ret);
+		ret = vsmfs_truncate_part(inode, iattr->ia_size, &more);
+		if (ret) {
+			WRITE_ONCE(VSMFS_SB(inode->i_sb)->s_orphans_left, true);
+			vsmfs_fs_error(inode->i_sb, inode->i_ino,
+				       "truncation stopped part way: %d", ret);
+		}
 	}
 	/*
 	 * The bytes past the new end, in its page, once they are past the end
@@ -1181,7 +1232,8 @@ const struct inode_operations vsmfs_special_inode_operations = {
  * A file unlinked while open keeps its inode until the last close; a crash
  * before that leaves the inode in use with a link count of zero. Such
  * inodes are found by one pass over the inode table and freed the way
- * eviction frees them.
+ * eviction frees them. The same pass finishes truncations that a crash
+ * stopped between two parts (VSMFS_IFLAG_TRUNCATING).
  *
  * Return: 0 or a negative errno.
  */
@@ -1189,7 +1241,7 @@ int vsmfs_orphan_cleanup(struct super_block *sb)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(sb);
 	const struct vsmfs_layout *l = &sbi->s_layout;
-	u64 ino, freed = 0;
+	u64 ino, freed = 0, truncated = 0;
 
 	for (ino = VSMFS_ROOT_INO; ino < l->inodes; ino++) {
 		const __le32 *imap = vsmfs_blk_ptr(sbi, l->imap_start +
@@ -1205,8 +1257,23 @@ int vsmfs_orphan_cleanup(struct super_block *sb)
 			continue;	/* reported when the inode is used */
 		di = vsmfs_blk_ptr(sbi, l->itable_start + slot / VSMFS_INODES_PER_BLOCK) +
 		     (slot % VSMFS_INODES_PER_BLOCK) * VSMFS_INODE_SIZE;
-		if (!di->i_mode || di->i_nlink)
+		if (!di->i_mode)
 			continue;
+		if (di->i_nlink) {
+			int ret;
+
+			if (!(di->i_flags & cpu_to_le32(VSMFS_IFLAG_TRUNCATING)))
+				continue;
+			inode = __vsmfs_iget(sb, ino, false);
+			if (IS_ERR(inode))
+				return PTR_ERR(inode);
+			ret = vsmfs_truncate_finish(inode);
+			iput(inode);
+			if (ret)
+				return ret;
+			truncated++;
+			continue;
+		}
 		inode = __vsmfs_iget(sb, ino, true);
 		if (IS_ERR(inode))
 			return PTR_ERR(inode);
@@ -1216,5 +1283,8 @@ int vsmfs_orphan_cleanup(struct super_block *sb)
 	}
 	if (freed)
 		vsmfs_info(sb, "freed %llu orphan inode%s", freed, freed == 1 ? "" : "s");
+	if (truncated)
+		vsmfs_info(sb, "finished %llu interrupted truncation%s", truncated,
+			   truncated == 1 ? "" : "s");
 	return 0;
 }

@@ -229,6 +229,13 @@ static inline __u32 vsmfs_journal_geometry(__u64 journal_blocks, __u32 *hdr_bloc
 
 /* i_flags */
 #define VSMFS_IFLAG_TAIL_RELEASED	0x0001	/* tail of last VSP returned (ZFDM) */
+/*
+ * A truncation too large for one transaction is under way: i_size is the
+ * new size, the pages past it are still owned and not yet zeroed, and the
+ * next read-write mount frees them (set by the first part, cleared by the
+ * last; only a crash between two parts leaves it on PM).
+ */
+#define VSMFS_IFLAG_TRUNCATING		0x0002
 
 /*
  * struct vsmfs_dinode - on-media inode, one slot of the inode table
