@@ -208,6 +208,9 @@ static void read_super(void)
 	dev_read(VSMFS_SB_BLOCK, 1, blk);
 	pw = vsmfs_sb_check(p, dev_blocks);
 	magic = le32_to_cpu(p->s_magic) == VSMFS_MAGIC;
+	/* As mount: without the magic in block 0 the device holds no vsmfs. */
+	if (export && !magic)
+		exit(EXIT_OPERATIONAL);
 	if (!pw) {
 		sb = *p;
 		goto found;
@@ -231,11 +234,8 @@ static void read_super(void)
 			bw = w;
 		}
 	}
-	if (!magic) {
-		if (export)
-			exit(EXIT_OPERATIONAL);	/* not ours: udev tries every device */
+	if (!magic)
 		fatal("%s: not a vsmfs file system (no vsmfs superblock found)", dev);
-	}
 	fatal("%s: no usable vsmfs superblock: %s; backup: %s", dev, pw, bw ? bw : pw);
 found:
 	free(blk);
@@ -783,8 +783,8 @@ static void usage(FILE *f)
 		"  -i, --files     also list every regular file (size, runs, tail, flags)\n"
 		"      --json      print one JSON object\n"
 		"      --export    print the udev properties (ID_FS_TYPE=vsmfs, ID_FS_UUID, ...)\n"
-		"                  as KEY=value lines; exit status 8, silently, if DEVICE\n"
-		"                  holds no vsmfs\n"
+		"                  as KEY=value lines; exit status 8, silently, if block 0\n"
+		"                  has no vsmfs magic\n"
 		"  -V, --version   print the version and exit\n"
 		"  -h, --help      this help\n"
 		"Exit status: 0 success, 8 operational error, 16 usage error.\n");
