@@ -27,6 +27,8 @@
 #   make intree-check apply arch-patches/ to a copy of linux-source-6.1 and
 #                     compile fs/vsmfs in that tree
 #   make intree-kernel  the same, then build the whole patched kernel
+#   make blkid-patch-test  build Debian's util-linux with the vsmfs prober of
+#                     arch-patches/util-linux/, run its blkid -p on an image
 #
 # KDIR selects the kernel build tree; the default is Debian's
 # linux-headers-amd64 for the newest installed 6.1 kernel.
@@ -220,6 +222,11 @@ intree-check:
 intree-kernel:
 	tests/intree --full
 
+# The libblkid prober (arch-patches/util-linux/) in Debian's util-linux;
+# downloads the source package, so not part of make test.
+blkid-patch-test: tools
+	tests/blkid-patch
+
 clean:
 	$(MAKE) -C $(KDIR) M=$(MOD_DIR) clean 2>/dev/null || true
 	$(MAKE) -C tools clean
@@ -228,4 +235,4 @@ clean:
 
 .PHONY: all module pmlog release ordering-test tools test unit demo check fuzz crash-test crash-parallel crash-atomic clean install uninstall \
 	install-tools uninstall-tools install-module uninstall-module dkms-install dkms-uninstall \
-	intree-check intree-kernel dkms-test bench bench-quick bench-create bench-helpers bench-tlbcost
+	intree-check intree-kernel blkid-patch-test dkms-test bench bench-quick bench-create bench-helpers bench-tlbcost
