@@ -2,10 +2,13 @@
 #
 # vsmfs top-level build.
 #
-#   make              build fs/vsmfs/vsmfs.ko (out of tree), the instrumented
-#                     build/pmlog/vsmfs.ko and the tools
+#   make              build fs/vsmfs/vsmfs.ko (out of tree, the test build with
+#                     fault injection), the instrumented build/pmlog/vsmfs.ko,
+#                     the production build/release/vsmfs.ko and the tools
 #   make pmlog        build/pmlog/vsmfs.ko only: the module with the
 #                     persistence-ordering log (CONFIG_VSMFS_PMLOG)
+#   make release      build/release/vsmfs.ko only: the module make install
+#                     installs, without fault injection or the log
 #   make test         build, then run the test suite in QEMU VMs
 #   make demo         build, boot a VM, mkfs + mount + a short fio run
 #   make check        checkpatch, sparse and kernel-doc over the module
@@ -16,13 +19,16 @@
 #   make crash-atomic overwrite atomicity: N crash images (default 500) from SEED
 #   make ordering-test  persistence-ordering check, the long run: every
 #                     workload, every crash point, more lost-line subsets
-#   make install      install the tools, their manual pages and the module
+#   make install      install the tools, their manual pages, the udev rule and
+#                     the production module
 #   make uninstall    remove what make install installed
 #   make dkms-install register the module with DKMS, build and install it
 #   make dkms-uninstall  remove it from DKMS and /usr/src
 #   make intree-check apply arch-patches/ to a copy of linux-source-6.1 and
 #                     compile fs/vsmfs in that tree
 #   make intree-kernel  the same, then build the whole patched kernel
+#   make blkid-patch-test  build Debian's util-linux with the vsmfs prober of
+#                     arch-patches/util-linux/, run its blkid -p on an image
 #
 # KDIR selects the kernel build tree; the default is Debian's
 # linux-headers-amd64 for the newest installed 6.1 kernel.
@@ -38,24 +44,36 @@ KBUILD_ARGS := -C $(KDIR) M=$(MOD_DIR) CONFIG_VSMFS_FS=m W=1 \
 	$(if $(filter y,$(FAULT_INJECTION)),CONFIG_VSMFS_FAULT_INJECTION=y) \
 	$(if $(filter 1,$(WERROR)),KCFLAGS=-Werror)
 
-all: module pmlog tools
+all: module pmlog release tools
 
 module:
 	@test -d "$(KDIR)" || { echo "kernel build tree '$(KDIR)' not found: apt-get install linux-headers-amd64 (or set KDIR)"; exit 1; }
 	$(MAKE) $(KBUILD_ARGS) modules
 
-# The instrumented module is built from links to the sources in its own
-# directory, so that fs/vsmfs/vsmfs.ko stays the module without the log.
+# The other builds of the module are made from links to the sources, each
+# in its own directory, so that fs/vsmfs/vsmfs.ko stays the test module:
+# build/pmlog the instrumented one, build/release the one make install
+# installs (as a distribution kernel would build it: neither fault
+# injection nor the log, whatever FAULT_INJECTION says).
 PMLOG_DIR := $(CURDIR)/build/pmlog
-PMLOG_SRC := $(MOD_DIR)/Makefile $(MOD_DIR)/Kconfig \
+RELEASE_DIR := $(CURDIR)/build/release
+MOD_SRC := $(MOD_DIR)/Makefile $(MOD_DIR)/Kconfig \
 	$(filter-out %.mod.c,$(wildcard $(MOD_DIR)/*.c)) $(wildcard $(MOD_DIR)/*.h)
+define link_sources
+	@test -d "$(KDIR)" || { echo "kernel build tree '$(KDIR)' not found: apt-get install linux-headers-amd64 (or set KDIR)"; exit 1; }
+	@mkdir -p $(1)
+	@find $(1) -maxdepth 1 -type l -delete
+	@ln -s $(MOD_SRC) $(1)/
+endef
 
 pmlog:
-	@test -d "$(KDIR)" || { echo "kernel build tree '$(KDIR)' not found: apt-get install linux-headers-amd64 (or set KDIR)"; exit 1; }
-	@mkdir -p $(PMLOG_DIR)
-	@find $(PMLOG_DIR) -maxdepth 1 -type l -delete
-	@ln -s $(PMLOG_SRC) $(PMLOG_DIR)/
+	$(call link_sources,$(PMLOG_DIR))
 	$(MAKE) $(subst M=$(MOD_DIR),M=$(PMLOG_DIR),$(KBUILD_ARGS)) CONFIG_VSMFS_PMLOG=y modules
+
+release:
+	$(call link_sources,$(RELEASE_DIR))
+	$(MAKE) -C $(KDIR) M=$(RELEASE_DIR) CONFIG_VSMFS_FS=m W=1 \
+		$(if $(filter 1,$(WERROR)),KCFLAGS=-Werror) modules
 
 tools:
 	$(MAKE) -C tools $(if $(filter 1,$(WERROR)),,WERROR=)
@@ -140,15 +158,16 @@ check:
 # /usr/local), SBINDIR (default /sbin, on root's $PATH, where mkfs(8) and
 # fsck(8) look for mkfs.vsmfs and fsck.vsmfs) and MANDIR.
 #
-# install-module copies the module built by "make" to
-# /lib/modules/<the kernel it was built for>/$(MODSUBDIR) and runs depmod
-# unless DESTDIR is set. It does not build: run "make" first. A module
-# installed by dkms-install lies under updates/, which depmod prefers.
+# install-module copies the production module built by "make"
+# (build/release/vsmfs.ko) to /lib/modules/<the kernel it was built
+# for>/$(MODSUBDIR) and runs depmod unless DESTDIR is set. It does not
+# build: run "make" first. A module installed by dkms-install lies under
+# updates/, which depmod prefers.
 INSTALL_TARGETS := install-tools install-module
 UNINSTALL_TARGETS := uninstall-tools uninstall-module
 MODSUBDIR ?= extra
 # The kernel the built module is for (its vermagic), else KVER.
-MODULE_KVER = $(or $(shell modinfo -F vermagic $(MOD_DIR)/vsmfs.ko 2>/dev/null | cut -d' ' -f1),$(KVER))
+MODULE_KVER = $(or $(shell modinfo -F vermagic $(RELEASE_DIR)/vsmfs.ko 2>/dev/null | cut -d' ' -f1),$(KVER))
 
 install: $(INSTALL_TARGETS)
 
@@ -161,8 +180,8 @@ uninstall-tools:
 	$(MAKE) -C tools uninstall
 
 install-module:
-	@test -f $(MOD_DIR)/vsmfs.ko || { echo "$(MOD_DIR)/vsmfs.ko not built: run make first"; exit 1; }
-	install -D -m 644 $(MOD_DIR)/vsmfs.ko $(DESTDIR)/lib/modules/$(MODULE_KVER)/$(MODSUBDIR)/vsmfs.ko
+	@test -f $(RELEASE_DIR)/vsmfs.ko || { echo "$(RELEASE_DIR)/vsmfs.ko not built: run make first"; exit 1; }
+	install -D -m 644 $(RELEASE_DIR)/vsmfs.ko $(DESTDIR)/lib/modules/$(MODULE_KVER)/$(MODSUBDIR)/vsmfs.ko
 	$(if $(DESTDIR),,depmod -a $(MODULE_KVER))
 
 uninstall-module:
@@ -203,12 +222,17 @@ intree-check:
 intree-kernel:
 	tests/intree --full
 
+# The libblkid prober (arch-patches/util-linux/) in Debian's util-linux;
+# downloads the source package, so not part of make test.
+blkid-patch-test: tools
+	tests/blkid-patch
+
 clean:
 	$(MAKE) -C $(KDIR) M=$(MOD_DIR) clean 2>/dev/null || true
 	$(MAKE) -C tools clean
 	$(MAKE) -C tests/unit clean
 	rm -rf build
 
-.PHONY: all module pmlog ordering-test tools test unit demo check fuzz crash-test crash-parallel crash-atomic clean install uninstall \
+.PHONY: all module pmlog release ordering-test tools test unit demo check fuzz crash-test crash-parallel crash-atomic clean install uninstall \
 	install-tools uninstall-tools install-module uninstall-module dkms-install dkms-uninstall \
-	intree-check intree-kernel dkms-test bench bench-quick bench-create bench-helpers bench-tlbcost
+	intree-check intree-kernel blkid-patch-test dkms-test bench bench-quick bench-create bench-helpers bench-tlbcost

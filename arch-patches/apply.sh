@@ -7,7 +7,8 @@
 #
 # applies 0001 (fs/Kconfig, fs/Makefile, the documentation index), with -x
 # also 0002 (exports flush_tlb_kernel_range() and init_mm), and copies
-# fs/vsmfs/ and Documentation/filesystems/vsmfs.rst into the tree. Every
+# fs/vsmfs/, Documentation/filesystems/vsmfs.rst and
+# Documentation/ABI/testing/sysfs-fs-vsmfs into the tree. Every
 # patch is tried with --dry-run first, so a patch that does not apply
 # changes nothing; one that is already applied is left alone. Running it
 # again refreshes the copied sources.
@@ -63,4 +64,6 @@ for f in "$top"/fs/vsmfs/Kconfig "$top"/fs/vsmfs/Makefile "$top"/fs/vsmfs/*.[ch]
 	cp "$f" "$tree/fs/vsmfs/"
 done
 cp "$top/Documentation/filesystems/vsmfs.rst" "$tree/Documentation/filesystems/"
-echo "fs/vsmfs and Documentation/filesystems/vsmfs.rst copied to $tree"
+cp "$top/Documentation/ABI/testing/sysfs-fs-vsmfs" "$tree/Documentation/ABI/testing/"
+echo "fs/vsmfs, Documentation/filesystems/vsmfs.rst and" \
+	"Documentation/ABI/testing/sysfs-fs-vsmfs copied to $tree"

@@ -1415,21 +1415,26 @@ static void usage(FILE *f)
 		"  -p/-a  preen: repair only what is safe without a person deciding\n"
 		"  -f     check even if clean (every check is always complete)\n"
 		"  -v     verbose\n"
-		"  -V     print the version and exit\n"
-		"  -h     this help\n"
+		"  -V, --version  print the version and exit\n"
+		"  -h, --help     this help\n"
 		"Exit status: 0 no errors, 1 errors corrected, 4 errors left uncorrected,\n"
 		"8 operational error, 16 usage error.\n");
 }
 
 int main(int argc, char **argv)
 {
+	static const struct option lopts[] = {
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	u64 dev_bytes, used_pages = 0, used_inodes = 0;
 	int c, flags, modes = 0, ret;
 	struct stat st;
 	bool clean;
 
 	progname = "fsck.vsmfs";
-	while ((c = getopt(argc, argv, "nypafvVhC:")) != -1) {
+	while ((c = getopt_long(argc, argv, "nypafvVhC:", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			run = RUN_CHECK;

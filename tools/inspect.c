@@ -29,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <blkid/blkid.h>
+
 #include "../fs/vsmfs/verify.h"
 #include "../fs/vsmfs/jcore.h"
 #include "tools.h"
@@ -53,6 +55,7 @@ static u64 dev_blocks;
 static struct vsmfs_dsb sb;
 static struct vsmfs_layout L;
 static bool json;
+static bool export;			/* --export: udev properties only */
 static bool sb_backup;			/* the backup superblock is in use */
 
 /* Latest committed versions in the journal, sorted by home block. */
@@ -205,6 +208,9 @@ static void read_super(void)
 	dev_read(VSMFS_SB_BLOCK, 1, blk);
 	pw = vsmfs_sb_check(p, dev_blocks);
 	magic = le32_to_cpu(p->s_magic) == VSMFS_MAGIC;
+	/* As mount: without the magic in block 0 the device holds no vsmfs. */
+	if (export && !magic)
+		exit(EXIT_OPERATIONAL);
 	if (!pw) {
 		sb = *p;
 		goto found;
@@ -742,10 +748,38 @@ static void print_aggr(void)
 	free(ibitmap);
 }
 
+/*
+ * --export: the properties udev's blkid builtin sets for a file system it
+ * recognises, in the KEY=value form of IMPORT{program}, with the label made
+ * safe and the _ENC values encoded by the libblkid functions udev uses.
+ */
+static void print_export(void)
+{
+	char label[VSMFS_LABEL_LEN + 1], safe[VSMFS_LABEL_LEN + 1], uuid[40];
+	char enc[4 * VSMFS_LABEL_LEN + 1];
+
+	format_uuid(sb.s_uuid, uuid);
+	memcpy(label, sb.s_label, VSMFS_LABEL_LEN);
+	label[VSMFS_LABEL_LEN] = '\0';
+	printf("ID_FS_TYPE=vsmfs\n");
+	printf("ID_FS_USAGE=filesystem\n");
+	printf("ID_FS_VERSION=%u\n", le32_to_cpu(sb.s_version));
+	printf("ID_FS_UUID=%s\n", uuid);
+	blkid_encode_string(uuid, enc, sizeof(enc));
+	printf("ID_FS_UUID_ENC=%s\n", enc);
+	if (label[0]) {
+		blkid_encode_string(label, enc, sizeof(enc));
+		blkid_safe_string(label, safe, sizeof(safe));
+		printf("ID_FS_LABEL=%s\n", safe);
+		printf("ID_FS_LABEL_ENC=%s\n", enc);
+	}
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: vsmfs-inspect [-j | -f] [-i] [--json] DEVICE\n"
+		"       vsmfs-inspect --export DEVICE\n"
 		"Show the layout, usage, journal state, superpage fragmentation and hot-inode\n"
 		"aggregation of a vsmfs\n"
 		"file system on DEVICE (an unmounted pmem device or image file). Read only.\n\n"
@@ -753,6 +787,9 @@ static void usage(FILE *f)
 		"  -f, --frag      virtual superpage fragmentation only\n"
 		"  -i, --files     also list every regular file (size, runs, tail, flags)\n"
 		"      --json      print one JSON object\n"
+		"      --export    print the udev properties (ID_FS_TYPE=vsmfs, ID_FS_UUID, ...)\n"
+		"                  as KEY=value lines; exit status 8, silently, if block 0\n"
+		"                  has no vsmfs magic\n"
 		"  -V, --version   print the version and exit\n"
 		"  -h, --help      this help\n"
 		"Exit status: 0 success, 8 operational error, 16 usage error.\n");
@@ -765,6 +802,7 @@ int main(int argc, char **argv)
 		{ "frag", no_argument, NULL, 'f' },
 		{ "files", no_argument, NULL, 'i' },
 		{ "json", no_argument, NULL, 'J' },
+		{ "export", no_argument, NULL, 'E' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -789,6 +827,9 @@ int main(int argc, char **argv)
 		case 'J':
 			json = true;
 			break;
+		case 'E':
+			export = true;
+			break;
 		case 'V':
 			printf("vsmfs-inspect %s (format %d)\n", VSMFS_TOOLS_VERSION,
 			       VSMFS_FORMAT_VERSION);
@@ -800,6 +841,11 @@ int main(int argc, char **argv)
 			usage(stderr);
 			return EXIT_USAGE;
 		}
+	}
+	if (export && (json || only_journal || only_frag || files)) {
+		fprintf(stderr, "%s: --export takes no other option\n", progname);
+		usage(stderr);
+		return EXIT_USAGE;
 	}
 	if (optind != argc - 1 || (only_journal && only_frag)) {
 		if (only_journal && only_frag)
@@ -816,10 +862,20 @@ int main(int argc, char **argv)
 	if (fd < 0)
 		return EXIT_OPERATIONAL;
 	dev_blocks = dev_bytes >> VSMFS_BLOCK_SHIFT;
-	if (dev_blocks < 2)
+	if (dev_blocks < 2) {
+		if (export)
+			return EXIT_OPERATIONAL;
 		fatal("%s: not a vsmfs file system (device too small)", dev);
+	}
 
 	read_super();
+	if (export) {
+		print_export();
+		if (fflush(stdout) || ferror(stdout))
+			fatal("write error on standard output");
+		close(fd);
+		return 0;
+	}
 	read_journal();
 
 	if (json)

@@ -5,40 +5,54 @@
  * Every region is written before the superblocks, and the primary
  * superblock last of all, after an fsync: a device on which mkfs was
  * interrupted does not carry a valid vsmfs superblock.
+ *
+ * Before that, every signature libblkid knows (file systems, swap, RAID
+ * and LVM members, partition tables) is looked for: without -f mkfs names
+ * what it found and refuses, with -f it erases each, so that no prober
+ * takes the device for its old contents afterwards.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <blkid/blkid.h>
+#include <uuid/uuid.h>
+
 #include "../fs/vsmfs/verify.h"
 #include "tools.h"
+
+#define JOURNAL_MIN_BYTES	(16ULL << VSMFS_BLOCK_SHIFT)
+#define JOURNAL_MAX_BYTES	(VSMFS_JOURNAL_MAX_BLOCKS << VSMFS_BLOCK_SHIFT)
+#define INODES_MAX		((1ULL << 32) - 1)
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: mkfs.vsmfs [options] DEVICE\n"
 		"Create a vsmfs file system on DEVICE (a pmem block device or an image file).\n\n"
-		"  -J SIZE   journal size (K, M, G suffixes; default 128M, at most 1/16 of the device)\n"
-		"  -N COUNT  number of inodes (default one per 16 KiB)\n"
-		"  -L LABEL  volume label (up to %d bytes)\n"
-		"  -U UUID   file system UUID (default random)\n"
+		"  -J, --journal-size SIZE  journal size (K, M, G suffixes; from 64K to half\n"
+		"                   the device, at most 64G; default 128M, at most 1/16 of the device)\n"
+		"  -N, --inodes COUNT  number of inodes (default one per 16 KiB)\n"
+		"  -L, --label LABEL   volume label (up to %d bytes)\n"
+		"  -U, --uuid UUID     file system UUID, or \"random\" (the default) or \"time\"\n"
 		"  -O ^sb_last  backup superblock in block 1, as before the sb_last\n"
-		"            feature: for kernels that do not know it\n"
-		"  -f        overwrite an existing file system\n"
-		"  -n        dry run: print the layout, write nothing\n"
-		"  -q        quiet\n"
-		"  -V        print the version and exit\n"
-		"  -h        this help\n", VSMFS_LABEL_LEN);
+		"               feature: for kernels that do not know it\n"
+		"  -f, --force      overwrite an existing file system, swap area, RAID or LVM\n"
+		"                   member or partition table, erasing its signatures\n"
+		"  -n, --dry-run    print the layout, write nothing\n"
+		"  -q, --quiet      quiet\n"
+		"  -V, --version    print the version and exit\n"
+		"  -h, --help       this help\n", VSMFS_LABEL_LEN);
 }
 
 static int write_at(int fd, const void *buf, size_t len, u64 off)
@@ -175,27 +189,117 @@ static void print_layout(const char *dev, const struct vsmfs_layout *l,
 	       l->data_start, l->data_pages, l->data_pages / VSMFS_VSP_PAGES);
 }
 
-/* Name of a file system already on the device, or NULL. */
-static const char *existing_fs(int fd)
+/* Is there a vsmfs on the device already? libblkid does not know it. */
+static bool has_vsmfs(int fd)
 {
-	static char buf[2048];
+	char buf[4];
 
-	if (pread(fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
-		return NULL;
-	if (!memcmp(buf, "VSMF", 4))
-		return "vsmfs";
-	if (!memcmp(buf, "XFSB", 4))
-		return "xfs";
-	if ((u8)buf[1080] == 0x53 && (u8)buf[1081] == 0xef)
-		return "ext2/3/4";
-	return NULL;
+	return pread(fd, buf, sizeof(buf), VSMFS_SB_BLOCK << VSMFS_BLOCK_SHIFT) ==
+		(ssize_t)sizeof(buf) && !memcmp(buf, "VSMF", 4);
+}
+
+/*
+ * Look for every signature libblkid knows on the open device: without
+ * @force, print each ("appears to contain ...") and return how many there
+ * are; with @force erase each (blkid_do_wipe() clears the magic string the
+ * prober matched, and the next blkid_do_probe() looks again at the same
+ * place, so every copy goes). Return: the count, or -1 on an error.
+ */
+static int other_signatures(int fd, const char *dev, bool force, bool quiet)
+{
+	blkid_probe pr = blkid_new_probe();
+	bool table = false;
+	int found = 0, ret;
+
+	if (!pr || blkid_probe_set_device(pr, fd, 0, 0)) {
+		fail(1, "%s: cannot probe for other signatures", dev);
+		goto err;
+	}
+	blkid_probe_enable_superblocks(pr, 1);
+	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE |
+					  BLKID_SUBLKS_MAGIC | BLKID_SUBLKS_BADCSUM);
+	blkid_probe_enable_partitions(pr, 1);
+	blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC);
+
+	while ((ret = blkid_do_probe(pr)) == 0) {
+		const char *type = NULL, *usage = "", *off = "?";
+		char what[128];
+
+		if (!blkid_probe_lookup_value(pr, "TYPE", &type, NULL)) {
+			blkid_probe_lookup_value(pr, "USAGE", &usage, NULL);
+			blkid_probe_lookup_value(pr, "SBMAGIC_OFFSET", &off, NULL);
+			if (!strcmp(type, "vsmfs"))
+				continue;	/* overwritten by mkfs itself */
+			if (!strcmp(usage, "filesystem"))
+				snprintf(what, sizeof(what), "an existing %s file system", type);
+			else if (!strcmp(usage, "raid"))
+				snprintf(what, sizeof(what), "a %s RAID or volume member", type);
+			else if (!strcmp(usage, "crypto"))
+				snprintf(what, sizeof(what), "a %s encrypted volume", type);
+			else
+				snprintf(what, sizeof(what), "a %s signature", type);
+		} else if (!blkid_probe_lookup_value(pr, "PTTYPE", &type, NULL)) {
+			blkid_probe_lookup_value(pr, "PTMAGIC_OFFSET", &off, NULL);
+			snprintf(what, sizeof(what), "a %s partition table", type);
+			table = true;
+		} else {
+			continue;
+		}
+		found++;
+		if (!force) {
+			fprintf(stderr, "%s: %s appears to contain %s (at offset %s)\n",
+				progname, dev, what, off);
+			continue;
+		}
+		if (blkid_do_wipe(pr, 0)) {
+			fail(1, "%s: cannot erase %s at offset %s", dev, what, off);
+			goto err;
+		}
+		if (!quiet)
+			printf("%s: erased %s at offset %s\n", dev, what, off);
+	}
+	if (ret < 0) {
+		fail(1, "%s: probing for other signatures failed", dev);
+		goto err;
+	}
+	/*
+	 * The kernel still has the partitions of an erased table: have it
+	 * read the (now missing) table again. It refuses while one of them is
+	 * open, which mkfs cannot help; the partitions then go at the next
+	 * reread or boot.
+	 */
+	if (force && table) {
+		struct stat st;
+
+		if (!fstat(fd, &st) && S_ISBLK(st.st_mode) && fsync(fd) == 0)
+			ioctl(fd, BLKRRPART);
+	}
+	blkid_free_probe(pr);
+	return found;
+err:
+	if (pr)
+		blkid_free_probe(pr);
+	return -1;
 }
 
 int main(int argc, char **argv)
 {
 	u64 journal_bytes = 0, inodes = 0, dev_bytes, blocks;
-	const char *label = "", *uuid_arg = NULL, *why, *dev, *other;
-	int force = 0, dry = 0, quiet = 0, fd, ret, c;
+	static const struct option lopts[] = {
+		{ "journal-size", required_argument, NULL, 'J' },
+		{ "inodes", required_argument, NULL, 'N' },
+		{ "label", required_argument, NULL, 'L' },
+		{ "uuid", required_argument, NULL, 'U' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *label = "", *uuid_arg = NULL, *why, *dev;
+	bool force = false, dry = false, quiet = false;
+	int fd, ret, c, others;
 	u32 incompat = VSMFS_FEATURE_INCOMPAT_SB_LAST;
 	struct vsmfs_dinode root;
 	struct vsmfs_layout l;
@@ -208,15 +312,20 @@ int main(int argc, char **argv)
 	time_t now;
 
 	progname = "mkfs.vsmfs";
-	while ((c = getopt(argc, argv, "J:N:L:U:O:fnqVh")) != -1) {
+	while ((c = getopt_long(argc, argv, "J:N:L:U:O:fnqVh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'J':
-			if (parse_size(optarg, &journal_bytes) || !journal_bytes)
-				return fail(1, "invalid journal size '%s'", optarg);
+			if (parse_size(optarg, &journal_bytes) ||
+			    journal_bytes < JOURNAL_MIN_BYTES ||
+			    journal_bytes > JOURNAL_MAX_BYTES)
+				return fail(1, "invalid journal size '%s': the range is 64K to 64G,"
+					    " and at most half the device", optarg);
 			break;
 		case 'N':
-			if (parse_size(optarg, &inodes) || !inodes)
-				return fail(1, "invalid inode count '%s'", optarg);
+			if (parse_size(optarg, &inodes) || inodes < VSMFS_INODES_PER_BLOCK ||
+			    inodes > INODES_MAX)
+				return fail(1, "invalid inode count '%s': the range is %u to %llu",
+					    optarg, VSMFS_INODES_PER_BLOCK, INODES_MAX);
 			break;
 		case 'L':
 			if (strlen(optarg) > VSMFS_LABEL_LEN)
@@ -236,13 +345,13 @@ int main(int argc, char **argv)
 					    optarg);
 			break;
 		case 'f':
-			force = 1;
+			force = true;
 			break;
 		case 'n':
-			dry = 1;
+			dry = true;
 			break;
 		case 'q':
-			quiet = 1;
+			quiet = true;
 			break;
 		case 'V':
 			printf("mkfs.vsmfs %s (format %d)\n", VSMFS_TOOLS_VERSION, VSMFS_FORMAT_VERSION);
@@ -273,6 +382,10 @@ int main(int argc, char **argv)
 	else
 		inodes = (inodes + 1 + VSMFS_INODES_PER_BLOCK - 1) /
 			 VSMFS_INODES_PER_BLOCK * VSMFS_INODES_PER_BLOCK;
+	if (journal_bytes > (blocks / 2) << VSMFS_BLOCK_SHIFT)
+		return fail(1, "%s: journal size %" PRIu64 " KiB too large: the range is 64 KiB"
+			    " to half the device, %" PRIu64 " KiB", dev, journal_bytes >> 10,
+			    (blocks / 2) << (VSMFS_BLOCK_SHIFT - 10));
 	why = vsmfs_compute_layout(&l, blocks,
 				   journal_bytes ? (journal_bytes + VSMFS_BLOCK_SIZE - 1) >>
 						   VSMFS_BLOCK_SHIFT :
@@ -281,19 +394,23 @@ int main(int argc, char **argv)
 	if (why)
 		return fail(1, "%s: cannot lay out a file system: %s", dev, why);
 
-	if (uuid_arg) {
-		if (parse_uuid(uuid_arg, uuid))
-			return fail(1, "invalid UUID '%s'", uuid_arg);
-	} else if (getrandom(uuid, sizeof(uuid), 0) != sizeof(uuid)) {
-		return fail(1, "getrandom: %s", strerror(errno));
-	} else {
-		uuid[6] = (uuid[6] & 0x0f) | 0x40;	/* version 4 */
-		uuid[8] = (uuid[8] & 0x3f) | 0x80;	/* RFC 4122 variant */
-	}
+	if (!uuid_arg || !strcmp(uuid_arg, "random"))
+		uuid_generate(uuid);
+	else if (!strcmp(uuid_arg, "time"))
+		uuid_generate_time(uuid);
+	else if (parse_uuid(uuid_arg, uuid))
+		return fail(1, "invalid UUID '%s'", uuid_arg);
 
-	other = existing_fs(fd);
-	if (other && !force && !dry)
-		return fail(1, "%s contains a %s file system; use -f to overwrite it", dev, other);
+	if (has_vsmfs(fd) && !force && !dry)
+		return fail(1, "%s contains a vsmfs file system; use -f to overwrite it", dev);
+	if (!dry) {
+		others = other_signatures(fd, dev, force, quiet);
+		if (others < 0)
+			return 1;
+		if (others && !force)
+			return fail(1, "%s: use -f to overwrite %s", dev,
+				    others == 1 ? "it" : "them");
+	}
 
 	if (!quiet || dry)
 		print_layout(dev, &l, label, uuid);

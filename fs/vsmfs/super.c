@@ -1076,4 +1076,6 @@ static void __exit vsmfs_exit(void)
 module_init(vsmfs_init);
 module_exit(vsmfs_exit);
 MODULE_DESCRIPTION("vsmfs: a file system for persistent memory with virtual superpages");
+/* The release: PACKAGE_VERSION of dkms.conf and VSMFS_TOOLS_VERSION agree. */
+MODULE_VERSION("0.1");
 MODULE_LICENSE("GPL");

@@ -1,0 +1,120 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Host test of mkfs.vsmfs and vsmfs-inspect on image files as a user runs
+# them: mkfs refuses an image holding a swap area, a DOS partition table or
+# an ext4 file system, naming it, and with -f erases the signature so that
+# blkid no longer reports it; vsmfs-inspect --export prints the udev
+# properties of the new file system and nothing for anything else; every
+# tool answers --help and --version; option values out of range are
+# refused with the range.
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+mkfs=$top/tools/mkfs.vsmfs fsck=$top/tools/fsck.vsmfs inspect=$top/tools/vsmfs-inspect
+dir=$(mktemp -d "${TMPDIR:-/tmp}/vsmfs-mkfs.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+img=$dir/img
+fail() { echo "mkfs-test: FAIL: $*"; exit 1; }
+for t in mkswap sfdisk mkfs.ext4 blkid; do
+	command -v "$t" >/dev/null || fail "$t not found (tests/setup installs it)"
+done
+
+# Run a command that must fail with exit status $1; its output in $dir/out.
+refused() {
+	want=$1
+	shift
+	set +e
+	"$@" >"$dir/out" 2>&1
+	got=$?
+	set -e
+	[ "$got" = "$want" ] || { cat "$dir/out"; fail "$*: exit $got, expected $want"; }
+}
+says() { grep -qF -- "$1" "$dir/out" || { cat "$dir/out"; fail "output lacks '$1'"; }; }
+blkid_value() {	# TAG: what blkid -p finds on the image
+	blkid -p -o value -s "$1" "$img" 2>/dev/null || true
+}
+
+fresh() {
+	rm -f "$img"
+	truncate -s 64M "$img"
+}
+
+# A swap area.
+fresh
+mkswap "$img" >/dev/null 2>&1
+[ "$(blkid_value TYPE)" = swap ] || fail "mkswap left no swap signature"
+refused 1 "$mkfs" -q "$img"
+says "appears to contain a swap signature"
+says "use -f"
+[ "$(blkid_value TYPE)" = swap ] || fail "a refused mkfs changed the image"
+"$mkfs" -f "$img" >"$dir/out"
+says "erased a swap signature"
+[ -z "$(blkid_value TYPE)" ] || fail "blkid still finds $(blkid_value TYPE) after mkfs -f"
+"$fsck" -n "$img" >/dev/null
+
+# A DOS partition table.
+fresh
+printf 'label: dos\n,16M,L\n,,L\n' | sfdisk -q "$img"
+[ "$(blkid_value PTTYPE)" = dos ] || fail "sfdisk wrote no DOS partition table"
+refused 1 "$mkfs" -q "$img"
+says "appears to contain a dos partition table"
+"$mkfs" -q -f "$img"
+[ -z "$(blkid_value PTTYPE)" ] || fail "blkid still finds a $(blkid_value PTTYPE) table"
+"$fsck" -n "$img" >/dev/null
+
+# An ext4 file system, and a vsmfs: both refused without -f.
+fresh
+mkfs.ext4 -q -F "$img"
+refused 1 "$mkfs" -q "$img"
+says "appears to contain an existing ext4 file system"
+"$mkfs" -q -f -L "data set 1" -U 0f5b6d2e-4c1a-4f3e-9b8a-2d7c6e5f4a3b "$img"
+[ -z "$(blkid_value TYPE)" ] || fail "blkid still finds $(blkid_value TYPE)"
+refused 1 "$mkfs" -q "$img"
+says "contains a vsmfs file system"
+
+# The udev properties; nothing, exit status 8, for what is not vsmfs.
+"$inspect" --export "$img" >"$dir/out"
+cat >"$dir/want" <<'EOT'
+ID_FS_TYPE=vsmfs
+ID_FS_USAGE=filesystem
+ID_FS_VERSION=1
+ID_FS_UUID=0f5b6d2e-4c1a-4f3e-9b8a-2d7c6e5f4a3b
+ID_FS_UUID_ENC=0f5b6d2e-4c1a-4f3e-9b8a-2d7c6e5f4a3b
+ID_FS_LABEL=data_set_1
+ID_FS_LABEL_ENC=data\x20set\x201
+EOT
+diff -u "$dir/want" "$dir/out" || fail "vsmfs-inspect --export"
+fresh
+mkfs.ext4 -q -F "$img"
+refused 8 "$inspect" --export "$img"
+[ ! -s "$dir/out" ] || { cat "$dir/out"; fail "--export printed something for ext4"; }
+refused 16 "$inspect" --export --json "$img"
+
+# UUIDs differ from one mkfs to the next, and are RFC 4122 random ones.
+fresh
+"$mkfs" -q "$img"
+u1=$("$inspect" --export "$img" | sed -n 's/^ID_FS_UUID=//p')
+"$mkfs" -q -f "$img"
+u2=$("$inspect" --export "$img" | sed -n 's/^ID_FS_UUID=//p')
+[ "$u1" != "$u2" ] || fail "two mkfs runs made the same UUID $u1"
+echo "$u2" | grep -Eq '^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$' ||
+	fail "UUID $u2 is not a random (version 4) UUID"
+
+# --help and --version on every tool.
+for t in "$mkfs" "$fsck" "$inspect" "$top/tools/vsmfs-pmreplay"; do
+	"$t" --help >"$dir/out" 2>&1 || { cat "$dir/out"; fail "$t --help"; }
+	grep -qi "^usage" "$dir/out" || { cat "$dir/out"; fail "$t --help prints no usage"; }
+	"$t" --version >"$dir/out" 2>&1 || { cat "$dir/out"; fail "$t --version"; }
+	grep -Eq "^$(basename "$t") [0-9]" "$dir/out" || { cat "$dir/out"; fail "$t --version"; }
+done
+
+# Values out of range name the range.
+refused 1 "$mkfs" -q -f -J 8K "$img"
+says "the range is 64K to 64G"
+refused 1 "$mkfs" -q -f --journal-size 48M "$img"
+says "the range is 64 KiB to half the device, 32768 KiB"
+refused 1 "$mkfs" -q -f -N 3 "$img"
+says "the range is 16 to 4294967295"
+refused 1 "$mkfs" -q -f -L 0123456789abcdef0123456789abcdefX "$img"
+says "label longer than 32 bytes"
+echo "mkfs-test: ok"
