@@ -12,6 +12,7 @@
 #include "pmem.h"
 #else
 #define vsmfs_pm_write(ptr, val)	WRITE_ONCE(*(ptr), (val))
+#define __ffs64(x)	((u32)__builtin_ctzll(x))
 #endif
 
 static bool vsmfs_jhome_ok(const struct vsmfs_layout *l, u64 home)
@@ -129,6 +130,58 @@ u32 vsmfs_jdelta(u64 *dst, const u64 *src, u64 *lines)
 		mask |= 1ULL << l;
 	}
 	*lines = mask;
+	return words * 8;
+}
+
+/**
+ * vsmfs_jdiff() - the words in which two versions of a block differ
+ * @a: one version, in DRAM
+ * @b: the other, in DRAM
+ * @mask: set to the words that differ (VSMFS_JMASK_WORDS words)
+ */
+void vsmfs_jdiff(const u64 *a, const u64 *b, u64 *mask)
+{
+	u32 i, w;
+
+	for (i = 0; i < VSMFS_JMASK_WORDS; i++) {
+		u64 m = 0;
+
+		for (w = 0; w < 64; w++)
+			m |= (u64)(a[i * 64 + w] != b[i * 64 + w]) << w;
+		mask[i] = m;
+	}
+}
+
+/**
+ * vsmfs_jdelta_mask() - write the words of a block named by a mask
+ * @dst: the journal block holding the old version
+ * @src: the new version
+ * @mask: the words in which the two may differ (vsmfs_jdiff())
+ * @lines: set to the 64-byte lines of @dst written (bit i: line i)
+ *
+ * As vsmfs_jdelta(), without reading @dst: the caller knows from DRAM which
+ * words the old version in @dst can differ in, and each of them is stored.
+ *
+ * Return: bytes written.
+ */
+u32 vsmfs_jdelta_mask(u64 *dst, const u64 *src, const u64 *mask, u64 *lines)
+{
+	u32 i, words = 0;
+	u64 touched = 0;
+
+	for (i = 0; i < VSMFS_JMASK_WORDS; i++) {
+		u64 m = mask[i];
+
+		while (m) {
+			u32 w = i * 64 + __ffs64(m);
+
+			vsmfs_pm_write(&dst[w], src[w]);
+			touched |= 1ULL << (w / 8);
+			words++;
+			m &= m - 1;
+		}
+	}
+	*lines = touched;
 	return words * 8;
 }
 

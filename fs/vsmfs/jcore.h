@@ -58,6 +58,12 @@ const char *vsmfs_jcopies_check(const struct vsmfs_djhdr *copies, u32 count, u32
 
 u32 vsmfs_jdelta(u64 *dst, const u64 *src, u64 *lines);
 
+/* A set of the 8-byte words of a block: bit w of mask[w / 64] is word w. */
+#define VSMFS_JMASK_WORDS	(VSMFS_BLOCK_SIZE / 8 / 64)
+
+void vsmfs_jdiff(const u64 *a, const u64 *b, u64 *mask);
+u32 vsmfs_jdelta_mask(u64 *dst, const u64 *src, const u64 *mask, u64 *lines);
+
 /*
  * A delta rewrites the journal block of the old version in place, so a
  * block changed by every commit would wear its two journal blocks alone.

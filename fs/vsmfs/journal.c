@@ -59,7 +59,7 @@
  *      transaction are written and flushed; each block not frozen in step
  *      0 is written to its journal block (a full copy with non-temporal
  *      stores, or only the differing 8-byte words over the old version,
- *      flushed).
+ *      flushed; which words, DRAM knows: vsmfs_trans_masks()).
  *      The transaction takes the next ticket, keeps the header states step
  *      6 writes, and (journal_commit=parallel) releases the locks;
  *   4. the frozen copies are written to their journal blocks as in 3, by
@@ -83,8 +83,9 @@
  * whose successors are committed. A hole's header may not be durable when
  * a delta is written over its old version in 3 or 4: the checkpoint area
  * may then still name a torn old version, which is harmless, as an old
- * version is never written home and a delta writes every word that differs
- * from what its journal block holds, whatever that is. A delta
+ * version is never written home, and the first delta of a block after a
+ * mount compares with what its journal block holds, whatever that is (the
+ * later ones know from DRAM what the block holds). A delta
  * is written only over a version whose successor has finished step 6, so no
  * commit in flight needs what it overwrites. The headers and journal blocks
  * a commit writes in step 4 are its own until it is committed: later
@@ -150,12 +151,16 @@ struct vsmfs_jent {
  *	 next transaction may change the DRAM block as soon as it is free)
  * @dst: the journal block on PM, owned by the commit until it is committed
  * @delta: write only the words that differ from the old version in @dst
+ * @mask: with @delta and @mask_ok, the words that may differ (m_dmask)
+ * @mask_ok: @mask is known
  */
 struct vsmfs_jcopy {
 	u64	home;
 	void	*src;
 	void	*dst;
 	bool	delta;
+	bool	mask_ok;
+	u64	mask[VSMFS_JMASK_WORDS];
 };
 
 /*
@@ -1050,6 +1055,8 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 	mb->m_is_dirty = false;
 	mb->m_dirty_slots = 0;
 	mb->m_shadow = NULL;
+	mb->m_wmask_ok = false;
+	mb->m_dmask_ok = false;
 	INIT_LIST_HEAD(&mb->m_dirty);
 	INIT_LIST_HEAD(&mb->m_undo);
 	if (copy_mc_to_kernel(mb->m_data, src, VSMFS_BLOCK_SIZE)) {
@@ -1258,6 +1265,45 @@ void vsmfs_trans_track(struct vsmfs_trans *t, struct inode *inode, bool entries)
 	}
 	if (entries)
 		t->t_dirs |= 1U << i;
+}
+
+/*
+ * Deltas in DRAM. A delta of the commit of @t writes the new version of a
+ * block over its old version in the journal: the version before the last
+ * one committed (vsmfs_jplace()). Every commit of a block places its new
+ * version as the latest and makes the latest the old one, so the old
+ * version differs from the new one only in words that the last commit or
+ * this one changed: m_wmask, kept from the last commit, and the
+ * difference between the block and its shadow (the version the last
+ * commit left, vsmfs_trans_get_write_access()). Their union is m_dmask,
+ * and the delta stores those words without reading the journal block. A
+ * block read from PM since its last commit has no m_wmask: its next delta
+ * reads PM as before, and sets m_wmask for the one after.
+ */
+static void vsmfs_trans_masks(struct vsmfs_trans *t)
+{
+	struct vsmfs_mblk *mb;
+	unsigned int i;
+
+	if (!t->t_sbi->s_jopts.delta)
+		return;
+	list_for_each_entry(mb, &t->t_dirty, m_dirty) {
+		u64 now[VSMFS_JMASK_WORDS];
+
+		mb->m_dmask_ok = false;
+		if (WARN_ON_ONCE(!mb->m_shadow)) {
+			mb->m_wmask_ok = false;
+			continue;
+		}
+		vsmfs_jdiff((const u64 *)mb->m_shadow, (const u64 *)mb->m_data, now);
+		if (mb->m_wmask_ok) {
+			for (i = 0; i < VSMFS_JMASK_WORDS; i++)
+				mb->m_dmask[i] = mb->m_wmask[i] | now[i];
+			mb->m_dmask_ok = true;
+		}
+		memcpy(mb->m_wmask, now, sizeof(now));
+		mb->m_wmask_ok = true;
+	}
 }
 
 /* The transaction is over: drop the copies kept for vsmfs_trans_abort(). */
@@ -1469,12 +1515,22 @@ void vsmfs_journal_forget(struct vsmfs_trans *t, u64 lpn, u64 count)
 
 /*
  * Write only the 8-byte words of @new that differ from the journal block
- * @pm, flushing each cache line touched. Return: bytes written.
+ * @pm, flushing each cache line touched: those in @mask when it is given
+ * (known from DRAM, vsmfs_trans_masks()), else those found different by
+ * reading @pm. Return: bytes written.
  */
-static u32 vsmfs_jwrite_delta(void *pm, const void *new)
+static u32 vsmfs_jwrite_delta(struct vsmfs_sb_info *sbi, void *pm, const void *new,
+			      const u64 *mask)
 {
 	u64 lines;
-	u32 bytes = vsmfs_jdelta(pm, new, &lines);
+	u32 bytes;
+
+	if (mask) {
+		bytes = vsmfs_jdelta_mask(pm, new, mask, &lines);
+	} else {
+		bytes = vsmfs_jdelta(pm, new, &lines);
+		vsmfs_stat_add(sbi, journal_read_bytes, VSMFS_BLOCK_SIZE);
+	}
 
 	while (lines) {
 		unsigned int i = __ffs64(lines);
@@ -1487,16 +1543,16 @@ static u32 vsmfs_jwrite_delta(void *pm, const void *new)
 
 /*
  * Write one version of a block into its journal block @dst: the words that
- * differ from the old version there (@delta), or the whole block with
- * non-temporal stores; flushed, not fenced.
+ * differ from the old version there (@delta; @mask, if known, names them),
+ * or the whole block with non-temporal stores; flushed, not fenced.
  */
 static void vsmfs_jwrite_block(struct vsmfs_journal *j, struct vsmfs_jtx *tx, void *dst,
-			       const void *src, bool delta)
+			       const void *src, bool delta, const u64 *mask)
 {
 	struct vsmfs_sb_info *sbi = j->sbi;
 
 	if (delta) {
-		u32 n = vsmfs_jwrite_delta(dst, src);
+		u32 n = vsmfs_jwrite_delta(sbi, dst, src, mask);
 
 		vsmfs_jstat_bytes(sbi, journal_delta_bytes, n);
 		vsmfs_stat_inc(sbi, journal_delta_blocks);
@@ -1609,6 +1665,9 @@ static void vsmfs_jtx_freeze(struct vsmfs_trans *t, struct vsmfs_jtx *tx)
 		if (!c->src)
 			goto undo;
 		memcpy(c->src, mb->m_data, VSMFS_BLOCK_SIZE);
+		c->mask_ok = mb->m_dmask_ok;
+		if (c->mask_ok)
+			memcpy(c->mask, mb->m_dmask, sizeof(c->mask));
 		c->home = mb->m_blk;
 		tx->ncopy++;
 	}
@@ -1667,7 +1726,7 @@ static bool vsmfs_jtx_place(struct vsmfs_journal *j, struct vsmfs_trans *t,
 	} else {
 		list_for_each_entry(mb, &t->t_dirty, m_dirty) {
 			vsmfs_jwrite_block(j, tx, vsmfs_jblock(j, j->h[p].jb), mb->m_data,
-					   j->slot[p].delta);
+					   j->slot[p].delta, mb->m_dmask_ok ? mb->m_dmask : NULL);
 			vsmfs_jtx_header(j, p++);
 		}
 	}
@@ -1800,7 +1859,7 @@ static void vsmfs_jtx_end(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 	for (i = 0; i < tx->ncopy; i++) {
 		struct vsmfs_jcopy *c = &tx->copy[i];
 
-		vsmfs_jwrite_block(j, tx, c->dst, c->src, c->delta);
+		vsmfs_jwrite_block(j, tx, c->dst, c->src, c->delta, c->mask_ok ? c->mask : NULL);
 		kfree(c->src);
 	}
 	/* Data (written by the caller), journal blocks, headers durable. */
@@ -1877,6 +1936,7 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 		vsmfs_trans_abort(t);
 		return err;
 	}
+	vsmfs_trans_masks(t);
 	vsmfs_trans_undo_drop(t);
 	if (!t->t_nblocks)
 		goto unlock;

@@ -39,6 +39,7 @@ enum vsmfs_stat {
 	VSMFS_STAT_journal_header_bytes,
 	VSMFS_STAT_journal_full_blocks,
 	VSMFS_STAT_journal_delta_blocks,
+	VSMFS_STAT_journal_read_bytes,
 	VSMFS_STAT_journal_absorbed,
 	VSMFS_STAT_journal_wear_swaps,
 	VSMFS_STAT_journal_gc_runs,

@@ -19,6 +19,7 @@
 #include "vsmfs_format.h"
 #include "verify.h"
 #include "stats.h"
+#include "jcore.h"
 
 #define EFSCORRUPTED	EUCLEAN		/* file system is corrupted */
 
@@ -196,6 +197,17 @@ struct vsmfs_mblk {
 	 */
 	u8			*m_shadow;
 	struct list_head	m_undo;
+	/*
+	 * For deltas computed in DRAM (vsmfs_trans_masks()), under
+	 * s_trans_mutex: @m_wmask, the words the last commit of the block
+	 * changed; @m_dmask, those in which the version the next delta of
+	 * the running commit overwrites (the one before the last) may differ
+	 * from the new one. Each is known only if its _ok flag is set: not
+	 * for a block read from PM since its last commit.
+	 */
+	u64			m_wmask[VSMFS_JMASK_WORDS];
+	u64			m_dmask[VSMFS_JMASK_WORDS];
+	bool			m_wmask_ok, m_dmask_ok;
 	u8			m_data[VSMFS_BLOCK_SIZE] __aligned(64);
 };
 

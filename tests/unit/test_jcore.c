@@ -139,6 +139,58 @@ static void test_delta(void)
 	}
 }
 
+/* Change up to @n random bytes of @b, one byte of a word at a time. */
+static void scribble(u64 *b, u32 n)
+{
+	while (n--)
+		b[below(VSMFS_BLOCK_SIZE / 8)] ^= (u64)(1 + below(255)) << (8 * below(8));
+}
+
+/*
+ * Deltas from DRAM: a chain of versions v0, v1, v2, ... of one block, each
+ * written over the one two before it (the old version in the journal)
+ * with only the words that the two last commits changed, must give the
+ * block each time, and never write more than those words.
+ */
+static void test_delta_mask(void)
+{
+	static u64 v[3][VSMFS_BLOCK_SIZE / 8], jb[2][VSMFS_BLOCK_SIZE / 8];
+	const u32 words = VSMFS_BLOCK_SIZE / 8;
+	u64 wmask[VSMFS_JMASK_WORDS], now[VSMFS_JMASK_WORDS], dmask[VSMFS_JMASK_WORDS];
+	u32 round, w, i, bytes, want;
+	u64 lines;
+
+	for (w = 0; w < words; w++)
+		v[0][w] = rnd();
+	scribble(memcpy(v[1], v[0], sizeof(v[1])), 30);
+	/* Two journal blocks, written in full: v0 (old) and v1 (latest). */
+	memcpy(jb[0], v[0], sizeof(jb[0]));
+	memcpy(jb[1], v[1], sizeof(jb[1]));
+	vsmfs_jdiff(v[0], v[1], wmask);
+	for (round = 2; round < 3000; round++) {
+		u64 *prev = v[(round - 1) % 3], *cur = v[round % 3], *old = jb[round % 2];
+
+		memcpy(cur, prev, sizeof(v[0]));
+		scribble(cur, round % 5 == 0 ? 0 : round % 7 == 0 ? words : below(40));
+		vsmfs_jdiff(prev, cur, now);
+		want = 0;
+		for (i = 0; i < VSMFS_JMASK_WORDS; i++) {
+			dmask[i] = wmask[i] | now[i];
+			want += __builtin_popcountll(dmask[i]);
+		}
+		bytes = vsmfs_jdelta_mask(old, cur, dmask, &lines);
+		CHECK(!memcmp(old, cur, sizeof(v[0])), "round %u: masked delta did not give the block",
+		      round);
+		CHECK(bytes == want * 8, "round %u: %u bytes written, %u words in the mask", round,
+		      bytes, want);
+		for (w = 0; w < words; w++)
+			if (dmask[w / 64] >> (w % 64) & 1)
+				CHECK(lines >> (w / 8) & 1, "round %u: line of word %u not reported",
+				      round, w);
+		memcpy(wmask, now, sizeof(wmask));
+	}
+}
+
 static bool wless(const struct vsmfs_jh *h, u32 a, u32 b)
 {
 	return h[a].wc < h[b].wc || (h[a].wc == h[b].wc && a < b);
@@ -551,6 +603,7 @@ int main(int argc, char **argv)
 	printf("test_jcore: seed %llu\n", (unsigned long long)seed);
 	test_decode();
 	test_delta();
+	test_delta_mask();
 	test_wheap();
 	test_gc();
 	test_recover_cases();
