@@ -474,12 +474,14 @@ static void print_summary(void)
 		       "\"mount_count\":%u,\"blocks\":%" PRIu64 ",\"block_size\":%u,"
 		       "\"inodes\":%" PRIu64 ",\"data_pages\":%" PRIu64 ",\"vsps\":%" PRIu64
 		       ",\"mkfs_time\":%" PRIu64 ",\"mount_time\":%" PRIu64
-		       ",\"write_time\":%" PRIu64 "},",
+		       ",\"write_time\":%" PRIu64 ",\"mount_options\":",
 		       le32_to_cpu(sb.s_version), state & VSMFS_STATE_CLEAN ? "clean" : "in use",
 		       sb_backup ? "true" : "false", le32_to_cpu(sb.s_mount_count), L.blocks,
 		       VSMFS_BLOCK_SIZE, L.inodes, L.data_pages, L.data_pages / VSMFS_VSP_PAGES,
 		       le64_to_cpu(sb.s_mkfs_time), le64_to_cpu(sb.s_mount_time),
 		       le64_to_cpu(sb.s_write_time));
+		json_str((const char *)sb.s_mount_opts, VSMFS_MOUNT_OPTS_LEN);
+		printf("},");
 		print_errors();
 		printf("\"layout\":{");
 		for (i = 0; i < ARRAY_SIZE(r); i++)
@@ -501,6 +503,12 @@ static void print_summary(void)
 		       state & VSMFS_STATE_CLEAN ? "clean" : "in use (not cleanly unmounted)",
 		       le32_to_cpu(sb.s_mount_count), le32_to_cpu(sb.s_version),
 		       sb_backup ? ", backup superblock in use" : "");
+		printf("  default mount options: ");
+		if (sb.s_mount_opts[0])
+			json_str((const char *)sb.s_mount_opts, VSMFS_MOUNT_OPTS_LEN);
+		else
+			printf("none");
+		putchar('\n');
 		printf("  %-22s %10s %10s\n", "region", "start", "blocks");
 		for (i = 0; i < ARRAY_SIZE(r); i++) {
 			printf("  %-22s %10" PRIu64 " %10" PRIu64, r[i].name, r[i].start,
