@@ -19,6 +19,8 @@ for f in sbin/mkfs.vsmfs sbin/fsck.vsmfs sbin/vsmfs-inspect \
 done
 [ -x "$inst/sbin/fsck.vsmfs" ] || die "fsck.vsmfs not executable"
 [ -x "$inst/sbin/vsmfs-inspect" ] || die "vsmfs-inspect not executable"
+[ -x "$inst/sbin/vsmfs-admin" ] || die "vsmfs-admin not installed"
+[ -f "$inst/usr/local/share/man/man8/vsmfs-admin.8" ] || die "vsmfs-admin.8 not installed"
 kver=$(modinfo -F vermagic "$MODULE" | cut -d' ' -f1)
 assert_eq "$kver" "$(uname -r)" "kernel the module was built for"
 cmp "$MODULE" "$inst/lib/modules/$kver/extra/vsmfs.ko" || die "module not installed"

@@ -1,0 +1,85 @@
+# vsmfs-inspect --metadump and --restore on the reference file system and
+# on a damaged copy: the restored image holds no file data, fsck.vsmfs
+# gives the same exit status and messages (names aside) and vsmfs-inspect
+# shows the same file system; names of entries, xattrs and symlink targets,
+# also in journal versions, are obfuscated unless --no-obfuscate.
+. tests/lib/common.sh
+. tests/lib/fsck.sh
+
+INSPECT="$VSMFS_TOP/tools/vsmfs-inspect"
+SECRET="file-content-left-out-of-dumps"
+
+make_base
+mount_vsmfs
+(
+	cd "$MNT"
+	mkdir secretdirname
+	echo "$SECRET" > secretdirname/secretfilename
+	setfattr -n user.secretattrname -v 1 secretdirname/secretfilename
+	ln -s secretlinkdir/secretlinkfile fastlink
+	ln -s "secretlongtarget/$(printf 'w%.0s' $(seq 1 200))" longlink
+)
+umount "$MNT"
+
+# Dump, restore, check both: same fsck exit status and messages.
+check_dump() {	# what [--no-obfuscate]
+	what=$1
+	shift
+	set +e
+	"$FSCK" -n "$DEV" >/tmp/md.orig 2>&1
+	orig=$?
+	set -e
+	"$INSPECT" --metadump /tmp/md.dump "$@" "$DEV"
+	"$INSPECT" --restore /tmp/md.dump /tmp/md.img
+	set +e
+	"$FSCK" -n /tmp/md.img >/tmp/md.rest 2>&1
+	rest=$?
+	set -e
+	sed 's/^/  original: /' /tmp/md.orig
+	assert_eq "$rest" "$orig" "$what: fsck.vsmfs exit status on the restored image"
+	sed "s#^$DEV:#IMG:#; s/'[^']*'/'NAME'/g" /tmp/md.orig >/tmp/md.a
+	sed "s#^/tmp/md.img:#IMG:#; s/'[^']*'/'NAME'/g" /tmp/md.rest >/tmp/md.b
+	diff /tmp/md.a /tmp/md.b || die "$what: fsck.vsmfs says other things on the restored image"
+	"$INSPECT" -i "$DEV" | sed 1d >/tmp/md.a
+	"$INSPECT" -i /tmp/md.img | sed 1d >/tmp/md.b
+	diff /tmp/md.a /tmp/md.b || die "$what: vsmfs-inspect shows another file system"
+	! grep -qF "$SECRET" /tmp/md.dump || die "$what: file data in the dump"
+}
+
+leaks() {
+	for n in secretdirname secretfilename secretattrname secretlinkdir secretlinkfile \
+		 secretlongtarget file1499 f1hard; do
+		grep -qF "$n" /tmp/md.dump && echo "$n"
+	done
+	true
+}
+
+check_dump "sound"
+assert_eq "$(leaks)" "" "names left in the obfuscated dump"
+check_dump "sound, names kept" --no-obfuscate
+assert_eq "$(leaks | wc -l)" 8 "names in the dump made with --no-obfuscate"
+grep -qF 'no errors found' /tmp/md.rest || die "restored image not clean"
+# The restored image mounts and lists what the original holds.
+dd if=/tmp/md.img of="$DEV" bs=1M oflag=direct conv=fsync 2>/dev/null
+mount_vsmfs -o ro
+ls "$MNT/secretdirname" | grep -qx secretfilename || die "restored tree lacks a name"
+assert_eq "$(getfattr --only-values -n user.secretattrname "$MNT/secretdirname/secretfilename")" 1 \
+	"xattr of the restored tree"
+assert_eq "$(stat -c %s "$MNT/big")" 5242880 "size of a file in the restored tree"
+assert_eq "$(head -c 4096 "$MNT/big" | tr -d '\0' | wc -c)" 0 "data of the restored tree"
+umount "$MNT"
+
+# Damage: a wrong entry hash, a bad link count, and a rename committed to
+# the journal but not written home.
+restore_image
+"$POKE" "$DEV" dirent "$D3" file5 set hash=1
+"$POKE" "$DEV" inode "$F1" set nlink=5
+"$POKE" -j "$DEV" dirent "$D3" file6 set name=secretjn
+check_dump "damaged"
+assert_eq "$(leaks)" "" "names left in the obfuscated dump of the damaged image"
+grep -qF secretjn /tmp/md.dump && die "a name in a journal version left in the dump"
+grep -qF "link count 5" /tmp/md.rest || die "damage not reported on the restored image"
+check_dump "damaged, names kept" --no-obfuscate
+grep -qF secretjn /tmp/md.dump || die "--no-obfuscate: journal version name missing"
+restore_image
+rm -f /tmp/md.dump /tmp/md.img /tmp/md.orig /tmp/md.rest /tmp/md.a /tmp/md.b
