@@ -990,8 +990,8 @@ static bool md_dots(const u8 *s, u8 len)
 /*
  * The replacement of a name: letters, digits, '_' and '-' drawn from a hash
  * of the name, drawn again while another name has it; should that go on
- * (very many names of one or two bytes), the first free name in byte order,
- * which exists as there are as many names of a length as originals.
+ * (very many names of one or two bytes), the first free name in byte order
+ * (without '/' and NUL), which exists: originals are names of that kind.
  */
 static const u8 *md_replace(const u8 *s, u8 len)
 {
@@ -1023,11 +1023,6 @@ static const u8 *md_replace(const u8 *s, u8 len)
 	}
 	memset(n->obf, 1, len);
 	while (md_rev[md_slot(md_rev, false, n->obf, len)] || md_dots(n->obf, len)) {
-		/* Only names holding '/' or NUL (damage) can exhaust them. */
-		if (++attempt > (1U << 24)) {
-			memcpy(n->obf, s, len);
-			break;
-		}
 		for (i = len; i--; ) {
 			n->obf[i] += n->obf[i] == '/' - 1 ? 2 : 1;
 			if (n->obf[i])
@@ -1042,9 +1037,13 @@ found:
 	return n->obf;
 }
 
+/*
+ * A name holding '/' or NUL (damage) is kept: a replacement never holds
+ * them, so it stays as wrong as it was, and no replacement equals it.
+ */
 static void md_name(u8 *s, u8 len)
 {
-	if (len && !md_dots(s, len))
+	if (len && !md_dots(s, len) && !memchr(s, '/', len) && !memchr(s, 0, len))
 		memcpy(s, md_replace(s, len), len);
 }
 
