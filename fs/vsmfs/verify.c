@@ -230,7 +230,8 @@ const char *vsmfs_sb_mount_opts_check(const struct vsmfs_dsb *dsb)
 			return "default mount options hold a space or unprintable character";
 	for (; i < VSMFS_MOUNT_OPTS_LEN; i++)
 		if (o[i])
-			return "default mount options not zero padded";
+			return len ? "default mount options not zero padded" :
+			       "default mount options without the mount_opts feature";
 	return NULL;
 }
 

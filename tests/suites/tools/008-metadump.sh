@@ -1,4 +1,4 @@
-# vsmfs-inspect --metadump and --restore on the reference file system and
+# vsmfs-inspect --metadump and --restore on a populated file system and
 # on a damaged copy: the restored image holds no file data, fsck.vsmfs
 # gives the same exit status and messages (names and their hashes aside,
 # exactly the same with --no-obfuscate) and vsmfs-inspect
@@ -10,17 +10,30 @@
 INSPECT="$VSMFS_TOP/tools/vsmfs-inspect"
 SECRET="file-content-left-out-of-dumps"
 
-make_base
+# Every kind of metadata block: a directory with an indirect index block
+# (300 long names), hard links, fast and long symlinks, an xattr, a file
+# of several runs and a sparse one.
+mkfs_vsmfs -f "$DEV"
 mount_vsmfs
 (
 	cd "$MNT"
-	mkdir secretdirname
+	mkdir -p big/sub secretdirname
+	python3 -c 'import os
+for i in range(300):
+    open("big/%s%04d" % ("n" * 96, i), "w").close()'
 	echo "$SECRET" > secretdirname/secretfilename
+	ln secretdirname/secretfilename big/sub/hardlink
 	setfattr -n user.secretattrname -v 1 secretdirname/secretfilename
 	ln -s secretlinkdir/secretlinkfile fastlink
 	ln -s "secretlongtarget/$(printf 'w%.0s' $(seq 1 200))" longlink
+	head -c 3000000 /dev/zero | tr '\0' 'd' > data
+	truncate -s 40M sparse
+	echo x | dd of=sparse bs=1 seek=30000000 conv=notrunc 2>/dev/null
 )
+D=$(stat -c %i "$MNT/big")
+F=$(stat -c %i "$MNT/data")
 umount "$MNT"
+save_image
 
 # Dump, restore, check both: same fsck exit status and messages.
 check_dump() {	# what [--no-obfuscate]
@@ -50,11 +63,12 @@ check_dump() {	# what [--no-obfuscate]
 		diff /tmp/md.a /tmp/md.b || die "$what: vsmfs-inspect shows another file system"
 	fi
 	! grep -qF "$SECRET" /tmp/md.dump || die "$what: file data in the dump"
+	! grep -qF dddddddddddddddddddddddddddddddd /tmp/md.dump || die "$what: file data in the dump"
 }
 
 leaks() {
 	for n in secretdirname secretfilename secretattrname secretlinkdir secretlinkfile \
-		 secretlongtarget file1499 f1hard; do
+		 secretlongtarget nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn0299 hardlink; do
 		grep -qF "$n" /tmp/md.dump && echo "$n"
 	done
 	true
@@ -71,16 +85,16 @@ mount_vsmfs -o ro
 ls "$MNT/secretdirname" | grep -qx secretfilename || die "restored tree lacks a name"
 assert_eq "$(getfattr --only-values -n user.secretattrname "$MNT/secretdirname/secretfilename")" 1 \
 	"xattr of the restored tree"
-assert_eq "$(stat -c %s "$MNT/big")" 5242880 "size of a file in the restored tree"
-assert_eq "$(head -c 4096 "$MNT/big" | tr -d '\0' | wc -c)" 0 "data of the restored tree"
+assert_eq "$(stat -c %s "$MNT/data")" 3000000 "size of a file in the restored tree"
+assert_eq "$(head -c 4096 "$MNT/data" | tr -d '\0' | wc -c)" 0 "data of the restored tree"
 umount "$MNT"
 
 # Damage: a wrong entry hash, a bad link count, and a rename committed to
 # the journal but not written home.
 restore_image
-"$POKE" "$DEV" dirent "$D3" file5 set hash=1
-"$POKE" "$DEV" inode "$F1" set nlink=5
-"$POKE" -j "$DEV" dirent "$D3" file6 set name=secretjn
+"$POKE" "$DEV" dirent "$D" "$(printf 'n%.0s' $(seq 1 96))0005" set hash=1
+"$POKE" "$DEV" inode "$F" set nlink=5
+"$POKE" -j "$DEV" dirent "$D" "$(printf 'n%.0s' $(seq 1 96))0006" set name=secretjn
 check_dump "damaged"
 assert_eq "$(leaks)" "" "names left in the obfuscated dump of the damaged image"
 grep -qF secretjn /tmp/md.dump && die "a name in a journal version left in the dump"
