@@ -652,7 +652,7 @@ static void vsmfs_fs_context_init(struct vsmfs_fs_context *ctx)
  * The default mount options stored in the superblock (vsmfs-admin -o),
  * parsed into @defs by the parser of the options the user gives. The
  * parser reads its context from fc->fs_private, which points to @defs
- * meanwhile. An option the parser refuses refuses the mount: the
+ * meanwhile. An option the parser rejects fails the mount: the
  * administrator asked for it and it cannot be honoured.
  */
 static int vsmfs_parse_stored_opts(struct fs_context *fc, struct super_block *sb,
