@@ -320,7 +320,7 @@ static bool check_super(void)
 {
 	u8 *blk = xalloc(VSMFS_BLOCK_SIZE);
 	struct vsmfs_dsb *p = xalloc(sizeof(*p)), *b = (struct vsmfs_dsb *)blk;
-	const char *pw, *bw = NULL;
+	const char *pw, *bw = NULL, *why;
 	bool magic;
 	u64 i, at;
 
@@ -384,6 +384,16 @@ found:
 			break;
 	if (i < sizeof(sb.s_reserved))
 		problem(FIX_NONE, "superblock: reserved byte %" PRIu64 " is not zero", i);
+	/* Mount refuses what it cannot parse; dropping the defaults is safe. */
+	why = vsmfs_sb_mount_opts_check(&sb);
+	if (why && problem(FIX_YES, "superblock: %s (dropped)", why)) {
+		memset(sb.s_mount_opts, 0, sizeof(sb.s_mount_opts));
+		sb.s_feature_compat = cpu_to_le32(le32_to_cpu(sb.s_feature_compat) &
+						  ~VSMFS_FEATURE_COMPAT_MOUNT_OPTS);
+		sb_write = true;
+	}
+	if (verbose && !why && sb.s_mount_opts[0])
+		info("superblock: default mount options %s", (const char *)sb.s_mount_opts);
 	if (verbose)
 		info("superblock: %" PRIu64 " blocks, %" PRIu64 " inodes, %" PRIu64
 		     " logical pages, journal %" PRIu64 " blocks", L.blocks, L.inodes,

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -75,6 +76,9 @@ struct jstate {
 
 static struct jstate js;
 
+/* While set, fatal() returns there: a metadata dump goes on without the part. */
+static jmp_buf *soft_fail;
+
 static void __attribute__((noreturn)) fatal(const char *fmt, ...)
 {
 	va_list ap;
@@ -85,6 +89,8 @@ static void __attribute__((noreturn)) fatal(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	if (soft_fail)
+		longjmp(*soft_fail, 1);
 	exit(EXIT_OPERATIONAL);
 }
 
@@ -480,12 +486,14 @@ static void print_summary(void)
 		       "\"mount_count\":%u,\"blocks\":%" PRIu64 ",\"block_size\":%u,"
 		       "\"inodes\":%" PRIu64 ",\"data_pages\":%" PRIu64 ",\"vsps\":%" PRIu64
 		       ",\"mkfs_time\":%" PRIu64 ",\"mount_time\":%" PRIu64
-		       ",\"write_time\":%" PRIu64 "},",
+		       ",\"write_time\":%" PRIu64 ",\"mount_options\":",
 		       le32_to_cpu(sb.s_version), state & VSMFS_STATE_CLEAN ? "clean" : "in use",
 		       sb_backup ? "true" : "false", le32_to_cpu(sb.s_mount_count), L.blocks,
 		       VSMFS_BLOCK_SIZE, L.inodes, L.data_pages, L.data_pages / VSMFS_VSP_PAGES,
 		       le64_to_cpu(sb.s_mkfs_time), le64_to_cpu(sb.s_mount_time),
 		       le64_to_cpu(sb.s_write_time));
+		json_str((const char *)sb.s_mount_opts, VSMFS_MOUNT_OPTS_LEN);
+		printf("},");
 		print_errors();
 		printf("\"layout\":{");
 		for (i = 0; i < ARRAY_SIZE(r); i++)
@@ -518,6 +526,12 @@ static void print_summary(void)
 				       L.data_pages / VSMFS_VSP_PAGES);
 			putchar('\n');
 		}
+		printf("  default mount options: ");
+		if (sb.s_mount_opts[0])
+			json_str((const char *)sb.s_mount_opts, VSMFS_MOUNT_OPTS_LEN);
+		else
+			printf("none");
+		putchar('\n');
 		print_errors();
 		printf("Usage\n");
 		printf("  data pages           %" PRIu64 " used, %" PRIu64 " free of %" PRIu64
@@ -775,11 +789,644 @@ static void print_export(void)
 	}
 }
 
+/* ---- metadata dump and restore ---- */
+
+/*
+ * A metadata dump holds every block a check of the file system reads,
+ * without file data: the blocks before the data area (superblock, block 1,
+ * journal, inode table, inode mapping table, bitmaps, page table), the
+ * backup superblock, and the blocks of the data area that inodes name as
+ * metadata (directory, long symlink, index and xattr blocks), found both
+ * through the latest journal versions and through the home blocks. Pages
+ * past the end of a regular file are kept too: fsck.vsmfs checks that they
+ * are zero. Blocks are copied raw (the journal as it is, not replayed), so
+ * the restored image is checked as the original is.
+ *
+ * Unless asked not to, names are replaced by others of the same length,
+ * the same replacement for the same name everywhere and a different one
+ * for a different name, so duplicates, lookups and hard links keep their
+ * shape: directory entry names (with their d_hash recomputed when it was
+ * right, and left wrong when it was wrong), extended attribute names, and
+ * the components of symlink targets, in home blocks and in their versions
+ * in the journal. "." and ".." are kept.
+ *
+ * File: struct md_hdr, then runs of consecutive blocks: a struct md_run
+ * and its blocks. All-zero blocks are left out; a restored image reads
+ * zero wherever the dump has nothing.
+ */
+#define MD_MAGIC	"VSMFSMD1"
+#define MD_VERSION	1
+#define MD_OBFUSCATED	0x1
+#define MD_RUN_MAX	256		/* blocks written in one run at most */
+
+struct md_hdr {
+	char	magic[8];		/* MD_MAGIC */
+	__le32	version;		/* MD_VERSION */
+	__le32	flags;			/* MD_OBFUSCATED */
+	__le32	block_size;		/* VSMFS_BLOCK_SIZE */
+	__le32	reserved;		/* zero */
+	__le64	bytes;			/* size of the device dumped */
+	__le64	runs;			/* runs that follow */
+	__le64	blocks;			/* blocks they hold */
+};
+
+struct md_run {
+	__le64	start;			/* first block */
+	__le64	count;			/* blocks that follow */
+};
+
+static_assert(sizeof(struct md_hdr) == 48);
+static_assert(sizeof(struct md_run) == 16);
+
+/* What a block holds, for the obfuscation of its names. */
+enum { MK_NONE, MK_DIR, MK_SYMLINK, MK_XATTR, MK_ITABLE };
+
+struct md_kind {
+	u64 blk;
+	u8 kind;
+};
+
+static u8 *md_want;			/* bitmap of the blocks to dump */
+static struct md_kind *md_kinds;
+static u64 md_nkinds, md_kinds_cap;
+
+static void md_mark(u64 b, u8 kind)
+{
+	if (b >= dev_blocks)
+		return;
+	md_want[b / 8] |= 1U << (b % 8);
+	if (kind == MK_NONE)
+		return;
+	if (md_nkinds == md_kinds_cap) {
+		md_kinds_cap = md_kinds_cap ? 2 * md_kinds_cap : 1024;
+		md_kinds = realloc(md_kinds, md_kinds_cap * sizeof(*md_kinds));
+		if (!md_kinds)
+			fatal("out of memory");
+	}
+	md_kinds[md_nkinds].blk = b;
+	md_kinds[md_nkinds++].kind = kind;
+}
+
+static void md_mark_lpn(u64 lpn, u8 kind)
+{
+	u64 b = lpn_block(lpn);
+
+	if (b)
+		md_mark(b, kind);
+}
+
+/* Pages @first.. of a run of @cnt at @lpn: as metadata, or past the end. */
+static void md_mark_run(u64 lpn, u64 cnt, u64 first, u8 kind)
+{
+	u64 i;
+
+	if (!lpn || cnt > VSMFS_VSP_PAGES || lpn >= L.data_pages)
+		return;
+	for (i = first; i < cnt && lpn + i < L.data_pages; i++)
+		md_mark_lpn(lpn + i, kind);
+}
+
+/*
+ * Index entry @key of an inode of @kind (MK_NONE: a regular file of @size
+ * bytes, whose runs are data except pages past the end).
+ */
+static void md_entry(u64 key, u64 e, u8 kind, u64 size)
+{
+	u64 lpn = e & VSMFS_IDX_LPN_MASK, cnt = (e & IDX_COUNT_MASK) >> VSMFS_IDX_COUNT_SHIFT;
+	u64 first = key * VSMFS_VSP_PAGES, eof = DIV_ROUND_UP(size, VSMFS_BLOCK_SIZE);
+
+	if (!e)
+		return;
+	if (kind != MK_NONE)
+		md_mark_run(lpn, cnt, 0, kind);
+	else
+		md_mark_run(lpn, cnt, eof > first ? eof - first : 0, MK_NONE);
+}
+
+static void md_tree(u64 ptr, int depth, u64 key0, u8 kind, u64 size)
+{
+	const __le64 *e = (const __le64 *)idx_buf[depth - 1];
+	u64 blk = ptr < L.data_pages ? lpn_block(ptr) : 0, i;
+
+	if (!blk)
+		return;
+	md_mark(blk, MK_NONE);
+	read_blocks(blk, 1, idx_buf[depth - 1]);
+	for (i = 0; i < VSMFS_IND_ENTRIES; i++) {
+		u64 v = le64_to_cpu(e[i]);
+
+		if (depth == 1)
+			md_entry(key0 + i, v, kind, size);
+		else
+			md_tree(v, 1, key0 + i * VSMFS_IND_ENTRIES, kind, size);
+	}
+}
+
+/* The metadata blocks in the data area every inode in use names. */
+static void md_walk_inodes(void)
+{
+	__le32 *imap = read_region(L.imap_start, L.imap_blocks);
+	u8 *iblk = xalloc(VSMFS_BLOCK_SIZE);
+	u64 ino, cached = ~0ULL;
+
+	pt_cache_blk = ~0ULL;
+	for (ino = 1; ino < L.inodes; ino++) {
+		const struct vsmfs_dinode *di;
+		u64 slot = le32_to_cpu(imap[ino]), size;
+		u16 mode;
+		u8 kind;
+		int i;
+
+		if (slot >= L.inodes)
+			continue;
+		if (slot / VSMFS_INODES_PER_BLOCK != cached) {
+			cached = slot / VSMFS_INODES_PER_BLOCK;
+			read_blocks(L.itable_start + cached, 1, iblk);
+		}
+		di = (const struct vsmfs_dinode *)(iblk + (slot % VSMFS_INODES_PER_BLOCK) *
+						   VSMFS_INODE_SIZE);
+		mode = le16_to_cpu(di->i_mode);
+		size = le64_to_cpu(di->i_size);
+		if (!mode)
+			continue;
+		if (di->i_xattr && le64_to_cpu(di->i_xattr) < L.data_pages)
+			md_mark_lpn(le64_to_cpu(di->i_xattr), MK_XATTR);
+		if (S_ISDIR(mode))
+			kind = MK_DIR;
+		else if (S_ISLNK(mode) && size > VSMFS_INLINE_LEN)
+			kind = MK_SYMLINK;
+		else if (S_ISREG(mode))
+			kind = MK_NONE;
+		else
+			continue;	/* no index, or a fast symlink */
+		for (i = 0; i < VSMFS_NDIRECT; i++)
+			md_entry(i, le64_to_cpu(di->i_direct[i]), kind, size);
+		md_tree(le64_to_cpu(di->i_ind), 1, VSMFS_NDIRECT, kind, size);
+		md_tree(le64_to_cpu(di->i_dind), 2, VSMFS_NDIRECT + VSMFS_IND_ENTRIES, kind, size);
+	}
+	free(iblk);
+	free(imap);
+}
+
+/* ---- name obfuscation ---- */
+
+struct md_name {
+	u8 len;
+	u8 orig[VSMFS_NAME_LEN], obf[VSMFS_NAME_LEN];
+};
+
+static struct md_name *md_names;
+static u32 md_nnames, *md_fwd, *md_rev, md_tab;	/* tables of index + 1 */
+
+static u64 md_hash(const u8 *s, u8 len)
+{
+	u64 h = 0xcbf29ce484222325ULL ^ len;
+
+	while (len--) {
+		h ^= *s++;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* Slot of @s in @tab (by original if @fwd, else by replacement). */
+static u32 md_slot(const u32 *tab, bool fwd, const u8 *s, u8 len)
+{
+	u32 i = (u32)md_hash(s, len) & (md_tab - 1);
+
+	for (;; i = (i + 1) & (md_tab - 1)) {
+		const struct md_name *n = tab[i] ? &md_names[tab[i] - 1] : NULL;
+
+		if (!n || (n->len == len && !memcmp(fwd ? n->orig : n->obf, s, len)))
+			return i;
+	}
+}
+
+static void md_grow(void)
+{
+	u32 i;
+
+	md_tab = md_tab ? 2 * md_tab : 4096;
+	free(md_fwd);
+	free(md_rev);
+	md_fwd = calloc(md_tab, sizeof(*md_fwd));
+	md_rev = calloc(md_tab, sizeof(*md_rev));
+	md_names = realloc(md_names, (size_t)md_tab / 2 * sizeof(*md_names));
+	if (!md_fwd || !md_rev || !md_names)
+		fatal("out of memory");
+	for (i = 0; i < md_nnames; i++) {
+		md_fwd[md_slot(md_fwd, true, md_names[i].orig, md_names[i].len)] = i + 1;
+		md_rev[md_slot(md_rev, false, md_names[i].obf, md_names[i].len)] = i + 1;
+	}
+}
+
+static bool md_dots(const u8 *s, u8 len)
+{
+	return (len == 1 && s[0] == '.') || (len == 2 && s[0] == '.' && s[1] == '.');
+}
+
+/*
+ * The replacement of a name: letters, digits, '_' and '-' drawn from a hash
+ * of the name, drawn again while another name has it; should that go on
+ * (very many names of one or two bytes), the first free name in byte order
+ * (without '/' and NUL), which exists: originals are names of that kind.
+ */
+static const u8 *md_replace(const u8 *s, u8 len)
+{
+	static const char set[] = "abcdefghijklmnopqrstuvwxyz"
+				  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-";
+	struct md_name *n;
+	u32 f, attempt;
+	u64 h;
+	u8 i;
+
+	if (md_nnames + 1 > md_tab / 2)
+		md_grow();
+	f = md_slot(md_fwd, true, s, len);
+	if (md_fwd[f])
+		return md_names[md_fwd[f] - 1].obf;
+	n = &md_names[md_nnames];
+	n->len = len;
+	memcpy(n->orig, s, len);
+	for (attempt = 0; attempt < 64; attempt++) {
+		h = md_hash(s, len) + attempt * 0x9e3779b97f4a7c15ULL;
+		for (i = 0; i < len; i++) {
+			h ^= h >> 31;
+			h *= 0xbf58476d1ce4e5b9ULL;
+			h ^= h >> 29;
+			n->obf[i] = (u8)set[h % (sizeof(set) - 1)];
+		}
+		if (!md_rev[md_slot(md_rev, false, n->obf, len)])
+			goto found;
+	}
+	memset(n->obf, 1, len);
+	while (md_rev[md_slot(md_rev, false, n->obf, len)] || md_dots(n->obf, len)) {
+		for (i = len; i--; ) {
+			n->obf[i] += n->obf[i] == '/' - 1 ? 2 : 1;
+			if (n->obf[i])
+				break;
+			n->obf[i] = 1;
+		}
+	}
+found:
+	md_fwd[f] = md_nnames + 1;
+	md_rev[md_slot(md_rev, false, n->obf, len)] = md_nnames + 1;
+	md_nnames++;
+	return n->obf;
+}
+
+/*
+ * A name holding '/' or NUL (damage) is kept: a replacement never holds
+ * them, so it stays as wrong as it was, and no replacement equals it.
+ */
+static void md_name(u8 *s, u8 len)
+{
+	if (len && !md_dots(s, len) && !memchr(s, '/', len) && !memchr(s, 0, len))
+		memcpy(s, md_replace(s, len), len);
+}
+
+/* A symlink target: each component between slashes. */
+static void md_path(u8 *s, size_t len)
+{
+	size_t i = 0, j;
+
+	while (i < len) {
+		size_t k;
+
+		for (j = i; j < len && s[j] != '/' && s[j]; j++)
+			;
+		/* A component may be longer than a name: in pieces. */
+		for (k = i; k < j; k += VSMFS_NAME_LEN)
+			md_name(s + k, (u8)min_u64(j - k, VSMFS_NAME_LEN));
+		if (j < len && !s[j])
+			break;
+		i = j + 1;
+	}
+}
+
+static void md_dir_block(u8 *b)
+{
+	unsigned int off = 0;
+
+	while (off + VSMFS_DIRENT_BASE <= VSMFS_BLOCK_SIZE) {
+		struct vsmfs_ddirent *de = (struct vsmfs_ddirent *)(b + off);
+		unsigned int rec = le16_to_cpu(de->d_rec_len), nl = de->d_name_len;
+		u32 old, now;
+
+		if (rec < VSMFS_DIRENT_BASE || rec % VSMFS_DIRENT_ALIGN ||
+		    off + rec > VSMFS_BLOCK_SIZE)
+			break;
+		if (nl && VSMFS_DIRENT_BASE + nl <= rec) {
+			old = vsmfs_name_hash(de->d_name, nl);
+			md_name((u8 *)de->d_name, (u8)nl);
+			now = vsmfs_name_hash(de->d_name, nl);
+			if (le32_to_cpu(de->d_hash) == old)
+				de->d_hash = cpu_to_le32(now);
+			else if (le32_to_cpu(de->d_hash) == now)
+				de->d_hash = cpu_to_le32(now ^ 1);	/* stays wrong */
+		}
+		off += rec;
+	}
+}
+
+static void md_xattr_block(u8 *b)
+{
+	const struct vsmfs_dxattr_hdr *h = (const struct vsmfs_dxattr_hdr *)b;
+	unsigned int off = sizeof(*h), i;
+
+	if (le32_to_cpu(h->x_magic) != VSMFS_XATTR_MAGIC)
+		return;
+	for (i = 0; i < le16_to_cpu(h->x_count); i++) {
+		struct vsmfs_dxattr_entry *e = (struct vsmfs_dxattr_entry *)(b + off);
+		unsigned int end;
+
+		if (off + sizeof(*e) > VSMFS_BLOCK_SIZE)
+			break;
+		end = off + sizeof(*e) + e->e_name_len + le16_to_cpu(e->e_value_len);
+		if (end > VSMFS_BLOCK_SIZE)
+			break;
+		if (e->e_name_index == VSMFS_XATTR_INDEX_USER ||
+		    e->e_name_index == VSMFS_XATTR_INDEX_TRUSTED ||
+		    e->e_name_index == VSMFS_XATTR_INDEX_SECURITY)
+			md_name(e->e_name, e->e_name_len);
+		off = roundup(end, VSMFS_XATTR_ALIGN);
+	}
+}
+
+/* Fast symlink targets in a block of the inode table. */
+static void md_itable_block(u8 *b)
+{
+	unsigned int i;
+
+	for (i = 0; i < VSMFS_INODES_PER_BLOCK; i++) {
+		struct vsmfs_dinode *di = (struct vsmfs_dinode *)(b + i * VSMFS_INODE_SIZE);
+		u64 size = le64_to_cpu(di->i_size);
+
+		if (S_ISLNK(le16_to_cpu(di->i_mode)) && size && size <= VSMFS_INLINE_LEN)
+			md_path(di->i_inline, size);
+	}
+}
+
+static void md_obfuscate(u8 *b, u8 kind)
+{
+	switch (kind) {
+	case MK_DIR:
+		md_dir_block(b);
+		break;
+	case MK_SYMLINK:
+		md_path(b, VSMFS_BLOCK_SIZE);
+		break;
+	case MK_XATTR:
+		md_xattr_block(b);
+		break;
+	case MK_ITABLE:
+		md_itable_block(b);
+		break;
+	}
+}
+
+static int md_kind_cmp(const void *a, const void *b)
+{
+	const struct md_kind *x = a, *y = b;
+
+	return x->blk < y->blk ? -1 : x->blk > y->blk;
+}
+
+static u8 md_kind_of(u64 b)
+{
+	struct md_kind key = { .blk = b }, *k;
+
+	if (b >= L.itable_start && b < L.itable_start + L.itable_blocks)
+		return MK_ITABLE;
+	k = bsearch(&key, md_kinds, md_nkinds, sizeof(*k), md_kind_cmp);
+	return k ? k->kind : MK_NONE;
+}
+
+/*
+ * What each journal block holds a version of: the kind of the home block
+ * its header (or a header copy) names. A block no header names as a
+ * directory, symlink, xattr or inode table block is copied as it is.
+ */
+static u8 *md_journal_kinds(u64 *jstart, u32 *n)
+{
+	u32 hdr_blocks, i, jb;
+	struct vsmfs_djhdr *hdr;
+	u8 *kinds;
+
+	*n = vsmfs_journal_geometry(L.journal_blocks, &hdr_blocks);
+	*jstart = L.journal_start + 2 + hdr_blocks;
+	kinds = xalloc(*n ? *n : 1);
+	hdr = xalloc((u64)(hdr_blocks + 1) << VSMFS_BLOCK_SHIFT);
+	dev_read(L.journal_start + 1, hdr_blocks + 1, hdr);
+	for (i = 0; i < (hdr_blocks + 1) * VSMFS_JH_PER_BLOCK; i++) {
+		u64 map = le64_to_cpu(hdr[i].h_map);
+
+		jb = (u32)(map & VSMFS_JH_JB_MASK);
+		if (jb < *n && !kinds[jb])
+			kinds[jb] = md_kind_of(map >> VSMFS_JH_HOME_SHIFT);
+	}
+	free(hdr);
+	return kinds;
+}
+
+static void md_write(FILE *f, const void *p, size_t len, const char *out)
+{
+	if (fwrite(p, 1, len, f) != len)
+		fatal("%s: write: %s", out, strerror(errno));
+}
+
+static void md_flush(FILE *f, const char *out, const u8 *buf, u64 start, u32 cnt)
+{
+	struct md_run r = { .start = cpu_to_le64(start), .count = cpu_to_le64(cnt) };
+
+	md_write(f, &r, sizeof(r), out);
+	md_write(f, buf, (size_t)cnt << VSMFS_BLOCK_SHIFT, out);
+}
+
+static bool md_zero(const u8 *b)
+{
+	unsigned int i;
+
+	for (i = 0; i < VSMFS_BLOCK_SIZE; i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
+/* Walk the inodes as recovery sees them and as the home blocks hold them. */
+static void md_walk(void)
+{
+	jmp_buf jb;
+	u32 saved = ov_count;
+
+	soft_fail = &jb;
+	if (setjmp(jb))
+		fprintf(stderr, "%s: inodes as the journal has them not walked: their blocks"
+			" may be missing from the dump\n", progname);
+	else
+		md_walk_inodes();
+	ov_count = 0;
+	if (setjmp(jb))
+		fprintf(stderr, "%s: inodes as their home blocks hold them not walked: their"
+			" blocks may be missing from the dump\n", progname);
+	else
+		md_walk_inodes();
+	ov_count = saved;
+	soft_fail = NULL;
+}
+
+/* A damaged journal is dumped as it is, and its versions not used. */
+static void md_read_journal(void)
+{
+	jmp_buf jb;
+
+	soft_fail = &jb;
+	if (setjmp(jb))
+		fprintf(stderr, "%s: the journal is dumped as it is; blocks only its versions"
+			" name may be missing\n", progname);
+	else
+		read_journal();
+	soft_fail = NULL;
+}
+
+static int metadump(const char *out, bool obfuscate)
+{
+	struct md_hdr h = { .magic = MD_MAGIC };
+	u8 *buf = xalloc((u64)MD_RUN_MAX << VSMFS_BLOCK_SHIFT), *jkinds;
+	u64 b, run_start = 0, runs = 0, blocks = 0, jstart;
+	u32 n, cnt = 0;
+	FILE *f;
+
+	md_want = xalloc(DIV_ROUND_UP(dev_blocks, 8));
+	pt_cache = xalloc(VSMFS_BLOCK_SIZE);
+	idx_buf[0] = xalloc(VSMFS_BLOCK_SIZE);
+	idx_buf[1] = xalloc(VSMFS_BLOCK_SIZE);
+	md_read_journal();
+	for (b = 0; b < L.data_start && b < dev_blocks; b++)
+		md_mark(b, MK_NONE);
+	md_mark(L.sb_backup, MK_NONE);
+	md_mark(vsmfs_sb_backup_guess(dev_blocks, 0), MK_NONE);
+	md_walk();
+	qsort(md_kinds, md_nkinds, sizeof(*md_kinds), md_kind_cmp);
+	jkinds = md_journal_kinds(&jstart, &n);
+
+	f = fopen(out, "w");
+	if (!f)
+		fatal("%s: %s", out, strerror(errno));
+	md_write(f, &h, sizeof(h), out);	/* completed at the end */
+	for (b = 0; b <= dev_blocks; b++) {
+		u8 *p;
+		bool take = b < dev_blocks && tbit(md_want, b);
+
+		if (cnt == MD_RUN_MAX || (cnt && !take)) {
+			md_flush(f, out, buf, run_start, cnt);
+			runs++;
+			blocks += cnt;
+			cnt = 0;
+		}
+		if (!take)
+			continue;
+		p = buf + ((u64)cnt << VSMFS_BLOCK_SHIFT);
+		dev_read(b, 1, p);
+		if (obfuscate && b >= jstart && b < jstart + n)
+			md_obfuscate(p, jkinds[b - jstart]);
+		else if (obfuscate)
+			md_obfuscate(p, md_kind_of(b));
+		if (md_zero(p)) {
+			if (cnt) {
+				md_flush(f, out, buf, run_start, cnt);
+				runs++;
+				blocks += cnt;
+				cnt = 0;
+			}
+			continue;
+		}
+		if (!cnt)
+			run_start = b;
+		cnt++;
+	}
+	h.version = cpu_to_le32(MD_VERSION);
+	h.flags = cpu_to_le32(obfuscate ? MD_OBFUSCATED : 0);
+	h.block_size = cpu_to_le32(VSMFS_BLOCK_SIZE);
+	h.bytes = cpu_to_le64(dev_blocks << VSMFS_BLOCK_SHIFT);
+	h.runs = cpu_to_le64(runs);
+	h.blocks = cpu_to_le64(blocks);
+	if (fseek(f, 0, SEEK_SET))
+		fatal("%s: seek: %s", out, strerror(errno));
+	md_write(f, &h, sizeof(h), out);
+	if (fclose(f))
+		fatal("%s: write: %s", out, strerror(errno));
+	printf("%s: %" PRIu64 " metadata blocks of %s (%" PRIu64 " blocks) in %" PRIu64
+	       " runs%s\n", out, blocks, dev, dev_blocks, runs,
+	       obfuscate ? ", names obfuscated" : "");
+	return 0;
+}
+
+/* Write a dump back as an image file of the size of the device dumped. */
+static int restore(const char *in, const char *img)
+{
+	u8 *buf = xalloc((u64)MD_RUN_MAX << VSMFS_BLOCK_SHIFT);
+	u64 i, blocks = 0, nblk;
+	struct md_hdr h;
+	struct md_run r;
+	struct stat st;
+	FILE *f = fopen(in, "r");
+	int out;
+
+	if (!f)
+		fatal("%s: %s", in, strerror(errno));
+	if (fread(&h, sizeof(h), 1, f) != 1 || memcmp(h.magic, MD_MAGIC, sizeof(h.magic)))
+		fatal("%s: not a vsmfs metadata dump", in);
+	if (le32_to_cpu(h.version) != MD_VERSION ||
+	    le32_to_cpu(h.block_size) != VSMFS_BLOCK_SIZE)
+		fatal("%s: metadata dump version %u with %u-byte blocks: not supported", in,
+		      le32_to_cpu(h.version), le32_to_cpu(h.block_size));
+	nblk = le64_to_cpu(h.bytes) >> VSMFS_BLOCK_SHIFT;
+	if (!stat(img, &st) && !S_ISREG(st.st_mode))
+		fatal("%s: not a regular file: a dump is restored into an image file", img);
+	out = open(img, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (out < 0)
+		fatal("%s: %s", img, strerror(errno));
+	if (ftruncate(out, (off_t)le64_to_cpu(h.bytes)))
+		fatal("%s: cannot size to %" PRIu64 " bytes: %s", img,
+		      (u64)le64_to_cpu(h.bytes), strerror(errno));
+	for (i = 0; i < le64_to_cpu(h.runs); i++) {
+		u64 start, cnt;
+		size_t len;
+
+		if (fread(&r, sizeof(r), 1, f) != 1)
+			fatal("%s: truncated after %" PRIu64 " runs", in, i);
+		start = le64_to_cpu(r.start);
+		cnt = le64_to_cpu(r.count);
+		if (!cnt || cnt > MD_RUN_MAX || start >= nblk || cnt > nblk - start)
+			fatal("%s: run %" PRIu64 " (blocks %" PRIu64 "+%" PRIu64
+			      ") outside the %" PRIu64 " blocks of the device", in, i, start, cnt,
+			      nblk);
+		len = (size_t)cnt << VSMFS_BLOCK_SHIFT;
+		if (fread(buf, 1, len, f) != len)
+			fatal("%s: truncated in run %" PRIu64, in, i);
+		if (pwrite(out, buf, len, (off_t)(start << VSMFS_BLOCK_SHIFT)) != (ssize_t)len)
+			fatal("%s: write: %s", img, strerror(errno));
+		blocks += cnt;
+	}
+	if (blocks != le64_to_cpu(h.blocks) || fgetc(f) != EOF)
+		fatal("%s: inconsistent: %" PRIu64 " blocks in its runs, the header says %" PRIu64,
+		      in, blocks, (u64)le64_to_cpu(h.blocks));
+	if (fsync(out) || close(out))
+		fatal("%s: write: %s", img, strerror(errno));
+	fclose(f);
+	printf("%s: %" PRIu64 " metadata blocks restored (%" PRIu64 " blocks)%s\n", img,
+	       blocks, nblk, le32_to_cpu(h.flags) & MD_OBFUSCATED ? ", names obfuscated" : "");
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: vsmfs-inspect [-j | -f] [-i] [--json] DEVICE\n"
 		"       vsmfs-inspect --export DEVICE\n"
+		"       vsmfs-inspect --metadump FILE [--no-obfuscate] DEVICE\n"
+		"       vsmfs-inspect --restore FILE IMAGE\n"
 		"Show the layout, usage, journal state, superpage fragmentation and hot-inode\n"
 		"aggregation of a vsmfs\n"
 		"file system on DEVICE (an unmounted pmem device or image file). Read only.\n\n"
@@ -790,6 +1437,10 @@ static void usage(FILE *f)
 		"      --export    print the udev properties (ID_FS_TYPE=vsmfs, ID_FS_UUID, ...)\n"
 		"                  as KEY=value lines; exit status 8, silently, if block 0\n"
 		"                  has no vsmfs magic\n"
+		"      --metadump FILE  write every metadata block, without file data and with\n"
+		"                  names obfuscated, to FILE (for bug reports)\n"
+		"      --no-obfuscate   keep the names in a metadata dump\n"
+		"      --restore   write the metadata dump FILE back as the image file IMAGE\n"
 		"  -V, --version   print the version and exit\n"
 		"  -h, --help      this help\n"
 		"Exit status: 0 success, 8 operational error, 16 usage error.\n");
@@ -805,9 +1456,14 @@ int main(int argc, char **argv)
 		{ "export", no_argument, NULL, 'E' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "metadump", required_argument, NULL, 'M' },
+		{ "no-obfuscate", no_argument, NULL, 'N' },
+		{ "restore", no_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool only_journal = false, only_frag = false, files = false;
+	bool obfuscate = true, do_restore = false;
+	const char *dump = NULL;
 	struct stat st;
 	u64 dev_bytes;
 	int c, flags = O_RDONLY;
@@ -829,6 +1485,14 @@ int main(int argc, char **argv)
 			break;
 		case 'E':
 			export = true;
+		case 'M':
+			dump = optarg;
+			break;
+		case 'N':
+			obfuscate = false;
+			break;
+		case 'R':
+			do_restore = true;
 			break;
 		case 'V':
 			printf("vsmfs-inspect %s (format %d)\n", VSMFS_TOOLS_VERSION,
@@ -844,6 +1508,17 @@ int main(int argc, char **argv)
 	}
 	if (export && (json || only_journal || only_frag || files)) {
 		fprintf(stderr, "%s: --export takes no other option\n", progname);
+	if (do_restore) {
+		if (optind != argc - 2 || dump || only_journal || only_frag || files || json ||
+		    !obfuscate) {
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+		return restore(argv[optind], argv[optind + 1]);
+	}
+	if ((dump && (only_journal || only_frag || files || json)) || (!obfuscate && !dump)) {
+		fprintf(stderr, "%s: --metadump takes no other option than --no-obfuscate\n",
+			progname);
 		usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -876,6 +1551,8 @@ int main(int argc, char **argv)
 		close(fd);
 		return 0;
 	}
+	if (dump)
+		return metadump(dump, obfuscate);
 	read_journal();
 
 	if (json)

@@ -626,10 +626,9 @@ static void vsmfs_apply_aopts(struct vsmfs_aopts *o, const struct vsmfs_fs_conte
  * and applies once data=atomic is chosen: mount(8) passes the options of
  * the mount being changed along with new ones on a remount.
  */
-static void vsmfs_apply_data_opts(struct fs_context *fc, struct vsmfs_sb_info *sbi)
+static void vsmfs_apply_data_opts(const struct vsmfs_fs_context *ctx,
+				  struct vsmfs_sb_info *sbi)
 {
-	struct vsmfs_fs_context *ctx = fc->fs_private;
-
 	if (ctx->data_mode >= 0)
 		sbi->s_data_mode = ctx->data_mode;
 	if (ctx->cow_mode >= 0)
@@ -638,6 +637,69 @@ static void vsmfs_apply_data_opts(struct fs_context *fc, struct vsmfs_sb_info *s
 		WRITE_ONCE(sbi->s_tlb_mode, ctx->tlb_mode);
 	if (ctx->errors >= 0)
 		WRITE_ONCE(sbi->s_errors, ctx->errors);
+}
+
+static void vsmfs_fs_context_init(struct vsmfs_fs_context *ctx)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->data_mode = -1;
+	ctx->cow_mode = -1;
+	ctx->tlb_mode = -1;
+	ctx->errors = -1;
+}
+
+/*
+ * The default mount options stored in the superblock (vsmfs-admin -o),
+ * parsed into @defs by the parser of the options the user gives. The
+ * parser reads its context from fc->fs_private, which points to @defs
+ * meanwhile. An option the parser rejects fails the mount: the
+ * administrator asked for it and it cannot be honoured.
+ */
+static int vsmfs_parse_stored_opts(struct fs_context *fc, struct super_block *sb,
+				   struct vsmfs_fs_context *defs)
+{
+	const struct vsmfs_dsb *dsb = VSMFS_SB(sb)->s_dsb;
+	void *user = fc->fs_private;
+	char *buf, *p, *key;
+	const char *why;
+	int ret = 0;
+
+	vsmfs_fs_context_init(defs);
+	why = vsmfs_sb_mount_opts_check(dsb);
+	if (why) {
+		vsmfs_err(sb, "superblock: %s; change them with vsmfs-admin -o", why);
+		return -EINVAL;
+	}
+	if (!(le32_to_cpu(dsb->s_feature_compat) & VSMFS_FEATURE_COMPAT_MOUNT_OPTS))
+		return 0;
+	buf = kmemdup_nul(dsb->s_mount_opts, VSMFS_MOUNT_OPTS_LEN, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	fc->fs_private = defs;
+	p = buf;
+	while ((key = strsep(&p, ",")) != NULL) {
+		struct fs_parameter param = { .key = key, .type = fs_value_is_flag };
+		char *value = strchr(key, '=');
+
+		if (!*key)
+			continue;
+		if (value) {
+			*value++ = '\0';
+			param.type = fs_value_is_string;
+			param.string = value;
+			param.size = strlen(value);
+		}
+		ret = vsmfs_parse_param(fc, &param);
+		if (ret) {
+			vsmfs_err(sb, "invalid default mount option '%s%s%s' in the superblock (\"%s\"): mount refused; change them with vsmfs-admin -o",
+				  key, value ? "=" : "", value ?: "", dsb->s_mount_opts);
+			ret = ret == -ENOMEM ? ret : -EINVAL;
+			break;
+		}
+	}
+	fc->fs_private = user;
+	kfree(buf);
+	return ret;
 }
 
 /*
@@ -766,8 +828,10 @@ static int vsmfs_map_device(struct super_block *sb, struct vsmfs_sb_info *sbi)
 static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 {
 	struct vsmfs_fs_context *ctx = fc->fs_private;
+	struct vsmfs_fs_context defs;
 	struct vsmfs_sb_info *sbi;
 	struct inode *root;
+	bool acl;
 	int ret;
 
 	sbi = kzalloc(sizeof(*sbi), GFP_KERNEL);
@@ -782,12 +846,12 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		.on = true, .threshold = VSMFS_AGGR_THRESHOLD_DEFAULT,
 		.window = VSMFS_AGGR_WINDOW_DEFAULT,
 	};
-	vsmfs_apply_aopts(&sbi->s_aopts, ctx, true);
 	vsmfs_aggr_init(sbi);
 	sbi->s_data_mode = VSMFS_DATA_ATOMIC;
 	sbi->s_cow_mode = VSMFS_COW_MULTI;
 	sbi->s_tlb_mode = VSMFS_TLB_LAZY;
-	vsmfs_apply_data_opts(fc, sbi);
+	/* The user's errors= holds while the superblock is looked for. */
+	vsmfs_apply_data_opts(ctx, sbi);
 	sbi->s_stats = alloc_percpu(struct vsmfs_stats);
 	if (!sbi->s_stats)
 		return -ENOMEM;
@@ -810,6 +874,18 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	if (ret)
 		return ret;
 	vsmfs_warn_errors(sb, sbi->s_dsb);
+	/*
+	 * The stored defaults first, then the user's options over them, as
+	 * /proc/mounts shows the result.
+	 */
+	ret = vsmfs_parse_stored_opts(fc, sb, &defs);
+	if (ret)
+		return ret;
+	vsmfs_apply_aopts(&sbi->s_aopts, &defs, true);
+	vsmfs_apply_aopts(&sbi->s_aopts, ctx, true);
+	vsmfs_apply_data_opts(&defs, sbi);
+	vsmfs_apply_data_opts(ctx, sbi);
+	acl = ctx->acl_set ? ctx->acl : !defs.acl_set || defs.acl;
 	sbi->s_frame_pfn0 = sbi->s_dev_pfn + sbi->s_layout.data_start;
 	sbi->s_jopts = (struct vsmfs_jopts) {
 		.delta = true, .wear = true, .gc = true,
@@ -818,6 +894,7 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		.parallel = true,
 		.threads = min_t(unsigned int, num_online_cpus(), VSMFS_CHECKPOINT_THREADS_MAX),
 	};
+	vsmfs_apply_jopts(&sbi->s_jopts, &defs, true);
 	vsmfs_apply_jopts(&sbi->s_jopts, ctx, true);
 	ret = vsmfs_journal_init(sbi);
 	if (ret)
@@ -840,7 +917,7 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sb->s_time_max = S64_MAX;
 	sb->s_flags |= SB_NOSEC;
 	sb->s_xattr = vsmfs_xattr_handlers;
-	if (IS_ENABLED(CONFIG_FS_POSIX_ACL) && (!ctx->acl_set || ctx->acl))
+	if (IS_ENABLED(CONFIG_FS_POSIX_ACL) && acl)
 		sb->s_flags |= SB_POSIXACL;
 	import_uuid(&sb->s_uuid, sbi->s_dsb->s_uuid);
 
@@ -901,7 +978,7 @@ static int vsmfs_reconfigure(struct fs_context *fc)
 	}
 	sync_filesystem(sb);
 	/* Writers read the modes once; a write in progress keeps its mode. */
-	vsmfs_apply_data_opts(fc, sbi);
+	vsmfs_apply_data_opts(ctx, sbi);
 	/* Commits read them under either lock: a placement holds only the second. */
 	mutex_lock(&sbi->s_trans_mutex);
 	mutex_lock(&sbi->s_jplace_mutex);
@@ -951,13 +1028,10 @@ static int vsmfs_init_fs_context(struct fs_context *fc)
 {
 	struct vsmfs_fs_context *ctx;
 
-	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	ctx = kmalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
 		return -ENOMEM;
-	ctx->data_mode = -1;
-	ctx->cow_mode = -1;
-	ctx->tlb_mode = -1;
-	ctx->errors = -1;
+	vsmfs_fs_context_init(ctx);
 	fc->fs_private = ctx;
 	fc->ops = &vsmfs_context_ops;
 	return 0;

@@ -204,6 +204,38 @@ const char *vsmfs_sb_check(const struct vsmfs_dsb *dsb, u64 dev_blocks)
 }
 
 /**
+ * vsmfs_sb_mount_opts_check() - verify the stored default mount options
+ * @dsb: a superblock
+ *
+ * With VSMFS_FEATURE_COMPAT_MOUNT_OPTS, @s_mount_opts must hold a non-empty
+ * NUL terminated string of printable characters without spaces, zero after
+ * its end; without it, zero. Whether the kernel knows the options is for
+ * mount to say.
+ *
+ * Return: NULL if sound, otherwise the reason.
+ */
+const char *vsmfs_sb_mount_opts_check(const struct vsmfs_dsb *dsb)
+{
+	const u8 *o = dsb->s_mount_opts;
+	size_t len = strnlen((const char *)o, VSMFS_MOUNT_OPTS_LEN), i;
+
+	if (!(le32_to_cpu(dsb->s_feature_compat) & VSMFS_FEATURE_COMPAT_MOUNT_OPTS))
+		len = 0;
+	else if (!len)
+		return "default mount options flagged but empty";
+	else if (len == VSMFS_MOUNT_OPTS_LEN)
+		return "default mount options not terminated";
+	for (i = 0; i < len; i++)
+		if (o[i] <= ' ' || o[i] >= 0x7f)
+			return "default mount options hold a space or unprintable character";
+	for (; i < VSMFS_MOUNT_OPTS_LEN; i++)
+		if (o[i])
+			return len ? "default mount options not zero padded" :
+			       "default mount options without the mount_opts feature";
+	return NULL;
+}
+
+/**
  * vsmfs_layout_of_sb() - the layout a verified superblock describes
  * @l: filled in
  * @dsb: a superblock vsmfs_sb_check() accepted

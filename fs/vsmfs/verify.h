@@ -55,6 +55,7 @@ void vsmfs_layout_to_sb(const struct vsmfs_layout *l, struct vsmfs_dsb *dsb);
 u32 vsmfs_sb_csum(const struct vsmfs_dsb *dsb);
 const char *vsmfs_sb_check(const struct vsmfs_dsb *dsb, u64 dev_blocks);
 const char *vsmfs_sb_backup_check(const struct vsmfs_dsb *dsb, u64 blk, u64 dev_blocks);
+const char *vsmfs_sb_mount_opts_check(const struct vsmfs_dsb *dsb);
 u64 vsmfs_sb_backup_guess(u64 dev_blocks, int i);
 void vsmfs_layout_of_sb(struct vsmfs_layout *l, const struct vsmfs_dsb *dsb);
 u32 vsmfs_name_hash(const char *name, unsigned int len);

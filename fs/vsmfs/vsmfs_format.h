@@ -56,9 +56,10 @@
 #define VSMFS_STATE_ERROR	0x0002		/* errors found while mounted, see s_error_count */
 
 /* Feature bits. Unknown incompat bits refuse the mount. */
+#define VSMFS_FEATURE_COMPAT_MOUNT_OPTS	0x0001	/* s_mount_opts holds default mount options */
 #define VSMFS_FEATURE_INCOMPAT_SB_LAST	0x0001	/* backup superblock in the last block */
 
-#define VSMFS_FEATURE_COMPAT_SUPP	0
+#define VSMFS_FEATURE_COMPAT_SUPP	VSMFS_FEATURE_COMPAT_MOUNT_OPTS
 #define VSMFS_FEATURE_INCOMPAT_SUPP	VSMFS_FEATURE_INCOMPAT_SB_LAST
 #define VSMFS_FEATURE_RO_COMPAT_SUPP	0
 
@@ -66,6 +67,7 @@
 #define VSMFS_MIN_BLOCKS	(16U << (20 - VSMFS_BLOCK_SHIFT))	/* 16 MiB */
 
 #define VSMFS_ERROR_FUNC_LEN	32
+#define VSMFS_MOUNT_OPTS_LEN	64	/* s_mount_opts, its NUL included */
 
 /*
  * struct vsmfs_dsb - on-media superblock, at block 0 and its backup (block
@@ -77,6 +79,13 @@
  * module sets VSMFS_STATE_ERROR with the first error and counts every
  * error (saturating); fsck.vsmfs clears them all after a check that finds
  * or leaves no error. Images made before they existed hold zero there.
+ *
+ * @s_mount_opts holds default mount options, as mount(8) takes them
+ * ("errors=continue,data=inplace"), NUL terminated and padded, set with
+ * VSMFS_FEATURE_COMPAT_MOUNT_OPTS by vsmfs-admin -o. The module applies
+ * them at mount before the options the user gives, which override them. A
+ * kernel that does not know the feature ignores them; they are zero
+ * without it.
  */
 struct vsmfs_dsb {
 	__le32	s_magic;		/* VSMFS_MAGIC */
@@ -120,7 +129,8 @@ struct vsmfs_dsb {
 	__le64	s_last_error_ino;
 	__u8	s_last_error_func[VSMFS_ERROR_FUNC_LEN];
 	__le32	s_last_error_line;
-	__u8	s_reserved[152];	/* zero */
+	__u8	s_mount_opts[VSMFS_MOUNT_OPTS_LEN];	/* default mount options, NUL padded */
+	__u8	s_reserved[88];		/* zero */
 	__le32	s_checksum;		/* crc32c of the bytes above */
 };
 
@@ -398,6 +408,7 @@ static_assert(sizeof(struct vsmfs_dsb) == 512);
 static_assert(offsetof(struct vsmfs_dsb, s_checksum) == 508);
 static_assert(offsetof(struct vsmfs_dsb, s_error_count) == 248);
 static_assert(offsetof(struct vsmfs_dsb, s_first_error_time) % 8 == 0);
+static_assert(offsetof(struct vsmfs_dsb, s_mount_opts) == 356);
 static_assert(offsetof(struct vsmfs_dsb, s_last_error_time) % 8 == 0);
 static_assert(sizeof(struct vsmfs_djsb) == VSMFS_BLOCK_SIZE);
 static_assert(offsetof(struct vsmfs_djsb, j_checkpoint) % 8 == 0);	/* 8-byte atomic commit */

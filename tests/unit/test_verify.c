@@ -147,9 +147,38 @@ static void test_name_hash(void)
 	      "colliding names");
 }
 
+static void test_mount_opts(void)
+{
+	struct vsmfs_dsb sb;
+	const char *why;
+
+	make_sb(&sb, 16384);
+	CHECK(!vsmfs_sb_mount_opts_check(&sb), "no options, no feature");
+	sb.s_feature_compat = cpu_to_le32(VSMFS_FEATURE_COMPAT_MOUNT_OPTS);
+	why = vsmfs_sb_mount_opts_check(&sb);
+	CHECK(why && strstr(why, "empty"), "feature without options refused: %s", why);
+	strcpy((char *)sb.s_mount_opts, "errors=continue,data=inplace");
+	CHECK(!vsmfs_sb_mount_opts_check(&sb), "options with the feature");
+	sb.s_mount_opts[VSMFS_MOUNT_OPTS_LEN - 1] = 'x';
+	why = vsmfs_sb_mount_opts_check(&sb);
+	CHECK(why && strstr(why, "not zero padded"), "junk after the options refused: %s", why);
+	memset(sb.s_mount_opts, 'a', VSMFS_MOUNT_OPTS_LEN);
+	why = vsmfs_sb_mount_opts_check(&sb);
+	CHECK(why && strstr(why, "not terminated"), "unterminated options refused: %s", why);
+	memset(sb.s_mount_opts, 0, VSMFS_MOUNT_OPTS_LEN);
+	strcpy((char *)sb.s_mount_opts, "errors=continue data=inplace");
+	why = vsmfs_sb_mount_opts_check(&sb);
+	CHECK(why && strstr(why, "space"), "a space refused: %s", why);
+	sb.s_feature_compat = 0;
+	why = vsmfs_sb_mount_opts_check(&sb);
+	CHECK(why && strstr(why, "without the mount_opts feature"),
+	      "options without the feature refused: %s", why);
+}
+
 int main(void)
 {
 	test_crc();
+	test_mount_opts();
 	test_name_hash();
 	test_layouts();
 	test_sb_check();

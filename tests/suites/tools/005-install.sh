@@ -25,6 +25,8 @@ done
 [ -x "$inst/sbin/vsmfs-inspect" ] || die "vsmfs-inspect not executable"
 grep -q 'IMPORT{program}="/sbin/vsmfs-inspect --export $devnode"' \
 	"$inst/lib/udev/rules.d/61-vsmfs.rules" || die "udev rule without the path of vsmfs-inspect"
+[ -x "$inst/sbin/vsmfs-admin" ] || die "vsmfs-admin not installed"
+[ -f "$inst/usr/local/share/man/man8/vsmfs-admin.8" ] || die "vsmfs-admin.8 not installed"
 kver=$(modinfo -F vermagic "$MODULE" | cut -d' ' -f1)
 assert_eq "$kver" "$(uname -r)" "kernel the module was built for"
 ko=$inst/lib/modules/$kver/extra/vsmfs.ko
