@@ -1485,6 +1485,7 @@ int main(int argc, char **argv)
 			break;
 		case 'E':
 			export = true;
+			break;
 		case 'M':
 			dump = optarg;
 			break;
@@ -1506,8 +1507,12 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (export && (json || only_journal || only_frag || files)) {
+	if (export && (json || only_journal || only_frag || files || dump || do_restore ||
+		       !obfuscate)) {
 		fprintf(stderr, "%s: --export takes no other option\n", progname);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
 	if (do_restore) {
 		if (optind != argc - 2 || dump || only_journal || only_frag || files || json ||
 		    !obfuscate) {
