@@ -230,7 +230,8 @@ def test_edited(tmp):
     eq(r["aggregation"], {"hot": [{"ino": 40, "slot": 3, "in_use": False}], "moved_out": 1,
                           "window_at_least": 16}, f"{what}: aggregation")
     eq(r["files"], [{"ino": 2, "size": (4 << 20) + 4096, "pages": 1024, "runs": 3,
-                     "tail_key": 3, "zfdm_tail_released": True}], f"{what}: files")
+                     "tail_key": 3, "zfdm_tail_released": True,
+                     "truncating": False}], f"{what}: files")
 
 
 def test_errors(tmp):

@@ -4,7 +4,7 @@
 # default): the file system becomes read-only and writes fail with EROFS.
 # The error state survives unmount, mount warns about it, fsck.vsmfs
 # reports it and clears it once nothing else is wrong, and the next mount
-# is silent. panic is not tried here.
+# is silent. panic is tried in persist/011-errors-panic.
 . tests/lib/common.sh
 
 POKE=$HELPERS/fspoke
