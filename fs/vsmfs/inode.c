@@ -1216,6 +1216,8 @@ const struct inode_operations vsmfs_fast_symlink_inode_operations = {
 
 const struct inode_operations vsmfs_special_inode_operations = {
 	.setattr	= vsmfs_setattr,
+	.fileattr_get	= vsmfs_fileattr_get,
+	.fileattr_set	= vsmfs_fileattr_set,
 	.listxattr	= vsmfs_listxattr,
 	.get_acl	= vsmfs_get_acl,
 	.set_acl	= vsmfs_set_acl,
