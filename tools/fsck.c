@@ -12,7 +12,8 @@
  *   4. inode mapping table: a permutation of the inode slots
  *   5. every inode: mode, flags, sizes, index entries, pages owned
  *   6. every directory block: record chain, names, hash, types, references
- *   7. connectivity, directory hard links, link counts, orphans
+ *   7. connectivity, directory hard links, link counts, orphans, the
+ *      parent recorded in each directory
  *   8. logical page bitmap and inode bitmap against what is in use
  *
  * A block device is opened exclusively (a mounted device is refused) and
@@ -947,10 +948,13 @@ static void check_inode(u64 ino)
 		ibad(ino, "tail key %u set on a %s", le32_to_cpu(di->i_tail_key), type_name(t));
 	if (di->i_reserved0 || !all_zero(di->i_reserved2, sizeof(di->i_reserved2)))
 		ibad(ino, "reserved fields are not zero");
-	if (flags & ~(VSMFS_IFLAG_TAIL_RELEASED | VSMFS_IFLAG_TRUNCATING))
+	if (flags & ~VSMFS_IFLAG_ALL)
 		ibad(ino, "unknown flags 0x%x", flags);
 	if ((flags & VSMFS_IFLAG_TRUNCATING) && t != T_REG && t != T_DIR && t != T_LNK)
 		ibad(ino, "truncation flag set on a %s", type_name(t));
+	if (di->i_parent && t != T_DIR)
+		ibad(ino, "parent %" PRIu64 " set on a %s", le64_to_cpu(di->i_parent),
+		     type_name(t));
 	if (le32_to_cpu(di->i_atime_ns) >= 1000000000 || le32_to_cpu(di->i_mtime_ns) >= 1000000000 ||
 	    le32_to_cpu(di->i_ctime_ns) >= 1000000000 || le32_to_cpu(di->i_crtime_ns) >= 1000000000)
 		ibad(ino, "timestamp nanoseconds out of range");
@@ -1309,6 +1313,15 @@ static void check_links(void)
 					" directory entry refers to it", ino, type_name(in->dtype), nl);
 			}
 			continue;
+		}
+		/* 0 is "not known" (vsmfs_format.h): only another value is wrong. */
+		if (in->dtype == T_DIR && ino != VSMFS_ROOT_INO && di->i_parent &&
+		    le64_to_cpu(di->i_parent) != in->parent &&
+		    problem(in->bad ? FIX_NONE : FIX_PREEN, "directory %" PRIu64 ": parent %"
+			    PRIu64 ", should be %" PRIu64, ino, le64_to_cpu(di->i_parent),
+			    in->parent)) {
+			di->i_parent = cpu_to_le64(in->parent);
+			dinode_dirty(ino);
 		}
 		want = in->dtype == T_DIR ? 2 + (u64)in->subdirs : in->refs;
 		if (nl != want &&

@@ -735,6 +735,43 @@ static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t 
 	return ret;
 }
 
+/*
+ * An unnamed regular file (O_TMPFILE), created with no links: an orphan
+ * from its first commit, so a crash before it is linked or closed leaves
+ * it to orphan cleanup at the next mount (vsmfs_orphan_cleanup()). The
+ * in-core count drops to zero only in d_tmpfile(), which also lets linkat()
+ * give it a name (vsmfs_do_link()).
+ */
+static int vsmfs_tmpfile(struct user_namespace *ns, struct inode *dir, struct file *file,
+			 umode_t mode)
+{
+	struct vsmfs_trans t;
+	struct inode *inode;
+	int ret;
+
+	vsmfs_trans_begin(VSMFS_SB(dir->i_sb), &t);
+	inode = vsmfs_new_inode(&t, dir, &file->f_path.dentry->d_name, mode | S_IFREG, 0);
+	if (IS_ERR(inode)) {
+		vsmfs_trans_abort(&t);
+		return PTR_ERR(inode);
+	}
+	/* On PM with no links; in core with the one d_tmpfile() drops. */
+	clear_nlink(inode);
+	ret = vsmfs_write_inode_t(&t, inode);
+	set_nlink(inode, 1);
+	if (ret) {
+		vsmfs_trans_abort(&t);
+		clear_nlink(inode);
+		make_bad_inode(inode);
+		discard_new_inode(inode);
+		return ret;
+	}
+	ret = vsmfs_trans_commit(&t);
+	d_tmpfile(file, inode);
+	unlock_new_inode(inode);
+	return ret ?: finish_open_simple(file, 0);
+}
+
 static int vsmfs_do_create(struct user_namespace *ns, struct inode *dir,
 			   struct dentry *dentry, umode_t mode, bool excl)
 {
@@ -916,6 +953,12 @@ static int vsmfs_do_rename(struct user_namespace *ns, struct inode *old_dir,
 		npos.de->d_type = fs_umode_to_dtype(old_inode->i_mode);
 		vsmfs_trans_dirty(&t, opos.mb);
 		vsmfs_trans_dirty(&t, npos.mb);
+		if (old_dir != new_dir) {
+			if (is_dir)
+				VSMFS_I(old_inode)->i_parent = new_dir->i_ino;
+			if (S_ISDIR(new_inode->i_mode))
+				VSMFS_I(new_inode)->i_parent = old_dir->i_ino;
+		}
 		if (old_dir != new_dir && S_ISDIR(new_inode->i_mode) != is_dir) {
 			if (is_dir) {
 				vsmfs_drop_link(old_dir);
@@ -969,6 +1012,7 @@ static int vsmfs_do_rename(struct user_namespace *ns, struct inode *old_dir,
 	if (is_dir && old_dir != new_dir) {
 		vsmfs_drop_link(old_dir);
 		inc_nlink(new_dir);
+		VSMFS_I(old_inode)->i_parent = new_dir->i_ino;
 	}
 	old_inode->i_ctime = current_time(old_inode);
 	ret = vsmfs_write_inode_t(&t, old_inode);
@@ -990,6 +1034,8 @@ const struct file_operations vsmfs_dir_operations = {
 	.read		= generic_read_dir,
 	.iterate_shared	= vsmfs_readdir,
 	.fsync		= vsmfs_fsync,
+	.unlocked_ioctl	= vsmfs_ioctl,
+	.compat_ioctl	= vsmfs_compat_ioctl,
 };
 
 /* Entry points: the operations above, timed for their trace events. */
@@ -1091,7 +1137,10 @@ const struct inode_operations vsmfs_dir_inode_operations = {
 	.rmdir		= vsmfs_rmdir,
 	.mknod		= vsmfs_mknod,
 	.rename		= vsmfs_rename,
+	.tmpfile	= vsmfs_tmpfile,
 	.setattr	= vsmfs_setattr,
+	.fileattr_get	= vsmfs_fileattr_get,
+	.fileattr_set	= vsmfs_fileattr_set,
 	.listxattr	= vsmfs_listxattr,
 	.get_acl	= vsmfs_get_acl,
 	.set_acl	= vsmfs_set_acl,

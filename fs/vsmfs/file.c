@@ -1075,6 +1075,13 @@ static ssize_t vsmfs_do_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	bool large;
 
 	inode_lock(inode);
+	/*
+	 * A descriptor opened for writing before chattr +i or +a: the flags
+	 * hold from then on, as they do for a new open (may_open()).
+	 */
+	ret = -EPERM;
+	if (IS_IMMUTABLE(inode) || (IS_APPEND(inode) && !(iocb->ki_flags & IOCB_APPEND)))
+		goto out_unlock;
 	ret = generic_write_checks(iocb, from);
 	if (ret <= 0)
 		goto out_unlock;
@@ -1761,6 +1768,8 @@ const struct file_operations vsmfs_file_operations = {
 	.release	= vsmfs_release,
 	.fsync		= vsmfs_fsync,
 	.fallocate	= vsmfs_fallocate,
+	.unlocked_ioctl	= vsmfs_ioctl,
+	.compat_ioctl	= vsmfs_compat_ioctl,
 	.splice_read	= generic_file_splice_read,
 	.splice_write	= iter_file_splice_write,
 };
@@ -1768,6 +1777,8 @@ const struct file_operations vsmfs_file_operations = {
 const struct inode_operations vsmfs_file_inode_operations = {
 	.setattr	= vsmfs_setattr,
 	.fiemap		= vsmfs_fiemap,
+	.fileattr_get	= vsmfs_fileattr_get,
+	.fileattr_set	= vsmfs_fileattr_set,
 	.listxattr	= vsmfs_listxattr,
 	.get_acl	= vsmfs_get_acl,
 	.set_acl	= vsmfs_set_acl,

@@ -71,7 +71,14 @@ u64 vsmfs_lpn_blk(struct vsmfs_sb_info *sbi, u64 lpn)
 	return frame < l->data_pages ? l->data_start + frame : 0;
 }
 
-static struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, bool orphan);
+/* What __vsmfs_iget() accepts beyond an inode in use with links. */
+enum vsmfs_iget_mode {
+	VSMFS_IGET_LINKED,	/* only that: anything else is corruption */
+	VSMFS_IGET_ORPHAN,	/* also one with no links (orphan cleanup) */
+	VSMFS_IGET_HANDLE,	/* a file handle's: a free inode is -ESTALE */
+};
+
+static struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, enum vsmfs_iget_mode how);
 
 /*
  * Whether an on-media size can be the size of its inode: no regular file
@@ -128,14 +135,41 @@ static void vsmfs_set_ops(struct inode *inode)
  */
 struct inode *vsmfs_iget(struct super_block *sb, u64 ino)
 {
-	return __vsmfs_iget(sb, ino, false);
+	return __vsmfs_iget(sb, ino, VSMFS_IGET_LINKED);
 }
 
-/*
- * An in-core inode; @orphan also accepts an inode in use with no links,
- * which only orphan cleanup may ask for.
+/**
+ * vsmfs_iget_handle() - get the in-core inode a file handle names
+ * @sb: super block
+ * @ino: i-number from the handle, not trusted
+ * @gen: generation from the handle
+ *
+ * A handle outlives its file: an i-number out of range, a free inode, one
+ * with no links left, or one reused since (another generation) is a stale
+ * handle, not damage.
+ *
+ * Context: process context, may sleep.
+ * Return: the inode with a reference held, or an ERR_PTR (-ESTALE for a
+ * stale handle).
  */
-static struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, bool orphan)
+struct inode *vsmfs_iget_handle(struct super_block *sb, u64 ino, u32 gen)
+{
+	struct inode *inode;
+
+	if (ino < VSMFS_ROOT_INO || ino >= VSMFS_SB(sb)->s_layout.inodes)
+		return ERR_PTR(-ESTALE);
+	inode = __vsmfs_iget(sb, ino, VSMFS_IGET_HANDLE);
+	if (IS_ERR(inode))
+		return inode;
+	if (!inode->i_nlink || inode->i_generation != gen) {
+		iput(inode);
+		return ERR_PTR(-ESTALE);
+	}
+	return inode;
+}
+
+/* An in-core inode, found as @how says (enum vsmfs_iget_mode). */
+static struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, enum vsmfs_iget_mode how)
 {
 	struct vsmfs_inode_info *vi;
 	struct vsmfs_dinode *di;
@@ -155,7 +189,11 @@ static struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, bool orphan)
 	if (ret)
 		goto bad;
 	ret = -EFSCORRUPTED;
-	if ((!orphan && !le32_to_cpu(di->i_nlink)) || !le16_to_cpu(di->i_mode)) {
+	if ((how != VSMFS_IGET_ORPHAN && !le32_to_cpu(di->i_nlink)) || !le16_to_cpu(di->i_mode)) {
+		if (how == VSMFS_IGET_HANDLE) {
+			ret = -ESTALE;
+			goto bad;
+		}
 		vsmfs_fs_error(sb, ino, "inode is not in use");
 		goto bad;
 	}
@@ -176,6 +214,7 @@ static struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, bool orphan)
 	inode->i_rdev = new_decode_dev(le32_to_cpu(di->i_rdev));
 	vi->i_flags = le32_to_cpu(di->i_flags);
 	vi->i_tail_key = S_ISREG(inode->i_mode) ? le32_to_cpu(di->i_tail_key) : 0;
+	vi->i_parent = S_ISDIR(inode->i_mode) ? le64_to_cpu(di->i_parent) : 0;
 	vi->i_xattr = le64_to_cpu(di->i_xattr);
 	memset(vi->i_inline, 0, sizeof(vi->i_inline));
 	if (!vsmfs_size_ok(inode)) {
@@ -199,6 +238,7 @@ static struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, bool orphan)
 		goto bad;
 	}
 	vsmfs_set_ops(inode);
+	vsmfs_set_inode_flags(inode);
 	unlock_new_inode(inode);
 	return inode;
 bad:
@@ -244,6 +284,8 @@ int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode)
 	di->i_ctime_ns = cpu_to_le32(inode->i_ctime.tv_nsec);
 	di->i_rdev = cpu_to_le32(new_encode_dev(inode->i_rdev));
 	di->i_xattr = cpu_to_le64(vi->i_xattr);
+	if (S_ISDIR(inode->i_mode))
+		di->i_parent = cpu_to_le64(vi->i_parent);
 	if (vsmfs_inline_symlink(inode)) {
 		memcpy(di->i_inline, vi->i_inline, min_t(u64, inode->i_size, VSMFS_INLINE_LEN));
 	} else {
@@ -318,7 +360,9 @@ void vsmfs_inode_reload(struct inode *inode)
 	inode->i_ctime.tv_sec = le64_to_cpu(di->i_ctime);
 	inode->i_ctime.tv_nsec = le32_to_cpu(di->i_ctime_ns);
 	vi->i_flags = le32_to_cpu(di->i_flags);
+	vsmfs_set_inode_flags(inode);
 	vi->i_tail_key = S_ISREG(inode->i_mode) ? le32_to_cpu(di->i_tail_key) : 0;
+	vi->i_parent = S_ISDIR(inode->i_mode) ? le64_to_cpu(di->i_parent) : 0;
 	vi->i_xattr = le64_to_cpu(di->i_xattr);
 	if (vsmfs_inline_symlink(inode))
 		return;
@@ -342,8 +386,9 @@ void vsmfs_inode_reload(struct inode *inode)
  * @mode: type and permissions
  * @rdev: device number for device nodes
  *
- * The inode inherits @dir's default ACL and gets the attributes security
- * modules ask for, in the same transaction.
+ * The inode inherits @dir's default ACL, its no-dump and no-atime flags,
+ * and gets the attributes security modules ask for, in the same
+ * transaction. A directory records @dir as its parent.
  *
  * Return: the new inode (locked, I_NEW cleared by the caller through
  * d_instantiate_new()), or an ERR_PTR, after which the caller aborts @t.
@@ -374,14 +419,16 @@ struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir,
 	inode->i_mtime = current_time(inode);
 	inode->i_atime = inode->i_mtime;
 	inode->i_ctime = inode->i_mtime;
-	vi->i_flags = 0;
+	vi->i_flags = VSMFS_I(dir)->i_flags & (VSMFS_IFLAG_NODUMP | VSMFS_IFLAG_NOATIME);
 	vi->i_tail_key = 0;
+	vi->i_parent = S_ISDIR(mode) ? dir->i_ino : 0;
 	vi->i_pages = 0;
 	vi->i_xattr = 0;
 	memset(vi->i_index, 0, sizeof(vi->i_index));
 	memset(vi->i_inline, 0, sizeof(vi->i_inline));
 	set_nlink(inode, S_ISDIR(mode) ? 2 : 1);
 	vsmfs_set_ops(inode);
+	vsmfs_set_inode_flags(inode);
 	ret = insert_inode_locked(inode);
 	if (ret < 0) {
 		vsmfs_fs_error(sb, ino, "new inode already in the inode cache");
@@ -1220,6 +1267,8 @@ const struct inode_operations vsmfs_fast_symlink_inode_operations = {
 
 const struct inode_operations vsmfs_special_inode_operations = {
 	.setattr	= vsmfs_setattr,
+	.fileattr_get	= vsmfs_fileattr_get,
+	.fileattr_set	= vsmfs_fileattr_set,
 	.listxattr	= vsmfs_listxattr,
 	.get_acl	= vsmfs_get_acl,
 	.set_acl	= vsmfs_set_acl,
@@ -1264,7 +1313,7 @@ int vsmfs_orphan_cleanup(struct super_block *sb)
 
 			if (!(di->i_flags & cpu_to_le32(VSMFS_IFLAG_TRUNCATING)))
 				continue;
-			inode = __vsmfs_iget(sb, ino, false);
+			inode = __vsmfs_iget(sb, ino, VSMFS_IGET_LINKED);
 			if (IS_ERR(inode))
 				return PTR_ERR(inode);
 			ret = vsmfs_truncate_finish(inode);
@@ -1274,7 +1323,7 @@ int vsmfs_orphan_cleanup(struct super_block *sb)
 			truncated++;
 			continue;
 		}
-		inode = __vsmfs_iget(sb, ino, true);
+		inode = __vsmfs_iget(sb, ino, VSMFS_IGET_ORPHAN);
 		if (IS_ERR(inode))
 			return PTR_ERR(inode);
 		/* The last reference: eviction frees the pages and the inode. */

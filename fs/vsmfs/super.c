@@ -16,6 +16,7 @@
 #include <linux/pfn_t.h>
 #include <linux/bitmap.h>
 #include <linux/debugfs.h>
+#include <linux/exportfs.h>
 #include "vsmfs.h"
 #include "pmem.h"
 #include "fault.h"
@@ -79,6 +80,32 @@ static void vsmfs_write_super_locked(struct vsmfs_sb_info *sbi)
 	vsmfs_fence();
 	vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, VSMFS_SB_BLOCK), dsb, sizeof(*dsb));
 	vsmfs_fence();
+}
+
+/**
+ * vsmfs_set_label() - change the volume label
+ * @sbi: the file system, mounted read-write
+ * @label: the new label, not NUL terminated
+ * @len: its length, at most VSMFS_LABEL_LEN
+ *
+ * The label is stored NUL padded in both superblock copies by
+ * vsmfs_write_super_locked(), whose order keeps one copy whole across a
+ * crash: after it, the old or the new label, never a torn one.
+ *
+ * Return: 0, or -EROFS if errors=remount-ro has acted.
+ */
+int vsmfs_set_label(struct vsmfs_sb_info *sbi, const char *label, size_t len)
+{
+	struct vsmfs_dsb *dsb = sbi->s_dsb;
+
+	if (READ_ONCE(sbi->s_error_ro))
+		return -EROFS;
+	spin_lock(&sbi->s_sb_lock);
+	memset(dsb->s_label, 0, sizeof(dsb->s_label));
+	memcpy(dsb->s_label, label, min_t(size_t, len, sizeof(dsb->s_label)));
+	vsmfs_write_super_locked(sbi);
+	spin_unlock(&sbi->s_sb_lock);
+	return 0;
 }
 
 /* Mark the file system in use (rw mount) or cleanly unmounted. */
@@ -910,6 +937,7 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 
 	sb->s_magic = VSMFS_MAGIC;
 	sb->s_op = &vsmfs_sops;
+	sb->s_export_op = &vsmfs_export_ops;
 	sb->s_maxbytes = VSMFS_MAX_FILE_SIZE;
 	sb->s_max_links = VSMFS_LINK_MAX;
 	sb->s_time_gran = 1;

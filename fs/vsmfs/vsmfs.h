@@ -278,6 +278,7 @@ struct vsmfs_inode_info {
 	struct vsmfs_dir_index	*i_dir;
 	u32			i_flags;	/* VSMFS_IFLAG_* */
 	u32			i_tail_key;	/* 1 + key owning its VSP's tail, or 0 */
+	u64			i_parent;	/* directory: parent i-number, 0 if unknown */
 	u64			i_pages;	/* logical pages owned */
 	/*
 	 * Logical page of the xattr block, 0 if none. It and the block's
@@ -390,6 +391,7 @@ void __vsmfs_fs_error(struct super_block *sb, const char *func, unsigned int lin
 	__vsmfs_fs_error(sb, __func__, __LINE__, ino, fmt, ##__VA_ARGS__)
 
 ssize_t vsmfs_errors_show(struct vsmfs_sb_info *sbi, char *buf);
+int vsmfs_set_label(struct vsmfs_sb_info *sbi, const char *label, size_t len);
 
 /* sysfs.c */
 u64 vsmfs_stat_read(struct vsmfs_sb_info *sbi, enum vsmfs_stat stat);
@@ -448,6 +450,7 @@ extern const struct inode_operations vsmfs_special_inode_operations;
 extern const struct inode_operations vsmfs_symlink_inode_operations;
 extern const struct inode_operations vsmfs_fast_symlink_inode_operations;
 struct inode *vsmfs_iget(struct super_block *sb, u64 ino);
+struct inode *vsmfs_iget_handle(struct super_block *sb, u64 ino, u32 gen);
 struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir,
 			      const struct qstr *qstr, umode_t mode, dev_t rdev);
 int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode);
@@ -486,6 +489,22 @@ extern const struct inode_operations vsmfs_file_inode_operations;
 struct inode *vsmfs_alloc_inode(struct super_block *sb);
 u64 vsmfs_atomic_write_max(struct vsmfs_sb_info *sbi, unsigned int cow);
 void vsmfs_free_inode(struct inode *inode);
+
+/* ioctl.c */
+struct fileattr;
+void vsmfs_set_inode_flags(struct inode *inode);
+int vsmfs_fileattr_get(struct dentry *dentry, struct fileattr *fa);
+int vsmfs_fileattr_set(struct user_namespace *mnt_userns, struct dentry *dentry,
+		       struct fileattr *fa);
+long vsmfs_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+#ifdef CONFIG_COMPAT
+long vsmfs_compat_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+#else
+#define vsmfs_compat_ioctl	NULL
+#endif
+
+/* export.c */
+extern const struct export_operations vsmfs_export_ops;
 
 /* dir.c */
 extern const struct file_operations vsmfs_dir_operations;

@@ -246,6 +246,18 @@ static inline __u32 vsmfs_journal_geometry(__u64 journal_blocks, __u32 *hdr_bloc
  * last; only a crash between two parts leaves it on PM).
  */
 #define VSMFS_IFLAG_TRUNCATING		0x0002
+/*
+ * Attribute flags users set with chattr (FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR).
+ * Module versions that predate them keep them as they are, unenforced.
+ */
+#define VSMFS_IFLAG_IMMUTABLE		0x0100	/* no change, no new link, no removal */
+#define VSMFS_IFLAG_APPEND		0x0200	/* writes only append; no removal */
+#define VSMFS_IFLAG_NODUMP		0x0400	/* left out by dump(8) */
+#define VSMFS_IFLAG_NOATIME		0x0800	/* access time not updated */
+#define VSMFS_IFLAG_USER		(VSMFS_IFLAG_IMMUTABLE | VSMFS_IFLAG_APPEND | \
+					 VSMFS_IFLAG_NODUMP | VSMFS_IFLAG_NOATIME)
+#define VSMFS_IFLAG_ALL			(VSMFS_IFLAG_TAIL_RELEASED | VSMFS_IFLAG_TRUNCATING | \
+					 VSMFS_IFLAG_USER)
 
 /*
  * struct vsmfs_dinode - on-media inode, one slot of the inode table
@@ -255,6 +267,11 @@ static inline __u32 vsmfs_journal_geometry(__u64 journal_blocks, __u32 *hdr_bloc
  * the number of pages in the run (1..512) holding file pages from the start
  * of that piece. For directories and long symlinks an entry maps one 4 KiB
  * block to its logical page.
+ *
+ * @i_parent names the parent of a directory, for file handles that outlive
+ * the dentry cache (NFS export, open_by_handle_at()). It is 0 in any other
+ * inode, and in a directory that a module version predating it last wrote
+ * (such a version clears it): a hint, then unknown, never stale.
  */
 struct vsmfs_dinode {
 	__le16	i_mode;			/* file type and permissions */
@@ -285,7 +302,8 @@ struct vsmfs_dinode {
 		};
 		__u8	i_inline[VSMFS_INLINE_LEN];	/* fast symlink target */
 	};
-	__u8	i_reserved2[72];	/* zero */
+	__le64	i_parent;		/* directory: i-number of its parent, or 0 */
+	__u8	i_reserved2[64];	/* zero */
 };
 
 #define VSMFS_INODE_SIZE	256
@@ -418,6 +436,7 @@ static_assert(VSMFS_BLOCK_SIZE % sizeof(struct vsmfs_djhdr) == 0);
 static_assert(sizeof(struct vsmfs_dinode) == VSMFS_INODE_SIZE);
 static_assert(offsetof(struct vsmfs_dinode, i_direct) % 8 == 0);
 static_assert(offsetof(struct vsmfs_dinode, i_size) % 8 == 0);
+static_assert(offsetof(struct vsmfs_dinode, i_parent) == 184);
 static_assert(sizeof(struct vsmfs_ddirent) == VSMFS_DIRENT_BASE);
 static_assert(VSMFS_BLOCK_SIZE % VSMFS_INODE_SIZE == 0);
 static_assert(sizeof(struct vsmfs_dxattr_hdr) == 32);

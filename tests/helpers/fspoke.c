@@ -250,7 +250,7 @@ static const struct field inode_fields[] = {
 	FI("direct0", i_direct[0]), FI("direct1", i_direct[1]), FI("direct2", i_direct[2]),
 	FI("direct3", i_direct[3]), FI("direct4", i_direct[4]), FI("direct5", i_direct[5]),
 	FI("direct6", i_direct[6]), FI("direct7", i_direct[7]),
-	FI("ind", i_ind), FI("dind", i_dind), { "reserved2", offsetof(struct vsmfs_dinode,
+	FI("ind", i_ind), FI("dind", i_dind), FI("parent", i_parent), { "reserved2", offsetof(struct vsmfs_dinode,
 	i_reserved2), 8 }, { NULL, 0, 0 }
 };
 

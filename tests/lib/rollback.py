@@ -5,13 +5,14 @@ For each operation, memory allocation fails at each of its allocations in
 turn (a fault point's "skip" knob lets N pass, then "interval" 1 fails the
 rest): every call that fails must leave the tree exactly as it was
 (names, types, modes, link counts, sizes, contents, times but atime,
-extended attributes and ACLs, free blocks and inodes).
+attribute flags, extended attributes and ACLs, free blocks and inodes).
 
 usage: rollback.py MNT [POINT...]
 Prints one line per operation; exits 1 if any failed call changed the tree.
 """
 import ctypes
 import errno
+import fcntl
 import hashlib
 import os
 import shutil
@@ -23,6 +24,8 @@ LIBC = ctypes.CDLL(None, use_errno=True)
 RENAME_NOREPLACE, RENAME_EXCHANGE = 1, 2
 FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE, FALLOC_FL_ZERO_RANGE = 1, 2, 0x10
 AT_FDCWD = -100
+FS_IOC_GETFLAGS, FS_IOC_SETFLAGS = 0x80086601, 0x40086602
+FS_NODUMP_FL, FS_NOATIME_FL = 0x40, 0x80
 MAX_STEPS = 24
 
 
@@ -38,6 +41,22 @@ def fallocate(path, mode, off, length):
         if LIBC.fallocate(fd, mode, ctypes.c_long(off), ctypes.c_long(length)):
             e = ctypes.get_errno()
             raise OSError(e, os.strerror(e))
+    finally:
+        os.close(fd)
+
+
+def getflags(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return int.from_bytes(fcntl.ioctl(fd, FS_IOC_GETFLAGS, bytes(8))[:4], "little")
+    finally:
+        os.close(fd)
+
+
+def setflags(path, flags):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.ioctl(fd, FS_IOC_SETFLAGS, (getflags(path) | flags).to_bytes(8, "little"))
     finally:
         os.close(fd)
 
@@ -98,6 +117,8 @@ def snapshot(base, free=True):
             if stat.S_ISREG(st.st_mode):
                 with open(p, "rb") as f:
                     e += (hashlib.sha1(f.read()).hexdigest(),)
+            if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+                e += (getflags(p),)
             elif stat.S_ISLNK(st.st_mode):
                 e += (os.readlink(p),)
             if not stat.S_ISLNK(st.st_mode):
@@ -147,6 +168,7 @@ def ops(b):
         ("set-acl", lambda: os.setxattr(b + "/d2/h", "system.posix_acl_access",
                                         acl_blob(1000))),
         ("chmod", lambda: os.chmod(b + "/d1/g", 0o600)),
+        ("chattr", lambda: setflags(b + "/d1/g", FS_NODUMP_FL | FS_NOATIME_FL)),
     ]
 
 

@@ -2,7 +2,8 @@
 # each of its allocations in turn, through the fault points' skip knob)
 # leaves the tree exactly as it was before the call, in DRAM and on PM:
 # create, mkdir, mknod, symlink, link, unlink, rmdir, every kind of rename,
-# writes (copy-on-write and in place), truncate, fallocate, xattrs, ACLs.
+# writes (copy-on-write and in place), truncate, fallocate, xattrs, ACLs,
+# attribute flags.
 . tests/lib/common.sh
 
 K=/sys/kernel/debug/vsmfs

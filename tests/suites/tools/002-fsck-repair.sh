@@ -82,6 +82,14 @@ repair_case nlink_low -p "inode $F1 (regular file): link count 1, should be 2"
 c_dir_nlink() { "$POKE" "$DEV" inode "$D1" set nlink=7; }
 repair_case dir_nlink -y "inode $D1 (directory): link count 7, should be 3"
 
+# The parent a directory records for file handles: 0 is "not known", any
+# other value must be the directory holding its entry.
+c_dir_parent() { "$POKE" "$DEV" inode "$D2" set parent="$D3"; }
+repair_case dir_parent -p "directory $D2: parent $D3, should be $D1"
+restore_image
+"$POKE" "$DEV" inode "$D2" set parent=0
+fsck_expect 0 -n "$DEV"
+
 c_ipages() { "$POKE" "$DEV" inode "$BIG" set pages=3; }
 repair_case ipages -y "inode $BIG (regular file): i_pages 3, should be 1280"
 

@@ -72,6 +72,9 @@ damage_case bad_mode "inode $MID (invalid type): invalid mode 0170644"
 c_bad_flags() { "$POKE" "$DEV" inode "$MID" set flags=0x80; }
 damage_case bad_flags "inode $MID (regular file): unknown flags 0x80"
 
+c_file_parent() { "$POKE" "$DEV" inode "$MID" set parent="$D1"; }
+damage_case file_parent "inode $MID (regular file): parent $D1 set on a regular file"
+
 c_reserved() { "$POKE" "$DEV" inode "$MID" set reserved2=1; }
 damage_case reserved "inode $MID (regular file): reserved fields are not zero"
 
