@@ -70,7 +70,7 @@ static uint64_t next_random(void)
 	return rng;
 }
 
-static long number(const char *s)
+static long parse_count(const char *s)
 {
 	char *end;
 	long v = strtol(s, &end, 0);
@@ -103,13 +103,13 @@ int main(int argc, char **argv)
 	int fd;
 
 	if (argc == 3 && !strcmp(argv[1], "marker")) {
-		marker(number(argv[2]));
+		marker(parse_count(argv[2]));
 		return 0;
 	}
 	if (argc == 6 && !strcmp(argv[1], "append")) {
-		long bs = number(argv[4]);
+		long bs = parse_count(argv[4]);
 
-		n = number(argv[3]);
+		n = parse_count(argv[3]);
 		buf = malloc(bs);
 		if (!buf)
 			fail("malloc");
@@ -117,20 +117,20 @@ int main(int argc, char **argv)
 		fd = open(argv[2], O_CREAT | O_TRUNC | O_WRONLY | O_APPEND, 0644);
 		if (fd < 0)
 			fail("open");
-		begin(number(argv[5]));
+		begin(parse_count(argv[5]));
 		for (i = 0; i < n; i++) {
 			if (write(fd, buf, bs) != bs)
 				fail("write");
 			if (fsync(fd))
 				fail("fsync");
 		}
-		end(number(argv[5]));
+		end(parse_count(argv[5]));
 		close(fd);
 		return 0;
 	}
 	if (argc == 5 && !strcmp(argv[1], "create")) {
-		n = number(argv[3]);
-		begin(number(argv[4]));
+		n = parse_count(argv[3]);
+		begin(parse_count(argv[4]));
 		for (i = 0; i < n; i++) {
 			snprintf(name, sizeof(name), "%s/c%05ld", argv[2], i);
 			fd = open(name, O_CREAT | O_EXCL | O_WRONLY, 0644);
@@ -140,11 +140,11 @@ int main(int argc, char **argv)
 				fail("fsync");
 			close(fd);
 		}
-		end(number(argv[4]));
+		end(parse_count(argv[4]));
 		return 0;
 	}
 	if (argc == 4 && !strcmp(argv[1], "layout")) {
-		long size = number(argv[3]), chunk = 2L << 20, off;
+		long size = parse_count(argv[3]), chunk = 2L << 20, off;
 
 		buf = malloc(chunk);
 		if (!buf)
@@ -165,11 +165,11 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc == 7 && !strcmp(argv[1], "overwrite")) {
-		long bs = number(argv[4]), blocks;
+		long bs = parse_count(argv[4]), blocks;
 		off_t size;
 
-		n = number(argv[3]);
-		rng = number(argv[5]) | 1;
+		n = parse_count(argv[3]);
+		rng = parse_count(argv[5]) | 1;
 		buf = malloc(bs);
 		if (!buf)
 			fail("malloc");
@@ -183,26 +183,26 @@ int main(int argc, char **argv)
 			fprintf(stderr, "markops: %s is smaller than %ld bytes\n", argv[2], bs);
 			return 1;
 		}
-		begin(number(argv[6]));
+		begin(parse_count(argv[6]));
 		for (i = 0; i < n; i++) {
 			off_t off = (off_t)(next_random() % blocks) * bs;
 
 			if (pwrite(fd, buf, bs, off) != bs)
 				fail("pwrite");
 		}
-		end(number(argv[6]));
+		end(parse_count(argv[6]));
 		close(fd);
 		return 0;
 	}
 	if (argc == 5 && !strcmp(argv[1], "unlink")) {
-		n = number(argv[3]);
-		begin(number(argv[4]));
+		n = parse_count(argv[3]);
+		begin(parse_count(argv[4]));
 		for (i = 0; i < n; i++) {
 			snprintf(name, sizeof(name), "%s/c%05ld", argv[2], i);
 			if (unlink(name))
 				fail("unlink");
 		}
-		end(number(argv[4]));
+		end(parse_count(argv[4]));
 		return 0;
 	}
 	fprintf(stderr, "usage: see the comment at the top of markops.c\n");
