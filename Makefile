@@ -113,7 +113,7 @@ ordering-test: all
 # make test: bench-quick takes about 10 minutes here, bench about an hour;
 # both end with bench/report, which writes REPORT.md.
 # Set VSMFS_VM_LOCK=FILE to serialize each benchmark VM with others (flock).
-BENCH_HELPERS := build/bench/append30 build/bench/mix build/bench/invlpg-time
+BENCH_HELPERS := build/bench/append30 build/bench/mix build/bench/invlpg-time build/bench/markops
 
 build/bench/%: bench/helpers/%.c
 	@mkdir -p build/bench

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * markops - a run of one kind of file operation between pmtrace markers,
+ * for bench/pmtrace-ops.
+ *
+ *   markops append FILE N BS TAG        N times: append BS bytes, fsync
+ *   markops create DIR N TAG            N times: create DIR/cNNNNN empty,
+ *                                       fsync it, close
+ *   markops layout FILE SIZE            write FILE whole (2 MiB writes),
+ *                                       fsync; no markers
+ *   markops overwrite FILE N BS SEED TAG
+ *                                       N times: pwrite BS bytes at a
+ *                                       random BS-aligned offset of FILE
+ *   markops unlink DIR N TAG            unlink DIR/c00000 ... c<N-1>
+ *   markops marker TAG                  one marker, TAG
+ *
+ * Markers (but for "marker"): TAG just before the first operation, TAG+1 just after the
+ * last, TAG+2 after a sync() that follows.  A marker is the 7-byte NOP
+ * "nopl 0x504dTTTT(%rax)" (TTTT the 16-bit tag), which the pmtrace QEMU
+ * plugin turns into a snapshot of its counters; it does nothing anywhere
+ * else, so the program also runs outside the plugin.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static void fail(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+/* Executes "nopl 0x504dTTTT(%rax); ret" from a page written at run time. */
+static void marker(unsigned int tag)
+{
+	static uint8_t *code;
+
+	if (!code) {
+		code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (code == MAP_FAILED)
+			fail("mmap");
+	}
+	code[0] = 0x0f;
+	code[1] = 0x1f;
+	code[2] = 0x80;
+	code[3] = tag & 0xff;
+	code[4] = (tag >> 8) & 0xff;
+	code[5] = 0x4d;
+	code[6] = 0x50;
+	code[7] = 0xc3;
+	__builtin___clear_cache((char *)code, (char *)code + 8);
+	((void (*)(void))code)();
+}
+
+static uint64_t rng;
+
+static uint64_t next_random(void)
+{
+	/* xorshift64 */
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static long parse_count(const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 0);
+
+	if (*s == '\0' || *end != '\0' || v < 0) {
+		fprintf(stderr, "markops: bad number '%s'\n", s);
+		exit(2);
+	}
+	return v;
+}
+
+static void begin(unsigned int tag)
+{
+	sync();
+	marker(tag);
+}
+
+static void end(unsigned int tag)
+{
+	marker(tag + 1);
+	sync();
+	marker(tag + 2);
+}
+
+int main(int argc, char **argv)
+{
+	char name[4096];
+	char *buf;
+	long i, n;
+	int fd;
+
+	if (argc == 3 && !strcmp(argv[1], "marker")) {
+		marker(parse_count(argv[2]));
+		return 0;
+	}
+	if (argc == 6 && !strcmp(argv[1], "append")) {
+		long bs = parse_count(argv[4]);
+
+		n = parse_count(argv[3]);
+		buf = malloc(bs);
+		if (!buf)
+			fail("malloc");
+		memset(buf, 'a', bs);
+		fd = open(argv[2], O_CREAT | O_TRUNC | O_WRONLY | O_APPEND, 0644);
+		if (fd < 0)
+			fail("open");
+		begin(parse_count(argv[5]));
+		for (i = 0; i < n; i++) {
+			if (write(fd, buf, bs) != bs)
+				fail("write");
+			if (fsync(fd))
+				fail("fsync");
+		}
+		end(parse_count(argv[5]));
+		close(fd);
+		return 0;
+	}
+	if (argc == 5 && !strcmp(argv[1], "create")) {
+		n = parse_count(argv[3]);
+		begin(parse_count(argv[4]));
+		for (i = 0; i < n; i++) {
+			snprintf(name, sizeof(name), "%s/c%05ld", argv[2], i);
+			fd = open(name, O_CREAT | O_EXCL | O_WRONLY, 0644);
+			if (fd < 0)
+				fail("open");
+			if (fsync(fd))
+				fail("fsync");
+			close(fd);
+		}
+		end(parse_count(argv[4]));
+		return 0;
+	}
+	if (argc == 4 && !strcmp(argv[1], "layout")) {
+		long size = parse_count(argv[3]), chunk = 2L << 20, off;
+
+		buf = malloc(chunk);
+		if (!buf)
+			fail("malloc");
+		memset(buf, 'l', chunk);
+		fd = open(argv[2], O_CREAT | O_TRUNC | O_WRONLY, 0644);
+		if (fd < 0)
+			fail("open");
+		for (off = 0; off < size; off += chunk) {
+			long len = size - off < chunk ? size - off : chunk;
+
+			if (pwrite(fd, buf, len, off) != len)
+				fail("pwrite");
+		}
+		if (fsync(fd))
+			fail("fsync");
+		close(fd);
+		return 0;
+	}
+	if (argc == 7 && !strcmp(argv[1], "overwrite")) {
+		long bs = parse_count(argv[4]), blocks;
+		off_t size;
+
+		n = parse_count(argv[3]);
+		rng = parse_count(argv[5]) | 1;
+		buf = malloc(bs);
+		if (!buf)
+			fail("malloc");
+		memset(buf, 'o', bs);
+		fd = open(argv[2], O_WRONLY);
+		if (fd < 0)
+			fail("open");
+		size = lseek(fd, 0, SEEK_END);
+		blocks = size / bs;
+		if (blocks < 1) {
+			fprintf(stderr, "markops: %s is smaller than %ld bytes\n", argv[2], bs);
+			return 1;
+		}
+		begin(parse_count(argv[6]));
+		for (i = 0; i < n; i++) {
+			off_t off = (off_t)(next_random() % blocks) * bs;
+
+			if (pwrite(fd, buf, bs, off) != bs)
+				fail("pwrite");
+		}
+		end(parse_count(argv[6]));
+		close(fd);
+		return 0;
+	}
+	if (argc == 5 && !strcmp(argv[1], "unlink")) {
+		n = parse_count(argv[3]);
+		begin(parse_count(argv[4]));
+		for (i = 0; i < n; i++) {
+			snprintf(name, sizeof(name), "%s/c%05ld", argv[2], i);
+			if (unlink(name))
+				fail("unlink");
+		}
+		end(parse_count(argv[4]));
+		return 0;
+	}
+	fprintf(stderr, "usage: see the comment at the top of markops.c\n");
+	return 2;
+}
