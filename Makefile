@@ -98,6 +98,7 @@ crash-test: all
 
 crash-parallel: all
 	tests/crash/power-cut --parallel 4 -s $(SEED) -n $(or $(N),20)
+	tests/run persist/007-parallel-cut
 
 crash-atomic: all
 	VSMFS_CRASH_SNAPSHOTS=$(or $(N),500) VSMFS_CRASH_SEED=$(or $(SEED),4) tests/run atomic
