@@ -1,6 +1,7 @@
 # A file unlinked while open keeps its space until the last close; if the
 # system goes down first, the next read-write mount frees it, or the
-# remount read-write of a read-only mount.
+# remount read-write of a read-only mount; so it does an O_TMPFILE file
+# never linked.
 . tests/lib/common.sh
 
 mkfs_vsmfs -f "$DEV"
@@ -24,13 +25,21 @@ oino=$(stat -c %i "$MNT/orphan")
 exec 3<"$MNT/orphan"
 rm "$MNT/orphan"
 sync
-dd if="$DEV" of=/tmp/crash.img bs=1M iflag=direct conv=sparse status=none
+# An O_TMPFILE file open as well, never linked: an orphan from its creation.
+python3 - "$MNT" "$DEV" <<'PY'
+import os, subprocess, sys
+fd = os.open(sys.argv[1], os.O_TMPFILE | os.O_RDWR, 0o600)
+os.write(fd, b"x" * 3000000)
+os.fsync(fd)
+subprocess.run(["dd", f"if={sys.argv[2]}", "of=/tmp/crash.img", "bs=1M", "iflag=direct",
+                "conv=sparse", "status=none"], check=True)
+PY
 exec 3<&-
 umount "$MNT"
 dd if=/tmp/crash.img of="$DEV" bs=1M oflag=direct status=none
 dmesg -C
 mount_vsmfs
-dmesg_has "freed 1 orphan inode" || die "orphan not reported"
+dmesg_has "freed 2 orphan inodes" || die "orphans not reported"
 assert_eq "$(stat -f -c %f "$MNT")" "$free0" "orphan space freed at mount"
 assert_eq "$(stat -f -c %d "$MNT")" "$ifree0" "orphan inode freed at mount"
 umount "$MNT"
@@ -42,7 +51,7 @@ dmesg -C
 mount_vsmfs -o ro
 dmesg | grep -q "orphan inode" && die "orphan freed by a read-only mount"
 mount -o remount,rw "$MNT"
-dmesg_has "freed 1 orphan inode" || die "orphan not freed at the remount read-write"
+dmesg_has "freed 2 orphan inodes" || die "orphans not freed at the remount read-write"
 assert_eq "$(stat -f -c %f "$MNT")" "$free0" "orphan space freed at the remount"
 assert_eq "$(stat -f -c %d "$MNT")" "$ifree0" "orphan inode freed at the remount"
 umount "$MNT"
