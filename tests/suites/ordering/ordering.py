@@ -625,8 +625,11 @@ def check_images(label, dev, log, args, bounds, expect, context, check, covered=
             failed += 1
             print(f"FAIL: {what}", flush=True)
     # The device as it was before the log, not the last image (a control's
-    # may be damaged): a consistent file system for whatever comes next.
+    # may be damaged), mounted once (recovery) and unmounted: a clean file
+    # system for whatever comes next.
     dev.write_image({})
+    if mount() is None:
+        umount()
     return rp, n, kinds, failed, known, caught
 
 
