@@ -1862,8 +1862,17 @@ static void vsmfs_jtx_end(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 		vsmfs_jwrite_block(j, tx, c->dst, c->src, c->delta, c->mask_ok ? c->mask : NULL);
 		kfree(c->src);
 	}
-	/* Data (written by the caller), journal blocks, headers durable. */
-	vsmfs_fence();
+	/*
+	 * Data (written by the caller), journal blocks, headers durable: the
+	 * fence is on this CPU, where they were flushed, or where the task
+	 * flushed them before it moved here (vsmfs_trans_commit()). The
+	 * negative control of the ordering checker (pmlog.c) makes it on
+	 * another CPU instead, which orders none of them.
+	 */
+	if (unlikely(vsmfs_pmlog_remote_fence()))
+		vsmfs_pmlog_fence_elsewhere();
+	else
+		vsmfs_fence();
 	vsmfs_fault_stop(sb, VSMFS_FAULT_JCOMMIT_STOP, "journal stopped before a commit");
 	/* 5, 6: in ticket order. */
 	vsmfs_jtx_finish(j, tx);

@@ -14,8 +14,12 @@
  *   vsmfs_memcpy_nt(),       NT: the bytes stored, exactly
  *   vsmfs_copy_from_iter()
  *   vsmfs_fence()            FENCE
- * each with the CPU and the task that made it, the address turned into a
- * byte offset in the device (through the mapping layer for data pages).
+ * each with the CPU and the task that made it (pid 0 outside a task's own
+ * context: in an interrupt, such as the function call of another CPU, or
+ * in the idle task, which has that pid on every CPU), the address turned
+ * into a byte offset in the device (through the mapping layer for data
+ * pages). A MARK record, written from user space through pmlog_mark, says
+ * where in the log an event of the test happened (pmlog_format.h).
  * vsmfs_persist() is a flush and a fence, vsmfs_zero_pm() a STORE and a
  * flush. Only the device of one mount is logged: the first mounted after
  * the module was loaded, or after that one was unmounted.
@@ -41,7 +45,12 @@
  * store is known durable after a fence on the same CPU or by the same task:
  * the Intel SDM (vol. 2A, CLWB) says CLWB is ordered by SFENCE, MFENCE and
  * locked instructions, and a task leaving a CPU passes through the
- * runqueue lock there, a locked instruction. The images of a crash just
+ * runqueue lock there, a locked instruction, so what it flushed on the
+ * CPU it left is ordered before anything it does on the next one. The
+ * model counts only the module's own fences: the locked instructions of
+ * the kernel that happen to lie between a flush and a later store are no
+ * ordering the module may rely on, as other architectures order a
+ * write-back only by an explicit barrier on the same CPU. The images of a crash just
  * before each fence are the durable lines plus choices, within the
  * replay's bounds, among the values each other line took since.
  *
@@ -50,6 +59,7 @@
  *   pmlog        write "on" (empties the log and starts it) or "off";
  *                read: the state, counts, and whether it overflowed
  *   pmlog_data   the log (pmlog_format.h), readable while logging is off
+ *   pmlog_mark   write a number: a MARK record holding it (while on)
  * A log that ran out of room keeps what it had and says so in its header
  * (VSMFS_PMLOG_OVERFLOW): the replay refuses it rather than check a
  * truncated history.
@@ -62,10 +72,12 @@
 #include <linux/mutex.h>
 #include <linux/sched.h>
 #include <linux/smp.h>
+#include <linux/cpumask.h>
 #include <linux/uaccess.h>
 #include "vsmfs.h"
 #include "pmlog.h"
 #include "pmlog_format.h"
+#include "pmem.h"
 
 static unsigned int pmlog_mb = 64;
 module_param(pmlog_mb, uint, 0644);
@@ -87,6 +99,56 @@ MODULE_PARM_DESC(pmlog_misorder_sb, "test aid: update the superblock in a wrong 
 bool vsmfs_pmlog_misorder_sb(void)
 {
 	return READ_ONCE(pmlog_misorder_sb);
+}
+
+/*
+ * The negative control of the per-CPU fence rule: the fence that makes a
+ * commit's journal writes durable before its commit record (journal.c,
+ * step 4) made on another CPU than the one that wrote and flushed them.
+ * That fence orders nothing of this CPU's, so the commit record may reach
+ * PM before the journal blocks it commits; the ordering tests expect the
+ * checker to catch it in logs of several tasks committing at once.
+ */
+static bool pmlog_remote_fence;
+module_param(pmlog_remote_fence, bool, 0644);
+MODULE_PARM_DESC(pmlog_remote_fence, "test aid: make the fence before a commit record on another CPU (the ordering checker must catch it)");
+
+/**
+ * vsmfs_pmlog_remote_fence() - whether a commit fences on another CPU
+ *
+ * Return: the pmlog_remote_fence module parameter.
+ */
+bool vsmfs_pmlog_remote_fence(void)
+{
+	return READ_ONCE(pmlog_remote_fence);
+}
+
+static void vsmfs_pmlog_fence_fn(void *unused)
+{
+	vsmfs_fence();
+}
+
+/**
+ * vsmfs_pmlog_fence_elsewhere() - make a fence on another CPU, not here
+ *
+ * Runs vsmfs_fence() on another online CPU through a function call
+ * interrupt and waits for it; on a machine of one CPU, fences here. The
+ * fence is logged with that CPU and no task (pid 0), as it is made in an
+ * interrupt there. The interrupt's own path runs locked instructions on
+ * this CPU too; the model does not count them (see the top of this file).
+ *
+ * Context: process context, interrupts enabled.
+ */
+void vsmfs_pmlog_fence_elsewhere(void)
+{
+	int cpu = get_cpu();
+	int other = cpumask_any_but(cpu_online_mask, cpu);
+
+	if (other < nr_cpu_ids)
+		smp_call_function_single(other, vsmfs_pmlog_fence_fn, NULL, 1);
+	else
+		vsmfs_fence();
+	put_cpu();
 }
 
 /*
@@ -141,12 +203,15 @@ static bool vsmfs_pmlog_off(const void *p, u64 *off)
 	return true;
 }
 
-/* Append one record; @data, @len within one page. Called with lock held. */
-static void vsmfs_pmlog_add(u16 type, const void *data, u32 len)
+/*
+ * Append one record: @len bytes of @data, within one page of the device,
+ * or with no data (@data NULL) @val as its r_off. Called with lock held.
+ */
+static void vsmfs_pmlog_add(u16 type, const void *data, u32 len, u64 val)
 {
 	size_t need = sizeof(struct vsmfs_pmlog_rec) + ALIGN(len, 8);
 	struct vsmfs_pmlog_rec *r;
-	u64 off = 0;
+	u64 off = val;
 
 	lockdep_assert_held(&pmlog.lock);
 	if (!pmlog.on)
@@ -162,7 +227,7 @@ static void vsmfs_pmlog_add(u16 type, const void *data, u32 len)
 	r = pmlog.buf + pmlog.used;
 	r->r_type = cpu_to_le16(type);
 	r->r_cpu = cpu_to_le16(smp_processor_id());
-	r->r_pid = cpu_to_le32(current->pid);
+	r->r_pid = cpu_to_le32(in_task() ? current->pid : 0);
 	r->r_off = cpu_to_le64(off);
 	r->r_len = cpu_to_le32(len);
 	r->r_reserved = 0;
@@ -184,7 +249,7 @@ static void vsmfs_pmlog_range(u16 type, const void *addr, size_t len)
 	while (p < end) {
 		size_t n = min_t(size_t, end - p, PAGE_SIZE - offset_in_page(p));
 
-		vsmfs_pmlog_add(type, p, n);
+		vsmfs_pmlog_add(type, p, n, 0);
 		p += n;
 	}
 	spin_unlock_irqrestore(&pmlog.lock, flags);
@@ -251,7 +316,7 @@ void vsmfs_pmlog_fence(void)
 	if (!READ_ONCE(pmlog.on))
 		return;
 	spin_lock_irqsave(&pmlog.lock, flags);
-	vsmfs_pmlog_add(VSMFS_PMLOG_FENCE, NULL, 0);
+	vsmfs_pmlog_add(VSMFS_PMLOG_FENCE, NULL, 0, 0);
 	spin_unlock_irqrestore(&pmlog.lock, flags);
 }
 
@@ -362,6 +427,29 @@ static ssize_t vsmfs_pmlog_ctl_read(struct file *file, char __user *ubuf, size_t
 	return simple_read_from_buffer(ubuf, count, ppos, buf, len);
 }
 
+/* A MARK record holding the number written, if the log is on. */
+static ssize_t vsmfs_pmlog_mark_write(struct file *file, const char __user *ubuf,
+				      size_t count, loff_t *ppos)
+{
+	unsigned long flags;
+	u64 val;
+	int ret;
+
+	ret = kstrtou64_from_user(ubuf, count, 0, &val);
+	if (ret)
+		return ret;
+	spin_lock_irqsave(&pmlog.lock, flags);
+	vsmfs_pmlog_add(VSMFS_PMLOG_MARK, NULL, 0, val);
+	spin_unlock_irqrestore(&pmlog.lock, flags);
+	return count;
+}
+
+static const struct file_operations vsmfs_pmlog_mark_fops = {
+	.owner	= THIS_MODULE,
+	.write	= vsmfs_pmlog_mark_write,
+	.llseek	= noop_llseek,
+};
+
 static const struct file_operations vsmfs_pmlog_ctl_fops = {
 	.owner	= THIS_MODULE,
 	.read	= vsmfs_pmlog_ctl_read,
@@ -434,6 +522,7 @@ void vsmfs_pmlog_init(struct dentry *dir)
 {
 	debugfs_create_file("pmlog", 0600, dir, NULL, &vsmfs_pmlog_ctl_fops);
 	debugfs_create_file("pmlog_data", 0400, dir, NULL, &vsmfs_pmlog_data_fops);
+	debugfs_create_file("pmlog_mark", 0200, dir, NULL, &vsmfs_pmlog_mark_fops);
 }
 
 /**

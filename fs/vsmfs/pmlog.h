@@ -23,6 +23,8 @@ void vsmfs_pmlog_detach(struct vsmfs_sb_info *sbi);
 void vsmfs_pmlog_init(struct dentry *dir);
 void vsmfs_pmlog_exit(void);
 bool vsmfs_pmlog_misorder_sb(void);
+bool vsmfs_pmlog_remote_fence(void);
+void vsmfs_pmlog_fence_elsewhere(void);
 #else
 static inline void vsmfs_pmlog_store(const void *addr, size_t len)
 {
@@ -59,6 +61,15 @@ static inline void vsmfs_pmlog_exit(void)
 static inline bool vsmfs_pmlog_misorder_sb(void)
 {
 	return false;
+}
+
+static inline bool vsmfs_pmlog_remote_fence(void)
+{
+	return false;
+}
+
+static inline void vsmfs_pmlog_fence_elsewhere(void)
+{
 }
 #endif
 

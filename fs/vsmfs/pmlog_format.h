@@ -4,6 +4,11 @@
  * /sys/kernel/debug/vsmfs/pmlog_data by tools/vsmfs-pmreplay: one header,
  * then records in the order they were made. Fixed width little-endian
  * fields; every record is 8-byte aligned.
+ *
+ * A MARK record changes no line: user space writes a number to
+ * /sys/kernel/debug/vsmfs/pmlog_mark to say where in the log something it
+ * did (e.g. an operation returning) happened. The ordering tests use marks
+ * to know, at each crash point, which operations of each task had returned.
  */
 #ifndef _VSMFS_PMLOG_FORMAT_H
 #define _VSMFS_PMLOG_FORMAT_H
@@ -12,7 +17,7 @@
 #include <linux/build_bug.h>
 
 #define VSMFS_PMLOG_MAGIC	0x474f4c4d50534d56ULL	/* bytes "VSMPMLOG" */
-#define VSMFS_PMLOG_VERSION	2
+#define VSMFS_PMLOG_VERSION	3
 
 /* ph_flags */
 #define VSMFS_PMLOG_OVERFLOW	0x1	/* records were lost: the log is unusable */
@@ -33,12 +38,13 @@ struct vsmfs_pmlog_hdr {
 #define VSMFS_PMLOG_NT		2	/* non-temporal stores; r_len bytes: what was stored */
 #define VSMFS_PMLOG_FENCE	3	/* store fence; no data */
 #define VSMFS_PMLOG_STORE	4	/* cached stores; r_len bytes: what was stored */
+#define VSMFS_PMLOG_MARK	5	/* a mark from user space; r_off: its value, no data */
 
 struct vsmfs_pmlog_rec {
-	__le16	r_type;		/* VSMFS_PMLOG_FLUSH, _NT, _FENCE or _STORE */
+	__le16	r_type;		/* VSMFS_PMLOG_FLUSH, _NT, _FENCE, _STORE or _MARK */
 	__le16	r_cpu;		/* CPU that made the record */
-	__le32	r_pid;		/* task that made it */
-	__le64	r_off;		/* byte offset in the device (FLUSH: line aligned) */
+	__le32	r_pid;		/* task that made it; 0: none (interrupt, idle) */
+	__le64	r_off;		/* device offset (FLUSH: line aligned); MARK: value */
 	__le32	r_len;		/* data bytes that follow, padded to 8 */
 	__le32	r_reserved;	/* zero */
 };

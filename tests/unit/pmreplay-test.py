@@ -94,6 +94,52 @@ imgs = images([rec(pr.STORE, 0, b(3), cpu=1, pid=2), rec(pr.FLUSH, 0, b(3) + byt
 check(states(imgs, "1", 0) == {0, 3}, "another CPU's fence made a line durable")
 check(states(imgs, "end", 0) == {3}, "own fence did not make the line durable")
 
+# A task that moved to another CPU between its flush and its fence: its
+# fence there makes the line durable (the move passed through a locked
+# instruction on the CPU it left), and the replay counts the move.
+path = log_file([rec(pr.STORE, 0, b(4), cpu=0, pid=7), rec(pr.FLUSH, 0, b(4) + bytes(56), cpu=0,
+                                                           pid=7),
+                 rec(pr.FENCE, cpu=1, pid=7), rec(pr.FENCE, cpu=1, pid=8)])
+try:
+    log = pr.Log(path)
+finally:
+    os.unlink(path)
+rp = pr.Replay(bytes(DEV), log)
+pts = {p.name: {len(u[1]) for u in p.units} for p in rp.points()}
+check(pts == {"0": {2}, "1": set(), "end": set()}, f"moved task's fence: units {pts}")
+check(rp.moved == 1, f"moved task's fence counted {rp.moved} times, not once")
+
+# Pid 0 is no task (an interrupt, the idle task of each CPU): its fence on
+# another CPU orders nothing of a pid 0 mark elsewhere.
+imgs = images([rec(pr.STORE, 0, b(5), cpu=0, pid=0), rec(pr.FLUSH, 0, b(5) + bytes(56), cpu=0,
+                                                           pid=0),
+               rec(pr.FENCE, cpu=1, pid=0)])
+check(states(imgs, "end", 0) == {0, 5}, "a pid 0 fence on another CPU made a line durable")
+
+# The fence of a commit made on another CPU (the pmlog_remote_fence control):
+# the journal block flushed here is not durable, the commit record written
+# after that fence can be, so some image holds the commit without the block.
+imgs = images([rec(pr.NT, 128, b(6), cpu=0, pid=3), rec(pr.FENCE, cpu=1, pid=0),
+               rec(pr.STORE, 0, b(9), cpu=0, pid=3), rec(pr.FLUSH, 0, b(9) + bytes(56), cpu=0,
+                                                         pid=3),
+               rec(pr.FENCE, cpu=0, pid=3)])
+check(any(d.get(0) == 9 and d.get(128, 0) == 0 for d, _ in imgs["1"].values()),
+      "no image with the commit record and not the block fenced elsewhere")
+check(states(imgs, "end", 128) == {6}, "own fence did not make the block durable")
+
+# Marks change no line and are kept with their place in the log; crash
+# points know theirs.
+path = log_file([rec(pr.MARK, 1 << 32 | 1, cpu=0, pid=5), rec(pr.STORE, 0, b(2)),
+                 rec(pr.FLUSH, 0, b(2) + bytes(56)), rec(pr.MARK, 2, cpu=1, pid=6),
+                 rec(pr.FENCE)])
+try:
+    log = pr.Log(path)
+finally:
+    os.unlink(path)
+check(log.marks == [(0, 0, 5, 1 << 32 | 1), (3, 1, 6, 2)], f"marks read as {log.marks}")
+pts = [(p.name, p.pos, len(p.units)) for p in pr.Replay(bytes(DEV), log).points()]
+check(pts == [("0", 4, 1), ("end", 5, 0)], f"crash points with marks: {pts}")
+
 # The torn superblock pattern: a primary changed in place (two lines,
 # cached), a backup written non-temporally, one fence. Some image must
 # leave both torn: primary line 0 new with line 1 old, backup likewise.

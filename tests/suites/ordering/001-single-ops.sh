@@ -14,4 +14,4 @@ rmmod vsmfs
 trap 'umount "$MNT" 2>/dev/null || true; rmmod vsmfs; insmod "$MODULE"' EXIT
 insmod "$pmlog_ko" pmlog_mb=64
 python3 tests/suites/ordering/ordering.py "${VSMFS_ORDERING:-short}" \
-	--seed "${VSMFS_ORDERING_SEED:-1}"
+	--seed "${VSMFS_ORDERING_SEED:-1}" --workloads single

@@ -1,20 +1,25 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Guest side of the ordering group: single-operation workloads checked at
-every crash point of their persistence-ordering log.
+"""Guest side of the ordering group: single-operation and concurrent
+workloads checked at the crash points of their persistence-ordering log.
 
-  ordering.py short|long [--seed S] [--only NAME,...] [--list]
+  ordering.py short|long [--seed S] [--workloads single|concurrent|all]
+              [--only NAME,...] [--list] [--keep] [-v]
 
 The instrumented module (build/pmlog/vsmfs.ko) must be loaded. It logs
-every store to PM, cached or not, so the crash images include lines written
-back early by the cache (see tools/vsmfs-pmreplay). For each workload, on a fresh file system on $VSMFS_PMEM0: mount, set up, take the
-digest of the tree ("pre"), copy the device ("base"), turn the log on, run
-the one operation, turn the log off, take the digest again ("post") and
-unmount (in the long run the unmount is logged too). Then
-tools/vsmfs-pmreplay builds the crash images of the log, and each one is
-written onto the device, mounted (recovery), digested, unmounted and
-checked with fsck.vsmfs -n. vsmfs commits synchronously, so each image
-must mount, pass fsck and hold the pre or the post tree; an image of a
-crash after the operation returned must hold the post tree.
+every store to PM, cached or not, with the CPU and task that made it, so
+the crash images include lines written back early by the cache, and a
+flush is durable only after a fence on its CPU or by its task (see
+tools/vsmfs-pmreplay).
+
+Single operations (WORKLOADS). For each, on a fresh file system on
+$VSMFS_PMEM0: mount, set up, take the digest of the tree ("pre"), copy the
+device ("base"), turn the log on, run the one operation, turn the log off,
+take the digest again ("post") and unmount (in the long run the unmount is
+logged too). Then tools/vsmfs-pmreplay builds the crash images of the log,
+and each one is written onto the device, mounted (recovery), digested,
+unmounted and checked with fsck.vsmfs -n. vsmfs commits synchronously, so
+each image must mount, pass fsck and hold the pre or the post tree; an
+image of a crash after the operation returned must hold the post tree.
 
 A digest is, for every name under the mount point: type, permissions,
 link count, owner, size, modification and change times, contents (hash),
@@ -24,24 +29,49 @@ the rest of its superpage and gives back what it did not use in a
 transaction of its own, so a crash in between holds the post tree with
 the reservation still made (kept on PM, given back later).
 
-The short run takes every workload but the KNOWN ones, a few again with
-checkpoint_threshold=1 (journal GC and checkpoint at every commit), and at
-every crash point the images of vsmfs-pmreplay with up to 16 single lines
-of each kind (4 in the flush images crossed with eviction), one value
-between per line and two random images of each kind. The long run takes every workload with every set of OPTION_SETS,
-adds the unmount to the log, and tries up to 64 single lines (16 crossed
-with eviction), eight values between and eight random images. A failure names the workload, the crash
-image (POINT:SPEC, as vsmfs-pmreplay takes it) and the lines lost or left
-at a value between; the base and log of a failing workload are kept in
-build/ordering/ to reproduce it.
+Concurrent workloads (CONCURRENT). Two tasks (processes), each pinned to a
+CPU of its own, run their operations at the same time, each started
+together: in directories of their own, in one directory, on one file.
+In conc-migrate four tasks write large files and the parent moves them
+between the CPUs every millisecond; the summary line counts the lines
+that only the rule "a fence by the same task" made durable (a task that
+moved between its flush and its fence). A move inside a commit needs the
+task to have been switched out in its transaction (vsmfs_vsp_exit()
+moves it then), which the scheduler decides: the count may be 0. After each operation a task takes its view (the
+names and data it alone changes, with times) and writes a mark into the
+log (debugfs pmlog_mark: task << 32 | operations returned). At a crash
+point where the marks say task t had returned from d of its operations,
+an image must mount, pass fsck, leave the names no task owns as they were,
+and hold for each task its view after d operations, or after d + 1 (the
+next one may have committed before its mark). The journal counters show
+commits in flight together; the run fails if none was pipelined (placed
+while the next transaction changed DRAM) or waited for its turn.
+
+The short run takes the single operations but SHORT_SKIP and KNOWN, a few
+again with checkpoint_threshold=1 (journal GC and checkpoint at every
+commit), and every concurrent workload; per crash point the images of
+vsmfs-pmreplay within SHORT_IMAGES (single lines of each kind, random
+images of each kind, values between per line, and a cap on the images per
+point, kept by a seeded sample), at every crash point of a single
+operation and at CONC_SHORT_POINTS of a concurrent one (one at random in
+each equal stretch of the log, and the end). The long run takes every
+workload with every set of OPTION_SETS (CONC_OPTION_SETS for the
+concurrent ones), adds the unmount to the log, and checks every crash
+point within LONG_IMAGES (CONC_LONG_IMAGES). A failure names the
+workload, the crash image (POINT:SPEC, as vsmfs-pmreplay takes it) and
+the lines lost or left at a value between; the base and log of a failing
+workload are kept in build/ordering/ to reproduce it.
 
 Negative controls (EXPECT_FAIL): workloads run with a test aid of the
-instrumented module that makes a store deliberately misordered. Each must
-have a crash image the check rejects with the failure it names; it is
-reported as a failure if none is found, so a checker that went blind is
-seen. Failures that match an entry of KNOWN_ISSUES are reported as known
-and not counted. Of the expected and known failures of a workload the
-first is shown, the others counted on its summary line.
+instrumented module that makes a store deliberately misordered
+(pmlog_misorder_sb: a torn superblock update; pmlog_remote_fence: the
+fence before each commit record made on another CPU than the one that
+flushed the journal writes it orders). Each must have a crash image the
+check rejects with the failure it names (the short run stops at the
+first); it is reported as a failure if none is found, so a checker that
+went blind is seen. Failures that match an entry of KNOWN_ISSUES are
+reported as known and not counted. Of the expected and known failures of
+a workload the first is shown, the others counted on its summary line.
 """
 
 import argparse
@@ -50,8 +80,11 @@ import errno
 import fcntl
 import hashlib
 import importlib.machinery
+import json
 import mmap
+import multiprocessing
 import os
+import random
 import re
 import shutil
 import stat
@@ -67,7 +100,9 @@ FSCK = os.path.join(TOP, "tools", "fsck.vsmfs")
 KEEP = os.path.join(TOP, "build", "ordering")
 CTL = "/sys/kernel/debug/vsmfs/pmlog"
 DATA = "/sys/kernel/debug/vsmfs/pmlog_data"
+MARKFILE = "/sys/kernel/debug/vsmfs/pmlog_mark"
 LOGFILE = "/tmp/ordering.pmlog"
+TASKFILE = "/tmp/ordering.task"
 WORK_OPTS = "aggregate=off,checkpoint=0"
 MS_RDONLY, MS_REMOUNT, MS_NOATIME = 0x1, 0x20, 0x400
 PARAMS = "/sys/module/vsmfs/parameters"
@@ -268,7 +303,24 @@ OPTION_SETS = {
     "cow-sp": "cow=superpage",
 }
 # The workloads of the short run that also run with checkpoint_threshold=1.
-SHORT_CKPT = ["creat", "rename-replace", "overwrite-4k", "setxattr", "truncate-shrink"]
+SHORT_CKPT = ["rename-replace", "overwrite-4k"]
+# Workloads the short run leaves to the long one, each for one that stays
+# and takes the same paths of the module: unlink for unlink-linked
+# (link count), punch-hole for zero-range (extents freed), setxattr and
+# removexattr for replacexattr, remount-rw for remount-ro (superblock
+# update), chmod for truncate-grow (inode only).
+SHORT_SKIP = {"unlink-linked", "zero-range", "replacexattr", "remount-ro", "truncate-grow"}
+# Option sets of the concurrent workloads in the long run.
+CONC_OPTION_SETS = {"": "", "ckpt": "checkpoint_threshold=1"}
+
+# Crash images per point (vsmfs-pmreplay: single lines of each kind,
+# random images of each kind, values between per line; then at most so
+# many of them, 0: all), and crash points per workload (0: every one), by
+# run and kind of workload.
+SHORT_IMAGES, SHORT_POINTS = (6, 1, 1, 10), 0
+LONG_IMAGES = (64, 8, 8, 0)
+CONC_SHORT_IMAGES, CONC_SHORT_POINTS = (4, 1, 1, 10), 6
+CONC_LONG_IMAGES = (16, 2, 2, 16)
 
 # Known not to hold the pre or the post tree at every crash point: run in
 # the long run only, where they fail, until fixed.
@@ -285,11 +337,157 @@ KNOWN_ISSUES = {
 # operation, the pattern a failure it must cause shows).
 EXPECT_FAIL = {
     "remount-rw@misorder-sb": ("pmlog_misorder_sb", "invalid superblock: .*; backup: "),
+    # The fence before each commit record made on the other CPU: a commit
+    # recorded with journal blocks not yet durable. conc-dirs itself passes,
+    # so any image it fails is the control's doing.
+    "conc-dirs@remote-fence": ("pmlog_remote_fence",
+                               "^(mount failed|fsck|reading the tree|task |names )"),
 }
 
 # Operations that change nothing a digest sees: every crash image must hold
 # the one tree.
 UNSEEN = {"fsync", "syncfs", "remount-ro", "remount-rw"}
+
+
+# Concurrent workloads: tasks doing operations at the same time, each
+# pinned to a CPU (task t on CPU t modulo the CPUs), so that commits are in
+# flight together and their flushes and fences are made on several CPUs.
+# name -> (setup, [the operations of each task], view, owns, pin):
+#   setup(m)       made before the log is turned on
+#   operations     [(what, fn(m))]: one system call each, so that each is
+#                  one transaction
+#   view(m, t)     what task t alone changes, as a list of lines: taken by
+#                  the task after each of its operations, and from every
+#                  crash image
+#   owns(t, rel)   whether the name @rel (relative to the mount point)
+#                  belongs to task t; any other name must be as before
+#   pin            whether each task stays on its CPU; if not, the tasks
+#                  are moved between CPUs all along (pinned anew every
+#                  millisecond), so that a commit may be split by a move
+def subtree(root):
+    """The digest of the tree under @root (no statfs), or ["absent"]."""
+    if not os.path.lexists(root):
+        return ["absent"]
+    if not os.path.isdir(root) or os.path.islink(root):
+        return [entry(root, os.path.basename(root))]
+    return [line for line in digest(root) if not line.startswith("statfs ")]
+
+
+def entry(path, rel):
+    """One line of the digest: the name @path as digest() shows it."""
+    st = os.lstat(path)
+    what = f"{rel} mode {st.st_mode:o} nlink {st.st_nlink} uid {st.st_uid} " \
+           f"gid {st.st_gid} size {st.st_size} mtime {st.st_mtime_ns} ctime {st.st_ctime_ns}"
+    if os.path.islink(path):
+        what += f" -> {os.readlink(path)}"
+    elif os.path.isfile(path):
+        with open(path, "rb") as f:
+            what += f" data {hashlib.sha256(f.read()).hexdigest()[:16]}"
+    for x in sorted(os.listxattr(path, follow_symlinks=False)):
+        v = os.getxattr(path, x, follow_symlinks=False)
+        what += f" xattr {x}={hashlib.sha256(v).hexdigest()[:12]}"
+    return what
+
+
+def names_view(d, prefix):
+    """The names in directory @d starting with @prefix, each with what
+    is under it."""
+    out = []
+    for name in sorted(n for n in os.listdir(d) if n.startswith(prefix)):
+        out += [f"{name}: {line}" for line in subtree(os.path.join(d, name))]
+    return out
+
+
+def region_view(path, t, size, xattr):
+    """Bytes [t*size, (t+1)*size) of @path and its xattr @xattr."""
+    with open(path, "rb") as f:
+        f.seek(t * size)
+        got = f.read(size)
+    try:
+        x = hashlib.sha256(os.getxattr(path, xattr)).hexdigest()[:12]
+    except OSError as e:
+        if e.errno != errno.ENODATA:
+            raise
+        x = "absent"
+    return [f"region {t} {len(got)} bytes {hashlib.sha256(got).hexdigest()[:16]}",
+            f"{xattr} {x}"]
+
+
+def dir_ops(d):
+    """The operations of a task in directory @d (its own, or shared with
+    its name prefix in @d): names made, written, renamed, linked, removed."""
+    return [
+        ("creat", lambda m: creat(f"{m}/{d}a")),
+        ("write 5000", lambda m: pwrite(f"{m}/{d}a", 0, 5000, d)),
+        ("mkdir", lambda m: os.mkdir(f"{m}/{d}dir")),
+        ("rename into dir", lambda m: os.rename(f"{m}/{d}a", f"{m}/{d}dir/a")),
+        ("creat", lambda m: creat(f"{m}/{d}b")),
+        ("append 1000", lambda m: append(f"{m}/{d}b", 1000)),
+        ("link", lambda m: os.link(f"{m}/{d}b", f"{m}/{d}dir/b2")),
+        ("symlink", lambda m: os.symlink("dir/a", f"{m}/{d}sl")),
+        ("setxattr", lambda m: os.setxattr(f"{m}/{d}b", "user.t", d.encode() * 20)),
+        ("unlink", lambda m: os.unlink(f"{m}/{d}b")),
+        ("rename over", lambda m: os.rename(f"{m}/{d}dir/b2", f"{m}/{d}dir/a")),
+        ("truncate", lambda m: os.truncate(f"{m}/{d}dir/a", 100)),
+    ]
+
+
+def file_ops(t):
+    """Writes of task @t into its half of the shared file, and its xattr."""
+    base = t * 32 * KIB
+    return [
+        ("pwrite 4k", lambda m: pwrite(f"{m}/shared", base, 4 * KIB, 10 + t)),
+        ("pwrite 1k", lambda m: pwrite(f"{m}/shared", base + 9000, KIB, 20 + t)),
+        ("setxattr", lambda m: os.setxattr(f"{m}/shared", f"user.t{t}", b"a" * 50)),
+        ("pwrite 8k", lambda m: pwrite(f"{m}/shared", base + 12 * KIB, 8 * KIB, 30 + t)),
+        ("pwrite 100", lambda m: pwrite(f"{m}/shared", base + 100, 100, 40 + t)),
+        ("replacexattr", lambda m: os.setxattr(f"{m}/shared", f"user.t{t}", b"b" * 300)),
+        ("pwrite 4k again", lambda m: pwrite(f"{m}/shared", base, 4 * KIB, 50 + t)),
+        ("pwrite span", lambda m: pwrite(f"{m}/shared", base + 3 * KIB, 6 * KIB, 60 + t)),
+    ]
+
+
+def big_ops(d):
+    """Operations of a task in directory @d that spend long in a
+    transaction (writes of 64 to 192 KiB), where a move to another CPU
+    waits for the commit to begin (vsmfs_trans_commit())."""
+    return [
+        ("creat", lambda m: creat(f"{m}/{d}a")),
+        ("write 128k", lambda m: pwrite(f"{m}/{d}a", 0, 128 * KIB, d)),
+        ("overwrite 64k", lambda m: pwrite(f"{m}/{d}a", 32 * KIB, 64 * KIB, d + "2")),
+        ("mkdir", lambda m: os.mkdir(f"{m}/{d}dir")),
+        ("rename into dir", lambda m: os.rename(f"{m}/{d}a", f"{m}/{d}dir/a")),
+        ("append 192k", lambda m: append(f"{m}/{d}dir/a", 192 * KIB)),
+        ("truncate", lambda m: os.truncate(f"{m}/{d}dir/a", 5000)),
+        ("unlink", lambda m: os.unlink(f"{m}/{d}dir/a")),
+    ]
+
+
+def own_dirs(m):
+    for t in range(4):
+        os.mkdir(f"{m}/c{t}")
+
+
+CONCURRENT = {
+    # Each task in a directory of its own: commits of unrelated blocks.
+    "conc-dirs": (own_dirs, [dir_ops("c0/"), dir_ops("c1/")],
+                  lambda m, t: subtree(f"{m}/c{t}"),
+                  lambda t, rel: rel == f"c{t}" or rel.startswith(f"c{t}/"), True),
+    # Both in one directory: its blocks are in both tasks' transactions.
+    "conc-one-dir": (lambda m: os.mkdir(f"{m}/s"), [dir_ops("s/t0-"), dir_ops("s/t1-")],
+                     lambda m, t: names_view(f"{m}/s", f"t{t}-"),
+                     lambda t, rel: rel.startswith(f"s/t{t}-"), True),
+    # Both writing one file, each its half, and each its xattr of it.
+    "conc-one-file": (lambda m: put(f"{m}/shared", 64 * KIB, 9), [file_ops(0), file_ops(1)],
+                      lambda m, t: region_view(f"{m}/shared", t, 32 * KIB, f"user.t{t}"),
+                      lambda t, rel: False, True),
+    # Large writes in directories of their own, by four tasks (two per
+    # CPU, so that they wait for each other inside their transactions),
+    # moved between CPUs all along.
+    "conc-migrate": (own_dirs, [big_ops(f"c{t}/") for t in range(4)],
+                     lambda m, t: subtree(f"{m}/c{t}"),
+                     lambda t, rel: rel == f"c{t}" or rel.startswith(f"c{t}/"), False),
+}
 
 
 class Device:
@@ -356,11 +554,127 @@ def known_issue(why):
     return None
 
 
-def run_workload(label, dev, args, totals):
-    name, _, optset = label.partition("@")
-    setup, op = WORKLOADS[name]
-    param, expect = EXPECT_FAIL.get(label, (None, None))
-    start = time.monotonic()
+def sample(log, count, seed, label):
+    """A function taking @count crash points of @log spread over it (one in
+    each of @count - 1 equal stretches, at random, and the end), or None
+    for every point."""
+    if not count or log.fences < count:
+        return None
+    rnd = random.Random(f"{seed}:{label}")
+    step = log.fences / (count - 1)
+    names = {str(min(log.fences - 1, int(i * step + rnd.random() * step)))
+             for i in range(count - 1)} | {"end"}
+    return lambda p: p.name in names
+
+
+def check_images(label, dev, log, args, bounds, expect, context, check, covered=None,
+                 select=None):
+    """Check crash images of @log at the points @select takes: @context(p)
+    is what the check of an image of crash point p needs to know (hashable),
+    @check(context) checks the image on the device. An image is checked
+    once per context (or not again where @covered(contexts seen, context)
+    says a check already made covers it). Returns (replay, images, kinds,
+    failed, known, caught); a negative control in the short run stops at
+    the first image that catches it."""
+    singles, nrandom, nmid, cap = bounds
+    n = failed = known = caught = 0
+    kinds = dict.fromkeys(pmreplay.KINDS, 0)
+    seen = {}
+    rp = pmreplay.Replay(dev.base, log)
+    for p in rp.points():
+        if expect and caught and args.mode != "long":
+            break
+        if select and not select(p):
+            continue
+        ctx = context(p)
+        todo = list(p.images(singles, nrandom, nmid, args.seed))
+        if cap and len(todo) > cap:
+            # The first two (all flushes made, none), then a random sample.
+            rnd = random.Random(f"{args.seed}:{label}:{p.name}")
+            todo = todo[:2] + sorted(rnd.sample(todo[2:], cap - 2), key=todo.index)
+        for spec, kind, choice in todo:
+            h, diff = p.image(choice)
+            done = seen.setdefault(h, set())
+            if ctx in done or (covered and covered(done, ctx)):
+                continue
+            done.add(ctx)
+            dev.write_image(diff)
+            why = check(ctx)
+            n += 1
+            kinds[kind] += 1
+            ident = f"{p.name}:{spec}"
+            if args.verbose:
+                print(f"  {ident} {kind} units {len(p.units)} {ctx}: {why or 'ok'}", flush=True)
+            if not why:
+                continue
+            what = f"{label}: crash image {ident} ({kind}, units {len(p.units)}, " \
+                   f"{p.describe(choice)}): {why}"
+            if expect:
+                if re.search(expect, why):
+                    caught += 1
+                    if caught == 1:
+                        print(f"expected: {what}", flush=True)
+                    if args.mode != "long":
+                        break
+                    continue
+            elif known_issue(why):
+                known += 1
+                if known == 1:
+                    print(f"KNOWN ({known_issue(why)}): {what}", flush=True)
+                continue
+            failed += 1
+            print(f"FAIL: {what}", flush=True)
+    # The device as it was before the log, not the last image (a control's
+    # may be damaged), mounted once (recovery) and unmounted: a clean file
+    # system for whatever comes next.
+    dev.write_image({})
+    if mount() is None:
+        umount()
+    return rp, n, kinds, failed, known, caught
+
+
+def report(label, dev, log, args, totals, result, expect, param, state, start, extra=""):
+    """Count a workload's results, keep its base and log if it failed."""
+    _, n, kinds, failed, known, caught = result
+    if expect and not caught:
+        failed += 1
+        print(f"FAIL: {label}: negative control not caught: no crash image shows "
+              f"'{expect}' ({param}=1)", flush=True)
+    if failed or args.keep:
+        os.makedirs(KEEP, exist_ok=True)
+        with open(os.path.join(KEEP, f"{label}.base"), "wb") as f:
+            f.write(dev.base)
+        shutil.copyfile(LOGFILE, os.path.join(KEEP, f"{label}.pmlog"))
+    kind = "concurrent" if label.partition("@")[0] in CONCURRENT else "single"
+    totals[kind]["workloads"] += 1
+    totals[kind]["fences"] += log.fences
+    totals[kind]["points"] += result[0].checked
+    totals[kind]["images"] += n
+    for k in kinds:
+        totals[kind][k] += kinds[k]
+    totals["failed"] += failed
+    totals["known"] += known
+    totals["caught"] += caught
+    stores = sum(1 for r in log.records if r[0] == pmreplay.STORE)
+    print(f"{label:22s} {len(log.records):6d} records {stores:5d} stores {log.fences:4d} fences "
+          f"{result[0].checked:4d} checked {n:5d} images "
+          f"({' '.join(f'{k} {v}' for k, v in kinds.items())}) "
+          f"{failed:3d} failed" + (f" {known} known" if known else "") +
+          (f" {caught} expected" if expect else "") + extra +
+          f"  foreign {state['foreign']}  {time.monotonic() - start:.0f}s", flush=True)
+
+
+def count_points(select):
+    """@select, counting in select.checked the points it takes."""
+    def take(p):
+        ok = select is None or select(p)
+        take.checked += ok
+        return ok
+    take.checked = 0
+    return take
+
+
+def fresh_fs(optset):
     # A 4 MiB journal: the atomic write limit (vsmfs(5)) of the default
     # journal of a 32 MiB device is below the 2 MiB of overwrite-2m, which
     # would then go in two parts, each atomic but not the whole.
@@ -369,6 +683,14 @@ def run_workload(label, dev, args, totals):
     if err:
         raise OSError(f"mount of the fresh file system: {err}")
     base_tree(MNT)
+
+
+def run_workload(label, dev, args, totals):
+    name, _, optset = label.partition("@")
+    setup, op = WORKLOADS[name]
+    param, expect = EXPECT_FAIL.get(label, (None, None))
+    start = time.monotonic()
+    fresh_fs(optset)
     if setup:
         setup(MNT)
     pre = digest(MNT)
@@ -394,66 +716,215 @@ def run_workload(label, dev, args, totals):
     if (pre == post) != (name in UNSEEN):
         raise OSError(f"the operation changed {'nothing' if pre == post else 'something'} "
                       "the digest sees")
-    singles, nrandom, nmid = (64, 8, 8) if args.mode == "long" else (16, 2, 1)
-    n = failed = known = caught = 0
-    kinds = dict.fromkeys(pmreplay.KINDS, 0)
-    fence_at = [i for i, r in enumerate(log.records) if r[0] == pmreplay.FENCE]
     # Identical images are checked once, or twice if a crash after the
     # operation returned (which must hold the post tree) leaves one.
-    seen = {}
-    for ident, kind, p, choice, h, diff in pmreplay.images(dev.base, log, singles, nrandom,
-                                                           args.seed, nmid):
-        after_op = p.name == "end" or fence_at[int(p.name)] >= op_end
-        if h in seen and (seen[h] or not after_op):
-            continue
-        seen[h] = after_op
-        dev.write_image(diff)
-        why = check_image(pre, post, after_op)
-        n += 1
-        kinds[kind] += 1
-        if args.verbose:
-            print(f"  {ident} {kind} units {len(p.units)} after-op {int(after_op)}: "
-                  f"{why or 'ok'}", flush=True)
-        if not why:
-            continue
-        what = f"{label}: crash image {ident} ({kind}, units {len(p.units)}, " \
-               f"{p.describe(choice)}): {why}"
-        if expect:
-            if re.search(expect, why):
-                caught += 1
-                if caught == 1:
-                    print(f"expected: {what}", flush=True)
+    # A negative control: every crash point, every image (it stops at the
+    # first that catches it).
+    select = count_points(sample(log, SHORT_POINTS if args.mode != "long" and not expect else 0,
+                                 args.seed, label))
+    bounds = LONG_IMAGES if args.mode == "long" else SHORT_IMAGES
+    result = check_images(label, dev, log, args, bounds[:3] + (0,) if expect else bounds, expect,
+                          lambda p: p.pos >= op_end,
+                          lambda after_op: check_image(pre, post, after_op),
+                          lambda done, after_op: True in done, select)
+    result[0].checked = select.checked
+    report(label, dev, log, args, totals, result, expect, param, state, start)
+
+
+def shape(root, owns, ntasks):
+    """{name: type} of the names under @root that no task owns."""
+    out = {}
+    for dirpath, dirs, files in os.walk(root):
+        for name in dirs + files:
+            rel = os.path.relpath(os.path.join(dirpath, name), root)
+            if not any(owns(t, rel) for t in range(ntasks)):
+                out[rel] = stat.S_IFMT(os.lstat(os.path.join(dirpath, name)).st_mode)
+    return out
+
+
+def counters():
+    """The journal counters of the test device that show commits in flight
+    together."""
+    d = f"/sys/fs/vsmfs/{os.path.basename(DEV)}"
+    return {c: int(open(f"{d}/{c}").read()) for c in
+            ("trans_commits", "journal_order_waits", "journal_pipelined")}
+
+
+def task_main(t, ops, view, pin, go, step):
+    """Task @t: its operations, its view after each and a mark; the views
+    go to TASKFILE.t. The tasks start each operation together (@step), so
+    that their transactions meet in the journal."""
+    if pin:
+        os.sched_setaffinity(0, {t % len(os.sched_getaffinity(0))})
+    os.read(go, 1)
+    views = []
+    mark = os.open(MARKFILE, os.O_WRONLY)
+    for i, (_, fn) in enumerate(ops, 1):
+        step.wait(timeout=600)
+        fn(MNT)
+        views.append(view(MNT, t))
+        os.write(mark, str(t << 32 | i).encode())
+    os.close(mark)
+    with open(f"{TASKFILE}.{t}", "w") as f:
+        json.dump(views, f)
+
+
+def run_tasks(tasks, view, pin):
+    """Run the tasks at once, each in a process of its own; if not @pin,
+    move them between CPUs until they end. Return their views."""
+    ncpu = len(os.sched_getaffinity(0))
+    go_r, go_w = os.pipe()
+    # Shared by the processes forked below, which all have as many
+    # operations.
+    if len({len(ops) for ops in tasks}) != 1:
+        raise ValueError("the tasks of a concurrent workload differ in their number of operations")
+    step = multiprocessing.Barrier(len(tasks))
+    pids = []
+    for t, ops in enumerate(tasks):
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                os.close(go_w)
+                task_main(t, ops, view, pin, go_r, step)
+                code = 0
+            except BaseException as e:	# the parent reports the exit code
+                print(f"task {t}: {e!r}", file=sys.stderr, flush=True)
+            finally:
+                os._exit(code)
+        pids.append(pid)
+    os.close(go_r)
+    os.write(go_w, b"g" * len(tasks))
+    os.close(go_w)
+    status = {}
+    flip = 0
+    while len(status) < len(pids):
+        flip += 1
+        for t, pid in enumerate(pids):
+            if pid in status:
                 continue
-        elif known_issue(why):
-            known += 1
-            if known == 1:
-                print(f"KNOWN ({known_issue(why)}): {what}", flush=True)
-            continue
-        failed += 1
-        print(f"FAIL: {what}", flush=True)
-    if expect and not caught:
-        failed += 1
-        print(f"FAIL: {label}: negative control not caught: no crash image shows "
-              f"'{expect}' ({param}=1)", flush=True)
-    if failed or args.keep:
-        os.makedirs(KEEP, exist_ok=True)
-        with open(os.path.join(KEEP, f"{label}.base"), "wb") as f:
-            f.write(dev.base)
-        shutil.copyfile(LOGFILE, os.path.join(KEEP, f"{label}.pmlog"))
-    totals["workloads"] += 1
-    totals["fences"] += log.fences
-    totals["images"] += n
-    totals["failed"] += failed
-    totals["known"] += known
-    totals["caught"] += caught
-    for k in kinds:
-        totals[k] += kinds[k]
-    stores = sum(1 for r in log.records if r[0] == pmreplay.STORE)
-    print(f"{label:22s} {len(log.records):6d} records {stores:5d} stores {log.fences:4d} fences "
-          f"{n:5d} images ({' '.join(f'{k} {v}' for k, v in kinds.items())}) "
-          f"{failed:3d} failed" + (f" {known} known" if known else "") +
-          (f" {caught} expected" if expect else "") +
-          f"  foreign {state['foreign']}  {time.monotonic() - start:.0f}s", flush=True)
+            done, st = os.waitpid(pid, 0 if pin else os.WNOHANG)
+            if done:
+                status[pid] = os.waitstatus_to_exitcode(st)
+            elif not pin:
+                # To the other CPU; a task in a transaction moves when it
+                # leaves the mapping layer (vsmfs_vsp_exit()), just before
+                # its commit makes its fence.
+                try:
+                    os.sched_setaffinity(pid, {(flip + t) % ncpu})
+                except ProcessLookupError:
+                    pass
+        if not pin:
+            time.sleep(0.001)
+    if any(status.values()):
+        raise OSError(f"a task failed: exit codes {list(status.values())}")
+    views = []
+    for t in range(len(tasks)):
+        with open(f"{TASKFILE}.{t}") as f:
+            views.append(json.load(f))
+    return views
+
+
+def run_concurrent(label, dev, args, totals):
+    name, _, optset = label.partition("@")
+    setup, tasks, view, owns, pin = CONCURRENT[name]
+    param, expect = EXPECT_FAIL.get(label, (None, None))
+    ntasks = len(tasks)
+    if len(os.sched_getaffinity(0)) < 2:
+        raise OSError(f"{label}: needs two CPUs, the VM has one")
+    start = time.monotonic()
+    fresh_fs(optset)
+    setup(MNT)
+    static = shape(MNT, owns, ntasks)
+    # views[t][i]: what task t changes, after its first i operations.
+    views = [[view(MNT, t)] for t in range(ntasks)]
+    before = counters()
+    dev.capture()
+    if param:
+        set_param(param, 1)
+    pmlog("on")
+    try:
+        got = run_tasks(tasks, view, pin)
+    finally:
+        if param:
+            set_param(param, 0)
+    after = counters()
+    if args.mode == "long":
+        umount()
+    pmlog("off")
+    if args.mode != "long":
+        umount()
+    state = pmlog_state()
+    shutil.copyfile(DATA, LOGFILE)
+    log = pmreplay.Log(LOGFILE)
+    for t in range(ntasks):
+        views[t] += got[t]
+    # The operations each task had returned from at each point: its marks.
+    marks = sorted((i, v >> 32, v & 0xFFFFFFFF) for i, _, _, v in log.marks)
+    if len(marks) != sum(len(ops) for ops in tasks):
+        raise OSError(f"{len(marks)} marks in the log, for "
+                      f"{sum(len(ops) for ops in tasks)} operations")
+
+    def returned(p):
+        done = [0] * ntasks
+        for i, t, n in marks:
+            if i < p.pos:
+                done[t] = max(done[t], n)
+        return tuple(done)
+
+    def check(done):
+        err = mount()
+        if err:
+            out = subprocess.run(["dmesg", "-c"], capture_output=True, text=True).stdout
+            tail = [line for line in out.splitlines() if "vsmfs" in line][-3:]
+            return f"mount failed: {err}; " + " | ".join(tail)
+        try:
+            now = [view(MNT, t) for t in range(ntasks)]
+            names = shape(MNT, owns, ntasks)
+        except Exception as e:	# a damaged tree may fail in any way
+            now = None
+            why = f"reading the tree failed: {e!r}"
+        umount()
+        res = subprocess.run([FSCK, "-n", DEV], capture_output=True, text=True)
+        if res.returncode:
+            return "fsck.vsmfs -n: " + " | ".join((res.stdout + res.stderr).splitlines()[:8])
+        if now is None:
+            return why
+        problems = []
+        if names != static:
+            changed = sorted({n for n, _ in set(names.items()) ^ set(static.items())})
+            problems.append("names no task made changed: " + " ".join(changed[:4]))
+        for t in range(ntasks):
+            ok = views[t][done[t]:done[t] + 2]
+            if now[t] in ok:
+                continue
+            at = [i for i, v in enumerate(views[t]) if v == now[t]]
+            problems.append(
+                f"task {t}: {done[t]} of its {len(tasks[t])} operations had returned, "
+                f"it holds " + (f"the state after {at[0]}" if at else
+                                "no state of its operations: " + " | ".join(
+                                    [f"+ {x}" for x in now[t] if x not in ok[-1]][:3] +
+                                    [f"- {x}" for x in ok[-1] if x not in now[t]][:3])))
+        return "; ".join(problems) or None
+
+    # A negative control: every crash point, every image (it stops at the
+    # first that catches it).
+    select = count_points(sample(log, CONC_SHORT_POINTS if args.mode != "long" and not expect else 0,
+                                 args.seed, label))
+    bounds = CONC_LONG_IMAGES if args.mode == "long" else CONC_SHORT_IMAGES
+    result = check_images(label, dev, log, args, bounds[:3] + (0,) if expect else bounds,
+                          expect, returned, check, None, select)
+    rp = result[0]
+    rp.checked = select.checked
+    waits = after["journal_order_waits"] - before["journal_order_waits"]
+    pipelined = after["journal_pipelined"] - before["journal_pipelined"]
+    totals["order_waits"] += waits
+    totals["pipelined"] += pipelined
+    cpus = sorted({r[1] for r in log.records if r[0] != pmreplay.MARK})
+    extra = (f"  {after['trans_commits'] - before['trans_commits']} commits, {waits} waited "
+             f"for their turn, {pipelined} pipelined; cpus {cpus}, {rp.moved} lines made "
+             f"durable after their task moved")
+    report(label, dev, log, args, totals, result, expect, param, state, start, extra)
 
 
 def main():
@@ -461,32 +932,53 @@ def main():
     ap.add_argument("mode", choices=["short", "long"])
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--only", default="")
+    ap.add_argument("--workloads", choices=["single", "concurrent", "all"], default="all")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep every base and log in build/ordering")
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per crash image")
     args = ap.parse_args()
     if args.mode == "long":
         names = [f"{n}@{o}" if o else n for o in OPTION_SETS for n in WORKLOADS]
+        names += [f"{n}@{o}" if o else n for o in CONC_OPTION_SETS for n in CONCURRENT]
     else:
-        names = [n for n in WORKLOADS if n not in KNOWN] + [f"{n}@ckpt" for n in SHORT_CKPT]
+        names = [n for n in WORKLOADS if n not in KNOWN | SHORT_SKIP] + \
+            [f"{n}@ckpt" for n in SHORT_CKPT] + list(CONCURRENT)
     names += list(EXPECT_FAIL)
+    if args.workloads != "all":
+        names = [n for n in names
+                 if (n.partition("@")[0] in CONCURRENT) == (args.workloads == "concurrent")]
     if args.only:
         names = args.only.split(",")
     if args.list:
         print("\n".join(names))
         return 0
     dev = Device(DEV)
-    totals = dict.fromkeys(("workloads", "fences", "images", "failed", "known", "caught")
-                           + pmreplay.KINDS, 0)
+    kinds = ("workloads", "fences", "points", "images") + pmreplay.KINDS
+    totals = {"single": dict.fromkeys(kinds, 0), "concurrent": dict.fromkeys(kinds, 0),
+              "failed": 0, "known": 0, "caught": 0, "order_waits": 0, "pipelined": 0}
     start = time.monotonic()
     for name in names:
-        run_workload(name, dev, args, totals)
-    print(f"{args.mode} run, seed {args.seed}: {totals['workloads']} workloads, "
-          f"{totals['fences']} crash points (fences), {totals['images']} crash images "
-          f"({', '.join(f'{k} {totals[k]}' for k in pmreplay.KINDS)}), "
+        if name.partition("@")[0] in CONCURRENT:
+            run_concurrent(name, dev, args, totals)
+        else:
+            run_workload(name, dev, args, totals)
+    conc = [n for n in names if n.partition("@")[0] in CONCURRENT and n not in EXPECT_FAIL]
+    if conc and not totals["order_waits"] + totals["pipelined"]:
+        totals["failed"] += 1
+        print("FAIL: no commit of the concurrent workloads was pipelined or waited for its "
+              "turn: commits in flight together were not exercised", flush=True)
+    for kind in ("single", "concurrent"):
+        t = totals[kind]
+        print(f"{kind}: {t['workloads']} workloads, {t['fences']} fences, "
+              f"{t['points']} crash points checked, {t['images']} crash images "
+              f"({', '.join(f'{k} {t[k]}' for k in pmreplay.KINDS)})", flush=True)
+    print(f"{args.mode} run, seed {args.seed}: "
+          f"{totals['single']['workloads'] + totals['concurrent']['workloads']} workloads, "
+          f"{totals['single']['images'] + totals['concurrent']['images']} crash images, "
           f"{totals['failed']} failed, {totals['known']} known, "
-          f"{totals['caught']} expected (negative controls), "
-          f"{time.monotonic() - start:.0f}s", flush=True)
+          f"{totals['caught']} expected (negative controls); "
+          f"{totals['order_waits']} commits waited for their turn, "
+          f"{totals['pipelined']} pipelined; {time.monotonic() - start:.0f}s", flush=True)
     return 1 if totals["failed"] else 0
 
 
