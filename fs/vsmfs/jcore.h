@@ -11,6 +11,11 @@
 #define _VSMFS_JCORE_H
 
 #include "verify.h"
+#ifdef __KERNEL__
+#include "pmem.h"
+#else
+#define __pm	/* PM is plain memory to the tools */
+#endif
 
 #define VSMFS_JNONE	U32_MAX
 
@@ -56,7 +61,7 @@ const char *vsmfs_jh_decode(const struct vsmfs_djhdr *d, u32 pos, u32 n, bool us
 const char *vsmfs_jcopies_check(const struct vsmfs_djhdr *copies, u32 count, u32 n,
 				u32 *bad);
 
-u32 vsmfs_jdelta(u64 *dst, const u64 *src, u64 *lines);
+u32 vsmfs_jdelta(u64 __pm *dst, const u64 *src, u64 *lines);
 
 /*
  * A delta rewrites the journal block of the old version in place, so a
