@@ -26,7 +26,8 @@
  * kernel interface gives or takes PM as a plain pointer, each with a
  * comment: dax_direct_access() at mount (super.c), vmap() and vunmap() of
  * the mapping layer (vsp.c). Without __CHECKER__, __pm is empty: the
- * annotation changes no generated code.
+ * annotation changes no generated code. tests/sparse/pm-direct.c checks
+ * that sparse rejects a direct access to PM.
  */
 #ifndef _VSMFS_PMEM_H
 #define _VSMFS_PMEM_H
