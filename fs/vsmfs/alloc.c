@@ -36,7 +36,7 @@ static u64 vsmfs_count_free(struct vsmfs_sb_info *sbi, u64 start, u64 nbits)
 	u64 used = 0, b;
 
 	for (b = 0; b * BITS_PER_BLK < nbits; b++) {
-		const unsigned long *map = vsmfs_blk_ptr(sbi, start + b);
+		const unsigned long *map = vsmfs_pm_view(vsmfs_blk_ptr(sbi, start + b));
 
 		used += bitmap_weight(map, min(nbits - b * BITS_PER_BLK, BITS_PER_BLK));
 	}
@@ -57,8 +57,8 @@ int vsmfs_alloc_init(struct vsmfs_sb_info *sbi)
 {
 	struct vsmfs_layout *l = &sbi->s_layout;
 
-	if (!test_bit(0, vsmfs_blk_ptr(sbi, l->lbitmap_start)) ||
-	    !test_bit(0, vsmfs_blk_ptr(sbi, l->ibitmap_start))) {
+	if (!test_bit(0, vsmfs_pm_view(vsmfs_blk_ptr(sbi, l->lbitmap_start))) ||
+	    !test_bit(0, vsmfs_pm_view(vsmfs_blk_ptr(sbi, l->ibitmap_start)))) {
 		vsmfs_err(sbi->s_sb, "corrupt bitmaps: logical page 0 or inode 0 marked free");
 		return -EINVAL;
 	}

@@ -695,7 +695,7 @@ static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t 
 			inode->i_link = vi->i_inline;
 		} else {
 			u64 lpn;
-			void *p;
+			void __pm *p;
 
 			ret = vsmfs_alloc_pages(&t, 1, false, &lpn);
 			if (!ret) {

@@ -71,7 +71,7 @@ static ssize_t vsmfs_do_read_iter(struct kiocb *iocb, struct iov_iter *to)
 		if (e && in < vsmfs_idx_count(e)) {
 			u64 run_end = ((key << VSMFS_VSP_SHIFT) +
 				       (vsmfs_idx_count(e) << VSMFS_BLOCK_SHIFT));
-			char *p = vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e));
+			char __pm *p = vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e));
 
 			len = min_t(u64, len, run_end - pos);
 			if (p)
@@ -158,7 +158,7 @@ static int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
 	bool zfdm = large && have && last && !tail &&
 		    ((vi->i_flags & VSMFS_IFLAG_TAIL_RELEASED) || lpn % VSMFS_VSP_PAGES);
 	struct vsmfs_swap sw;
-	char *base;
+	char __pm *base;
 	int ret;
 
 	*runp = lpn;
@@ -272,7 +272,7 @@ static ssize_t vsmfs_write_new(struct vsmfs_trans *t, struct inode *inode, u64 k
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	u64 need = DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE), run, have;
 	size_t n;
-	char *p;
+	char __pm *p;
 	int ret;
 
 	ret = vsmfs_extend_run(t, inode, key, need, wfrom, wto, large, &run, &have);
@@ -529,7 +529,7 @@ static int vsmfs_cow_alloc(struct vsmfs_cow *c, u64 *count, u64 *lpn)
  * fresh page, so the file keeps its old page.
  * Return: 0, or -EIO if @src could not be read.
  */
-static int vsmfs_merge_old(void *dst, const void *src, size_t len)
+static int vsmfs_merge_old(void __pm *dst, const void __pm *src, size_t len)
 {
 	if (!len)
 		return 0;
@@ -555,7 +555,7 @@ static ssize_t vsmfs_cow_whole(struct vsmfs_cow *c, struct inode *inode, u64 key
 	u64 e = vsmfs_idx_lookup(inode, key), lpn = vsmfs_idx_lpn(e);
 	u64 have = vsmfs_idx_count(e), oldend = have << VSMFS_BLOCK_SHIFT;
 	u64 cnt = max_t(u64, have, DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE)), nlpn, freed, end, copied;
-	char *new, *old;
+	char __pm *new, *old;
 	size_t n;
 	int ret;
 
@@ -634,7 +634,7 @@ static ssize_t vsmfs_cow_fine(struct vsmfs_cow *c, struct inode *inode, u64 key,
 	for (pg = wfrom >> VSMFS_BLOCK_SHIFT; pg < exend;) {
 		u64 m = c->mode == VSMFS_COW_PAGE ? 1 : exend - pg, scr;
 		u64 cs, ce, ws, we;
-		char *sp, *op;
+		char __pm *sp, *op;
 		size_t n;
 
 		ret = vsmfs_cow_alloc(c, &m, &scr);
@@ -679,7 +679,7 @@ static ssize_t vsmfs_cow_fine(struct vsmfs_cow *c, struct inode *inode, u64 key,
 	if (need > have) {
 		/* Pages past the old run: new, written directly. */
 		u64 ws = max(wfrom, have << VSMFS_BLOCK_SHIFT);
-		char *p = vsmfs_lpn_ptr(sbi, lpn);
+		char __pm *p = vsmfs_lpn_ptr(sbi, lpn);
 		size_t n;
 
 		pagefault_disable();
@@ -697,7 +697,7 @@ short_write:
 	if (need > have) {
 		u64 ws = max(wfrom, have << VSMFS_BLOCK_SHIFT);
 
-		vsmfs_zero_pm((char *)vsmfs_lpn_ptr(sbi, lpn) + ws, wto - ws);
+		vsmfs_zero_pm((char __pm *)vsmfs_lpn_ptr(sbi, lpn) + ws, wto - ws);
 	}
 	return done ?: ret;
 }
@@ -712,7 +712,7 @@ static ssize_t vsmfs_write_eof_page(struct vsmfs_trans *t, struct inode *inode, 
 				    u64 wfrom, u64 wto, struct iov_iter *from)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
-	char *p = vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e));
+	char __pm *p = vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e));
 	size_t n;
 
 	if (!p)

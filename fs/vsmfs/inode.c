@@ -686,7 +686,7 @@ void vsmfs_zero_mapped(struct inode *inode, loff_t from, loff_t to)
 		u64 e = vsmfs_idx_lookup(inode, key);
 		u64 run_end = pstart + (vsmfs_idx_count(e) << VSMFS_BLOCK_SHIFT);
 		u64 end = min_t(u64, to, pstart + (1ULL << VSMFS_VSP_SHIFT));
-		char *p;
+		char __pm *p;
 
 		if (e && (u64)from < run_end) {
 			end = min(end, run_end);
@@ -1227,7 +1227,7 @@ static const char *vsmfs_get_link(struct dentry *dentry, struct inode *inode,
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	u64 e;
-	char *buf, *src;
+	char *buf, __pm *src;
 
 	if (!dentry)
 		return ERR_PTR(-ECHILD);
@@ -1293,25 +1293,25 @@ int vsmfs_orphan_cleanup(struct super_block *sb)
 	u64 ino, freed = 0, truncated = 0;
 
 	for (ino = VSMFS_ROOT_INO; ino < l->inodes; ino++) {
-		const __le32 *imap = vsmfs_blk_ptr(sbi, l->imap_start +
-						   ino / (VSMFS_BLOCK_SIZE / 4));
-		const struct vsmfs_dinode *di;
+		const __le32 __pm *imap = vsmfs_blk_ptr(sbi, l->imap_start +
+							ino / (VSMFS_BLOCK_SIZE / 4));
+		const struct vsmfs_dinode __pm *di;
 		struct inode *inode;
 		u64 slot;
 
 		if (!imap)
 			return -EFSCORRUPTED;
-		slot = le32_to_cpu(imap[ino % (VSMFS_BLOCK_SIZE / 4)]);
+		slot = le32_to_cpu(vsmfs_pm_read(&imap[ino % (VSMFS_BLOCK_SIZE / 4)]));
 		if (!slot || slot >= l->inodes)
 			continue;	/* reported when the inode is used */
 		di = vsmfs_blk_ptr(sbi, l->itable_start + slot / VSMFS_INODES_PER_BLOCK) +
 		     (slot % VSMFS_INODES_PER_BLOCK) * VSMFS_INODE_SIZE;
-		if (!di->i_mode)
+		if (!vsmfs_pm_read(&di->i_mode))
 			continue;
-		if (di->i_nlink) {
+		if (vsmfs_pm_read(&di->i_nlink)) {
 			int ret;
 
-			if (!(di->i_flags & cpu_to_le32(VSMFS_IFLAG_TRUNCATING)))
+			if (!(vsmfs_pm_read(&di->i_flags) & cpu_to_le32(VSMFS_IFLAG_TRUNCATING)))
 				continue;
 			inode = __vsmfs_iget(sb, ino, VSMFS_IGET_LINKED);
 			if (IS_ERR(inode))

@@ -13,6 +13,7 @@
 #else
 #define vsmfs_pm_write(ptr, val)	WRITE_ONCE(*(ptr), (val))
 #define __ffs64(x)	((u32)__builtin_ctzll(x))
+#define vsmfs_pm_read(ptr)		READ_ONCE(*(ptr))
 #endif
 
 static bool vsmfs_jhome_ok(const struct vsmfs_layout *l, u64 home)
@@ -105,7 +106,7 @@ const char *vsmfs_jcopies_check(const struct vsmfs_djhdr *copies, u32 count, u32
  *
  * Return: bytes written.
  */
-u32 vsmfs_jdelta(u64 *dst, const u64 *src, u64 *lines)
+u32 vsmfs_jdelta(u64 __pm *dst, const u64 *src, u64 *lines)
 {
 	u32 l, w, words = 0;
 	u64 mask = 0;
@@ -113,16 +114,16 @@ u32 vsmfs_jdelta(u64 *dst, const u64 *src, u64 *lines)
 	static_assert(VSMFS_BLOCK_SIZE / 64 == 64);
 	/* A line at a time: most lines are equal and need one test. */
 	for (l = 0; l < VSMFS_BLOCK_SIZE / 64; l++) {
-		u64 *d = dst + l * 8;
+		u64 __pm *d = dst + l * 8;
 		const u64 *s = src + l * 8;
 		u64 diff = 0;
 
 		for (w = 0; w < 8; w++)
-			diff |= READ_ONCE(d[w]) ^ s[w];
+			diff |= vsmfs_pm_read(&d[w]) ^ s[w];
 		if (!diff)
 			continue;
 		for (w = 0; w < 8; w++) {
-			if (READ_ONCE(d[w]) == s[w])
+			if (vsmfs_pm_read(&d[w]) == s[w])
 				continue;
 			vsmfs_pm_write(&d[w], s[w]);
 			words++;
@@ -164,7 +165,7 @@ void vsmfs_jdiff(const u64 *a, const u64 *b, u64 *mask)
  *
  * Return: bytes written.
  */
-u32 vsmfs_jdelta_mask(u64 *dst, const u64 *src, const u64 *mask, u64 *lines)
+u32 vsmfs_jdelta_mask(u64 __pm *dst, const u64 *src, const u64 *mask, u64 *lines)
 {
 	u32 i, words = 0;
 	u64 touched = 0;

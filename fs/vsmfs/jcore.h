@@ -11,6 +11,11 @@
 #define _VSMFS_JCORE_H
 
 #include "verify.h"
+#ifdef __KERNEL__
+#include "pmem.h"
+#else
+#define __pm	/* PM is plain memory to the tools */
+#endif
 
 #define VSMFS_JNONE	U32_MAX
 
@@ -56,13 +61,13 @@ const char *vsmfs_jh_decode(const struct vsmfs_djhdr *d, u32 pos, u32 n, bool us
 const char *vsmfs_jcopies_check(const struct vsmfs_djhdr *copies, u32 count, u32 n,
 				u32 *bad);
 
-u32 vsmfs_jdelta(u64 *dst, const u64 *src, u64 *lines);
+u32 vsmfs_jdelta(u64 __pm *dst, const u64 *src, u64 *lines);
 
 /* A set of the 8-byte words of a block: bit w of mask[w / 64] is word w. */
 #define VSMFS_JMASK_WORDS	(VSMFS_BLOCK_SIZE / 8 / 64)
 
 void vsmfs_jdiff(const u64 *a, const u64 *b, u64 *mask);
-u32 vsmfs_jdelta_mask(u64 *dst, const u64 *src, const u64 *mask, u64 *lines);
+u32 vsmfs_jdelta_mask(u64 __pm *dst, const u64 *src, const u64 *mask, u64 *lines);
 
 /*
  * A delta rewrites the journal block of the old version in place, so a

@@ -157,7 +157,7 @@ struct vsmfs_jent {
 struct vsmfs_jcopy {
 	u64	home;
 	void	*src;
-	void	*dst;
+	void __pm	*dst;
 	bool	delta;
 	bool	mask_ok;
 	u64	mask[VSMFS_JMASK_WORDS];
@@ -221,10 +221,10 @@ struct vsmfs_jckpt {
  */
 struct vsmfs_journal {
 	struct vsmfs_sb_info	*sbi;
-	struct vsmfs_djsb	*jsb;		/* on PM */
-	struct vsmfs_djhdr	*hdr;		/* header table on PM */
-	struct vsmfs_djhdr	*copies;	/* header-copy region on PM */
-	u8			*blocks;	/* journal block 0 on PM */
+	struct vsmfs_djsb __pm	*jsb;		/* on PM */
+	struct vsmfs_djhdr __pm	*hdr;		/* header table on PM */
+	struct vsmfs_djhdr __pm	*copies;	/* header-copy region on PM */
+	u8 __pm			*blocks;	/* journal block 0 on PM */
 	u32			n;		/* journal blocks and headers */
 	u32			ckpt;		/* end of the committed area */
 	u32			resv;		/* end of the placed area */
@@ -268,7 +268,7 @@ struct vsmfs_journal {
 	vsmfs_stat_add(__sbi, part, __n);				\
 } while (0)
 
-static void *vsmfs_jblock(struct vsmfs_journal *j, u32 jb)
+static void __pm *vsmfs_jblock(struct vsmfs_journal *j, u32 jb)
 {
 	return j->blocks + ((u64)jb << VSMFS_BLOCK_SHIFT);
 }
@@ -315,7 +315,7 @@ static void vsmfs_jent_free(struct vsmfs_journal *j, struct vsmfs_jent *e)
 
 /* ---- headers ---- */
 
-static void vsmfs_jh_store(struct vsmfs_journal *j, u32 pos, struct vsmfs_djhdr *dst)
+static void vsmfs_jh_store(struct vsmfs_journal *j, u32 pos, struct vsmfs_djhdr __pm *dst)
 {
 	vsmfs_pm_write(&dst->h_state, cpu_to_le64(vsmfs_jh_state(&j->h[pos], pos)));
 	vsmfs_pm_write(&dst->h_map, cpu_to_le64(vsmfs_jh_map(&j->h[pos])));
@@ -533,8 +533,8 @@ static void vsmfs_jckpt_copy(struct vsmfs_journal *j)
 
 			if (!vsmfs_jh_is_latest(h))
 				continue;
-			vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, h->home), vsmfs_jblock(j, h->jb),
-					VSMFS_BLOCK_SIZE);
+			vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, h->home),
+					vsmfs_pm_view(vsmfs_jblock(j, h->jb)), VSMFS_BLOCK_SIZE);
 			vsmfs_jcount_itable(sbi, h->home);
 			count++;
 		}
@@ -728,16 +728,17 @@ static int vsmfs_jrestore_copies(struct vsmfs_journal *j, u32 count)
 	const char *why;
 	u32 i, bad;
 
-	why = vsmfs_jcopies_check(j->copies, count, j->n, &bad);
+	why = vsmfs_jcopies_check(vsmfs_pm_view(j->copies), count, j->n, &bad);
 	if (why) {
 		vsmfs_err(j->sbi->s_sb, "journal: header copy %u: %s", bad, why);
 		return -EFSCORRUPTED;
 	}
 	/* Copies are durable (step 2 of a batch); redo step 3, then 4. */
 	for (i = 0; i < count; i++) {
-		u32 num = vsmfs_jh_num(&j->copies[i]);
+		u32 num = vsmfs_jh_num(vsmfs_pm_view(&j->copies[i]));
 
-		vsmfs_pm_store(&j->hdr[num], &j->copies[i], sizeof(struct vsmfs_djhdr));
+		vsmfs_pm_store(&j->hdr[num], vsmfs_pm_view(&j->copies[i]),
+			       sizeof(struct vsmfs_djhdr));
 		vsmfs_flush(&j->hdr[num], sizeof(struct vsmfs_djhdr));
 	}
 	vsmfs_fence();
@@ -761,8 +762,8 @@ static int vsmfs_jscan(struct vsmfs_journal *j, u32 ckpt)
 	u32 pos, nchanged, i;
 
 	for (pos = 0; pos < j->n; pos++) {
-		d.h_state = READ_ONCE(j->hdr[pos].h_state);
-		d.h_map = READ_ONCE(j->hdr[pos].h_map);
+		d.h_state = vsmfs_pm_read(&j->hdr[pos].h_state);
+		d.h_map = vsmfs_pm_read(&j->hdr[pos].h_map);
 		why = vsmfs_jh_decode(&d, pos, j->n, pos < ckpt, &j->sbi->s_layout, &j->h[pos]);
 		if (why)
 			return vsmfs_jcorrupt(j->sbi, why, pos);
@@ -919,7 +920,7 @@ partial:
  */
 int vsmfs_journal_init(struct vsmfs_sb_info *sbi)
 {
-	struct vsmfs_djsb *jsb = vsmfs_blk_ptr(sbi, sbi->s_layout.journal_start);
+	struct vsmfs_djsb __pm *jsb = vsmfs_blk_ptr(sbi, sbi->s_layout.journal_start);
 	struct super_block *sb = sbi->s_sb;
 	struct vsmfs_journal *j;
 	u32 n, hdr_blocks, ckpt, last, commit, hcopy, pos, count = 0;
@@ -931,16 +932,17 @@ int vsmfs_journal_init(struct vsmfs_sb_info *sbi)
 	atomic_set(&sbi->s_freeing, 0);
 	xa_init(&sbi->s_mblks);
 	n = vsmfs_journal_geometry(sbi->s_layout.journal_blocks, &hdr_blocks);
-	if (le32_to_cpu(jsb->j_magic) != VSMFS_JOURNAL_MAGIC ||
-	    le32_to_cpu(jsb->j_blocks) != n || le32_to_cpu(jsb->j_hdr_blocks) != hdr_blocks) {
+	if (le32_to_cpu(vsmfs_pm_read(&jsb->j_magic)) != VSMFS_JOURNAL_MAGIC ||
+	    le32_to_cpu(vsmfs_pm_read(&jsb->j_blocks)) != n ||
+	    le32_to_cpu(vsmfs_pm_read(&jsb->j_hdr_blocks)) != hdr_blocks) {
 		vsmfs_err(sb, "journal superblock is corrupt");
 		return -EINVAL;
 	}
-	state = le64_to_cpu(READ_ONCE(jsb->j_checkpoint));
+	state = le64_to_cpu(vsmfs_pm_read(&jsb->j_checkpoint));
 	ckpt = (u32)state;
 	last = state >> 32;
-	commit = (u32)le64_to_cpu(jsb->j_commit);
-	hcopy = le32_to_cpu(jsb->j_hcopy);
+	commit = (u32)le64_to_cpu(vsmfs_pm_read(&jsb->j_commit));
+	hcopy = le32_to_cpu(vsmfs_pm_read(&jsb->j_hcopy));
 	if (ckpt > n || last > ckpt) {
 		vsmfs_err(sb, "journal: checkpoint pointer %u (last transaction at %u) past %u headers",
 			  ckpt, last, n);
@@ -955,9 +957,9 @@ int vsmfs_journal_init(struct vsmfs_sb_info *sbi)
 	if (!j)
 		return -ENOMEM;
 	j->jsb = jsb;
-	j->hdr = (void *)jsb + VSMFS_BLOCK_SIZE;
-	j->copies = (void *)jsb + ((u64)(1 + hdr_blocks) << VSMFS_BLOCK_SHIFT);
-	j->blocks = (void *)jsb + ((u64)(2 + hdr_blocks) << VSMFS_BLOCK_SHIFT);
+	j->hdr = (void __pm *)jsb + VSMFS_BLOCK_SIZE;
+	j->copies = (void __pm *)jsb + ((u64)(1 + hdr_blocks) << VSMFS_BLOCK_SHIFT);
+	j->blocks = (void __pm *)jsb + ((u64)(2 + hdr_blocks) << VSMFS_BLOCK_SHIFT);
 	sbi->s_journal = j;
 
 	if (hcopy) {
@@ -983,7 +985,7 @@ int vsmfs_journal_init(struct vsmfs_sb_info *sbi)
 
 		if (!vsmfs_jh_is_latest(h))
 			continue;
-		vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, h->home), vsmfs_jblock(j, h->jb),
+		vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, h->home), vsmfs_pm_view(vsmfs_jblock(j, h->jb)),
 				VSMFS_BLOCK_SIZE);
 		count++;
 	}
@@ -1032,7 +1034,7 @@ void vsmfs_journal_destroy(struct vsmfs_sb_info *sbi)
 struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 {
 	struct vsmfs_mblk *mb, *old;
-	void *src;
+	void __pm *src;
 
 	mb = xa_load(&sbi->s_mblks, blk);
 	if (mb)
@@ -1059,7 +1061,7 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 	mb->m_dmask_ok = false;
 	INIT_LIST_HEAD(&mb->m_dirty);
 	INIT_LIST_HEAD(&mb->m_undo);
-	if (copy_mc_to_kernel(mb->m_data, src, VSMFS_BLOCK_SIZE)) {
+	if (vsmfs_read_pm(mb->m_data, src, VSMFS_BLOCK_SIZE)) {
 		kfree(mb);
 		return ERR_PTR(-EIO);
 	}
@@ -1412,7 +1414,8 @@ static void vsmfs_jrevoke(struct vsmfs_journal *j, struct vsmfs_jent *e)
 	vsmfs_jdrain(j);
 	if (e->latest != VSMFS_JNONE) {
 		vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, e->home),
-				vsmfs_jblock(j, j->h[e->latest].jb), VSMFS_BLOCK_SIZE);
+				vsmfs_pm_view(vsmfs_jblock(j, j->h[e->latest].jb)),
+				VSMFS_BLOCK_SIZE);
 		vsmfs_stat_add(sbi, home_bytes, VSMFS_BLOCK_SIZE);
 	}
 	/* The home block is durable before its versions are invalidated. */
@@ -1519,7 +1522,7 @@ void vsmfs_journal_forget(struct vsmfs_trans *t, u64 lpn, u64 count)
  * (known from DRAM, vsmfs_trans_masks()), else those found different by
  * reading @pm. Return: bytes written.
  */
-static u32 vsmfs_jwrite_delta(struct vsmfs_sb_info *sbi, void *pm, const void *new,
+static u32 vsmfs_jwrite_delta(struct vsmfs_sb_info *sbi, void __pm *pm, const void *new,
 			      const u64 *mask)
 {
 	u64 lines;
@@ -1546,7 +1549,7 @@ static u32 vsmfs_jwrite_delta(struct vsmfs_sb_info *sbi, void *pm, const void *n
  * differ from the old version there (@delta; @mask, if known, names them),
  * or the whole block with non-temporal stores; flushed, not fenced.
  */
-static void vsmfs_jwrite_block(struct vsmfs_journal *j, struct vsmfs_jtx *tx, void *dst,
+static void vsmfs_jwrite_block(struct vsmfs_journal *j, struct vsmfs_jtx *tx, void __pm *dst,
 			       const void *src, bool delta, const u64 *mask)
 {
 	struct vsmfs_sb_info *sbi = j->sbi;
@@ -1768,11 +1771,11 @@ static void vsmfs_jtx_commit(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 	WARN_ON_ONCE(READ_ONCE(j->ckpt) != tx->start);
 	vsmfs_pm_write(&j->jsb->j_checkpoint, cpu_to_le64((u64)tx->start << 32 | tx->end));
 	vsmfs_pm_write(&j->jsb->j_sequence,
-		       cpu_to_le64(le64_to_cpu(j->jsb->j_sequence) + 1));
+		       cpu_to_le64(le64_to_cpu(vsmfs_pm_read(&j->jsb->j_sequence)) + 1));
 	vsmfs_persist(j->jsb, offsetofend(struct vsmfs_djsb, j_sequence));
 	vsmfs_jstat_bytes(sbi, journal_header_bytes, 2 * sizeof(__le64));
 	for (i = 0; i < tx->npost; i++) {
-		struct vsmfs_djhdr *d = &j->hdr[tx->post[i]];
+		struct vsmfs_djhdr __pm *d = &j->hdr[tx->post[i]];
 
 		if (i == tx->npost / 2)
 			vsmfs_fault_stop(sbi->s_sb, VSMFS_FAULT_JPOST_STOP,

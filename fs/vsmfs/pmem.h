@@ -11,20 +11,50 @@
  * vsmfs_pm_store() or vsmfs_pm_memset(), never through a bare pointer: the
  * checker must see it, because a dirty line may be written back by the
  * cache at any moment, before the flush and fence meant to order it.
+ *
+ * Every pointer into PM is a __pm pointer: the direct mapping of the
+ * device (sbi->s_virt, vsmfs_blk_ptr()), the mapping layer of data pages
+ * (sbi->s_vsp_base, vsmfs_lpn_ptr()) and all that is derived from them.
+ * __pm is an address space of its own, as __user and __iomem are, so
+ * sparse (make check) rejects a load or a store through such a pointer,
+ * and its conversion to or from a plain pointer without __force. PM is
+ * read only through vsmfs_pm_read() (an aligned scalar), vsmfs_pm_load()
+ * (bytes), vsmfs_pm_view() (in place, with code that takes plain
+ * pointers), vsmfs_read_pm() and vsmfs_copy_to_iter() (which stop at
+ * poisoned memory), and written only through the primitives below. The
+ * __force casts are in this file and in the log of pmlog.c, and where a
+ * kernel interface gives or takes PM as a plain pointer, each with a
+ * comment: dax_direct_access() at mount (super.c), vmap() and vunmap() of
+ * the mapping layer (vsp.c). Without __CHECKER__, __pm is empty: the
+ * annotation changes no generated code. tests/sparse/pm-direct.c checks
+ * that sparse rejects a direct access to PM.
  */
 #ifndef _VSMFS_PMEM_H
 #define _VSMFS_PMEM_H
 
+#include <linux/compiler.h>
 #include <linux/libnvdimm.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/uio.h>
+
+#ifdef __CHECKER__
+#define __pm	__attribute__((noderef, address_space(__pm)))
+#else
+#define __pm
+#endif
+
+/* Nothing at run time: sparse checks that @p is a __pm pointer. */
+static inline void vsmfs_chk_pm_ptr(const void __pm *p)
+{
+}
+
 #include "pmlog.h"
 
 /* Write back [addr, addr+len) to the persistence domain; no ordering. */
-static inline void vsmfs_flush(const void *addr, size_t len)
+static inline void vsmfs_flush(const void __pm *addr, size_t len)
 {
-	arch_wb_cache_pmem((void *)addr, len);
+	arch_wb_cache_pmem((__force void *)addr, len);
 	vsmfs_pmlog_flush(addr, len);
 }
 
@@ -36,7 +66,7 @@ static inline void vsmfs_fence(void)
 }
 
 /* Flush then fence: [addr, addr+len) is durable when this returns. */
-static inline void vsmfs_persist(const void *addr, size_t len)
+static inline void vsmfs_persist(const void __pm *addr, size_t len)
 {
 	vsmfs_flush(addr, len);
 	vsmfs_fence();
@@ -51,46 +81,85 @@ static inline void vsmfs_persist(const void *addr, size_t len)
 #define vsmfs_pm_write(ptr, val)					\
 	do {								\
 		typeof(ptr) __pm_p = (ptr);				\
-		WRITE_ONCE(*__pm_p, (val));				\
+		vsmfs_chk_pm_ptr(__pm_p);				\
+		WRITE_ONCE(*(__force typeof(*__pm_p) *)__pm_p, (val));	\
 		vsmfs_pmlog_store(__pm_p, sizeof(*__pm_p));		\
 	} while (0)
+
+/*
+ * One aligned load of a scalar from PM, e.g.
+ * le64_to_cpu(vsmfs_pm_read(&jsb->j_checkpoint)): single-copy atomic (at
+ * most 8 bytes, naturally aligned), made once and not torn by the compiler
+ * (READ_ONCE()). A machine check on poisoned memory is not caught: blocks
+ * that may hold it are read through vsmfs_read_pm().
+ */
+#define vsmfs_pm_read(ptr)						\
+	({								\
+		typeof(ptr) __pm_p = (ptr);				\
+		vsmfs_chk_pm_ptr(__pm_p);				\
+		READ_ONCE(*(__force typeof(*__pm_p) *)__pm_p);		\
+	})
+
+/*
+ * Copy PM to DRAM with plain loads (mount copies the superblock so). Not
+ * atomic, and a machine check on poisoned memory is not caught:
+ * vsmfs_read_pm() is the copy that stops there.
+ */
+static inline void vsmfs_pm_load(void *dst, const void __pm *src, size_t len)
+{
+	memcpy(dst, (__force const void *)src, len);
+}
+
+/*
+ * PM at @ptr as a plain pointer to const, to read it in place with code
+ * that takes plain pointers: the bitmap functions, the checks shared with
+ * the tools (verify.c, jcore.c), the source of a copy from PM to PM. Loads
+ * only: the pointer is const, so a store through it does not compile. As
+ * with vsmfs_pm_load(), a machine check on poisoned memory is not caught.
+ */
+#define vsmfs_pm_view(ptr)						\
+	({								\
+		typeof(ptr) __pm_p = (ptr);				\
+		vsmfs_chk_pm_ptr(__pm_p);				\
+		(__force const typeof(*__pm_p) *)__pm_p;		\
+	})
 
 /*
  * Copy to PM through the cache. Not atomic: the lines may reach PM in any
  * order, each at any moment from here on; durable after their flush and a
  * fence.
  */
-static inline void vsmfs_pm_store(void *dst, const void *src, size_t len)
+static inline void vsmfs_pm_store(void __pm *dst, const void *src, size_t len)
 {
-	memcpy(dst, src, len);
+	memcpy((__force void *)dst, src, len);
 	vsmfs_pmlog_store(dst, len);
 }
 
 /* Fill [dst, dst+len) of PM through the cache, as vsmfs_pm_store(). */
-static inline void vsmfs_pm_memset(void *dst, int c, size_t len)
+static inline void vsmfs_pm_memset(void __pm *dst, int c, size_t len)
 {
-	memset(dst, c, len);
+	memset((__force void *)dst, c, len);
 	vsmfs_pmlog_store(dst, len);
 }
 
 /* Zero [addr, addr+len) of PM; durable after the next fence. */
-static inline void vsmfs_zero_pm(void *addr, size_t len)
+static inline void vsmfs_zero_pm(void __pm *addr, size_t len)
 {
 	vsmfs_pm_memset(addr, 0, len);
 	vsmfs_flush(addr, len);
 }
 
 /* Copy to PM with non-temporal stores; durable after the next fence. */
-static inline void vsmfs_memcpy_nt(void *dst, const void *src, size_t len)
+static inline void vsmfs_memcpy_nt(void __pm *dst, const void *src, size_t len)
 {
-	memcpy_flushcache(dst, src, len);
+	memcpy_flushcache((__force void *)dst, src, len);
 	vsmfs_pmlog_nt(dst, len);
 }
 
 /* Copy from user to PM with non-temporal stores; durable after a fence. */
-static inline size_t vsmfs_copy_from_iter(void *dst, size_t len, struct iov_iter *i)
+static inline size_t vsmfs_copy_from_iter(void __pm *dst, size_t len, struct iov_iter *i)
 {
-	size_t n = _copy_from_iter_flushcache(dst, len, i);
+	size_t n = _copy_from_iter_flushcache((__force void *)dst, len, i);
 
 	vsmfs_pmlog_nt(dst, n);
 	return n;
@@ -103,9 +172,9 @@ static inline size_t vsmfs_copy_from_iter(void *dst, size_t len, struct iov_iter
  * durable after the next fence, as with vsmfs_zero_pm().
  * Return: the bytes not copied, 0 if all were.
  */
-static inline size_t vsmfs_copy_mc_pm(void *dst, const void *src, size_t len)
+static inline size_t vsmfs_copy_mc_pm(void __pm *dst, const void __pm *src, size_t len)
 {
-	size_t left = copy_mc_to_kernel(dst, src, len);
+	size_t left = copy_mc_to_kernel((__force void *)dst, (__force const void *)src, len);
 
 	vsmfs_flush(dst, len - left);
 	return left;
@@ -115,15 +184,15 @@ static inline size_t vsmfs_copy_mc_pm(void *dst, const void *src, size_t len)
  * Copy PM to DRAM, stopping at poisoned memory in @src.
  * Return: the bytes not copied, 0 if all were.
  */
-static inline size_t vsmfs_read_pm(void *dst, const void *src, size_t len)
+static inline size_t vsmfs_read_pm(void *dst, const void __pm *src, size_t len)
 {
-	return copy_mc_to_kernel(dst, src, len);
+	return copy_mc_to_kernel(dst, (__force const void *)src, len);
 }
 
 /* Copy from PM to user, stopping short at poisoned memory. */
-static inline size_t vsmfs_copy_to_iter(const void *src, size_t len, struct iov_iter *i)
+static inline size_t vsmfs_copy_to_iter(const void __pm *src, size_t len, struct iov_iter *i)
 {
-	return _copy_mc_to_iter(src, len, i);
+	return _copy_mc_to_iter((__force const void *)src, len, i);
 }
 
 #endif /* _VSMFS_PMEM_H */

@@ -239,7 +239,11 @@ static void vsmfs_pmlog_add(u16 type, const void *data, u32 len, u64 val)
 	pmlog.records++;
 }
 
-/* Records of type @type for [addr, addr+len), one per page it touches. */
+/*
+ * Records of type @type for [addr, addr+len), one per page it touches.
+ * @addr is PM as a plain address (the hooks cast the __pm away): the log
+ * copies the bytes there and turns the address into a device offset.
+ */
 static void vsmfs_pmlog_range(u16 type, const void *addr, size_t len)
 {
 	const u8 *p = addr, *end = p + len;
@@ -264,11 +268,11 @@ static void vsmfs_pmlog_range(u16 type, const void *addr, size_t len)
  *
  * Context: any; called by the store accessors of pmem.h after the stores.
  */
-void vsmfs_pmlog_store(const void *addr, size_t len)
+void vsmfs_pmlog_store(const void __pm *addr, size_t len)
 {
 	if (!READ_ONCE(pmlog.on) || !len)
 		return;
-	vsmfs_pmlog_range(VSMFS_PMLOG_STORE, addr, len);
+	vsmfs_pmlog_range(VSMFS_PMLOG_STORE, (__force const void *)addr, len);
 }
 
 /**
@@ -280,7 +284,7 @@ void vsmfs_pmlog_store(const void *addr, size_t len)
  *
  * Context: any; called by vsmfs_flush() after the write-back.
  */
-void vsmfs_pmlog_flush(const void *addr, size_t len)
+void vsmfs_pmlog_flush(const void __pm *addr, size_t len)
 {
 	unsigned long start = (unsigned long)addr & ~63UL;
 	unsigned long end = ALIGN((unsigned long)addr + len, 64);
@@ -297,11 +301,11 @@ void vsmfs_pmlog_flush(const void *addr, size_t len)
  *
  * Context: any; called after the stores.
  */
-void vsmfs_pmlog_nt(const void *addr, size_t len)
+void vsmfs_pmlog_nt(const void __pm *addr, size_t len)
 {
 	if (!READ_ONCE(pmlog.on) || !len)
 		return;
-	vsmfs_pmlog_range(VSMFS_PMLOG_NT, addr, len);
+	vsmfs_pmlog_range(VSMFS_PMLOG_NT, (__force const void *)addr, len);
 }
 
 /**
@@ -333,7 +337,7 @@ void vsmfs_pmlog_attach(struct vsmfs_sb_info *sbi)
 	spin_lock_irqsave(&pmlog.lock, flags);
 	if (!pmlog.sbi) {
 		pmlog.sbi = sbi;
-		pmlog.virt = sbi->s_virt;
+		pmlog.virt = (__force void *)sbi->s_virt;
 		pmlog.bytes = sbi->s_dev_blocks << VSMFS_BLOCK_SHIFT;
 		pmlog.pfn0 = sbi->s_dev_pfn;
 	}

@@ -4,6 +4,7 @@
  * persistence primitives of pmem.h record their cached stores, flushes,
  * non-temporal stores and fences. Without the option every hook is an empty inline
  * function and the primitives compile to what they are without it.
+ * Included through pmem.h, which defines __pm first.
  */
 #ifndef _VSMFS_PMLOG_H
 #define _VSMFS_PMLOG_H
@@ -14,9 +15,9 @@ struct dentry;
 struct vsmfs_sb_info;
 
 #ifdef CONFIG_VSMFS_PMLOG
-void vsmfs_pmlog_store(const void *addr, size_t len);
-void vsmfs_pmlog_flush(const void *addr, size_t len);
-void vsmfs_pmlog_nt(const void *addr, size_t len);
+void vsmfs_pmlog_store(const void __pm *addr, size_t len);
+void vsmfs_pmlog_flush(const void __pm *addr, size_t len);
+void vsmfs_pmlog_nt(const void __pm *addr, size_t len);
 void vsmfs_pmlog_fence(void);
 void vsmfs_pmlog_attach(struct vsmfs_sb_info *sbi);
 void vsmfs_pmlog_detach(struct vsmfs_sb_info *sbi);
@@ -26,15 +27,15 @@ bool vsmfs_pmlog_misorder_sb(void);
 bool vsmfs_pmlog_remote_fence(void);
 void vsmfs_pmlog_fence_elsewhere(void);
 #else
-static inline void vsmfs_pmlog_store(const void *addr, size_t len)
+static inline void vsmfs_pmlog_store(const void __pm *addr, size_t len)
 {
 }
 
-static inline void vsmfs_pmlog_flush(const void *addr, size_t len)
+static inline void vsmfs_pmlog_flush(const void __pm *addr, size_t len)
 {
 }
 
-static inline void vsmfs_pmlog_nt(const void *addr, size_t len)
+static inline void vsmfs_pmlog_nt(const void __pm *addr, size_t len)
 {
 }
 

@@ -37,7 +37,7 @@ static struct dentry *vsmfs_debugfs;
  */
 static void vsmfs_write_super_misordered(struct vsmfs_sb_info *sbi)
 {
-	struct vsmfs_dsb *primary = vsmfs_blk_ptr(sbi, VSMFS_SB_BLOCK);
+	struct vsmfs_dsb __pm *primary = vsmfs_blk_ptr(sbi, VSMFS_SB_BLOCK);
 
 	vsmfs_pm_store(primary, sbi->s_dsb, sizeof(*primary));
 	vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, sbi->s_layout.sb_backup), sbi->s_dsb,
@@ -740,17 +740,17 @@ static int vsmfs_parse_stored_opts(struct fs_context *fc, struct super_block *sb
  */
 static int vsmfs_load_super(struct super_block *sb, struct vsmfs_sb_info *sbi)
 {
-	struct vsmfs_dsb *dsb = vsmfs_blk_ptr(sbi, VSMFS_SB_BLOCK);
-	struct vsmfs_dsb *backup = NULL;
+	struct vsmfs_dsb __pm *dsb = vsmfs_blk_ptr(sbi, VSMFS_SB_BLOCK);
+	struct vsmfs_dsb __pm *backup = NULL;
 	const char *why, *bwhy = NULL;
 	bool restore = false;
 	u64 blk = 0;
 	int i;
 
-	why = vsmfs_sb_check(dsb, sbi->s_dev_blocks);
+	why = vsmfs_sb_check(vsmfs_pm_view(dsb), sbi->s_dev_blocks);
 	if (!why)
 		goto found;
-	if (le32_to_cpu(dsb->s_magic) != VSMFS_MAGIC) {
+	if (le32_to_cpu(vsmfs_pm_read(&dsb->s_magic)) != VSMFS_MAGIC) {
 		vsmfs_err(sb, "no vsmfs file system found: %s", why);
 		return -EINVAL;
 	}
@@ -759,11 +759,11 @@ static int vsmfs_load_super(struct super_block *sb, struct vsmfs_sb_info *sbi)
 
 		blk = vsmfs_sb_backup_guess(sbi->s_dev_blocks, i);
 		backup = vsmfs_blk_ptr(sbi, blk);
-		w = vsmfs_sb_backup_check(backup, blk, sbi->s_dev_blocks);
+		w = vsmfs_sb_backup_check(vsmfs_pm_view(backup), blk, sbi->s_dev_blocks);
 		if (!w)
 			break;
 		/* Report the copy that looks like a superblock at all. */
-		if (!bwhy || le32_to_cpu(backup->s_magic) == VSMFS_MAGIC)
+		if (!bwhy || le32_to_cpu(vsmfs_pm_read(&backup->s_magic)) == VSMFS_MAGIC)
 			bwhy = w;
 		backup = NULL;
 	}
@@ -771,7 +771,7 @@ static int vsmfs_load_super(struct super_block *sb, struct vsmfs_sb_info *sbi)
 		vsmfs_err(sb, "invalid superblock: %s; backup: %s", why, bwhy);
 		return -EINVAL;
 	}
-	if (le32_to_cpu(dsb->s_checksum) == vsmfs_sb_csum(dsb)) {
+	if (le32_to_cpu(vsmfs_pm_read(&dsb->s_checksum)) == vsmfs_sb_csum(vsmfs_pm_view(dsb))) {
 		/* The primary is intact but wrong: no torn write explains it. */
 		vsmfs_err(sb, "invalid superblock: %s", why);
 		return -EINVAL;
@@ -781,7 +781,7 @@ static int vsmfs_load_super(struct super_block *sb, struct vsmfs_sb_info *sbi)
 	dsb = backup;
 	restore = !sb_rdonly(sb);
 found:
-	memcpy(&sbi->s_dsb_mem, dsb, sizeof(sbi->s_dsb_mem));
+	vsmfs_pm_load(&sbi->s_dsb_mem, dsb, sizeof(sbi->s_dsb_mem));
 	sbi->s_dsb = &sbi->s_dsb_mem;
 	vsmfs_layout_of_sb(&sbi->s_layout, sbi->s_dsb);
 	if (restore) {
@@ -842,7 +842,7 @@ static int vsmfs_map_device(struct super_block *sb, struct vsmfs_sb_info *sbi)
 		vsmfs_err(sb, "device pages have no struct page (use an fsdax namespace)");
 		return -EINVAL;
 	}
-	sbi->s_virt = kaddr;
+	sbi->s_virt = (__force void __pm *)kaddr;	/* the device: PM (pmem.h) */
 	sbi->s_dev_pfn = pfn_t_to_pfn(pfn);
 	sbi->s_dev_blocks = bytes >> VSMFS_BLOCK_SHIFT;
 	return 0;

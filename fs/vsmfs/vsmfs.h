@@ -19,6 +19,7 @@
 #include "vsmfs_format.h"
 #include "verify.h"
 #include "stats.h"
+#include "pmem.h"
 #include "jcore.h"
 
 #define EFSCORRUPTED	EUCLEAN		/* file system is corrupted */
@@ -78,7 +79,7 @@ struct vsmfs_sb_info {
 	struct super_block	*s_sb;
 	struct dax_device	*s_daxdev;
 	u64			s_dax_part_off;	/* byte offset of the partition */
-	void			*s_virt;	/* kernel address of block 0 */
+	void __pm		*s_virt;	/* kernel address of block 0 */
 	u64			s_dev_blocks;	/* usable device size in blocks */
 	u64			s_dev_pfn;	/* pfn of block 0 */
 	/*
@@ -99,7 +100,7 @@ struct vsmfs_sb_info {
 	struct ratelimit_state	s_error_rs;	/* messages of vsmfs_fs_error() */
 
 	/* Mapping layer (vsp.c): logical page N is at s_vsp_base + N pages. */
-	void			*s_vsp_base;
+	void __pm		*s_vsp_base;
 	u64			s_frame_pfn0;	/* pfn of data frame 0 */
 
 	/* Metadata cache, transactions and the journal (journal.c). */
@@ -340,7 +341,7 @@ static inline struct vsmfs_inode_info *VSMFS_I(struct inode *inode)
  * Kernel address of device block @blk. The one place where a block number
  * becomes a pointer; an out-of-range block is a bug.
  */
-static inline void *vsmfs_blk_ptr(struct vsmfs_sb_info *sbi, u64 blk)
+static inline void __pm *vsmfs_blk_ptr(struct vsmfs_sb_info *sbi, u64 blk)
 {
 	if (WARN_ON_ONCE(blk >= sbi->s_dev_blocks))
 		return NULL;
@@ -438,7 +439,7 @@ void vsmfs_vsp_enter(void);
 void vsmfs_vsp_exit(void);
 
 /* Kernel address of logical page @lpn in the mapping layer. */
-static inline void *vsmfs_lpn_ptr(struct vsmfs_sb_info *sbi, u64 lpn)
+static inline void __pm *vsmfs_lpn_ptr(struct vsmfs_sb_info *sbi, u64 lpn)
 {
 	if (WARN_ON_ONCE(!lpn || lpn >= sbi->s_layout.data_pages))
 		return NULL;

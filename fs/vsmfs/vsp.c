@@ -116,9 +116,9 @@ int vsmfs_vsp_map(struct vsmfs_sb_info *sbi)
 		goto out;
 	}
 	for (lpn = 0; lpn < n; lpn++) {
-		const __le64 *pt = vsmfs_blk_ptr(sbi, l->ptable_start +
-						  lpn / (VSMFS_BLOCK_SIZE / 8));
-		u64 frame = le64_to_cpu(pt[lpn % (VSMFS_BLOCK_SIZE / 8)]) &
+		const __le64 __pm *pt = vsmfs_blk_ptr(sbi, l->ptable_start +
+						       lpn / (VSMFS_BLOCK_SIZE / 8));
+		u64 frame = le64_to_cpu(vsmfs_pm_read(&pt[lpn % (VSMFS_BLOCK_SIZE / 8)])) &
 			    VSMFS_PTE_FRAME_MASK;
 
 		if (frame >= n || test_and_set_bit(frame, seen)) {
@@ -128,7 +128,8 @@ int vsmfs_vsp_map(struct vsmfs_sb_info *sbi)
 		}
 		pages[lpn] = pfn_to_page(sbi->s_frame_pfn0 + frame);
 	}
-	sbi->s_vsp_base = vmap(pages, n, VM_MAP, PAGE_KERNEL);
+	/* Its pages are frames of the device: a pointer into PM (pmem.h). */
+	sbi->s_vsp_base = (__force void __pm *)vmap(pages, n, VM_MAP, PAGE_KERNEL);
 	ret = sbi->s_vsp_base ? 0 : -ENOMEM;
 	if (ret)
 		vsmfs_err(sbi->s_sb, "cannot map %llu pages of kernel virtual space", n);
@@ -147,7 +148,7 @@ out:
 void vsmfs_vsp_unmap(struct vsmfs_sb_info *sbi)
 {
 	if (sbi->s_vsp_base)
-		vunmap(sbi->s_vsp_base);
+		vunmap((__force void *)sbi->s_vsp_base);	/* the vmap() area */
 	sbi->s_vsp_base = NULL;
 }
 
