@@ -12,7 +12,8 @@ expect_fail "$MKFS" /dev/null
 grep -q "not a block device or regular file" /tmp/expect_fail.out || die "char device message"
 
 expect_fail "$MKFS" -J 1T "$DEV"
-grep -q "journal size out of range" /tmp/expect_fail.out || die "journal size message"
+grep -q "invalid journal size '1T': the range is 64K to 64G" /tmp/expect_fail.out \
+	|| die "journal size message"
 expect_fail "$MKFS" -L 0123456789012345678901234567890123456789 "$DEV"
 expect_fail "$MKFS" -J abc "$DEV"
 expect_fail "$MKFS"
