@@ -1284,16 +1284,19 @@ void vsmfs_trans_track(struct vsmfs_trans *t, struct inode *inode, bool entries)
  */
 static void vsmfs_trans_masks(struct vsmfs_trans *t)
 {
+	bool delta = t->t_sbi->s_jopts.delta;
 	struct vsmfs_mblk *mb;
 	unsigned int i;
 
-	if (!t->t_sbi->s_jopts.delta)
-		return;
 	list_for_each_entry(mb, &t->t_dirty, m_dirty) {
 		u64 now[VSMFS_JMASK_WORDS];
 
 		mb->m_dmask_ok = false;
-		if (WARN_ON_ONCE(!mb->m_shadow)) {
+		/*
+		 * With deltas off (journal_delta=off, which a remount may turn
+		 * on again) the commit's change is not noted: forget the last.
+		 */
+		if (!delta || WARN_ON_ONCE(!mb->m_shadow)) {
 			mb->m_wmask_ok = false;
 			continue;
 		}
