@@ -720,14 +720,8 @@ static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t 
 		ret = vsmfs_write_inode_t(&t, dir);
 	}
 	if (ret) {
-		/*
-		 * Nothing of the new inode reaches PM. It is made bad so that
-		 * eviction leaves its slot, free again, alone.
-		 */
 		vsmfs_trans_abort(&t);
-		clear_nlink(inode);
-		make_bad_inode(inode);
-		discard_new_inode(inode);
+		vsmfs_discard_new_inode(inode);
 		return ret;
 	}
 	ret = vsmfs_trans_commit(&t);
@@ -761,9 +755,7 @@ static int vsmfs_tmpfile(struct user_namespace *ns, struct inode *dir, struct fi
 	set_nlink(inode, 1);
 	if (ret) {
 		vsmfs_trans_abort(&t);
-		clear_nlink(inode);
-		make_bad_inode(inode);
-		discard_new_inode(inode);
+		vsmfs_discard_new_inode(inode);
 		return ret;
 	}
 	ret = vsmfs_trans_commit(&t);

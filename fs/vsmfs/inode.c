@@ -379,6 +379,21 @@ void vsmfs_inode_reload(struct inode *inode)
 }
 
 /**
+ * vsmfs_discard_new_inode() - drop a new inode whose transaction is aborted
+ * @inode: an inode from vsmfs_new_inode(), still I_NEW
+ *
+ * Nothing of it reaches PM. It is made bad so that eviction, which would
+ * otherwise free its slot in a transaction of its own, leaves it alone:
+ * the abort has already given the slot back.
+ */
+void vsmfs_discard_new_inode(struct inode *inode)
+{
+	clear_nlink(inode);
+	make_bad_inode(inode);
+	discard_new_inode(inode);
+}
+
+/**
  * vsmfs_new_inode() - allocate and initialize an inode
  * @t: running transaction
  * @dir: parent directory
@@ -448,9 +463,7 @@ struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir,
 		 * which cannot start a transaction inside this one, leaves it
 		 * alone.
 		 */
-		clear_nlink(inode);
-		make_bad_inode(inode);
-		discard_new_inode(inode);
+		vsmfs_discard_new_inode(inode);
 		return ERR_PTR(ret);
 	}
 	vsmfs_stat_inc(VSMFS_SB(dir->i_sb), inodes_created);
