@@ -264,17 +264,6 @@ static void list_super(void)
 	show_errors();
 }
 
-static void clear_errors(void)
-{
-	sb.s_state = cpu_to_le32(le32_to_cpu(sb.s_state) & ~VSMFS_STATE_ERROR);
-	sb.s_error_count = 0;
-	sb.s_first_error_line = sb.s_last_error_line = 0;
-	sb.s_first_error_time = sb.s_last_error_time = 0;
-	sb.s_first_error_ino = sb.s_last_error_ino = 0;
-	memset(sb.s_first_error_func, 0, sizeof(sb.s_first_error_func));
-	memset(sb.s_last_error_func, 0, sizeof(sb.s_last_error_func));
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -393,7 +382,7 @@ int main(int argc, char **argv)
 	if (errs && !strcmp(errs, "show"))
 		show_errors();
 	if (errs && !strcmp(errs, "clear"))
-		clear_errors();
+		sb_clear_errors(&sb);
 	if (change && write_super())
 		return 1;
 	if (list)

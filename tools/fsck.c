@@ -1565,13 +1565,7 @@ done:
 	    (le32_to_cpu(sb.s_state) & VSMFS_STATE_ERROR || sb.s_error_count) &&
 	    problem(FIX_PREEN, "superblock: error state recorded while mounted (%u errors)",
 		    le32_to_cpu(sb.s_error_count))) {
-		sb.s_state = cpu_to_le32(le32_to_cpu(sb.s_state) & ~VSMFS_STATE_ERROR);
-		sb.s_error_count = 0;
-		sb.s_first_error_line = sb.s_last_error_line = 0;
-		sb.s_first_error_time = sb.s_last_error_time = 0;
-		sb.s_first_error_ino = sb.s_last_error_ino = 0;
-		memset(sb.s_first_error_func, 0, sizeof(sb.s_first_error_func));
-		memset(sb.s_last_error_func, 0, sizeof(sb.s_last_error_func));
+		sb_clear_errors(&sb);
 		sb_write = true;
 	}
 	if (sb_write && run != RUN_CHECK)

@@ -646,6 +646,20 @@ static u64 count_runs(u64 ptr, int depth)
 	return n;
 }
 
+/*
+ * The on-media inode in slot @slot of the inode table, read through @iblk,
+ * a block buffer that keeps the table block numbered *@cached.
+ */
+static const struct vsmfs_dinode *dinode_at(u64 slot, u8 *iblk, u64 *cached)
+{
+	if (slot / VSMFS_INODES_PER_BLOCK != *cached) {
+		*cached = slot / VSMFS_INODES_PER_BLOCK;
+		read_blocks(L.itable_start + *cached, 1, iblk);
+	}
+	return (const struct vsmfs_dinode *)(iblk + (slot % VSMFS_INODES_PER_BLOCK) *
+					     VSMFS_INODE_SIZE);
+}
+
 static void print_files(void)
 {
 	u8 *ibitmap = read_region(L.ibitmap_start, L.ibitmap_blocks);
@@ -672,12 +686,7 @@ static void print_files(void)
 		slot = le32_to_cpu(imap[ino]);
 		if (slot >= L.inodes)
 			continue;
-		if (slot / VSMFS_INODES_PER_BLOCK != cached) {
-			cached = slot / VSMFS_INODES_PER_BLOCK;
-			read_blocks(L.itable_start + cached, 1, iblk);
-		}
-		di = (const struct vsmfs_dinode *)(iblk + (slot % VSMFS_INODES_PER_BLOCK) *
-						   VSMFS_INODE_SIZE);
+		di = dinode_at(slot, iblk, &cached);
 		if (!S_ISREG(le16_to_cpu(di->i_mode)))
 			continue;
 		for (i = 0; i < VSMFS_NDIRECT; i++)
@@ -939,12 +948,7 @@ static void md_walk_inodes(void)
 
 		if (slot >= L.inodes)
 			continue;
-		if (slot / VSMFS_INODES_PER_BLOCK != cached) {
-			cached = slot / VSMFS_INODES_PER_BLOCK;
-			read_blocks(L.itable_start + cached, 1, iblk);
-		}
-		di = (const struct vsmfs_dinode *)(iblk + (slot % VSMFS_INODES_PER_BLOCK) *
-						   VSMFS_INODE_SIZE);
+		di = dinode_at(slot, iblk, &cached);
 		mode = le16_to_cpu(di->i_mode);
 		size = le64_to_cpu(di->i_size);
 		if (!mode)

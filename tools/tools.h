@@ -14,5 +14,7 @@ int parse_size(const char *s, u64 *out);
 int parse_uuid(const char *s, u8 uuid[16]);
 void format_uuid(const u8 uuid[16], char out[37]);
 int open_device(const char *path, int flags, u64 *bytes);
+struct vsmfs_dsb;
+void sb_clear_errors(struct vsmfs_dsb *sb);
 
 #endif /* _VSMFS_TOOLS_H */

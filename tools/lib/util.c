@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "vsmfs_format.h"
 #include "../tools.h"
 
 const char *progname = "vsmfs";
@@ -127,4 +128,16 @@ int open_device(const char *path, int flags, u64 *bytes)
 		*bytes = (u64)st.st_size;
 	}
 	return fd;
+}
+
+/* Forget the error state the module recorded in superblock @sb. */
+void sb_clear_errors(struct vsmfs_dsb *sb)
+{
+	sb->s_state = cpu_to_le32(le32_to_cpu(sb->s_state) & ~VSMFS_STATE_ERROR);
+	sb->s_error_count = 0;
+	sb->s_first_error_line = sb->s_last_error_line = 0;
+	sb->s_first_error_time = sb->s_last_error_time = 0;
+	sb->s_first_error_ino = sb->s_last_error_ino = 0;
+	memset(sb->s_first_error_func, 0, sizeof(sb->s_first_error_func));
+	memset(sb->s_last_error_func, 0, sizeof(sb->s_last_error_func));
 }
