@@ -377,7 +377,8 @@ void __vsmfs_fs_error(struct super_block *sb, const char *func, unsigned int lin
  * For corruption of what is on PM (a check that fails on metadata read
  * back), and for anything else that shows the file system inconsistent:
  * never for a failure the file system handles (no memory, no space, a
- * full journal refused before any change). It logs the message with the
+ * full journal refused before any change), unless it leaves a state only
+ * the next mount can finish (a truncation whose later part failed). It logs the message with the
  * device, function, line and inode (rate limited), records the error in
  * the superblock on PM (VSMFS_STATE_ERROR, the error count, the first and
  * the last error's time, function, line and inode; durable when it
