@@ -9,15 +9,16 @@
  * fit from VSPs already in use, so free VSPs are not broken up while
  * partly used ones have room.
  *
- * A run can also be reserved for the running transaction alone
- * (vsmfs_reserve_pages()): its bits are set in the DRAM copy of the bitmap
- * without dirtying the block, and cleared again before the commit
- * (vsmfs_unreserve_pages()), so a bitmap block whose only change was such a
- * run is not journaled. Transactions change DRAM one at a time (under
- * s_trans_mutex, which a commit holds until its journal blocks are
- * written or frozen copies of them taken), and a bitmap block reaches PM
- * only through the journal blocks of a commit, so the reserved bits never
- * reach PM.
+ * A run can also be reserved for one handle alone (vsmfs_reserve_pages()):
+ * its bits are set in the DRAM copy of the bitmap without dirtying the
+ * block, and cleared again by the commit of the running transaction before
+ * it writes any block (vsmfs_unreserve_pages()), so a bitmap block whose
+ * only change was such a run is not journaled. Handles change DRAM one at
+ * a time (under s_trans_mutex, which a commit holds until its journal
+ * blocks are written or frozen copies of them taken), and a bitmap block
+ * reaches PM only through the journal blocks of a commit, so the reserved
+ * bits never reach PM. Freed runs, too, are cleared only by the commit
+ * (vsmfs_free_pages()).
  */
 #include <linux/bitmap.h>
 #include <linux/wait_bit.h>
@@ -72,13 +73,13 @@ int vsmfs_alloc_init(struct vsmfs_sb_info *sbi)
 }
 
 /*
- * Pages freed by a transaction that released s_trans_mutex before its
- * commit (journal_commit=parallel) are free in DRAM at once, but until that
+ * Pages freed by a commit that released s_trans_mutex before it was
+ * durable (journal_commit=parallel) are free in DRAM at once, but until that
  * commit a crash gives them back to their files: no data may be written
  * into them before it. The same holds for the scratch pages of a
  * copy-on-write, given back with the old frames behind them. So a
  * transaction that takes pages first waits for every such commit to end
- * (vsmfs_trans_commit() counts them in s_freeing). Under s_trans_mutex
+ * (vsmfs_journal_commit_trans() counts them in s_freeing). Under s_trans_mutex
  * no new one can begin, and commits in flight need neither it nor
  * anything this transaction holds.
  */
@@ -272,16 +273,18 @@ int vsmfs_reserve_pages(struct vsmfs_trans *t, u64 count, u64 *lpn)
 
 /**
  * vsmfs_unreserve_pages() - give back a run taken by vsmfs_reserve_pages()
- * @t: the transaction that reserved it, before its commit
+ * @t: the handle that reserved it
  * @lpn: first page
  * @count: pages, as reserved
  *
- * The pages were free when the transaction began and never held metadata
- * in it, so the journal has no version of them to revoke. But a
- * copy-on-write may have swapped them with a file's pages: they then reach
- * the file's old frames, which a crash before the commit gives back to the
- * file. So they count as freed by the transaction: no data is written
- * into them before it commits (vsmfs_wait_freed()).
+ * The pages were free when the handle began and never held metadata in
+ * it, so the journal has no version of them to revoke. But a copy-on-write
+ * may have swapped them with a file's pages: they then reach the file's
+ * old frames, which a crash before the commit gives back to the file. So
+ * they stay taken until the running transaction commits, which clears
+ * their bits before it writes any bitmap block (vsmfs_trans_defer_free()),
+ * and no data is written into them before that commit is durable
+ * (vsmfs_wait_freed()).
  *
  * Return: 0 or a negative errno.
  */
@@ -292,29 +295,57 @@ int vsmfs_unreserve_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
 		vsmfs_fs_error(t->t_sbi->s_sb, 0, "unreserving bad run %llu+%llu", lpn, count);
 		return -EFSCORRUPTED;
 	}
-	t->t_freed = true;
-	return vsmfs_lbits(t, lpn, count, false, false);
+	return vsmfs_trans_defer_free(t, lpn, count, true);
 }
 
 /**
  * vsmfs_free_pages() - free a run of logical pages
- * @t: running transaction
+ * @t: the handle
  * @lpn: first page
  * @count: pages; the run must not cross a VSP
+ *
+ * The pages hold what a crash before the commit gives back to their file:
+ * they are freed when the running transaction commits
+ * (vsmfs_trans_defer_free()).
  *
  * Return: 0 or a negative errno.
  */
 int vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
 {
-	if (!lpn || !count || lpn + count > t->t_sbi->s_layout.data_pages ||
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_mblk *mb;
+	u64 off = lpn % BITS_PER_BLK;
+
+	if (!lpn || !count || lpn + count > sbi->s_layout.data_pages ||
 	    lpn / VSMFS_VSP_PAGES != (lpn + count - 1) / VSMFS_VSP_PAGES) {
-		vsmfs_fs_error(t->t_sbi->s_sb, 0, "freeing bad run %llu+%llu", lpn, count);
+		vsmfs_fs_error(sbi->s_sb, 0, "freeing bad run %llu+%llu", lpn, count);
+		return -EFSCORRUPTED;
+	}
+	mb = vsmfs_lbitmap(sbi, lpn);
+	if (IS_ERR(mb))
+		return PTR_ERR(mb);
+	if (find_next_zero_bit((unsigned long *)mb->m_data, off + count, off) < off + count) {
+		vsmfs_fs_error(sbi->s_sb, 0, "freeing free logical pages %llu+%llu", lpn, count);
 		return -EFSCORRUPTED;
 	}
 	/* Metadata versions of the pages are never to be written over them. */
 	vsmfs_journal_forget(t, lpn, count);
-	t->t_freed = true;
-	return vsmfs_lbits(t, lpn, count, false, true);
+	return vsmfs_trans_defer_free(t, lpn, count, false);
+}
+
+/**
+ * vsmfs_lbits_clear() - clear a run's bits in the page bitmap
+ * @t: the handle committing the running transaction
+ * @lpn: first page
+ * @count: pages, within one VSP
+ * @dirty: the bitmap block joins the transaction (not for scratch runs,
+ *	which the bitmap on PM never had)
+ *
+ * Return: 0 or a negative errno.
+ */
+int vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty)
+{
+	return vsmfs_lbits(t, lpn, count, false, dirty);
 }
 
 static int vsmfs_ibit(struct vsmfs_trans *t, u64 ino, bool set)

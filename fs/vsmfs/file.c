@@ -909,7 +909,8 @@ static ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
 	truncate_pagecache_range(inode, ustart, uend - 1);
 
 	down_write(&vi->i_idx_sem);
-	vsmfs_trans_begin(sbi, &t);
+	/* The whole write in one handle: room for its worst case. */
+	vsmfs_trans_begin_credits(sbi, &t, vsmfs_cow_blocks_at(mode, pos, len));
 	vsmfs_trans_track(&t, inode, false);
 	n = vsmfs_cow_write_t(&t, inode, pos, len, from, large, mode, NULL);
 	if (n > 0) {
@@ -1158,11 +1159,13 @@ static ssize_t vsmfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
  * @end: end of the range
  * @datasync: only data
  *
- * write() data is durable when the call returns (non-temporal stores and
- * the fence of its commit) and so are all metadata changes (synchronous
- * commits). What can be left is data stored through a shared mapping,
- * which sits in CPU caches until written back here, and timestamps the
- * VFS changed without a transaction.
+ * write() data is durable once the handle that made it reachable ended
+ * (non-temporal stores and its fence); its metadata, and every other
+ * change of the inode, once the running transaction that holds it
+ * commits: this commits it, unless the inode's last change is committed
+ * already. Data stored through a shared mapping sits in CPU caches until
+ * written back here, and timestamps the VFS changed without a handle are
+ * written first (with @datasync only when the size changed).
  *
  * Return: 0 or a negative errno.
  */
@@ -1175,7 +1178,10 @@ int vsmfs_fsync(struct file *file, loff_t start, loff_t end, int datasync)
 	ret = file_write_and_wait_range(file, start, end);
 	if (!ret && !datasync)
 		ret = sync_inode_metadata(inode, 1);
+	/* Written-back mapped data, on this CPU. */
 	vsmfs_fence();
+	if (!ret)
+		ret = vsmfs_trans_sync_inode(inode, VSMFS_COMMIT_FSYNC);
 	trace_vsmfs_fsync(inode, start, end - start + 1, ret, t0);
 	return ret;
 }
@@ -1183,8 +1189,9 @@ int vsmfs_fsync(struct file *file, loff_t start, loff_t end, int datasync)
 /*
  * iomap for DAX faults, SEEK_DATA/SEEK_HOLE and FIEMAP. A mapped extent is
  * a physically contiguous part of a run; a hole extends to the next piece
- * with data. A write fault on a hole allocates zeroed pages and commits
- * before the page is mapped, so MAP_SYNC needs no further flush.
+ * with data. A write fault on a hole allocates zeroed pages in a handle; on
+ * a MAP_SYNC mapping, the fault commits the inode's changes before the
+ * page is mapped (IOMAP_F_DIRTY).
  */
 static int vsmfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
 			     unsigned int flags, struct iomap *iomap, struct iomap *srcmap)
@@ -1242,6 +1249,13 @@ static int vsmfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
 		iomap->type = IOMAP_MAPPED;
 		iomap->addr = (blk << VSMFS_BLOCK_SHIFT) + sbi->s_dax_part_off;
 		iomap->length = n << VSMFS_BLOCK_SHIFT;
+		/*
+		 * MAP_SYNC: a write fault returns only once what reaches the
+		 * page is committed (dax_finish_sync_fault() calls fsync).
+		 */
+		if ((flags & IOMAP_WRITE) &&
+		    (s64)READ_ONCE(vi->i_tid) > atomic64_read(&sbi->s_commit_tid))
+			iomap->flags |= IOMAP_F_DIRTY;
 	} else {
 		/* The hole runs on to the next piece that has pages. */
 		u64 next = min_t(u64, vsmfs_idx_next(inode, key + 1), VSMFS_MAX_KEY);

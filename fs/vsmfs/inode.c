@@ -266,6 +266,7 @@ int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode)
 		ret = vsmfs_trans_get_write_access(t, mb);
 	if (ret)
 		return ret;
+	vsmfs_trans_note_inode(t, inode);
 	memset(di, 0, sizeof(*di));
 	di->i_mode = cpu_to_le16(inode->i_mode);
 	di->i_nlink = cpu_to_le32(inode->i_nlink);

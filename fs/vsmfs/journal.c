@@ -4,12 +4,13 @@
  *
  * Metadata blocks (inode table, mapping table, page table, bitmaps,
  * directory and index blocks) are read into DRAM once and changed there
- * under a transaction. Transactions change DRAM one at a time
- * (s_trans_mutex) and place their journal blocks one at a time, in the same
- * order (s_jplace_mutex, taken before s_trans_mutex is released). When
- * another transaction waits for s_trans_mutex, a commit takes frozen DRAM
- * copies of its blocks and hands s_trans_mutex over before its placement,
- * so that the next transaction changes DRAM while this one is placed and
+ * by handles, which join the running transaction (trans.c). Handles change
+ * DRAM one at a time (s_trans_mutex); transactions place their journal
+ * blocks one at a time, in the same order (s_jplace_mutex, taken before
+ * s_trans_mutex is released). When a handle waits for s_trans_mutex, a
+ * commit takes frozen DRAM copies of its blocks and hands s_trans_mutex
+ * over before its placement, so that the next handle changes DRAM while
+ * this transaction is placed and
  * writes its journal blocks. Commits wait for their writes to be durable
  * and commit without either lock: each takes a ticket, and the commits
  * are made in ticket order by whichever task finds the next one ready (a
@@ -34,9 +35,10 @@
  *   3. the headers are written in place, flushed, fence;
  *   4. j_hcopy = 0, flushed, fence.
  *
- * Commit of a transaction of k blocks (vsmfs_trans_commit()):
- *   0. file data the transaction makes reachable was written by the caller
- *      with non-temporal stores or flushed (not yet fenced); with
+ * Commit of a transaction of k blocks (vsmfs_journal_commit_trans()):
+ *   0. file data the transaction makes reachable was written by its
+ *      handles with non-temporal stores or flushed, and fenced by each
+ *      handle that did not commit (trans.c), not yet by this one; with
  *      journal_commit=parallel, when another transaction waits for
  *      s_trans_mutex, a frozen DRAM copy of each block is taken, then
  *      s_jplace_mutex, and s_trans_mutex is released; otherwise
@@ -107,9 +109,9 @@
  * (vsmfs_journal_forget()), so that no later checkpoint or recovery writes
  * an old version over the data.
  *
- * Commits are synchronous (the transaction is durable when
- * vsmfs_trans_commit() returns), so there is no commit interval: fsync
- * needs no more than the commits already made.
+ * A commit is synchronous for the task that makes it (the transaction is
+ * durable when vsmfs_journal_commit_trans() returns); when a transaction
+ * commits is decided in trans.c.
  */
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -644,6 +646,8 @@ static void vsmfs_jreserve(struct vsmfs_journal *j, u32 k)
  */
 void vsmfs_journal_checkpoint(struct vsmfs_sb_info *sbi)
 {
+	/* What the running transaction holds goes home too. */
+	vsmfs_trans_sync(sbi, VSMFS_COMMIT_SYNCFS);
 	mutex_lock(&sbi->s_trans_mutex);
 	mutex_lock(&sbi->s_jplace_mutex);
 	if (sbi->s_journal)
@@ -662,6 +666,9 @@ void vsmfs_journal_checkpoint(struct vsmfs_sb_info *sbi)
  */
 void vsmfs_journal_set_writethrough(struct vsmfs_sb_info *sbi, bool on)
 {
+	/* Home blocks hold every change made so far. */
+	if (on)
+		vsmfs_trans_sync(sbi, VSMFS_COMMIT_SYNCFS);
 	mutex_lock(&sbi->s_trans_mutex);
 	mutex_lock(&sbi->s_jplace_mutex);
 	sbi->s_journal->writethrough = on;
@@ -1073,340 +1080,6 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 	return mb;
 }
 
-#define VSMFS_PTES_PER_BLOCK	(VSMFS_BLOCK_SIZE / 8)
-
-/* Start @t with nothing to undo, noting the allocator state to go back to. */
-static void vsmfs_trans_undo_init(struct vsmfs_trans *t)
-{
-	struct vsmfs_sb_info *sbi = t->t_sbi;
-
-	INIT_LIST_HEAD(&t->t_undo);
-	t->t_ninodes = 0;
-	t->t_dirs = 0;
-	t->t_free_pages = sbi->s_free_pages;
-	t->t_free_inodes = sbi->s_free_inodes;
-	t->t_small_cursor = sbi->s_small_cursor;
-	t->t_vsp_cursor = sbi->s_vsp_cursor;
-	t->t_ino_cursor = sbi->s_ino_cursor;
-}
-
-/**
- * vsmfs_trans_begin() - start a transaction
- * @sbi: the file system
- * @t: transaction to initialize
- *
- * Context: process context; takes s_trans_mutex until commit, and makes the
- * task's allocations GFP_NOFS until then.
- */
-void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t)
-{
-	u64 t0 = 0;
-
-	if (!mutex_trylock(&sbi->s_trans_mutex)) {
-		t0 = ktime_get_ns();
-		vsmfs_stat_inc(sbi, journal_lock_waits);
-		/* Commits then hand the lock over before their placement. */
-		atomic_inc(&sbi->s_trans_waiters);
-		mutex_lock(&sbi->s_trans_mutex);
-		atomic_dec(&sbi->s_trans_waiters);
-	}
-	t->t_locked = ktime_get_ns();
-	if (t0)
-		vsmfs_stat_add(sbi, journal_lock_wait_ns, t->t_locked - t0);
-	/*
-	 * No allocation under the mutex may recurse into the file system:
-	 * reclaim may evict an inode, and eviction may need a transaction.
-	 */
-	t->t_nofs = memalloc_nofs_save();
-	/* Transactions reach file pages through the mapping layer. */
-	vsmfs_vsp_enter();
-	t->t_sbi = sbi;
-	INIT_LIST_HEAD(&t->t_dirty);
-	t->t_nblocks = 0;
-	t->t_ndata = 0;
-	t->t_error = 0;
-	t->t_freed = false;
-	vsmfs_trans_undo_init(t);
-	t->t_overflow = false;
-}
-
-/**
- * vsmfs_trans_max_blocks() - most blocks one transaction may dirty
- * @sbi: the file system
- *
- * A commit needs a free journal block for each dirty block, and a
- * checkpoint empties the journal for it: the limit is the number of
- * journal blocks. Operations that may dirty more split their work into
- * several transactions (vsmfs_trans_room()).
- *
- * Return: the number of journal blocks.
- */
-u32 vsmfs_trans_max_blocks(struct vsmfs_sb_info *sbi)
-{
-	return sbi->s_journal->n;
-}
-
-/**
- * vsmfs_trans_room() - blocks a transaction may still dirty
- * @t: the transaction
- *
- * Context: inside the transaction.
- * Return: how many more blocks @t may dirty before it overflows.
- */
-u32 vsmfs_trans_room(struct vsmfs_trans *t)
-{
-	u32 n = vsmfs_trans_max_blocks(t->t_sbi);
-
-	return t->t_nblocks < n ? n - t->t_nblocks : 0;
-}
-
-/*
- * A transaction dirtied more blocks than the journal holds: an operation
- * that did not bound its work. Its DRAM changes cannot be committed as a
- * whole, and committing part of them would leave PM inconsistent, so
- * nothing of it is committed: the commit aborts it. It is a file system
- * error (vsmfs_fs_error()): recorded in the superblock, and with the
- * default errors=remount-ro the file system stops writing.
- */
-static void vsmfs_trans_overflow(struct vsmfs_trans *t)
-{
-	struct vsmfs_sb_info *sbi = t->t_sbi;
-
-	if (t->t_overflow)
-		return;
-	t->t_overflow = true;
-	t->t_error = -EFSCORRUPTED;
-	vsmfs_fs_error(sbi->s_sb, 0,
-		       "transaction dirtied more than the %u journal blocks: not committed",
-		       vsmfs_trans_max_blocks(sbi));
-}
-
-/**
- * vsmfs_trans_dirty() - add a changed metadata block to a transaction
- * @t: the transaction
- * @mb: the block, changed in DRAM after vsmfs_trans_get_write_access()
- *
- * A transaction holds at most vsmfs_trans_max_blocks() blocks; one that
- * dirties more overflows (vsmfs_trans_overflow()) and is never committed.
- * The block is kept on the list all the same, so that the transaction
- * still knows every block it changed.
- *
- * Context: inside the transaction.
- */
-void vsmfs_trans_dirty(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
-{
-	struct vsmfs_sb_info *sbi = t->t_sbi;
-
-	lockdep_assert_held(&sbi->s_trans_mutex);
-	/* Changed without vsmfs_trans_get_write_access(): abort cannot undo it. */
-	WARN_ON_ONCE(!mb->m_shadow);
-	if (mb->m_is_dirty)
-		return;
-	if (t->t_nblocks + 1 > vsmfs_trans_max_blocks(sbi) ||
-	    vsmfs_fault(VSMFS_FAULT_TRANS_OVERFLOW))
-		vsmfs_trans_overflow(t);
-	mb->m_is_dirty = true;
-	list_add_tail(&mb->m_dirty, &t->t_dirty);
-	t->t_nblocks++;
-	if (mb->m_blk >= sbi->s_layout.data_start)
-		t->t_ndata++;
-}
-
-/**
- * vsmfs_trans_get_write_access() - let a transaction change a metadata block
- * @t: the transaction
- * @mb: the block, before the caller changes it
- *
- * Called before every change of @mb->m_data in @t (then marked with
- * vsmfs_trans_dirty()). The first call in @t keeps a copy of the block as
- * it is, the version the last transaction left, which vsmfs_trans_abort()
- * puts back; the commit drops it.
- *
- * Context: inside the transaction.
- * Return: 0, or -ENOMEM with @mb unchanged and not in @t.
- */
-int vsmfs_trans_get_write_access(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
-{
-	lockdep_assert_held(&t->t_sbi->s_trans_mutex);
-	if (mb->m_shadow)
-		return 0;
-	if (!vsmfs_fault(VSMFS_FAULT_SHADOW_ALLOC))
-		mb->m_shadow = kmalloc(VSMFS_BLOCK_SIZE, GFP_NOFS);
-	if (!mb->m_shadow)
-		return -ENOMEM;
-	memcpy(mb->m_shadow, mb->m_data, VSMFS_BLOCK_SIZE);
-	list_add_tail(&mb->m_undo, &t->t_undo);
-	return 0;
-}
-
-/**
- * vsmfs_trans_track() - an in-core inode the transaction may change
- * @t: the transaction
- * @inode: an inode that exists on PM (not one created in @t), held by the
- *	caller until @t ends
- * @entries: @inode is a directory whose entries @t may change, locked
- *	exclusive by the caller
- *
- * Called before the first change of @inode's in-core fields in @t. If @t
- * is aborted, @inode is read again from its slot, as it was, and with
- * @entries the DRAM index of the directory is dropped, to be rebuilt from
- * its blocks at its next use. At most VSMFS_TRANS_INODES inodes.
- *
- * Context: inside the transaction.
- */
-void vsmfs_trans_track(struct vsmfs_trans *t, struct inode *inode, bool entries)
-{
-	unsigned int i;
-
-	for (i = 0; i < t->t_ninodes && t->t_inodes[i] != inode; i++)
-		;
-	if (i == t->t_ninodes) {
-		if (WARN_ON_ONCE(i == VSMFS_TRANS_INODES))
-			return;
-		t->t_inodes[t->t_ninodes++] = inode;
-	}
-	if (entries)
-		t->t_dirs |= 1U << i;
-}
-
-/*
- * Deltas in DRAM. A delta of the commit of @t writes the new version of a
- * block over its old version in the journal: the version before the last
- * one committed (vsmfs_jplace()). Every commit of a block places its new
- * version as the latest and makes the latest the old one, so the old
- * version differs from the new one only in words that the last commit or
- * this one changed: m_wmask, kept from the last commit, and the
- * difference between the block and its shadow (the version the last
- * commit left, vsmfs_trans_get_write_access()). Their union is m_dmask,
- * and the delta stores those words without reading the journal block. A
- * block read from PM since its last commit has no m_wmask: its next delta
- * reads PM as before, and sets m_wmask for the one after.
- */
-static void vsmfs_trans_masks(struct vsmfs_trans *t)
-{
-	bool delta = t->t_sbi->s_jopts.delta;
-	struct vsmfs_mblk *mb;
-	unsigned int i;
-
-	list_for_each_entry(mb, &t->t_dirty, m_dirty) {
-		u64 now[VSMFS_JMASK_WORDS];
-
-		mb->m_dmask_ok = false;
-		/*
-		 * With deltas off (journal_delta=off, which a remount may turn
-		 * on again) the commit's change is not noted: forget the last.
-		 */
-		if (!delta || WARN_ON_ONCE(!mb->m_shadow)) {
-			mb->m_wmask_ok = false;
-			continue;
-		}
-		vsmfs_jdiff((const u64 *)mb->m_shadow, (const u64 *)mb->m_data, now);
-		if (mb->m_wmask_ok) {
-			for (i = 0; i < VSMFS_JMASK_WORDS; i++)
-				mb->m_dmask[i] = mb->m_wmask[i] | now[i];
-			mb->m_dmask_ok = true;
-		}
-		memcpy(mb->m_wmask, now, sizeof(now));
-		mb->m_wmask_ok = true;
-	}
-}
-
-/* The transaction is over: drop the copies kept for vsmfs_trans_abort(). */
-static void vsmfs_trans_undo_drop(struct vsmfs_trans *t)
-{
-	struct vsmfs_mblk *mb, *tmp;
-
-	list_for_each_entry_safe(mb, tmp, &t->t_undo, m_undo) {
-		list_del_init(&mb->m_undo);
-		kfree(mb->m_shadow);
-		mb->m_shadow = NULL;
-	}
-	t->t_ninodes = 0;
-	t->t_dirs = 0;
-}
-
-/**
- * vsmfs_trans_abort() - end a transaction without any of its changes
- * @t: the transaction
- *
- * Every metadata block changed in @t gets back the content it had when @t
- * first changed it, and leaves @t; so does the allocator state, the live
- * mapping of logical pages whose page table entries @t swapped (with one
- * TLB shootdown), and each inode given to vsmfs_trans_track(). Nothing is
- * written to PM: the journal never saw @t. Pages @t freed whose metadata
- * versions vsmfs_journal_forget() revoked stay correct: their home blocks
- * hold the last committed version the DRAM copies are put back to.
- * Changes @t made to file data in place, and inodes it created (which the
- * caller discards), are the caller's.
- *
- * Context: inside the transaction; releases s_trans_mutex.
- */
-void vsmfs_trans_abort(struct vsmfs_trans *t)
-{
-	struct vsmfs_sb_info *sbi = t->t_sbi;
-	const struct vsmfs_layout *l = &sbi->s_layout;
-	struct vsmfs_mblk *mb;
-	struct vsmfs_swap sw;
-	unsigned int i;
-
-	lockdep_assert_held(&sbi->s_trans_mutex);
-	vsmfs_swap_init(sbi, &sw);
-	list_for_each_entry(mb, &t->t_undo, m_undo) {
-		/* Page table: the live mapping follows the entries back. */
-		if (mb->m_blk >= l->ptable_start && mb->m_blk < l->ptable_start + l->ptable_blocks)
-			vsmfs_swap_undo(&sw, (mb->m_blk - l->ptable_start) * VSMFS_PTES_PER_BLOCK,
-					(__le64 *)mb->m_shadow, (__le64 *)mb->m_data,
-					VSMFS_PTES_PER_BLOCK);
-		memcpy(mb->m_data, mb->m_shadow, VSMFS_BLOCK_SIZE);
-		if (mb->m_is_dirty) {
-			list_del_init(&mb->m_dirty);
-			mb->m_is_dirty = false;
-			t->t_nblocks--;
-			if (mb->m_blk >= l->data_start)
-				t->t_ndata--;
-		}
-	}
-	vsmfs_swap_flush(&sw);
-	/* A block changed without a copy cannot go back: it is committed. */
-	WARN_ON_ONCE(t->t_nblocks);
-	sbi->s_free_pages = t->t_free_pages;
-	sbi->s_free_inodes = t->t_free_inodes;
-	sbi->s_small_cursor = t->t_small_cursor;
-	sbi->s_vsp_cursor = t->t_vsp_cursor;
-	sbi->s_ino_cursor = t->t_ino_cursor;
-	for (i = 0; i < t->t_ninodes; i++) {
-		vsmfs_inode_reload(t->t_inodes[i]);
-		if (t->t_dirs & (1U << i))
-			vsmfs_dir_index_free(t->t_inodes[i]);
-	}
-	vsmfs_trans_undo_drop(t);
-	vsmfs_stat_inc(sbi, trans_aborts);
-	/* What is left is the unlocking of an empty commit. */
-	t->t_error = 0;
-	t->t_overflow = false;
-	t->t_freed = false;
-	vsmfs_trans_commit(t);
-}
-
-/**
- * vsmfs_trans_end() - end a transaction as its operation turned out
- * @t: the transaction
- * @err: 0 if the operation succeeded, else its error
- *
- * Commits @t if @err is 0, else aborts it (vsmfs_trans_abort()).
- *
- * Context: inside the transaction; releases s_trans_mutex.
- * Return: @err, or what the commit returned.
- */
-int vsmfs_trans_end(struct vsmfs_trans *t, int err)
-{
-	if (err) {
-		vsmfs_trans_abort(t);
-		return err;
-	}
-	return vsmfs_trans_commit(t);
-}
-
 /* Revoke every version of @e: home block current, versions invalid. */
 static void vsmfs_jrevoke(struct vsmfs_journal *j, struct vsmfs_jent *e)
 {
@@ -1506,7 +1179,14 @@ void vsmfs_journal_forget(struct vsmfs_trans *t, u64 lpn, u64 count)
 		if (t->t_ndata) {
 			mb = vsmfs_trans_find_dirty(t, blk);
 			if (mb) {
-				list_del_init(&mb->m_dirty);
+				/*
+				 * Dirtied by an earlier handle: an abort of
+				 * this one puts it back (vsmfs_trans_abort()).
+				 */
+				if (mb->m_hnew)
+					list_del_init(&mb->m_dirty);
+				else
+					list_move_tail(&mb->m_dirty, &t->t_forgot);
 				mb->m_is_dirty = false;
 				t->t_nblocks--;
 				t->t_ndata--;
@@ -1871,7 +1551,7 @@ static void vsmfs_jtx_end(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 	/*
 	 * Data (written by the caller), journal blocks, headers durable: the
 	 * fence is on this CPU, where they were flushed, or where the task
-	 * flushed them before it moved here (vsmfs_trans_commit()). The
+	 * flushed them before it moved here (vsmfs_journal_commit_trans()). The
 	 * negative control of the ordering checker (pmlog.c) makes it on
 	 * another CPU instead, which orders none of them.
 	 */
@@ -1886,16 +1566,6 @@ static void vsmfs_jtx_end(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 				 tx->full_bytes, tx->error, tx->t0);
 }
 
-/* End @t's hold of s_trans_mutex. */
-static void vsmfs_trans_unlock(struct vsmfs_trans *t)
-{
-	struct vsmfs_sb_info *sbi = t->t_sbi;
-
-	vsmfs_stat_add(sbi, journal_lock_hold_ns, ktime_get_ns() - t->t_locked);
-	memalloc_nofs_restore(t->t_nofs);
-	mutex_unlock(&sbi->s_trans_mutex);
-}
-
 /* A transaction that freed pages has committed: they may be taken. */
 static void vsmfs_trans_freed(struct vsmfs_sb_info *sbi, bool freed)
 {
@@ -1905,29 +1575,26 @@ static void vsmfs_trans_freed(struct vsmfs_sb_info *sbi, bool freed)
 }
 
 /**
- * vsmfs_trans_commit() - commit a transaction and end it
- * @t: the transaction
+ * vsmfs_journal_commit_trans() - write a transaction to the journal and end it
+ * @t: the handle that commits the running transaction, with every block of
+ *	it on @t->t_dirty, the delta masks computed and the undo copies
+ *	dropped (vsmfs_trans_commit_all())
  *
  * Places the dirty blocks in the journal and writes them, then
  * (journal_commit=parallel) waits for them to be durable and commits
  * without either lock, in the order of placement; see the steps at the top
- * of this file. With journal_commit=parallel, when another transaction
- * waits for s_trans_mutex, the blocks are frozen and s_trans_mutex is
- * handed over before the placement: the next transaction changes DRAM
- * while this one is placed under s_jplace_mutex, which it takes before
- * releasing s_trans_mutex, so placements keep the order of the
- * transactions. The transaction is durable when this returns, and so is
- * every transaction begun before it.
+ * of this file. With journal_commit=parallel, when another handle waits
+ * for s_trans_mutex, the blocks are frozen and s_trans_mutex is handed
+ * over before the placement: the next handle changes DRAM while this
+ * commit is placed under s_jplace_mutex, which it takes before releasing
+ * s_trans_mutex, so placements keep the order of the transactions. The
+ * transaction is durable when this returns, and so is every transaction
+ * committed before it.
  *
- * A transaction that overflowed the journal, or any after errors=remount-ro
- * made the file system read-only, is aborted instead (vsmfs_trans_abort()):
- * nothing is written, and DRAM goes back to the last committed state.
- *
- * Context: inside the transaction; releases s_trans_mutex.
- * Return: 0, or the first error recorded in the transaction;
- * -EFSCORRUPTED after an overflow, -EROFS after errors=remount-ro acted.
+ * Context: holds s_trans_mutex; releases it.
+ * Return: 0, or the first error recorded in @t.
  */
-int vsmfs_trans_commit(struct vsmfs_trans *t)
+int vsmfs_journal_commit_trans(struct vsmfs_trans *t)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	struct vsmfs_journal *j = sbi->s_journal;
@@ -1940,19 +1607,6 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 	bool freed = t->t_freed && parallel;
 	bool own;
 
-	/*
-	 * An overflowed transaction, or any after errors=remount-ro acted
-	 * (vsmfs_fs_error()): nothing is written to PM, which keeps the last
-	 * committed state, and DRAM goes back to it.
-	 */
-	if (unlikely((t->t_overflow || READ_ONCE(sbi->s_error_ro)) && t->t_nblocks)) {
-		int err = t->t_overflow ? -EFSCORRUPTED : -EROFS;
-
-		vsmfs_trans_abort(t);
-		return err;
-	}
-	vsmfs_trans_masks(t);
-	vsmfs_trans_undo_drop(t);
 	if (!t->t_nblocks)
 		goto unlock;
 	/* Its freed pages are not taken before it commits (alloc.c). */
@@ -1960,7 +1614,7 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 		atomic_inc(&sbi->s_freeing);
 	/*
 	 * Frozen copies cost a DRAM copy of each block: worth it only when
-	 * another transaction waits for the lock.
+	 * another handle waits for the lock.
 	 */
 	if (parallel && atomic_read(&sbi->s_trans_waiters))
 		vsmfs_jtx_freeze(t, &tx);
@@ -1969,7 +1623,7 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 		mutex_lock(&sbi->s_jplace_mutex);
 	}
 	if (tx.frozen) {
-		/* The next transaction may change DRAM from here on. */
+		/* The next handle may change DRAM from here on. */
 		vsmfs_trans_release(t);
 		vsmfs_trans_unlock(t);
 		vsmfs_stat_inc(sbi, journal_pipelined);
@@ -2009,6 +1663,29 @@ unlock:
 	vsmfs_trans_unlock(t);
 	vsmfs_vsp_exit();
 	return tx.error;
+}
+
+/**
+ * vsmfs_journal_blocks() - the number of journal blocks
+ * @sbi: the file system
+ *
+ * Return: how many blocks the journal has, the most one transaction holds.
+ */
+u32 vsmfs_journal_blocks(struct vsmfs_sb_info *sbi)
+{
+	return sbi->s_journal->n;
+}
+
+/**
+ * vsmfs_journal_writethrough() - whether every commit is checkpointed
+ * @sbi: the file system
+ *
+ * Context: s_trans_mutex held.
+ * Return: true while code that reads home blocks directly runs.
+ */
+bool vsmfs_journal_writethrough(struct vsmfs_sb_info *sbi)
+{
+	return sbi->s_journal->writethrough;
 }
 
 /**

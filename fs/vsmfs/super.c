@@ -329,7 +329,8 @@ static int vsmfs_statfs(struct dentry *dentry, struct kstatfs *buf)
 	buf->f_frsize = VSMFS_BLOCK_SIZE;
 	buf->f_blocks = l->data_pages - 1;
 	mutex_lock(&sbi->s_trans_mutex);
-	buf->f_bfree = sbi->s_free_pages;
+	/* Pages waiting for the commit of the running transaction are free. */
+	buf->f_bfree = sbi->s_free_pages + sbi->s_run.free_pages;
 	buf->f_ffree = sbi->s_free_inodes;
 	mutex_unlock(&sbi->s_trans_mutex);
 	buf->f_bavail = buf->f_bfree;
@@ -382,6 +383,10 @@ static int vsmfs_show_options(struct seq_file *seq, struct dentry *root)
 		seq_puts(seq, ",journal_wear=off");
 	if (!o.gc)
 		seq_puts(seq, ",journal_gc=off");
+	if (!o.commit_secs)
+		seq_puts(seq, ",commit=sync");
+	else if (o.commit_secs != VSMFS_COMMIT_SECS_DEFAULT)
+		seq_printf(seq, ",commit=%u", o.commit_secs);
 	if (o.checkpoint_secs != VSMFS_CHECKPOINT_SECS_DEFAULT)
 		seq_printf(seq, ",checkpoint=%u", o.checkpoint_secs);
 	if (o.threshold != VSMFS_CHECKPOINT_THRESHOLD_DEFAULT)
@@ -440,10 +445,12 @@ struct vsmfs_fs_context {
 #define VSMFS_JOPT_THRESHOLD	0x10
 #define VSMFS_JOPT_COMMIT	0x20
 #define VSMFS_JOPT_THREADS	0x40
+#define VSMFS_JOPT_INTERVAL	0x80
 
 enum { OPT_DAX, OPT_DAX_TYPE, OPT_ACL, OPT_USER_XATTR, OPT_DATA, OPT_COW, OPT_TLB,
 	OPT_JDELTA, OPT_JWEAR, OPT_JGC, OPT_CHECKPOINT, OPT_THRESHOLD, OPT_AGGR,
-	OPT_AGGR_THRESHOLD, OPT_AGGR_WINDOW, OPT_JCOMMIT, OPT_CKPT_THREADS, OPT_ERRORS };
+	OPT_AGGR_THRESHOLD, OPT_AGGR_WINDOW, OPT_JCOMMIT, OPT_CKPT_THREADS, OPT_ERRORS,
+	OPT_COMMIT };
 
 static const struct constant_table vsmfs_param_errors[] = {
 	{ "continue",	VSMFS_ERRORS_CONTINUE },
@@ -509,6 +516,7 @@ static const struct fs_parameter_spec vsmfs_fs_parameters[] = {
 	fsparam_enum("journal_commit",	OPT_JCOMMIT, vsmfs_param_commit),
 	fsparam_u32("checkpoint_threads", OPT_CKPT_THREADS),
 	fsparam_enum("errors",		OPT_ERRORS, vsmfs_param_errors),
+	fsparam_string("commit",	OPT_COMMIT),
 	{}
 };
 
@@ -581,6 +589,21 @@ static int vsmfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 		ctx->jset |= VSMFS_JOPT_COMMIT;
 		ctx->jopts.parallel = result.uint_32;
 		break;
+	case OPT_COMMIT: {
+		unsigned int secs;
+
+		/* commit=0 is the default, as ext4 has it. */
+		if (!strcmp(param->string, "sync"))
+			secs = 0;
+		else if (kstrtouint(param->string, 10, &secs) || secs > VSMFS_COMMIT_SECS_MAX)
+			return invalfc(fc, "commit=%s: sync, or seconds from 0 to %u",
+				       param->string, VSMFS_COMMIT_SECS_MAX);
+		else if (!secs)
+			secs = VSMFS_COMMIT_SECS_DEFAULT;
+		ctx->jset |= VSMFS_JOPT_INTERVAL;
+		ctx->jopts.commit_secs = secs;
+		break;
+	}
 	case OPT_CKPT_THREADS:
 		if (result.uint_32 < 1 || result.uint_32 > VSMFS_CHECKPOINT_THREADS_MAX)
 			return invalfc(fc, "checkpoint_threads=%u: from 1 to %u threads",
@@ -630,6 +653,8 @@ static void vsmfs_apply_jopts(struct vsmfs_jopts *o, const struct vsmfs_fs_conte
 		o->threshold = ctx->jopts.threshold;
 	if (ctx->jset & VSMFS_JOPT_COMMIT)
 		o->parallel = ctx->jopts.parallel;
+	if (ctx->jset & VSMFS_JOPT_INTERVAL)
+		o->commit_secs = ctx->jopts.commit_secs;
 	if (mount && (ctx->jset & VSMFS_JOPT_THREADS)) {
 		o->threads = ctx->jopts.threads;
 		o->threads_given = true;
@@ -868,6 +893,7 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sbi->s_sb = sb;
 	spin_lock_init(&sbi->s_sb_lock);
 	INIT_WORK(&sbi->s_error_work, vsmfs_error_work);
+	vsmfs_trans_init(sbi);
 	ratelimit_state_init(&sbi->s_error_rs, 5 * HZ, 10);
 	sbi->s_aopts = (struct vsmfs_aopts) {
 		.on = true, .threshold = VSMFS_AGGR_THRESHOLD_DEFAULT,
@@ -917,6 +943,7 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sbi->s_jopts = (struct vsmfs_jopts) {
 		.delta = true, .wear = true, .gc = true,
 		.checkpoint_secs = VSMFS_CHECKPOINT_SECS_DEFAULT,
+		.commit_secs = VSMFS_COMMIT_SECS_DEFAULT,
 		.threshold = VSMFS_CHECKPOINT_THRESHOLD_DEFAULT,
 		.parallel = true,
 		.threads = min_t(unsigned int, num_online_cpus(), VSMFS_CHECKPOINT_THREADS_MAX),
@@ -1085,6 +1112,7 @@ static void vsmfs_kill_sb(struct super_block *sb)
 	vsmfs_pmlog_detach(sbi);
 	vsmfs_aggr_destroy(sbi);
 	vsmfs_vsp_unmap(sbi);
+	vsmfs_trans_destroy(sbi);
 	vsmfs_journal_destroy(sbi);
 	fs_put_dax(sbi->s_daxdev, NULL);
 	free_percpu(sbi->s_stats);
@@ -1111,6 +1139,7 @@ struct inode *vsmfs_alloc_inode(struct super_block *sb)
 	vi->i_dir = NULL;
 	vi->i_flags = 0;
 	vi->i_pages = 0;
+	vi->i_tid = 0;
 	INIT_LIST_HEAD(&vi->i_hot);
 	atomic_set(&vi->i_wcount, 0);
 	vi->i_writers = 0;

@@ -44,12 +44,16 @@ struct vsmfs_jopts {
 	bool		gc;
 	bool		parallel;
 	unsigned int	checkpoint_secs;
+	unsigned int	commit_secs;
 	unsigned int	threshold;
 	unsigned int	threads;
 	bool		threads_given;
 };
 
 #define VSMFS_CHECKPOINT_SECS_DEFAULT	300
+/* commit=: seconds a change may wait for its commit; 0 is commit=sync. */
+#define VSMFS_COMMIT_SECS_DEFAULT	5
+#define VSMFS_COMMIT_SECS_MAX		300
 #define VSMFS_CHECKPOINT_THRESHOLD_DEFAULT	75
 #define VSMFS_CHECKPOINT_THREADS_MAX	8
 
@@ -68,6 +72,47 @@ struct vsmfs_aopts {
 
 #define VSMFS_AGGR_THRESHOLD_DEFAULT	16
 #define VSMFS_AGGR_WINDOW_DEFAULT	64
+
+/*
+ * A run of logical pages a handle freed (or, @scratch, gave back after
+ * reserving it), free only once the running transaction commits.
+ */
+struct vsmfs_frun {
+	u64	lpn, count;
+	bool	scratch;
+};
+
+/*
+ * struct vsmfs_running - the running transaction between its handles
+ * @dirty: blocks changed since the last commit (vsmfs_mblk.m_dirty)
+ * @nblocks: blocks on @dirty
+ * @ndata: of them, blocks in the data area
+ * @tid: its number; the commit of transaction N makes N durable
+ * @handles: handles ended in it
+ * @frees: runs to free when it commits, @nfrees of @maxfrees
+ * @free_pages: pages in @frees
+ * @first: jiffies when its first handle ended
+ */
+struct vsmfs_running {
+	struct list_head	dirty;
+	unsigned int		nblocks;
+	unsigned int		ndata;
+	u64			tid;
+	unsigned int		handles;
+	struct vsmfs_frun	*frees;
+	unsigned int		nfrees, maxfrees;
+	u64			free_pages;
+	unsigned long		first;
+};
+
+/* Why the running transaction was committed (commits_* counters). */
+enum {
+	VSMFS_COMMIT_SYNC,	/* commit=sync, or a handle that must be durable */
+	VSMFS_COMMIT_FSYNC,	/* fsync, fdatasync, O_SYNC, O_DSYNC */
+	VSMFS_COMMIT_TIMER,	/* commit= seconds passed */
+	VSMFS_COMMIT_FULL,	/* the journal or free space ran short */
+	VSMFS_COMMIT_SYNCFS,	/* sync, syncfs, remount, unmount */
+};
 
 /*
  * struct vsmfs_sb_info - a mounted vsmfs
@@ -114,6 +159,15 @@ struct vsmfs_sb_info {
 	 */
 	atomic_t		s_freeing;
 	struct xarray		s_mblks;	/* device block -> vsmfs_mblk */
+	/*
+	 * The running transaction (compound, under s_trans_mutex): what the
+	 * handles ended since the last commit left for the next one.
+	 */
+	struct vsmfs_running	s_run;
+	/* Last transaction whose commit has finished (s_commit_wq). */
+	atomic64_t		s_commit_tid;
+	wait_queue_head_t	s_commit_wq;
+	struct delayed_work	s_commit_work;	/* commit= timer */
 	struct vsmfs_journal	*s_journal;	/* under s_trans_mutex */
 	struct vsmfs_jopts	s_jopts;	/* mount options, under both */
 
@@ -209,8 +263,18 @@ struct vsmfs_mblk {
 	u64			m_wmask[VSMFS_JMASK_WORDS];
 	u64			m_dmask[VSMFS_JMASK_WORDS];
 	bool			m_wmask_ok, m_dmask_ok;
+	/*
+	 * @m_cmask: the words the handles ended in the running transaction
+	 * changed; @m_hnew: the block joined the running transaction in the
+	 * handle now running (an abort takes it out again).
+	 */
+	u64			m_cmask[VSMFS_JMASK_WORDS];
+	bool			m_hnew;
 	u8			m_data[VSMFS_BLOCK_SIZE] __aligned(64);
 };
+
+/* Page table entries in a page table block. */
+#define VSMFS_PTES_PER_BLOCK	(VSMFS_BLOCK_SIZE / 8)
 
 /* In-core inodes an aborted transaction reloads from their slots. */
 #define VSMFS_TRANS_INODES	4
@@ -238,6 +302,15 @@ struct vsmfs_trans {
 	int			t_error;
 	bool			t_freed;	/* logical pages freed */
 	bool			t_overflow;	/* more blocks than the journal holds */
+	/*
+	 * Compound transactions: the handle ends in the running transaction
+	 * unless @t_sync; @t_nfrees is the length of s_run.frees at begin,
+	 * and @t_forgot holds blocks that earlier handles dirtied and this
+	 * one dropped from the transaction (vsmfs_journal_forget()).
+	 */
+	bool			t_sync;
+	unsigned int		t_nfrees;
+	struct list_head	t_forgot;
 	u64			t_locked;	/* ktime_get_ns() at s_trans_mutex */
 	unsigned int		t_nofs;		/* memalloc_nofs_save() */
 };
@@ -281,6 +354,8 @@ struct vsmfs_inode_info {
 	u32			i_tail_key;	/* 1 + key owning its VSP's tail, or 0 */
 	u64			i_parent;	/* directory: parent i-number, 0 if unknown */
 	u64			i_pages;	/* logical pages owned */
+	/* Last transaction that changed the inode (fsync), s_trans_mutex. */
+	u64			i_tid;
 	/*
 	 * Logical page of the xattr block, 0 if none. It and the block's
 	 * DRAM copy are protected by i_xattr_sem (see xattr.c).
@@ -402,15 +477,9 @@ u64 vsmfs_stat_read(struct vsmfs_sb_info *sbi, enum vsmfs_stat stat);
 int vsmfs_journal_init(struct vsmfs_sb_info *sbi);
 void vsmfs_journal_destroy(struct vsmfs_sb_info *sbi);
 struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk);
-void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t);
-void vsmfs_trans_dirty(struct vsmfs_trans *t, struct vsmfs_mblk *mb);
-int vsmfs_trans_get_write_access(struct vsmfs_trans *t, struct vsmfs_mblk *mb);
-void vsmfs_trans_track(struct vsmfs_trans *t, struct inode *inode, bool entries);
-int vsmfs_trans_commit(struct vsmfs_trans *t);
-void vsmfs_trans_abort(struct vsmfs_trans *t);
-int vsmfs_trans_end(struct vsmfs_trans *t, int err);
-u32 vsmfs_trans_max_blocks(struct vsmfs_sb_info *sbi);
-u32 vsmfs_trans_room(struct vsmfs_trans *t);
+int vsmfs_journal_commit_trans(struct vsmfs_trans *t);
+bool vsmfs_journal_writethrough(struct vsmfs_sb_info *sbi);
+u32 vsmfs_journal_blocks(struct vsmfs_sb_info *sbi);
 void vsmfs_journal_forget(struct vsmfs_trans *t, u64 lpn, u64 count);
 void vsmfs_journal_checkpoint(struct vsmfs_sb_info *sbi);
 void vsmfs_journal_set_writethrough(struct vsmfs_sb_info *sbi, bool on);
@@ -418,7 +487,30 @@ void vsmfs_journal_timer_start(struct vsmfs_sb_info *sbi);
 void vsmfs_journal_timer_stop(struct vsmfs_sb_info *sbi);
 ssize_t vsmfs_journal_wear_show(struct vsmfs_sb_info *sbi, char *buf);
 
+/* trans.c */
+void vsmfs_trans_init(struct vsmfs_sb_info *sbi);
+void vsmfs_trans_stop(struct vsmfs_sb_info *sbi);
+void vsmfs_trans_destroy(struct vsmfs_sb_info *sbi);
+void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t);
+void vsmfs_trans_begin_credits(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits);
+void vsmfs_trans_unlock(struct vsmfs_trans *t);
+void vsmfs_trans_dirty(struct vsmfs_trans *t, struct vsmfs_mblk *mb);
+int vsmfs_trans_get_write_access(struct vsmfs_trans *t, struct vsmfs_mblk *mb);
+void vsmfs_trans_track(struct vsmfs_trans *t, struct inode *inode, bool entries);
+void vsmfs_trans_note_inode(struct vsmfs_trans *t, struct inode *inode);
+int vsmfs_trans_defer_free(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch);
+int vsmfs_trans_commit(struct vsmfs_trans *t);
+int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause);
+void vsmfs_trans_abort(struct vsmfs_trans *t);
+int vsmfs_trans_end(struct vsmfs_trans *t, int err);
+int vsmfs_trans_commit_tid(struct vsmfs_sb_info *sbi, u64 tid, unsigned int cause);
+int vsmfs_trans_sync(struct vsmfs_sb_info *sbi, unsigned int cause);
+int vsmfs_trans_sync_inode(struct inode *inode, unsigned int cause);
+u32 vsmfs_trans_max_blocks(struct vsmfs_sb_info *sbi);
+u32 vsmfs_trans_room(struct vsmfs_trans *t);
+
 /* alloc.c */
+int vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty);
 int vsmfs_alloc_init(struct vsmfs_sb_info *sbi);
 int vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64 *lpn);
 int vsmfs_alloc_pages_at(struct vsmfs_trans *t, u64 lpn, u64 count);

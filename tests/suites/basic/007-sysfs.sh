@@ -6,7 +6,8 @@
 
 S=/sys/fs/vsmfs/$(basename "$DEV")
 mkfs_vsmfs -f "$DEV"
-mount_vsmfs
+# A commit interval the test never reaches: commits only when asked.
+mount_vsmfs -o commit=300
 [ -d "$S" ] || die "$S missing while mounted"
 for f in "$S"/*; do
 	case $(basename "$f") in reset|journal_wear|errors) continue ;; esac
@@ -17,8 +18,24 @@ assert_eq "$(cat "$S/inodes_created")" 0 "inodes_created after reset"
 mkdir "$MNT/d"
 for i in $(seq 1 25); do : > "$MNT/d/f$i"; done
 assert_eq "$(cat "$S/inodes_created")" 26 "inodes_created after 25 files and a directory"
-c=$(cat "$S/trans_commits")
-[ "$c" -ge 26 ] || die "trans_commits $c < 26"
+# 26 operations in the running transaction, none committed yet.
+assert_eq "$(cat "$S/trans_commits")" 0 "trans_commits before any fsync"
+# An fsync commits them all at once; a second finds nothing to commit.
+python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd); os.fsync(fd)' "$MNT/d/f25"
+assert_eq "$(cat "$S/trans_commits")" 1 "trans_commits after two fsyncs"
+assert_eq "$(cat "$S/commits_fsync")" 1 "commits_fsync after two fsyncs"
+h=$(cat "$S/trans_handles")
+[ "$h" -ge 26 ] || die "trans_handles $h < 26 for 26 creates"
+# sync commits what runs; commit=sync commits every operation.
+: > "$MNT/d/g1"
+sync
+assert_eq "$(cat "$S/commits_syncfs")" 1 "commits_syncfs after sync"
+mount -o remount,commit=sync "$MNT"
+grep -q "$MNT vsmfs .*commit=sync" /proc/mounts || die "commit=sync not in /proc/mounts"
+c0=$(cat "$S/commits_sync")
+for i in 1 2 3; do : > "$MNT/d/h$i"; done
+c=$(cat "$S/commits_sync")
+[ $((c - c0)) -ge 3 ] || die "commit=sync: $((c - c0)) commits for 3 creates"
 expect_fail sh -c "echo 2 > $S/reset"
 expect_fail cat "$S/reset"
 echo 1 > "$S/reset"

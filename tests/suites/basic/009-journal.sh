@@ -4,6 +4,11 @@
 # checkpoint when many commits overflow a small journal, checkpoint at
 # sync and by the timer, wear-aware allocation, and fsck clean after each.
 . tests/lib/common.sh
+# Per-commit costs of the journal's mechanisms: every operation commits
+# (commit=sync); group commit is tested in 007-sysfs and crash tests.
+mount_vsmfs() {
+	mount -t vsmfs -o commit=sync "$@" "$DEV" "$MNT"
+}
 
 S=/sys/fs/vsmfs/$(basename "$DEV")
 POKE=$HELPERS/fspoke

@@ -1,0 +1,832 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vsmfs transactions: handles, the running transaction, and when it commits.
+ *
+ * An operation changes metadata in a handle (struct vsmfs_trans):
+ * vsmfs_trans_begin(), then for each block vsmfs_trans_get_write_access(),
+ * the change in its DRAM copy and vsmfs_trans_dirty(), then
+ * vsmfs_trans_commit() or vsmfs_trans_abort(). Handles change DRAM one at a
+ * time, under s_trans_mutex. A handle that ends joins the running
+ * transaction (sbi->s_run): its blocks stay dirty in DRAM, and the running
+ * transaction writes them all to the journal in one commit (compound
+ * transactions, as handles join jbd2's running transaction). It commits
+ *   - when fsync, fdatasync, O_SYNC or O_DSYNC needs a change it holds
+ *     (vsmfs_trans_commit_tid()); an inode whose last change is already
+ *     committed needs no commit;
+ *   - commit= seconds after its first handle ended (s_commit_work);
+ *   - when a handle begins and the journal might not hold the handle's
+ *     blocks besides, or free space runs short while pages wait in it
+ *     to be freed (vsmfs_trans_full());
+ *   - at sync, syncfs, remount and unmount (vsmfs_trans_sync());
+ *   - with commit=sync at the end of every handle (every operation durable
+ *     on return), and at the end of handles that must be durable (t_sync:
+ *     page faults that allocate, for MAP_SYNC).
+ * The committer is the task that needs the commit, never a kernel thread
+ * it would wait for; the writing is journal.c's
+ * (vsmfs_journal_commit_trans()). A handle never spans two transactions,
+ * so each operation is atomic, and a crash leaves the state after some
+ * prefix of the committed transactions.
+ *
+ * Ordering. File data a handle makes reachable was written with
+ * non-temporal stores, or cached stores written back, and is not fenced
+ * by the caller. A handle that ends in the running transaction fences
+ * once, on its own CPU: the commit that makes its data reachable may be
+ * made by another task on another CPU, whose fence orders none of this
+ * CPU's stores. That fence is the only one of a handle that does not
+ * commit. Pages a handle frees, and scratch pages that took old frames in
+ * a copy-on-write, hold what a crash before the commit gives back to their
+ * files: they are freed in DRAM only by the commit (s_run.frees,
+ * vsmfs_trans_apply_frees()), and taken again only once it is durable
+ * (s_freeing, alloc.c).
+ *
+ * Abort. Each handle keeps a copy of every block it changes as it was
+ * before its first change in the handle (m_shadow): vsmfs_trans_abort()
+ * puts them back, takes the blocks the handle added out of the running
+ * transaction (m_hnew), puts back those it dropped (t_forgot) and forgets
+ * the runs it freed. The running transaction as the earlier handles left
+ * it stays.
+ *
+ * Deltas in DRAM. A delta of a commit writes the new version of a block
+ * over its old version in the journal, the version before the last one
+ * committed (vsmfs_jplace()). So the words it must write are those the
+ * last commit of the block changed (m_wmask) and those the handles of
+ * this one changed (m_cmask, the union of each handle's difference
+ * between the block and its shadow): m_dmask, known without reading the
+ * journal block. A block read from PM since its last commit has no
+ * m_wmask: its next delta reads PM, and sets m_wmask for the one after.
+ */
+#include <linux/slab.h>
+#include <linux/sched/mm.h>
+#include <linux/workqueue.h>
+#include "vsmfs.h"
+#include "pmem.h"
+#include "fault.h"
+#include "jcore.h"
+
+/*
+ * Blocks a handle may dirty unless it says otherwise
+ * (vsmfs_trans_begin_credits()): every metadata operation and every step
+ * of one split into steps (truncate, fallocate) dirties fewer.
+ */
+#define VSMFS_HANDLE_CREDITS	64
+
+static void vsmfs_trans_undo_init(struct vsmfs_trans *t)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+
+	INIT_LIST_HEAD(&t->t_undo);
+	INIT_LIST_HEAD(&t->t_forgot);
+	t->t_ninodes = 0;
+	t->t_dirs = 0;
+	t->t_free_pages = sbi->s_free_pages;
+	t->t_free_inodes = sbi->s_free_inodes;
+	t->t_small_cursor = sbi->s_small_cursor;
+	t->t_vsp_cursor = sbi->s_vsp_cursor;
+	t->t_ino_cursor = sbi->s_ino_cursor;
+	t->t_nfrees = sbi->s_run.nfrees;
+}
+
+/**
+ * vsmfs_trans_unlock() - end a handle's hold of s_trans_mutex
+ * @t: the handle
+ */
+void vsmfs_trans_unlock(struct vsmfs_trans *t)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+
+	vsmfs_stat_add(sbi, journal_lock_hold_ns, ktime_get_ns() - t->t_locked);
+	memalloc_nofs_restore(t->t_nofs);
+	mutex_unlock(&sbi->s_trans_mutex);
+}
+
+/* Take s_trans_mutex and set up @t, joined to the running transaction. */
+static void vsmfs_trans_lock(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+	u64 t0 = 0;
+
+	if (!mutex_trylock(&sbi->s_trans_mutex)) {
+		t0 = ktime_get_ns();
+		vsmfs_stat_inc(sbi, journal_lock_waits);
+		/* Commits then hand the lock over before their placement. */
+		atomic_inc(&sbi->s_trans_waiters);
+		mutex_lock(&sbi->s_trans_mutex);
+		atomic_dec(&sbi->s_trans_waiters);
+	}
+	t->t_locked = ktime_get_ns();
+	if (t0)
+		vsmfs_stat_add(sbi, journal_lock_wait_ns, t->t_locked - t0);
+	/*
+	 * No allocation under the mutex may recurse into the file system:
+	 * reclaim may evict an inode, and eviction may need a transaction.
+	 */
+	t->t_nofs = memalloc_nofs_save();
+	/* Transactions reach file pages through the mapping layer. */
+	vsmfs_vsp_enter();
+	t->t_sbi = sbi;
+	INIT_LIST_HEAD(&t->t_dirty);
+	list_splice_init(&run->dirty, &t->t_dirty);
+	t->t_nblocks = run->nblocks;
+	t->t_ndata = run->ndata;
+	t->t_error = 0;
+	t->t_freed = false;
+	t->t_sync = false;
+	t->t_overflow = false;
+	vsmfs_trans_undo_init(t);
+}
+
+/* Give the running transaction back, and s_trans_mutex up. */
+static void vsmfs_trans_park(struct vsmfs_trans *t)
+{
+	struct vsmfs_running *run = &t->t_sbi->s_run;
+
+	list_splice_init(&t->t_dirty, &run->dirty);
+	run->nblocks = t->t_nblocks;
+	run->ndata = t->t_ndata;
+	vsmfs_trans_unlock(t);
+	vsmfs_vsp_exit();
+}
+
+/*
+ * Whether the running transaction must commit before a handle that may
+ * dirty @credits blocks begins: the journal holds one transaction at most,
+ * and pages waiting in it to be freed are missed when free space runs
+ * short.
+ */
+static bool vsmfs_trans_full(struct vsmfs_sb_info *sbi, u32 credits)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+	u32 max = vsmfs_trans_max_blocks(sbi);
+
+	if (!run->handles)
+		return false;
+	if (run->nblocks + min(credits, max) > max)
+		return true;
+	return run->free_pages &&
+	       sbi->s_free_pages < (sbi->s_layout.data_pages >> 4) + run->free_pages;
+}
+
+/**
+ * vsmfs_trans_begin_credits() - start a handle that may dirty many blocks
+ * @sbi: the file system
+ * @t: the handle to initialize
+ * @credits: the most blocks the handle may dirty
+ *
+ * Commits the running transaction first if it and @credits blocks might
+ * not fit in the journal together (vsmfs_trans_room() then gives the
+ * handle at least @credits, or the whole journal).
+ *
+ * Context: process context; takes s_trans_mutex until the handle ends, and
+ * makes the task's allocations GFP_NOFS until then.
+ */
+void vsmfs_trans_begin_credits(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits)
+{
+	for (;;) {
+		vsmfs_trans_lock(sbi, t);
+		if (!vsmfs_trans_full(sbi, credits))
+			return;
+		vsmfs_trans_commit_all(t, VSMFS_COMMIT_FULL);
+	}
+}
+
+/**
+ * vsmfs_trans_begin() - start a handle
+ * @sbi: the file system
+ * @t: the handle to initialize
+ *
+ * Context: process context; takes s_trans_mutex until the handle ends, and
+ * makes the task's allocations GFP_NOFS until then.
+ */
+void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t)
+{
+	vsmfs_trans_begin_credits(sbi, t, VSMFS_HANDLE_CREDITS);
+}
+
+/**
+ * vsmfs_trans_max_blocks() - most blocks one transaction may dirty
+ * @sbi: the file system
+ *
+ * A commit needs a free journal block for each dirty block, and a
+ * checkpoint empties the journal for it: the limit is the number of
+ * journal blocks. Operations that may dirty more split their work into
+ * several handles (vsmfs_trans_room()).
+ *
+ * Return: the number of journal blocks.
+ */
+u32 vsmfs_trans_max_blocks(struct vsmfs_sb_info *sbi)
+{
+	return vsmfs_journal_blocks(sbi);
+}
+
+/**
+ * vsmfs_trans_room() - blocks a handle may still dirty
+ * @t: the handle
+ *
+ * Context: inside the handle.
+ * Return: how many more blocks the running transaction, with @t, may hold
+ * before it overflows.
+ */
+u32 vsmfs_trans_room(struct vsmfs_trans *t)
+{
+	u32 n = vsmfs_trans_max_blocks(t->t_sbi);
+
+	return t->t_nblocks < n ? n - t->t_nblocks : 0;
+}
+
+/*
+ * A transaction dirtied more blocks than the journal holds: an operation
+ * that did not bound its work. Its DRAM changes cannot be committed as a
+ * whole, and committing part of them would leave PM inconsistent, so
+ * nothing of the handle is committed: its end aborts it. It is a file
+ * system error (vsmfs_fs_error()): recorded in the superblock, and with
+ * the default errors=remount-ro the file system stops writing.
+ */
+static void vsmfs_trans_overflow(struct vsmfs_trans *t)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+
+	if (t->t_overflow)
+		return;
+	t->t_overflow = true;
+	t->t_error = -EFSCORRUPTED;
+	vsmfs_fs_error(sbi->s_sb, 0,
+		       "transaction dirtied more than the %u journal blocks: not committed",
+		       vsmfs_trans_max_blocks(sbi));
+}
+
+/**
+ * vsmfs_trans_dirty() - add a changed metadata block to a transaction
+ * @t: the handle
+ * @mb: the block, changed in DRAM after vsmfs_trans_get_write_access()
+ *
+ * A transaction holds at most vsmfs_trans_max_blocks() blocks; a handle
+ * that makes it hold more overflows (vsmfs_trans_overflow()) and is never
+ * committed. The block is kept on the list all the same, so that the
+ * handle still knows every block it changed.
+ *
+ * Context: inside the handle.
+ */
+void vsmfs_trans_dirty(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+
+	lockdep_assert_held(&sbi->s_trans_mutex);
+	/* Changed without vsmfs_trans_get_write_access(): abort cannot undo it. */
+	WARN_ON_ONCE(!mb->m_shadow);
+	if (mb->m_is_dirty)
+		return;
+	if (t->t_nblocks + 1 > vsmfs_trans_max_blocks(sbi) ||
+	    vsmfs_fault(VSMFS_FAULT_TRANS_OVERFLOW))
+		vsmfs_trans_overflow(t);
+	mb->m_is_dirty = true;
+	mb->m_hnew = true;
+	list_add_tail(&mb->m_dirty, &t->t_dirty);
+	t->t_nblocks++;
+	if (mb->m_blk >= sbi->s_layout.data_start)
+		t->t_ndata++;
+}
+
+/**
+ * vsmfs_trans_get_write_access() - let a handle change a metadata block
+ * @t: the handle
+ * @mb: the block, before the caller changes it
+ *
+ * Called before every change of @mb->m_data in @t (then marked with
+ * vsmfs_trans_dirty()). The first call in @t keeps a copy of the block as
+ * it is, which vsmfs_trans_abort() puts back; the end of the handle drops
+ * it.
+ *
+ * Context: inside the handle.
+ * Return: 0, or -ENOMEM with @mb unchanged and not in @t.
+ */
+int vsmfs_trans_get_write_access(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
+{
+	lockdep_assert_held(&t->t_sbi->s_trans_mutex);
+	if (mb->m_shadow)
+		return 0;
+	if (!vsmfs_fault(VSMFS_FAULT_SHADOW_ALLOC))
+		mb->m_shadow = kmalloc(VSMFS_BLOCK_SIZE, GFP_NOFS);
+	if (!mb->m_shadow)
+		return -ENOMEM;
+	memcpy(mb->m_shadow, mb->m_data, VSMFS_BLOCK_SIZE);
+	list_add_tail(&mb->m_undo, &t->t_undo);
+	return 0;
+}
+
+/**
+ * vsmfs_trans_track() - an in-core inode the handle may change
+ * @t: the handle
+ * @inode: an inode that exists on PM (not one created in @t), held by the
+ *	caller until @t ends
+ * @entries: @inode is a directory whose entries @t may change, locked
+ *	exclusive by the caller
+ *
+ * Called before the first change of @inode's in-core fields in @t. If @t
+ * is aborted, @inode is read again from its slot, as it was, and with
+ * @entries the DRAM index of the directory is dropped, to be rebuilt from
+ * its blocks at its next use. At most VSMFS_TRANS_INODES inodes.
+ *
+ * Context: inside the handle.
+ */
+void vsmfs_trans_track(struct vsmfs_trans *t, struct inode *inode, bool entries)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->t_ninodes && t->t_inodes[i] != inode; i++)
+		;
+	if (i == t->t_ninodes) {
+		if (WARN_ON_ONCE(i == VSMFS_TRANS_INODES))
+			return;
+		t->t_inodes[t->t_ninodes++] = inode;
+	}
+	if (entries)
+		t->t_dirs |= 1U << i;
+}
+
+/**
+ * vsmfs_trans_note_inode() - the handle changes an inode's slot
+ * @t: the handle
+ * @inode: the inode
+ *
+ * An fsync of @inode then waits for the commit of the running transaction
+ * (vsmfs_trans_sync_inode()).
+ *
+ * Context: inside the handle.
+ */
+void vsmfs_trans_note_inode(struct vsmfs_trans *t, struct inode *inode)
+{
+	VSMFS_I(inode)->i_tid = t->t_sbi->s_run.tid;
+}
+
+/* Whether the handle changed anything. */
+static bool vsmfs_trans_changed(struct vsmfs_trans *t)
+{
+	return !list_empty(&t->t_undo) || t->t_sbi->s_run.nfrees != t->t_nfrees ||
+	       !list_empty(&t->t_forgot);
+}
+
+/*
+ * The handle's changes are final: what each block changed joins its
+ * m_cmask, the undo copies are dropped and the blocks it added are the
+ * running transaction's.
+ */
+static void vsmfs_trans_handle_done(struct vsmfs_trans *t)
+{
+	struct vsmfs_mblk *mb, *tmp;
+	unsigned int i;
+
+	list_for_each_entry_safe(mb, tmp, &t->t_undo, m_undo) {
+		u64 now[VSMFS_JMASK_WORDS];
+
+		vsmfs_jdiff((const u64 *)mb->m_shadow, (const u64 *)mb->m_data, now);
+		for (i = 0; i < VSMFS_JMASK_WORDS; i++)
+			mb->m_cmask[i] |= now[i];
+		mb->m_hnew = false;
+		list_del_init(&mb->m_undo);
+		kfree(mb->m_shadow);
+		mb->m_shadow = NULL;
+	}
+	/* Dropped for good: the pages they were on are freed. */
+	list_for_each_entry_safe(mb, tmp, &t->t_forgot, m_dirty) {
+		list_del_init(&mb->m_dirty);
+		memset(mb->m_cmask, 0, sizeof(mb->m_cmask));
+		mb->m_wmask_ok = false;
+	}
+	t->t_ninodes = 0;
+	t->t_dirs = 0;
+}
+
+/*
+ * The delta masks of the commit (see the top of this file): m_dmask from
+ * the last commit's m_wmask and the handles' m_cmask, which becomes the
+ * next m_wmask.
+ */
+static void vsmfs_trans_masks(struct vsmfs_trans *t)
+{
+	bool delta = t->t_sbi->s_jopts.delta;
+	struct vsmfs_mblk *mb;
+	unsigned int i;
+
+	list_for_each_entry(mb, &t->t_dirty, m_dirty) {
+		mb->m_dmask_ok = false;
+		/*
+		 * With deltas off (journal_delta=off, which a remount may turn
+		 * on again) the commit's change is not noted: forget the last.
+		 */
+		if (!delta) {
+			mb->m_wmask_ok = false;
+		} else {
+			if (mb->m_wmask_ok) {
+				for (i = 0; i < VSMFS_JMASK_WORDS; i++)
+					mb->m_dmask[i] = mb->m_wmask[i] | mb->m_cmask[i];
+				mb->m_dmask_ok = true;
+			}
+			memcpy(mb->m_wmask, mb->m_cmask, sizeof(mb->m_wmask));
+			mb->m_wmask_ok = true;
+		}
+		memset(mb->m_cmask, 0, sizeof(mb->m_cmask));
+	}
+}
+
+/*
+ * Free in DRAM the runs the handles of the committing transaction freed:
+ * from here the commit carries the bitmap changes. Freed runs clear their
+ * bits and dirty the bitmap block; scratch runs were never in the bitmap
+ * on PM and only clear their bits. The pages are taken again only once
+ * the commit is durable (t_freed, s_freeing).
+ */
+static void vsmfs_trans_apply_frees(struct vsmfs_trans *t)
+{
+	struct vsmfs_running *run = &t->t_sbi->s_run;
+	unsigned int i;
+
+	for (i = 0; i < run->nfrees; i++) {
+		struct vsmfs_frun *f = &run->frees[i];
+
+		/* An error is the bitmap's, reported by vsmfs_fs_error(). */
+		vsmfs_lbits_clear(t, f->lpn, f->count, !f->scratch);
+	}
+	if (run->nfrees)
+		t->t_freed = true;
+	run->nfrees = 0;
+	run->free_pages = 0;
+}
+
+/**
+ * vsmfs_trans_defer_free() - free a run of logical pages when the
+ *	running transaction commits
+ * @t: the handle
+ * @lpn: first page
+ * @count: pages, within one VSP
+ * @scratch: the run was reserved (vsmfs_reserve_pages()), not allocated
+ *
+ * Context: inside the handle.
+ * Return: 0 or -ENOMEM.
+ */
+int vsmfs_trans_defer_free(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch)
+{
+	struct vsmfs_running *run = &t->t_sbi->s_run;
+
+	if (run->nfrees == run->maxfrees) {
+		unsigned int n = max(16U, 2 * run->maxfrees);
+		struct vsmfs_frun *f = NULL;
+
+		if (!vsmfs_fault(VSMFS_FAULT_SHADOW_ALLOC))
+			f = kvrealloc(run->frees, run->maxfrees * sizeof(*f), n * sizeof(*f),
+				      GFP_NOFS);
+		if (!f)
+			return -ENOMEM;
+		run->frees = f;
+		run->maxfrees = n;
+	}
+	run->frees[run->nfrees].lpn = lpn;
+	run->frees[run->nfrees].count = count;
+	run->frees[run->nfrees].scratch = scratch;
+	run->nfrees++;
+	run->free_pages += count;
+	return 0;
+}
+
+/* Transaction @tid is durable: wake those who wait for it. */
+static void vsmfs_trans_committed(struct vsmfs_sb_info *sbi, u64 tid)
+{
+	s64 old = atomic64_read(&sbi->s_commit_tid);
+
+	/* Commits finish in order, but their tasks may return out of it. */
+	while (old < (s64)tid) {
+		s64 prev = atomic64_cmpxchg(&sbi->s_commit_tid, old, tid);
+
+		if (prev == old)
+			break;
+		old = prev;
+	}
+	wake_up_all(&sbi->s_commit_wq);
+}
+
+/*
+ * The running transaction cannot be committed (errors=remount-ro acted):
+ * its blocks leave it unwritten, and PM keeps the last committed state.
+ */
+static void vsmfs_trans_drop_running(struct vsmfs_trans *t)
+{
+	struct vsmfs_running *run = &t->t_sbi->s_run;
+	struct vsmfs_mblk *mb, *tmp;
+
+	list_for_each_entry_safe(mb, tmp, &t->t_dirty, m_dirty) {
+		list_del_init(&mb->m_dirty);
+		mb->m_is_dirty = false;
+		memset(mb->m_cmask, 0, sizeof(mb->m_cmask));
+		mb->m_wmask_ok = false;
+	}
+	t->t_nblocks = 0;
+	t->t_ndata = 0;
+	run->nfrees = 0;
+	run->free_pages = 0;
+}
+
+/**
+ * vsmfs_trans_commit_all() - end a handle and commit the running transaction
+ * @t: the handle, joined to the running transaction
+ * @cause: VSMFS_COMMIT_*, for the counters
+ *
+ * Context: inside the handle; releases s_trans_mutex.
+ * Return: 0 or a negative errno (-EROFS once errors=remount-ro acted).
+ */
+int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_running *run = &sbi->s_run;
+	u64 tid = run->tid;
+	int err;
+
+	if (vsmfs_trans_changed(t))
+		run->handles++;
+	vsmfs_trans_apply_frees(t);
+	vsmfs_trans_handle_done(t);
+	if (run->handles) {
+		vsmfs_stat_add(sbi, trans_handles, run->handles);
+		switch (cause) {
+		case VSMFS_COMMIT_FSYNC:
+			vsmfs_stat_inc(sbi, commits_fsync);
+			break;
+		case VSMFS_COMMIT_TIMER:
+			vsmfs_stat_inc(sbi, commits_timer);
+			break;
+		case VSMFS_COMMIT_FULL:
+			vsmfs_stat_inc(sbi, commits_full);
+			break;
+		case VSMFS_COMMIT_SYNCFS:
+			vsmfs_stat_inc(sbi, commits_syncfs);
+			break;
+		default:
+			vsmfs_stat_inc(sbi, commits_sync);
+			break;
+		}
+	}
+	run->handles = 0;
+	run->tid++;
+	/* Its blocks are the handle's now: the next one starts empty. */
+	run->nblocks = 0;
+	run->ndata = 0;
+	if (unlikely(READ_ONCE(sbi->s_error_ro)) && t->t_nblocks) {
+		vsmfs_trans_drop_running(t);
+		vsmfs_trans_park(t);
+		vsmfs_trans_committed(sbi, tid);
+		return -EROFS;
+	}
+	vsmfs_trans_masks(t);
+	err = vsmfs_journal_commit_trans(t);
+	vsmfs_trans_committed(sbi, tid);
+	return err;
+}
+
+/**
+ * vsmfs_trans_abort() - end a handle without any of its changes
+ * @t: the handle
+ *
+ * Every metadata block changed in @t gets back the content it had when @t
+ * first changed it, and leaves the running transaction if @t added it;
+ * so does the allocator state, the runs @t freed, the live mapping of
+ * logical pages whose page table entries @t swapped (with one TLB
+ * shootdown), and each inode given to vsmfs_trans_track(). Nothing is
+ * written to PM. Pages @t freed whose metadata versions
+ * vsmfs_journal_forget() revoked stay correct: their home blocks hold the
+ * last committed version, and the blocks earlier handles changed are put
+ * back in the running transaction. Changes @t made to file data in place,
+ * and inodes it created (which the caller discards), are the caller's.
+ *
+ * Context: inside the handle; releases s_trans_mutex.
+ */
+void vsmfs_trans_abort(struct vsmfs_trans *t)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	const struct vsmfs_layout *l = &sbi->s_layout;
+	struct vsmfs_running *run = &sbi->s_run;
+	struct vsmfs_mblk *mb, *tmp;
+	struct vsmfs_swap sw;
+	unsigned int i;
+
+	lockdep_assert_held(&sbi->s_trans_mutex);
+	vsmfs_swap_init(sbi, &sw);
+	list_for_each_entry_safe(mb, tmp, &t->t_forgot, m_dirty) {
+		list_move_tail(&mb->m_dirty, &t->t_dirty);
+		mb->m_is_dirty = true;
+		t->t_nblocks++;
+		if (mb->m_blk >= l->data_start)
+			t->t_ndata++;
+	}
+	list_for_each_entry(mb, &t->t_undo, m_undo) {
+		/* Page table: the live mapping follows the entries back. */
+		if (mb->m_blk >= l->ptable_start && mb->m_blk < l->ptable_start + l->ptable_blocks)
+			vsmfs_swap_undo(&sw, (mb->m_blk - l->ptable_start) * VSMFS_PTES_PER_BLOCK,
+					(__le64 *)mb->m_shadow, (__le64 *)mb->m_data,
+					VSMFS_PTES_PER_BLOCK);
+		memcpy(mb->m_data, mb->m_shadow, VSMFS_BLOCK_SIZE);
+		if (mb->m_is_dirty && mb->m_hnew) {
+			list_del_init(&mb->m_dirty);
+			mb->m_is_dirty = false;
+			t->t_nblocks--;
+			if (mb->m_blk >= l->data_start)
+				t->t_ndata--;
+		}
+		mb->m_hnew = false;
+	}
+	vsmfs_swap_flush(&sw);
+	/* A block changed without a copy cannot go back: it is committed. */
+	WARN_ON_ONCE(t->t_nblocks != run->nblocks);
+	for (i = t->t_nfrees; i < run->nfrees; i++)
+		run->free_pages -= run->frees[i].count;
+	run->nfrees = t->t_nfrees;
+	sbi->s_free_pages = t->t_free_pages;
+	sbi->s_free_inodes = t->t_free_inodes;
+	sbi->s_small_cursor = t->t_small_cursor;
+	sbi->s_vsp_cursor = t->t_vsp_cursor;
+	sbi->s_ino_cursor = t->t_ino_cursor;
+	for (i = 0; i < t->t_ninodes; i++) {
+		vsmfs_inode_reload(t->t_inodes[i]);
+		if (t->t_dirs & (1U << i))
+			vsmfs_dir_index_free(t->t_inodes[i]);
+	}
+	list_for_each_entry_safe(mb, tmp, &t->t_undo, m_undo) {
+		list_del_init(&mb->m_undo);
+		kfree(mb->m_shadow);
+		mb->m_shadow = NULL;
+	}
+	t->t_ninodes = 0;
+	t->t_dirs = 0;
+	vsmfs_stat_inc(sbi, trans_aborts);
+	vsmfs_trans_park(t);
+}
+
+/**
+ * vsmfs_trans_commit() - end a handle
+ * @t: the handle
+ *
+ * With commit=sync, for a handle marked t_sync, and while the journal is
+ * written through, commits the running transaction with the handle
+ * (durable on return). Otherwise the handle joins the running
+ * transaction, after one fence that makes the file data it wrote durable
+ * (see the top of this file), and is committed later.
+ *
+ * A handle that overflowed the journal, or any after errors=remount-ro
+ * made the file system read-only, is aborted instead
+ * (vsmfs_trans_abort()): nothing of it is written, and DRAM goes back to
+ * the running transaction as it was.
+ *
+ * Context: inside the handle; releases s_trans_mutex.
+ * Return: 0, or the first error recorded in the handle; -EFSCORRUPTED
+ * after an overflow, -EROFS after errors=remount-ro acted.
+ */
+int vsmfs_trans_commit(struct vsmfs_trans *t)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_running *run = &sbi->s_run;
+	bool changed = vsmfs_trans_changed(t);
+	int err = t->t_error;
+
+	if (unlikely((t->t_overflow || READ_ONCE(sbi->s_error_ro)) && changed)) {
+		err = t->t_overflow ? -EFSCORRUPTED : -EROFS;
+		vsmfs_trans_abort(t);
+		return err;
+	}
+	if (!changed) {
+		vsmfs_trans_handle_done(t);
+		vsmfs_trans_park(t);
+		return err;
+	}
+	if (t->t_sync || !sbi->s_jopts.commit_secs || vsmfs_journal_writethrough(sbi))
+		return vsmfs_trans_commit_all(t, VSMFS_COMMIT_SYNC) ?: err;
+	vsmfs_trans_handle_done(t);
+	/* The data this handle made reachable, before any commit of it. */
+	vsmfs_fence();
+	if (!run->handles++)
+		queue_delayed_work(system_long_wq, &sbi->s_commit_work,
+				   sbi->s_jopts.commit_secs * HZ);
+	vsmfs_trans_park(t);
+	return err;
+}
+
+/**
+ * vsmfs_trans_end() - end a handle as its operation turned out
+ * @t: the handle
+ * @err: 0 if the operation succeeded, else its error
+ *
+ * Ends @t if @err is 0 (vsmfs_trans_commit()), else aborts it
+ * (vsmfs_trans_abort()).
+ *
+ * Context: inside the handle; releases s_trans_mutex.
+ * Return: @err, or what vsmfs_trans_commit() returned.
+ */
+int vsmfs_trans_end(struct vsmfs_trans *t, int err)
+{
+	if (err) {
+		vsmfs_trans_abort(t);
+		return err;
+	}
+	return vsmfs_trans_commit(t);
+}
+
+/**
+ * vsmfs_trans_commit_tid() - make transaction @tid durable
+ * @sbi: the file system
+ * @tid: a transaction number, as vsmfs_trans_note_inode() noted it
+ * @cause: VSMFS_COMMIT_*, for the counters
+ *
+ * Returns at once if @tid is committed; commits it if it is running;
+ * else waits for the commit in flight.
+ *
+ * Context: process context, no handle running in the task.
+ * Return: 0 or a negative errno from the commit.
+ */
+int vsmfs_trans_commit_tid(struct vsmfs_sb_info *sbi, u64 tid, unsigned int cause)
+{
+	struct vsmfs_trans t;
+	u64 wait;
+
+	if ((s64)tid <= atomic64_read(&sbi->s_commit_tid) || !sbi->s_journal)
+		return 0;
+	vsmfs_trans_lock(sbi, &t);
+	if (sbi->s_run.tid == tid && sbi->s_run.handles)
+		return vsmfs_trans_commit_all(&t, cause);
+	/* Nothing of it is left running: committed, or being committed. */
+	wait = min(tid, sbi->s_run.tid - 1);
+	vsmfs_trans_park(&t);
+	wait_event(sbi->s_commit_wq, atomic64_read(&sbi->s_commit_tid) >= (s64)wait);
+	return 0;
+}
+
+/**
+ * vsmfs_trans_sync() - commit the running transaction
+ * @sbi: the file system
+ * @cause: VSMFS_COMMIT_*, for the counters
+ *
+ * Context: process context, no handle running in the task.
+ * Return: 0 or a negative errno from the commit.
+ */
+int vsmfs_trans_sync(struct vsmfs_sb_info *sbi, unsigned int cause)
+{
+	if (!sbi->s_journal)
+		return 0;
+	return vsmfs_trans_commit_tid(sbi, READ_ONCE(sbi->s_run.tid), cause);
+}
+
+/**
+ * vsmfs_trans_sync_inode() - make every change of @inode durable
+ * @inode: the inode
+ * @cause: VSMFS_COMMIT_*, for the counters
+ *
+ * Return: 0 or a negative errno from the commit.
+ */
+int vsmfs_trans_sync_inode(struct inode *inode, unsigned int cause)
+{
+	return vsmfs_trans_commit_tid(VSMFS_SB(inode->i_sb), READ_ONCE(VSMFS_I(inode)->i_tid),
+				      cause);
+}
+
+static void vsmfs_trans_commit_work(struct work_struct *work)
+{
+	struct vsmfs_sb_info *sbi = container_of(to_delayed_work(work), struct vsmfs_sb_info,
+						 s_commit_work);
+
+	vsmfs_trans_sync(sbi, VSMFS_COMMIT_TIMER);
+}
+
+/**
+ * vsmfs_trans_init() - set up the running transaction
+ * @sbi: the file system, before its first handle
+ */
+void vsmfs_trans_init(struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+
+	memset(run, 0, sizeof(*run));
+	INIT_LIST_HEAD(&run->dirty);
+	run->tid = 1;
+	atomic64_set(&sbi->s_commit_tid, 0);
+	init_waitqueue_head(&sbi->s_commit_wq);
+	INIT_DELAYED_WORK(&sbi->s_commit_work, vsmfs_trans_commit_work);
+}
+
+/**
+ * vsmfs_trans_stop() - commit what runs and stop the commit timer
+ * @sbi: the file system
+ *
+ * Context: process context, no handle running in the task.
+ */
+void vsmfs_trans_stop(struct vsmfs_sb_info *sbi)
+{
+	vsmfs_trans_sync(sbi, VSMFS_COMMIT_SYNCFS);
+	cancel_delayed_work_sync(&sbi->s_commit_work);
+}
+
+/**
+ * vsmfs_trans_destroy() - free the running transaction's state
+ * @sbi: the file system, after its last handle
+ */
+void vsmfs_trans_destroy(struct vsmfs_sb_info *sbi)
+{
+	cancel_delayed_work_sync(&sbi->s_commit_work);
+	WARN_ON_ONCE(sbi->s_run.nblocks);
+	kvfree(sbi->s_run.frees);
+	sbi->s_run.frees = NULL;
+}
