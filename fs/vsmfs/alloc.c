@@ -22,6 +22,8 @@
  */
 #include <linux/bitmap.h>
 #include <linux/wait_bit.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
 #include "vsmfs.h"
 #include "fault.h"
 
@@ -135,6 +137,20 @@ static int vsmfs_lbits(struct vsmfs_trans *t, u64 lpn, u64 count, bool set, bool
 	return 0;
 }
 
+/*
+ * The end of a reservation that overlaps [@lpn, @lpn + @count), or 0 if
+ * none does. Reservations are few: one per write copying its data.
+ */
+static u64 vsmfs_resv_overlap(struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
+{
+	struct vsmfs_resv *r;
+
+	list_for_each_entry(r, &sbi->s_resv, node)
+		if (r->lpn < lpn + count && lpn < r->lpn + r->count)
+			return r->lpn + r->count;
+	return 0;
+}
+
 /**
  * vsmfs_alloc_pages_at() - allocate a given run of logical pages
  * @t: running transaction
@@ -155,7 +171,8 @@ int vsmfs_alloc_pages_at(struct vsmfs_trans *t, u64 lpn, u64 count)
 	mb = vsmfs_lbitmap(sbi, lpn);
 	if (IS_ERR(mb))
 		return PTR_ERR(mb);
-	if (find_next_bit((unsigned long *)mb->m_data, off + count, off) < off + count)
+	if (find_next_bit((unsigned long *)mb->m_data, off + count, off) < off + count ||
+	    vsmfs_resv_overlap(sbi, lpn, count))
 		return -ENOSPC;
 	return vsmfs_lbits(t, lpn, count, true, true);
 }
@@ -180,8 +197,15 @@ static u64 vsmfs_find_run(struct vsmfs_sb_info *sbi, u64 vsp, u64 count)
 		if (z + count > end)
 			return 0;
 		o = find_next_bit(map, z + count, z);
-		if (o >= z + count)
-			return base + z;
+		if (o >= z + count) {
+			u64 rend = vsmfs_resv_overlap(sbi, base + z, count);
+
+			if (!rend)
+				return base + z;
+			/* Reserved in DRAM: search on past the reservation. */
+			pos = rend - base;
+			continue;
+		}
 		pos = o + 1;
 	}
 	return 0;
@@ -199,13 +223,16 @@ static bool vsmfs_vsp_free(struct vsmfs_sb_info *sbi, u64 vsp)
 		return false;
 	return find_next_bit((unsigned long *)mb->m_data,
 			     first % BITS_PER_BLK + VSMFS_VSP_PAGES,
-			     first % BITS_PER_BLK) >= first % BITS_PER_BLK + VSMFS_VSP_PAGES;
+			     first % BITS_PER_BLK) >= first % BITS_PER_BLK + VSMFS_VSP_PAGES &&
+	       !vsmfs_resv_overlap(sbi, first, VSMFS_VSP_PAGES);
 }
 
-static int __vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64 *lpn,
-			       bool dirty)
+/*
+ * Find a free run of @count pages: for a large file at a wholly free VSP,
+ * else first fit in partly used VSPs, then anywhere. Moves the cursors.
+ */
+static int vsmfs_find_free(struct vsmfs_sb_info *sbi, u64 count, bool large, u64 *lpn)
 {
-	struct vsmfs_sb_info *sbi = t->t_sbi;
 	u64 nvsp = DIV_ROUND_UP(sbi->s_layout.data_pages, VSMFS_VSP_PAGES);
 	u64 i, vsp, found;
 
@@ -219,7 +246,7 @@ static int __vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64
 			if (vsmfs_vsp_free(sbi, vsp)) {
 				sbi->s_vsp_cursor = vsp + 1;
 				*lpn = vsp * VSMFS_VSP_PAGES;
-				return vsmfs_lbits(t, *lpn, count, true, dirty);
+				return 0;
 			}
 		}
 	}
@@ -232,10 +259,18 @@ static int __vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64
 		if (found) {
 			sbi->s_small_cursor = vsp;
 			*lpn = found;
-			return vsmfs_lbits(t, found, count, true, dirty);
+			return 0;
 		}
 	}
 	return -ENOSPC;
+}
+
+static int __vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64 *lpn,
+			       bool dirty)
+{
+	int ret = vsmfs_find_free(t->t_sbi, count, large, lpn);
+
+	return ret ?: vsmfs_lbits(t, *lpn, count, true, dirty);
 }
 
 /**
@@ -315,6 +350,7 @@ int vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	struct vsmfs_mblk *mb;
 	u64 off = lpn % BITS_PER_BLK;
+	int ret;
 
 	if (!lpn || !count || lpn + count > sbi->s_layout.data_pages ||
 	    lpn / VSMFS_VSP_PAGES != (lpn + count - 1) / VSMFS_VSP_PAGES) {
@@ -328,24 +364,160 @@ int vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
 		vsmfs_fs_error(sbi->s_sb, 0, "freeing free logical pages %llu+%llu", lpn, count);
 		return -EFSCORRUPTED;
 	}
+	/*
+	 * The bitmap block joins the transaction now, so that the handle
+	 * counts it (vsmfs_trans_room()); the commit changes it.
+	 */
+	ret = vsmfs_trans_get_write_access(t, mb);
+	if (!ret)
+		ret = vsmfs_trans_defer_free(t, lpn, count, false);
+	if (ret)
+		return ret;
+	vsmfs_trans_dirty(t, mb);
 	/* Metadata versions of the pages are never to be written over them. */
 	vsmfs_journal_forget(t, lpn, count);
-	return vsmfs_trans_defer_free(t, lpn, count, false);
+	return 0;
 }
 
 /**
- * vsmfs_lbits_clear() - clear a run's bits in the page bitmap
+ * vsmfs_lbits_clear() - clear a run's bits in the page bitmap at commit
  * @t: the handle committing the running transaction
  * @lpn: first page
  * @count: pages, within one VSP
  * @dirty: the bitmap block joins the transaction (not for scratch runs,
  *	which the bitmap on PM never had)
  *
+ * A commit cannot fail for want of memory: no undo copy is taken (the
+ * committing handle is never aborted), and the words changed are noted for
+ * the delta directly. The bitmap block was read when the run was taken, so
+ * it is cached.
+ */
+void vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_mblk *mb = vsmfs_lbitmap(sbi, lpn);
+	u64 off = lpn % BITS_PER_BLK, w;
+	unsigned long *map;
+
+	if (IS_ERR(mb) || off + count > BITS_PER_BLK) {
+		vsmfs_fs_error(sbi->s_sb, 0, "cannot free logical pages %llu+%llu", lpn, count);
+		return;
+	}
+	map = (unsigned long *)mb->m_data;
+	if (find_next_zero_bit(map, off + count, off) < off + count) {
+		vsmfs_fs_error(sbi->s_sb, 0, "logical pages %llu+%llu already free", lpn, count);
+		return;
+	}
+	bitmap_clear(map, off, count);
+	for (w = off / 64; w <= (off + count - 1) / 64; w++)
+		mb->m_cmask[w / 64] |= 1ULL << (w % 64);
+	if (dirty)
+		vsmfs_trans_dirty_commit(t, mb);
+	sbi->s_free_pages += count;
+}
+
+/**
+ * vsmfs_resv_take() - reserve logical pages in DRAM, outside any handle
+ * @sbi: the file system
+ * @count: pages, 1..VSMFS_VSP_PAGES, within one VSP
+ * @large: for a large file's run: start it at a free VSP
+ * @rp: the reservation
+ *
+ * For a write that copies its data into fresh pages before its handle
+ * begins, so that no file-system-wide lock is held during the copy. The
+ * bits of the run stay clear in the bitmap (a commit may write the block
+ * meanwhile, and a crash must find the pages free); the allocator skips
+ * reserved runs. The run ends in the write's handle
+ * (vsmfs_resv_claim(), vsmfs_trans_defer_resv()) or, if the write gives
+ * up, with vsmfs_resv_release(). As for any allocation, the run holds no
+ * page freed by a commit not yet durable (vsmfs_wait_freed()).
+ *
+ * Context: process context; takes s_trans_mutex.
+ * Return: 0, -ENOSPC or -ENOMEM.
+ */
+int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsmfs_resv **rp)
+{
+	struct vsmfs_resv *r = kmalloc(sizeof(*r), GFP_NOFS);
+	unsigned int nofs;
+	u64 t0;
+	int ret;
+
+	if (!r)
+		return -ENOMEM;
+	mutex_lock(&sbi->s_trans_mutex);
+	t0 = ktime_get_ns();
+	nofs = memalloc_nofs_save();
+	ret = vsmfs_find_free(sbi, count, large, &r->lpn);
+	if (!ret) {
+		vsmfs_wait_freed(sbi);
+		r->count = count;
+		list_add(&r->node, &sbi->s_resv);
+		sbi->s_free_pages -= count;
+	}
+	memalloc_nofs_restore(nofs);
+	vsmfs_stat_add(sbi, journal_lock_hold_ns, ktime_get_ns() - t0);
+	mutex_unlock(&sbi->s_trans_mutex);
+	if (ret) {
+		kfree(r);
+		return ret;
+	}
+	*rp = r;
+	return 0;
+}
+
+/**
+ * vsmfs_resv_claim() - make a reserved run allocated in a handle
+ * @t: the handle
+ * @r: the reservation, from vsmfs_resv_take()
+ *
+ * The bits are set and the bitmap block joins the transaction. The
+ * reservation stays until the caller ends it with
+ * vsmfs_trans_defer_resv() (@claimed), or, if the handle is aborted,
+ * vsmfs_resv_release().
+ *
+ * Context: inside the handle.
  * Return: 0 or a negative errno.
  */
-int vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty)
+int vsmfs_resv_claim(struct vsmfs_trans *t, struct vsmfs_resv *r)
 {
-	return vsmfs_lbits(t, lpn, count, false, dirty);
+	int ret;
+
+	/* Counted once: by the reservation, now by the bits. */
+	t->t_sbi->s_free_pages += r->count;
+	ret = vsmfs_lbits(t, r->lpn, r->count, true, true);
+	if (ret)
+		t->t_sbi->s_free_pages -= r->count;
+	return ret;
+}
+
+/**
+ * vsmfs_resv_end() - drop a reservation, its pages free again or claimed
+ * @sbi: the file system
+ * @r: the reservation
+ *
+ * Context: s_trans_mutex held.
+ */
+void vsmfs_resv_end(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r)
+{
+	lockdep_assert_held(&sbi->s_trans_mutex);
+	list_del(&r->node);
+	kfree(r);
+}
+
+/**
+ * vsmfs_resv_release() - give back a reservation no handle took over
+ * @sbi: the file system
+ * @r: the reservation; its pages hold nothing reachable
+ *
+ * Context: process context, no handle running in the task; takes
+ * s_trans_mutex.
+ */
+void vsmfs_resv_release(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r)
+{
+	mutex_lock(&sbi->s_trans_mutex);
+	sbi->s_free_pages += r->count;
+	vsmfs_resv_end(sbi, r);
+	mutex_unlock(&sbi->s_trans_mutex);
 }
 
 static int vsmfs_ibit(struct vsmfs_trans *t, u64 ino, bool set)

@@ -864,6 +864,234 @@ static void vsmfs_cow_span(unsigned int mode, loff_t *start, loff_t *end)
 	*end = round_up(*end, unit);
 }
 
+/* Runs a staged write reserves at most; a write needing more is not staged. */
+#define VSMFS_STAGE_RUNS	8
+
+/*
+ * struct vsmfs_stage - one reserved run of a staged write
+ * @r: the reservation
+ * @key: the piece it belongs to
+ * @pg: with @whole false, the first page of the piece it replaces; its
+ *	frames are swapped in
+ * @whole: the run replaces the piece's run whole (index switch)
+ */
+struct vsmfs_stage {
+	struct vsmfs_resv	*r;
+	u64			key, pg;
+	bool			whole;
+};
+
+/*
+ * Copy into the reserved run @st the bytes [@wfrom, @wto) of its piece
+ * from @from, and the old bytes of the pages it replaces around them:
+ * durable at the next fence on this CPU, or after a switch to another
+ * CPU and a fence there. Return: 0, -EIO if old bytes could not be read,
+ * -EFAULT if the copy came up short.
+ */
+static int vsmfs_stage_copy(struct vsmfs_sb_info *sbi, struct inode *inode,
+			    struct vsmfs_stage *st, u64 wfrom, u64 wto, struct iov_iter *from)
+{
+	u64 e = vsmfs_idx_lookup(inode, st->key), cs, ce, ws, we, n;
+	char __pm *sp = vsmfs_lpn_ptr(sbi, st->r->lpn);
+	char __pm *op = vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e) + st->pg);
+	int ret;
+
+	cs = st->pg << VSMFS_BLOCK_SHIFT;
+	ce = (st->pg + st->r->count) << VSMFS_BLOCK_SHIFT;
+	ws = max(wfrom, cs);
+	we = min(wto, ce);
+	ret = vsmfs_merge_old(sp, op, ws - cs);
+	if (ret)
+		return ret;
+	pagefault_disable();
+	n = vsmfs_copy_from_iter(sp + (ws - cs), we - ws, from);
+	pagefault_enable();
+	if (n < we - ws)
+		return -EFAULT;
+	ret = vsmfs_merge_old(sp + (we - cs), op + (we - cs), ce - we);
+	if (ret)
+		return ret;
+	vsmfs_stat_add(sbi, data_user_bytes, n);
+	vsmfs_stat_add(sbi, data_merge_bytes, (ws - cs) + (ce - we));
+	return 0;
+}
+
+/*
+ * The handle of a staged write: each whole run is allocated and switched
+ * into the index, the piece's old run freed when the transaction commits;
+ * each partial run's frames are swapped with the file's pages, and the
+ * run, now behind the old frames, is free once the commit is durable.
+ * Return: 0 or a negative errno, with @t to be aborted.
+ */
+static int vsmfs_stage_switch(struct vsmfs_trans *t, struct inode *inode,
+			      struct vsmfs_stage *st, unsigned int n, struct vsmfs_swap *sw)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	unsigned int i;
+	u64 freed;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		u64 e = vsmfs_idx_lookup(inode, st[i].key), lpn = vsmfs_idx_lpn(e);
+
+		if (!st[i].whole) {
+			ret = vsmfs_swap_pages(t, sw, lpn + st[i].pg, st[i].r->lpn,
+					       st[i].r->count);
+			if (!ret)
+				ret = vsmfs_trans_defer_resv(t, st[i].r, false);
+			if (ret)
+				return ret;
+			vsmfs_stat_inc(t->t_sbi, mcow_fine);
+			continue;
+		}
+		ret = vsmfs_resv_claim(t, st[i].r);
+		if (!ret && vi->i_tail_key == st[i].key + 1)
+			ret = vsmfs_tail_release_t(t, inode, &freed);
+		if (!ret)
+			ret = vsmfs_idx_set(t, inode, st[i].key,
+					    vsmfs_idx_make(st[i].r->lpn, st[i].r->count));
+		if (!ret)
+			ret = vsmfs_free_pages(t, lpn, vsmfs_idx_count(e));
+		if (!ret)
+			ret = vsmfs_trans_defer_resv(t, st[i].r, true);
+		if (ret)
+			return ret;
+		if (READ_ONCE(t->t_sbi->s_cow_mode) == VSMFS_COW_MULTI)
+			vsmfs_stat_inc(t->t_sbi, mcow_coarse);
+	}
+	inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
+	return 0;
+}
+
+/*
+ * Write [@pos, @pos + @len) atomically, copying the data with no
+ * file-system-wide lock held: an overwrite inside the file's runs and its
+ * size (no run grows, no page is new). (a) Fresh runs are reserved in
+ * DRAM (vsmfs_resv_take(), s_trans_mutex for each only); (b) the user
+ * data and the old bytes around it are copied into them under the locks
+ * of the inode alone (inode lock, invalidate_lock, i_idx_sem), with
+ * non-temporal stores and written-back cached stores; (c) one short
+ * handle switches the index entries or swaps the page table entries
+ * (vsmfs_stage_switch()) and ends: its fence, or the commit's on this
+ * CPU, makes (b) durable before the transaction that makes it reachable
+ * commits (a migration to another CPU between (b) and (c) orders them
+ * too). A crash before the commit leaves the old index and page table,
+ * whose frames were never written, and the reserved runs free.
+ *
+ * Return: the bytes written, or -EAGAIN if the write is not of that kind
+ * (nothing done, @from untouched), or another negative errno (nothing
+ * written).
+ */
+static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
+				  struct iov_iter *from, bool large, unsigned int mode)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_stage st[VSMFS_STAGE_RUNS];
+	loff_t end = pos + len, p;
+	unsigned int n = 0, i;
+	struct vsmfs_swap sw;
+	struct vsmfs_trans t;
+	int ret = 0;
+
+	if (mode == VSMFS_COW_SUPERPAGE || !len || end > i_size_read(inode))
+		return -EAGAIN;
+	/* (a) Which runs, and that every page written exists. */
+	for (p = pos; p < end;) {
+		u64 key = p >> VSMFS_VSP_SHIFT, pstart = key << VSMFS_VSP_SHIFT;
+		u64 wfrom = p - pstart, wto = min_t(u64, end - pstart, VSMFS_PIECE_SIZE);
+		u64 e = vsmfs_idx_lookup(inode, key), have = e ? vsmfs_idx_count(e) : 0;
+		u64 pg = wfrom >> VSMFS_BLOCK_SHIFT, need = DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE);
+		bool whole = mode == VSMFS_COW_MULTI && !wfrom && wto == VSMFS_PIECE_SIZE;
+
+		if (!have || need > have) {
+			ret = -EAGAIN;
+			goto release;
+		}
+		if (whole) {
+			pg = 0;
+			need = have;
+		}
+		while (pg < need) {
+			u64 m = mode == VSMFS_COW_PAGE ? 1 : need - pg;
+
+			if (n == VSMFS_STAGE_RUNS) {
+				ret = -EAGAIN;
+				goto release;
+			}
+			for (;;) {
+				bool big = whole && (large || m == VSMFS_VSP_PAGES);
+
+				ret = vsmfs_resv_take(sbi, m, big, &st[n].r);
+				/* Scattered free space: smaller runs, page swaps. */
+				if (ret != -ENOSPC || m == 1)
+					break;
+				m /= 2;
+				whole = false;
+			}
+			if (ret == -ENOSPC)
+				ret = -EAGAIN;
+			if (ret)
+				goto release;
+			st[n].key = key;
+			st[n].pg = pg;
+			st[n].whole = whole && m == have;
+			n++;
+			pg += m;
+		}
+		p = pstart + wto;
+	}
+	/* (b) The copies, with no file-system-wide lock. */
+	vsmfs_vsp_enter();
+	for (i = 0; i < n && !ret; i++) {
+		u64 pstart = st[i].key << VSMFS_VSP_SHIFT;
+		u64 wfrom = max_t(u64, pos, pstart) - pstart;
+		u64 wto = min_t(u64, end - pstart, VSMFS_PIECE_SIZE);
+
+		ret = vsmfs_stage_copy(sbi, inode, &st[i], wfrom, wto, from);
+	}
+	vsmfs_vsp_exit();
+	if (ret) {
+		/* Nothing is written: @from as it came. */
+		iov_iter_revert(from, len - iov_iter_count(from));
+		goto release;
+	}
+	/* (c) The switch, in one short handle. */
+	vsmfs_trans_begin_credits(sbi, &t, vsmfs_cow_blocks_at(mode, pos, len));
+	vsmfs_trans_track(&t, inode, false);
+	vsmfs_swap_init(sbi, &sw);
+	ret = vsmfs_stage_switch(&t, inode, st, n, &sw);
+	/* One shootdown for the write, before any page freed here is reused. */
+	vsmfs_swap_flush(&sw);
+	if (!ret) {
+		inode->i_mtime = current_time(inode);
+		inode->i_ctime = inode->i_mtime;
+		ret = vsmfs_write_inode_t(&t, inode);
+	}
+	if (!ret)
+		vsmfs_fault_stop(inode->i_sb, VSMFS_FAULT_COW_STOP,
+				 "copy-on-write stopped before its commit");
+	/* A handle its end would abort (vsmfs_trans_commit()): abort it here. */
+	if (!ret && (t.t_overflow || READ_ONCE(sbi->s_error_ro)))
+		ret = t.t_overflow ? -EFSCORRUPTED : -EROFS;
+	if (ret) {
+		/* Swaps and index switches undone: the runs are the write's again. */
+		vsmfs_trans_abort(&t);
+		iov_iter_revert(from, len - iov_iter_count(from));
+		goto release;
+	}
+	vsmfs_stat_inc(sbi, mcow_writes);
+	vsmfs_stat_inc(sbi, write_staged);
+	/* The runs are the transaction's now, even if its commit fails. */
+	ret = vsmfs_trans_commit(&t);
+	trace_vsmfs_mcow_write(inode, pos, len, 0, n, 0, 0, ret ?: len);
+	return ret ?: len;
+
+release:
+	for (i = 0; i < n; i++)
+		vsmfs_resv_release(sbi, st[i].r);
+	return ret;
+}
+
 /*
  * Write [@pos, @pos + @len) atomically (data=atomic): the new content of
  * every page reaches PM in fresh pages, and one transaction switches the
@@ -909,6 +1137,11 @@ static ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
 	truncate_pagecache_range(inode, ustart, uend - 1);
 
 	down_write(&vi->i_idx_sem);
+	n = vsmfs_write_staged(inode, pos, len, from, large, mode);
+	if (n != -EAGAIN) {
+		up_write(&vi->i_idx_sem);
+		goto out_unlock;
+	}
 	/* The whole write in one handle: room for its worst case. */
 	vsmfs_trans_begin_credits(sbi, &t, vsmfs_cow_blocks_at(mode, pos, len));
 	vsmfs_trans_track(&t, inode, false);

@@ -287,6 +287,30 @@ void vsmfs_trans_dirty(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
 }
 
 /**
+ * vsmfs_trans_dirty_commit() - add a block the commit itself changed
+ * @t: the handle committing the running transaction
+ * @mb: the block, changed with the changed words noted in m_cmask
+ *
+ * As vsmfs_trans_dirty(), for changes the commit makes (freeing deferred
+ * runs), which need no undo copy: the committing handle is not aborted.
+ *
+ * Context: inside the committing handle.
+ */
+void vsmfs_trans_dirty_commit(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
+{
+	if (mb->m_is_dirty)
+		return;
+	/* The handles that freed the runs dirtied their blocks: not reached. */
+	if (WARN_ON_ONCE(t->t_nblocks + 1 > vsmfs_trans_max_blocks(t->t_sbi)))
+		vsmfs_trans_overflow(t);
+	mb->m_is_dirty = true;
+	list_add_tail(&mb->m_dirty, &t->t_dirty);
+	t->t_nblocks++;
+	if (mb->m_blk >= t->t_sbi->s_layout.data_start)
+		t->t_ndata++;
+}
+
+/**
  * vsmfs_trans_get_write_access() - let a handle change a metadata block
  * @t: the handle
  * @mb: the block, before the caller changes it
@@ -443,6 +467,16 @@ static void vsmfs_trans_apply_frees(struct vsmfs_trans *t)
 	for (i = 0; i < run->nfrees; i++) {
 		struct vsmfs_frun *f = &run->frees[i];
 
+		if (f->resv) {
+			/*
+			 * A reservation: claimed (its bits are set), or a
+			 * scratch run whose bits were never set.
+			 */
+			if (f->scratch)
+				t->t_sbi->s_free_pages += f->count;
+			vsmfs_resv_end(t->t_sbi, f->resv);
+			continue;
+		}
 		/* An error is the bitmap's, reported by vsmfs_fs_error(). */
 		vsmfs_lbits_clear(t, f->lpn, f->count, !f->scratch);
 	}
@@ -451,6 +485,9 @@ static void vsmfs_trans_apply_frees(struct vsmfs_trans *t)
 	run->nfrees = 0;
 	run->free_pages = 0;
 }
+
+static int vsmfs_trans_defer(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch,
+			     struct vsmfs_resv *resv);
 
 /**
  * vsmfs_trans_defer_free() - free a run of logical pages when the
@@ -464,6 +501,31 @@ static void vsmfs_trans_apply_frees(struct vsmfs_trans *t)
  * Return: 0 or -ENOMEM.
  */
 int vsmfs_trans_defer_free(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch)
+{
+	return vsmfs_trans_defer(t, lpn, count, scratch, NULL);
+}
+
+/**
+ * vsmfs_trans_defer_resv() - end a reservation when the running
+ *	transaction commits
+ * @t: the handle
+ * @r: the reservation (vsmfs_resv_take())
+ * @claimed: @t allocated its pages (vsmfs_resv_claim()); else they are
+ *	scratch pages that took a file's old frames in page swaps, free once
+ *	the commit is durable
+ *
+ * If @t is aborted, the reservation is the caller's again.
+ *
+ * Context: inside the handle.
+ * Return: 0 or -ENOMEM.
+ */
+int vsmfs_trans_defer_resv(struct vsmfs_trans *t, struct vsmfs_resv *r, bool claimed)
+{
+	return vsmfs_trans_defer(t, r->lpn, claimed ? 0 : r->count, !claimed, r);
+}
+
+static int vsmfs_trans_defer(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch,
+			     struct vsmfs_resv *resv)
 {
 	struct vsmfs_running *run = &t->t_sbi->s_run;
 
@@ -482,6 +544,7 @@ int vsmfs_trans_defer_free(struct vsmfs_trans *t, u64 lpn, u64 count, bool scrat
 	run->frees[run->nfrees].lpn = lpn;
 	run->frees[run->nfrees].count = count;
 	run->frees[run->nfrees].scratch = scratch;
+	run->frees[run->nfrees].resv = resv;
 	run->nfrees++;
 	run->free_pages += count;
 	return 0;
@@ -503,13 +566,25 @@ static void vsmfs_trans_committed(struct vsmfs_sb_info *sbi, u64 tid)
 	wake_up_all(&sbi->s_commit_wq);
 }
 
+/* Forget the runs the running transaction would free; end its reservations. */
+static void vsmfs_trans_drop_frees(struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+	unsigned int i;
+
+	for (i = 0; i < run->nfrees; i++)
+		if (run->frees[i].resv)
+			vsmfs_resv_end(sbi, run->frees[i].resv);
+	run->nfrees = 0;
+	run->free_pages = 0;
+}
+
 /*
  * The running transaction cannot be committed (errors=remount-ro acted):
  * its blocks leave it unwritten, and PM keeps the last committed state.
  */
 static void vsmfs_trans_drop_running(struct vsmfs_trans *t)
 {
-	struct vsmfs_running *run = &t->t_sbi->s_run;
 	struct vsmfs_mblk *mb, *tmp;
 
 	list_for_each_entry_safe(mb, tmp, &t->t_dirty, m_dirty) {
@@ -520,8 +595,7 @@ static void vsmfs_trans_drop_running(struct vsmfs_trans *t)
 	}
 	t->t_nblocks = 0;
 	t->t_ndata = 0;
-	run->nfrees = 0;
-	run->free_pages = 0;
+	vsmfs_trans_drop_frees(t->t_sbi);
 }
 
 /**
@@ -568,7 +642,7 @@ int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause)
 	/* Its blocks are the handle's now: the next one starts empty. */
 	run->nblocks = 0;
 	run->ndata = 0;
-	if (unlikely(READ_ONCE(sbi->s_error_ro)) && t->t_nblocks) {
+	if (unlikely(READ_ONCE(sbi->s_error_ro) || t->t_overflow) && t->t_nblocks) {
 		vsmfs_trans_drop_running(t);
 		vsmfs_trans_park(t);
 		vsmfs_trans_committed(sbi, tid);
@@ -801,6 +875,7 @@ void vsmfs_trans_init(struct vsmfs_sb_info *sbi)
 
 	memset(run, 0, sizeof(*run));
 	INIT_LIST_HEAD(&run->dirty);
+	INIT_LIST_HEAD(&sbi->s_resv);
 	run->tid = 1;
 	atomic64_set(&sbi->s_commit_tid, 0);
 	init_waitqueue_head(&sbi->s_commit_wq);
@@ -827,6 +902,11 @@ void vsmfs_trans_destroy(struct vsmfs_sb_info *sbi)
 {
 	cancel_delayed_work_sync(&sbi->s_commit_work);
 	WARN_ON_ONCE(sbi->s_run.nblocks);
+	/* Unmount committed them; after errors=remount-ro they are dropped. */
+	vsmfs_trans_drop_frees(sbi);
+	/* A write whose handle an error aborted may have left its runs. */
+	while (!list_empty(&sbi->s_resv))
+		vsmfs_resv_end(sbi, list_first_entry(&sbi->s_resv, struct vsmfs_resv, node));
 	kvfree(sbi->s_run.frees);
 	sbi->s_run.frees = NULL;
 }

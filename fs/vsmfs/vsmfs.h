@@ -78,8 +78,20 @@ struct vsmfs_aopts {
  * reserving it), free only once the running transaction commits.
  */
 struct vsmfs_frun {
-	u64	lpn, count;
-	bool	scratch;
+	u64			lpn, count;
+	bool			scratch;
+	struct vsmfs_resv	*resv;	/* a reservation it ends, or NULL */
+};
+
+/*
+ * struct vsmfs_resv - logical pages reserved in DRAM for a write that
+ * copies its data before its handle begins (vsmfs_resv_take()): their
+ * bits stay clear in the bitmap, which commits may write meanwhile, and
+ * the allocator skips them. On sbi->s_resv, under s_trans_mutex.
+ */
+struct vsmfs_resv {
+	struct list_head	node;
+	u64			lpn, count;
 };
 
 /*
@@ -164,6 +176,7 @@ struct vsmfs_sb_info {
 	 * handles ended since the last commit left for the next one.
 	 */
 	struct vsmfs_running	s_run;
+	struct list_head	s_resv;		/* vsmfs_resv, s_trans_mutex */
 	/* Last transaction whose commit has finished (s_commit_wq). */
 	atomic64_t		s_commit_tid;
 	wait_queue_head_t	s_commit_wq;
@@ -495,10 +508,12 @@ void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t);
 void vsmfs_trans_begin_credits(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits);
 void vsmfs_trans_unlock(struct vsmfs_trans *t);
 void vsmfs_trans_dirty(struct vsmfs_trans *t, struct vsmfs_mblk *mb);
+void vsmfs_trans_dirty_commit(struct vsmfs_trans *t, struct vsmfs_mblk *mb);
 int vsmfs_trans_get_write_access(struct vsmfs_trans *t, struct vsmfs_mblk *mb);
 void vsmfs_trans_track(struct vsmfs_trans *t, struct inode *inode, bool entries);
 void vsmfs_trans_note_inode(struct vsmfs_trans *t, struct inode *inode);
 int vsmfs_trans_defer_free(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch);
+int vsmfs_trans_defer_resv(struct vsmfs_trans *t, struct vsmfs_resv *r, bool claimed);
 int vsmfs_trans_commit(struct vsmfs_trans *t);
 int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause);
 void vsmfs_trans_abort(struct vsmfs_trans *t);
@@ -510,7 +525,11 @@ u32 vsmfs_trans_max_blocks(struct vsmfs_sb_info *sbi);
 u32 vsmfs_trans_room(struct vsmfs_trans *t);
 
 /* alloc.c */
-int vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty);
+void vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty);
+int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsmfs_resv **rp);
+int vsmfs_resv_claim(struct vsmfs_trans *t, struct vsmfs_resv *r);
+void vsmfs_resv_end(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r);
+void vsmfs_resv_release(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r);
 int vsmfs_alloc_init(struct vsmfs_sb_info *sbi);
 int vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64 *lpn);
 int vsmfs_alloc_pages_at(struct vsmfs_trans *t, u64 lpn, u64 count);

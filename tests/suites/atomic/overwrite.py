@@ -50,6 +50,10 @@ def main():
             if os.pwrite(fd, stamp(gen, off, n), off) != n:
                 sys.exit("short write")
             os.write(oracle, b"D %d\n" % gen)
+            # Every 8th write is made durable: it and all before it.
+            if gen % 8 == 0:
+                os.fsync(fd)
+                os.write(oracle, b"F %d\n" % gen)
         os.close(fd)
         os.close(oracle)
         print("overwrite workload: %d writes" % gen)

@@ -17,9 +17,13 @@ device ("base"), turn the log on, run the one operation, turn the log off,
 take the digest again ("post") and unmount (in the long run the unmount is
 logged too). Then tools/vsmfs-pmreplay builds the crash images of the log,
 and each one is written onto the device, mounted (recovery), digested,
-unmounted and checked with fsck.vsmfs -n. vsmfs commits synchronously, so
-each image must mount, pass fsck and hold the pre or the post tree; an
-image of a crash after the operation returned must hold the post tree.
+unmounted and checked with fsck.vsmfs -n. The workloads mount with
+commit=sync, where every operation commits before it returns, so each
+image must mount, pass fsck and hold the pre or the post tree; an image of
+a crash after the operation returned must hold the post tree. With the
+option set "group" (commit=300) the operation joins the running
+transaction and a sync(2) after it commits it: the same holds, with the
+end of the sync as the return.
 
 A digest is, for every name under the mount point: type, permissions,
 link count, owner, size, modification and change times, contents (hash),
@@ -103,7 +107,10 @@ DATA = "/sys/kernel/debug/vsmfs/pmlog_data"
 MARKFILE = "/sys/kernel/debug/vsmfs/pmlog_mark"
 LOGFILE = "/tmp/ordering.pmlog"
 TASKFILE = "/tmp/ordering.task"
-WORK_OPTS = "aggregate=off,checkpoint=0"
+# commit=sync: each operation is committed before it returns, which the
+# checks of an image after the operation rely on; the option set "group"
+# checks group commit.
+WORK_OPTS = "aggregate=off,checkpoint=0,commit=sync"
 MS_RDONLY, MS_REMOUNT, MS_NOATIME = 0x1, 0x20, 0x400
 PARAMS = "/sys/module/vsmfs/parameters"
 KIB, MIB = 1 << 10, 1 << 20
@@ -298,12 +305,16 @@ WORKLOADS = {
 OPTION_SETS = {
     "": "",
     "ckpt": "checkpoint_threshold=1",
+    # Group commit: the operation joins the running transaction, and
+    # sync(2) right after it commits it (within the log).
+    "group": "commit=300",
     "nodelta": "journal_delta=off,journal_wear=off",
     "cow-page": "cow=page",
     "cow-sp": "cow=superpage",
 }
 # The workloads of the short run that also run with checkpoint_threshold=1.
 SHORT_CKPT = ["rename-replace", "overwrite-4k"]
+SHORT_GROUP = ["creat", "rename-replace", "overwrite-4k", "truncate-shrink"]
 # Workloads the short run leaves to the long one, each for one that stays
 # and takes the same paths of the module: unlink for unlink-linked
 # (link count), punch-hole for zero-range (extents freed), setxattr and
@@ -693,6 +704,10 @@ def run_workload(label, dev, args, totals):
     fresh_fs(optset)
     if setup:
         setup(MNT)
+    if optset == "group":
+        # The tree before on PM, and the operation committed by a sync.
+        os.sync()
+        op = (lambda f: lambda m: (f(m), os.sync()))(op)
     pre = digest(MNT)
     dev.capture()
     if param:
@@ -942,7 +957,8 @@ def main():
         names += [f"{n}@{o}" if o else n for o in CONC_OPTION_SETS for n in CONCURRENT]
     else:
         names = [n for n in WORKLOADS if n not in KNOWN | SHORT_SKIP] + \
-            [f"{n}@ckpt" for n in SHORT_CKPT] + list(CONCURRENT)
+            [f"{n}@ckpt" for n in SHORT_CKPT] + [f"{n}@group" for n in SHORT_GROUP] + \
+            list(CONCURRENT)
     names += list(EXPECT_FAIL)
     if args.workloads != "all":
         names = [n for n in names

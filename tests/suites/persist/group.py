@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """Group commit across a power cut (persist/012-group-commit).
 
-  group.py cut MNT MANIFEST    operations, few of them fsync'd, until the
-                               power is cut
+  group.py cut MNT MANIFEST    operations, few of them fsync'd, then some
+                               committed by the timer only, until the power
+                               is cut
   group.py check MNT MANIFEST  what survived is a prefix of the operations,
                                each whole, and holds every fsync'd one
 
@@ -12,8 +13,10 @@ with data=atomic) of a length and content derived from i, then appends
 record i to the file "log" with one write(); every 97th op first
 overwrites the first half of o<i - 1> with one write(), and every 40th op
 ends with an fsync of o<i> (made durable with every operation before it:
-one running transaction holds them all). The manifest names the last
-op whose fsync returned; it lies on the host, so it survives the cut.
+one running transaction holds them all), up to op 600. Then no op is
+fsync'd, and the power is cut once the commit timer (commit=2) has
+committed some of them. The manifest names the last op whose fsync
+returned; it lies on the host, so it survives the cut.
 """
 
 import os
@@ -46,9 +49,16 @@ def expected(i, last):
     return base
 
 
+def commits_timer():
+    dev = os.path.basename(os.environ.get("DEV", "/dev/pmem0"))
+    with open(f"/sys/fs/vsmfs/{dev}/commits_timer") as f:
+        return int(f.read())
+
+
 def cut(mnt, manifest):
     log = os.open(os.path.join(mnt, "log"), os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o644)
-    i = 0
+    i = synced = timer0 = 0
+    cut_asked = False
     while True:
         if overwritten(i - 1) and i >= 1:
             prev = os.path.join(mnt, "o%d" % (i - 1))
@@ -61,7 +71,8 @@ def cut(mnt, manifest):
             raise SystemExit(f"short write of o{i}")
         if os.write(log, record(i)) != len(record(i)):
             raise SystemExit("short append to log")
-        if i % 40 == 39:
+        if i % 40 == 39 and i < OPS_BEFORE_CUT:
+            synced = i
             os.fsync(fd)
             with open(manifest, "w") as m:
                 m.write("%d\n" % i)
@@ -70,7 +81,11 @@ def cut(mnt, manifest):
         os.close(fd)
         i += 1
         if i == OPS_BEFORE_CUT:
-            print("PERSIST-CUT-NOW", flush=True)
+            timer0 = commits_timer()
+        # Unsynced ops from here; the cut once the timer committed some.
+        if i > OPS_BEFORE_CUT and i % 10 == 0 and commits_timer() > timer0 and not cut_asked:
+            print(f"{i} ops done, the last fsync'd {synced}; PERSIST-CUT-NOW", flush=True)
+            cut_asked = True
 
 
 def check(mnt, manifest):
@@ -86,6 +101,10 @@ def check(mnt, manifest):
         raise SystemExit(f"not a prefix: o0..o{last} present but for {missing}")
     if last < synced:
         raise SystemExit(f"fsync'd op {synced} lost: only o0..o{last} survived")
+    # The cut came after a commit by the timer of ops never fsync'd.
+    if last <= synced:
+        raise SystemExit(f"no op after the last fsync'd one ({synced}) survived "
+                         "although the timer committed some before the cut")
     with open(os.path.join(mnt, "log"), "rb") as f:
         log = f.read()
     if len(log) % 9:

@@ -49,6 +49,8 @@ check(s["tlb_shootdowns"] == 1, "unaligned 4 KiB: %d shootdowns" % s["tlb_shootd
 check(s["data_user_bytes"] == P and s["data_merge_bytes"] == P,
       "unaligned 4 KiB: user %d merged %d bytes" % (s["data_user_bytes"], s["data_merge_bytes"]))
 check(s["mcow_writes"] == 1, "unaligned 4 KiB: mcow_writes %d" % s["mcow_writes"])
+# An overwrite inside the file: its data copied before its handle began.
+check(s["write_staged"] == 1, "unaligned 4 KiB: write_staged %d" % s["write_staged"])
 
 # 1 KiB inside a page: at most one page of old data copied.
 s = overwrite(5 * P + 1000, 1024, "1 KiB")
@@ -71,7 +73,10 @@ check(s["mcow_coarse"] == 2 and s["mcow_fine"] == 0 and s["pte_swaps"] == 0,
 # An overwrite that also appends: atomic as a whole, the rest is new.
 s = overwrite((8 << 20) - 2 * P, 2 * P, "tail pages")
 data = rnd.randbytes(3 * P)
+c.reset()
 check(os.pwrite(fd, data, (8 << 20) - P) == 3 * P, "overwrite + append")
+# It grows the file: copied under the transaction, not staged.
+check(c.read()["write_staged"] == 0, "overwrite + append: staged")
 model[(8 << 20) - P:] = data
 check(os.pread(fd, len(model), 0) == model, "overwrite + append: content")
 
