@@ -13,7 +13,7 @@ with data=atomic) of a length and content derived from i, then appends
 record i to the file "log" with one write(); every 97th op first
 overwrites the first half of o<i - 1> with one write(), and every 40th op
 ends with an fsync of o<i> (made durable with every operation before it:
-one running transaction holds them all), up to op 600. Then no op is
+one running transaction holds them all), up to op 300. Then no op is
 fsync'd, and the power is cut once the commit timer (commit=2) has
 committed some of them. The manifest names the last op whose fsync
 returned; it lies on the host, so it survives the cut.
@@ -22,7 +22,7 @@ returned; it lies on the host, so it survives the cut.
 import os
 import sys
 
-OPS_BEFORE_CUT = 600
+OPS_BEFORE_CUT = 300
 
 
 def content(i, over=False):
