@@ -14,6 +14,7 @@ mount_fs() {
 	vsmfs-nogc)	"$MKFS" -q -f "$DEV"; mount -t vsmfs -o journal_gc=off "$DEV" "$MNT" ;;
 	vsmfs-noagg)	"$MKFS" -q -f "$DEV"; mount -t vsmfs -o aggregate=off "$DEV" "$MNT" ;;
 	vsmfs-serial)	"$MKFS" -q -f "$DEV"; mount -t vsmfs -o journal_commit=serial "$DEV" "$MNT" ;;
+	vsmfs-commitsync) "$MKFS" -q -f "$DEV"; mount -t vsmfs -o commit=sync "$DEV" "$MNT" ;;
 	ext4-dax)	mkfs.ext4 -q -F -b 4096 "$DEV"; mount -t ext4 -o dax "$DEV" "$MNT" ;;
 	xfs-dax)	mkfs.xfs -q -f -m reflink=0 "$DEV"; mount -t xfs -o dax=always "$DEV" "$MNT" ;;
 	esac
