@@ -111,7 +111,7 @@ ordering-test: all
 	VSMFS_ORDERING=long VSMFS_ORDERING_SEED=$(SEED) VSMFS_TEST_TIMEOUT=7000 tests/run ordering
 
 # Benchmarks against ext4-DAX and XFS-DAX (bench/README.md), not part of
-# make test: bench-quick takes about 10 minutes here, bench about an hour;
+# make test: bench-quick takes about 20 minutes here, bench about two hours;
 # both end with bench/report, which writes REPORT.md.
 # Set VSMFS_VM_LOCK=FILE to serialize each benchmark VM with others (flock).
 BENCH_HELPERS := build/bench/append30 build/bench/mix build/bench/invlpg-time build/bench/markops \
