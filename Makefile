@@ -111,10 +111,11 @@ ordering-test: all
 	VSMFS_ORDERING=long VSMFS_ORDERING_SEED=$(SEED) VSMFS_TEST_TIMEOUT=7000 tests/run ordering
 
 # Benchmarks against ext4-DAX and XFS-DAX (bench/README.md), not part of
-# make test: bench-quick takes about 10 minutes here, bench about an hour;
+# make test: bench-quick takes about 20 minutes here, bench about two hours;
 # both end with bench/report, which writes REPORT.md.
 # Set VSMFS_VM_LOCK=FILE to serialize each benchmark VM with others (flock).
-BENCH_HELPERS := build/bench/append30 build/bench/mix build/bench/invlpg-time build/bench/markops
+BENCH_HELPERS := build/bench/append30 build/bench/mix build/bench/invlpg-time build/bench/markops \
+	build/bench/createlat
 
 build/bench/%: bench/helpers/%.c
 	@mkdir -p build/bench
@@ -138,12 +139,16 @@ bench: all bench-helpers
 	bench/fio-overwrite --reps 3 --runtime 2 --out $(BENCH_OUT)
 	bench/metadata --reps 3 --scale 2 --out $(BENCH_OUT)
 	bench/create-scaling --reps 3 --out $(BENCH_OUT)
+	bench/job-scaling --out $(BENCH_OUT)
+	bench/create-latency --out $(BENCH_OUT)
 	bench/report $(BENCH_OUT)
 
 bench-quick: all bench-helpers
 	bench/fio-overwrite --quick --out $(BENCH_OUT)
 	bench/metadata --quick --out $(BENCH_OUT)
 	bench/create-scaling --reps 1 --files 2000 --out $(BENCH_OUT)
+	bench/job-scaling --quick --out $(BENCH_OUT)
+	bench/create-latency --quick --out $(BENCH_OUT)
 	bench/report $(BENCH_OUT)
 
 # File creation by 1-8 threads on an 8-vCPU VM, alone (a few minutes).

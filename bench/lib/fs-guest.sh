@@ -4,7 +4,10 @@
 # tests/lib/common.sh and with S set to the device's sysfs directory:
 # mount_fs FS formats $DEV and mounts it on $MNT as one of the file systems
 # the benchmarks compare; counter NAME prints a vsmfs counter (nothing on
-# other file systems); now prints the time in seconds.
+# other file systems); now prints the time in seconds. MKFS_EXT4_EXTRA, when
+# set, is added to mkfs.ext4's options (for example "-E
+# lazy_itable_init=0,lazy_journal_init=0", so that no inode table is zeroed
+# in the background while the first workload runs).
 
 mount_fs() {
 	case $1 in
@@ -14,7 +17,10 @@ mount_fs() {
 	vsmfs-nogc)	"$MKFS" -q -f "$DEV"; mount -t vsmfs -o journal_gc=off "$DEV" "$MNT" ;;
 	vsmfs-noagg)	"$MKFS" -q -f "$DEV"; mount -t vsmfs -o aggregate=off "$DEV" "$MNT" ;;
 	vsmfs-serial)	"$MKFS" -q -f "$DEV"; mount -t vsmfs -o journal_commit=serial "$DEV" "$MNT" ;;
-	ext4-dax)	mkfs.ext4 -q -F -b 4096 "$DEV"; mount -t ext4 -o dax "$DEV" "$MNT" ;;
+	vsmfs-commitsync) "$MKFS" -q -f "$DEV"; mount -t vsmfs -o commit=sync "$DEV" "$MNT" ;;
+	ext4-dax)	# shellcheck disable=SC2086
+		mkfs.ext4 -q -F -b 4096 ${MKFS_EXT4_EXTRA:-} "$DEV"
+		mount -t ext4 -o dax "$DEV" "$MNT" ;;
 	xfs-dax)	mkfs.xfs -q -f -m reflink=0 "$DEV"; mount -t xfs -o dax=always "$DEV" "$MNT" ;;
 	esac
 }
