@@ -148,7 +148,10 @@ struct vsmfs_sb_info {
 	void __pm		*s_vsp_base;
 	u64			s_frame_pfn0;	/* pfn of data frame 0 */
 
-	/* Metadata cache, transactions and the journal (journal.c). */
+	/*
+	 * Metadata cache (mcache.c), transactions (trans.c) and the journal
+	 * (journal.c, recovery.c).
+	 */
 	struct mutex		s_trans_mutex;	/* one transaction at a time */
 	atomic_t		s_trans_waiters; /* tasks waiting for it */
 	/* Journal placement (journal.c), taken inside s_trans_mutex. */
@@ -476,7 +479,6 @@ u64 vsmfs_stat_read(struct vsmfs_sb_info *sbi, enum vsmfs_stat stat);
 /* journal.c */
 int vsmfs_journal_init(struct vsmfs_sb_info *sbi);
 void vsmfs_journal_destroy(struct vsmfs_sb_info *sbi);
-struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk);
 int vsmfs_journal_commit_trans(struct vsmfs_trans *t);
 bool vsmfs_journal_writethrough(struct vsmfs_sb_info *sbi);
 u32 vsmfs_journal_blocks(struct vsmfs_sb_info *sbi);
@@ -486,6 +488,11 @@ void vsmfs_journal_set_writethrough(struct vsmfs_sb_info *sbi, bool on);
 void vsmfs_journal_timer_start(struct vsmfs_sb_info *sbi);
 void vsmfs_journal_timer_stop(struct vsmfs_sb_info *sbi);
 ssize_t vsmfs_journal_wear_show(struct vsmfs_sb_info *sbi, char *buf);
+
+/* mcache.c */
+void vsmfs_mcache_init(struct vsmfs_sb_info *sbi);
+void vsmfs_mcache_destroy(struct vsmfs_sb_info *sbi);
+struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk);
 
 /* trans.c */
 void vsmfs_trans_init(struct vsmfs_sb_info *sbi);
