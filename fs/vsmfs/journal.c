@@ -1,23 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vsmfs metadata cache, transactions and the NVM metadata journal.
+ * vsmfs NVM metadata journal: placement of committed versions, the commit
+ * pipeline, garbage collection, checkpoint, revocation and the checkpoint
+ * timer. The DRAM copies of the metadata blocks are in mcache.c, the
+ * handles and the running transaction in trans.c, mount-time recovery in
+ * recovery.c.
  *
- * Metadata blocks (inode table, mapping table, page table, bitmaps,
- * directory and index blocks) are read into DRAM once and changed there
- * by handles, which join the running transaction (trans.c). Handles change
- * DRAM one at a time (s_trans_mutex); transactions place their journal
- * blocks one at a time, in the same order (s_jplace_mutex, taken before
- * s_trans_mutex is released). When a handle waits for s_trans_mutex, a
- * commit takes frozen DRAM copies of its blocks and hands s_trans_mutex
- * over before its placement, so that the next handle changes DRAM while
- * this transaction is placed and
+ * Handles change the DRAM copies one at a time (s_trans_mutex);
+ * transactions place their journal blocks one at a time, in the same order
+ * (s_jplace_mutex, taken before s_trans_mutex is released). When a handle
+ * waits for s_trans_mutex, a commit takes frozen DRAM copies of its blocks
+ * and hands s_trans_mutex over before its placement, so that the next
+ * handle changes DRAM while this transaction is placed and
  * writes its journal blocks. Commits wait for their writes to be durable
  * and commit without either lock: each takes a ticket, and the commits
  * are made in ticket order by whichever task finds the next one ready (a
- * commit never waits for a sleeping task to wake). The DRAM copy is the
- * current version of a block; the journal holds its committed versions,
- * and its home block on PM is brought up to date only by a checkpoint (or
- * by recovery at mount).
+ * commit never waits for a sleeping task to wake). The journal holds the
+ * committed versions of a block, and its home block on PM is brought up
+ * to date only by a checkpoint (or by recovery at mount).
  *
  * The on-PM layout (journal superblock, 16-byte headers, the reserved
  * header-copy region, journal blocks; checkpoint, commit and free areas) is
@@ -126,20 +126,7 @@
 #include "pmem.h"
 #include "fault.h"
 #include "jcore.h"
-
-/* State of one journal header besides its DRAM mirror (struct vsmfs_jh). */
-struct vsmfs_jslot {
-	u8		batched;	/* in the pending header batch */
-	u8		delta;		/* this commit writes a delta into it */
-};
-
-/* Versions of one home block in the checkpoint (and commit) area. */
-struct vsmfs_jent {
-	struct hlist_node	node;
-	u64			home;
-	u32			latest;		/* position, or VSMFS_JNONE */
-	u32			old;
-};
+#include "journal.h"
 
 /* Re-flags a commit keeps in itself; more are allocated. */
 #define VSMFS_JTX_POST_INLINE	8
@@ -197,70 +184,6 @@ struct vsmfs_jtx {
 /* Fewer versions than this are checkpointed by the caller alone. */
 #define VSMFS_JCKPT_PARALLEL_MIN	(4 * VSMFS_JCKPT_CHUNK)
 
-/*
- * struct vsmfs_jckpt - one checkpoint, shared by the threads that copy
- * @end: headers [0, @end) are checkpointed
- * @cursor: next header not yet claimed
- * @active: threads still copying
- * @count: versions copied home
- * @gen: bumped to start a checkpoint (release), read by the threads (acquire)
- */
-struct vsmfs_jckpt {
-	u32		end;
-	atomic_t	cursor;
-	atomic_t	active;
-	atomic_t	count;
-	u64		gen;
-};
-
-/*
- * struct vsmfs_journal - DRAM state of the journal
- *
- * Under s_jplace_mutex, except @ckpt and @ticket_done, which each commit
- * advances as it ends (and which are read under the lock with READ_ONCE),
- * @txs under @tx_lock, and @cp, shared with the checkpoint threads.
- * With no commit in flight (@ticket_done == @ticket_next) @ckpt == @resv.
- */
-struct vsmfs_journal {
-	struct vsmfs_sb_info	*sbi;
-	struct vsmfs_djsb __pm	*jsb;		/* on PM */
-	struct vsmfs_djhdr __pm	*hdr;		/* header table on PM */
-	struct vsmfs_djhdr __pm	*copies;	/* header-copy region on PM */
-	u8 __pm			*blocks;	/* journal block 0 on PM */
-	u32			n;		/* journal blocks and headers */
-	u32			ckpt;		/* end of the committed area */
-	u32			resv;		/* end of the placed area */
-	u32			holes;		/* invalid headers below ckpt */
-	u32			ndata;		/* hashed home blocks in the data area */
-	bool			writethrough;	/* checkpoint after every commit */
-	u64			ticket_next;	/* ticket of the next placement */
-	u64			ticket_done;	/* tickets below it have committed */
-	wait_queue_head_t	order_wq;	/* for @txs empty and @cp.active */
-	spinlock_t		tx_lock;
-	struct list_head	txs;		/* commits in flight, by ticket */
-	bool			committing;	/* a task runs vsmfs_jtx_finish() */
-	struct vsmfs_jh		*h;		/* mirror of every header */
-	struct vsmfs_jslot	*slot;
-	struct vsmfs_wheap	free;		/* free headers, least-worn first */
-	u32			*heap;		/* its storage */
-	u32			*heap_idx;
-	struct hlist_head	*hash;
-	unsigned int		hash_bits;
-	struct vsmfs_jent	*ents;
-	struct hlist_head	ent_free;
-	u32			*post;		/* headers to re-flag after commit */
-	u32			npost;
-	u32			batch_n;
-	u32			batch[VSMFS_JH_PER_BLOCK];
-	u64			*post_state;	/* their new h_state */
-	/* Checkpoint threads. */
-	struct vsmfs_jckpt	cp;
-	wait_queue_head_t	cp_wq;		/* the threads wait here */
-	struct task_struct	**threads;
-	unsigned int		nthreads;
-	struct delayed_work	ckpt_work;
-};
-
 /* Bytes written to the journal area: the total and one of its parts. */
 #define vsmfs_jstat_bytes(sbi, part, n) do {				\
 	struct vsmfs_sb_info *__sbi = (sbi);				\
@@ -275,14 +198,16 @@ static void __pm *vsmfs_jblock(struct vsmfs_journal *j, u32 jb)
 	return j->blocks + ((u64)jb << VSMFS_BLOCK_SHIFT);
 }
 
-static bool vsmfs_jvalid(struct vsmfs_journal *j, u32 pos)
-{
-	return j->h[pos].flags & VSMFS_JH_VALID;
-}
-
 /* ---- hash: home block -> versions ---- */
 
-static struct vsmfs_jent *vsmfs_jfind(struct vsmfs_journal *j, u64 home)
+/**
+ * vsmfs_jfind() - the versions of a home block
+ * @j: the journal
+ * @home: home block
+ *
+ * Return: the hash entry of @home, or NULL if it has no valid version.
+ */
+struct vsmfs_jent *vsmfs_jfind(struct vsmfs_journal *j, u64 home)
 {
 	struct vsmfs_jent *e;
 
@@ -292,8 +217,17 @@ static struct vsmfs_jent *vsmfs_jfind(struct vsmfs_journal *j, u64 home)
 	return NULL;
 }
 
-/* There is an entry for every home block with a valid version: never empty. */
-static struct vsmfs_jent *vsmfs_jent_new(struct vsmfs_journal *j, u64 home)
+/**
+ * vsmfs_jent_new() - hash a home block that has no entry yet
+ * @j: the journal
+ * @home: home block, not in the hash
+ *
+ * There is an entry for every home block with a valid version: the free
+ * list is never empty.
+ *
+ * Return: the new entry, with no version.
+ */
+struct vsmfs_jent *vsmfs_jent_new(struct vsmfs_journal *j, u64 home)
 {
 	struct vsmfs_jent *e = hlist_entry(j->ent_free.first, struct vsmfs_jent, node);
 
@@ -323,16 +257,30 @@ static void vsmfs_jh_store(struct vsmfs_journal *j, u32 pos, struct vsmfs_djhdr 
 	vsmfs_pm_write(&dst->h_map, cpu_to_le64(vsmfs_jh_map(&j->h[pos])));
 }
 
-/* Write header @pos in place and flush it; durable after the next fence. */
-static void vsmfs_jh_write(struct vsmfs_journal *j, u32 pos)
+/**
+ * vsmfs_jh_write() - write a header in place
+ * @j: the journal
+ * @pos: the header, as its DRAM mirror holds it
+ *
+ * Both halves of header @pos are stored and flushed; durable after the
+ * next fence.
+ */
+void vsmfs_jh_write(struct vsmfs_journal *j, u32 pos)
 {
 	vsmfs_jh_store(j, pos, &j->hdr[pos]);
 	vsmfs_flush(&j->hdr[pos], sizeof(j->hdr[pos]));
 	vsmfs_jstat_bytes(j->sbi, journal_header_bytes, sizeof(struct vsmfs_djhdr));
 }
 
-/* Flags only: one 8-byte store of h_state, flushed. */
-static void vsmfs_jh_write_state(struct vsmfs_journal *j, u32 pos)
+/**
+ * vsmfs_jh_write_state() - write the flags of a header in place
+ * @j: the journal
+ * @pos: the header, as its DRAM mirror holds it
+ *
+ * Flags only: one 8-byte store of h_state, flushed; durable after the next
+ * fence.
+ */
+void vsmfs_jh_write_state(struct vsmfs_journal *j, u32 pos)
 {
 	vsmfs_pm_write(&j->hdr[pos].h_state, cpu_to_le64(vsmfs_jh_state(&j->h[pos], pos)));
 	vsmfs_flush(&j->hdr[pos].h_state, sizeof(__le64));
@@ -402,8 +350,15 @@ static void vsmfs_jbatch_room(struct vsmfs_journal *j)
 		vsmfs_jbatch_flush(j);
 }
 
-/* Point the hash entry of the version at @pos (if valid) to @pos. */
-static void vsmfs_jrehash(struct vsmfs_journal *j, u32 pos)
+/**
+ * vsmfs_jrehash() - point the hash at a header
+ * @j: the journal
+ * @pos: the header
+ *
+ * If header @pos holds a valid version, its home block's entry, which must
+ * exist, names @pos as its latest or old version, as the flags say.
+ */
+void vsmfs_jrehash(struct vsmfs_journal *j, u32 pos)
 {
 	struct vsmfs_jent *e;
 
@@ -721,111 +676,6 @@ void vsmfs_journal_timer_stop(struct vsmfs_sb_info *sbi)
 		cancel_delayed_work_sync(&sbi->s_journal->ckpt_work);
 }
 
-/* ---- recovery ---- */
-
-static int vsmfs_jcorrupt(struct vsmfs_sb_info *sbi, const char *what, u32 pos)
-{
-	vsmfs_err(sbi->s_sb, "journal: header %u: %s", pos, what);
-	return -EFSCORRUPTED;
-}
-
-/* Restore an interrupted header batch from the copy region. */
-static int vsmfs_jrestore_copies(struct vsmfs_journal *j, u32 count)
-{
-	const char *why;
-	u32 i, bad;
-
-	why = vsmfs_jcopies_check(vsmfs_pm_view(j->copies), count, j->n, &bad);
-	if (why) {
-		vsmfs_err(j->sbi->s_sb, "journal: header copy %u: %s", bad, why);
-		return -EFSCORRUPTED;
-	}
-	/* Copies are durable (step 2 of a batch); redo step 3, then 4. */
-	for (i = 0; i < count; i++) {
-		u32 num = vsmfs_jh_num(vsmfs_pm_view(&j->copies[i]));
-
-		vsmfs_pm_store(&j->hdr[num], vsmfs_pm_view(&j->copies[i]),
-			       sizeof(struct vsmfs_djhdr));
-		vsmfs_flush(&j->hdr[num], sizeof(struct vsmfs_djhdr));
-	}
-	vsmfs_fence();
-	vsmfs_pm_write(&j->jsb->j_hcopy, 0);
-	vsmfs_persist(&j->jsb->j_hcopy, sizeof(__le32));
-	vsmfs_info(j->sbi->s_sb, "journal: restored %u header copies", count);
-	return 0;
-}
-
-/*
- * Read every header into DRAM and check it; a journal block left named by
- * two headers by a swap cut short (vsmfs_jremap()) is given back, and the
- * headers that changed are written (unless the device is read-only: then
- * nothing is committed that could use them).
- */
-static int vsmfs_jscan(struct vsmfs_journal *j, u32 ckpt)
-{
-	struct super_block *sb = j->sbi->s_sb;
-	const char *why = NULL;
-	struct vsmfs_djhdr d;
-	u32 pos, nchanged, i;
-
-	for (pos = 0; pos < j->n; pos++) {
-		d.h_state = vsmfs_pm_read(&j->hdr[pos].h_state);
-		d.h_map = vsmfs_pm_read(&j->hdr[pos].h_map);
-		why = vsmfs_jh_decode(&d, pos, j->n, pos < ckpt, &j->sbi->s_layout, &j->h[pos]);
-		if (why)
-			return vsmfs_jcorrupt(j->sbi, why, pos);
-	}
-	/*
-	 * Until the free tree is built and the first commit, j->heap is free
-	 * (scratch for the owners) and so is j->post (the changed headers).
-	 */
-	why = vsmfs_jremap(j->h, j->n, ckpt, j->heap, j->post, &nchanged, &pos);
-	if (why)
-		return vsmfs_jcorrupt(j->sbi, why, pos);
-	if (!nchanged || bdev_read_only(sb->s_bdev))
-		return 0;
-	for (i = 0; i < nchanged; i++)
-		vsmfs_jh_write(j, j->post[i]);
-	vsmfs_fence();
-	vsmfs_info(sb, "journal: remapped %u journal blocks of a swap cut short", nchanged);
-	return 0;
-}
-
-/*
- * Apply the recovery rules (vsmfs_jrecover()) and write the headers they
- * change; then rebuild the hash from the checkpoint area.
- */
-static int vsmfs_jrebuild(struct vsmfs_journal *j, u32 last)
-{
-	struct vsmfs_jver *ver;
-	const char *why;
-	u32 pos, nchanged, bad, i;
-
-	ver = kvmalloc_array(max(j->ckpt, 1U), sizeof(*ver), GFP_KERNEL);
-	if (!ver)
-		return -ENOMEM;
-	/* j->post is free until the first commit: the changed headers. */
-	why = vsmfs_jrecover(j->h, j->ckpt, last, ver, j->post, &nchanged, &bad);
-	kvfree(ver);
-	if (why)
-		return vsmfs_jcorrupt(j->sbi, why, bad);
-	for (i = 0; i < nchanged; i++)
-		vsmfs_jh_write_state(j, j->post[i]);
-	vsmfs_fence();
-	if (nchanged)
-		vsmfs_info(j->sbi->s_sb, "journal: re-flagged %u versions", nchanged);
-	for (pos = 0; pos < j->ckpt; pos++) {
-		if (!vsmfs_jvalid(j, pos)) {
-			j->holes++;
-			continue;
-		}
-		if (!vsmfs_jfind(j, j->h[pos].home))
-			vsmfs_jent_new(j, j->h[pos].home);
-		vsmfs_jrehash(j, pos);
-	}
-	return 0;
-}
-
 static void vsmfs_journal_free(struct vsmfs_journal *j)
 {
 	unsigned int i;
@@ -937,7 +787,7 @@ int vsmfs_journal_init(struct vsmfs_sb_info *sbi)
 	mutex_init(&sbi->s_trans_mutex);
 	mutex_init(&sbi->s_jplace_mutex);
 	atomic_set(&sbi->s_freeing, 0);
-	xa_init(&sbi->s_mblks);
+	vsmfs_mcache_init(sbi);
 	n = vsmfs_journal_geometry(sbi->s_layout.journal_blocks, &hdr_blocks);
 	if (le32_to_cpu(vsmfs_pm_read(&jsb->j_magic)) != VSMFS_JOURNAL_MAGIC ||
 	    le32_to_cpu(vsmfs_pm_read(&jsb->j_blocks)) != n ||
@@ -1016,68 +866,9 @@ int vsmfs_journal_init(struct vsmfs_sb_info *sbi)
  */
 void vsmfs_journal_destroy(struct vsmfs_sb_info *sbi)
 {
-	struct vsmfs_mblk *mb;
-	unsigned long idx;
-
-	xa_for_each(&sbi->s_mblks, idx, mb)
-		kfree(mb);
-	xa_destroy(&sbi->s_mblks);
+	vsmfs_mcache_destroy(sbi);
 	vsmfs_journal_free(sbi->s_journal);
 	sbi->s_journal = NULL;
-}
-
-/**
- * vsmfs_mblk_get() - DRAM copy of a metadata block
- * @sbi: the file system
- * @blk: device block
- *
- * A block not yet cached has no version in the journal newer than its home
- * block: recovery wrote every committed version home, and a block committed
- * since is cached until unmount.
- *
- * Context: process context. The copy lives until unmount.
- * Return: the block, or an ERR_PTR.
- */
-struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
-{
-	struct vsmfs_mblk *mb, *old;
-	void __pm *src;
-
-	mb = xa_load(&sbi->s_mblks, blk);
-	if (mb)
-		return mb;
-	/*
-	 * A block number from a damaged index (0 when a logical page is out
-	 * of range) must not become a metadata block written home.
-	 */
-	if (blk <= VSMFS_SB_BACKUP_BLOCK || blk == sbi->s_layout.sb_backup ||
-	    (blk >= sbi->s_layout.journal_start &&
-	     blk < sbi->s_layout.journal_start + sbi->s_layout.journal_blocks))
-		return ERR_PTR(-EFSCORRUPTED);
-	src = vsmfs_blk_ptr(sbi, blk);
-	if (!src)
-		return ERR_PTR(-EFSCORRUPTED);
-	mb = vsmfs_fault(VSMFS_FAULT_MBLK_ALLOC) ? NULL : kmalloc(sizeof(*mb), GFP_NOFS);
-	if (!mb)
-		return ERR_PTR(-ENOMEM);
-	mb->m_blk = blk;
-	mb->m_is_dirty = false;
-	mb->m_dirty_slots = 0;
-	mb->m_shadow = NULL;
-	mb->m_wmask_ok = false;
-	mb->m_dmask_ok = false;
-	INIT_LIST_HEAD(&mb->m_dirty);
-	INIT_LIST_HEAD(&mb->m_undo);
-	if (vsmfs_read_pm(mb->m_data, src, VSMFS_BLOCK_SIZE)) {
-		kfree(mb);
-		return ERR_PTR(-EIO);
-	}
-	old = xa_cmpxchg(&sbi->s_mblks, blk, NULL, mb, GFP_NOFS);
-	if (old) {
-		kfree(mb);
-		return xa_is_err(old) ? ERR_PTR(xa_err(old)) : old;
-	}
-	return mb;
 }
 
 /* Revoke every version of @e: home block current, versions invalid. */

@@ -155,8 +155,8 @@ void vsmfs_pmlog_fence_elsewhere(void)
  * struct vsmfs_pmlog - the log and the device it covers
  *
  * @mutex serializes turning the log on and off and reading it out; @lock
- * protects everything else and is taken by every record. Lock order:
- * mutex, then lock.
+ * protects everything else and is taken by every record (the lock order
+ * is in vsmfs.h).
  */
 static struct vsmfs_pmlog {
 	struct mutex		mutex;		/* on and off, reading out */

@@ -127,6 +127,46 @@ enum {
 };
 
 /*
+ * Lock order, outermost first, as the code takes them. A lock may be taken
+ * with any lock above it held, never with one below it held.
+ *
+ *  1. sb_start_write() (freeze protection, VFS);
+ *  2. i_rwsem (inode_lock()), held by the VFS (a directory before the
+ *     inodes in it) or taken by vsmfs (read, write, fallocate, truncate);
+ *  3. mmap_lock, then sb_start_pagefault(), in a page fault. For a user
+ *     buffer mmap_lock is taken with i_rwsem at most: a buffer is faulted
+ *     in or pinned before the locks below are taken or after they are
+ *     released, and copied under them with page faults disabled
+ *     (vsmfs_do_read_iter(), vsmfs_do_write_iter());
+ *  4. mapping->invalidate_lock (filemap_invalidate_lock()): exclusive for
+ *     copy-on-write, fallocate and truncate, shared by a DAX fault;
+ *  5. vsmfs_inode_info.i_idx_sem: the index of a file; a fault takes it
+ *     without the inode lock (vsmfs_iomap_begin());
+ *  6. s_trans_mutex: a handle, from vsmfs_trans_begin() to its end
+ *     (no allocation in it may enter the file system: memalloc_nofs), and
+ *     code that reads what handles change without one (statfs, the
+ *     aggregation worker, the checkpoint);
+ *  7. vsmfs_inode_info.i_xattr_sem: exclusive inside a handle; readers of
+ *     the xattr block take it shared and no other lock but the leaves;
+ *  8. s_jplace_mutex: placement in the journal, GC, checkpoint and
+ *     revocation. A commit takes it before it releases s_trans_mutex and
+ *     may then hold it alone (vsmfs_journal_commit_trans());
+ *  9. vsmfs_journal.tx_lock: the commits in flight, under s_jplace_mutex or
+ *     alone.
+ * Leaves, taken under any of these, with no lock of vsmfs inside them but
+ * pmlog.lock: s_sb_lock (the superblock in DRAM, also taken by
+ * vsmfs_fs_error() inside a handle), s_aggr_lock (the inodes open for
+ * writing) and the xarray lock of s_mblks. The ordering checker (pmlog.c)
+ * takes pmlog.mutex alone, to turn the log on and off and read it out, and
+ * pmlog.lock, innermost of all, at every logged PM store.
+ *
+ * Waits: a handle may wait, with s_trans_mutex held, for commits that
+ * released it (vsmfs_wait_freed()); GC, checkpoint and revocation wait,
+ * with s_jplace_mutex held, for the commits in flight (vsmfs_jdrain()).
+ * Neither kind of commit takes either mutex again.
+ */
+
+/*
  * struct vsmfs_sb_info - a mounted vsmfs
  *
  * Fields are set once in fill_super and read-only afterwards unless a
@@ -160,11 +200,13 @@ struct vsmfs_sb_info {
 	void __pm		*s_vsp_base;
 	u64			s_frame_pfn0;	/* pfn of data frame 0 */
 
-	/* Metadata cache, transactions and the journal (journal.c). */
+	/*
+	 * Metadata cache (mcache.c), transactions (trans.c) and the journal
+	 * (journal.c, recovery.c); the lock order is above.
+	 */
 	struct mutex		s_trans_mutex;	/* one transaction at a time */
 	atomic_t		s_trans_waiters; /* tasks waiting for it */
-	/* Journal placement (journal.c), taken inside s_trans_mutex. */
-	struct mutex		s_jplace_mutex;
+	struct mutex		s_jplace_mutex;	/* journal placement (journal.c) */
 	/*
 	 * Transactions that freed logical pages and released s_trans_mutex
 	 * before their commit (vsmfs_wait_freed()).
@@ -353,8 +395,8 @@ struct vsmfs_swap {
  *
  * @i_idx_sem protects the index and the runs behind it against the page
  * fault path, which cannot take the inode lock: shared to look up and
- * copy through runs, exclusive to change them. Lock order: i_rwsem,
- * invalidate_lock, i_idx_sem, then the transaction.
+ * copy through runs, exclusive to change them. The lock order is above
+ * struct vsmfs_sb_info.
  *
  * @i_dir is the DRAM index of a directory (dir.c), NULL until first use:
  * published with a release store, changed under the directory's i_rwsem
@@ -489,7 +531,6 @@ u64 vsmfs_stat_read(struct vsmfs_sb_info *sbi, enum vsmfs_stat stat);
 /* journal.c */
 int vsmfs_journal_init(struct vsmfs_sb_info *sbi);
 void vsmfs_journal_destroy(struct vsmfs_sb_info *sbi);
-struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk);
 int vsmfs_journal_commit_trans(struct vsmfs_trans *t);
 bool vsmfs_journal_writethrough(struct vsmfs_sb_info *sbi);
 u32 vsmfs_journal_blocks(struct vsmfs_sb_info *sbi);
@@ -499,6 +540,11 @@ void vsmfs_journal_set_writethrough(struct vsmfs_sb_info *sbi, bool on);
 void vsmfs_journal_timer_start(struct vsmfs_sb_info *sbi);
 void vsmfs_journal_timer_stop(struct vsmfs_sb_info *sbi);
 ssize_t vsmfs_journal_wear_show(struct vsmfs_sb_info *sbi, char *buf);
+
+/* mcache.c */
+void vsmfs_mcache_init(struct vsmfs_sb_info *sbi);
+void vsmfs_mcache_destroy(struct vsmfs_sb_info *sbi);
+struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk);
 
 /* trans.c */
 void vsmfs_trans_init(struct vsmfs_sb_info *sbi);

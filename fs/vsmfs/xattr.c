@@ -10,9 +10,9 @@
  * journal.c for the order of the stores). An update rewrites the DRAM copy
  * in place: the old entry is cut out, the new one appended.
  *
- * Lock order: inode i_rwsem -> s_trans_mutex -> i_xattr_sem. Readers take
- * only i_xattr_sem (shared); writers run inside a transaction and take it
- * exclusive, so a reader never sees a half-rewritten block.
+ * Readers take only i_xattr_sem (shared); writers run inside a transaction
+ * and take it exclusive, so a reader never sees a half-rewritten block
+ * (the lock order is in vsmfs.h).
  */
 #include <linux/fs.h>
 #include <linux/xattr.h>

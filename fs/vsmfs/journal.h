@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The DRAM state of the journal, shared by the journal (journal.c) and its
+ * recovery at mount (recovery.c); nothing else looks inside it.
+ */
+#ifndef _VSMFS_JOURNAL_H
+#define _VSMFS_JOURNAL_H
+
+#include <linux/list.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include "vsmfs.h"
+#include "jcore.h"
+
+/* State of one journal header besides its DRAM mirror (struct vsmfs_jh). */
+struct vsmfs_jslot {
+	u8		batched;	/* in the pending header batch */
+	u8		delta;		/* this commit writes a delta into it */
+};
+
+/* Versions of one home block in the checkpoint (and commit) area. */
+struct vsmfs_jent {
+	struct hlist_node	node;
+	u64			home;
+	u32			latest;		/* position, or VSMFS_JNONE */
+	u32			old;
+};
+
+/*
+ * struct vsmfs_jckpt - one checkpoint, shared by the threads that copy
+ * @end: headers [0, @end) are checkpointed
+ * @cursor: next header not yet claimed
+ * @active: threads still copying
+ * @count: versions copied home
+ * @gen: bumped to start a checkpoint (release), read by the threads (acquire)
+ */
+struct vsmfs_jckpt {
+	u32		end;
+	atomic_t	cursor;
+	atomic_t	active;
+	atomic_t	count;
+	u64		gen;
+};
+
+/*
+ * struct vsmfs_journal - DRAM state of the journal
+ *
+ * Under s_jplace_mutex, except @ckpt and @ticket_done, which each commit
+ * advances as it ends (and which are read under the lock with READ_ONCE),
+ * @txs under @tx_lock, and @cp, shared with the checkpoint threads.
+ * With no commit in flight (@ticket_done == @ticket_next) @ckpt == @resv.
+ */
+struct vsmfs_journal {
+	struct vsmfs_sb_info	*sbi;
+	struct vsmfs_djsb __pm	*jsb;		/* on PM */
+	struct vsmfs_djhdr __pm	*hdr;		/* header table on PM */
+	struct vsmfs_djhdr __pm	*copies;	/* header-copy region on PM */
+	u8 __pm			*blocks;	/* journal block 0 on PM */
+	u32			n;		/* journal blocks and headers */
+	u32			ckpt;		/* end of the committed area */
+	u32			resv;		/* end of the placed area */
+	u32			holes;		/* invalid headers below ckpt */
+	u32			ndata;		/* hashed home blocks in the data area */
+	bool			writethrough;	/* checkpoint after every commit */
+	u64			ticket_next;	/* ticket of the next placement */
+	u64			ticket_done;	/* tickets below it have committed */
+	wait_queue_head_t	order_wq;	/* for @txs empty and @cp.active */
+	spinlock_t		tx_lock;
+	struct list_head	txs;		/* commits in flight, by ticket */
+	bool			committing;	/* a task runs vsmfs_jtx_finish() */
+	struct vsmfs_jh		*h;		/* mirror of every header */
+	struct vsmfs_jslot	*slot;
+	struct vsmfs_wheap	free;		/* free headers, least-worn first */
+	u32			*heap;		/* its storage */
+	u32			*heap_idx;
+	struct hlist_head	*hash;
+	unsigned int		hash_bits;
+	struct vsmfs_jent	*ents;
+	struct hlist_head	ent_free;
+	u32			*post;		/* headers to re-flag after commit */
+	u32			npost;
+	u32			batch_n;
+	u32			batch[VSMFS_JH_PER_BLOCK];
+	u64			*post_state;	/* their new h_state */
+	/* Checkpoint threads. */
+	struct vsmfs_jckpt	cp;
+	wait_queue_head_t	cp_wq;		/* the threads wait here */
+	struct task_struct	**threads;
+	unsigned int		nthreads;
+	struct delayed_work	ckpt_work;
+};
+
+static inline bool vsmfs_jvalid(struct vsmfs_journal *j, u32 pos)
+{
+	return j->h[pos].flags & VSMFS_JH_VALID;
+}
+
+/* journal.c */
+struct vsmfs_jent *vsmfs_jfind(struct vsmfs_journal *j, u64 home);
+struct vsmfs_jent *vsmfs_jent_new(struct vsmfs_journal *j, u64 home);
+void vsmfs_jrehash(struct vsmfs_journal *j, u32 pos);
+void vsmfs_jh_write(struct vsmfs_journal *j, u32 pos);
+void vsmfs_jh_write_state(struct vsmfs_journal *j, u32 pos);
+
+/* recovery.c */
+int vsmfs_jrestore_copies(struct vsmfs_journal *j, u32 count);
+int vsmfs_jscan(struct vsmfs_journal *j, u32 ckpt);
+int vsmfs_jrebuild(struct vsmfs_journal *j, u32 last);
+
+#endif /* _VSMFS_JOURNAL_H */

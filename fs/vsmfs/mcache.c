@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vsmfs metadata cache: the DRAM copies of the metadata blocks.
+ *
+ * Metadata blocks (inode table, mapping table, page table, bitmaps,
+ * directory, index and xattr blocks) are read into DRAM once and changed
+ * there by handles, which join the running transaction (trans.c). The DRAM
+ * copy is the current version of a block; the journal (journal.c) holds
+ * its committed versions, and its home block on PM is brought up to date
+ * only by a checkpoint (or by recovery at mount, recovery.c). A block is
+ * read from its home block only when it is first cached (vsmfs_mblk_get()
+ * says why that is its current version); the copies stay in an xarray
+ * indexed by device block (sbi->s_mblks) until unmount.
+ */
+#include <linux/slab.h>
+#include <linux/xarray.h>
+#include "vsmfs.h"
+#include "pmem.h"
+#include "fault.h"
+
+/**
+ * vsmfs_mcache_init() - start an empty metadata cache
+ * @sbi: the file system
+ *
+ * Context: mount, before the journal is recovered.
+ */
+void vsmfs_mcache_init(struct vsmfs_sb_info *sbi)
+{
+	xa_init(&sbi->s_mblks);
+}
+
+/**
+ * vsmfs_mcache_destroy() - free every cached metadata block
+ * @sbi: the file system
+ *
+ * Context: unmount or failed mount, no transaction running.
+ */
+void vsmfs_mcache_destroy(struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_mblk *mb;
+	unsigned long idx;
+
+	xa_for_each(&sbi->s_mblks, idx, mb)
+		kfree(mb);
+	xa_destroy(&sbi->s_mblks);
+}
+
+/**
+ * vsmfs_mblk_get() - DRAM copy of a metadata block
+ * @sbi: the file system
+ * @blk: device block
+ *
+ * A block not yet cached has no version in the journal newer than its home
+ * block: recovery wrote every committed version home, and a block committed
+ * since is cached until unmount.
+ *
+ * Context: process context. The copy lives until unmount.
+ * Return: the block, or an ERR_PTR.
+ */
+struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
+{
+	struct vsmfs_mblk *mb, *old;
+	void __pm *src;
+
+	mb = xa_load(&sbi->s_mblks, blk);
+	if (mb)
+		return mb;
+	/*
+	 * A block number from a damaged index (0 when a logical page is out
+	 * of range) must not become a metadata block written home.
+	 */
+	if (blk <= VSMFS_SB_BACKUP_BLOCK || blk == sbi->s_layout.sb_backup ||
+	    (blk >= sbi->s_layout.journal_start &&
+	     blk < sbi->s_layout.journal_start + sbi->s_layout.journal_blocks))
+		return ERR_PTR(-EFSCORRUPTED);
+	src = vsmfs_blk_ptr(sbi, blk);
+	if (!src)
+		return ERR_PTR(-EFSCORRUPTED);
+	mb = vsmfs_fault(VSMFS_FAULT_MBLK_ALLOC) ? NULL : kmalloc(sizeof(*mb), GFP_NOFS);
+	if (!mb)
+		return ERR_PTR(-ENOMEM);
+	mb->m_blk = blk;
+	mb->m_is_dirty = false;
+	mb->m_dirty_slots = 0;
+	mb->m_shadow = NULL;
+	mb->m_wmask_ok = false;
+	mb->m_dmask_ok = false;
+	INIT_LIST_HEAD(&mb->m_dirty);
+	INIT_LIST_HEAD(&mb->m_undo);
+	if (vsmfs_read_pm(mb->m_data, src, VSMFS_BLOCK_SIZE)) {
+		kfree(mb);
+		return ERR_PTR(-EIO);
+	}
+	old = xa_cmpxchg(&sbi->s_mblks, blk, NULL, mb, GFP_NOFS);
+	if (old) {
+		kfree(mb);
+		return xa_is_err(old) ? ERR_PTR(xa_err(old)) : old;
+	}
+	return mb;
+}
