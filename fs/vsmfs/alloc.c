@@ -18,7 +18,10 @@
  * blocks are written or frozen copies of them taken), and a bitmap block
  * reaches PM only through the journal blocks of a commit, so the reserved
  * bits never reach PM. Freed runs, too, are cleared only by the commit
- * (vsmfs_free_pages()).
+ * (vsmfs_free_pages()). Runs reserved outside any handle, by writes that
+ * copy their data first (vsmfs_resv_take()), outlive commits: their bits
+ * are also set in an overlay of the block (m_resv) that keeps them out of
+ * every version the journal writes (vsmfs_mblk_commit_view()).
  */
 #include <linux/bitmap.h>
 #include <linux/wait_bit.h>
@@ -137,20 +140,6 @@ static int vsmfs_lbits(struct vsmfs_trans *t, u64 lpn, u64 count, bool set, bool
 	return 0;
 }
 
-/*
- * The end of a reservation that overlaps [@lpn, @lpn + @count), or 0 if
- * none does. Reservations are few: one per write copying its data.
- */
-static u64 vsmfs_resv_overlap(struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
-{
-	struct vsmfs_resv *r;
-
-	list_for_each_entry(r, &sbi->s_resv, node)
-		if (r->lpn < lpn + count && lpn < r->lpn + r->count)
-			return r->lpn + r->count;
-	return 0;
-}
-
 /**
  * vsmfs_alloc_pages_at() - allocate a given run of logical pages
  * @t: running transaction
@@ -171,8 +160,7 @@ int vsmfs_alloc_pages_at(struct vsmfs_trans *t, u64 lpn, u64 count)
 	mb = vsmfs_lbitmap(sbi, lpn);
 	if (IS_ERR(mb))
 		return PTR_ERR(mb);
-	if (find_next_bit((unsigned long *)mb->m_data, off + count, off) < off + count ||
-	    vsmfs_resv_overlap(sbi, lpn, count))
+	if (find_next_bit((unsigned long *)mb->m_data, off + count, off) < off + count)
 		return -ENOSPC;
 	return vsmfs_lbits(t, lpn, count, true, true);
 }
@@ -197,15 +185,8 @@ static u64 vsmfs_find_run(struct vsmfs_sb_info *sbi, u64 vsp, u64 count)
 		if (z + count > end)
 			return 0;
 		o = find_next_bit(map, z + count, z);
-		if (o >= z + count) {
-			u64 rend = vsmfs_resv_overlap(sbi, base + z, count);
-
-			if (!rend)
-				return base + z;
-			/* Reserved in DRAM: search on past the reservation. */
-			pos = rend - base;
-			continue;
-		}
+		if (o >= z + count)
+			return base + z;
 		pos = o + 1;
 	}
 	return 0;
@@ -223,8 +204,7 @@ static bool vsmfs_vsp_free(struct vsmfs_sb_info *sbi, u64 vsp)
 		return false;
 	return find_next_bit((unsigned long *)mb->m_data,
 			     first % BITS_PER_BLK + VSMFS_VSP_PAGES,
-			     first % BITS_PER_BLK) >= first % BITS_PER_BLK + VSMFS_VSP_PAGES &&
-	       !vsmfs_resv_overlap(sbi, first, VSMFS_VSP_PAGES);
+			     first % BITS_PER_BLK) >= first % BITS_PER_BLK + VSMFS_VSP_PAGES;
 }
 
 /*
@@ -416,6 +396,20 @@ void vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty)
 	sbi->s_free_pages += count;
 }
 
+/* Set or clear a reservation's bits in the bitmap and in its overlay. */
+static void vsmfs_resv_bits(struct vsmfs_mblk *mb, struct vsmfs_resv *r, bool set)
+{
+	u64 off = r->lpn % BITS_PER_BLK;
+
+	if (set) {
+		bitmap_set((unsigned long *)mb->m_data, off, r->count);
+		bitmap_set(mb->m_resv, off, r->count);
+	} else {
+		bitmap_clear((unsigned long *)mb->m_data, off, r->count);
+		bitmap_clear(mb->m_resv, off, r->count);
+	}
+}
+
 /**
  * vsmfs_resv_take() - reserve logical pages in DRAM, outside any handle
  * @sbi: the file system
@@ -425,12 +419,14 @@ void vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty)
  *
  * For a write that copies its data into fresh pages before its handle
  * begins, so that no file-system-wide lock is held during the copy. The
- * bits of the run stay clear in the bitmap (a commit may write the block
- * meanwhile, and a crash must find the pages free); the allocator skips
- * reserved runs. The run ends in the write's handle
- * (vsmfs_resv_claim(), vsmfs_trans_defer_resv()) or, if the write gives
- * up, with vsmfs_resv_release(). As for any allocation, the run holds no
- * page freed by a commit not yet durable (vsmfs_wait_freed()).
+ * bits of the run are set in the DRAM bitmap, so the allocator skips the
+ * run, and in the block's overlay (m_resv), so that no version the
+ * journal writes has them (vsmfs_mblk_commit_view()): a commit may write
+ * the block meanwhile, and a crash must find the pages free. The run ends
+ * in the write's handle (vsmfs_resv_claim(), vsmfs_trans_defer_resv()) or,
+ * if the write gives up, with vsmfs_resv_release(). As for any
+ * allocation, the run holds no page freed by a commit not yet durable
+ * (vsmfs_wait_freed()).
  *
  * Context: process context; takes s_trans_mutex.
  * Return: 0, -ENOSPC or -ENOMEM.
@@ -438,6 +434,7 @@ void vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty)
 int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsmfs_resv **rp)
 {
 	struct vsmfs_resv *r = kmalloc(sizeof(*r), GFP_NOFS);
+	struct vsmfs_mblk *mb;
 	unsigned int nofs;
 	u64 t0;
 	int ret;
@@ -448,12 +445,25 @@ int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsm
 	t0 = ktime_get_ns();
 	nofs = memalloc_nofs_save();
 	ret = vsmfs_find_free(sbi, count, large, &r->lpn);
-	if (!ret) {
-		vsmfs_wait_freed(sbi);
-		r->count = count;
-		list_add(&r->node, &sbi->s_resv);
-		sbi->s_free_pages -= count;
+	if (ret)
+		goto out;
+	mb = vsmfs_lbitmap(sbi, r->lpn);
+	if (IS_ERR(mb)) {
+		ret = PTR_ERR(mb);
+		goto out;
 	}
+	if (!mb->m_resv)
+		mb->m_resv = kzalloc(VSMFS_BLOCK_SIZE, GFP_NOFS);
+	if (!mb->m_resv) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	vsmfs_wait_freed(sbi);
+	r->count = count;
+	vsmfs_resv_bits(mb, r, true);
+	list_add(&r->node, &sbi->s_resv);
+	sbi->s_free_pages -= count;
+out:
 	memalloc_nofs_restore(nofs);
 	vsmfs_stat_add(sbi, journal_lock_hold_ns, ktime_get_ns() - t0);
 	mutex_unlock(&sbi->s_trans_mutex);
@@ -466,40 +476,62 @@ int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsm
 }
 
 /**
- * vsmfs_resv_claim() - make a reserved run allocated in a handle
+ * vsmfs_resv_claim() - let a handle allocate a reserved run
  * @t: the handle
  * @r: the reservation, from vsmfs_resv_take()
  *
- * The bits are set and the bitmap block joins the transaction. The
- * reservation stays until the caller ends it with
- * vsmfs_trans_defer_resv() (@claimed), or, if the handle is aborted,
- * vsmfs_resv_release().
+ * The bitmap block joins the transaction now (the handle counts it); the
+ * run becomes allocated in the versions the journal writes when the
+ * running transaction commits, which ends the reservation
+ * (vsmfs_trans_defer_resv() with @claimed). If the handle is aborted, the
+ * reservation is the caller's again (vsmfs_resv_release()).
  *
  * Context: inside the handle.
  * Return: 0 or a negative errno.
  */
 int vsmfs_resv_claim(struct vsmfs_trans *t, struct vsmfs_resv *r)
 {
+	struct vsmfs_mblk *mb = vsmfs_lbitmap(t->t_sbi, r->lpn);
 	int ret;
 
-	/* Counted once: by the reservation, now by the bits. */
-	t->t_sbi->s_free_pages += r->count;
-	ret = vsmfs_lbits(t, r->lpn, r->count, true, true);
+	if (IS_ERR(mb))
+		return PTR_ERR(mb);
+	ret = vsmfs_trans_get_write_access(t, mb);
 	if (ret)
-		t->t_sbi->s_free_pages -= r->count;
-	return ret;
+		return ret;
+	vsmfs_trans_dirty(t, mb);
+	return 0;
 }
 
 /**
- * vsmfs_resv_end() - drop a reservation, its pages free again or claimed
- * @sbi: the file system
+ * vsmfs_resv_end() - end a reservation when its transaction commits
+ * @t: the handle committing the running transaction
  * @r: the reservation
+ * @claimed: its pages are allocated (vsmfs_resv_claim()): their bits stay
+ *	set and from now on reach the journal; else they are free again
  *
- * Context: s_trans_mutex held.
+ * As vsmfs_lbits_clear(), the change needs no memory and notes the words
+ * it changes for the delta.
+ *
+ * Context: inside the committing handle.
  */
-void vsmfs_resv_end(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r)
+void vsmfs_resv_end(struct vsmfs_trans *t, struct vsmfs_resv *r, bool claimed)
 {
-	lockdep_assert_held(&sbi->s_trans_mutex);
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_mblk *mb = vsmfs_lbitmap(sbi, r->lpn);
+	u64 off = r->lpn % BITS_PER_BLK, w;
+
+	if (!IS_ERR(mb)) {
+		if (claimed) {
+			bitmap_clear(mb->m_resv, off, r->count);
+			for (w = off / 64; w <= (off + r->count - 1) / 64; w++)
+				mb->m_cmask[w / 64] |= 1ULL << (w % 64);
+			vsmfs_trans_dirty_commit(t, mb);
+		} else {
+			vsmfs_resv_bits(mb, r, false);
+			sbi->s_free_pages += r->count;
+		}
+	}
 	list_del(&r->node);
 	kfree(r);
 }
@@ -514,10 +546,31 @@ void vsmfs_resv_end(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r)
  */
 void vsmfs_resv_release(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r)
 {
+	struct vsmfs_mblk *mb;
+
 	mutex_lock(&sbi->s_trans_mutex);
+	mb = vsmfs_lbitmap(sbi, r->lpn);
+	if (!IS_ERR(mb))
+		vsmfs_resv_bits(mb, r, false);
 	sbi->s_free_pages += r->count;
-	vsmfs_resv_end(sbi, r);
+	list_del(&r->node);
 	mutex_unlock(&sbi->s_trans_mutex);
+	kfree(r);
+}
+
+/**
+ * vsmfs_resv_drop() - forget a reservation whose transaction is dropped
+ * @sbi: the file system
+ * @r: the reservation
+ *
+ * After errors=remount-ro, or at unmount for what such a failure left.
+ *
+ * Context: s_trans_mutex held, or unmount.
+ */
+void vsmfs_resv_drop(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r)
+{
+	list_del(&r->node);
+	kfree(r);
 }
 
 static int vsmfs_ibit(struct vsmfs_trans *t, u64 ino, bool set)

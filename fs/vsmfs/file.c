@@ -967,7 +967,8 @@ static int vsmfs_stage_switch(struct vsmfs_trans *t, struct inode *inode,
  * Write [@pos, @pos + @len) atomically, copying the data with no
  * file-system-wide lock held: an overwrite inside the file's runs and its
  * size (no run grows, no page is new). (a) Fresh runs are reserved in
- * DRAM (vsmfs_resv_take(), s_trans_mutex for each only); (b) the user
+ * DRAM (vsmfs_resv_take(), s_trans_mutex for each only; no version the
+ * journal writes has their bits); (b) the user
  * data and the old bytes around it are copied into them under the locks
  * of the inode alone (inode lock, invalidate_lock, i_idx_sem), with
  * non-temporal stores and written-back cached stores; (c) one short

@@ -685,6 +685,7 @@ static void vsmfs_journal_free(struct vsmfs_journal *j)
 	for (i = 0; i < j->nthreads; i++)
 		kthread_stop(j->threads[i]);
 	kfree(j->threads);
+	kfree(j->view);
 	kvfree(j->post_state);
 	kvfree(j->post);
 	kvfree(j->ents);
@@ -715,8 +716,9 @@ static struct vsmfs_journal *vsmfs_journal_alloc(struct vsmfs_sb_info *sbi, u32 
 	j->ents = kvcalloc(n, sizeof(*j->ents), GFP_KERNEL);
 	j->post = kvcalloc(2 * n, sizeof(*j->post), GFP_KERNEL);
 	j->post_state = kvcalloc(2 * n, sizeof(*j->post_state), GFP_KERNEL);
+	j->view = kmalloc(VSMFS_BLOCK_SIZE, GFP_KERNEL);
 	if (!j->h || !j->slot || !j->heap || !j->heap_idx || !j->hash || !j->ents || !j->post ||
-	    !j->post_state) {
+	    !j->post_state || !j->view) {
 		vsmfs_journal_free(j);
 		return NULL;
 	}
@@ -1130,6 +1132,7 @@ static void vsmfs_jplace(struct vsmfs_journal *j, u64 home, u32 p)
 static void vsmfs_jtx_freeze(struct vsmfs_trans *t, struct vsmfs_jtx *tx)
 {
 	struct vsmfs_mblk *mb;
+	const void *view;
 
 	if (t->t_nblocks > VSMFS_JTX_COPY_MAX)
 		return;
@@ -1141,7 +1144,9 @@ static void vsmfs_jtx_freeze(struct vsmfs_trans *t, struct vsmfs_jtx *tx)
 			c->src = kmalloc(VSMFS_BLOCK_SIZE, GFP_NOFS | __GFP_NOWARN);
 		if (!c->src)
 			goto undo;
-		memcpy(c->src, mb->m_data, VSMFS_BLOCK_SIZE);
+		view = vsmfs_mblk_commit_view(mb, c->src);
+		if (view != c->src)
+			memcpy(c->src, view, VSMFS_BLOCK_SIZE);
 		c->mask_ok = mb->m_dmask_ok;
 		if (c->mask_ok)
 			memcpy(c->mask, mb->m_dmask, sizeof(c->mask));
@@ -1202,7 +1207,8 @@ static bool vsmfs_jtx_place(struct vsmfs_journal *j, struct vsmfs_trans *t,
 		vsmfs_stat_add(j->sbi, journal_deferred_blocks, tx->ncopy);
 	} else {
 		list_for_each_entry(mb, &t->t_dirty, m_dirty) {
-			vsmfs_jwrite_block(j, tx, vsmfs_jblock(j, j->h[p].jb), mb->m_data,
+			vsmfs_jwrite_block(j, tx, vsmfs_jblock(j, j->h[p].jb),
+					   vsmfs_mblk_commit_view(mb, j->view),
 					   j->slot[p].delta, mb->m_dmask_ok ? mb->m_dmask : NULL);
 			vsmfs_jtx_header(j, p++);
 		}

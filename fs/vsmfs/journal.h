@@ -57,6 +57,7 @@ struct vsmfs_journal {
 	struct vsmfs_djhdr __pm	*hdr;		/* header table on PM */
 	struct vsmfs_djhdr __pm	*copies;	/* header-copy region on PM */
 	u8 __pm			*blocks;	/* journal block 0 on PM */
+	void			*view;		/* vsmfs_mblk_commit_view(), placement */
 	u32			n;		/* journal blocks and headers */
 	u32			ckpt;		/* end of the committed area */
 	u32			resv;		/* end of the placed area */

@@ -14,6 +14,7 @@
  */
 #include <linux/slab.h>
 #include <linux/xarray.h>
+#include <linux/bitmap.h>
 #include "vsmfs.h"
 #include "pmem.h"
 #include "fault.h"
@@ -30,6 +31,26 @@ void vsmfs_mcache_init(struct vsmfs_sb_info *sbi)
 }
 
 /**
+ * vsmfs_mblk_commit_view() - a block as the journal is to write it
+ * @mb: the block
+ * @buf: a block-sized buffer, used if needed
+ *
+ * Bits of runs reserved in DRAM (m_resv) are left out: a crash must find
+ * their pages free.
+ *
+ * Context: s_trans_mutex held.
+ * Return: @mb->m_data, or @buf holding it without the reserved bits.
+ */
+const void *vsmfs_mblk_commit_view(struct vsmfs_mblk *mb, void *buf)
+{
+	if (!mb->m_resv)
+		return mb->m_data;
+	bitmap_andnot(buf, (const unsigned long *)mb->m_data, mb->m_resv,
+		      VSMFS_BLOCK_SIZE * BITS_PER_BYTE);
+	return buf;
+}
+
+/**
  * vsmfs_mcache_destroy() - free every cached metadata block
  * @sbi: the file system
  *
@@ -40,8 +61,10 @@ void vsmfs_mcache_destroy(struct vsmfs_sb_info *sbi)
 	struct vsmfs_mblk *mb;
 	unsigned long idx;
 
-	xa_for_each(&sbi->s_mblks, idx, mb)
+	xa_for_each(&sbi->s_mblks, idx, mb) {
+		kfree(mb->m_resv);
 		kfree(mb);
+	}
 	xa_destroy(&sbi->s_mblks);
 }
 
@@ -83,6 +106,7 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 	mb->m_is_dirty = false;
 	mb->m_dirty_slots = 0;
 	mb->m_shadow = NULL;
+	mb->m_resv = NULL;
 	mb->m_wmask_ok = false;
 	mb->m_dmask_ok = false;
 	INIT_LIST_HEAD(&mb->m_dirty);

@@ -468,13 +468,8 @@ static void vsmfs_trans_apply_frees(struct vsmfs_trans *t)
 		struct vsmfs_frun *f = &run->frees[i];
 
 		if (f->resv) {
-			/*
-			 * A reservation: claimed (its bits are set), or a
-			 * scratch run whose bits were never set.
-			 */
-			if (f->scratch)
-				t->t_sbi->s_free_pages += f->count;
-			vsmfs_resv_end(t->t_sbi, f->resv);
+			/* Claimed, or a scratch run behind old frames. */
+			vsmfs_resv_end(t, f->resv, !f->scratch);
 			continue;
 		}
 		/* An error is the bitmap's, reported by vsmfs_fs_error(). */
@@ -574,7 +569,7 @@ static void vsmfs_trans_drop_frees(struct vsmfs_sb_info *sbi)
 
 	for (i = 0; i < run->nfrees; i++)
 		if (run->frees[i].resv)
-			vsmfs_resv_end(sbi, run->frees[i].resv);
+			vsmfs_resv_drop(sbi, run->frees[i].resv);
 	run->nfrees = 0;
 	run->free_pages = 0;
 }
@@ -906,7 +901,7 @@ void vsmfs_trans_destroy(struct vsmfs_sb_info *sbi)
 	vsmfs_trans_drop_frees(sbi);
 	/* A write whose handle an error aborted may have left its runs. */
 	while (!list_empty(&sbi->s_resv))
-		vsmfs_resv_end(sbi, list_first_entry(&sbi->s_resv, struct vsmfs_resv, node));
+		vsmfs_resv_drop(sbi, list_first_entry(&sbi->s_resv, struct vsmfs_resv, node));
 	kvfree(sbi->s_run.frees);
 	sbi->s_run.frees = NULL;
 }

@@ -86,8 +86,9 @@ struct vsmfs_frun {
 /*
  * struct vsmfs_resv - logical pages reserved in DRAM for a write that
  * copies its data before its handle begins (vsmfs_resv_take()): their
- * bits stay clear in the bitmap, which commits may write meanwhile, and
- * the allocator skips them. On sbi->s_resv, under s_trans_mutex.
+ * bits are set in the DRAM bitmap and in its overlay (m_resv), which keeps
+ * them out of what the journal writes. On sbi->s_resv, under
+ * s_trans_mutex.
  */
 struct vsmfs_resv {
 	struct list_head	node;
@@ -325,6 +326,14 @@ struct vsmfs_mblk {
 	 */
 	u64			m_cmask[VSMFS_JMASK_WORDS];
 	bool			m_hnew;
+	/*
+	 * Page bitmap blocks: bits of runs reserved in DRAM
+	 * (vsmfs_resv_take()), also set in @m_data so that the allocator
+	 * skips them, and left out of every version the journal writes
+	 * (vsmfs_mblk_commit_view()). NULL until the block has one; under
+	 * s_trans_mutex.
+	 */
+	unsigned long		*m_resv;
 	u8			m_data[VSMFS_BLOCK_SIZE] __aligned(64);
 };
 
@@ -532,6 +541,7 @@ u64 vsmfs_stat_read(struct vsmfs_sb_info *sbi, enum vsmfs_stat stat);
 int vsmfs_journal_init(struct vsmfs_sb_info *sbi);
 void vsmfs_journal_destroy(struct vsmfs_sb_info *sbi);
 int vsmfs_journal_commit_trans(struct vsmfs_trans *t);
+const void *vsmfs_mblk_commit_view(struct vsmfs_mblk *mb, void *buf);
 bool vsmfs_journal_writethrough(struct vsmfs_sb_info *sbi);
 u32 vsmfs_journal_blocks(struct vsmfs_sb_info *sbi);
 void vsmfs_journal_forget(struct vsmfs_trans *t, u64 lpn, u64 count);
@@ -574,7 +584,8 @@ u32 vsmfs_trans_room(struct vsmfs_trans *t);
 void vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty);
 int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsmfs_resv **rp);
 int vsmfs_resv_claim(struct vsmfs_trans *t, struct vsmfs_resv *r);
-void vsmfs_resv_end(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r);
+void vsmfs_resv_end(struct vsmfs_trans *t, struct vsmfs_resv *r, bool claimed);
+void vsmfs_resv_drop(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r);
 void vsmfs_resv_release(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r);
 int vsmfs_alloc_init(struct vsmfs_sb_info *sbi);
 int vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64 *lpn);
