@@ -98,7 +98,7 @@ static struct vsmfs_attr vsmfs_attr_aggregate_window = {
 	.stat = -3,
 };
 
-/* Longest atomic write() with the journal and cow= mode now (file.c). */
+/* Longest atomic write() with the journal and cow= mode now (cow.c). */
 static struct vsmfs_attr vsmfs_attr_atomic_write_max = {
 	.attr = { .name = "atomic_write_max", .mode = 0444 },
 	.stat = -4,

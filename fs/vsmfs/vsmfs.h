@@ -652,14 +652,18 @@ void vsmfs_aggr_evict(struct inode *inode);
 void vsmfs_aggr_written(struct inode *inode);
 
 /* file.c */
-extern const struct address_space_operations vsmfs_dax_aops;
-int vsmfs_break_layouts(struct inode *inode);
 int vsmfs_fsync(struct file *file, loff_t start, loff_t end, int datasync);
 extern const struct file_operations vsmfs_file_operations;
 extern const struct inode_operations vsmfs_file_inode_operations;
 struct inode *vsmfs_alloc_inode(struct super_block *sb);
-u64 vsmfs_atomic_write_max(struct vsmfs_sb_info *sbi, unsigned int cow);
 void vsmfs_free_inode(struct inode *inode);
+
+/* cow.c */
+u64 vsmfs_atomic_write_max(struct vsmfs_sb_info *sbi, unsigned int cow);
+
+/* dax.c */
+extern const struct address_space_operations vsmfs_dax_aops;
+int vsmfs_break_layouts(struct inode *inode);
 
 /* ioctl.c */
 struct fileattr;

@@ -1,0 +1,1088 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vsmfs copy-on-write of data=atomic and run growth: the worst case of the
+ * metadata a copy-on-write transaction dirties and the length of an atomic
+ * write it bounds, the copy of whole runs and of single pages
+ * (vsmfs_cow_whole(), vsmfs_cow_fine()), the staged write of a piece
+ * through a scratch run (vsmfs_write_staged()), the atomic write itself
+ * (vsmfs_write_atomic()), and the growth of a piece's run
+ * (vsmfs_extend_run(), vsmfs_write_new()), which data=inplace writes,
+ * DAX faults and fallocate share.
+ *
+ * Ordering: the PM store ordering of an atomic write is given at
+ * vsmfs_write_atomic(), that of the staged write at vsmfs_write_staged(),
+ * and each helper that writes PM states its own beside its code. New
+ * pages written by vsmfs_write_new() become reachable only when the
+ * caller's transaction commits, after a fence.
+ */
+#include <linux/fs.h>
+#include <linux/uio.h>
+#include <linux/mm.h>
+#include <linux/pagemap.h>
+#include "vsmfs.h"
+#include "trace.h"
+#include "pmem.h"
+#include "fault.h"
+#include "data.h"
+
+/**
+ * vsmfs_extend_run() - make the run of a piece cover its first pages
+ * @t: the transaction
+ * @inode: a regular file
+ * @key: the piece
+ * @need: pages of the piece the run must cover
+ * @wfrom: start of the bytes the caller will fill, in the piece
+ * @wto: end of those bytes (exclusive)
+ * @large: the file is large (its runs start at free superpages)
+ * @runp: the run's first logical page, returned
+ * @havep: the pages the run had before, returned
+ *
+ * Make the run of piece @key cover pages [0, @need) of the piece. New pages
+ * outside [@wfrom, @wto) (byte offsets in the piece that the caller will
+ * fill) are zeroed. The run's first logical page is returned in @runp, the
+ * pages it had before in @havep.
+ *
+ * Where the run grows (ZFDM): into the reserved tail of its VSP if it owns
+ * one; in place if the pages after it are free; otherwise into a new run
+ * whose frames are swapped with the old one's (vsmfs_swap_pages()), so file
+ * data keeps its frames and no data is copied. A large file whose tail was
+ * given back at its last close takes a fresh VSP on its next append the
+ * same way, and so does the last run of a small file that grows large. A
+ * large file's last run that starts a VSP reserves the rest of it, so
+ * further appends grow in place.
+ *
+ * Context: i_idx_sem held for writing, inside @t.
+ * Return: 0 or a negative errno.
+ */
+int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
+		     u64 need, u64 wfrom, u64 wto, bool large, u64 *runp, u64 *havep)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	u64 e = vsmfs_idx_lookup(inode, key);
+	u64 have = e ? vsmfs_idx_count(e) : 0, lpn = vsmfs_idx_lpn(e), nlpn, freed;
+	bool tail = vi->i_tail_key == key + 1, last = key + 1 >= vi->i_tail_key;
+	/*
+	 * The last run of a large file moves into a fresh VSP when it has none
+	 * of its own: its tail was given back, or it started in a VSP shared
+	 * with small files before the file grew large.
+	 */
+	bool zfdm = large && have && last && !tail &&
+		    ((vi->i_flags & VSMFS_IFLAG_TAIL_RELEASED) || lpn % VSMFS_VSP_PAGES);
+	struct vsmfs_swap sw;
+	char __pm *base;
+	int ret;
+
+	*runp = lpn;
+	*havep = have;
+	if (have >= need)
+		return 0;
+	/* Index blocks first: once pages are taken, nothing below can fail. */
+	ret = vsmfs_idx_set(t, inode, key, e);
+	if (ret)
+		return ret;
+	if (tail && need > have + vsmfs_tail_pages(e)) {
+		ret = vsmfs_tail_release_t(t, inode, &freed);
+		if (ret)
+			return ret;
+		tail = false;
+	}
+	if (zfdm && lpn % VSMFS_VSP_PAGES == 0 &&
+	    !vsmfs_alloc_pages_at(t, lpn + have, VSMFS_VSP_PAGES - have)) {
+		/* The rest of the VSP is still free: reserve it again in place. */
+		if (vi->i_tail_key) {
+			ret = vsmfs_tail_release_t(t, inode, &freed);
+			if (ret)
+				return ret;
+		}
+		vi->i_pages += VSMFS_VSP_PAGES - have;
+		vi->i_tail_key = key + 1;
+		vi->i_flags &= ~VSMFS_IFLAG_TAIL_RELEASED;
+		tail = true;
+	}
+	if (tail) {
+		/* Pages of the reserved tail, owned and counted already. */
+		nlpn = lpn;
+	} else if (have && !zfdm && lpn % VSMFS_VSP_PAGES + need <= VSMFS_VSP_PAGES &&
+		   !vsmfs_alloc_pages_at(t, lpn + have, need - have)) {
+		/* Grown in place: the run stays inside its VSP. */
+		nlpn = lpn;
+		vi->i_pages += need - have;
+	} else {
+		ret = vsmfs_alloc_pages(t, need, large, &nlpn);
+		if (ret)
+			return ret;
+		vi->i_pages += need;
+		if (have) {
+			/* Move the run: swap its frames in, free the old pages. */
+			vsmfs_swap_init(sbi, &sw);
+			ret = vsmfs_swap_pages(t, &sw, lpn, nlpn, have);
+			if (!ret) {
+				ret = vsmfs_free_pages(t, lpn, have);
+				/*
+				 * The index still names @lpn: its frames go
+				 * back (the page table blocks are cached now,
+				 * so this swap cannot fail).
+				 */
+				if (ret)
+					vsmfs_swap_pages(t, &sw, lpn, nlpn, have);
+			}
+			vsmfs_swap_flush(&sw);
+			if (ret) {
+				vsmfs_free_pages(t, nlpn, need);
+				vi->i_pages -= need;
+				return ret;
+			}
+			vi->i_pages -= have;
+			trace_vsmfs_zfdm(inode, key, have, true);
+			vsmfs_stat_inc(sbi, zfdm_migrations);
+			vsmfs_stat_add(sbi, zfdm_migrated_pages, have);
+		}
+	}
+	base = vsmfs_lpn_ptr(sbi, nlpn);
+	/* Zero the new pages around the part the caller fills. */
+	if (wfrom > have << VSMFS_BLOCK_SHIFT)
+		vsmfs_zero_pm(base + (have << VSMFS_BLOCK_SHIFT),
+			      wfrom - (have << VSMFS_BLOCK_SHIFT));
+	if (wto < need << VSMFS_BLOCK_SHIFT) {
+		u64 z = max(wto, have << VSMFS_BLOCK_SHIFT);
+
+		vsmfs_zero_pm(base + z, (need << VSMFS_BLOCK_SHIFT) - z);
+	}
+	if (tail && (nlpn + need) % VSMFS_VSP_PAGES == 0) {
+		/* The run fills its VSP: nothing is reserved any more. */
+		vi->i_tail_key = 0;
+	} else if (!tail && large && last && nlpn % VSMFS_VSP_PAGES == 0 &&
+		   need < VSMFS_VSP_PAGES &&
+		   !vsmfs_alloc_pages_at(t, nlpn + need, VSMFS_VSP_PAGES - need)) {
+		/* A large file's last run reserves the rest of its VSP. */
+		if (vi->i_tail_key) {
+			ret = vsmfs_tail_release_t(t, inode, &freed);
+			if (ret) {
+				vsmfs_free_pages(t, nlpn + need, VSMFS_VSP_PAGES - need);
+				goto out;
+			}
+		}
+		vi->i_pages += VSMFS_VSP_PAGES - need;
+		vi->i_tail_key = key + 1;
+		vi->i_flags &= ~VSMFS_IFLAG_TAIL_RELEASED;
+	}
+out:
+	inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
+	*runp = nlpn;
+	return vsmfs_idx_set(t, inode, key, vsmfs_idx_make(nlpn, need));
+}
+
+/**
+ * vsmfs_write_new() - write into pages of a piece past its run
+ * @t: the transaction
+ * @inode: a regular file
+ * @key: the piece
+ * @wfrom: start of the write, in bytes in the piece
+ * @wto: end of the write (exclusive)
+ * @from: the data
+ * @large: the file is large (its runs start at free superpages)
+ *
+ * Write into pages of piece @key past its run: they are new, so they are
+ * written directly and become visible with the transaction. [@wfrom, @wto)
+ * are byte offsets in the piece.
+ *
+ * Context: i_idx_sem held for writing, inside @t.
+ * Return: the bytes copied, or a negative errno.
+ */
+ssize_t vsmfs_write_new(struct vsmfs_trans *t, struct inode *inode, u64 key,
+			u64 wfrom, u64 wto, struct iov_iter *from, bool large)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	u64 need = DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE), run, have;
+	size_t n;
+	char __pm *p;
+	int ret;
+
+	ret = vsmfs_extend_run(t, inode, key, need, wfrom, wto, large, &run, &have);
+	if (ret)
+		return ret;
+	p = vsmfs_lpn_ptr(sbi, run);
+	pagefault_disable();
+	n = vsmfs_copy_from_iter(p + wfrom, wto - wfrom, from);
+	pagefault_enable();
+	/* New pages the copy did not reach must not keep old contents. */
+	if (wfrom + n < wto && wto > have << VSMFS_BLOCK_SHIFT) {
+		u64 z = max(wfrom + n, have << VSMFS_BLOCK_SHIFT);
+
+		vsmfs_zero_pm(p + z, wto - z);
+	}
+	if (have << VSMFS_BLOCK_SHIFT > wfrom)
+		vsmfs_stat_add(sbi, data_inplace_bytes,
+			       min(wfrom + n, have << VSMFS_BLOCK_SHIFT) - wfrom);
+	vsmfs_stat_add(sbi, data_user_bytes, n);
+	return n;
+}
+
+/*
+ * Longest part of a write made in one transaction, whatever the journal
+ * size: it bounds the user pages held and the scratch runs remembered.
+ */
+#define VSMFS_ATOMIC_MAX	(64ULL << 20)
+
+/*
+ * Worst case of the metadata blocks one copy-on-write transaction dirties
+ * (vsmfs_write_atomic()) for a range spanning @keys pieces and @pages
+ * pages, with cow= mode @cow. Each term counts distinct blocks, as if no
+ * two of them shared a block:
+ *
+ * - the inode's block: 1;
+ * - index blocks: a range within one piece reaches one entry, in the
+ *   inode, the single indirect block, or the double indirect block and
+ *   one block below it; each may be new, and then dirties its bitmap
+ *   block as well: 4. A longer range reaches at most 2 +
+ *   DIV_ROUND_UP(@keys, 512) index blocks (the single indirect block, the
+ *   double indirect block and the blocks below it), each with its bitmap
+ *   block;
+ * - per piece, growing its run (vsmfs_extend_run()): the bitmap blocks of
+ *   the old run, the new run and a tail given back, the page table blocks
+ *   of the old and the new run: 5; replacing it whole (vsmfs_cow_whole())
+ *   takes the bitmap blocks of the new and the old run, fewer;
+ * - fine grain (cow=multi falls back to it when no whole run is free,
+ *   cow=page always): the page table block of the run, 1 more per piece,
+ *   and one page table block per scratch run, at worst one per page, as
+ *   scattered free space gives runs of one page. Scratch runs are never
+ *   journaled in the bitmap (vsmfs_reserve_pages()).
+ */
+static u64 vsmfs_cow_blocks(unsigned int cow, u64 keys, u64 pages)
+{
+	u64 n = 1;
+
+	n += keys == 1 ? 4 : 2 * (2 + DIV_ROUND_UP(keys, VSMFS_IND_ENTRIES));
+	if (cow == VSMFS_COW_SUPERPAGE)
+		return n + 5 * keys;
+	return n + 6 * keys + pages;
+}
+
+/**
+ * vsmfs_cow_blocks_at() - metadata blocks a copy-on-write of a range dirties
+ * @cow: cow= mode
+ * @pos: start of the range
+ * @len: its length, > 0
+ *
+ * Return: the worst case of vsmfs_cow_blocks() for [@pos, @pos + @len).
+ */
+u64 vsmfs_cow_blocks_at(unsigned int cow, u64 pos, u64 len)
+{
+	u64 last = pos + len - 1;
+
+	return vsmfs_cow_blocks(cow, (last >> VSMFS_VSP_SHIFT) - (pos >> VSMFS_VSP_SHIFT) + 1,
+				(last >> VSMFS_BLOCK_SHIFT) - (pos >> VSMFS_BLOCK_SHIFT) + 1);
+}
+
+/* Worst case of vsmfs_cow_blocks() for @len bytes anywhere in a file. */
+static u64 vsmfs_cow_blocks_any(unsigned int cow, u64 len)
+{
+	return vsmfs_cow_blocks(cow, DIV_ROUND_UP(len - 1, VSMFS_PIECE_SIZE) + 1,
+				DIV_ROUND_UP(len - 1, VSMFS_BLOCK_SIZE) + 1);
+}
+
+/**
+ * vsmfs_atomic_write_max() - the longest write() that is atomic
+ * @sbi: the file system
+ * @cow: cow= mode
+ *
+ * Every write() of up to this many bytes, wherever it lies in the file,
+ * is made in one transaction, whose worst case (vsmfs_cow_blocks()) fits
+ * in the journal; longer writes are split into parts that fit. At most
+ * VSMFS_ATOMIC_MAX; at least one byte.
+ *
+ * Return: the length in bytes.
+ */
+u64 vsmfs_atomic_write_max(struct vsmfs_sb_info *sbi, unsigned int cow)
+{
+	u64 room = vsmfs_trans_max_blocks(sbi), lo = 1, hi = VSMFS_ATOMIC_MAX;
+
+	if (vsmfs_cow_blocks_any(cow, hi) <= room)
+		return hi;
+	/* vsmfs_cow_blocks_any() grows with the length: the last that fits. */
+	while (lo < hi) {
+		u64 mid = lo + (hi - lo + 1) / 2;
+
+		if (vsmfs_cow_blocks_any(cow, mid) <= room)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/**
+ * vsmfs_atomic_part() - the next part of an atomic write
+ * @sbi: the file system
+ * @cow: cow= mode
+ * @pos: where the write goes on
+ * @len: the bytes left to write
+ * @extra: blocks the caller dirties besides, in the same transaction
+ *
+ * The next part of an atomic write of @len bytes at @pos: all of it if no
+ * longer than vsmfs_atomic_write_max(), else the longest part from @pos
+ * whose worst case, and @extra blocks the caller dirties besides, fits in
+ * the journal (at least one byte).
+ *
+ * Return: the length of the part in bytes.
+ */
+u64 vsmfs_atomic_part(struct vsmfs_sb_info *sbi, unsigned int cow, u64 pos, u64 len,
+		      u32 extra)
+{
+	u64 room = vsmfs_trans_max_blocks(sbi) - extra, lo = 1, hi;
+
+	if (!extra && len <= vsmfs_atomic_write_max(sbi, cow))
+		return len;
+	hi = min_t(u64, len, VSMFS_ATOMIC_MAX);
+	while (lo < hi) {
+		u64 mid = lo + (hi - lo + 1) / 2;
+
+		if (vsmfs_cow_blocks_at(cow, pos, mid) <= room)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/*
+ * A run of logical pages freed when a copy-on-write write commits; a
+ * scratch run was only reserved (vsmfs_reserve_pages()).
+ */
+struct vsmfs_cow_run {
+	u64	lpn, count;
+	bool	scratch;
+};
+
+/* Runs a small write keeps on the stack rather than in an allocation. */
+#define VSMFS_COW_FREE_STACK	8
+
+/*
+ * struct vsmfs_cow - one copy-on-write write() in progress
+ *
+ * @free holds runs that become free when the write commits: the old runs
+ * of pieces replaced whole, and the fresh pages that received the old
+ * frames of swapped pages. They still hold the old version, which a crash
+ * before the commit must find intact, so they are freed only at the end,
+ * when no allocation of this transaction can take them any more. The
+ * fresh pages are free before the write and after it: they are only
+ * reserved in DRAM (vsmfs_reserve_pages()), so the bitmap is not journaled
+ * for them.
+ */
+struct vsmfs_cow {
+	struct vsmfs_trans	*t;
+	struct vsmfs_swap	sw;
+	unsigned int		mode;		/* VSMFS_COW_* */
+	bool			large;
+	bool			cowed;		/* existing pages were replaced */
+	unsigned int		nfree, maxfree;
+	struct vsmfs_cow_run	*free;
+	/* For the trace event: pieces replaced whole or in part, and so on. */
+	unsigned int		ncoarse, nfine;
+	u64			nswapped, nmerged;
+};
+
+static int vsmfs_cow_defer_free(struct vsmfs_cow *c, u64 lpn, u64 count, bool scratch)
+{
+	if (WARN_ON_ONCE(c->nfree >= c->maxfree))
+		return -EINVAL;
+	c->free[c->nfree].lpn = lpn;
+	c->free[c->nfree].count = count;
+	c->free[c->nfree].scratch = scratch;
+	c->nfree++;
+	return 0;
+}
+
+/*
+ * Fresh logical pages for up to *@count pages, fewer if space is scattered,
+ * reserved for this write alone: given back before it commits.
+ */
+static int vsmfs_cow_alloc(struct vsmfs_cow *c, u64 *count, u64 *lpn)
+{
+	int ret;
+
+	for (;;) {
+		ret = vsmfs_reserve_pages(c->t, *count, lpn);
+		if (ret != -ENOSPC || *count == 1)
+			return ret;
+		*count /= 2;
+	}
+}
+
+/*
+ * Merge @len bytes of an old page at @src into the fresh page at @dst:
+ * durable after the next fence (vsmfs_copy_mc_pm()). A poisoned @src
+ * fails the merge rather than the machine, and the caller gives up the
+ * fresh page, so the file keeps its old page.
+ * Return: 0, or -EIO if @src could not be read.
+ */
+static int vsmfs_merge_old(void __pm *dst, const void __pm *src, size_t len)
+{
+	if (!len)
+		return 0;
+	if (vsmfs_fault(VSMFS_FAULT_PM_READ) || vsmfs_copy_mc_pm(dst, src, len))
+		return -EIO;
+	return 0;
+}
+
+/*
+ * Replace piece @key whole (cow=multi: the write covers it; cow=superpage:
+ * any write): a new run gets the user data, and the old content the write
+ * does not cover, then the index entry is switched to it. Returns the
+ * bytes written, or an errno; -ENOSPC before anything changed if no run of
+ * the size is free, -EIO before anything changed if old content to keep
+ * cannot be read.
+ */
+static ssize_t vsmfs_cow_whole(struct vsmfs_cow *c, struct inode *inode, u64 key,
+			       u64 wfrom, u64 wto, struct iov_iter *from)
+{
+	struct vsmfs_trans *t = c->t;
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	u64 e = vsmfs_idx_lookup(inode, key), lpn = vsmfs_idx_lpn(e);
+	u64 have = vsmfs_idx_count(e), oldend = have << VSMFS_BLOCK_SHIFT;
+	u64 cnt = max_t(u64, have, DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE)), nlpn, freed, end, copied;
+	char __pm *new, *old;
+	size_t n;
+	int ret;
+
+	ret = vsmfs_alloc_pages(t, cnt, c->large || cnt == VSMFS_VSP_PAGES, &nlpn);
+	if (ret)
+		return ret;
+	new = vsmfs_lpn_ptr(sbi, nlpn);
+	old = vsmfs_lpn_ptr(sbi, lpn);
+	pagefault_disable();
+	n = vsmfs_copy_from_iter(new + wfrom, wto - wfrom, from);
+	pagefault_enable();
+	end = wfrom + n;
+	/* The old content around what was written, zeros past the old run. */
+	ret = vsmfs_merge_old(new, old, min(wfrom, oldend));
+	if (!ret && end < oldend)
+		ret = vsmfs_merge_old(new + end, old + end, oldend - end);
+	if (ret)
+		goto fail;
+	if (wfrom > oldend)
+		vsmfs_zero_pm(new + oldend, wfrom - oldend);
+	end = max(end, oldend);
+	if (end < cnt << VSMFS_BLOCK_SHIFT)
+		vsmfs_zero_pm(new + end, (cnt << VSMFS_BLOCK_SHIFT) - end);
+	copied = min(wfrom, oldend) + (wfrom + n < oldend ? oldend - wfrom - n : 0);
+	if (c->mode == VSMFS_COW_SUPERPAGE)
+		vsmfs_stat_add(sbi, data_cow_copy_bytes, copied);
+	else
+		vsmfs_stat_add(sbi, data_merge_bytes, copied);
+	c->nmerged += copied;
+
+	if (vi->i_tail_key == key + 1) {
+		ret = vsmfs_tail_release_t(t, inode, &freed);
+		if (ret)
+			goto fail;
+	}
+	ret = vsmfs_idx_set(t, inode, key, vsmfs_idx_make(nlpn, cnt));
+	if (ret)
+		goto fail;
+	vsmfs_cow_defer_free(c, lpn, have, false);
+	vi->i_pages += cnt - have;
+	inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
+	c->cowed = true;
+	c->ncoarse++;
+	if (c->mode == VSMFS_COW_MULTI)
+		vsmfs_stat_inc(sbi, mcow_coarse);
+	vsmfs_stat_add(sbi, data_user_bytes, n);
+	return n;
+fail:
+	vsmfs_free_pages(t, nlpn, cnt);
+	return ret;
+}
+
+/*
+ * Copy-on-write of part of piece @key (fine grain): pages past the run are
+ * added and written directly; each existing page the write touches is
+ * written into a fresh logical page, with the untouched bytes of a partly
+ * written page merged from the old one, and the page table entries of old
+ * and fresh pages are swapped. The file's logical pages then reach the new
+ * frames; the fresh logical pages, holding the old frames, are freed at the
+ * end of the write. Returns the bytes written, or an errno. A page whose old
+ * bytes cannot be read (-EIO) is left as it is, and so is the rest.
+ */
+static ssize_t vsmfs_cow_fine(struct vsmfs_cow *c, struct inode *inode, u64 key,
+			      u64 wfrom, u64 wto, struct iov_iter *from)
+{
+	struct vsmfs_trans *t = c->t;
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	u64 need = DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE), lpn, have, pg, exend;
+	ssize_t done = 0;
+	int ret;
+
+	ret = vsmfs_extend_run(t, inode, key, need, wfrom, wto, c->large, &lpn, &have);
+	if (ret)
+		return ret;
+	exend = min(need, have);
+	for (pg = wfrom >> VSMFS_BLOCK_SHIFT; pg < exend;) {
+		u64 m = c->mode == VSMFS_COW_PAGE ? 1 : exend - pg, scr;
+		u64 cs, ce, ws, we;
+		char __pm *sp, *op;
+		size_t n;
+
+		ret = vsmfs_cow_alloc(c, &m, &scr);
+		if (ret)
+			goto short_write;
+		cs = pg << VSMFS_BLOCK_SHIFT;
+		ce = (pg + m) << VSMFS_BLOCK_SHIFT;
+		ws = max(wfrom, cs);
+		we = min(wto, ce);
+		sp = vsmfs_lpn_ptr(sbi, scr);
+		op = vsmfs_lpn_ptr(sbi, lpn + pg);
+		ret = vsmfs_merge_old(sp, op, ws - cs);
+		if (!ret) {
+			pagefault_disable();
+			n = vsmfs_copy_from_iter(sp + (ws - cs), we - ws, from);
+			pagefault_enable();
+			ret = vsmfs_merge_old(sp + (ws + n - cs), op + (ws + n - cs),
+					      ce - ws - n);
+		}
+		if (ret) {
+			vsmfs_unreserve_pages(t, scr, m);
+			goto short_write;
+		}
+		vsmfs_stat_add(sbi, data_merge_bytes, (ws - cs) + (ce - ws - n));
+		c->nmerged += (ws - cs) + (ce - ws - n);
+		ret = vsmfs_swap_pages(t, &c->sw, lpn + pg, scr, m);
+		if (ret) {
+			vsmfs_unreserve_pages(t, scr, m);
+			goto short_write;
+		}
+		vsmfs_cow_defer_free(c, scr, m, true);
+		c->cowed = true;
+		c->nswapped += m;
+		done += n;
+		vsmfs_stat_add(sbi, data_user_bytes, n);
+		if (n < we - ws)
+			goto short_write;
+		pg += m;
+	}
+	vsmfs_stat_inc(sbi, mcow_fine);
+	c->nfine++;
+	if (need > have) {
+		/* Pages past the old run: new, written directly. */
+		u64 ws = max(wfrom, have << VSMFS_BLOCK_SHIFT);
+		char __pm *p = vsmfs_lpn_ptr(sbi, lpn);
+		size_t n;
+
+		pagefault_disable();
+		n = vsmfs_copy_from_iter(p + ws, wto - ws, from);
+		pagefault_enable();
+		if (ws + n < wto)
+			vsmfs_zero_pm(p + ws + n, wto - ws - n);
+		vsmfs_stat_add(sbi, data_user_bytes, n);
+		done += n;
+	}
+	return done;
+
+short_write:
+	/* New pages past the old run that were not reached hold zeros. */
+	if (need > have) {
+		u64 ws = max(wfrom, have << VSMFS_BLOCK_SHIFT);
+
+		vsmfs_zero_pm((char __pm *)vsmfs_lpn_ptr(sbi, lpn) + ws, wto - ws);
+	}
+	return done ?: ret;
+}
+
+/*
+ * Write bytes past the end of the file into the page holding its last byte,
+ * in place: they belong to no version of the file yet, and the transaction
+ * that moves the end over them makes them visible. After a crash before
+ * it, they lie past the end, where growing the file zeroes them first.
+ */
+static ssize_t vsmfs_write_eof_page(struct vsmfs_trans *t, struct inode *inode, u64 e,
+				    u64 wfrom, u64 wto, struct iov_iter *from)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	char __pm *p = vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e));
+	size_t n;
+
+	if (!p)
+		return -EFSCORRUPTED;
+	pagefault_disable();
+	n = vsmfs_copy_from_iter(p + wfrom, wto - wfrom, from);
+	pagefault_enable();
+	vsmfs_stat_add(sbi, data_user_bytes, n);
+	return n;
+}
+
+/* Upper bound of the logical pages a copy-on-write of [pos, end) takes. */
+static u64 vsmfs_cow_pages(struct inode *inode, loff_t pos, loff_t end, unsigned int mode)
+{
+	u64 need = 4;	/* index blocks */
+	loff_t p;
+
+	for (p = pos; p < end;) {
+		u64 key = p >> VSMFS_VSP_SHIFT, pstart = key << VSMFS_VSP_SHIFT;
+		u64 wto = min_t(u64, end - pstart, VSMFS_PIECE_SIZE);
+		u64 e = vsmfs_idx_lookup(inode, key), have = e ? vsmfs_idx_count(e) : 0;
+		u64 pages = DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE);
+
+		/* A run that must grow elsewhere takes all its pages anew. */
+		if (pages > have)
+			need += pages;
+		if (have && mode == VSMFS_COW_SUPERPAGE)
+			need += max(pages, have);
+		else if (have > (p - pstart) >> VSMFS_BLOCK_SHIFT)
+			need += min(pages, have) - ((p - pstart) >> VSMFS_BLOCK_SHIFT);
+		p = pstart + wto;
+	}
+	return need;
+}
+
+/**
+ * vsmfs_cow_write_t() - copy-on-write of a range in a transaction
+ * @t: the transaction
+ * @inode: a regular file
+ * @pos: start of the range
+ * @len: its length
+ * @from: the new data
+ * @large: the file is large (its runs start at free superpages)
+ * @mode: cow= mode
+ * @errp: where the error that cut the write short goes, or NULL
+ *
+ * The copy-on-write of [@pos, @pos + @len), steps (2) to (5) of
+ * vsmfs_write_atomic(), in transaction @t: the caller holds invalidate_lock
+ * and i_idx_sem for writing, has removed the user mappings of the range
+ * and sets the size and times. An error after part of the range was done
+ * leaves the part done, which the transaction commits as a whole, and is
+ * put in *@errp unless it is NULL (0 if the write was not cut short by an
+ * error).
+ *
+ * Return: the bytes written; -ENOSPC before anything changed if the pages
+ * the write needs are not free, or another negative errno.
+ */
+ssize_t vsmfs_cow_write_t(struct vsmfs_trans *t, struct inode *inode, loff_t pos,
+			  size_t len, struct iov_iter *from, bool large,
+			  unsigned int mode, int *errp)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	loff_t end = pos + len, size = i_size_read(inode), p;
+	u64 npages = DIV_ROUND_UP(end, VSMFS_BLOCK_SIZE) - (pos >> VSMFS_BLOCK_SHIFT);
+	struct vsmfs_cow c = {
+		.t = t,
+		.mode = mode,
+		.large = large,
+		.maxfree = npages + (len >> VSMFS_VSP_SHIFT) + 2,
+	};
+	struct vsmfs_cow_run free_stack[VSMFS_COW_FREE_STACK];
+	ssize_t done = 0, n;
+	unsigned int i;
+	int ret = 0, err;
+
+	if (c.maxfree <= ARRAY_SIZE(free_stack))
+		c.free = free_stack;
+	else
+		c.free = kvmalloc_array(c.maxfree, sizeof(*c.free), GFP_KERNEL);
+	if (!c.free) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (vsmfs_cow_pages(inode, pos, end, mode) > sbi->s_free_pages) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	vsmfs_swap_init(sbi, &c.sw);
+	/* Bytes between the old end and the write may have been mapped. */
+	if (pos > size)
+		vsmfs_zero_mapped(inode, size,
+				  min_t(loff_t, pos, round_up(size, VSMFS_BLOCK_SIZE)));
+	for (p = pos; p < end; p += n) {
+		u64 key = p >> VSMFS_VSP_SHIFT, pstart = key << VSMFS_VSP_SHIFT;
+		u64 wfrom = p - pstart, wto = min_t(u64, end - pstart, VSMFS_PIECE_SIZE);
+		u64 e = vsmfs_idx_lookup(inode, key), have = e ? vsmfs_idx_count(e) : 0;
+
+		if (p >= size && (size & (VSMFS_BLOCK_SIZE - 1)) &&
+		    p >> VSMFS_BLOCK_SHIFT == (size - 1) >> VSMFS_BLOCK_SHIFT &&
+		    wfrom >> VSMFS_BLOCK_SHIFT < have) {
+			/* Past the end in the last page: nothing old to keep. */
+			wto = min_t(u64, wto, round_up(wfrom + 1, VSMFS_BLOCK_SIZE));
+			n = vsmfs_write_eof_page(t, inode, e, wfrom, wto, from);
+		} else if (!have || wfrom >> VSMFS_BLOCK_SHIFT >= have) {
+			n = vsmfs_write_new(t, inode, key, wfrom, wto, from, large);
+		} else if (mode == VSMFS_COW_SUPERPAGE ||
+			   (mode == VSMFS_COW_MULTI && !wfrom && wto == VSMFS_PIECE_SIZE)) {
+			n = vsmfs_cow_whole(&c, inode, key, wfrom, wto, from);
+		} else {
+			n = -ENOSPC;
+		}
+		/* No free run for a whole piece: copy it page by page. */
+		if (n == -ENOSPC && have && mode != VSMFS_COW_SUPERPAGE &&
+		    wfrom >> VSMFS_BLOCK_SHIFT < have)
+			n = vsmfs_cow_fine(&c, inode, key, wfrom, wto, from);
+		if (n < 0) {
+			ret = n;
+			break;
+		}
+		done += n;
+		if (n < wto - wfrom)
+			break;
+	}
+	/* (4), then (5): see vsmfs_write_atomic(). */
+	vsmfs_swap_flush(&c.sw);
+	for (i = 0; i < c.nfree; i++) {
+		if (c.free[i].scratch)
+			err = vsmfs_unreserve_pages(t, c.free[i].lpn, c.free[i].count);
+		else
+			err = vsmfs_free_pages(t, c.free[i].lpn, c.free[i].count);
+		ret = ret ?: err;
+	}
+	if (c.cowed)
+		vsmfs_stat_inc(sbi, mcow_writes);
+	/*
+	 * For crash tests: new pages written, swaps and index switches made
+	 * in DRAM, nothing committed.
+	 */
+	if (c.cowed)
+		vsmfs_fault_stop(inode->i_sb, VSMFS_FAULT_COW_STOP,
+				 "copy-on-write stopped before its commit");
+out:
+	if (c.free != free_stack)
+		kvfree(c.free);
+	trace_vsmfs_mcow_write(inode, pos, len, c.ncoarse, c.nfine, c.nswapped, c.nmerged,
+			       done ?: ret);
+	if (errp)
+		*errp = ret;
+	return done ?: ret;
+}
+
+/**
+ * vsmfs_cow_span() - the pages a copy-on-write of a range replaces
+ * @mode: cow= mode
+ * @start: start of the range, widened
+ * @end: end of the range (exclusive), widened
+ *
+ * Widen [*@start, *@end) to the pages whose frames a copy-on-write of it
+ * replaces: with cow=superpage, every superpage it touches is copied whole.
+ */
+void vsmfs_cow_span(unsigned int mode, loff_t *start, loff_t *end)
+{
+	u64 unit = mode == VSMFS_COW_SUPERPAGE ? VSMFS_PIECE_SIZE : PAGE_SIZE;
+
+	*start = round_down(*start, unit);
+	*end = round_up(*end, unit);
+}
+
+/* Runs a staged write reserves at most; a write needing more is not staged. */
+#define VSMFS_STAGE_RUNS	8
+
+/*
+ * struct vsmfs_stage - one reserved run of a staged write
+ * @r: the reservation
+ * @key: the piece it belongs to
+ * @pg: with @whole false, the first page of the piece it replaces; its
+ *	frames are swapped in
+ * @whole: the run replaces the piece's run whole (index switch)
+ */
+struct vsmfs_stage {
+	struct vsmfs_resv	*r;
+	u64			key, pg;
+	bool			whole;
+};
+
+/*
+ * Copy into the reserved run @st the bytes [@wfrom, @wto) of its piece
+ * from @from, and the old bytes of the pages it replaces around them:
+ * durable at the next fence on this CPU, or after a switch to another
+ * CPU and a fence there. Return: 0, -EIO if old bytes could not be read,
+ * -EFAULT if the copy came up short.
+ */
+static int vsmfs_stage_copy(struct vsmfs_sb_info *sbi, struct inode *inode,
+			    struct vsmfs_stage *st, u64 wfrom, u64 wto, struct iov_iter *from)
+{
+	u64 e = vsmfs_idx_lookup(inode, st->key), cs, ce, ws, we, n;
+	char __pm *sp = vsmfs_lpn_ptr(sbi, st->r->lpn);
+	char __pm *op = vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e) + st->pg);
+	int ret;
+
+	cs = st->pg << VSMFS_BLOCK_SHIFT;
+	ce = (st->pg + st->r->count) << VSMFS_BLOCK_SHIFT;
+	ws = max(wfrom, cs);
+	we = min(wto, ce);
+	ret = vsmfs_merge_old(sp, op, ws - cs);
+	if (ret)
+		return ret;
+	pagefault_disable();
+	n = vsmfs_copy_from_iter(sp + (ws - cs), we - ws, from);
+	pagefault_enable();
+	if (n < we - ws)
+		return -EFAULT;
+	ret = vsmfs_merge_old(sp + (we - cs), op + (we - cs), ce - we);
+	if (ret)
+		return ret;
+	vsmfs_stat_add(sbi, data_user_bytes, n);
+	vsmfs_stat_add(sbi, data_merge_bytes, (ws - cs) + (ce - we));
+	return 0;
+}
+
+/*
+ * The handle of a staged write: each whole run is allocated and switched
+ * into the index, the piece's old run freed when the transaction commits;
+ * each partial run's frames are swapped with the file's pages, and the
+ * run, now behind the old frames, is free once the commit is durable.
+ * Return: 0 or a negative errno, with @t to be aborted.
+ */
+static int vsmfs_stage_switch(struct vsmfs_trans *t, struct inode *inode,
+			      struct vsmfs_stage *st, unsigned int n, struct vsmfs_swap *sw)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	unsigned int i;
+	u64 freed;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		u64 e = vsmfs_idx_lookup(inode, st[i].key), lpn = vsmfs_idx_lpn(e);
+
+		if (!st[i].whole) {
+			ret = vsmfs_swap_pages(t, sw, lpn + st[i].pg, st[i].r->lpn,
+					       st[i].r->count);
+			if (!ret)
+				ret = vsmfs_trans_defer_resv(t, st[i].r, false);
+			if (ret)
+				return ret;
+			vsmfs_stat_inc(t->t_sbi, mcow_fine);
+			continue;
+		}
+		ret = vsmfs_resv_claim(t, st[i].r);
+		if (!ret && vi->i_tail_key == st[i].key + 1)
+			ret = vsmfs_tail_release_t(t, inode, &freed);
+		if (!ret)
+			ret = vsmfs_idx_set(t, inode, st[i].key,
+					    vsmfs_idx_make(st[i].r->lpn, st[i].r->count));
+		if (!ret)
+			ret = vsmfs_free_pages(t, lpn, vsmfs_idx_count(e));
+		if (!ret)
+			ret = vsmfs_trans_defer_resv(t, st[i].r, true);
+		if (ret)
+			return ret;
+		if (READ_ONCE(t->t_sbi->s_cow_mode) == VSMFS_COW_MULTI)
+			vsmfs_stat_inc(t->t_sbi, mcow_coarse);
+	}
+	inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
+	return 0;
+}
+
+/*
+ * Write [@pos, @pos + @len) atomically, copying the data with no
+ * file-system-wide lock held: an overwrite inside the file's runs and its
+ * size (no run grows, no page is new). (a) Fresh runs are reserved in
+ * DRAM (vsmfs_resv_take(), s_trans_mutex for each only; no version the
+ * journal writes has their bits); (b) the user
+ * data and the old bytes around it are copied into them under the locks
+ * of the inode alone (inode lock, invalidate_lock, i_idx_sem), with
+ * non-temporal stores and written-back cached stores; (c) one short
+ * handle switches the index entries or swaps the page table entries
+ * (vsmfs_stage_switch()) and ends: its fence, or the commit's on this
+ * CPU, makes (b) durable before the transaction that makes it reachable
+ * commits (a migration to another CPU between (b) and (c) orders them
+ * too). A crash before the commit leaves the old index and page table,
+ * whose frames were never written, and the reserved runs free.
+ *
+ * Return: the bytes written, or -EAGAIN if the write is not of that kind
+ * (nothing done, @from untouched), or another negative errno (nothing
+ * written).
+ */
+static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
+				  struct iov_iter *from, bool large, unsigned int mode)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_stage st[VSMFS_STAGE_RUNS];
+	loff_t end = pos + len, p;
+	unsigned int n = 0, i;
+	struct vsmfs_swap sw;
+	struct vsmfs_trans t;
+	int ret = 0;
+
+	if (mode == VSMFS_COW_SUPERPAGE || !len || end > i_size_read(inode))
+		return -EAGAIN;
+	/* (a) Which runs, and that every page written exists. */
+	for (p = pos; p < end;) {
+		u64 key = p >> VSMFS_VSP_SHIFT, pstart = key << VSMFS_VSP_SHIFT;
+		u64 wfrom = p - pstart, wto = min_t(u64, end - pstart, VSMFS_PIECE_SIZE);
+		u64 e = vsmfs_idx_lookup(inode, key), have = e ? vsmfs_idx_count(e) : 0;
+		u64 pg = wfrom >> VSMFS_BLOCK_SHIFT, need = DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE);
+		bool whole = mode == VSMFS_COW_MULTI && !wfrom && wto == VSMFS_PIECE_SIZE;
+
+		if (!have || need > have) {
+			ret = -EAGAIN;
+			goto release;
+		}
+		if (whole) {
+			pg = 0;
+			need = have;
+		}
+		while (pg < need) {
+			u64 m = mode == VSMFS_COW_PAGE ? 1 : need - pg;
+
+			if (n == VSMFS_STAGE_RUNS) {
+				ret = -EAGAIN;
+				goto release;
+			}
+			for (;;) {
+				bool big = whole && (large || m == VSMFS_VSP_PAGES);
+
+				ret = vsmfs_resv_take(sbi, m, big, &st[n].r);
+				/* Scattered free space: smaller runs, page swaps. */
+				if (ret != -ENOSPC || m == 1)
+					break;
+				m /= 2;
+				whole = false;
+			}
+			if (ret == -ENOSPC)
+				ret = -EAGAIN;
+			if (ret)
+				goto release;
+			st[n].key = key;
+			st[n].pg = pg;
+			st[n].whole = whole && m == have;
+			n++;
+			pg += m;
+		}
+		p = pstart + wto;
+	}
+	/* (b) The copies, with no file-system-wide lock. */
+	vsmfs_vsp_enter();
+	for (i = 0; i < n && !ret; i++) {
+		u64 pstart = st[i].key << VSMFS_VSP_SHIFT;
+		u64 wfrom = max_t(u64, pos, pstart) - pstart;
+		u64 wto = min_t(u64, end - pstart, VSMFS_PIECE_SIZE);
+
+		ret = vsmfs_stage_copy(sbi, inode, &st[i], wfrom, wto, from);
+	}
+	vsmfs_vsp_exit();
+	if (ret) {
+		/* Nothing is written: @from as it came. */
+		iov_iter_revert(from, len - iov_iter_count(from));
+		goto release;
+	}
+	/* (c) The switch, in one short handle. */
+	vsmfs_trans_begin_credits(sbi, &t, vsmfs_cow_blocks_at(mode, pos, len));
+	vsmfs_trans_track(&t, inode, false);
+	vsmfs_swap_init(sbi, &sw);
+	ret = vsmfs_stage_switch(&t, inode, st, n, &sw);
+	/* One shootdown for the write, before any page freed here is reused. */
+	vsmfs_swap_flush(&sw);
+	if (!ret) {
+		inode->i_mtime = current_time(inode);
+		inode->i_ctime = inode->i_mtime;
+		ret = vsmfs_write_inode_t(&t, inode);
+	}
+	if (!ret)
+		vsmfs_fault_stop(inode->i_sb, VSMFS_FAULT_COW_STOP,
+				 "copy-on-write stopped before its commit");
+	/* A handle its end would abort (vsmfs_trans_commit()): abort it here. */
+	if (!ret && (t.t_overflow || READ_ONCE(sbi->s_error_ro)))
+		ret = t.t_overflow ? -EFSCORRUPTED : -EROFS;
+	if (ret) {
+		/* Swaps and index switches undone: the runs are the write's again. */
+		vsmfs_trans_abort(&t);
+		iov_iter_revert(from, len - iov_iter_count(from));
+		goto release;
+	}
+	vsmfs_stat_inc(sbi, mcow_writes);
+	vsmfs_stat_inc(sbi, write_staged);
+	/* The runs are the transaction's now, even if its commit fails. */
+	ret = vsmfs_trans_commit(&t);
+	trace_vsmfs_mcow_write(inode, pos, len, 0, n, 0, 0, ret ?: len);
+	return ret ?: len;
+
+release:
+	for (i = 0; i < n; i++)
+		vsmfs_resv_release(sbi, st[i].r);
+	return ret;
+}
+
+/**
+ * vsmfs_write_atomic() - write a range of a file atomically
+ * @inode: a regular file
+ * @pos: start of the range
+ * @len: its length
+ * @from: the data, which cannot fault (see vsmfs_wsrc_get())
+ * @large: the file is large (its runs start at free superpages)
+ * @mode: cow= mode
+ *
+ * Write [@pos, @pos + @len) atomically (data=atomic): the new content of
+ * every page reaches PM in fresh pages, and one transaction switches the
+ * file to them, so after a crash the file holds the old or the new
+ * content of the whole range, never a mix.
+ *
+ * Ordering: (1) user mappings of the range (of its superpages with
+ * cow=superpage) are removed and pinned pages waited for, under
+ * invalidate_lock held until the end, so no user mapping can reach an old
+ * frame once it is freed; (2) new data is written to fresh pages with
+ * non-temporal stores, the merged old bytes with cached stores that are
+ * written back (vsmfs_merge_old()), both durable at the next fence;
+ * (3) the page table entries are swapped and the index switched in the
+ * transaction's DRAM copies, and the live kernel PTEs are changed; (4) one
+ * TLB shootdown for the whole write, before any page freed below can be
+ * allocated again; (5) the replaced pages are freed in the transaction,
+ * and the scratch pages that took the old frames of swapped pages, only
+ * reserved in DRAM, are given back (the bitmap on PM never had them);
+ * (6) commit: a fence makes (2) durable, then the metadata of (3) and (5)
+ * is committed at once. A crash before (6) leaves the old page table and
+ * index, whose frames were never written; after it, the new ones.
+ *
+ * The copy from @from must not come up short (see vsmfs_wsrc_get()).
+ * An error after part of the write was done commits the part done, which
+ * is atomic by itself.
+ *
+ * Context: inode lock held for writing.
+ * Return: the bytes written, or a negative errno.
+ */
+ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
+			   struct iov_iter *from, bool large, unsigned int mode)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	struct address_space *mapping = inode->i_mapping;
+	loff_t end = pos + len, ustart = pos, uend = end;
+	struct vsmfs_trans t;
+	ssize_t n;
+	int err;
+
+	filemap_invalidate_lock(mapping);
+	vsmfs_cow_span(mode, &ustart, &uend);
+	n = vsmfs_break_layouts_range(inode, ustart, uend - 1);
+	if (n)
+		goto out_unlock;
+	truncate_pagecache_range(inode, ustart, uend - 1);
+
+	down_write(&vi->i_idx_sem);
+	n = vsmfs_write_staged(inode, pos, len, from, large, mode);
+	if (n != -EAGAIN) {
+		up_write(&vi->i_idx_sem);
+		goto out_unlock;
+	}
+	/* The whole write in one handle: room for its worst case. */
+	vsmfs_trans_begin_credits(sbi, &t, vsmfs_cow_blocks_at(mode, pos, len));
+	vsmfs_trans_track(&t, inode, false);
+	n = vsmfs_cow_write_t(&t, inode, pos, len, from, large, mode, NULL);
+	if (n > 0) {
+		if (pos + n > i_size_read(inode))
+			i_size_write(inode, pos + n);
+		inode->i_mtime = current_time(inode);
+		inode->i_ctime = inode->i_mtime;
+	}
+	err = vsmfs_write_inode_t(&t, inode);
+	if (n <= 0 || err) {
+		/* A failed copy-on-write leaves the old version, swaps undone. */
+		vsmfs_trans_abort(&t);
+		if (n >= 0)
+			n = err ?: n;
+	} else {
+		/* A commit that fails commits nothing, not even the part done. */
+		err = vsmfs_trans_commit(&t);
+		if (err)
+			n = err;
+	}
+	up_write(&vi->i_idx_sem);
+out_unlock:
+	filemap_invalidate_unlock(mapping);
+	return n;
+}

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vsmfs DAX: the iomap of a file (for DAX faults, SEEK_DATA/SEEK_HOLE and
+ * FIEMAP), DAX page faults and mmap, writeback of mapped data, and the
+ * wait for pinned pages before their frames are freed or replaced
+ * (vsmfs_break_layouts()).
+ *
+ * Ordering: pages a write fault allocates in a hole are zeroed and
+ * reachable only once the fault's transaction commits (vsmfs_extend_run()
+ * in cow.c); on a MAP_SYNC mapping the fault commits the inode before the
+ * page is mapped, see vsmfs_iomap_begin(). Data stored through a mapping
+ * is written back by vsmfs_dax_writepages() and fenced by vsmfs_fsync() in
+ * file.c.
+ */
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/iomap.h>
+#include <linux/dax.h>
+#include <linux/pagemap.h>
+#include <linux/writeback.h>
+#include <linux/huge_mm.h>
+#include "vsmfs.h"
+#include "trace.h"
+#include "pmem.h"
+#include "fault.h"
+#include "data.h"
+
+/*
+ * iomap for DAX faults, SEEK_DATA/SEEK_HOLE and FIEMAP. A mapped extent is
+ * a physically contiguous part of a run; a hole extends to the next piece
+ * with data. A write fault on a hole allocates zeroed pages in a handle; on
+ * a MAP_SYNC mapping, the fault commits the inode's changes before the
+ * page is mapped (IOMAP_F_DIRTY).
+ */
+static int vsmfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
+			     unsigned int flags, struct iomap *iomap, struct iomap *srcmap)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	bool alloc = (flags & IOMAP_WRITE) && (flags & IOMAP_FAULT);
+	u64 key = pos >> VSMFS_VSP_SHIFT, pstart = key << VSMFS_VSP_SHIFT;
+	u64 pg = (pos - pstart) >> VSMFS_BLOCK_SHIFT, e, cnt;
+	int ret = 0;
+
+	if (pos >= sbi->s_sb->s_maxbytes)
+		return -EFBIG;
+	iomap->flags = 0;
+	iomap->bdev = inode->i_sb->s_bdev;
+	iomap->dax_dev = sbi->s_daxdev;
+	iomap->offset = pos & ~(loff_t)(VSMFS_BLOCK_SIZE - 1);
+
+	if (alloc)
+		down_write(&vi->i_idx_sem);
+	else
+		down_read(&vi->i_idx_sem);
+	e = vsmfs_idx_lookup(inode, key);
+	cnt = e ? vsmfs_idx_count(e) : 0;
+	if (pg >= cnt && alloc) {
+		struct vsmfs_trans t;
+		u64 run, have;
+
+		vsmfs_trans_begin(sbi, &t);
+		vsmfs_trans_track(&t, inode, false);
+		ret = vsmfs_extend_run(&t, inode, key, pg + 1, 0, 0,
+				       i_size_read(inode) >= VSMFS_LARGE_FILE, &run, &have);
+		if (!ret)
+			ret = vsmfs_write_inode_t(&t, inode);
+		ret = vsmfs_trans_end(&t, ret);
+		if (ret)
+			goto out;
+		iomap->flags |= IOMAP_F_NEW;
+		e = vsmfs_idx_lookup(inode, key);
+		cnt = vsmfs_idx_count(e);
+	}
+	if (pg < cnt) {
+		u64 lpn = vsmfs_idx_lpn(e) + pg, blk = vsmfs_lpn_blk(sbi, lpn), n = 1;
+		u64 want = DIV_ROUND_UP(pos + length - iomap->offset, VSMFS_BLOCK_SIZE);
+
+		if (!blk) {
+			vsmfs_fs_error(inode->i_sb, inode->i_ino, "logical page %llu has no frame",
+				       lpn);
+			ret = -EFSCORRUPTED;
+			goto out;
+		}
+		want = min(want, cnt - pg);
+		while (n < want && vsmfs_lpn_blk(sbi, lpn + n) == blk + n)
+			n++;
+		iomap->type = IOMAP_MAPPED;
+		iomap->addr = (blk << VSMFS_BLOCK_SHIFT) + sbi->s_dax_part_off;
+		iomap->length = n << VSMFS_BLOCK_SHIFT;
+		/*
+		 * MAP_SYNC: a write fault returns only once what reaches the
+		 * page is committed (dax_finish_sync_fault() calls fsync).
+		 */
+		if ((flags & IOMAP_WRITE) &&
+		    (s64)READ_ONCE(vi->i_tid) > atomic64_read(&sbi->s_commit_tid))
+			iomap->flags |= IOMAP_F_DIRTY;
+	} else {
+		/* The hole runs on to the next piece that has pages. */
+		u64 next = min_t(u64, vsmfs_idx_next(inode, key + 1), VSMFS_MAX_KEY);
+
+		iomap->length = (next << VSMFS_VSP_SHIFT) - iomap->offset;
+		iomap->type = IOMAP_HOLE;
+		iomap->addr = IOMAP_NULL_ADDR;
+	}
+out:
+	if (alloc)
+		up_write(&vi->i_idx_sem);
+	else
+		up_read(&vi->i_idx_sem);
+	return ret;
+}
+
+/* Also SEEK_DATA/SEEK_HOLE and FIEMAP, in file.c. */
+const struct iomap_ops vsmfs_iomap_ops = {
+	.iomap_begin	= vsmfs_iomap_begin,
+};
+
+static vm_fault_t vsmfs_dax_huge_fault(struct vm_fault *vmf, enum page_entry_size pe_size)
+{
+	struct inode *inode = file_inode(vmf->vma->vm_file);
+	struct super_block *sb = inode->i_sb;
+	bool write = (vmf->flags & FAULT_FLAG_WRITE) && (vmf->vma->vm_flags & VM_SHARED);
+	u64 t0 = vsmfs_trace_start(vsmfs_fault);
+	vm_fault_t ret;
+	pfn_t pfn;
+
+	if (write) {
+		sb_start_pagefault(sb);
+		file_update_time(vmf->vma->vm_file);
+	}
+	filemap_invalidate_lock_shared(inode->i_mapping);
+	ret = dax_iomap_fault(vmf, pe_size, &pfn, NULL, &vsmfs_iomap_ops);
+	if (ret & VM_FAULT_NEEDDSYNC)
+		ret = dax_finish_sync_fault(vmf, pe_size, pfn);
+	/*
+	 * A PMD fault maps a whole VSP as one 2 MiB page only where its frames
+	 * are physically contiguous and aligned; else it falls back to PTEs.
+	 */
+	if (pe_size == PE_SIZE_PMD) {
+		if (ret & VM_FAULT_FALLBACK)
+			vsmfs_stat_inc(VSMFS_SB(sb), fault_pmd_fallback);
+		else if (!(ret & VM_FAULT_ERROR))
+			vsmfs_stat_inc(VSMFS_SB(sb), fault_pmd);
+	} else if (!(ret & VM_FAULT_ERROR)) {
+		vsmfs_stat_inc(VSMFS_SB(sb), fault_pte);
+	}
+	filemap_invalidate_unlock_shared(inode->i_mapping);
+	if (write)
+		sb_end_pagefault(sb);
+	trace_vsmfs_fault(inode, vmf->pgoff, pe_size == PE_SIZE_PMD, (__force unsigned int)ret, t0);
+	return ret;
+}
+
+static vm_fault_t vsmfs_dax_fault(struct vm_fault *vmf)
+{
+	return vsmfs_dax_huge_fault(vmf, PE_SIZE_PTE);
+}
+
+static const struct vm_operations_struct vsmfs_dax_vm_ops = {
+	.fault		= vsmfs_dax_fault,
+	.huge_fault	= vsmfs_dax_huge_fault,
+	.page_mkwrite	= vsmfs_dax_fault,
+	.pfn_mkwrite	= vsmfs_dax_fault,
+};
+
+/**
+ * vsmfs_file_mmap() - map a file: its pages are mapped by DAX faults
+ * @file: the file
+ * @vma: the new mapping
+ *
+ * Return: 0, or -EOPNOTSUPP if the device does not support the mapping
+ * asked for (MAP_SYNC on a device without it).
+ */
+int vsmfs_file_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct inode *inode = file_inode(file);
+
+	if (!daxdev_mapping_supported(vma, VSMFS_SB(inode->i_sb)->s_daxdev))
+		return -EOPNOTSUPP;
+	file_accessed(file);
+	vma->vm_ops = &vsmfs_dax_vm_ops;
+	vma->vm_flags |= VM_HUGEPAGE;
+	return 0;
+}
+
+static int vsmfs_dax_writepages(struct address_space *mapping,
+				struct writeback_control *wbc)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(mapping->host->i_sb);
+
+	return dax_writeback_mapping_range(mapping, sbi->s_daxdev, wbc);
+}
+
+/* Data is never in the page cache: DAX entries only. */
+const struct address_space_operations vsmfs_dax_aops = {
+	.writepages	= vsmfs_dax_writepages,
+	.direct_IO	= noop_direct_IO,
+	.dirty_folio	= noop_dirty_folio,
+};
+
+static int vsmfs_wait_dax_page(struct inode *inode)
+{
+	filemap_invalidate_unlock(inode->i_mapping);
+	schedule();
+	filemap_invalidate_lock(inode->i_mapping);
+	return 0;
+}
+
+/**
+ * vsmfs_break_layouts_range() - wait until no page of a range is pinned
+ * @inode: a regular file
+ * @start: first byte of the range
+ * @end: last byte of the range (inclusive)
+ *
+ * Wait until no page of [@start, @end] of a file is pinned, as
+ * vsmfs_break_layouts() does for the whole file.
+ *
+ * Context: inode lock and invalidate_lock held for writing.
+ * Return: 0, or -ERESTARTSYS if a signal ended the wait.
+ */
+int vsmfs_break_layouts_range(struct inode *inode, loff_t start, loff_t end)
+{
+	struct page *page;
+	int ret;
+
+	do {
+		page = dax_layout_busy_page_range(inode->i_mapping, start, end);
+		if (!page)
+			return 0;
+		ret = ___wait_var_event(&page->_refcount,
+					atomic_read(&page->_refcount) == 1,
+					TASK_INTERRUPTIBLE, 0, 0,
+					vsmfs_wait_dax_page(inode));
+	} while (!ret);
+	return ret;
+}
+
+/**
+ * vsmfs_break_layouts() - wait until no page of a file is pinned
+ * @inode: a regular file
+ *
+ * Pages pinned by get_user_pages() (direct I/O of another file into a
+ * mapping of this one, RDMA) must not be freed or given other contents
+ * under the pin. Called before truncation, hole punching and zeroing, and
+ * (for the range written) before a copy-on-write write.
+ *
+ * Context: inode lock and invalidate_lock held for writing.
+ * Return: 0, or -ERESTARTSYS if a signal ended the wait.
+ */
+int vsmfs_break_layouts(struct inode *inode)
+{
+	return vsmfs_break_layouts_range(inode, 0, LLONG_MAX);
+}
