@@ -1152,6 +1152,12 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 		if (acl)
 			forget_cached_acl(inode, ACL_TYPE_ACCESS);
 	} else {
+		/*
+		 * Bytes past the new end in its page are zeroed in place
+		 * below, once the new size is durable: the handle commits.
+		 */
+		if (shrink && (iattr->ia_size & (VSMFS_BLOCK_SIZE - 1)))
+			t.t_sync = true;
 		ret = vsmfs_trans_commit(&t);
 	}
 	/*
@@ -1173,8 +1179,8 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 	}
 	/*
 	 * The bytes past the new end, in its page, once they are past the end
-	 * on PM too: zeroed before the commit, a crash would leave the old
-	 * size over zeros. Left as they are by a crash now, they are zeroed
+	 * on PM too (the handle above committed): zeroed before the commit, a
+	 * crash would leave the old size over zeros. Left as they are by a crash now, they are zeroed
 	 * again before the file grows over them (vsmfs_truncate_t(), the
 	 * write and fallocate paths).
 	 */

@@ -895,9 +895,21 @@ void vsmfs_trans_stop(struct vsmfs_sb_info *sbi)
  */
 void vsmfs_trans_destroy(struct vsmfs_sb_info *sbi)
 {
+	struct vsmfs_mblk *mb, *tmp;
+
 	cancel_delayed_work_sync(&sbi->s_commit_work);
-	WARN_ON_ONCE(sbi->s_run.nblocks);
-	/* Unmount committed them; after errors=remount-ro they are dropped. */
+	/*
+	 * Unmount committed the running transaction, unless an error made
+	 * the file system read-only first (or a failed mount never had
+	 * one): what it holds is dropped, PM keeps the last commit.
+	 */
+	WARN_ON_ONCE(sbi->s_run.nblocks && !READ_ONCE(sbi->s_error_ro));
+	list_for_each_entry_safe(mb, tmp, &sbi->s_run.dirty, m_dirty) {
+		list_del_init(&mb->m_dirty);
+		mb->m_is_dirty = false;
+	}
+	sbi->s_run.nblocks = 0;
+	sbi->s_run.ndata = 0;
 	vsmfs_trans_drop_frees(sbi);
 	/* A write whose handle an error aborted may have left its runs. */
 	while (!list_empty(&sbi->s_resv))
