@@ -1180,9 +1180,9 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 	/*
 	 * The bytes past the new end, in its page, once they are past the end
 	 * on PM too (the handle above committed): zeroed before the commit, a
-	 * crash would leave the old size over zeros. Left as they are by a crash now, they are zeroed
-	 * again before the file grows over them (vsmfs_truncate_t(), the
-	 * write and fallocate paths).
+	 * crash would leave the old size over zeros. Left as they are by a
+	 * crash now, they are zeroed again before the file grows over them
+	 * (vsmfs_truncate_t(), the write and fallocate paths).
 	 */
 	if (shrink && !ret) {
 		/* Outside the transaction: this CPU may hold old translations. */
