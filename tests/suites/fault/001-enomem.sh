@@ -40,7 +40,9 @@ done
 # processes create and remove files meanwhile, and go on after the
 # workload until a commit has tried to take copies (how soon depends on
 # how the vCPUs are scheduled; at most 60 s). Their calls must not fail
-# either.
+# either. Each operation commits (commit=sync), as copies are taken only
+# by commits.
+mount -o remount,commit=sync "$MNT"
 echo 1 > $K/journal_copy_alloc/interval
 rm -f /tmp/bg.stop /tmp/bg.fail
 for b in 1 2 3 4; do
