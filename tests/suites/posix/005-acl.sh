@@ -42,12 +42,14 @@ chmod 600 "$F"
 assert_eq "$(acl "$F")" \
 	"user::rw- user:nobody:rw- #effective:--- group::--- mask::--- other::--- " "ACL after chmod 600"
 expect_fail as_nobody cat "$F"
-# The mode and the ACL change in one transaction: a crash leaves both old
-# or both new.
+# The mode and the ACL change in one handle, which never spans two
+# transactions: a crash leaves both old or both new.
 S=/sys/fs/vsmfs/$(basename "$DEV")
+sync
 echo 1 > "$S/reset"
 chmod 640 "$F"
-assert_eq "$(cat "$S/trans_commits")" 1 "transactions of a chmod with an ACL"
+sync
+assert_eq "$(cat "$S/trans_handles")" 1 "handles of a chmod with an ACL"
 assert_eq "$(acl "$F")" \
 	"user::rw- user:nobody:rw- #effective:r-- group::--- mask::r-- other::--- " "ACL after chmod 640"
 assert_eq "$(as_nobody cat "$F" | head -n 1)" data "read after chmod 640"
