@@ -894,7 +894,7 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_stage st[VSMFS_STAGE_RUNS];
 	loff_t end = pos + len, p;
-	unsigned int n = 0, i;
+	unsigned int n = 0, i, ncoarse;
 	struct vsmfs_swap sw;
 	struct vsmfs_trans t;
 	int ret = 0;
@@ -989,7 +989,9 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 	vsmfs_stat_inc(sbi, write_staged);
 	/* The runs are the transaction's now, even if its commit fails. */
 	ret = vsmfs_trans_commit(&t);
-	trace_vsmfs_mcow_write(inode, pos, len, 0, n, 0, 0, ret ?: len);
+	for (i = 0, ncoarse = 0; i < n; i++)
+		ncoarse += st[i].whole;
+	trace_vsmfs_mcow_write(inode, pos, len, ncoarse, n - ncoarse, 0, 0, ret ?: len);
 	return ret ?: len;
 
 release:
