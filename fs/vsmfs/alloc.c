@@ -359,6 +359,18 @@ int vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
 	return 0;
 }
 
+/*
+ * Note for the delta the 8-byte words of bitmap block @mb holding bits
+ * [@off, @off + @count), changed without an undo copy to compare with.
+ */
+static void vsmfs_note_bits(struct vsmfs_mblk *mb, u64 off, u64 count)
+{
+	u64 w;
+
+	for (w = off / 64; w <= (off + count - 1) / 64; w++)
+		mb->m_cmask[w / 64] |= 1ULL << (w % 64);
+}
+
 /**
  * vsmfs_lbits_clear() - clear a run's bits in the page bitmap at commit
  * @t: the handle committing the running transaction
@@ -376,7 +388,7 @@ void vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	struct vsmfs_mblk *mb = vsmfs_lbitmap(sbi, lpn);
-	u64 off = lpn % BITS_PER_BLK, w;
+	u64 off = lpn % BITS_PER_BLK;
 	unsigned long *map;
 
 	if (IS_ERR(mb) || off + count > BITS_PER_BLK) {
@@ -389,8 +401,7 @@ void vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty)
 		return;
 	}
 	bitmap_clear(map, off, count);
-	for (w = off / 64; w <= (off + count - 1) / 64; w++)
-		mb->m_cmask[w / 64] |= 1ULL << (w % 64);
+	vsmfs_note_bits(mb, off, count);
 	if (dirty)
 		vsmfs_trans_dirty_commit(t, mb);
 	sbi->s_free_pages += count;
@@ -519,13 +530,12 @@ void vsmfs_resv_end(struct vsmfs_trans *t, struct vsmfs_resv *r, bool claimed)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	struct vsmfs_mblk *mb = vsmfs_lbitmap(sbi, r->lpn);
-	u64 off = r->lpn % BITS_PER_BLK, w;
+	u64 off = r->lpn % BITS_PER_BLK;
 
 	if (!IS_ERR(mb)) {
 		if (claimed) {
 			bitmap_clear(mb->m_resv, off, r->count);
-			for (w = off / 64; w <= (off + r->count - 1) / 64; w++)
-				mb->m_cmask[w / 64] |= 1ULL << (w % 64);
+			vsmfs_note_bits(mb, off, r->count);
 			vsmfs_trans_dirty_commit(t, mb);
 		} else {
 			vsmfs_resv_bits(mb, r, false);

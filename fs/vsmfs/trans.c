@@ -593,6 +593,15 @@ static void vsmfs_trans_drop_running(struct vsmfs_trans *t)
 	vsmfs_trans_drop_frees(t->t_sbi);
 }
 
+/* The commits_* counter of each VSMFS_COMMIT_* cause. */
+static const enum vsmfs_stat vsmfs_commit_stat[] = {
+	[VSMFS_COMMIT_SYNC]	= VSMFS_STAT_commits_sync,
+	[VSMFS_COMMIT_FSYNC]	= VSMFS_STAT_commits_fsync,
+	[VSMFS_COMMIT_TIMER]	= VSMFS_STAT_commits_timer,
+	[VSMFS_COMMIT_FULL]	= VSMFS_STAT_commits_full,
+	[VSMFS_COMMIT_SYNCFS]	= VSMFS_STAT_commits_syncfs,
+};
+
 /**
  * vsmfs_trans_commit_all() - end a handle and commit the running transaction
  * @t: the handle, joined to the running transaction
@@ -614,23 +623,7 @@ int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause)
 	vsmfs_trans_handle_done(t);
 	if (run->handles) {
 		vsmfs_stat_add(sbi, trans_handles, run->handles);
-		switch (cause) {
-		case VSMFS_COMMIT_FSYNC:
-			vsmfs_stat_inc(sbi, commits_fsync);
-			break;
-		case VSMFS_COMMIT_TIMER:
-			vsmfs_stat_inc(sbi, commits_timer);
-			break;
-		case VSMFS_COMMIT_FULL:
-			vsmfs_stat_inc(sbi, commits_full);
-			break;
-		case VSMFS_COMMIT_SYNCFS:
-			vsmfs_stat_inc(sbi, commits_syncfs);
-			break;
-		default:
-			vsmfs_stat_inc(sbi, commits_sync);
-			break;
-		}
+		this_cpu_inc(sbi->s_stats->v[vsmfs_commit_stat[cause]]);
 	}
 	run->handles = 0;
 	run->tid++;
