@@ -122,7 +122,10 @@ static int vsmfs_lbits(struct vsmfs_trans *t, u64 lpn, u64 count, bool set, bool
 			return -EFSCORRUPTED;
 		}
 	}
-	ret = vsmfs_trans_get_write_access(t, mb);
+	/* The bitmap words of the run. */
+	ret = vsmfs_trans_get_write_access_range(t, mb, off / BITS_PER_LONG * 8,
+						 (round_up(off + count, BITS_PER_LONG) -
+						  round_down(off, BITS_PER_LONG)) / 8);
 	if (ret)
 		return ret;
 	if (set) {
@@ -348,7 +351,7 @@ int vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
 	 * The bitmap block joins the transaction now, so that the handle
 	 * counts it (vsmfs_trans_room()); the commit changes it.
 	 */
-	ret = vsmfs_trans_get_write_access(t, mb);
+	ret = vsmfs_trans_get_write_access_range(t, mb, 0, 0);
 	if (!ret)
 		ret = vsmfs_trans_defer_free(t, lpn, count, false);
 	if (ret)
@@ -507,7 +510,8 @@ int vsmfs_resv_claim(struct vsmfs_trans *t, struct vsmfs_resv *r)
 
 	if (IS_ERR(mb))
 		return PTR_ERR(mb);
-	ret = vsmfs_trans_get_write_access(t, mb);
+	/* Unchanged in the handle: the commit sets the bits. */
+	ret = vsmfs_trans_get_write_access_range(t, mb, 0, 0);
 	if (ret)
 		return ret;
 	vsmfs_trans_dirty(t, mb);
@@ -596,7 +600,7 @@ static int vsmfs_ibit(struct vsmfs_trans *t, u64 ino, bool set)
 		vsmfs_fs_error(sbi->s_sb, ino, "inode already %s", set ? "in use" : "free");
 		return -EFSCORRUPTED;
 	}
-	ret = vsmfs_trans_get_write_access(t, mb);
+	ret = vsmfs_trans_get_write_access_range(t, mb, ino % BITS_PER_BLK / 64 * 8, 8);
 	if (ret)
 		return ret;
 	if (set) {

@@ -263,7 +263,8 @@ int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode)
 
 	ret = vsmfs_dinode_get(t->t_sbi, inode->i_ino, &mb, &di, &slot);
 	if (!ret)
-		ret = vsmfs_trans_get_write_access(t, mb);
+		ret = vsmfs_trans_get_write_access_range(t, mb, (u8 *)di - mb->m_data,
+							 sizeof(*di));
 	if (ret)
 		return ret;
 	vsmfs_trans_note_inode(t, inode);
@@ -320,7 +321,8 @@ int vsmfs_inode_get_write_access(struct vsmfs_trans *t, struct inode *inode)
 	int ret;
 
 	ret = vsmfs_dinode_get(t->t_sbi, inode->i_ino, &mb, &di, &slot);
-	return ret ?: vsmfs_trans_get_write_access(t, mb);
+	return ret ?: vsmfs_trans_get_write_access_range(t, mb, (u8 *)di - mb->m_data,
+							  sizeof(*di));
 }
 
 /**
@@ -518,8 +520,12 @@ static __le64 *vsmfs_idx_slot(struct vsmfs_trans *t, struct inode *inode, u64 ke
 			*err = PTR_ERR_OR_ZERO(mb);
 			if (!*err)
 				*err = vsmfs_trans_get_write_access(t, mb);
-			if (!*err && slot)
-				*err = vsmfs_trans_get_write_access(t, *mbp);
+			if (!*err && slot) {
+				unsigned int at = (u8 *)slot - (*mbp)->m_data;
+
+				*err = vsmfs_trans_get_write_access_range(t, *mbp, at,
+									  sizeof(*slot));
+			}
 			if (*err) {
 				/* Not linked anywhere: give the page back. */
 				vsmfs_free_pages(t, lpn, 1);
@@ -630,7 +636,7 @@ int vsmfs_idx_set(struct vsmfs_trans *t, struct inode *inode, u64 key, u64 val)
 	slot = vsmfs_idx_slot(t, inode, key, &mb, &err);
 	if (!slot)
 		return err ? err : -EIO;
-	err = vsmfs_trans_get_write_access(t, mb);
+	err = vsmfs_trans_get_write_access_range(t, mb, (u8 *)slot - mb->m_data, sizeof(*slot));
 	if (err)
 		return err;
 	*slot = cpu_to_le64(val);
@@ -846,7 +852,8 @@ static int vsmfs_free_index(struct vsmfs_trans *t, struct inode *inode, bool *mo
 				continue;
 			if (!vsmfs_trunc_room(t, more))
 				return 0;
-			ret = vsmfs_trans_get_write_access(t, mb);
+			ret = vsmfs_trans_get_write_access_range(t, mb, i * sizeof(*slot),
+								 sizeof(*slot));
 			if (ret)
 				return ret;
 			*slot = 0;

@@ -106,6 +106,9 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 	mb->m_is_dirty = false;
 	mb->m_dirty_slots = 0;
 	mb->m_shadow = NULL;
+	mb->m_ranged = false;
+	mb->m_hnew = false;
+	memset(mb->m_cmask, 0, sizeof(mb->m_cmask));
 	mb->m_resv = NULL;
 	mb->m_wmask_ok = false;
 	mb->m_dmask_ok = false;

@@ -40,8 +40,10 @@
  * (s_freeing, alloc.c).
  *
  * Abort. Each handle keeps a copy of every block it changes as it was
- * before its first change in the handle (m_shadow): vsmfs_trans_abort()
- * puts them back, takes the blocks the handle added out of the running
+ * before its first change in the handle (m_shadow), or of just the words
+ * it changes (sbi->s_undo: page table entries, inode slots, bitmap words;
+ * vsmfs_trans_get_write_access_range()): vsmfs_trans_abort() puts them
+ * back, takes the blocks the handle added out of the running
  * transaction (m_hnew), puts back those it dropped (t_forgot) and forgets
  * the runs it freed. The running transaction as the earlier handles left
  * it stays.
@@ -272,7 +274,7 @@ void vsmfs_trans_dirty(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
 
 	lockdep_assert_held(&sbi->s_trans_mutex);
 	/* Changed without vsmfs_trans_get_write_access(): abort cannot undo it. */
-	WARN_ON_ONCE(!mb->m_shadow);
+	WARN_ON_ONCE(!mb->m_shadow && !mb->m_ranged);
 	if (mb->m_is_dirty)
 		return;
 	if (t->t_nblocks + 1 > vsmfs_trans_max_blocks(sbi) ||
@@ -310,6 +312,30 @@ void vsmfs_trans_dirty_commit(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
 		t->t_ndata++;
 }
 
+/* An undo copy of a whole block: one an ended handle gave back, or new. */
+static u8 *vsmfs_shadow_alloc(struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_undo_log *u = &sbi->s_undo;
+
+	if (vsmfs_fault(VSMFS_FAULT_SHADOW_ALLOC))
+		return NULL;
+	if (u->npool)
+		return u->pool[--u->npool];
+	return kmalloc(VSMFS_BLOCK_SIZE, GFP_NOFS);
+}
+
+static void vsmfs_shadow_free(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb)
+{
+	struct vsmfs_undo_log *u = &sbi->s_undo;
+
+	if (u->npool < VSMFS_SHADOW_POOL)
+		u->pool[u->npool++] = mb->m_shadow;
+	else
+		kfree(mb->m_shadow);
+	mb->m_shadow = NULL;
+	list_del_init(&mb->m_undo);
+}
+
 /**
  * vsmfs_trans_get_write_access() - let a handle change a metadata block
  * @t: the handle
@@ -328,12 +354,62 @@ int vsmfs_trans_get_write_access(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
 	lockdep_assert_held(&t->t_sbi->s_trans_mutex);
 	if (mb->m_shadow)
 		return 0;
-	if (!vsmfs_fault(VSMFS_FAULT_SHADOW_ALLOC))
-		mb->m_shadow = kmalloc(VSMFS_BLOCK_SIZE, GFP_NOFS);
+	mb->m_shadow = vsmfs_shadow_alloc(t->t_sbi);
 	if (!mb->m_shadow)
 		return -ENOMEM;
 	memcpy(mb->m_shadow, mb->m_data, VSMFS_BLOCK_SIZE);
 	list_add_tail(&mb->m_undo, &t->t_undo);
+	return 0;
+}
+
+/**
+ * vsmfs_trans_get_write_access_range() - let a handle change part of a block
+ * @t: the handle
+ * @mb: the block, before the caller changes the part
+ * @off: first byte of the part
+ * @len: its bytes; 0 for a block that joins the handle unchanged (the
+ *	commit changes it)
+ *
+ * As vsmfs_trans_get_write_access(), for a change of the bytes
+ * [@off, @off + @len) only: the handle saves just those (widened to whole
+ * words) in the file system's undo log, which vsmfs_trans_abort() puts
+ * back newest first, and the end of the handle notes the words that
+ * changed. A handle that changes a page table entry or an inode slot so
+ * copies 8 or 256 bytes, not the block. When the log is full it takes
+ * the whole block's copy.
+ *
+ * Context: inside the handle.
+ * Return: 0, or -ENOMEM with @mb unchanged and not in @t.
+ */
+int vsmfs_trans_get_write_access_range(struct vsmfs_trans *t, struct vsmfs_mblk *mb,
+				       unsigned int off, unsigned int len)
+{
+	struct vsmfs_undo_log *u = &t->t_sbi->s_undo;
+	unsigned int end = round_up(off + len, 8), i;
+	struct vsmfs_undo_rec *r;
+
+	lockdep_assert_held(&t->t_sbi->s_trans_mutex);
+	if (mb->m_shadow)
+		return 0;
+	if (WARN_ON_ONCE(end > VSMFS_BLOCK_SIZE))
+		return -EFSCORRUPTED;
+	off = round_down(off, 8);
+	/* Saved already, before the handle's first change of it. */
+	for (i = 0; mb->m_ranged && i < u->n; i++) {
+		r = &u->rec[i];
+		if (r->mb == mb && r->off <= off && end <= r->off + r->len)
+			return 0;
+	}
+	if (u->n == VSMFS_UNDO_RECS || end - off > VSMFS_UNDO_BYTES - u->used)
+		return vsmfs_trans_get_write_access(t, mb);
+	r = &u->rec[u->n++];
+	r->mb = mb;
+	r->off = off;
+	r->len = end - off;
+	r->at = u->used;
+	memcpy((u8 *)u->bytes + r->at, mb->m_data + off, r->len);
+	u->used += r->len;
+	mb->m_ranged = true;
 	return 0;
 }
 
@@ -385,7 +461,8 @@ void vsmfs_trans_note_inode(struct vsmfs_trans *t, struct inode *inode)
 /* Whether the handle changed anything. */
 static bool vsmfs_trans_changed(struct vsmfs_trans *t)
 {
-	return !list_empty(&t->t_undo) || t->t_sbi->s_run.nfrees != t->t_nfrees ||
+	return !list_empty(&t->t_undo) || t->t_sbi->s_undo.n ||
+	       t->t_sbi->s_run.nfrees != t->t_nfrees ||
 	       !list_empty(&t->t_forgot);
 }
 
@@ -396,8 +473,9 @@ static bool vsmfs_trans_changed(struct vsmfs_trans *t)
  */
 static void vsmfs_trans_handle_done(struct vsmfs_trans *t)
 {
+	struct vsmfs_undo_log *u = &t->t_sbi->s_undo;
 	struct vsmfs_mblk *mb, *tmp;
-	unsigned int i;
+	unsigned int i, w;
 
 	list_for_each_entry_safe(mb, tmp, &t->t_undo, m_undo) {
 		u64 now[VSMFS_JMASK_WORDS];
@@ -406,10 +484,22 @@ static void vsmfs_trans_handle_done(struct vsmfs_trans *t)
 		for (i = 0; i < VSMFS_JMASK_WORDS; i++)
 			mb->m_cmask[i] |= now[i];
 		mb->m_hnew = false;
-		list_del_init(&mb->m_undo);
-		kfree(mb->m_shadow);
-		mb->m_shadow = NULL;
+		vsmfs_shadow_free(t->t_sbi, mb);
 	}
+	/* Saved parts: the words that differ from what they were. */
+	for (i = 0; i < u->n; i++) {
+		struct vsmfs_undo_rec *r = &u->rec[i];
+		const u64 *old = u->bytes + r->at / 8;
+		const u64 *cur = (const u64 *)r->mb->m_data + r->off / 8;
+
+		for (w = 0; w < r->len / 8; w++)
+			if (old[w] != cur[w])
+				__set_bit(r->off / 8 + w, (unsigned long *)r->mb->m_cmask);
+		r->mb->m_hnew = false;
+		r->mb->m_ranged = false;
+	}
+	u->n = 0;
+	u->used = 0;
 	/* Dropped for good: the pages they were on are freed. */
 	list_for_each_entry_safe(mb, tmp, &t->t_forgot, m_dirty) {
 		list_del_init(&mb->m_dirty);
@@ -662,6 +752,7 @@ int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause)
 void vsmfs_trans_abort(struct vsmfs_trans *t)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_undo_log *u = &sbi->s_undo;
 	const struct vsmfs_layout *l = &sbi->s_layout;
 	struct vsmfs_running *run = &sbi->s_run;
 	struct vsmfs_mblk *mb, *tmp;
@@ -693,6 +784,27 @@ void vsmfs_trans_abort(struct vsmfs_trans *t)
 		}
 		mb->m_hnew = false;
 	}
+	/* Saved parts, newest first, after the whole blocks saved later. */
+	while (u->n) {
+		struct vsmfs_undo_rec *r = &u->rec[--u->n];
+
+		mb = r->mb;
+		if (mb->m_blk >= l->ptable_start && mb->m_blk < l->ptable_start + l->ptable_blocks)
+			vsmfs_swap_undo(&sw, (mb->m_blk - l->ptable_start) * VSMFS_PTES_PER_BLOCK +
+					r->off / 8, (__le64 *)(u->bytes + r->at / 8),
+					(__le64 *)mb->m_data + r->off / 8, r->len / 8);
+		memcpy(mb->m_data + r->off, u->bytes + r->at / 8, r->len);
+		if (mb->m_is_dirty && mb->m_hnew) {
+			list_del_init(&mb->m_dirty);
+			mb->m_is_dirty = false;
+			t->t_nblocks--;
+			if (mb->m_blk >= l->data_start)
+				t->t_ndata--;
+		}
+		mb->m_hnew = false;
+		mb->m_ranged = false;
+	}
+	u->used = 0;
 	vsmfs_swap_flush(&sw);
 	/* A block changed without a copy cannot go back: it is committed. */
 	WARN_ON_ONCE(t->t_nblocks != run->nblocks);
@@ -709,11 +821,8 @@ void vsmfs_trans_abort(struct vsmfs_trans *t)
 		if (t->t_dirs & (1U << i))
 			vsmfs_dir_index_free(t->t_inodes[i]);
 	}
-	list_for_each_entry_safe(mb, tmp, &t->t_undo, m_undo) {
-		list_del_init(&mb->m_undo);
-		kfree(mb->m_shadow);
-		mb->m_shadow = NULL;
-	}
+	list_for_each_entry_safe(mb, tmp, &t->t_undo, m_undo)
+		vsmfs_shadow_free(sbi, mb);
 	t->t_ninodes = 0;
 	t->t_dirs = 0;
 	vsmfs_stat_inc(sbi, trans_aborts);
@@ -862,6 +971,7 @@ void vsmfs_trans_init(struct vsmfs_sb_info *sbi)
 	struct vsmfs_running *run = &sbi->s_run;
 
 	memset(run, 0, sizeof(*run));
+	memset(&sbi->s_undo, 0, sizeof(sbi->s_undo));
 	INIT_LIST_HEAD(&run->dirty);
 	INIT_LIST_HEAD(&sbi->s_resv);
 	run->tid = 1;
@@ -909,4 +1019,6 @@ void vsmfs_trans_destroy(struct vsmfs_sb_info *sbi)
 		vsmfs_resv_drop(sbi, list_first_entry(&sbi->s_resv, struct vsmfs_resv, node));
 	kvfree(sbi->s_run.frees);
 	sbi->s_run.frees = NULL;
+	while (sbi->s_undo.npool)
+		kfree(sbi->s_undo.pool[--sbi->s_undo.npool]);
 }

@@ -118,6 +118,36 @@ struct vsmfs_running {
 	unsigned long		first;
 };
 
+/*
+ * struct vsmfs_undo_rec - bytes of a metadata block as they were before
+ * the running handle changed them (vsmfs_trans_get_write_access_range())
+ * @mb: the block
+ * @off: first byte, a multiple of 8
+ * @len: bytes, a multiple of 8 (0: the block joins the handle unchanged)
+ * @at: where the old bytes are in vsmfs_undo_log.bytes
+ */
+struct vsmfs_undo_rec {
+	struct vsmfs_mblk	*mb;
+	u16			off, len, at;
+};
+
+#define VSMFS_UNDO_RECS		32	/* records of one handle */
+#define VSMFS_UNDO_BYTES	2048	/* old bytes they save */
+#define VSMFS_SHADOW_POOL	8	/* whole-block undo copies kept for reuse */
+
+/*
+ * struct vsmfs_undo_log - what the running handle saved to undo its
+ * changes of parts of blocks, in the order it saved them; and undo copies
+ * of whole blocks that ended handles gave back (@pool, @npool)
+ */
+struct vsmfs_undo_log {
+	unsigned int		n, used;
+	struct vsmfs_undo_rec	rec[VSMFS_UNDO_RECS];
+	u64			bytes[VSMFS_UNDO_BYTES / 8];
+	u8			*pool[VSMFS_SHADOW_POOL];
+	unsigned int		npool;
+};
+
 /* Why the running transaction was committed (commits_* counters). */
 enum {
 	VSMFS_COMMIT_SYNC,	/* commit=sync, or a handle that must be durable */
@@ -219,6 +249,7 @@ struct vsmfs_sb_info {
 	 * handles ended since the last commit left for the next one.
 	 */
 	struct vsmfs_running	s_run;
+	struct vsmfs_undo_log	s_undo;		/* the running handle's, s_trans_mutex */
 	struct list_head	s_resv;		/* vsmfs_resv, s_trans_mutex */
 	/* Last transaction whose commit has finished (s_commit_wq). */
 	atomic64_t		s_commit_tid;
@@ -301,13 +332,15 @@ struct vsmfs_mblk {
 	 */
 	unsigned long		m_dirty_slots;
 	/*
-	 * The block as it was before the running transaction first changed
-	 * it (vsmfs_trans_get_write_access()), NULL when that transaction
-	 * has not; on the transaction's undo list through @m_undo. Both are
-	 * under s_trans_mutex.
+	 * The block as it was before the running handle first changed it
+	 * (vsmfs_trans_get_write_access()), NULL when that handle has not;
+	 * on the handle's undo list through @m_undo. @m_ranged: the handle
+	 * saved parts of it instead (vsmfs_trans_get_write_access_range(),
+	 * s_undo). All under s_trans_mutex.
 	 */
 	u8			*m_shadow;
 	struct list_head	m_undo;
+	bool			m_ranged;
 	/*
 	 * For deltas computed in DRAM (vsmfs_trans_masks()), under
 	 * s_trans_mutex: @m_wmask, the words the last commit of the block
@@ -566,6 +599,8 @@ void vsmfs_trans_unlock(struct vsmfs_trans *t);
 void vsmfs_trans_dirty(struct vsmfs_trans *t, struct vsmfs_mblk *mb);
 void vsmfs_trans_dirty_commit(struct vsmfs_trans *t, struct vsmfs_mblk *mb);
 int vsmfs_trans_get_write_access(struct vsmfs_trans *t, struct vsmfs_mblk *mb);
+int vsmfs_trans_get_write_access_range(struct vsmfs_trans *t, struct vsmfs_mblk *mb,
+				       unsigned int off, unsigned int len);
 void vsmfs_trans_track(struct vsmfs_trans *t, struct inode *inode, bool entries);
 void vsmfs_trans_note_inode(struct vsmfs_trans *t, struct inode *inode);
 int vsmfs_trans_defer_free(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch);

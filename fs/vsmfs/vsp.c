@@ -195,6 +195,29 @@ static __le64 *vsmfs_pt_slot(struct vsmfs_sb_info *sbi, u64 lpn, struct vsmfs_mb
 	return (__le64 *)mb->m_data + lpn % (VSMFS_BLOCK_SIZE / 8);
 }
 
+/*
+ * Get write access in @t to the page table entries of @count logical pages
+ * from @lpn: the words of each block they are in.
+ */
+static int vsmfs_pt_get_write_access(struct vsmfs_trans *t, u64 lpn, u64 count)
+{
+	struct vsmfs_mblk *mb;
+	__le64 *slot;
+	u64 k;
+	int ret;
+
+	for (; count; lpn += k, count -= k) {
+		k = min_t(u64, count, VSMFS_PTES_PER_BLOCK - lpn % VSMFS_PTES_PER_BLOCK);
+		slot = vsmfs_pt_slot(t->t_sbi, lpn, &mb);
+		if (!slot)
+			return -ENOMEM;
+		ret = vsmfs_trans_get_write_access_range(t, mb, (u8 *)slot - mb->m_data, k * 8);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 /**
  * vsmfs_swap_init() - start a batch of page swaps
  * @sbi: the file system
@@ -240,6 +263,7 @@ int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b,
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	u64 i, n = sbi->s_layout.data_pages;
+	int ret;
 
 	if (WARN_ON_ONCE(!a || !b || a + count > n || b + count > n ||
 			 (a < b + count && b < a + count)))
@@ -249,16 +273,15 @@ int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b,
 	 * nothing: metadata blocks stay cached once read, so the second pass
 	 * cannot fail.
 	 */
-	for (i = 0; i < count; i++) {
-		struct vsmfs_mblk *m;
-
+	for (i = 0; i < count; i++)
 		if (!vsmfs_kernel_pte((unsigned long)vsmfs_lpn_ptr(sbi, a + i)) ||
 		    !vsmfs_kernel_pte((unsigned long)vsmfs_lpn_ptr(sbi, b + i)))
 			return -EIO;
-		if (!vsmfs_pt_slot(sbi, a + i, &m) || vsmfs_trans_get_write_access(t, m) ||
-		    !vsmfs_pt_slot(sbi, b + i, &m) || vsmfs_trans_get_write_access(t, m))
-			return -ENOMEM;
-	}
+	ret = vsmfs_pt_get_write_access(t, a, count);
+	if (!ret)
+		ret = vsmfs_pt_get_write_access(t, b, count);
+	if (ret)
+		return ret;
 	for (i = 0; i < count; i++) {
 		unsigned long va = (unsigned long)vsmfs_lpn_ptr(sbi, a + i);
 		unsigned long vb = (unsigned long)vsmfs_lpn_ptr(sbi, b + i);
