@@ -185,12 +185,21 @@ int vsmfs_file_mmap(struct file *file, struct vm_area_struct *vma)
 	return 0;
 }
 
+/*
+ * Write back the lines of mapped pages user stores dirtied, and fence on
+ * this CPU, where they were flushed: durable when this returns, whoever
+ * called it (fsync, msync, sync, or the flusher thread, whose flushes no
+ * later fence on another CPU would order).
+ */
 static int vsmfs_dax_writepages(struct address_space *mapping,
 				struct writeback_control *wbc)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(mapping->host->i_sb);
+	int ret;
 
-	return dax_writeback_mapping_range(mapping, sbi->s_daxdev, wbc);
+	ret = dax_writeback_mapping_range(mapping, sbi->s_daxdev, wbc);
+	vsmfs_fence();
+	return ret;
 }
 
 /* Data is never in the page cache: DAX entries only. */

@@ -417,8 +417,11 @@ int vsmfs_fsync(struct file *file, loff_t start, loff_t end, int datasync)
 	ret = file_write_and_wait_range(file, start, end);
 	if (!ret && !datasync)
 		ret = sync_inode_metadata(inode, 1);
-	/* Written-back mapped data, on this CPU. */
-	vsmfs_fence();
+	/*
+	 * Mapped data written back above was fenced where it was flushed
+	 * (vsmfs_dax_writepages()); a file never dirtied through a mapping
+	 * needs no fence here.
+	 */
 	if (!ret)
 		ret = vsmfs_trans_sync_inode(inode, VSMFS_COMMIT_FSYNC);
 	trace_vsmfs_fsync(inode, start, end - start + 1, ret, t0);

@@ -34,6 +34,7 @@
 
 #include <linux/compiler.h>
 #include <linux/libnvdimm.h>
+#include <linux/percpu.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/uio.h>
@@ -51,18 +52,47 @@ static inline void vsmfs_chk_pm_ptr(const void __pm *p)
 
 #include "pmlog.h"
 
+/*
+ * Set on a CPU by every store, non-temporal store and flush to PM made
+ * through the primitives below, cleared by each fence on it: whether the
+ * CPU may have stores to PM not yet ordered by a fence. A task that moves
+ * to another CPU leaves its stores ordered (a migration acts as a fence,
+ * see trans.c), so the flag of the CPU a task runs on covers all the
+ * task's own unfenced stores. Set after the stores and cleared before the
+ * fence, so a preemption in between only makes a later check fence once
+ * more than needed.
+ */
+DECLARE_PER_CPU(bool, vsmfs_pm_unfenced);
+
+static inline void vsmfs_pm_stored(void)
+{
+	this_cpu_write(vsmfs_pm_unfenced, true);
+}
+
 /* Write back [addr, addr+len) to the persistence domain; no ordering. */
 static inline void vsmfs_flush(const void __pm *addr, size_t len)
 {
 	arch_wb_cache_pmem((__force void *)addr, len);
 	vsmfs_pmlog_flush(addr, len);
+	vsmfs_pm_stored();
 }
 
 /* Order earlier flushes and non-temporal stores before later stores. */
 static inline void vsmfs_fence(void)
 {
+	this_cpu_write(vsmfs_pm_unfenced, false);
 	pmem_wmb();
 	vsmfs_pmlog_fence();
+}
+
+/*
+ * vsmfs_fence() if this CPU stored to PM since its last fence: where only
+ * the task's own earlier stores need ordering (the end of a handle).
+ */
+static inline void vsmfs_fence_pending(void)
+{
+	if (this_cpu_read(vsmfs_pm_unfenced))
+		vsmfs_fence();
 }
 
 /* Flush then fence: [addr, addr+len) is durable when this returns. */
@@ -84,6 +114,7 @@ static inline void vsmfs_persist(const void __pm *addr, size_t len)
 		vsmfs_chk_pm_ptr(__pm_p);				\
 		WRITE_ONCE(*(__force typeof(*__pm_p) *)__pm_p, (val));	\
 		vsmfs_pmlog_store(__pm_p, sizeof(*__pm_p));		\
+		vsmfs_pm_stored();					\
 	} while (0)
 
 /*
@@ -133,6 +164,7 @@ static inline void vsmfs_pm_store(void __pm *dst, const void *src, size_t len)
 {
 	memcpy((__force void *)dst, src, len);
 	vsmfs_pmlog_store(dst, len);
+	vsmfs_pm_stored();
 }
 
 /* Fill [dst, dst+len) of PM through the cache, as vsmfs_pm_store(). */
@@ -140,6 +172,7 @@ static inline void vsmfs_pm_memset(void __pm *dst, int c, size_t len)
 {
 	memset((__force void *)dst, c, len);
 	vsmfs_pmlog_store(dst, len);
+	vsmfs_pm_stored();
 }
 
 /* Zero [addr, addr+len) of PM; durable after the next fence. */
@@ -154,6 +187,7 @@ static inline void vsmfs_memcpy_nt(void __pm *dst, const void *src, size_t len)
 {
 	memcpy_flushcache((__force void *)dst, src, len);
 	vsmfs_pmlog_nt(dst, len);
+	vsmfs_pm_stored();
 }
 
 /* Copy from user to PM with non-temporal stores; durable after a fence. */
@@ -162,6 +196,7 @@ static inline size_t vsmfs_copy_from_iter(void __pm *dst, size_t len, struct iov
 	size_t n = _copy_from_iter_flushcache((__force void *)dst, len, i);
 
 	vsmfs_pmlog_nt(dst, n);
+	vsmfs_pm_stored();
 	return n;
 }
 

@@ -21,6 +21,9 @@
 #include "pmem.h"
 #include "fault.h"
 
+/* This CPU may have stores to PM no fence has ordered yet (pmem.h). */
+DEFINE_PER_CPU(bool, vsmfs_pm_unfenced);
+
 static struct kmem_cache *vsmfs_inode_cachep;
 /* /sys/kernel/debug/vsmfs: the test aids of fault.c and pmlog.c, if built. */
 static struct dentry *vsmfs_debugfs;

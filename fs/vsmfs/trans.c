@@ -30,12 +30,15 @@
  * Ordering. File data a handle makes reachable was written with
  * non-temporal stores, or cached stores written back, and is not fenced
  * by the caller. A handle that ends in the running transaction fences
- * once, on its own CPU: the commit that makes its data reachable may be
- * made by another task on another CPU, whose fence orders none of this
- * CPU's stores. That fence is the only one of a handle that does not
- * commit. Pages a handle frees, and scratch pages that took old frames in
- * a copy-on-write, hold what a crash before the commit gives back to their
- * files: they are freed in DRAM only by the commit (s_run.frees,
+ * once, on its own CPU, if that CPU stored to PM since its last fence
+ * (vsmfs_fence_pending()): the commit that makes its data reachable may
+ * be made by another task on another CPU, whose fence orders none of this
+ * CPU's stores. The task's stores made on a CPU it has left are ordered
+ * by the move (a migration acts as a fence). That fence is the only one
+ * of a handle that does not commit, and a handle that wrote no data (a
+ * create, an unlink, a chmod) has none. Pages a handle frees, and scratch
+ * pages that took old frames in a copy-on-write, hold what a crash before
+ * the commit gives back to their files: they are freed in DRAM only by the commit (s_run.frees,
  * vsmfs_trans_apply_frees()), and taken again only once it is durable
  * (s_freeing, alloc.c).
  *
@@ -868,8 +871,13 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 	if (t->t_sync || !sbi->s_jopts.commit_secs || vsmfs_journal_writethrough(sbi))
 		return vsmfs_trans_commit_all(t, VSMFS_COMMIT_SYNC) ?: err;
 	vsmfs_trans_handle_done(t);
-	/* The data this handle made reachable, before any commit of it. */
-	vsmfs_fence();
+	/*
+	 * The data this handle made reachable, before any commit of it: if
+	 * this CPU stored to PM since its last fence (a handle that only
+	 * changed metadata in DRAM, and a task whose data stores were on
+	 * another CPU before it moved here, have nothing to order).
+	 */
+	vsmfs_fence_pending();
 	if (!run->handles++)
 		queue_delayed_work(system_long_wq, &sbi->s_commit_work,
 				   sbi->s_jopts.commit_secs * HZ);
