@@ -93,6 +93,8 @@ static inline void vsmfs_fence_pending(void)
 {
 	if (this_cpu_read(vsmfs_pm_unfenced))
 		vsmfs_fence();
+	else
+		vsmfs_pmlog_settle();
 }
 
 /* Flush then fence: [addr, addr+len) is durable when this returns. */

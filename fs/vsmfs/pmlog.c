@@ -14,6 +14,8 @@
  *   vsmfs_memcpy_nt(),       NT: the bytes stored, exactly
  *   vsmfs_copy_from_iter()
  *   vsmfs_fence()            FENCE
+ *   vsmfs_fence_pending()    FENCE, or SETTLE when the CPU had nothing
+ *                            to order and no fence was made
  * each with the CPU and the task that made it (pid 0 outside a task's own
  * context: in an interrupt, such as the function call of another CPU, or
  * in the idle task, which has that pid on every CPU), the address turned
@@ -46,7 +48,9 @@
  * the Intel SDM (vol. 2A, CLWB) says CLWB is ordered by SFENCE, MFENCE and
  * locked instructions, and a task leaving a CPU passes through the
  * runqueue lock there, a locked instruction, so what it flushed on the
- * CPU it left is ordered before anything it does on the next one. The
+ * CPU it left is ordered before anything it does on the next one; a
+ * SETTLE record (a task whose CPU had nothing to fence) makes the marks
+ * the task made on other CPUs durable for that reason. The
  * model counts only the module's own fences: the locked instructions of
  * the kernel that happen to lie between a flush and a later store are no
  * ordering the module may rely on, as other architectures order a
@@ -321,6 +325,24 @@ void vsmfs_pmlog_fence(void)
 		return;
 	spin_lock_irqsave(&pmlog.lock, flags);
 	vsmfs_pmlog_add(VSMFS_PMLOG_FENCE, NULL, 0, 0);
+	spin_unlock_irqrestore(&pmlog.lock, flags);
+}
+
+/**
+ * vsmfs_pmlog_settle() - record a fence left out for want of stores
+ *
+ * Called by vsmfs_fence_pending() when this CPU has no store to order:
+ * the replay learns that the task runs here now, so that what it flushed
+ * on the CPUs it left is durable (left through a locked instruction).
+ */
+void vsmfs_pmlog_settle(void)
+{
+	unsigned long flags;
+
+	if (!READ_ONCE(pmlog.on))
+		return;
+	spin_lock_irqsave(&pmlog.lock, flags);
+	vsmfs_pmlog_add(VSMFS_PMLOG_SETTLE, NULL, 0, 0);
 	spin_unlock_irqrestore(&pmlog.lock, flags);
 }
 

@@ -19,6 +19,7 @@ void vsmfs_pmlog_store(const void __pm *addr, size_t len);
 void vsmfs_pmlog_flush(const void __pm *addr, size_t len);
 void vsmfs_pmlog_nt(const void __pm *addr, size_t len);
 void vsmfs_pmlog_fence(void);
+void vsmfs_pmlog_settle(void);
 void vsmfs_pmlog_attach(struct vsmfs_sb_info *sbi);
 void vsmfs_pmlog_detach(struct vsmfs_sb_info *sbi);
 void vsmfs_pmlog_init(struct dentry *dir);
@@ -40,6 +41,10 @@ static inline void vsmfs_pmlog_nt(const void __pm *addr, size_t len)
 }
 
 static inline void vsmfs_pmlog_fence(void)
+{
+}
+
+static inline void vsmfs_pmlog_settle(void)
 {
 }
 

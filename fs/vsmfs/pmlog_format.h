@@ -17,7 +17,7 @@
 #include <linux/build_bug.h>
 
 #define VSMFS_PMLOG_MAGIC	0x474f4c4d50534d56ULL	/* bytes "VSMPMLOG" */
-#define VSMFS_PMLOG_VERSION	3
+#define VSMFS_PMLOG_VERSION	4
 
 /* ph_flags */
 #define VSMFS_PMLOG_OVERFLOW	0x1	/* records were lost: the log is unusable */
@@ -39,9 +39,16 @@ struct vsmfs_pmlog_hdr {
 #define VSMFS_PMLOG_FENCE	3	/* store fence; no data */
 #define VSMFS_PMLOG_STORE	4	/* cached stores; r_len bytes: what was stored */
 #define VSMFS_PMLOG_MARK	5	/* a mark from user space; r_off: its value, no data */
+/*
+ * The task found its CPU with no store to order and did not fence
+ * (vsmfs_fence_pending()); no data. What it flushed or stored
+ * non-temporally on other CPUs is durable: it left them through a locked
+ * instruction.
+ */
+#define VSMFS_PMLOG_SETTLE	6
 
 struct vsmfs_pmlog_rec {
-	__le16	r_type;		/* VSMFS_PMLOG_FLUSH, _NT, _FENCE, _STORE or _MARK */
+	__le16	r_type;		/* VSMFS_PMLOG_FLUSH, _NT, _FENCE, _STORE, _MARK, _SETTLE */
 	__le16	r_cpu;		/* CPU that made the record */
 	__le32	r_pid;		/* task that made it; 0: none (interrupt, idle) */
 	__le64	r_off;		/* device offset (FLUSH: line aligned); MARK: value */

@@ -109,6 +109,24 @@ pts = {p.name: {len(u[1]) for u in p.units} for p in rp.points()}
 check(pts == {"0": {2}, "1": set(), "end": set()}, f"moved task's fence: units {pts}")
 check(rp.moved == 1, f"moved task's fence counted {rp.moved} times, not once")
 
+# A task that moved and found nothing to fence where it runs now (SETTLE):
+# what it flushed on the CPU it left is durable, what another task flushed
+# there is not, and no crash point is made.
+path = log_file([rec(pr.STORE, 0, b(4), cpu=0, pid=7), rec(pr.FLUSH, 0, b(4) + bytes(56), cpu=0,
+                                                           pid=7),
+                 rec(pr.STORE, 64, b(5), cpu=0, pid=8), rec(pr.FLUSH, 64, b(5) + bytes(56), cpu=0,
+                                                            pid=8),
+                 rec(pr.SETTLE, cpu=1, pid=7), rec(pr.SETTLE, cpu=0, pid=8),
+                 rec(pr.FENCE, cpu=1, pid=9)])
+try:
+    log = pr.Log(path)
+finally:
+    os.unlink(path)
+rp = pr.Replay(bytes(DEV), log)
+pts = {p.name: {u[0]: len(u[1]) for u in p.units} for p in rp.points()}
+check(pts == {"0": {64: 2}, "end": {64: 2}}, f"settled task: units {pts}")
+check(rp.moved == 1, f"settled task counted {rp.moved} times, not once")
+
 # Pid 0 is no task (an interrupt, the idle task of each CPU): its fence on
 # another CPU orders nothing of a pid 0 mark elsewhere.
 imgs = images([rec(pr.STORE, 0, b(5), cpu=0, pid=0), rec(pr.FLUSH, 0, b(5) + bytes(56), cpu=0,
