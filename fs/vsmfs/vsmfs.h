@@ -536,6 +536,8 @@ static inline void __pm *vsmfs_blk_ptr(struct vsmfs_sb_info *sbi, u64 blk)
 	pr_info("vsmfs (%s): " fmt "\n", (sb)->s_id, ##__VA_ARGS__)
 
 /* super.c */
+struct inode *vsmfs_alloc_inode(struct super_block *sb);
+void vsmfs_free_inode(struct inode *inode);
 __printf(5, 6)
 void __vsmfs_fs_error(struct super_block *sb, const char *func, unsigned int line,
 		      u64 ino, const char *fmt, ...);
@@ -690,8 +692,6 @@ void vsmfs_aggr_written(struct inode *inode);
 int vsmfs_fsync(struct file *file, loff_t start, loff_t end, int datasync);
 extern const struct file_operations vsmfs_file_operations;
 extern const struct inode_operations vsmfs_file_inode_operations;
-struct inode *vsmfs_alloc_inode(struct super_block *sb);
-void vsmfs_free_inode(struct inode *inode);
 
 /* cow.c */
 u64 vsmfs_atomic_write_max(struct vsmfs_sb_info *sbi, unsigned int cow);
