@@ -600,7 +600,7 @@ static int vsmfs_ibit(struct vsmfs_trans *t, u64 ino, bool set)
 		vsmfs_fs_error(sbi->s_sb, ino, "inode already %s", set ? "in use" : "free");
 		return -EFSCORRUPTED;
 	}
-	ret = vsmfs_trans_get_write_access_range(t, mb, ino % BITS_PER_BLK / 64 * 8, 8);
+	ret = vsmfs_trans_get_write_access_range(t, mb, ino % BITS_PER_BLK / BITS_PER_LONG * 8, 8);
 	if (ret)
 		return ret;
 	if (set) {

@@ -312,6 +312,18 @@ void vsmfs_pmlog_nt(const void __pm *addr, size_t len)
 	vsmfs_pmlog_range(VSMFS_PMLOG_NT, (__force const void *)addr, len);
 }
 
+/* A record with no address and no data, while logging is on. */
+static void vsmfs_pmlog_event(u16 type)
+{
+	unsigned long flags;
+
+	if (!READ_ONCE(pmlog.on))
+		return;
+	spin_lock_irqsave(&pmlog.lock, flags);
+	vsmfs_pmlog_add(type, NULL, 0, 0);
+	spin_unlock_irqrestore(&pmlog.lock, flags);
+}
+
 /**
  * vsmfs_pmlog_fence() - record a store fence
  *
@@ -319,13 +331,7 @@ void vsmfs_pmlog_nt(const void __pm *addr, size_t len)
  */
 void vsmfs_pmlog_fence(void)
 {
-	unsigned long flags;
-
-	if (!READ_ONCE(pmlog.on))
-		return;
-	spin_lock_irqsave(&pmlog.lock, flags);
-	vsmfs_pmlog_add(VSMFS_PMLOG_FENCE, NULL, 0, 0);
-	spin_unlock_irqrestore(&pmlog.lock, flags);
+	vsmfs_pmlog_event(VSMFS_PMLOG_FENCE);
 }
 
 /**
@@ -337,13 +343,7 @@ void vsmfs_pmlog_fence(void)
  */
 void vsmfs_pmlog_settle(void)
 {
-	unsigned long flags;
-
-	if (!READ_ONCE(pmlog.on))
-		return;
-	spin_lock_irqsave(&pmlog.lock, flags);
-	vsmfs_pmlog_add(VSMFS_PMLOG_SETTLE, NULL, 0, 0);
-	spin_unlock_irqrestore(&pmlog.lock, flags);
+	vsmfs_pmlog_event(VSMFS_PMLOG_SETTLE);
 }
 
 /**

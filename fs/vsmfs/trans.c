@@ -735,6 +735,31 @@ int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause)
 	return err;
 }
 
+/*
+ * Put back @len bytes at @off of @mb as @old saved them (the live mapping
+ * follows page table entries back, in batch @sw) and take @mb out of the
+ * transaction if the aborted handle added it.
+ */
+static void vsmfs_trans_put_back(struct vsmfs_trans *t, struct vsmfs_swap *sw,
+				 struct vsmfs_mblk *mb, unsigned int off, const void *old,
+				 unsigned int len)
+{
+	const struct vsmfs_layout *l = &t->t_sbi->s_layout;
+
+	if (mb->m_blk >= l->ptable_start && mb->m_blk < l->ptable_start + l->ptable_blocks)
+		vsmfs_swap_undo(sw, (mb->m_blk - l->ptable_start) * VSMFS_PTES_PER_BLOCK + off / 8,
+				old, (__le64 *)mb->m_data + off / 8, len / 8);
+	memcpy(mb->m_data + off, old, len);
+	if (mb->m_is_dirty && mb->m_hnew) {
+		list_del_init(&mb->m_dirty);
+		mb->m_is_dirty = false;
+		t->t_nblocks--;
+		if (mb->m_blk >= l->data_start)
+			t->t_ndata--;
+	}
+	mb->m_hnew = false;
+}
+
 /**
  * vsmfs_trans_abort() - end a handle without any of its changes
  * @t: the handle
@@ -771,41 +796,14 @@ void vsmfs_trans_abort(struct vsmfs_trans *t)
 		if (mb->m_blk >= l->data_start)
 			t->t_ndata++;
 	}
-	list_for_each_entry(mb, &t->t_undo, m_undo) {
-		/* Page table: the live mapping follows the entries back. */
-		if (mb->m_blk >= l->ptable_start && mb->m_blk < l->ptable_start + l->ptable_blocks)
-			vsmfs_swap_undo(&sw, (mb->m_blk - l->ptable_start) * VSMFS_PTES_PER_BLOCK,
-					(__le64 *)mb->m_shadow, (__le64 *)mb->m_data,
-					VSMFS_PTES_PER_BLOCK);
-		memcpy(mb->m_data, mb->m_shadow, VSMFS_BLOCK_SIZE);
-		if (mb->m_is_dirty && mb->m_hnew) {
-			list_del_init(&mb->m_dirty);
-			mb->m_is_dirty = false;
-			t->t_nblocks--;
-			if (mb->m_blk >= l->data_start)
-				t->t_ndata--;
-		}
-		mb->m_hnew = false;
-	}
+	list_for_each_entry(mb, &t->t_undo, m_undo)
+		vsmfs_trans_put_back(t, &sw, mb, 0, mb->m_shadow, VSMFS_BLOCK_SIZE);
 	/* Saved parts, newest first, after the whole blocks saved later. */
 	while (u->n) {
 		struct vsmfs_undo_rec *r = &u->rec[--u->n];
 
-		mb = r->mb;
-		if (mb->m_blk >= l->ptable_start && mb->m_blk < l->ptable_start + l->ptable_blocks)
-			vsmfs_swap_undo(&sw, (mb->m_blk - l->ptable_start) * VSMFS_PTES_PER_BLOCK +
-					r->off / 8, (__le64 *)(u->bytes + r->at / 8),
-					(__le64 *)mb->m_data + r->off / 8, r->len / 8);
-		memcpy(mb->m_data + r->off, u->bytes + r->at / 8, r->len);
-		if (mb->m_is_dirty && mb->m_hnew) {
-			list_del_init(&mb->m_dirty);
-			mb->m_is_dirty = false;
-			t->t_nblocks--;
-			if (mb->m_blk >= l->data_start)
-				t->t_ndata--;
-		}
-		mb->m_hnew = false;
-		mb->m_ranged = false;
+		vsmfs_trans_put_back(t, &sw, r->mb, r->off, u->bytes + r->at / 8, r->len);
+		r->mb->m_ranged = false;
 	}
 	u->used = 0;
 	vsmfs_swap_flush(&sw);
