@@ -424,6 +424,199 @@ static void vsmfs_resv_bits(struct vsmfs_mblk *mb, struct vsmfs_resv *r, bool se
 	}
 }
 
+/*
+ * Reserve @count pages from @large's policy into @r, put on s_resv.
+ * Context: s_trans_mutex held, allocations GFP_NOFS.
+ */
+static int vsmfs_resv_get(struct vsmfs_sb_info *sbi, u64 count, bool large,
+			  struct vsmfs_resv *r)
+{
+	struct vsmfs_mblk *mb;
+	int ret;
+
+	ret = vsmfs_find_free(sbi, count, large, &r->lpn);
+	if (ret)
+		return ret;
+	mb = vsmfs_lbitmap(sbi, r->lpn);
+	if (IS_ERR(mb))
+		return PTR_ERR(mb);
+	if (!mb->m_resv)
+		mb->m_resv = kzalloc(VSMFS_BLOCK_SIZE, GFP_NOFS);
+	if (!mb->m_resv)
+		return -ENOMEM;
+	vsmfs_wait_freed(sbi);
+	r->count = count;
+	vsmfs_resv_bits(mb, r, true);
+	list_add(&r->node, &sbi->s_resv);
+	sbi->s_free_pages -= count;
+	return 0;
+}
+
+/* End a reservation nothing took over. Context: s_trans_mutex held. */
+static void vsmfs_resv_put(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r)
+{
+	struct vsmfs_mblk *mb = vsmfs_lbitmap(sbi, r->lpn);
+
+	if (!IS_ERR(mb))
+		vsmfs_resv_bits(mb, r, false);
+	sbi->s_free_pages += r->count;
+	list_del(&r->node);
+	kfree(r);
+}
+
+/*
+ * Per-CPU page pools. A write that replaces one page (the common 4 KiB
+ * overwrite) reserves its fresh page from the pool of the CPU it runs on,
+ * under that pool's spinlock, instead of taking s_trans_mutex: writers on
+ * different CPUs share no lock until their handles. A pooled page is an
+ * ordinary reservation (vsmfs_resv_get(): bits set in the DRAM bitmap and
+ * in its overlay, on s_resv), so no version the journal writes has it and
+ * a crash finds it free; a pool is refilled with up to VSMFS_POOL_PAGES
+ * of them in one hold of s_trans_mutex. When free space runs short
+ * (vsmfs_pool_low()), pools are not refilled and the next handle empties
+ * them (vsmfs_pool_drain()) before it allocates anything, so no
+ * allocation fails for pages a pool holds. statfs counts pooled pages as
+ * free.
+ */
+static struct vsmfs_resv *vsmfs_pool_pop(struct vsmfs_sb_info *sbi)
+{
+	/* Any CPU's pool will do if the task moves: the lock guards it. */
+	struct vsmfs_page_pool *pool = raw_cpu_ptr(sbi->s_pools);
+	struct vsmfs_resv *r = NULL;
+
+	spin_lock(&pool->lock);
+	if (pool->n)
+		r = pool->r[--pool->n];
+	spin_unlock(&pool->lock);
+	return r;
+}
+
+/* Put @r in this CPU's pool if pools are in use and it has room. */
+static bool vsmfs_pool_push(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r)
+{
+	struct vsmfs_page_pool *pool = raw_cpu_ptr(sbi->s_pools);
+	bool done = false;
+
+	spin_lock(&pool->lock);
+	/* Read under the lock: a drain clears it before taking each lock. */
+	if (READ_ONCE(sbi->s_pools_on) && pool->n < VSMFS_POOL_PAGES) {
+		pool->r[pool->n++] = r;
+		done = true;
+	}
+	spin_unlock(&pool->lock);
+	return done;
+}
+
+/*
+ * Refill this CPU's pool, with the mutex held: up to VSMFS_POOL_PAGES
+ * single pages, fewer if memory or space runs short (what the pool got is
+ * kept).
+ */
+static void vsmfs_pool_refill(struct vsmfs_sb_info *sbi)
+{
+	unsigned int i;
+
+	WRITE_ONCE(sbi->s_pools_on, true);
+	for (i = 0; i < VSMFS_POOL_PAGES && !vsmfs_pool_low(sbi); i++) {
+		struct vsmfs_resv *r = kmalloc(sizeof(*r), GFP_NOFS);
+
+		if (!r)
+			return;
+		if (vsmfs_resv_get(sbi, 1, false, r)) {
+			kfree(r);
+			return;
+		}
+		if (!vsmfs_pool_push(sbi, r)) {
+			vsmfs_resv_put(sbi, r);
+			return;
+		}
+	}
+	vsmfs_stat_inc(sbi, alloc_pool_refills);
+}
+
+/**
+ * vsmfs_pool_init() - set up the per-CPU page pools of a mount
+ * @sbi: the file system
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int vsmfs_pool_init(struct vsmfs_sb_info *sbi)
+{
+	int cpu;
+
+	sbi->s_pools = alloc_percpu(struct vsmfs_page_pool);
+	if (!sbi->s_pools)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu)
+		spin_lock_init(&per_cpu_ptr(sbi->s_pools, cpu)->lock);
+	return 0;
+}
+
+/**
+ * vsmfs_pool_drain() - give every pooled page back to the allocator
+ * @sbi: the file system
+ *
+ * Called by a handle as it begins, before it changes anything, when free
+ * space is short: the bits of pooled pages are cleared in the DRAM bitmap
+ * and its overlay at once, so the versions the journal writes, which never
+ * had them, do not change.
+ *
+ * Context: s_trans_mutex held, outside any handle's changes.
+ */
+void vsmfs_pool_drain(struct vsmfs_sb_info *sbi)
+{
+	int cpu;
+
+	lockdep_assert_held(&sbi->s_trans_mutex);
+	WRITE_ONCE(sbi->s_pools_on, false);
+	for_each_possible_cpu(cpu) {
+		struct vsmfs_page_pool *pool = per_cpu_ptr(sbi->s_pools, cpu);
+		struct vsmfs_resv *r[VSMFS_POOL_PAGES];
+		unsigned int n;
+
+		spin_lock(&pool->lock);
+		n = pool->n;
+		memcpy(r, pool->r, n * sizeof(r[0]));
+		pool->n = 0;
+		spin_unlock(&pool->lock);
+		while (n)
+			vsmfs_resv_put(sbi, r[--n]);
+	}
+}
+
+/**
+ * vsmfs_pool_count() - pages the per-CPU pools hold
+ * @sbi: the file system
+ *
+ * Return: the sum, as of each pool's last change (for statfs).
+ */
+u64 vsmfs_pool_count(struct vsmfs_sb_info *sbi)
+{
+	u64 n = 0;
+	int cpu;
+
+	if (!READ_ONCE(sbi->s_pools_on))
+		return 0;
+	for_each_possible_cpu(cpu)
+		n += READ_ONCE(per_cpu_ptr(sbi->s_pools, cpu)->n);
+	return n;
+}
+
+/**
+ * vsmfs_pool_forget() - empty the pools without touching the bitmaps
+ * @sbi: the file system, being torn down; its reservations are dropped
+ *	from s_resv next (vsmfs_resv_drop())
+ */
+void vsmfs_pool_forget(struct vsmfs_sb_info *sbi)
+{
+	int cpu;
+
+	if (!sbi->s_pools)
+		return;
+	for_each_possible_cpu(cpu)
+		per_cpu_ptr(sbi->s_pools, cpu)->n = 0;
+}
+
 /**
  * vsmfs_resv_take() - reserve logical pages in DRAM, outside any handle
  * @sbi: the file system
@@ -440,44 +633,37 @@ static void vsmfs_resv_bits(struct vsmfs_mblk *mb, struct vsmfs_resv *r, bool se
  * in the write's handle (vsmfs_resv_claim(), vsmfs_trans_defer_resv()) or,
  * if the write gives up, with vsmfs_resv_release(). As for any
  * allocation, the run holds no page freed by a commit not yet durable
- * (vsmfs_wait_freed()).
+ * (vsmfs_wait_freed()). A single page of a small run comes from the CPU's
+ * page pool, refilled when empty.
  *
- * Context: process context; takes s_trans_mutex.
+ * Context: process context; takes s_trans_mutex unless the pool has a page.
  * Return: 0, -ENOSPC or -ENOMEM.
  */
 int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsmfs_resv **rp)
 {
-	struct vsmfs_resv *r = kmalloc(sizeof(*r), GFP_NOFS);
-	struct vsmfs_mblk *mb;
+	bool single = count == 1 && !large;
+	struct vsmfs_resv *r;
 	unsigned int nofs;
 	u64 t0;
 	int ret;
 
+	if (single) {
+		r = vsmfs_pool_pop(sbi);
+		if (r) {
+			vsmfs_stat_inc(sbi, alloc_pool_pages);
+			*rp = r;
+			return 0;
+		}
+	}
+	r = kmalloc(sizeof(*r), GFP_NOFS);
 	if (!r)
 		return -ENOMEM;
 	mutex_lock(&sbi->s_trans_mutex);
 	t0 = ktime_get_ns();
 	nofs = memalloc_nofs_save();
-	ret = vsmfs_find_free(sbi, count, large, &r->lpn);
-	if (ret)
-		goto out;
-	mb = vsmfs_lbitmap(sbi, r->lpn);
-	if (IS_ERR(mb)) {
-		ret = PTR_ERR(mb);
-		goto out;
-	}
-	if (!mb->m_resv)
-		mb->m_resv = kzalloc(VSMFS_BLOCK_SIZE, GFP_NOFS);
-	if (!mb->m_resv) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	vsmfs_wait_freed(sbi);
-	r->count = count;
-	vsmfs_resv_bits(mb, r, true);
-	list_add(&r->node, &sbi->s_resv);
-	sbi->s_free_pages -= count;
-out:
+	ret = vsmfs_resv_get(sbi, count, large, r);
+	if (!ret && single && !vsmfs_pool_low(sbi))
+		vsmfs_pool_refill(sbi);
 	memalloc_nofs_restore(nofs);
 	vsmfs_stat_add(sbi, journal_lock_hold_ns, ktime_get_ns() - t0);
 	mutex_unlock(&sbi->s_trans_mutex);
@@ -555,21 +741,18 @@ void vsmfs_resv_end(struct vsmfs_trans *t, struct vsmfs_resv *r, bool claimed)
  * @sbi: the file system
  * @r: the reservation; its pages hold nothing reachable
  *
+ * A single page goes back to the CPU's pool if it has room.
+ *
  * Context: process context, no handle running in the task; takes
- * s_trans_mutex.
+ * s_trans_mutex unless the page goes back to the pool.
  */
 void vsmfs_resv_release(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r)
 {
-	struct vsmfs_mblk *mb;
-
+	if (r->count == 1 && vsmfs_pool_push(sbi, r))
+		return;
 	mutex_lock(&sbi->s_trans_mutex);
-	mb = vsmfs_lbitmap(sbi, r->lpn);
-	if (!IS_ERR(mb))
-		vsmfs_resv_bits(mb, r, false);
-	sbi->s_free_pages += r->count;
-	list_del(&r->node);
+	vsmfs_resv_put(sbi, r);
 	mutex_unlock(&sbi->s_trans_mutex);
-	kfree(r);
 }
 
 /**

@@ -333,7 +333,7 @@ static int vsmfs_statfs(struct dentry *dentry, struct kstatfs *buf)
 	buf->f_blocks = l->data_pages - 1;
 	mutex_lock(&sbi->s_trans_mutex);
 	/* Pages waiting for the commit of the running transaction are free. */
-	buf->f_bfree = sbi->s_free_pages + sbi->s_run.free_pages;
+	buf->f_bfree = sbi->s_free_pages + sbi->s_run.free_pages + vsmfs_pool_count(sbi);
 	buf->f_ffree = sbi->s_free_inodes;
 	mutex_unlock(&sbi->s_trans_mutex);
 	buf->f_bavail = buf->f_bfree;
@@ -911,6 +911,9 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sbi->s_stats = alloc_percpu(struct vsmfs_stats);
 	if (!sbi->s_stats)
 		return -ENOMEM;
+	ret = vsmfs_pool_init(sbi);
+	if (ret)
+		return ret;
 
 	sbi->s_daxdev = fs_dax_get_by_bdev(sb->s_bdev, &sbi->s_dax_part_off,
 					   NULL, NULL);
@@ -1119,6 +1122,7 @@ static void vsmfs_kill_sb(struct super_block *sb)
 	vsmfs_journal_destroy(sbi);
 	fs_put_dax(sbi->s_daxdev, NULL);
 	free_percpu(sbi->s_stats);
+	free_percpu(sbi->s_pools);
 	kfree(sbi);
 }
 

@@ -126,6 +126,9 @@ static void vsmfs_trans_lock(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t)
 	 * reclaim may evict an inode, and eviction may need a transaction.
 	 */
 	t->t_nofs = memalloc_nofs_save();
+	/* Short of space: pooled pages back first, before any change. */
+	if (unlikely(vsmfs_pool_low(sbi)) && READ_ONCE(sbi->s_pools_on))
+		vsmfs_pool_drain(sbi);
 	/* Transactions reach file pages through the mapping layer. */
 	vsmfs_vsp_enter();
 	t->t_sbi = sbi;
@@ -1021,6 +1024,7 @@ void vsmfs_trans_destroy(struct vsmfs_sb_info *sbi)
 	sbi->s_run.ndata = 0;
 	vsmfs_trans_drop_frees(sbi);
 	/* A write whose handle an error aborted may have left its runs. */
+	vsmfs_pool_forget(sbi);
 	while (!list_empty(&sbi->s_resv))
 		vsmfs_resv_drop(sbi, list_first_entry(&sbi->s_resv, struct vsmfs_resv, node));
 	kvfree(sbi->s_run.frees);

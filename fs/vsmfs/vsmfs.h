@@ -95,6 +95,22 @@ struct vsmfs_resv {
 	u64			lpn, count;
 };
 
+/* Single pages a CPU's pool holds reserved at most (alloc.c). */
+#define VSMFS_POOL_PAGES	16
+
+/*
+ * struct vsmfs_page_pool - single-page reservations kept for one CPU's
+ * writes, so that they reserve their fresh page without s_trans_mutex
+ * @lock: protects @n and @r (the owning CPU's writers, and draining)
+ * @n: reservations held
+ * @r: the reservations, each of one page and on sbi->s_resv
+ */
+struct vsmfs_page_pool {
+	spinlock_t		lock;		/* @n and @r */
+	unsigned int		n;
+	struct vsmfs_resv	*r[VSMFS_POOL_PAGES];
+};
+
 /*
  * struct vsmfs_running - the running transaction between its handles
  * @dirty: blocks changed since the last commit (vsmfs_mblk.m_dirty)
@@ -264,6 +280,9 @@ struct vsmfs_sb_info {
 	u64			s_small_cursor;	/* next logical page for small runs */
 	u64			s_vsp_cursor;	/* next VSP to try for large runs */
 	u64			s_ino_cursor;
+	/* Per-CPU page pools; they may hold pages while @s_pools_on. */
+	struct vsmfs_page_pool __percpu *s_pools;
+	bool			s_pools_on;
 	/* An unlinked inode could not be freed at eviction (set once). */
 	bool			s_orphans_left;
 	/* A transaction overflowed: no commit reaches PM any more (set once). */
@@ -624,6 +643,20 @@ int vsmfs_resv_claim(struct vsmfs_trans *t, struct vsmfs_resv *r);
 void vsmfs_resv_end(struct vsmfs_trans *t, struct vsmfs_resv *r, bool claimed);
 void vsmfs_resv_drop(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r);
 void vsmfs_resv_release(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r);
+int vsmfs_pool_init(struct vsmfs_sb_info *sbi);
+void vsmfs_pool_drain(struct vsmfs_sb_info *sbi);
+u64 vsmfs_pool_count(struct vsmfs_sb_info *sbi);
+void vsmfs_pool_forget(struct vsmfs_sb_info *sbi);
+
+/*
+ * Whether free space is short enough that page pools are emptied and not
+ * refilled: under a sixteenth of the device.
+ */
+static inline bool vsmfs_pool_low(struct vsmfs_sb_info *sbi)
+{
+	return sbi->s_free_pages < (sbi->s_layout.data_pages >> 4);
+}
+
 int vsmfs_alloc_init(struct vsmfs_sb_info *sbi);
 int vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64 *lpn);
 int vsmfs_alloc_pages_at(struct vsmfs_trans *t, u64 lpn, u64 count);
