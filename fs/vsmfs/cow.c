@@ -878,11 +878,11 @@ static int vsmfs_stage_switch(struct vsmfs_trans *t, struct inode *inode,
  * of the inode alone (inode lock, invalidate_lock, i_idx_sem), with
  * non-temporal stores and written-back cached stores; (c) one short
  * handle switches the index entries or swaps the page table entries
- * (vsmfs_stage_switch()) and ends: its fence, or the commit's on this
- * CPU, makes (b) durable before the transaction that makes it reachable
- * commits (a migration to another CPU between (b) and (c) orders them
- * too). A crash before the commit leaves the old index and page table,
- * whose frames were never written, and the reserved runs free.
+ * (vsmfs_stage_switch()) and ends. A fence between (b) and (c), with no
+ * file-system-wide lock held, makes (b) durable before the handle makes
+ * it reachable (a migration to another CPU during (b) orders what came
+ * before it). A crash before the commit leaves the old index and page
+ * table, whose frames were never written, and the reserved runs free.
  *
  * Return: the bytes written, or -EAGAIN if the write is not of that kind
  * (nothing done, @from untouched), or another negative errno (nothing
@@ -961,6 +961,12 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 		iov_iter_revert(from, len - iov_iter_count(from));
 		goto release;
 	}
+	/*
+	 * (b) durable before s_trans_mutex is taken: the handle stores
+	 * nothing to PM, so it fences no more (vsmfs_trans_commit()), and no
+	 * other writer waits for this fence.
+	 */
+	vsmfs_fence_pending();
 	/* (c) The switch, in one short handle. */
 	vsmfs_trans_begin_credits(sbi, &t, vsmfs_cow_blocks_at(mode, pos, len));
 	vsmfs_trans_track(&t, inode, false);

@@ -127,6 +127,61 @@ static ssize_t vsmfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 }
 
 /*
+ * Overwrite, in place, [@pos, @pos + @len) of one piece when it lies inside
+ * the piece's run and the file's size (data=inplace): no page is
+ * allocated and the index does not change, so the copy needs no
+ * transaction, only the inode's locks. The timestamps are updated first,
+ * in a handle of their own and only if they change (as file_update_time()
+ * does), so a failure writes nothing. The bytes are fenced on return
+ * (the kernel's non-temporal copy, and vsmfs_fence_pending() for any
+ * written-back edges), as a write that commits a handle: durable then,
+ * not atomic (data=inplace promises no atomicity).
+ *
+ * Return: the bytes copied (short, possibly 0, after a fault on the user
+ * buffer), -EAGAIN if the write is not of that kind (nothing done), or
+ * another negative errno (nothing written).
+ */
+static ssize_t vsmfs_overwrite_inplace(struct inode *inode, loff_t pos, size_t len,
+				       struct iov_iter *from)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	u64 key = pos >> VSMFS_VSP_SHIFT, wfrom = pos - (key << VSMFS_VSP_SHIFT);
+	struct timespec64 now;
+	struct vsmfs_trans t;
+	ssize_t ret = -EAGAIN;
+	u64 e;
+
+	down_read(&vi->i_idx_sem);
+	e = vsmfs_idx_lookup(inode, key);
+	if (!e || pos + len > i_size_read(inode) ||
+	    DIV_ROUND_UP(wfrom + len, VSMFS_BLOCK_SIZE) > vsmfs_idx_count(e))
+		goto out;
+	now = current_time(inode);
+	if (!timespec64_equal(&inode->i_mtime, &now) ||
+	    !timespec64_equal(&inode->i_ctime, &now)) {
+		vsmfs_trans_begin(sbi, &t);
+		vsmfs_trans_track(&t, inode, false);
+		inode->i_mtime = now;
+		inode->i_ctime = now;
+		ret = vsmfs_trans_end(&t, vsmfs_write_inode_t(&t, inode));
+		if (ret)
+			goto out;
+	}
+	vsmfs_vsp_enter();
+	pagefault_disable();
+	ret = vsmfs_copy_from_iter(vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e)) + wfrom, len, from);
+	pagefault_enable();
+	vsmfs_vsp_exit();
+	vsmfs_fence_pending();
+	vsmfs_stat_add(sbi, data_inplace_bytes, ret);
+	vsmfs_stat_add(sbi, data_user_bytes, ret);
+out:
+	up_read(&vi->i_idx_sem);
+	return ret;
+}
+
+/*
  * Write the part of one piece at @pos, at most @len bytes, in place, in one
  * transaction (data=inplace). Returns the bytes copied (possibly short
  * after a fault on the user buffer) or a negative errno.
@@ -358,7 +413,9 @@ static ssize_t vsmfs_do_write_iter(struct kiocb *iocb, struct iov_iter *from)
 				ret = -EFAULT;
 				break;
 			}
-			n = vsmfs_write_inplace(inode, pos, len, from, large);
+			n = vsmfs_overwrite_inplace(inode, pos, len, from);
+			if (n == -EAGAIN)
+				n = vsmfs_write_inplace(inode, pos, len, from, large);
 		}
 		if (n < 0) {
 			ret = n;

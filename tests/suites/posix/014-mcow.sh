@@ -173,7 +173,7 @@ mount -o remount,data=inplace "$MNT"
 grep -q " $MNT vsmfs rw,.*data=inplace" /proc/mounts || die "data=inplace not shown"
 grep " $MNT " /proc/mounts | grep -q "cow=" && die "cow= shown with data=inplace"
 PYTHONPATH=tests/lib python3 - "$DEV" "$MNT" <<'PY'
-import os, sys
+import os, sys, time
 from vsmfs_test import P, check, Counters, phys
 c = Counters(sys.argv[1])
 fd = os.open(os.path.join(sys.argv[2], "f"), os.O_RDWR)
@@ -184,6 +184,16 @@ s = c.read()
 check(phys(fd, 7 * P) == before, "data=inplace moved the page")
 check(s["data_inplace_bytes"] == 100 and s["pte_swaps"] == 0, "data=inplace: %r" % s)
 check(os.pread(fd, 100, 7 * P + 50) == b"i" * 100, "data=inplace: content")
+# Page overwrites inside the file take no transaction but for the times.
+st0 = os.fstat(fd)
+time.sleep(0.05)
+data = os.urandom(8 * P)
+for i in range(8):
+    check(os.pwrite(fd, data[i * P:(i + 1) * P], (16 + i) * P) == P, "data=inplace: short")
+check(os.pread(fd, 8 * P, 16 * P) == data, "data=inplace: content of page overwrites")
+st1 = os.fstat(fd)
+check(st1.st_mtime_ns > st0.st_mtime_ns and st1.st_ctime_ns > st0.st_ctime_ns,
+      "data=inplace: overwrites left mtime/ctime at %d/%d" % (st1.st_mtime_ns, st1.st_ctime_ns))
 os.close(fd)
 PY
 # cow= is kept with data=inplace and applies with data=atomic again.
