@@ -14,8 +14,11 @@
  *
  * Shootdown (tlb=lazy, the default): the CPU that swapped drops its own
  * stale entries at once and bumps a generation count; every other CPU
- * drops all of its entries before it next uses the range, when it finds
- * the count changed (vsmfs_vsp_enter()). Every access to the range is
+ * drops its entries of the batch before it next uses the range, when it
+ * finds the count changed (vsmfs_vsp_enter()): the pages of each of the
+ * last VSMFS_TLB_LOG small batches are logged by generation, and a CPU
+ * that is behind by such batches only drops their pages, else all of its
+ * entries. Every access to the range is
  * made between vsmfs_vsp_enter() and vsmfs_vsp_exit(), on one CPU, by a
  * task that holds the locks keeping the pages it touches from being
  * swapped meanwhile (i_idx_sem, or the transaction that owns them). So a
@@ -61,6 +64,97 @@
 static atomic64_t vsmfs_tlb_gen = ATOMIC64_INIT(0);
 static DEFINE_PER_CPU(u64, vsmfs_tlb_seen);
 
+/* Batches logged, and pages a logged batch holds at most. */
+#define VSMFS_TLB_LOG		64
+#define VSMFS_TLB_LOG_PAGES	8
+
+/*
+ * struct vsmfs_tlb_rec - the pages of the lazily flushed batch @gen
+ * @lock: serializes writers of the slot (generations VSMFS_TLB_LOG apart)
+ * @gen: the batch's generation, stored last (release); 0 while written
+ * @n: pages in @va
+ * @va: their addresses in the range
+ *
+ * Readers take no lock: they read @gen before and after the pages (as a
+ * seqcount) and flush everything unless both are the generation they
+ * look for.
+ */
+struct vsmfs_tlb_rec {
+	spinlock_t		lock;	/* writers of the slot */
+	u64			gen;
+	unsigned int		n;
+	unsigned long		va[VSMFS_TLB_LOG_PAGES];
+};
+
+static struct vsmfs_tlb_rec vsmfs_tlb_log[VSMFS_TLB_LOG] = {
+	[0 ... VSMFS_TLB_LOG - 1] = { .lock = __SPIN_LOCK_UNLOCKED(vsmfs_tlb_log.lock) },
+};
+
+/* Log the pages of @sw as batch @gen, if it is small. */
+static void vsmfs_tlb_log_batch(struct vsmfs_swap *sw, u64 gen)
+{
+	struct vsmfs_tlb_rec *rec = &vsmfs_tlb_log[gen % VSMFS_TLB_LOG];
+	unsigned int r, n = 0;
+	u64 i;
+
+	if (sw->sw_all || sw->sw_pages > VSMFS_TLB_LOG_PAGES)
+		return;
+	spin_lock(&rec->lock);
+	/* A later batch took the slot: readers of @gen flush everything. */
+	if (rec->gen > gen)
+		goto out;
+	WRITE_ONCE(rec->gen, 0);
+	/* Gen 0 before the pages: pairs with vsmfs_tlb_catch_up()'s smp_rmb(). */
+	smp_wmb();
+	for (r = 0; r < sw->sw_nr; r++) {
+		for (i = 0; i < sw->sw_count[r]; i++) {
+			if (n == VSMFS_TLB_LOG_PAGES)
+				goto out;
+			WRITE_ONCE(rec->va[n++],
+				   (unsigned long)vsmfs_lpn_ptr(sw->sw_sbi, sw->sw_lpn[r] + i));
+		}
+	}
+	WRITE_ONCE(rec->n, n);
+	/* The pages before gen: pairs with the reader's smp_load_acquire(). */
+	smp_store_release(&rec->gen, gen);
+out:
+	spin_unlock(&rec->lock);
+}
+
+/*
+ * Drop this CPU's entries of the batches after @seen up to @gen, page by
+ * page. Return: false if one of them is not logged (too large, or its slot
+ * taken or being written): the caller flushes everything.
+ */
+static bool vsmfs_tlb_catch_up(u64 seen, u64 gen)
+{
+	unsigned long va[VSMFS_TLB_LOG_PAGES];
+	unsigned int n, i;
+	u64 g;
+
+	if (gen - seen > VSMFS_TLB_LOG || boot_cpu_has(X86_FEATURE_PTI))
+		return false;
+	for (g = seen + 1; g <= gen; g++) {
+		struct vsmfs_tlb_rec *rec = &vsmfs_tlb_log[g % VSMFS_TLB_LOG];
+
+		/* Gen before the pages: pairs with the writer's smp_store_release(). */
+		if (smp_load_acquire(&rec->gen) != g)
+			return false;
+		n = READ_ONCE(rec->n);
+		if (n > VSMFS_TLB_LOG_PAGES)
+			return false;
+		for (i = 0; i < n; i++)
+			va[i] = READ_ONCE(rec->va[i]);
+		/* The pages before gen again: pairs with the writer's smp_wmb(). */
+		smp_rmb();
+		if (READ_ONCE(rec->gen) != g)
+			return false;
+		for (i = 0; i < n; i++)
+			asm volatile("invlpg (%0)" : : "r" (va[i]) : "memory");
+	}
+	return true;
+}
+
 /**
  * vsmfs_vsp_enter() - start using the mapping layer on this CPU
  *
@@ -79,7 +173,8 @@ void vsmfs_vsp_enter(void)
 	gen = atomic64_read_acquire(&vsmfs_tlb_gen);
 	preempt_disable();
 	if (__this_cpu_read(vsmfs_tlb_seen) != gen) {
-		__flush_tlb_all();
+		if (!vsmfs_tlb_catch_up(__this_cpu_read(vsmfs_tlb_seen), gen))
+			__flush_tlb_all();
 		__this_cpu_write(vsmfs_tlb_seen, gen);
 	}
 	preempt_enable();
@@ -392,11 +487,14 @@ void vsmfs_swap_flush(struct vsmfs_swap *sw)
 		 * Our own CPU now, the others at their next vsmfs_vsp_enter().
 		 * The PTE stores above are ordered before the count by the
 		 * full barrier of atomic64_inc_return(). A CPU that was up to
-		 * date before this batch is up to date after it.
+		 * date before this batch is up to date after it. The batch's
+		 * pages are logged after the count: a CPU that finds the count
+		 * first flushes everything (vsmfs_tlb_catch_up()).
 		 */
 		preempt_disable();
 		vsmfs_flush_tlb_local(sw);
 		gen = atomic64_inc_return(&vsmfs_tlb_gen);
+		vsmfs_tlb_log_batch(sw, gen);
 		if (__this_cpu_read(vsmfs_tlb_seen) == gen - 1)
 			__this_cpu_write(vsmfs_tlb_seen, gen);
 		preempt_enable();

@@ -4,7 +4,11 @@
 # overwrite. Two processes pinned to different CPUs take turns: the reader
 # reads a page, the writer overwrites it (4 KiB and 1 KiB writes, so page
 # table entries are swapped), the reader reads it again and must find the
-# new content. Both shootdown modes: tlb=lazy (the default) and tlb=eager.
+# new content. Some writes span two pages (two swaps in one batch, which
+# tlb=lazy logs page by page), some 64 KiB (too large to log: the reader
+# flushes its TLB), and some follow a burst of 70 writes elsewhere (more
+# batches than are logged). Both shootdown modes: tlb=lazy (the default)
+# and tlb=eager.
 . tests/lib/common.sh
 
 [ "$(nproc)" -ge 2 ] || skip "needs two CPUs"
@@ -40,12 +44,24 @@ if pid == 0:
     rnd = random.Random(7)
     for gen in range(1, ROUNDS + 1):
         pg = struct.unpack("<I", os.read(r2w_r, 4))[0]
-        if rnd.random() < 0.5:
+        x = rnd.random()
+        if x < 0.02:
+            for _ in range(70):
+                o = rnd.randrange(PAGES)
+                if o not in (pg, pg + 1):
+                    os.pwrite(fd, struct.pack("<QQ", o, 0) * (P // 16), o * P)
+        if x < 0.4:
             os.pwrite(fd, struct.pack("<QQ", pg, gen) * (P // 16), pg * P)
-        else:
+        elif x < 0.7:
             off = rnd.randrange(4) * 1024
             os.pwrite(fd, struct.pack("<QQ", pg, gen) * (1024 // 16), pg * P + off)
-        os.write(w2r_w, b"k")
+        elif x < 0.9:
+            os.pwrite(fd, struct.pack("<QQ", pg, gen) * (2 * P // 16), pg * P)
+        else:
+            # The aligned 64 KiB holding the page and the next one.
+            first = pg - pg % 16
+            os.pwrite(fd, struct.pack("<QQ", pg, gen) * (32 * P // 16), first * P)
+        os.write(w2r_w, b"2" if x >= 0.7 else b"k")
     os._exit(0)
 
 # Reader, on CPU 0.
@@ -55,12 +71,16 @@ rnd = random.Random(11)
 last = {}
 bad = 0
 for gen in range(1, ROUNDS + 1):
-    pg = rnd.randrange(PAGES)
-    before = os.pread(fd, P, pg * P)
+    # Every write reaches pg; the reader has both pg and pg + 1 mapped.
+    pg = rnd.randrange(PAGES - 32)
+    before = os.pread(fd, 2 * P, pg * P)
     os.write(r2w_w, struct.pack("<I", pg))
-    os.read(w2r_r, 1)
-    after = os.pread(fd, P, pg * P)
-    gens = {struct.unpack_from("<QQ", after, i)[1] for i in range(0, P, 16)}
+    npg = 2 if os.read(w2r_r, 1) == b"2" else 1
+    after = os.pread(fd, npg * P, pg * P)
+    gens = {struct.unpack_from("<QQ", after, i)[1] for i in range(0, npg * P, 16)}
+    if npg == 2:
+        # Both pages hold only this write's generation.
+        gens = {gen} if gens == {gen} else gens - {gen}
     if gen not in gens:
         bad += 1
         if bad <= 5:
