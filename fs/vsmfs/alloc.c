@@ -508,14 +508,16 @@ static bool vsmfs_pool_push(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r)
 }
 
 /*
- * Refill this CPU's pool, with the mutex held: up to VSMFS_POOL_PAGES
- * single pages, fewer if memory or space runs short (what the pool got is
- * kept).
+ * Refill this CPU's pool, with the mutex held, unless free space is short:
+ * up to VSMFS_POOL_PAGES single pages, fewer if memory or space runs short
+ * (what the pool got is kept).
  */
 static void vsmfs_pool_refill(struct vsmfs_sb_info *sbi)
 {
 	unsigned int i;
 
+	if (vsmfs_pool_low(sbi))
+		return;
 	WRITE_ONCE(sbi->s_pools_on, true);
 	for (i = 0; i < VSMFS_POOL_PAGES && !vsmfs_pool_low(sbi); i++) {
 		struct vsmfs_resv *r = kmalloc(sizeof(*r), GFP_NOFS);
@@ -662,7 +664,7 @@ int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsm
 	t0 = ktime_get_ns();
 	nofs = memalloc_nofs_save();
 	ret = vsmfs_resv_get(sbi, count, large, r);
-	if (!ret && single && !vsmfs_pool_low(sbi))
+	if (!ret && single)
 		vsmfs_pool_refill(sbi);
 	memalloc_nofs_restore(nofs);
 	vsmfs_stat_add(sbi, journal_lock_hold_ns, ktime_get_ns() - t0);

@@ -95,9 +95,12 @@ static void vsmfs_tlb_log_batch(struct vsmfs_swap *sw, u64 gen)
 {
 	struct vsmfs_tlb_rec *rec = &vsmfs_tlb_log[gen % VSMFS_TLB_LOG];
 	unsigned int r, n = 0;
-	u64 i;
+	u64 i, pages = 0;
 
-	if (sw->sw_all || sw->sw_pages > VSMFS_TLB_LOG_PAGES)
+	/* Not logged, the slot left as it was: readers flush everything. */
+	for (r = 0; r < sw->sw_nr; r++)
+		pages += sw->sw_count[r];
+	if (sw->sw_all || pages > VSMFS_TLB_LOG_PAGES)
 		return;
 	spin_lock(&rec->lock);
 	/* A later batch took the slot: readers of @gen flush everything. */
@@ -106,14 +109,10 @@ static void vsmfs_tlb_log_batch(struct vsmfs_swap *sw, u64 gen)
 	WRITE_ONCE(rec->gen, 0);
 	/* Gen 0 before the pages: pairs with vsmfs_tlb_catch_up()'s smp_rmb(). */
 	smp_wmb();
-	for (r = 0; r < sw->sw_nr; r++) {
-		for (i = 0; i < sw->sw_count[r]; i++) {
-			if (n == VSMFS_TLB_LOG_PAGES)
-				goto out;
+	for (r = 0; r < sw->sw_nr; r++)
+		for (i = 0; i < sw->sw_count[r]; i++)
 			WRITE_ONCE(rec->va[n++],
 				   (unsigned long)vsmfs_lpn_ptr(sw->sw_sbi, sw->sw_lpn[r] + i));
-		}
-	}
 	WRITE_ONCE(rec->n, n);
 	/* The pages before gen: pairs with the reader's smp_load_acquire(). */
 	smp_store_release(&rec->gen, gen);
