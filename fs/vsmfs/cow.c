@@ -332,7 +332,11 @@ u64 vsmfs_atomic_part(struct vsmfs_sb_info *sbi, unsigned int cow, u64 pos, u64 
 {
 	u64 room = vsmfs_trans_max_blocks(sbi) - extra, lo = 1, hi;
 
-	if (!extra && len <= vsmfs_atomic_write_max(sbi, cow))
+	/*
+	 * The worst case of this very range: a write no longer than
+	 * vsmfs_atomic_write_max() always fits, as it bounds this one.
+	 */
+	if (!len || (len <= VSMFS_ATOMIC_MAX && vsmfs_cow_blocks_at(cow, pos, len) <= room))
 		return len;
 	hi = min_t(u64, len, VSMFS_ATOMIC_MAX);
 	while (lo < hi) {
@@ -733,7 +737,8 @@ ssize_t vsmfs_cow_write_t(struct vsmfs_trans *t, struct inode *inode, loff_t pos
 			err = vsmfs_free_pages(t, c.free[i].lpn, c.free[i].count);
 		ret = ret ?: err;
 	}
-	if (c.cowed)
+	/* Not one cut short by a fault (vsmfs_write_atomic() undoes it). */
+	if (c.cowed && (ret || done == len))
 		vsmfs_stat_inc(sbi, mcow_writes);
 	/*
 	 * For crash tests: new pages written, swaps and index switches made
@@ -893,6 +898,7 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_stage st[VSMFS_STAGE_RUNS];
+	size_t count = iov_iter_count(from);
 	loff_t end = pos + len, p;
 	unsigned int n = 0, i, ncoarse;
 	struct vsmfs_swap sw;
@@ -958,7 +964,7 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 	vsmfs_vsp_exit();
 	if (ret) {
 		/* Nothing is written: @from as it came. */
-		iov_iter_revert(from, len - iov_iter_count(from));
+		iov_iter_revert(from, count - iov_iter_count(from));
 		goto release;
 	}
 	/*
@@ -974,10 +980,25 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 	ret = vsmfs_stage_switch(&t, inode, st, n, &sw);
 	/* One shootdown for the write, before any page freed here is reused. */
 	vsmfs_swap_flush(&sw);
+	for (i = 0, ncoarse = 0; i < n; i++)
+		ncoarse += st[i].whole;
 	if (!ret) {
-		inode->i_mtime = current_time(inode);
-		inode->i_ctime = inode->i_mtime;
-		ret = vsmfs_write_inode_t(&t, inode);
+		struct timespec64 now = current_time(inode);
+
+		/*
+		 * Page swaps alone leave the slot as it is while the clock
+		 * does not tick: no copy of it to save, write and journal.
+		 * An fsync still needs this transaction.
+		 */
+		if (ncoarse || !timespec64_equal(&inode->i_mtime, &now) ||
+		    !timespec64_equal(&inode->i_ctime, &now)) {
+			inode->i_mtime = now;
+			inode->i_ctime = now;
+			ret = vsmfs_write_inode_t(&t, inode);
+		} else {
+			vsmfs_trans_note_inode(&t, inode);
+			vsmfs_aggr_written(inode);
+		}
 	}
 	if (!ret)
 		vsmfs_fault_stop(inode->i_sb, VSMFS_FAULT_COW_STOP,
@@ -988,15 +1009,13 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 	if (ret) {
 		/* Swaps and index switches undone: the runs are the write's again. */
 		vsmfs_trans_abort(&t);
-		iov_iter_revert(from, len - iov_iter_count(from));
+		iov_iter_revert(from, count - iov_iter_count(from));
 		goto release;
 	}
 	vsmfs_stat_inc(sbi, mcow_writes);
 	vsmfs_stat_inc(sbi, write_staged);
 	/* The runs are the transaction's now, even if its commit fails. */
 	ret = vsmfs_trans_commit(&t);
-	for (i = 0, ncoarse = 0; i < n; i++)
-		ncoarse += st[i].whole;
 	trace_vsmfs_mcow_write(inode, pos, len, ncoarse, n - ncoarse, 0, 0, ret ?: len);
 	return ret ?: len;
 
@@ -1014,6 +1033,7 @@ release:
  * @from: the data, which cannot fault (see vsmfs_wsrc_get())
  * @large: the file is large (its runs start at free superpages)
  * @mode: cow= mode
+ * @may_fault: @from is user memory that may not be mapped
  *
  * Write [@pos, @pos + @len) atomically (data=atomic): the new content of
  * every page reaches PM in fresh pages, and one transaction switches the
@@ -1036,7 +1056,11 @@ release:
  * is committed at once. A crash before (6) leaves the old page table and
  * index, whose frames were never written; after it, the new ones.
  *
- * The copy from @from must not come up short (see vsmfs_wsrc_get()).
+ * Without @may_fault the copy from @from must not come up short (see
+ * vsmfs_wsrc_get()). With it, @from is user memory the copies may find
+ * unmapped (they are made with page faults disabled): a copy that comes
+ * up short undoes the whole write, which returns -EFAULT with @from as it
+ * came, for the caller to write again from a source that cannot fault.
  * An error after part of the write was done commits the part done, which
  * is atomic by itself.
  *
@@ -1044,15 +1068,17 @@ release:
  * Return: the bytes written, or a negative errno.
  */
 ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
-			   struct iov_iter *from, bool large, unsigned int mode)
+			   struct iov_iter *from, bool large, unsigned int mode,
+			   bool may_fault)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	struct address_space *mapping = inode->i_mapping;
 	loff_t end = pos + len, ustart = pos, uend = end;
+	size_t count = iov_iter_count(from);
 	struct vsmfs_trans t;
 	ssize_t n;
-	int err;
+	int err, cerr;
 
 	filemap_invalidate_lock(mapping);
 	vsmfs_cow_span(mode, &ustart, &uend);
@@ -1070,7 +1096,14 @@ ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
 	/* The whole write in one handle: room for its worst case. */
 	vsmfs_trans_begin_credits(sbi, &t, vsmfs_cow_blocks_at(mode, pos, len));
 	vsmfs_trans_track(&t, inode, false);
-	n = vsmfs_cow_write_t(&t, inode, pos, len, from, large, mode, NULL);
+	n = vsmfs_cow_write_t(&t, inode, pos, len, from, large, mode, &cerr);
+	if (may_fault && n >= 0 && n < len && !cerr) {
+		/* A copy cut short by a fault: none of the write. */
+		vsmfs_trans_abort(&t);
+		iov_iter_revert(from, count - iov_iter_count(from));
+		n = -EFAULT;
+		goto out_idx;
+	}
 	if (n > 0) {
 		if (pos + n > i_size_read(inode))
 			i_size_write(inode, pos + n);
@@ -1089,6 +1122,7 @@ ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
 		if (err)
 			n = err;
 	}
+out_idx:
 	up_write(&vi->i_idx_sem);
 out_unlock:
 	filemap_invalidate_unlock(mapping);
