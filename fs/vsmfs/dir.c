@@ -12,13 +12,15 @@
  * Every directory in use has a DRAM index (struct vsmfs_dir_index), built
  * by one walk over its blocks on first use and kept up to date by every
  * change: a hash table from name hash to entry position, so that lookup,
- * create and unlink read one block, not the directory; and the largest free
+ * create and unlink read one block, not the directory; the largest free
  * span of each block in a max-tree, so that an insertion finds the first
- * block with room in O(log blocks). The index holds nothing that is not in
- * the blocks: it is freed when the inode is evicted and rebuilt when the
- * directory is used again. It costs one 8-byte slot per entry at a load
- * kept between 3/8 and 3/4 (11 to 22 bytes per entry) and 4 bytes per
- * directory block.
+ * block with room in O(log blocks); and per block where its last entry is
+ * and the largest span the others offer, so that an insertion at the end
+ * of a block (the usual one) and most removals walk no block at all. The
+ * index holds nothing that is not in the blocks: it is freed when the
+ * inode is evicted and rebuilt when the directory is used again. It costs
+ * one 8-byte slot per entry at a load kept between 3/8 and 3/4 (11 to 22
+ * bytes per entry) and 8 bytes per directory block.
  *
  * Locking: a directory changes only with its i_rwsem held exclusive;
  * lookup and readdir hold it shared. So the index changes only with
@@ -60,6 +62,10 @@ struct vsmfs_dslot {
  * @room: max-tree over the blocks; leaf @cap + b holds the largest span of
  *	block b an entry can be inserted into, node i the larger of its
  *	children 2i and 2i + 1; node 0 is unused
+ * @tail: @cap offsets, in the same allocation as @room: that of the last
+ *	entry of block b (the one that reaches the end of the block)
+ * @inner: @cap spans, ditto: the largest span of block b an entry other
+ *	than its last offers; leaf b is the larger of it and the last's
  */
 struct vsmfs_dir_index {
 	struct vsmfs_dslot	*slots;
@@ -68,6 +74,8 @@ struct vsmfs_dir_index {
 	u64			nblk;
 	u64			cap;
 	u16			*room;
+	u16			*tail;
+	u16			*inner;
 };
 
 /* Where an entry is: its block, its DRAM copy and the entry in it. */
@@ -175,19 +183,6 @@ static int vsmfs_iter_next(struct vsmfs_dir_iter *it)
 		if (it->off >= it->skip)
 			return 1;
 	}
-}
-
-/* Largest span of block @blk an entry can be inserted into. */
-static int vsmfs_block_room(struct inode *dir, u64 blk, unsigned int *room)
-{
-	struct vsmfs_dir_iter it;
-	int ret;
-
-	*room = 0;
-	vsmfs_iter_init(&it, dir, blk << VSMFS_BLOCK_SHIFT, blk + 1);
-	while ((ret = vsmfs_iter_next(&it)) > 0)
-		*room = max(*room, vsmfs_de_room(it.de));
-	return ret;
 }
 
 /* Zeroed index memory. Never reclaims through the file system. */
@@ -300,17 +295,72 @@ static u64 vsmfs_room_find(const struct vsmfs_dir_index *idx, unsigned int need)
 /* Give the max-tree @cap leaves (more than it has). */
 static int vsmfs_room_resize(struct vsmfs_dir_index *idx, u64 cap)
 {
-	u16 *room = vsmfs_index_alloc(2 * cap, sizeof(*room));
+	u16 *room = vsmfs_index_alloc(4 * cap, sizeof(*room));
 
 	if (!room)
 		return -ENOMEM;
-	if (idx->room)
+	if (idx->room) {
 		memcpy(room + cap, idx->room + idx->cap, idx->cap * sizeof(*room));
+		memcpy(room + 2 * cap, idx->tail, idx->cap * sizeof(*room));
+		memcpy(room + 3 * cap, idx->inner, idx->cap * sizeof(*room));
+	}
 	kvfree(idx->room);
 	idx->room = room;
+	idx->tail = room + 2 * cap;
+	idx->inner = room + 3 * cap;
 	idx->cap = cap;
 	vsmfs_room_fix(idx);
 	return 0;
+}
+
+/* Block @blk of @mb changed with its last entry and @idx->inner kept: its leaf. */
+static void vsmfs_block_set(struct vsmfs_dir_index *idx, struct vsmfs_mblk *mb, u64 blk)
+{
+	const struct vsmfs_ddirent *last = (void *)mb->m_data + idx->tail[blk];
+
+	vsmfs_room_set(idx, blk, max_t(unsigned int, idx->inner[blk], vsmfs_de_room(last)));
+}
+
+/* Walk block @blk for its last entry, @idx->inner and its leaf. */
+static int vsmfs_block_scan(struct inode *dir, struct vsmfs_dir_index *idx, u64 blk)
+{
+	unsigned int room = 0, inner = 0;
+	struct vsmfs_dir_iter it;
+	int ret;
+
+	vsmfs_iter_init(&it, dir, blk << VSMFS_BLOCK_SHIFT, blk + 1);
+	while ((ret = vsmfs_iter_next(&it)) > 0) {
+		room = max(room, vsmfs_de_room(it.de));
+		if (it.next == VSMFS_BLOCK_SIZE)
+			idx->tail[blk] = it.off;
+		else
+			inner = max(inner, vsmfs_de_room(it.de));
+	}
+	if (ret)
+		return ret;
+	idx->inner[blk] = inner;
+	vsmfs_room_set(idx, blk, room);
+	return 0;
+}
+
+/*
+ * The last entry of block @blk of @mb, as the index has it, if it offers
+ * @need bytes. A corrupt one is left to the walk that reports it.
+ */
+static struct vsmfs_ddirent *vsmfs_block_last(struct vsmfs_dir_index *idx,
+					      struct vsmfs_mblk *mb, u64 blk,
+					      unsigned int need)
+{
+	unsigned int off = idx->tail[blk], rec;
+	struct vsmfs_ddirent *de = (void *)mb->m_data + off;
+
+	if (off % VSMFS_DIRENT_ALIGN || off + VSMFS_DIRENT_BASE > VSMFS_BLOCK_SIZE)
+		return NULL;
+	rec = le16_to_cpu(de->d_rec_len);
+	if (rec < VSMFS_DIRENT_BASE || off + rec != VSMFS_BLOCK_SIZE ||
+	    (de->d_ino && DIRENT_LEN(de->d_name_len) > rec) || vsmfs_de_room(de) < need)
+		return NULL;
+	return de;
 }
 
 static void vsmfs_index_destroy(struct vsmfs_dir_index *idx)
@@ -343,6 +393,11 @@ static struct vsmfs_dir_index *vsmfs_index_build(struct inode *dir)
 		struct vsmfs_ddirent *de = it.de;
 
 		*leaf = max_t(unsigned int, *leaf, vsmfs_de_room(de));
+		if (it.next == VSMFS_BLOCK_SIZE)
+			idx->tail[it.blk] = it.off;
+		else
+			idx->inner[it.blk] = max_t(unsigned int, idx->inner[it.blk],
+						   vsmfs_de_room(de));
 		if (!de->d_ino)
 			continue;
 		if (vsmfs_index_full(idx)) {
@@ -464,42 +519,64 @@ static int vsmfs_find_entry(struct inode *dir, struct vsmfs_dir_index *idx,
 
 /*
  * Add an entry for @inode named @name, into the first block with room or a
- * new block at the end. @idx comes from vsmfs_dir_reserve().
+ * new block at the end. @idx comes from vsmfs_dir_reserve(). Only the
+ * bytes the entry changes in an existing block are saved for an abort:
+ * the header of the entry whose space it takes and the new entry.
  */
 static int vsmfs_add_entry(struct vsmfs_trans *t, struct inode *dir,
 			   struct vsmfs_dir_index *idx, const struct qstr *name,
 			   struct inode *inode)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
-	unsigned int need = DIRENT_LEN(name->len), room;
+	unsigned int need = DIRENT_LEN(name->len), off;
 	u64 blk = vsmfs_room_find(idx, need), lpn;
 	u32 hash = vsmfs_name_hash(name->name, name->len);
 	struct vsmfs_ddirent *de;
 	struct vsmfs_dir_iter it;
 	struct vsmfs_mblk *mb;
+	bool last = true;
 	int ret;
 
 	if (blk != U64_MAX) {
-		vsmfs_iter_init(&it, dir, blk << VSMFS_BLOCK_SHIFT, blk + 1);
-		while ((ret = vsmfs_iter_next(&it)) > 0 && vsmfs_de_room(it.de) < need)
-			;
-		if (ret < 0)
-			return ret;
-		if (WARN_ON_ONCE(!ret))
-			return -EIO;
-		mb = it.mb;
-		de = it.de;
-		ret = vsmfs_trans_get_write_access(t, mb);
-		if (ret)
-			return ret;
+		mb = vsmfs_dir_block(dir, blk);
+		if (IS_ERR(mb))
+			return PTR_ERR(mb);
+		de = mb ? vsmfs_block_last(idx, mb, blk, need) : NULL;
+		if (!de) {
+			/* Room before the last entry: the first that has it. */
+			vsmfs_iter_init(&it, dir, blk << VSMFS_BLOCK_SHIFT, blk + 1);
+			while ((ret = vsmfs_iter_next(&it)) > 0 && vsmfs_de_room(it.de) < need)
+				;
+			if (ret < 0)
+				return ret;
+			if (WARN_ON_ONCE(!ret))
+				return -EIO;
+			mb = it.mb;
+			de = it.de;
+			last = it.next == VSMFS_BLOCK_SIZE;
+		}
+		off = (u8 *)de - mb->m_data;
 		if (de->d_ino) {
 			unsigned int rec = le16_to_cpu(de->d_rec_len);
 			unsigned int used = DIRENT_LEN(de->d_name_len);
 
+			ret = vsmfs_trans_get_write_access_range(t, mb, off, VSMFS_DIRENT_BASE);
+			if (!ret)
+				ret = vsmfs_trans_get_write_access_range(t, mb, off + used, need);
+			if (ret)
+				return ret;
 			de->d_rec_len = cpu_to_le16(used);
 			de = (void *)de + used;
 			de->d_rec_len = cpu_to_le16(rec - used);
+			off += used;
+		} else {
+			ret = vsmfs_trans_get_write_access_range(t, mb, off, need);
+			if (ret)
+				return ret;
 		}
+		/* The entry it splits, if any, is left with no room. */
+		if (last)
+			idx->tail[blk] = off;
 	} else {
 		blk = idx->nblk;
 		if (blk >= VSMFS_MAX_KEY)
@@ -525,6 +602,8 @@ static int vsmfs_add_entry(struct vsmfs_trans *t, struct inode *dir,
 		i_size_write(dir, (blk + 1) << VSMFS_BLOCK_SHIFT);
 		dir->i_blocks = VSMFS_I(dir)->i_pages << (VSMFS_BLOCK_SHIFT - 9);
 		idx->nblk = blk + 1;
+		idx->tail[blk] = 0;
+		idx->inner[blk] = 0;
 	}
 	de->d_ino = cpu_to_le64(inode->i_ino);
 	de->d_name_len = name->len;
@@ -536,14 +615,25 @@ static int vsmfs_add_entry(struct vsmfs_trans *t, struct inode *dir,
 	vsmfs_slot_put(idx->slots, idx->bits, hash,
 		       vsmfs_pos_key((blk << VSMFS_BLOCK_SHIFT) + ((u8 *)de - mb->m_data)));
 	idx->count++;
-	ret = vsmfs_block_room(dir, blk, &room);
-	if (ret)
-		return ret;
-	vsmfs_room_set(idx, blk, room);
+	if (last) {
+		vsmfs_block_set(idx, mb, blk);
+	} else {
+		/* An entry before the last lost room: the block is walked. */
+		ret = vsmfs_block_scan(dir, idx, blk);
+		if (ret)
+			return ret;
+	}
 
 	dir->i_ctime = current_time(dir);
 	dir->i_mtime = dir->i_ctime;
 	return vsmfs_write_inode_t(t, dir);
+}
+
+/* Let @t change the header of the entry at @pos (its inode and type). */
+static int vsmfs_de_write_access(struct vsmfs_trans *t, struct vsmfs_dpos *pos)
+{
+	return vsmfs_trans_get_write_access_range(t, pos->mb, (u8 *)pos->de - pos->mb->m_data,
+						  VSMFS_DIRENT_BASE);
 }
 
 /* Remove the entry at @pos (found through @idx); the caller writes @dir. */
@@ -555,7 +645,7 @@ static int vsmfs_del_entry(struct vsmfs_trans *t, struct inode *dir,
 	u32 key = vsmfs_pos_key((pos->blk << VSMFS_BLOCK_SHIFT) + ((u8 *)de - pos->mb->m_data));
 	u32 mask = (1U << idx->bits) - 1, i;
 	struct vsmfs_dir_iter it;
-	unsigned int room;
+	unsigned int free;
 	int ret;
 
 	vsmfs_iter_init(&it, dir, pos->blk << VSMFS_BLOCK_SHIFT, pos->blk + 1);
@@ -569,7 +659,12 @@ static int vsmfs_del_entry(struct vsmfs_trans *t, struct inode *dir,
 		if (WARN_ON_ONCE(!idx->slots[i].key))
 			return -EIO;
 
-	ret = vsmfs_trans_get_write_access(t, pos->mb);
+	ret = vsmfs_trans_get_write_access_range(t, pos->mb, (u8 *)de - pos->mb->m_data,
+						 VSMFS_DIRENT_BASE);
+	if (!ret && it.prev)
+		ret = vsmfs_trans_get_write_access_range(t, pos->mb,
+							 (u8 *)it.prev - pos->mb->m_data,
+							 VSMFS_DIRENT_BASE);
 	if (ret)
 		return ret;
 	/* The entry before it in the block takes over its space. */
@@ -578,10 +673,21 @@ static int vsmfs_del_entry(struct vsmfs_trans *t, struct inode *dir,
 		le16_add_cpu(&it.prev->d_rec_len, le16_to_cpu(de->d_rec_len));
 	vsmfs_trans_dirty(t, pos->mb);
 	vsmfs_slot_remove(idx, i);
-	ret = vsmfs_block_room(dir, pos->blk, &room);
-	if (ret)
-		return ret;
-	vsmfs_room_set(idx, pos->blk, room);
+	if (it.next != VSMFS_BLOCK_SIZE || !it.prev) {
+		/*
+		 * Spans only grow: that of the entry before it, or its own,
+		 * now free; the last entry stays the last.
+		 */
+		free = vsmfs_de_room(it.prev ?: de);
+		if (it.next != VSMFS_BLOCK_SIZE)
+			idx->inner[pos->blk] = max_t(unsigned int, idx->inner[pos->blk], free);
+		vsmfs_block_set(idx, pos->mb, pos->blk);
+	} else {
+		/* The entry before the last becomes the last. */
+		ret = vsmfs_block_scan(dir, idx, pos->blk);
+		if (ret)
+			return ret;
+	}
 	dir->i_ctime = current_time(dir);
 	dir->i_mtime = dir->i_ctime;
 	return 0;
@@ -934,9 +1040,9 @@ static int vsmfs_do_rename(struct user_namespace *ns, struct inode *old_dir,
 	if (flags & RENAME_EXCHANGE) {
 		ret = vsmfs_find_entry(new_dir, nidx, &new_dentry->d_name, &npos);
 		if (!ret)
-			ret = vsmfs_trans_get_write_access(&t, opos.mb);
+			ret = vsmfs_de_write_access(&t, &opos);
 		if (!ret)
-			ret = vsmfs_trans_get_write_access(&t, npos.mb);
+			ret = vsmfs_de_write_access(&t, &npos);
 		if (ret)
 			goto out;
 		opos.de->d_ino = cpu_to_le64(new_inode->i_ino);
@@ -974,7 +1080,7 @@ static int vsmfs_do_rename(struct user_namespace *ns, struct inode *old_dir,
 	if (new_inode) {
 		ret = vsmfs_find_entry(new_dir, nidx, &new_dentry->d_name, &npos);
 		if (!ret)
-			ret = vsmfs_trans_get_write_access(&t, npos.mb);
+			ret = vsmfs_de_write_access(&t, &npos);
 		if (ret)
 			goto out;
 		npos.de->d_ino = cpu_to_le64(old_inode->i_ino);
