@@ -458,7 +458,7 @@ static void vsmfs_jcount_itable(struct vsmfs_sb_info *sbi, u64 home)
 
 	if (home < l->itable_start || home >= l->itable_start + l->itable_blocks)
 		return;
-	mb = xa_load(&sbi->s_mblks, home);
+	mb = vsmfs_mblk_find(sbi, home);
 	if (!mb)
 		return;
 	/* The next transaction may be setting bits (s_trans_mutex). */
@@ -789,7 +789,9 @@ int vsmfs_journal_init(struct vsmfs_sb_info *sbi)
 	mutex_init(&sbi->s_trans_mutex);
 	mutex_init(&sbi->s_jplace_mutex);
 	atomic_set(&sbi->s_freeing, 0);
-	vsmfs_mcache_init(sbi);
+	ret = vsmfs_mcache_init(sbi);
+	if (ret)
+		return ret;
 	n = vsmfs_journal_geometry(sbi->s_layout.journal_blocks, &hdr_blocks);
 	if (le32_to_cpu(vsmfs_pm_read(&jsb->j_magic)) != VSMFS_JOURNAL_MAGIC ||
 	    le32_to_cpu(vsmfs_pm_read(&jsb->j_blocks)) != n ||
@@ -912,7 +914,7 @@ static struct vsmfs_mblk *vsmfs_trans_find_dirty(struct vsmfs_trans *t, u64 blk)
 	struct vsmfs_mblk *mb;
 
 	if (t->t_nblocks > VSMFS_FORGET_WALK) {
-		mb = xa_load(&t->t_sbi->s_mblks, blk);
+		mb = vsmfs_mblk_find(t->t_sbi, blk);
 		return mb && mb->m_is_dirty ? mb : NULL;
 	}
 	list_for_each_entry(mb, &t->t_dirty, m_dirty)
@@ -1088,7 +1090,8 @@ static void vsmfs_jplace(struct vsmfs_journal *j, u64 home, u32 p)
 	if (o->wear) {
 		u32 m = vsmfs_wheap_min(&j->free);
 
-		if (m != p) {
+		/* No swap for a block that is as little worn already. */
+		if (m != p && j->h[m].wc < j->h[p].wc) {
 			/* Out of the heap while their write counts change. */
 			vsmfs_wheap_del(&j->free, m);
 			vsmfs_wheap_del(&j->free, p);

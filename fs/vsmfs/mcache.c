@@ -9,8 +9,11 @@
  * its committed versions, and its home block on PM is brought up to date
  * only by a checkpoint (or by recovery at mount, recovery.c). A block is
  * read from its home block only when it is first cached (vsmfs_mblk_get()
- * says why that is its current version); the copies stay in an xarray
- * indexed by device block (sbi->s_mblks) until unmount.
+ * says why that is its current version); the copies stay until unmount,
+ * those of the fixed regions before the data frames (bitmaps, mapping
+ * table, inode table, page table) in an array indexed by device block
+ * (sbi->s_mfix: one load finds the inode slot or page table entry a write
+ * changes), the others in an xarray (sbi->s_mblks).
  */
 #include <linux/slab.h>
 #include <linux/xarray.h>
@@ -24,10 +27,37 @@
  * @sbi: the file system
  *
  * Context: mount, before the journal is recovered.
+ * Return: 0 or -ENOMEM.
  */
-void vsmfs_mcache_init(struct vsmfs_sb_info *sbi)
+int vsmfs_mcache_init(struct vsmfs_sb_info *sbi)
 {
 	xa_init(&sbi->s_mblks);
+	sbi->s_mfix = kvcalloc(sbi->s_layout.data_start, sizeof(*sbi->s_mfix), GFP_KERNEL);
+	if (!sbi->s_mfix)
+		return -ENOMEM;
+	sbi->s_nmfix = sbi->s_layout.data_start;
+	return 0;
+}
+
+/* The cached copy of block @blk, or NULL. */
+static struct vsmfs_mblk *vsmfs_mblk_lookup(struct vsmfs_sb_info *sbi, u64 blk)
+{
+	if (blk >= sbi->s_nmfix)
+		return xa_load(&sbi->s_mblks, blk);
+	/* Pairs with the cmpxchg_release() of vsmfs_mblk_get(). */
+	return smp_load_acquire(&sbi->s_mfix[blk]);
+}
+
+/**
+ * vsmfs_mblk_find() - the DRAM copy of a metadata block, if it is cached
+ * @sbi: the file system
+ * @blk: device block
+ *
+ * Return: the copy, or NULL if the block was never read.
+ */
+struct vsmfs_mblk *vsmfs_mblk_find(struct vsmfs_sb_info *sbi, u64 blk)
+{
+	return vsmfs_mblk_lookup(sbi, blk);
 }
 
 /**
@@ -60,7 +90,18 @@ void vsmfs_mcache_destroy(struct vsmfs_sb_info *sbi)
 {
 	struct vsmfs_mblk *mb;
 	unsigned long idx;
+	u64 i;
 
+	for (i = 0; i < sbi->s_nmfix; i++) {
+		mb = sbi->s_mfix[i];
+		if (mb) {
+			kfree(mb->m_resv);
+			kfree(mb);
+		}
+	}
+	kvfree(sbi->s_mfix);
+	sbi->s_mfix = NULL;
+	sbi->s_nmfix = 0;
 	xa_for_each(&sbi->s_mblks, idx, mb) {
 		kfree(mb->m_resv);
 		kfree(mb);
@@ -85,7 +126,7 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 	struct vsmfs_mblk *mb, *old;
 	void __pm *src;
 
-	mb = xa_load(&sbi->s_mblks, blk);
+	mb = vsmfs_mblk_lookup(sbi, blk);
 	if (mb)
 		return mb;
 	/*
@@ -117,6 +158,14 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 	if (vsmfs_read_pm(mb->m_data, src, VSMFS_BLOCK_SIZE)) {
 		kfree(mb);
 		return ERR_PTR(-EIO);
+	}
+	if (blk < sbi->s_nmfix) {
+		/* Filled in before it is seen: pairs with vsmfs_mblk_lookup(). */
+		old = cmpxchg_release(&sbi->s_mfix[blk], NULL, mb);
+		if (!old)
+			return mb;
+		kfree(mb);
+		return vsmfs_mblk_lookup(sbi, blk);
 	}
 	old = xa_cmpxchg(&sbi->s_mblks, blk, NULL, mb, GFP_NOFS);
 	if (old) {

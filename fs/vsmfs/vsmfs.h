@@ -246,6 +246,8 @@ struct vsmfs_sb_info {
 	/* Mapping layer (vsp.c): logical page N is at s_vsp_base + N pages. */
 	void __pm		*s_vsp_base;
 	u64			s_frame_pfn0;	/* pfn of data frame 0 */
+	/* The kernel PTE pages of the range, one per 2 MiB of addresses. */
+	pte_t			**s_vsp_ptes;
 
 	/*
 	 * Metadata cache (mcache.c), transactions (trans.c) and the journal
@@ -260,6 +262,8 @@ struct vsmfs_sb_info {
 	 */
 	atomic_t		s_freeing;
 	struct xarray		s_mblks;	/* device block -> vsmfs_mblk */
+	struct vsmfs_mblk	**s_mfix;	/* the same, below data_start */
+	u64			s_nmfix;	/* entries of s_mfix */
 	/*
 	 * The running transaction (compound, under s_trans_mutex): what the
 	 * handles ended since the last commit left for the next one.
@@ -606,7 +610,8 @@ void vsmfs_journal_timer_stop(struct vsmfs_sb_info *sbi);
 ssize_t vsmfs_journal_wear_show(struct vsmfs_sb_info *sbi, char *buf);
 
 /* mcache.c */
-void vsmfs_mcache_init(struct vsmfs_sb_info *sbi);
+int vsmfs_mcache_init(struct vsmfs_sb_info *sbi);
+struct vsmfs_mblk *vsmfs_mblk_find(struct vsmfs_sb_info *sbi, u64 blk);
 void vsmfs_mcache_destroy(struct vsmfs_sb_info *sbi);
 struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk);
 

@@ -187,6 +187,77 @@ void vsmfs_vsp_exit(void)
 	migrate_enable();
 }
 
+/*
+ * The kernel PTE behind an address of the mapping layer. Kernel page tables
+ * of the vmalloc area are shared by every address space, so the walk may
+ * start from the current one; they are never freed while the range is
+ * mapped, so the pointer stays valid until vsmfs_vsp_unmap().
+ */
+static pte_t *vsmfs_kernel_pte(unsigned long addr)
+{
+#ifdef VSMFS_USE_INIT_MM
+	pgd_t *pgd = pgd_offset_k(addr);
+#else
+	pgd_t *pgd = pgd_offset(current->active_mm, addr);
+#endif
+	p4d_t *p4d;
+	pud_t *pud;
+	pmd_t *pmd;
+
+	if (pgd_none(*pgd) || pgd_bad(*pgd))
+		return NULL;
+	p4d = p4d_offset(pgd, addr);
+	if (p4d_none(*p4d) || p4d_bad(*p4d))
+		return NULL;
+	pud = pud_offset(p4d, addr);
+	if (pud_none(*pud) || pud_bad(*pud) || pud_large(*pud))
+		return NULL;
+	pmd = pmd_offset(pud, addr);
+	if (pmd_none(*pmd) || pmd_bad(*pmd) || pmd_large(*pmd))
+		return NULL;
+	return pte_offset_kernel(pmd, addr);
+}
+
+/* Index in s_vsp_ptes of the PTE page that maps @addr. */
+static unsigned long vsmfs_vsp_chunk(struct vsmfs_sb_info *sbi, unsigned long addr)
+{
+	return (addr >> PMD_SHIFT) - ((unsigned long)sbi->s_vsp_base >> PMD_SHIFT);
+}
+
+/*
+ * Find the PTE page of every 2 MiB of addresses the range spans, once, so
+ * that a swap reaches the PTE of a page with one load, not a walk.
+ */
+static int vsmfs_vsp_find_ptes(struct vsmfs_sb_info *sbi)
+{
+	unsigned long base = (unsigned long)sbi->s_vsp_base;
+	unsigned long end = base + (sbi->s_layout.data_pages << PAGE_SHIFT);
+	unsigned long n = vsmfs_vsp_chunk(sbi, end - 1) + 1, i;
+
+	sbi->s_vsp_ptes = kvcalloc(n, sizeof(*sbi->s_vsp_ptes), GFP_KERNEL);
+	if (!sbi->s_vsp_ptes)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		unsigned long a = max(base, ((base >> PMD_SHIFT) + i) << PMD_SHIFT);
+		pte_t *p = vsmfs_kernel_pte(a);
+
+		if (!p) {
+			vsmfs_err(sbi->s_sb, "no 4 KiB kernel PTE maps the range at %lx", a);
+			return -EIO;
+		}
+		sbi->s_vsp_ptes[i] = p - pte_index(a);
+	}
+	return 0;
+}
+
+/* The kernel PTE of logical page @lpn. */
+static pte_t *vsmfs_vsp_pte(struct vsmfs_sb_info *sbi, u64 lpn)
+{
+	unsigned long a = (unsigned long)vsmfs_lpn_ptr(sbi, lpn);
+
+	return sbi->s_vsp_ptes[vsmfs_vsp_chunk(sbi, a)] + pte_index(a);
+}
+
 /**
  * vsmfs_vsp_map() - map all logical pages from the persistent page table
  * @sbi: the file system, journal replayed
@@ -227,6 +298,8 @@ int vsmfs_vsp_map(struct vsmfs_sb_info *sbi)
 	ret = sbi->s_vsp_base ? 0 : -ENOMEM;
 	if (ret)
 		vsmfs_err(sbi->s_sb, "cannot map %llu pages of kernel virtual space", n);
+	else
+		ret = vsmfs_vsp_find_ptes(sbi);
 out:
 	bitmap_free(seen);
 	kvfree(pages);
@@ -241,40 +314,11 @@ out:
  */
 void vsmfs_vsp_unmap(struct vsmfs_sb_info *sbi)
 {
+	kvfree(sbi->s_vsp_ptes);
+	sbi->s_vsp_ptes = NULL;
 	if (sbi->s_vsp_base)
 		vunmap((__force void *)sbi->s_vsp_base);	/* the vmap() area */
 	sbi->s_vsp_base = NULL;
-}
-
-/*
- * The kernel PTE behind an address of the mapping layer. Kernel page tables
- * of the vmalloc area are shared by every address space, so the walk may
- * start from the current one; they are never freed while the range is
- * mapped, so the pointer stays valid until vsmfs_vsp_unmap().
- */
-static pte_t *vsmfs_kernel_pte(unsigned long addr)
-{
-#ifdef VSMFS_USE_INIT_MM
-	pgd_t *pgd = pgd_offset_k(addr);
-#else
-	pgd_t *pgd = pgd_offset(current->active_mm, addr);
-#endif
-	p4d_t *p4d;
-	pud_t *pud;
-	pmd_t *pmd;
-
-	if (pgd_none(*pgd) || pgd_bad(*pgd))
-		return NULL;
-	p4d = p4d_offset(pgd, addr);
-	if (p4d_none(*p4d) || p4d_bad(*p4d))
-		return NULL;
-	pud = pud_offset(p4d, addr);
-	if (pud_none(*pud) || pud_bad(*pud) || pud_large(*pud))
-		return NULL;
-	pmd = pmd_offset(pud, addr);
-	if (pmd_none(*pmd) || pmd_bad(*pmd) || pmd_large(*pmd))
-		return NULL;
-	return pte_offset_kernel(pmd, addr);
 }
 
 /* Persistent page table slot of @lpn, in its DRAM copy. */
@@ -363,23 +407,16 @@ int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b,
 			 (a < b + count && b < a + count)))
 		return -EINVAL;
 	/*
-	 * Look everything up and get write access first, so a failure changes
-	 * nothing: metadata blocks stay cached once read, so the second pass
-	 * cannot fail.
+	 * Get write access first, so a failure changes nothing: metadata
+	 * blocks stay cached once read, so the second pass cannot fail.
 	 */
-	for (i = 0; i < count; i++)
-		if (!vsmfs_kernel_pte((unsigned long)vsmfs_lpn_ptr(sbi, a + i)) ||
-		    !vsmfs_kernel_pte((unsigned long)vsmfs_lpn_ptr(sbi, b + i)))
-			return -EIO;
 	ret = vsmfs_pt_get_write_access(t, a, count);
 	if (!ret)
 		ret = vsmfs_pt_get_write_access(t, b, count);
 	if (ret)
 		return ret;
 	for (i = 0; i < count; i++) {
-		unsigned long va = (unsigned long)vsmfs_lpn_ptr(sbi, a + i);
-		unsigned long vb = (unsigned long)vsmfs_lpn_ptr(sbi, b + i);
-		pte_t *pa = vsmfs_kernel_pte(va), *pb = vsmfs_kernel_pte(vb);
+		pte_t *pa = vsmfs_vsp_pte(sbi, a + i), *pb = vsmfs_vsp_pte(sbi, b + i);
 		struct vsmfs_mblk *ma, *mb;
 		__le64 *sa, *sb, tmp;
 		pte_t x;
@@ -432,9 +469,7 @@ void vsmfs_swap_undo(struct vsmfs_swap *sw, u64 lpn, const __le64 *old, const __
 		if (old[i] == cur[i] || !(lpn + i) || lpn + i >= sbi->s_layout.data_pages ||
 		    frame >= sbi->s_layout.data_pages)
 			continue;
-		p = vsmfs_kernel_pte((unsigned long)vsmfs_lpn_ptr(sbi, lpn + i));
-		if (WARN_ON_ONCE(!p))
-			continue;
+		p = vsmfs_vsp_pte(sbi, lpn + i);
 		set_pte(p, pfn_pte(sbi->s_frame_pfn0 + frame, pte_pgprot(ptep_get(p))));
 		sw->sw_pages++;
 		vsmfs_swap_note(sw, lpn + i, 1);
