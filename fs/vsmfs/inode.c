@@ -896,10 +896,11 @@ static int vsmfs_free_index(struct vsmfs_trans *t, struct inode *inode, bool *mo
  * the rest of the page holding the old end is zeroed, so bytes past the
  * end (which a shared mapping of the last page can change) read as zeros
  * in the grown file; they are past the end until the commit, so a crash
- * before it shows nothing of that. Shrinking, the bytes past the new end
- * are inside the file until the commit: the caller zeroes them after it,
- * with vsmfs_zero_mapped(). Pages allocated past the old end (fallocate
- * with FALLOC_FL_KEEP_SIZE) are freed too when they lie past the new one.
+ * before it shows nothing of that, and pages allocated past the old end
+ * (fallocate with FALLOC_FL_KEEP_SIZE) stay, as ext4 and XFS keep them.
+ * Shrinking, the bytes past the new end are inside the file until the
+ * commit: the caller zeroes them after it, with vsmfs_zero_mapped(); pages
+ * allocated past the old end are freed too when they lie past the new one.
  *
  * A transaction holds only so many blocks (vsmfs_trans_room()): the runs
  * are freed from the last one down, as many as fit, then the index
@@ -932,6 +933,17 @@ int vsmfs_truncate_t(struct vsmfs_trans *t, struct inode *inode, loff_t size, bo
 		if (size > inode->i_size)
 			vsmfs_zero_mapped(inode, inode->i_size,
 					  round_up(inode->i_size, VSMFS_BLOCK_SIZE));
+	}
+	/*
+	 * Growing frees nothing: pages past the old end were reserved by
+	 * fallocate, and keep their promise past the new one too (they hold
+	 * zeros). Not while a truncation is left to finish, whose pages past
+	 * the end may hold old data.
+	 */
+	if (reg && size > inode->i_size &&
+	    !(VSMFS_I(inode)->i_flags & VSMFS_IFLAG_TRUNCATING)) {
+		i_size_write(inode, size);
+		goto out;
 	}
 	/* Runs past the new end, wholly or in part, from the last one. */
 	first = reg ? keep_pages / VSMFS_VSP_PAGES : keep_pages;

@@ -95,6 +95,26 @@ fallocate -z -o $((3 * K)) -l $((5 * K)) "$Z"
 assert_eq "$(stat -c %s "$Z")" $((8 * K)) "zero range extends size"
 assert_eq "$(stat -c %b "$Z")" $((8 * K / 512)) "zero range allocates"
 
+# Space reserved past the end stays reserved when a truncation grows the
+# file over part of it, and reads as zeros: 10 MiB with KEEP_SIZE, 5 MiB
+# written, grown to 7 MiB keeps 10 MiB, across a remount; shrinking below
+# it gives the pages past the new end back.
+R=$MNT/resv
+: > "$R"
+fallocate -n -o 0 -l $((10 << 20)) "$R"
+dd if=/dev/urandom of="$R" bs=1M count=5 conv=notrunc status=none
+truncate -s $((7 << 20)) "$R"
+assert_eq "$(stat -c %s "$R")" $((7 << 20)) "size after growing over the reservation"
+assert_eq "$(stat -c %b "$R")" $((10 << 20 >> 9)) "blocks after growing over the reservation"
+assert_eq "$(od -An -v -tx1 -j $((5 << 20)) -N $((2 << 20)) "$R" | tr -d ' \n0' | wc -c)" 0 \
+	"grown part of the reservation reads zeros"
+umount "$MNT"
+mount_vsmfs
+assert_eq "$(stat -c %b "$R")" $((10 << 20 >> 9)) "reservation kept across a remount"
+truncate -s $((3 << 20)) "$R"
+assert_eq "$(stat -c %b "$R")" $((3 << 20 >> 9)) "blocks after shrinking"
+rm -f "$R"
+
 # Unsupported modes are refused clearly.
 expect_fail fallocate -c -o 0 -l $K "$Z"
 expect_fail fallocate -i -o 0 -l $K "$Z"
