@@ -737,8 +737,7 @@ ssize_t vsmfs_cow_write_t(struct vsmfs_trans *t, struct inode *inode, loff_t pos
 			err = vsmfs_free_pages(t, c.free[i].lpn, c.free[i].count);
 		ret = ret ?: err;
 	}
-	/* Not one cut short by a fault (vsmfs_write_atomic() undoes it). */
-	if (c.cowed && (ret || done == len))
+	if (c.cowed)
 		vsmfs_stat_inc(sbi, mcow_writes);
 	/*
 	 * For crash tests: new pages written, swaps and index switches made
@@ -1033,7 +1032,6 @@ release:
  * @from: the data, which cannot fault (see vsmfs_wsrc_get())
  * @large: the file is large (its runs start at free superpages)
  * @mode: cow= mode
- * @may_fault: @from is user memory that may not be mapped
  *
  * Write [@pos, @pos + @len) atomically (data=atomic): the new content of
  * every page reaches PM in fresh pages, and one transaction switches the
@@ -1056,11 +1054,7 @@ release:
  * is committed at once. A crash before (6) leaves the old page table and
  * index, whose frames were never written; after it, the new ones.
  *
- * Without @may_fault the copy from @from must not come up short (see
- * vsmfs_wsrc_get()). With it, @from is user memory the copies may find
- * unmapped (they are made with page faults disabled): a copy that comes
- * up short undoes the whole write, which returns -EFAULT with @from as it
- * came, for the caller to write again from a source that cannot fault.
+ * The copy from @from must not come up short (see vsmfs_wsrc_get()).
  * An error after part of the write was done commits the part done, which
  * is atomic by itself.
  *
@@ -1068,17 +1062,15 @@ release:
  * Return: the bytes written, or a negative errno.
  */
 ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
-			   struct iov_iter *from, bool large, unsigned int mode,
-			   bool may_fault)
+			   struct iov_iter *from, bool large, unsigned int mode)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	struct address_space *mapping = inode->i_mapping;
 	loff_t end = pos + len, ustart = pos, uend = end;
-	size_t count = iov_iter_count(from);
 	struct vsmfs_trans t;
 	ssize_t n;
-	int err, cerr;
+	int err;
 
 	filemap_invalidate_lock(mapping);
 	vsmfs_cow_span(mode, &ustart, &uend);
@@ -1096,14 +1088,7 @@ ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
 	/* The whole write in one handle: room for its worst case. */
 	vsmfs_trans_begin_credits(sbi, &t, vsmfs_cow_blocks_at(mode, pos, len));
 	vsmfs_trans_track(&t, inode, false);
-	n = vsmfs_cow_write_t(&t, inode, pos, len, from, large, mode, &cerr);
-	if (may_fault && n >= 0 && n < len && !cerr) {
-		/* A copy cut short by a fault: none of the write. */
-		vsmfs_trans_abort(&t);
-		iov_iter_revert(from, count - iov_iter_count(from));
-		n = -EFAULT;
-		goto out_idx;
-	}
+	n = vsmfs_cow_write_t(&t, inode, pos, len, from, large, mode, NULL);
 	if (n > 0) {
 		if (pos + n > i_size_read(inode))
 			i_size_write(inode, pos + n);
@@ -1122,7 +1107,6 @@ ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
 		if (err)
 			n = err;
 	}
-out_idx:
 	up_write(&vi->i_idx_sem);
 out_unlock:
 	filemap_invalidate_unlock(mapping);

@@ -24,9 +24,9 @@
  * happen with page faults disabled while i_idx_sem or a transaction is
  * held, since the fault may be on a mapping of a vsmfs file. A read cut
  * short by a fault is retried after faulting the user pages in unlocked;
- * an atomic write cannot be cut: one from mapped user memory is undone
- * if a copy comes up short, and made again from a source that cannot
- * fault, see vsmfs_wsrc_get().
+ * an atomic write cannot be cut (it has no way back once it has begun
+ * changing the file), so its source is made unable to fault before it
+ * starts, see vsmfs_wsrc_get().
  */
 #include <linux/fs.h>
 #include <linux/uio.h>
@@ -398,28 +398,16 @@ static ssize_t vsmfs_do_write_iter(struct kiocb *iocb, struct iov_iter *from)
 				    VSMFS_PIECE_SIZE - (pos & (VSMFS_PIECE_SIZE - 1)));
 		if (data == VSMFS_DATA_ATOMIC) {
 			struct vsmfs_wsrc src;
-			int err;
+			int err = vsmfs_wsrc_get(sbi, &src, from, len);
 
-			/*
-			 * User memory that is mapped is copied from as it is;
-			 * if a page is found missing all the same, the write
-			 * is undone and made again from held pages.
-			 */
-			n = -EFAULT;
-			if (user_backed_iter(from) && !fault_in_iov_iter_readable(from, len))
-				n = vsmfs_write_atomic(inode, pos, len, from, large, cow, true);
-			if (n == -EFAULT) {
-				err = vsmfs_wsrc_get(sbi, &src, from, len);
-				if (err) {
-					ret = err;
-					break;
-				}
-				n = vsmfs_write_atomic(inode, pos, src.len, &src.iter, large, cow,
-						       false);
-				/* Give back what the write did not take. */
-				iov_iter_revert(from, src.len - max_t(ssize_t, n, 0));
-				vsmfs_wsrc_put(&src);
+			if (err) {
+				ret = err;
+				break;
 			}
+			n = vsmfs_write_atomic(inode, pos, src.len, &src.iter, large, cow);
+			/* Give back what the write did not take. */
+			iov_iter_revert(from, src.len - max_t(ssize_t, n, 0));
+			vsmfs_wsrc_put(&src);
 		} else {
 			if (fault_in_iov_iter_readable(from, len) == len) {
 				ret = -EFAULT;

@@ -1,14 +1,13 @@
 # The source buffer of a data=atomic write cannot cut it in two. A write
 # from a shared mapping of the range it overwrites (whose mapping the write
-# removes, so that its copy finds the pages missing and starts again) is
+# removes), of another part of the same file or of another vsmfs file is
 # copied to DRAM first (write_bounces) and is one copy-on-write write, with
-# the content a copy through a DRAM buffer would give; a write from a
-# mapping of another part of the same file or of another vsmfs file, and
-# from ordinary memory, in one piece or many, copies from it directly and
-# is one write too; a buffer that stops being readable part way gives a
-# short write of its readable part; and when the DRAM copy cannot be
-# allocated the write fails with ENOMEM and changes nothing. A write that
-# never finished would hit the timeout below.
+# the content a copy through a DRAM buffer would give; a write from
+# ordinary memory, in one piece or many, holds the user pages and is one
+# write too; a buffer that stops being readable part way gives a short
+# write of its readable part; and when the DRAM copy cannot be allocated
+# the write fails with ENOMEM and changes nothing. A write that never
+# finished would hit the timeout below.
 . tests/lib/common.sh
 
 K=/sys/kernel/debug/vsmfs
@@ -51,13 +50,13 @@ one_write("same range, 3 superpages", mv[100:100 + 3 * VSP], 100, True)
 one_write("overlap forward", mv[VSP:VSP + VSP + P], VSP + 2 * P + 7, True)
 one_write("overlap backward", mv[VSP + 3 * P:2 * VSP], VSP, True)
 # Another part of the same file and another vsmfs file.
-one_write("other range", mv[3 * VSP:4 * VSP], 0, False)
+one_write("other range", mv[3 * VSP:4 * VSP], 0, True)
 g = os.open(os.path.join(mnt, "g"), os.O_RDWR | os.O_CREAT, 0o644)
 os.pwrite(g, rnd.randbytes(VSP), 0)
 gm = mmap.mmap(g, VSP, mmap.MAP_SHARED, mmap.PROT_READ)
-one_write("other file", memoryview(gm)[P:VSP], 2 * P, False)
+one_write("other file", memoryview(gm)[P:VSP], 2 * P, True)
 
-# Ordinary memory: copied from directly, in one piece or in many.
+# Ordinary memory: held, not copied, in one piece or in many.
 one_write("anonymous memory", bytearray(rnd.randbytes(VSP + 300)), 2 * VSP + 11, False)
 parts = [rnd.randbytes(rnd.randrange(1, 3 * P)) for i in range(40)]
 c.reset()
@@ -95,14 +94,13 @@ except OSError as e:
 libc.mprotect(addr, 3 * P, mmap.PROT_READ | mmap.PROT_WRITE)
 check(os.pread(fd, size, 0) == model, "unreadable buffer: content changed")
 
-# No memory for the DRAM copy of a write from its own range: ENOMEM,
-# nothing changed.
+# No memory for the DRAM copy: ENOMEM, nothing changed.
 if os.path.isdir(k):
     with open(k + "/write_source_alloc/interval", "w") as f:
         f.write("1")
     c.reset()
     try:
-        os.pwrite(fd, mv[VSP:2 * VSP], VSP)
+        os.pwrite(fd, mv[VSP:2 * VSP], 0)
         check(False, "write with the DRAM copy failing succeeded")
     except OSError as e:
         check(e.errno == errno.ENOMEM, "DRAM copy failing: %s" % e)
