@@ -18,7 +18,9 @@
 #                     points (default 20) from SEED
 #   make crash-atomic overwrite atomicity: N crash images (default 500) from SEED
 #   make ordering-test  persistence-ordering check, the long run: every
-#                     workload, every crash point, more lost-line subsets
+#                     workload, every crash point, more lost-line subsets;
+#                     OPTSETS=default,ckpt,... runs those mount option sets
+#                     only (the whole run takes hours here: shard it)
 #   make install      install the tools, their manual pages, the udev rule and
 #                     the production module
 #   make uninstall    remove what make install installed
@@ -108,7 +110,8 @@ dkms-test: all
 	tests/run tools/006-dkms
 
 ordering-test: all
-	VSMFS_ORDERING=long VSMFS_ORDERING_SEED=$(SEED) VSMFS_TEST_TIMEOUT=7000 tests/run ordering
+	VSMFS_ORDERING=long VSMFS_ORDERING_SEED=$(SEED) VSMFS_ORDERING_OPTSETS=$(OPTSETS) \
+		VSMFS_TEST_TIMEOUT=7000 tests/run ordering
 
 # Benchmarks against ext4-DAX and XFS-DAX (bench/README.md), not part of
 # make test: bench-quick takes about 20 minutes here, bench about two hours;

@@ -947,14 +947,23 @@ def main():
     ap.add_argument("mode", choices=["short", "long"])
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--only", default="")
+    ap.add_argument("--optsets", default="",
+                    help="comma-separated option sets of the long run to take "
+                         "(\"default\" for none), all if empty: a shard of it")
     ap.add_argument("--workloads", choices=["single", "concurrent", "all"], default="all")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep every base and log in build/ordering")
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per crash image")
     args = ap.parse_args()
     if args.mode == "long":
-        names = [f"{n}@{o}" if o else n for o in OPTION_SETS for n in WORKLOADS]
-        names += [f"{n}@{o}" if o else n for o in CONC_OPTION_SETS for n in CONCURRENT]
+        sets = args.optsets.split(",") if args.optsets else None
+        take = [o for o in OPTION_SETS if sets is None or (o or "default") in sets]
+        bad = [o for o in sets or [] if o != "default" and o not in OPTION_SETS]
+        if bad:
+            ap.error(f"unknown option sets: {','.join(bad)}")
+        names = [f"{n}@{o}" if o else n for o in take for n in WORKLOADS]
+        names += [f"{n}@{o}" if o else n for o in CONC_OPTION_SETS if o in take
+                  for n in CONCURRENT]
     else:
         names = [n for n in WORKLOADS if n not in KNOWN | SHORT_SKIP] + \
             [f"{n}@ckpt" for n in SHORT_CKPT] + [f"{n}@group" for n in SHORT_GROUP] + \
