@@ -39,15 +39,6 @@ int vsmfs_mcache_init(struct vsmfs_sb_info *sbi)
 	return 0;
 }
 
-/* The cached copy of block @blk, or NULL. */
-static struct vsmfs_mblk *vsmfs_mblk_lookup(struct vsmfs_sb_info *sbi, u64 blk)
-{
-	if (blk >= sbi->s_nmfix)
-		return xa_load(&sbi->s_mblks, blk);
-	/* Pairs with the cmpxchg_release() of vsmfs_mblk_get(). */
-	return smp_load_acquire(&sbi->s_mfix[blk]);
-}
-
 /**
  * vsmfs_mblk_find() - the DRAM copy of a metadata block, if it is cached
  * @sbi: the file system
@@ -57,7 +48,16 @@ static struct vsmfs_mblk *vsmfs_mblk_lookup(struct vsmfs_sb_info *sbi, u64 blk)
  */
 struct vsmfs_mblk *vsmfs_mblk_find(struct vsmfs_sb_info *sbi, u64 blk)
 {
-	return vsmfs_mblk_lookup(sbi, blk);
+	if (blk >= sbi->s_nmfix)
+		return xa_load(&sbi->s_mblks, blk);
+	/* Pairs with the cmpxchg_release() of vsmfs_mblk_get(). */
+	return smp_load_acquire(&sbi->s_mfix[blk]);
+}
+
+static void vsmfs_mblk_free(struct vsmfs_mblk *mb)
+{
+	kfree(mb->m_resv);
+	kfree(mb);
 }
 
 /**
@@ -92,20 +92,14 @@ void vsmfs_mcache_destroy(struct vsmfs_sb_info *sbi)
 	unsigned long idx;
 	u64 i;
 
-	for (i = 0; i < sbi->s_nmfix; i++) {
-		mb = sbi->s_mfix[i];
-		if (mb) {
-			kfree(mb->m_resv);
-			kfree(mb);
-		}
-	}
+	for (i = 0; i < sbi->s_nmfix; i++)
+		if (sbi->s_mfix[i])
+			vsmfs_mblk_free(sbi->s_mfix[i]);
 	kvfree(sbi->s_mfix);
 	sbi->s_mfix = NULL;
 	sbi->s_nmfix = 0;
-	xa_for_each(&sbi->s_mblks, idx, mb) {
-		kfree(mb->m_resv);
-		kfree(mb);
-	}
+	xa_for_each(&sbi->s_mblks, idx, mb)
+		vsmfs_mblk_free(mb);
 	xa_destroy(&sbi->s_mblks);
 }
 
@@ -126,7 +120,7 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 	struct vsmfs_mblk *mb, *old;
 	void __pm *src;
 
-	mb = vsmfs_mblk_lookup(sbi, blk);
+	mb = vsmfs_mblk_find(sbi, blk);
 	if (mb)
 		return mb;
 	/*
@@ -160,12 +154,12 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 		return ERR_PTR(-EIO);
 	}
 	if (blk < sbi->s_nmfix) {
-		/* Filled in before it is seen: pairs with vsmfs_mblk_lookup(). */
+		/* Filled in before it is seen: pairs with vsmfs_mblk_find(). */
 		old = cmpxchg_release(&sbi->s_mfix[blk], NULL, mb);
 		if (!old)
 			return mb;
 		kfree(mb);
-		return vsmfs_mblk_lookup(sbi, blk);
+		return vsmfs_mblk_find(sbi, blk);
 	}
 	old = xa_cmpxchg(&sbi->s_mblks, blk, NULL, mb, GFP_NOFS);
 	if (old) {
