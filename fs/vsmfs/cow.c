@@ -780,13 +780,14 @@ void vsmfs_cow_span(unsigned int mode, loff_t *start, loff_t *end)
  * struct vsmfs_stage - one reserved run of a staged write
  * @r: the reservation
  * @key: the piece it belongs to
+ * @e: the piece's index entry (unchanged until the switch: i_idx_sem)
  * @pg: with @whole false, the first page of the piece it replaces; its
  *	frames are swapped in
  * @whole: the run replaces the piece's run whole (index switch)
  */
 struct vsmfs_stage {
 	struct vsmfs_resv	*r;
-	u64			key, pg;
+	u64			key, e, pg;
 	bool			whole;
 };
 
@@ -800,9 +801,9 @@ struct vsmfs_stage {
 static int vsmfs_stage_copy(struct vsmfs_sb_info *sbi, struct inode *inode,
 			    struct vsmfs_stage *st, u64 wfrom, u64 wto, struct iov_iter *from)
 {
-	u64 e = vsmfs_idx_lookup(inode, st->key), cs, ce, ws, we, n;
 	char __pm *sp = vsmfs_lpn_ptr(sbi, st->r->lpn);
-	char __pm *op = vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e) + st->pg);
+	char __pm *op = vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(st->e) + st->pg);
+	u64 cs, ce, ws, we, n;
 	int ret;
 
 	cs = st->pg << VSMFS_BLOCK_SHIFT;
@@ -841,7 +842,7 @@ static int vsmfs_stage_switch(struct vsmfs_trans *t, struct inode *inode,
 	int ret;
 
 	for (i = 0; i < n; i++) {
-		u64 e = vsmfs_idx_lookup(inode, st[i].key), lpn = vsmfs_idx_lpn(e);
+		u64 e = st[i].e, lpn = vsmfs_idx_lpn(e);
 
 		if (!st[i].whole) {
 			ret = vsmfs_swap_pages(t, sw, lpn + st[i].pg, st[i].r->lpn,
@@ -873,6 +874,50 @@ static int vsmfs_stage_switch(struct vsmfs_trans *t, struct inode *inode,
 }
 
 /*
+ * (c) of a staged write whose runs all swap pages into their pieces (none
+ * replaces a piece whole) and that leaves the inode slot as it is: in a
+ * shared handle (trans.c), beside other writes of the kind, with no
+ * file-system-wide lock held. Ordering as vsmfs_stage_switch() in a handle
+ * that ends in the running transaction.
+ * Return: 0, -EAGAIN if the write must take a handle of the other kind
+ * (nothing done), or another negative errno (swaps undone).
+ */
+static int vsmfs_stage_switch_shared(struct inode *inode, struct vsmfs_stage *st,
+				     unsigned int n, u32 credits)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_shandle h;
+	struct vsmfs_swap sw;
+	unsigned int i;
+	int ret;
+
+	BUILD_BUG_ON(VSMFS_STAGE_RUNS > VSMFS_SHANDLE_SWAPS);
+	ret = vsmfs_shandle_begin(sbi, &h, credits, n);
+	if (ret)
+		return ret;
+	vsmfs_swap_init(sbi, &sw);
+	sw.sw_defer_b = true;
+	for (i = 0; i < n && !ret; i++)
+		ret = vsmfs_swap_pages_shared(&h, &sw, vsmfs_idx_lpn(st[i].e) + st[i].pg,
+					      st[i].r->lpn, st[i].r->count);
+	if (ret)
+		vsmfs_swap_back_shared(&h, &sw);
+	/* One shootdown, before the commit frees any page swapped out. */
+	vsmfs_swap_flush(&sw);
+	if (!ret) {
+		for (i = 0; i < n; i++)
+			vsmfs_shandle_defer_resv(&h, st[i].r);
+		vsmfs_stat_add(sbi, mcow_fine, n);
+		vsmfs_shandle_note_inode(&h, inode);
+		vsmfs_aggr_written(inode);
+		vsmfs_fault_stop(inode->i_sb, VSMFS_FAULT_COW_STOP,
+				 "copy-on-write stopped before its commit");
+	}
+	vsmfs_shandle_end(&h);
+	return ret;
+}
+
+/*
  * Write [@pos, @pos + @len) atomically, copying the data with no
  * file-system-wide lock held: an overwrite inside the file's runs and its
  * size (no run grows, no page is new). (a) Fresh runs are reserved in
@@ -882,7 +927,9 @@ static int vsmfs_stage_switch(struct vsmfs_trans *t, struct inode *inode,
  * of the inode alone (inode lock, invalidate_lock, i_idx_sem), with
  * non-temporal stores and written-back cached stores; (c) one short
  * handle switches the index entries or swaps the page table entries
- * (vsmfs_stage_switch()) and ends. A fence between (b) and (c), with no
+ * (vsmfs_stage_switch()) and ends (in a shared handle, beside others,
+ * if it only swaps pages and leaves the inode slot alone:
+ * vsmfs_stage_switch_shared()). A fence between (b) and (c), with no
  * file-system-wide lock held, makes (b) durable before the handle makes
  * it reachable (a migration to another CPU during (b) orders what came
  * before it). A crash before the commit leaves the old index and page
@@ -900,6 +947,7 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 	size_t count = iov_iter_count(from);
 	loff_t end = pos + len, p;
 	unsigned int n = 0, i, ncoarse;
+	struct timespec64 now;
 	struct vsmfs_swap sw;
 	struct vsmfs_trans t;
 	int ret = 0;
@@ -944,6 +992,7 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 			if (ret)
 				goto release;
 			st[n].key = key;
+			st[n].e = e;
 			st[n].pg = pg;
 			st[n].whole = whole && m == have;
 			n++;
@@ -967,23 +1016,36 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 		goto release;
 	}
 	/*
-	 * (b) durable before s_trans_mutex is taken: the handle stores
+	 * (b) durable before the handle begins: the handle stores
 	 * nothing to PM, so it fences no more (vsmfs_trans_commit()), and no
 	 * other writer waits for this fence.
 	 */
 	vsmfs_fence_pending();
 	/* (c) The switch, in one short handle. */
+	for (i = 0, ncoarse = 0; i < n; i++)
+		ncoarse += st[i].whole;
+	now = current_time(inode);
+	if (!ncoarse && timespec64_equal(&inode->i_mtime, &now) &&
+	    timespec64_equal(&inode->i_ctime, &now)) {
+		ret = vsmfs_stage_switch_shared(inode, st, n,
+						vsmfs_cow_blocks_at(mode, pos, len));
+		if (!ret)
+			goto done;
+		if (ret != -EAGAIN) {
+			iov_iter_revert(from, count - iov_iter_count(from));
+			goto release;
+		}
+		ret = 0;
+	}
 	vsmfs_trans_begin_credits(sbi, &t, vsmfs_cow_blocks_at(mode, pos, len));
 	vsmfs_trans_track(&t, inode, false);
 	vsmfs_swap_init(sbi, &sw);
+	sw.sw_defer_b = true;
 	ret = vsmfs_stage_switch(&t, inode, st, n, &sw);
 	/* One shootdown for the write, before any page freed here is reused. */
 	vsmfs_swap_flush(&sw);
-	for (i = 0, ncoarse = 0; i < n; i++)
-		ncoarse += st[i].whole;
 	if (!ret) {
-		struct timespec64 now = current_time(inode);
-
+		now = current_time(inode);
 		/*
 		 * Page swaps alone leave the slot as it is while the clock
 		 * does not tick: no copy of it to save, write and journal.
@@ -1011,10 +1073,11 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 		iov_iter_revert(from, count - iov_iter_count(from));
 		goto release;
 	}
-	vsmfs_stat_inc(sbi, mcow_writes);
-	vsmfs_stat_inc(sbi, write_staged);
 	/* The runs are the transaction's now, even if its commit fails. */
 	ret = vsmfs_trans_commit(&t);
+done:
+	vsmfs_stat_inc(sbi, mcow_writes);
+	vsmfs_stat_inc(sbi, write_staged);
 	trace_vsmfs_mcow_write(inode, pos, len, ncoarse, n - ncoarse, 0, 0, ret ?: len);
 	return ret ?: len;
 

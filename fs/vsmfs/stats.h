@@ -34,6 +34,7 @@ enum vsmfs_stat {
 	VSMFS_STAT_trans_commits,
 	VSMFS_STAT_trans_aborts,
 	VSMFS_STAT_trans_handles,
+	VSMFS_STAT_trans_shared_handles,
 	VSMFS_STAT_commits_sync,
 	VSMFS_STAT_commits_fsync,
 	VSMFS_STAT_commits_timer,

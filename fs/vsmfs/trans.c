@@ -6,7 +6,8 @@
  * vsmfs_trans_begin(), then for each block vsmfs_trans_get_write_access(),
  * the change in its DRAM copy and vsmfs_trans_dirty(), then
  * vsmfs_trans_commit() or vsmfs_trans_abort(). Handles change DRAM one at a
- * time, under s_trans_mutex. A handle that ends joins the running
+ * time, under s_trans_mutex, and exclude shared handles (below) with
+ * s_handles_sem held for writing. A handle that ends joins the running
  * transaction (sbi->s_run): its blocks stay dirty in DRAM, and the running
  * transaction writes them all to the journal in one commit (compound
  * transactions, as handles join jbd2's running transaction). It commits
@@ -50,6 +51,23 @@
  * transaction (m_hnew), puts back those it dropped (t_forgot) and forgets
  * the runs it freed. The running transaction as the earlier handles left
  * it stays.
+ *
+ * Shared handles. An operation that only swaps page table entries of pages
+ * it owns (the staged overwrite, cow.c) runs in a shared handle (struct
+ * vsmfs_shandle) beside other such handles, holding s_handles_sem shared
+ * and not s_trans_mutex: it changes single words of page table blocks
+ * that no other handle changes, notes them in the blocks' m_cmask with
+ * atomic bit operations and joins the running transaction under
+ * s_run.lock. Its journal space and its entries of s_run.frees are
+ * reserved when it begins (s_run.shared_credits, s_run.shared_frees), so
+ * it never overflows the journal or grows the array; if they do not fit,
+ * or the handle must commit at once (commit=sync, write-through, an
+ * error), the operation takes a handle of the other kind, which commits
+ * first if needed. It undoes its swaps by swapping again. Its ordering is
+ * that of any handle that ends in the running transaction: one fence on
+ * its own CPU if that CPU stored to PM since its last fence. A commit
+ * holds s_handles_sem for writing, so it sees every shared handle whole
+ * or not at all.
  *
  * Deltas in DRAM. A delta of a commit writes the new version of a block
  * over its old version in the journal, the version before the last one
@@ -101,6 +119,10 @@ void vsmfs_trans_unlock(struct vsmfs_trans *t)
 
 	vsmfs_stat_add(sbi, journal_lock_hold_ns, ktime_get_ns() - t->t_locked);
 	memalloc_nofs_restore(t->t_nofs);
+	up_write(&sbi->s_handles_sem);
+	atomic_set(&sbi->s_excl, 0);
+	if (wq_has_sleeper(&sbi->s_excl_wq))
+		wake_up_all(&sbi->s_excl_wq);
 	mutex_unlock(&sbi->s_trans_mutex);
 }
 
@@ -117,6 +139,21 @@ static void vsmfs_trans_lock(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t)
 		atomic_inc(&sbi->s_trans_waiters);
 		mutex_lock(&sbi->s_trans_mutex);
 		atomic_dec(&sbi->s_trans_waiters);
+	}
+	/*
+	 * The shared handles running end first; those that would begin wait
+	 * (rw_semaphore readers may otherwise overtake a waiting writer for
+	 * a while, and this one holds s_trans_mutex).
+	 */
+	atomic_set(&sbi->s_excl, 1);
+	/* The mark before the lock: pairs with vsmfs_shandle_begin()'s trylock. */
+	smp_mb__after_atomic();
+	if (!down_write_trylock(&sbi->s_handles_sem)) {
+		if (!t0) {
+			t0 = ktime_get_ns();
+			vsmfs_stat_inc(sbi, journal_lock_waits);
+		}
+		down_write(&sbi->s_handles_sem);
 	}
 	t->t_locked = ktime_get_ns();
 	if (t0)
@@ -558,12 +595,22 @@ static void vsmfs_trans_masks(struct vsmfs_trans *t)
 static void vsmfs_trans_apply_frees(struct vsmfs_trans *t)
 {
 	struct vsmfs_running *run = &t->t_sbi->s_run;
+	struct vsmfs_swap sw;
 	unsigned int i;
 
+	vsmfs_swap_init(t->t_sbi, &sw);
 	for (i = 0; i < run->nfrees; i++) {
 		struct vsmfs_frun *f = &run->frees[i];
 
 		if (f->resv) {
+			/*
+			 * A staged write's scratch run, behind old frames: its
+			 * stale translations (sw_defer_b) go before it can be
+			 * taken again, at the earliest once this commit is
+			 * durable.
+			 */
+			if (f->scratch)
+				vsmfs_swap_add(&sw, f->lpn, f->count);
 			/* Claimed, or a scratch run behind old frames. */
 			vsmfs_resv_end(t, f->resv, !f->scratch);
 			continue;
@@ -571,6 +618,7 @@ static void vsmfs_trans_apply_frees(struct vsmfs_trans *t)
 		/* An error is the bitmap's, reported by vsmfs_fs_error(). */
 		vsmfs_lbits_clear(t, f->lpn, f->count, !f->scratch);
 	}
+	vsmfs_swap_flush(&sw);
 	if (run->nfrees)
 		t->t_freed = true;
 	run->nfrees = 0;
@@ -972,6 +1020,162 @@ static void vsmfs_trans_commit_work(struct work_struct *work)
 }
 
 /**
+ * vsmfs_shandle_begin() - start a shared handle
+ * @sbi: the file system
+ * @h: the handle to initialize
+ * @credits: the most blocks it may add to the running transaction
+ * @frees: the most runs it may give vsmfs_shandle_defer_resv()
+ *
+ * See "Shared handles" at the top of this file.
+ *
+ * Context: process context; holds s_handles_sem shared until
+ * vsmfs_shandle_end().
+ * Return: 0, or -EAGAIN (nothing taken) if the operation must use a
+ * handle of the other kind.
+ */
+int vsmfs_shandle_begin(struct vsmfs_sb_info *sbi, struct vsmfs_shandle *h, u32 credits,
+			unsigned int frees)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+	int ret = -EAGAIN;
+
+	if (!READ_ONCE(sbi->s_jopts.commit_secs) || READ_ONCE(sbi->s_error_ro) ||
+	    vsmfs_journal_writethrough(sbi))
+		return -EAGAIN;
+	if (atomic_read(&sbi->s_excl) || !down_read_trylock(&sbi->s_handles_sem)) {
+		/* A commit waited for hands the lock over early (journal.c). */
+		atomic_inc(&sbi->s_trans_waiters);
+		wait_event(sbi->s_excl_wq, !atomic_read(&sbi->s_excl));
+		down_read(&sbi->s_handles_sem);
+		atomic_dec(&sbi->s_trans_waiters);
+	}
+	spin_lock(&run->lock);
+	/* What vsmfs_trans_full() asks, with the room the others reserved. */
+	if (run->nblocks + run->shared_credits + credits <= vsmfs_trans_max_blocks(sbi) &&
+	    run->nfrees + run->shared_frees + frees <= run->maxfrees &&
+	    !(run->free_pages && READ_ONCE(sbi->s_free_pages) <
+	      (sbi->s_layout.data_pages >> 4) + run->free_pages)) {
+		run->shared_credits += credits;
+		run->shared_frees += frees;
+		ret = 0;
+	}
+	spin_unlock(&run->lock);
+	if (ret) {
+		up_read(&sbi->s_handles_sem);
+		return ret;
+	}
+	h->h_sbi = sbi;
+	h->h_credits = credits;
+	h->h_frees = frees;
+	h->h_nswaps = 0;
+	vsmfs_vsp_enter();
+	return 0;
+}
+
+/**
+ * vsmfs_shandle_dirty() - add a block to the running transaction
+ * @h: a shared handle
+ * @mb: the block, before the handle changes it
+ *
+ * Return: 0, or -EFSCORRUPTED if the handle has dirtied more blocks than
+ * it said it would (nothing done).
+ */
+int vsmfs_shandle_dirty(struct vsmfs_shandle *h, struct vsmfs_mblk *mb)
+{
+	struct vsmfs_running *run = &h->h_sbi->s_run;
+	int ret = 0;
+
+	/* Cleared only by a commit, which no shared handle runs beside. */
+	if (READ_ONCE(mb->m_is_dirty))
+		return 0;
+	spin_lock(&run->lock);
+	if (!mb->m_is_dirty) {
+		if (WARN_ON_ONCE(!h->h_credits)) {
+			ret = -EFSCORRUPTED;
+			goto out;
+		}
+		h->h_credits--;
+		run->shared_credits--;
+		WRITE_ONCE(mb->m_is_dirty, true);
+		list_add_tail(&mb->m_dirty, &run->dirty);
+		run->nblocks++;
+		if (mb->m_blk >= h->h_sbi->s_layout.data_start)
+			run->ndata++;
+	}
+out:
+	spin_unlock(&run->lock);
+	return ret;
+}
+
+/**
+ * vsmfs_shandle_defer_resv() - free a reservation's pages when the
+ *	running transaction commits
+ * @h: a shared handle, with one of the entries it reserved left
+ * @r: scratch pages that took a file's old frames in page swaps
+ *
+ * As vsmfs_trans_defer_resv() with @claimed false.
+ */
+void vsmfs_shandle_defer_resv(struct vsmfs_shandle *h, struct vsmfs_resv *r)
+{
+	struct vsmfs_running *run = &h->h_sbi->s_run;
+	struct vsmfs_frun *f;
+
+	spin_lock(&run->lock);
+	if (!WARN_ON_ONCE(!h->h_frees)) {
+		h->h_frees--;
+		run->shared_frees--;
+		f = &run->frees[run->nfrees++];
+		f->lpn = r->lpn;
+		f->count = r->count;
+		f->scratch = true;
+		f->resv = r;
+		run->free_pages += r->count;
+	}
+	spin_unlock(&run->lock);
+}
+
+/**
+ * vsmfs_shandle_note_inode() - as vsmfs_trans_note_inode()
+ * @h: a shared handle
+ * @inode: the inode, whose next fsync needs the running transaction
+ */
+void vsmfs_shandle_note_inode(struct vsmfs_shandle *h, struct inode *inode)
+{
+	/* Changed only by a commit, which no shared handle runs beside. */
+	VSMFS_I(inode)->i_tid = h->h_sbi->s_run.tid;
+}
+
+/**
+ * vsmfs_shandle_end() - end a shared handle in the running transaction
+ * @h: the handle; one that gave up has swapped back
+ *	(vsmfs_swap_back_shared()) and ends all the same, its blocks
+ *	unchanged in the running transaction
+ *
+ * Context: releases s_handles_sem.
+ */
+void vsmfs_shandle_end(struct vsmfs_shandle *h)
+{
+	struct vsmfs_sb_info *sbi = h->h_sbi;
+	struct vsmfs_running *run = &sbi->s_run;
+	bool first;
+
+	/* The data the handle made reachable: see vsmfs_trans_commit(). */
+	vsmfs_fence_pending();
+	spin_lock(&run->lock);
+	run->shared_credits -= h->h_credits;
+	run->shared_frees -= h->h_frees;
+	first = !run->handles++;
+	spin_unlock(&run->lock);
+	/* Before the lock goes: no commit can have taken this handle yet. */
+	if (first)
+		queue_delayed_work(system_long_wq, &sbi->s_commit_work,
+				   READ_ONCE(sbi->s_jopts.commit_secs) * HZ);
+	vsmfs_stat_inc(sbi, trans_shared_handles);
+	up_read(&sbi->s_handles_sem);
+	vsmfs_vsp_exit();
+}
+
+/**
  * vsmfs_trans_init() - set up the running transaction
  * @sbi: the file system, before its first handle
  */
@@ -982,6 +1186,7 @@ void vsmfs_trans_init(struct vsmfs_sb_info *sbi)
 	memset(run, 0, sizeof(*run));
 	memset(&sbi->s_undo, 0, sizeof(sbi->s_undo));
 	INIT_LIST_HEAD(&run->dirty);
+	spin_lock_init(&run->lock);
 	INIT_LIST_HEAD(&sbi->s_resv);
 	run->tid = 1;
 	atomic64_set(&sbi->s_commit_tid, 0);

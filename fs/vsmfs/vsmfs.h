@@ -121,6 +121,11 @@ struct vsmfs_page_pool {
  * @frees: runs to free when it commits, @nfrees of @maxfrees
  * @free_pages: pages in @frees
  * @first: jiffies when its first handle ended
+ * @lock: with s_handles_sem held shared, protects @dirty, @nblocks,
+ *	@ndata, @handles, @frees, @nfrees, @free_pages and the two below
+ *	(with s_trans_mutex, nothing runs beside the holder: see trans.c)
+ * @shared_credits: blocks the shared handles running may still dirty
+ * @shared_frees: entries of @frees the shared handles running may still add
  */
 struct vsmfs_running {
 	struct list_head	dirty;
@@ -132,6 +137,9 @@ struct vsmfs_running {
 	unsigned int		nfrees, maxfrees;
 	u64			free_pages;
 	unsigned long		first;
+	spinlock_t		lock;	/* shared handles: see above */
+	unsigned int		shared_credits;
+	unsigned int		shared_frees;
 };
 
 /*
@@ -193,6 +201,10 @@ enum {
  *     (no allocation in it may enter the file system: memalloc_nofs), and
  *     code that reads what handles change without one (statfs, the
  *     aggregation worker, the checkpoint);
+ *     s_handles_sem: exclusive with s_trans_mutex in every handle (taken
+ *     right after it, released right before it); shared, without
+ *     s_trans_mutex, by a shared handle (vsmfs_shandle_begin()), which
+ *     takes no other lock of this list but the leaves;
  *  7. vsmfs_inode_info.i_xattr_sem: exclusive inside a handle; readers of
  *     the xattr block take it shared and no other lock but the leaves;
  *  8. s_jplace_mutex: placement in the journal, GC, checkpoint and
@@ -201,7 +213,8 @@ enum {
  *  9. vsmfs_journal.tx_lock: the commits in flight, under s_jplace_mutex or
  *     alone.
  * Leaves, taken under any of these, with no lock of vsmfs inside them but
- * pmlog.lock: s_sb_lock (the superblock in DRAM, also taken by
+ * pmlog.lock: s_run.lock (the running transaction, in shared handles),
+ * s_sb_lock (the superblock in DRAM, also taken by
  * vsmfs_fs_error() inside a handle), s_aggr_lock (the inodes open for
  * writing) and the xarray lock of s_mblks. The ordering checker (pmlog.c)
  * takes pmlog.mutex alone, to turn the log on and off and read it out, and
@@ -255,6 +268,13 @@ struct vsmfs_sb_info {
 	 */
 	struct mutex		s_trans_mutex;	/* one transaction at a time */
 	atomic_t		s_trans_waiters; /* tasks waiting for it */
+	struct rw_semaphore	s_handles_sem;	/* shared handles (trans.c) */
+	/*
+	 * A handle wants s_handles_sem for writing, or holds it: shared
+	 * handles wait on @s_excl_wq instead of taking it before the writer.
+	 */
+	atomic_t		s_excl;
+	wait_queue_head_t	s_excl_wq;
 	struct mutex		s_jplace_mutex;	/* journal placement (journal.c) */
 	/*
 	 * Transactions that freed logical pages and released s_trans_mutex
@@ -435,6 +455,24 @@ struct vsmfs_trans {
 	unsigned int		t_nofs;		/* memalloc_nofs_save() */
 };
 
+/* Runs of page swaps a shared handle can take back. */
+#define VSMFS_SHANDLE_SWAPS	8
+
+/*
+ * struct vsmfs_shandle - a handle that runs beside others (trans.c)
+ * @h_sbi: the file system
+ * @h_credits: blocks it may still add to the running transaction
+ * @h_frees: entries it may still add to s_run.frees
+ * @h_nswaps: runs of page swaps it made, in @h_swap: {a, b, count}
+ */
+struct vsmfs_shandle {
+	struct vsmfs_sb_info	*h_sbi;
+	u32			h_credits;
+	unsigned int		h_frees;
+	unsigned int		h_nswaps;
+	u64			h_swap[VSMFS_SHANDLE_SWAPS][3];
+};
+
 struct vsmfs_dir_index;
 
 #define VSMFS_SWAP_RANGES	8	/* ranges invalidated one page at a time */
@@ -451,6 +489,12 @@ struct vsmfs_swap {
 	u64			sw_pages;	/* pages swapped since the last flush */
 	unsigned int		sw_nr;		/* ranges in sw_lpn/sw_count */
 	bool			sw_all;		/* too many: flush everything */
+	/*
+	 * The second run of each swap is not shot down by this batch: it is
+	 * a staged write's scratch run, shot down by the commit that frees
+	 * it (vsmfs_trans_apply_frees()), as nothing reads it before.
+	 */
+	bool			sw_defer_b;
 	u64			sw_lpn[VSMFS_SWAP_RANGES];
 	u64			sw_count[VSMFS_SWAP_RANGES];
 };
@@ -640,6 +684,12 @@ int vsmfs_trans_sync(struct vsmfs_sb_info *sbi, unsigned int cause);
 int vsmfs_trans_sync_inode(struct inode *inode, unsigned int cause);
 u32 vsmfs_trans_max_blocks(struct vsmfs_sb_info *sbi);
 u32 vsmfs_trans_room(struct vsmfs_trans *t);
+int vsmfs_shandle_begin(struct vsmfs_sb_info *sbi, struct vsmfs_shandle *h, u32 credits,
+			unsigned int frees);
+int vsmfs_shandle_dirty(struct vsmfs_shandle *h, struct vsmfs_mblk *mb);
+void vsmfs_shandle_defer_resv(struct vsmfs_shandle *h, struct vsmfs_resv *r);
+void vsmfs_shandle_note_inode(struct vsmfs_shandle *h, struct inode *inode);
+void vsmfs_shandle_end(struct vsmfs_shandle *h);
 
 /* alloc.c */
 void vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty);
@@ -676,6 +726,10 @@ int vsmfs_vsp_map(struct vsmfs_sb_info *sbi);
 void vsmfs_vsp_unmap(struct vsmfs_sb_info *sbi);
 void vsmfs_swap_init(struct vsmfs_sb_info *sbi, struct vsmfs_swap *sw);
 int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b, u64 count);
+int vsmfs_swap_pages_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw, u64 a, u64 b,
+			    u64 count);
+void vsmfs_swap_back_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw);
+void vsmfs_swap_add(struct vsmfs_swap *sw, u64 lpn, u64 count);
 void vsmfs_swap_flush(struct vsmfs_swap *sw);
 void vsmfs_swap_undo(struct vsmfs_swap *sw, u64 lpn, const __le64 *old, const __le64 *cur,
 		     unsigned int n);

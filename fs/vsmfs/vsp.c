@@ -18,7 +18,9 @@
  * finds the count changed (vsmfs_vsp_enter()): the pages of each of the
  * last VSMFS_TLB_LOG small batches are logged by generation, and a CPU
  * that is behind by such batches only drops their pages, else all of its
- * entries. Every access to the range is
+ * entries. The scratch runs of staged writes, which took the old frames
+ * and are freed by the next commit, are shot down by that commit in one
+ * batch rather than one by one (sw_defer_b). Every access to the range is
  * made between vsmfs_vsp_enter() and vsmfs_vsp_exit(), on one CPU, by a
  * task that holds the locks keeping the pages it touches from being
  * swapped meanwhile (i_idx_sem, or the transaction that owns them). So a
@@ -367,6 +369,7 @@ void vsmfs_swap_init(struct vsmfs_sb_info *sbi, struct vsmfs_swap *sw)
 	sw->sw_pages = 0;
 	sw->sw_nr = 0;
 	sw->sw_all = false;
+	sw->sw_defer_b = false;
 }
 
 static void vsmfs_swap_note(struct vsmfs_swap *sw, u64 lpn, u64 count)
@@ -382,6 +385,23 @@ static void vsmfs_swap_note(struct vsmfs_swap *sw, u64 lpn, u64 count)
 	sw->sw_nr++;
 }
 
+/*
+ * Exchange the page table entries of logical pages @a and @b (slots @sa and
+ * @sb, in the DRAM copies of their blocks) and their live PTEs.
+ */
+static void vsmfs_swap_one(struct vsmfs_sb_info *sbi, u64 a, __le64 *sa, u64 b, __le64 *sb)
+{
+	pte_t *pa = vsmfs_vsp_pte(sbi, a), *pb = vsmfs_vsp_pte(sbi, b);
+	__le64 tmp = *sa;
+	pte_t x;
+
+	*sa = *sb;
+	*sb = tmp;
+	x = ptep_get(pa);
+	set_pte(pa, ptep_get(pb));
+	set_pte(pb, x);
+}
+
 /**
  * vsmfs_swap_pages() - exchange the frames behind two runs of logical pages
  * @t: running transaction; the page table blocks are dirtied in it
@@ -393,7 +413,9 @@ static void vsmfs_swap_note(struct vsmfs_swap *sw, u64 lpn, u64 count)
  * After the swap, logical page @a + i reads what @b + i read before and
  * the other way round; no data is copied. The caller holds whatever keeps
  * others from using both runs, and must not access either through the
- * mapping layer before vsmfs_swap_flush().
+ * mapping layer before vsmfs_swap_flush() (nor @b ever, with
+ * @sw->sw_defer_b: its stale translations are dropped when the commit
+ * that frees it is made, vsmfs_trans_apply_frees()).
  *
  * Return: 0 or a negative errno; on error nothing has been changed.
  */
@@ -416,30 +438,142 @@ int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b,
 	if (ret)
 		return ret;
 	for (i = 0; i < count; i++) {
-		pte_t *pa = vsmfs_vsp_pte(sbi, a + i), *pb = vsmfs_vsp_pte(sbi, b + i);
 		struct vsmfs_mblk *ma, *mb;
-		__le64 *sa, *sb, tmp;
-		pte_t x;
+		__le64 *sa, *sb;
 
 		sa = vsmfs_pt_slot(sbi, a + i, &ma);
 		sb = vsmfs_pt_slot(sbi, b + i, &mb);
 		if (WARN_ON_ONCE(!sa || !sb))
 			return -EIO;
-		tmp = *sa;
-		*sa = *sb;
-		*sb = tmp;
+		vsmfs_swap_one(sbi, a + i, sa, b + i, sb);
 		vsmfs_trans_dirty(t, ma);
 		vsmfs_trans_dirty(t, mb);
-
-		x = ptep_get(pa);
-		set_pte(pa, ptep_get(pb));
-		set_pte(pb, x);
 	}
 	sw->sw_pages += count;
 	vsmfs_swap_note(sw, a, count);
-	vsmfs_swap_note(sw, b, count);
+	if (!sw->sw_defer_b)
+		vsmfs_swap_note(sw, b, count);
 	vsmfs_stat_add(sbi, pte_swaps, count);
 	return 0;
+}
+
+/*
+ * Cache the page table blocks of @count pages from @lpn and add them to
+ * the running transaction in shared handle @h, before any is changed.
+ */
+static int vsmfs_pt_join_shared(struct vsmfs_shandle *h, u64 lpn, u64 count)
+{
+	struct vsmfs_mblk *mb;
+	u64 k;
+	int ret;
+
+	for (; count; lpn += k, count -= k) {
+		k = min_t(u64, count, VSMFS_PTES_PER_BLOCK - lpn % VSMFS_PTES_PER_BLOCK);
+		if (!vsmfs_pt_slot(h->h_sbi, lpn, &mb))
+			return -ENOMEM;
+		ret = vsmfs_shandle_dirty(h, mb);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Swap @count pages at @a and @b, noting the changed words of their blocks. */
+static void vsmfs_swap_run_shared(struct vsmfs_sb_info *sbi, u64 a, u64 b, u64 count)
+{
+	u64 i;
+
+	for (i = 0; i < count; i++) {
+		struct vsmfs_mblk *ma, *mb;
+		__le64 *sa = vsmfs_pt_slot(sbi, a + i, &ma);
+		__le64 *sb = vsmfs_pt_slot(sbi, b + i, &mb);
+
+		vsmfs_swap_one(sbi, a + i, sa, b + i, sb);
+		/* Atomic: handles beside this one note words of the same block. */
+		set_bit((a + i) % VSMFS_PTES_PER_BLOCK, (unsigned long *)ma->m_cmask);
+		set_bit((b + i) % VSMFS_PTES_PER_BLOCK, (unsigned long *)mb->m_cmask);
+	}
+}
+
+/**
+ * vsmfs_swap_pages_shared() - vsmfs_swap_pages() in a shared handle
+ * @h: the handle (vsmfs_shandle_begin())
+ * @sw: the batch this swap belongs to
+ * @a: first logical page of one run
+ * @b: first logical page of the other run
+ * @count: pages in each run; the runs must not overlap
+ *
+ * As vsmfs_swap_pages(). Handles beside @h may change other entries of the
+ * same page table blocks: each entry is changed only by the handle that
+ * owns its page (the file's, under the caller's locks, or a reserved
+ * run's), with whole-word stores, and the words changed are noted in the
+ * blocks' m_cmask with atomic bit operations. A handle that changes
+ * whole blocks, and may put them back from a copy, does not run beside
+ * any (s_handles_sem).
+ *
+ * Return: 0 or a negative errno; on error nothing has been changed.
+ */
+int vsmfs_swap_pages_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw, u64 a, u64 b,
+			    u64 count)
+{
+	struct vsmfs_sb_info *sbi = h->h_sbi;
+	u64 n = sbi->s_layout.data_pages;
+	int ret;
+
+	if (WARN_ON_ONCE(!a || !b || a + count > n || b + count > n ||
+			 (a < b + count && b < a + count) ||
+			 h->h_nswaps == VSMFS_SHANDLE_SWAPS))
+		return -EINVAL;
+	/* Blocks cached and in the transaction first: the swap cannot fail. */
+	ret = vsmfs_pt_join_shared(h, a, count);
+	if (!ret)
+		ret = vsmfs_pt_join_shared(h, b, count);
+	if (ret)
+		return ret;
+	vsmfs_swap_run_shared(sbi, a, b, count);
+	h->h_swap[h->h_nswaps][0] = a;
+	h->h_swap[h->h_nswaps][1] = b;
+	h->h_swap[h->h_nswaps][2] = count;
+	h->h_nswaps++;
+	sw->sw_pages += count;
+	vsmfs_swap_note(sw, a, count);
+	if (!sw->sw_defer_b)
+		vsmfs_swap_note(sw, b, count);
+	vsmfs_stat_add(sbi, pte_swaps, count);
+	return 0;
+}
+
+/**
+ * vsmfs_swap_back_shared() - undo the swaps of a shared handle
+ * @h: the handle, which gives up
+ * @sw: the batch the pages swapped back join (flushed by the caller)
+ *
+ * A swap is its own inverse: each run is swapped again, newest first. The
+ * blocks stay in the running transaction, with their words as they were.
+ */
+void vsmfs_swap_back_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw)
+{
+	while (h->h_nswaps) {
+		const u64 *s = h->h_swap[--h->h_nswaps];
+
+		vsmfs_swap_run_shared(h->h_sbi, s[0], s[1], s[2]);
+		sw->sw_pages += s[2];
+		vsmfs_swap_note(sw, s[0], s[2]);
+		vsmfs_swap_note(sw, s[1], s[2]);
+	}
+}
+
+/**
+ * vsmfs_swap_add() - shoot down more pages with a batch
+ * @sw: the batch
+ * @lpn: first logical page
+ * @count: pages, whose mapping changed since this CPU, or any, last
+ *	used them
+ */
+void vsmfs_swap_add(struct vsmfs_swap *sw, u64 lpn, u64 count)
+{
+	sw->sw_pages += count;
+	vsmfs_swap_note(sw, lpn, count);
 }
 
 /**

@@ -25,6 +25,9 @@ os.pwrite(fd, model, 0)
 def overwrite(off, n, what):
     data = rnd.randbytes(n)
     before = {o: phys(fd, o) for o in range(0, 8 << 20, P)}
+    # The earlier writes committed first: a commit shoots down the
+    # scratch pages of the writes it frees, which is not this write's.
+    os.fsync(fd)
     c.reset()
     check(os.pwrite(fd, data, off) == n, what + ": short write")
     model[off:off + n] = data
