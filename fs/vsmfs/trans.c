@@ -193,6 +193,18 @@ static void vsmfs_trans_park(struct vsmfs_trans *t)
 }
 
 /*
+ * Free space runs short while pages wait in the running transaction to be
+ * freed: its commit gives them back. Under s_run.lock or s_trans_mutex.
+ */
+static bool vsmfs_trans_space_short(struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+
+	return run->free_pages &&
+	       READ_ONCE(sbi->s_free_pages) < (sbi->s_layout.data_pages >> 4) + run->free_pages;
+}
+
+/*
  * Whether the running transaction must commit before a handle that may
  * dirty @credits blocks begins: the journal holds one transaction at most,
  * and pages waiting in it to be freed are missed when free space runs
@@ -207,8 +219,7 @@ static bool vsmfs_trans_full(struct vsmfs_sb_info *sbi, u32 credits)
 		return false;
 	if (run->nblocks + min(credits, max) > max)
 		return true;
-	return run->free_pages &&
-	       sbi->s_free_pages < (sbi->s_layout.data_pages >> 4) + run->free_pages;
+	return vsmfs_trans_space_short(sbi);
 }
 
 /**
@@ -663,6 +674,19 @@ int vsmfs_trans_defer_resv(struct vsmfs_trans *t, struct vsmfs_resv *r, bool cla
 	return vsmfs_trans_defer(t, r->lpn, claimed ? 0 : r->count, !claimed, r);
 }
 
+/* Append to s_run.frees, which has room. */
+static void vsmfs_run_add_free(struct vsmfs_running *run, u64 lpn, u64 count, bool scratch,
+			       struct vsmfs_resv *resv)
+{
+	struct vsmfs_frun *f = &run->frees[run->nfrees++];
+
+	f->lpn = lpn;
+	f->count = count;
+	f->scratch = scratch;
+	f->resv = resv;
+	run->free_pages += count;
+}
+
 static int vsmfs_trans_defer(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch,
 			     struct vsmfs_resv *resv)
 {
@@ -680,12 +704,7 @@ static int vsmfs_trans_defer(struct vsmfs_trans *t, u64 lpn, u64 count, bool scr
 		run->frees = f;
 		run->maxfrees = n;
 	}
-	run->frees[run->nfrees].lpn = lpn;
-	run->frees[run->nfrees].count = count;
-	run->frees[run->nfrees].scratch = scratch;
-	run->frees[run->nfrees].resv = resv;
-	run->nfrees++;
-	run->free_pages += count;
+	vsmfs_run_add_free(run, lpn, count, scratch, resv);
 	return 0;
 }
 
@@ -1053,8 +1072,7 @@ int vsmfs_shandle_begin(struct vsmfs_sb_info *sbi, struct vsmfs_shandle *h, u32 
 	/* What vsmfs_trans_full() asks, with the room the others reserved. */
 	if (run->nblocks + run->shared_credits + credits <= vsmfs_trans_max_blocks(sbi) &&
 	    run->nfrees + run->shared_frees + frees <= run->maxfrees &&
-	    !(run->free_pages && READ_ONCE(sbi->s_free_pages) <
-	      (sbi->s_layout.data_pages >> 4) + run->free_pages)) {
+	    !vsmfs_trans_space_short(sbi)) {
 		run->shared_credits += credits;
 		run->shared_frees += frees;
 		ret = 0;
@@ -1118,18 +1136,12 @@ out:
 void vsmfs_shandle_defer_resv(struct vsmfs_shandle *h, struct vsmfs_resv *r)
 {
 	struct vsmfs_running *run = &h->h_sbi->s_run;
-	struct vsmfs_frun *f;
 
 	spin_lock(&run->lock);
 	if (!WARN_ON_ONCE(!h->h_frees)) {
 		h->h_frees--;
 		run->shared_frees--;
-		f = &run->frees[run->nfrees++];
-		f->lpn = r->lpn;
-		f->count = r->count;
-		f->scratch = true;
-		f->resv = r;
-		run->free_pages += r->count;
+		vsmfs_run_add_free(run, r->lpn, r->count, true, r);
 	}
 	spin_unlock(&run->lock);
 }

@@ -402,6 +402,25 @@ static void vsmfs_swap_one(struct vsmfs_sb_info *sbi, u64 a, __le64 *sa, u64 b, 
 	set_pte(pb, x);
 }
 
+/* Two runs of @count logical pages that may be swapped: in range, apart. */
+static bool vsmfs_swap_valid(struct vsmfs_sb_info *sbi, u64 a, u64 b, u64 count)
+{
+	u64 n = sbi->s_layout.data_pages;
+
+	return !WARN_ON_ONCE(!a || !b || a + count > n || b + count > n ||
+			     (a < b + count && b < a + count));
+}
+
+/* @count pages swapped at @a and @b: to be shot down by @sw. */
+static void vsmfs_swap_done(struct vsmfs_swap *sw, u64 a, u64 b, u64 count)
+{
+	sw->sw_pages += count;
+	vsmfs_swap_note(sw, a, count);
+	if (!sw->sw_defer_b)
+		vsmfs_swap_note(sw, b, count);
+	vsmfs_stat_add(sw->sw_sbi, pte_swaps, count);
+}
+
 /**
  * vsmfs_swap_pages() - exchange the frames behind two runs of logical pages
  * @t: running transaction; the page table blocks are dirtied in it
@@ -422,11 +441,10 @@ static void vsmfs_swap_one(struct vsmfs_sb_info *sbi, u64 a, __le64 *sa, u64 b, 
 int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b, u64 count)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
-	u64 i, n = sbi->s_layout.data_pages;
+	u64 i;
 	int ret;
 
-	if (WARN_ON_ONCE(!a || !b || a + count > n || b + count > n ||
-			 (a < b + count && b < a + count)))
+	if (!vsmfs_swap_valid(sbi, a, b, count))
 		return -EINVAL;
 	/*
 	 * Get write access first, so a failure changes nothing: metadata
@@ -449,11 +467,7 @@ int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b,
 		vsmfs_trans_dirty(t, ma);
 		vsmfs_trans_dirty(t, mb);
 	}
-	sw->sw_pages += count;
-	vsmfs_swap_note(sw, a, count);
-	if (!sw->sw_defer_b)
-		vsmfs_swap_note(sw, b, count);
-	vsmfs_stat_add(sbi, pte_swaps, count);
+	vsmfs_swap_done(sw, a, b, count);
 	return 0;
 }
 
@@ -517,12 +531,10 @@ int vsmfs_swap_pages_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw, u64 
 			    u64 count)
 {
 	struct vsmfs_sb_info *sbi = h->h_sbi;
-	u64 n = sbi->s_layout.data_pages;
 	int ret;
 
-	if (WARN_ON_ONCE(!a || !b || a + count > n || b + count > n ||
-			 (a < b + count && b < a + count) ||
-			 h->h_nswaps == VSMFS_SHANDLE_SWAPS))
+	if (!vsmfs_swap_valid(sbi, a, b, count) ||
+	    WARN_ON_ONCE(h->h_nswaps == VSMFS_SHANDLE_SWAPS))
 		return -EINVAL;
 	/* Blocks cached and in the transaction first: the swap cannot fail. */
 	ret = vsmfs_pt_join_shared(h, a, count);
@@ -535,11 +547,7 @@ int vsmfs_swap_pages_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw, u64 
 	h->h_swap[h->h_nswaps][1] = b;
 	h->h_swap[h->h_nswaps][2] = count;
 	h->h_nswaps++;
-	sw->sw_pages += count;
-	vsmfs_swap_note(sw, a, count);
-	if (!sw->sw_defer_b)
-		vsmfs_swap_note(sw, b, count);
-	vsmfs_stat_add(sbi, pte_swaps, count);
+	vsmfs_swap_done(sw, a, b, count);
 	return 0;
 }
 
@@ -557,9 +565,8 @@ void vsmfs_swap_back_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw)
 		const u64 *s = h->h_swap[--h->h_nswaps];
 
 		vsmfs_swap_run_shared(h->h_sbi, s[0], s[1], s[2]);
-		sw->sw_pages += s[2];
-		vsmfs_swap_note(sw, s[0], s[2]);
-		vsmfs_swap_note(sw, s[1], s[2]);
+		vsmfs_swap_add(sw, s[0], s[2]);
+		vsmfs_swap_add(sw, s[1], s[2]);
 	}
 }
 
