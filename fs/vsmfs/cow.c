@@ -810,7 +810,13 @@ static int vsmfs_stage_copy(struct vsmfs_sb_info *sbi, struct inode *inode,
 	ce = (st->pg + st->r->count) << VSMFS_BLOCK_SHIFT;
 	ws = max(wfrom, cs);
 	we = min(wto, ce);
+	/*
+	 * The old bytes first: a copy from a user buffer that fences by
+	 * itself then orders them too (vsmfs_copy_from_iter()).
+	 */
 	ret = vsmfs_merge_old(sp, op, ws - cs);
+	if (!ret)
+		ret = vsmfs_merge_old(sp + (we - cs), op + (we - cs), ce - we);
 	if (ret)
 		return ret;
 	pagefault_disable();
@@ -818,9 +824,6 @@ static int vsmfs_stage_copy(struct vsmfs_sb_info *sbi, struct inode *inode,
 	pagefault_enable();
 	if (n < we - ws)
 		return -EFAULT;
-	ret = vsmfs_merge_old(sp + (we - cs), op + (we - cs), ce - we);
-	if (ret)
-		return ret;
 	vsmfs_stat_add(sbi, data_user_bytes, n);
 	vsmfs_stat_add(sbi, data_merge_bytes, (ws - cs) + (ce - we));
 	return 0;
@@ -932,9 +935,14 @@ static int vsmfs_stage_switch_shared(struct inode *inode, struct vsmfs_stage *st
  * vsmfs_stage_switch_shared()). A fence between (b) and (c), with no
  * file-system-wide lock held, makes (b) durable before the handle makes
  * it reachable (a migration to another CPU during (b) orders what came
- * before it). A crash before the commit leaves the old index and page
- * table, whose frames were never written, and the reserved runs free.
+ * before it); a copy from a user buffer that ends with a fence of its own
+ * is that fence (vsmfs_copy_from_iter()), the old bytes merged before it.
+ * A crash before the commit leaves the old index and page table, whose
+ * frames were never written, and the reserved runs free.
  *
+ * Context: @mode is not cow=superpage, and [@pos, @pos + @len) is a
+ * non-empty range inside the size (the caller checks, so that other writes
+ * do not pay for this function's frame).
  * Return: the bytes written, or -EAGAIN if the write is not of that kind
  * (nothing done, @from untouched), or another negative errno (nothing
  * written).
@@ -952,8 +960,6 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 	struct vsmfs_trans t;
 	int ret = 0;
 
-	if (mode == VSMFS_COW_SUPERPAGE || !len || end > i_size_read(inode))
-		return -EAGAIN;
 	/* (a) Which runs, and that every page written exists. */
 	for (p = pos; p < end;) {
 		u64 key = p >> VSMFS_VSP_SHIFT, pstart = key << VSMFS_VSP_SHIFT;
@@ -1092,9 +1098,14 @@ release:
  * @inode: a regular file
  * @pos: start of the range
  * @len: its length
- * @from: the data, which cannot fault (see vsmfs_wsrc_get())
+ * @from: the data, which cannot fault (see vsmfs_wsrc_get()), unless
+ *	@direct
  * @large: the file is large (its runs start at free superpages)
  * @mode: cow= mode
+ * @direct: @from is the caller's user buffer, which may fault: a copy
+ *	that stops at a fault leaves nothing done (a staged write copies
+ *	into pages no one sees yet, vsmfs_write_staged(); a write in one
+ *	handle is aborted) and the caller makes the write again
  *
  * Write [@pos, @pos + @len) atomically (data=atomic): the new content of
  * every page reaches PM in fresh pages, and one transaction switches the
@@ -1117,41 +1128,67 @@ release:
  * is committed at once. A crash before (6) leaves the old page table and
  * index, whose frames were never written; after it, the new ones.
  *
- * The copy from @from must not come up short (see vsmfs_wsrc_get()).
- * An error after part of the write was done commits the part done, which
- * is atomic by itself.
+ * Without @direct, the copy from @from must not come up short (see
+ * vsmfs_wsrc_get()). An error after part of the write was done commits
+ * the part done, which is atomic by itself.
  *
  * Context: inode lock held for writing.
- * Return: the bytes written, or a negative errno.
+ * Return: the bytes written, -EAGAIN with @direct if the write must be
+ * made again from a source that cannot fault (nothing done, @from
+ * untouched), or another negative errno.
  */
 ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
-			   struct iov_iter *from, bool large, unsigned int mode)
+			   struct iov_iter *from, bool large, unsigned int mode, bool direct)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	struct address_space *mapping = inode->i_mapping;
 	loff_t end = pos + len, ustart = pos, uend = end;
 	struct vsmfs_trans t;
+	size_t count;
 	ssize_t n;
 	int err;
 
 	filemap_invalidate_lock(mapping);
-	vsmfs_cow_span(mode, &ustart, &uend);
-	n = vsmfs_break_layouts_range(inode, ustart, uend - 1);
-	if (n)
-		goto out_unlock;
-	truncate_pagecache_range(inode, ustart, uend - 1);
+	/*
+	 * (1) A file no one maps and with no DAX entry has no user mapping
+	 * to remove and no pinned page (every mapping of a page comes from a
+	 * fault, which inserts its entry under invalidate_lock, held here):
+	 * both calls would find nothing.
+	 */
+	if (mapping_mapped(mapping) || !mapping_empty(mapping)) {
+		vsmfs_cow_span(mode, &ustart, &uend);
+		n = vsmfs_break_layouts_range(inode, ustart, uend - 1);
+		if (n)
+			goto out_unlock;
+		truncate_pagecache_range(inode, ustart, uend - 1);
+	}
 
 	down_write(&vi->i_idx_sem);
-	n = vsmfs_write_staged(inode, pos, len, from, large, mode);
+	/* Only overwrites inside the size are staged: see there. */
+	n = -EAGAIN;
+	if (mode != VSMFS_COW_SUPERPAGE && len && end <= i_size_read(inode))
+		n = vsmfs_write_staged(inode, pos, len, from, large, mode);
 	if (n != -EAGAIN) {
+		/* With @direct, a copy stopped at a fault: made again. */
+		if (direct && n == -EFAULT)
+			n = -EAGAIN;
 		up_write(&vi->i_idx_sem);
 		goto out_unlock;
 	}
 	/* The whole write in one handle: room for its worst case. */
 	vsmfs_trans_begin_credits(sbi, &t, vsmfs_cow_blocks_at(mode, pos, len));
 	vsmfs_trans_track(&t, inode, false);
-	n = vsmfs_cow_write_t(&t, inode, pos, len, from, large, mode, NULL);
+	count = iov_iter_count(from);
+	n = vsmfs_cow_write_t(&t, inode, pos, len, from, large, mode, &err);
+	if (direct && n >= 0 && n < len && !err) {
+		/* Cut short by a fault: undone whole, to be made again. */
+		vsmfs_trans_abort(&t);
+		iov_iter_revert(from, count - iov_iter_count(from));
+		up_write(&vi->i_idx_sem);
+		n = -EAGAIN;
+		goto out_unlock;
+	}
 	if (n > 0) {
 		if (pos + n > i_size_read(inode))
 			i_size_write(inode, pos + n);

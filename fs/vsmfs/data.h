@@ -35,7 +35,7 @@ ssize_t vsmfs_cow_write_t(struct vsmfs_trans *t, struct inode *inode, loff_t pos
 			  unsigned int mode, int *errp);
 void vsmfs_cow_span(unsigned int mode, loff_t *start, loff_t *end);
 ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
-			   struct iov_iter *from, bool large, unsigned int mode);
+			   struct iov_iter *from, bool large, unsigned int mode, bool direct);
 
 /* dax.c */
 extern const struct iomap_ops vsmfs_iomap_ops;

@@ -26,7 +26,9 @@
  * short by a fault is retried after faulting the user pages in unlocked;
  * an atomic write cannot be cut (it has no way back once it has begun
  * changing the file), so its source is made unable to fault before it
- * starts, see vsmfs_wsrc_get().
+ * starts, see vsmfs_wsrc_get(). It is first tried straight from the
+ * user's buffer, undone whole if the copy stops at a fault
+ * (vsmfs_write_atomic() with @direct).
  */
 #include <linux/fs.h>
 #include <linux/uio.h>
@@ -398,16 +400,29 @@ static ssize_t vsmfs_do_write_iter(struct kiocb *iocb, struct iov_iter *from)
 				    VSMFS_PIECE_SIZE - (pos & (VSMFS_PIECE_SIZE - 1)));
 		if (data == VSMFS_DATA_ATOMIC) {
 			struct vsmfs_wsrc src;
-			int err = vsmfs_wsrc_get(sbi, &src, from, len);
+			int err;
 
-			if (err) {
-				ret = err;
-				break;
+			/*
+			 * Straight from the user's buffer, with faults
+			 * disabled; a copy that stops at a fault leaves
+			 * nothing done, and the write is made again from a
+			 * source that cannot fault.
+			 */
+			n = -EAGAIN;
+			if (user_backed_iter(from))
+				n = vsmfs_write_atomic(inode, pos, len, from, large, cow, true);
+			if (n == -EAGAIN) {
+				err = vsmfs_wsrc_get(sbi, &src, from, len);
+				if (err) {
+					ret = err;
+					break;
+				}
+				n = vsmfs_write_atomic(inode, pos, src.len, &src.iter, large, cow,
+						       false);
+				/* Give back what the write did not take. */
+				iov_iter_revert(from, src.len - max_t(ssize_t, n, 0));
+				vsmfs_wsrc_put(&src);
 			}
-			n = vsmfs_write_atomic(inode, pos, src.len, &src.iter, large, cow);
-			/* Give back what the write did not take. */
-			iov_iter_revert(from, src.len - max_t(ssize_t, n, 0));
-			vsmfs_wsrc_put(&src);
 		} else {
 			if (fault_in_iov_iter_readable(from, len) == len) {
 				ret = -EFAULT;

@@ -192,13 +192,69 @@ static inline void vsmfs_memcpy_nt(void __pm *dst, const void *src, size_t len)
 	vsmfs_pm_stored();
 }
 
-/* Copy from user to PM with non-temporal stores; durable after a fence. */
+/*
+ * Whether a copy from a user buffer to PM ends with a fence of its own:
+ * on x86-64 (Linux 6.1, arch/x86/lib), _copy_from_iter_flushcache()
+ * copies a user buffer with __copy_user_nocache(), which ends with an
+ * sfence on every path out, and it writes nothing through the cache when
+ * the destination and the length are 8-byte aligned
+ * (__copy_user_flushcache()).
+ */
+#ifdef CONFIG_X86_64
+#define VSMFS_USER_COPY_FENCES	1
+#else
+#define VSMFS_USER_COPY_FENCES	0
+#endif
+
+/*
+ * Copy a user buffer to PM without the fence of the copy from user
+ * (VSMFS_USER_COPY_FENCES) where it would not make the copy durable (an
+ * unaligned edge is written through the cache after it): through a buffer
+ * on the stack, then non-temporal stores; durable after the next fence.
+ */
+static noinline size_t vsmfs_copy_from_user_nt(void __pm *dst, size_t len, struct iov_iter *i)
+{
+	u8 buf[256];
+	size_t done = 0, n, got;
+
+	while (done < len) {
+		n = min(len - done, sizeof(buf));
+		got = copy_from_iter(buf, n, i);
+		vsmfs_memcpy_nt((char __pm *)dst + done, buf, got);
+		done += got;
+		if (got < n)
+			break;
+	}
+	return done;
+}
+
+/*
+ * Copy to PM with non-temporal stores from @i; durable after the next
+ * fence. From one user buffer (ITER_UBUF: write(2), pwrite(2)) of 8-byte
+ * aligned destination and length copied whole, the copy's own fence (see
+ * VSMFS_USER_COPY_FENCES) makes it durable on return, and with it every
+ * earlier store and flush of this CPU: the CPU's flag is cleared before
+ * the copy, as vsmfs_fence() clears it before its fence, and left clear,
+ * so the next vsmfs_fence_pending() fences only what comes after. Other
+ * user buffers of at most a page go through vsmfs_copy_from_user_nt(),
+ * which fences nothing; a longer copy is worth its fence.
+ */
 static inline size_t vsmfs_copy_from_iter(void __pm *dst, size_t len, struct iov_iter *i)
 {
-	size_t n = _copy_from_iter_flushcache((__force void *)dst, len, i);
+	bool fences = VSMFS_USER_COPY_FENCES && iter_is_ubuf(i) && len >= 8 &&
+		      IS_ALIGNED((__force unsigned long)dst | len, 8);
+	size_t n;
 
+	if (VSMFS_USER_COPY_FENCES && !fences && len <= PAGE_SIZE && user_backed_iter(i))
+		return vsmfs_copy_from_user_nt(dst, len, i);
+	if (fences)
+		this_cpu_write(vsmfs_pm_unfenced, false);
+	n = _copy_from_iter_flushcache((__force void *)dst, len, i);
 	vsmfs_pmlog_nt(dst, n);
-	vsmfs_pm_stored();
+	if (fences && n == len)
+		vsmfs_pmlog_fence();
+	else
+		vsmfs_pm_stored();
 	return n;
 }
 
