@@ -188,23 +188,18 @@ u32 vsmfs_jdelta_mask(u64 __pm *dst, const u64 *src, const u64 *mask, u64 *lines
 
 /* ---- the wear-ordered heap of free headers ---- */
 
-static bool vsmfs_wless(const struct vsmfs_wheap *w, u32 a, u32 b)
+static void vsmfs_wset(struct vsmfs_wheap *w, u32 i, u64 key)
 {
-	return w->h[a].wc < w->h[b].wc || (w->h[a].wc == w->h[b].wc && a < b);
-}
-
-static void vsmfs_wset(struct vsmfs_wheap *w, u32 i, u32 pos)
-{
-	w->heap[i] = pos;
-	w->idx[pos] = i;
+	w->heap[i] = key;
+	w->idx[(u32)key] = i;
 }
 
 /* Move the entry at heap index @i up or down until the heap is ordered. */
 static void vsmfs_wfix(struct vsmfs_wheap *w, u32 i)
 {
-	u32 pos = w->heap[i];
+	u64 key = w->heap[i];
 
-	while (i && vsmfs_wless(w, pos, w->heap[(i - 1) / 2])) {
+	while (i && key < w->heap[(i - 1) / 2]) {
 		vsmfs_wset(w, i, w->heap[(i - 1) / 2]);
 		i = (i - 1) / 2;
 	}
@@ -213,14 +208,14 @@ static void vsmfs_wfix(struct vsmfs_wheap *w, u32 i)
 
 		if (c >= w->size)
 			break;
-		if (c + 1 < w->size && vsmfs_wless(w, w->heap[c + 1], w->heap[c]))
+		if (c + 1 < w->size && w->heap[c + 1] < w->heap[c])
 			c++;
-		if (!vsmfs_wless(w, w->heap[c], pos))
+		if (w->heap[c] >= key)
 			break;
 		vsmfs_wset(w, i, w->heap[c]);
 		i = c;
 	}
-	vsmfs_wset(w, i, pos);
+	vsmfs_wset(w, i, key);
 }
 
 /**
@@ -231,7 +226,7 @@ static void vsmfs_wfix(struct vsmfs_wheap *w, u32 i)
  * @idx: room for @n indexes
  * @n: journal headers
  */
-void vsmfs_wheap_init(struct vsmfs_wheap *w, const struct vsmfs_jh *h, u32 *heap,
+void vsmfs_wheap_init(struct vsmfs_wheap *w, const struct vsmfs_jh *h, u64 *heap,
 		      u32 *idx, u32 n)
 {
 	u32 i;
@@ -253,7 +248,7 @@ void vsmfs_wheap_add(struct vsmfs_wheap *w, u32 pos)
 {
 	if (w->idx[pos] != VSMFS_JNONE)
 		return;
-	w->heap[w->size] = pos;
+	w->heap[w->size] = (u64)w->h[pos].wc << 32 | pos;
 	w->idx[pos] = w->size;
 	vsmfs_wfix(w, w->size++);
 }

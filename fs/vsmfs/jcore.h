@@ -86,7 +86,9 @@ static inline bool vsmfs_jdelta_wear_ok(u32 wc, u32 least_free_wc)
 /**
  * struct vsmfs_wheap - free headers, least-worn first
  * @h: the decoded headers the heap orders, by (write count, position)
- * @heap: positions, a binary min-heap
+ * @heap: a binary min-heap of keys, each a position's write count (high
+ *	32 bits) and the position (low 32 bits): the order is that of the
+ *	keys, compared without looking the headers up
  * @idx: index in @heap of each position, VSMFS_JNONE if absent
  * @size: positions in the heap
  *
@@ -94,12 +96,12 @@ static inline bool vsmfs_jdelta_wear_ok(u32 wc, u32 least_free_wc)
  */
 struct vsmfs_wheap {
 	const struct vsmfs_jh	*h;
-	u32			*heap;
+	u64			*heap;
 	u32			*idx;
 	u32			size;
 };
 
-void vsmfs_wheap_init(struct vsmfs_wheap *w, const struct vsmfs_jh *h, u32 *heap,
+void vsmfs_wheap_init(struct vsmfs_wheap *w, const struct vsmfs_jh *h, u64 *heap,
 		      u32 *idx, u32 n);
 void vsmfs_wheap_add(struct vsmfs_wheap *w, u32 pos);
 void vsmfs_wheap_del(struct vsmfs_wheap *w, u32 pos);
@@ -107,7 +109,7 @@ void vsmfs_wheap_del(struct vsmfs_wheap *w, u32 pos);
 /* The least-worn free header, or VSMFS_JNONE. */
 static inline u32 vsmfs_wheap_min(const struct vsmfs_wheap *w)
 {
-	return w->size ? w->heap[0] : VSMFS_JNONE;
+	return w->size ? (u32)w->heap[0] : VSMFS_JNONE;
 }
 
 static inline bool vsmfs_wheap_has(const struct vsmfs_wheap *w, u32 pos)

@@ -73,7 +73,7 @@ struct vsmfs_journal {
 	struct vsmfs_jh		*h;		/* mirror of every header */
 	struct vsmfs_jslot	*slot;
 	struct vsmfs_wheap	free;		/* free headers, least-worn first */
-	u32			*heap;		/* its storage */
+	u64			*heap;		/* its storage */
 	u32			*heap_idx;
 	struct hlist_head	*hash;
 	unsigned int		hash_bits;

@@ -200,7 +200,8 @@ static void test_wheap(void)
 {
 	enum { N = 300 };
 	static struct vsmfs_jh h[N];
-	static u32 heap[N], idx[N];
+	static u64 heap[N];
+	static u32 idx[N];
 	static bool in[N];
 	struct vsmfs_wheap w;
 	u32 op, i, size = 0;
