@@ -464,12 +464,14 @@ struct vsmfs_trans {
  * @h_credits: blocks it may still add to the running transaction
  * @h_frees: entries it may still add to s_run.frees
  * @h_nswaps: runs of page swaps it made, in @h_swap: {a, b, count}
+ * @h_t0: local_clock() once it held s_handles_sem (trans_shared_hold_ns)
  */
 struct vsmfs_shandle {
 	struct vsmfs_sb_info	*h_sbi;
 	u32			h_credits;
 	unsigned int		h_frees;
 	unsigned int		h_nswaps;
+	u64			h_t0;
 	u64			h_swap[VSMFS_SHANDLE_SWAPS][3];
 };
 
