@@ -245,8 +245,9 @@ static void list_super(void)
 	printf("%-24s %.*s\n", "Label:", VSMFS_LABEL_LEN, (const char *)sb.s_label);
 	printf("%-24s %s\n", "UUID:", uuid);
 	printf("%-24s %u\n", "Format version:", le32_to_cpu(sb.s_version));
-	printf("%-24s%s%s%s\n", "Features:", incompat & VSMFS_FEATURE_INCOMPAT_SB_LAST ?
-	       " sb_last" : "", compat & VSMFS_FEATURE_COMPAT_MOUNT_OPTS ? " mount_opts" : "",
+	printf("%-24s%s%s%s%s\n", "Features:", incompat & VSMFS_FEATURE_INCOMPAT_SB_LAST ?
+	       " sb_last" : "", incompat & VSMFS_FEATURE_INCOMPAT_SPARSE ? " sparse" : "",
+	       compat & VSMFS_FEATURE_COMPAT_MOUNT_OPTS ? " mount_opts" : "",
 	       incompat | compat ? "" : " none");
 	printf("%-24s %s%s\n", "State:", state & VSMFS_STATE_CLEAN ? "clean" :
 	       "not cleanly unmounted", state & VSMFS_STATE_ERROR ? ", with errors" : "");
@@ -255,6 +256,8 @@ static void list_super(void)
 	printf("%-24s %" PRIu64 " of %u bytes\n", "Blocks:", L.blocks, VSMFS_BLOCK_SIZE);
 	printf("%-24s %" PRIu64 "\n", "Inodes:", L.inodes - 1);
 	printf("%-24s %" PRIu64 "\n", "Data pages:", L.data_pages - 1);
+	printf("%-24s %" PRIu64 "%s\n", "Logical pages:", L.lpages - 1,
+	       L.sparse ? " (sparse: holes in files take no data pages)" : "");
 	printf("%-24s %" PRIu64 " blocks\n", "Journal:", L.journal_blocks);
 	printf("%-24s %" PRIu64 "\n", "Backup superblock:", L.sb_backup);
 	printf("%-24s %u\n", "Mount count:", le32_to_cpu(sb.s_mount_count));

@@ -8,13 +8,16 @@
  *
  *   1. superblock and backup superblock (shared verifier, layout recomputed)
  *   2. journal: superblock, headers, committed versions not yet written home
- *   3. persistent page table: a permutation of the data frames
+ *   3. persistent page table: every frame backs exactly one logical page (a
+ *      permutation, unless the file system is sparse: then the other
+ *      logical pages have no frame)
  *   4. inode mapping table: a permutation of the inode slots
  *   5. every inode: mode, flags, sizes, index entries, pages owned
  *   6. every directory block: record chain, names, hash, types, references
  *   7. connectivity, directory hard links, link counts, orphans, the
  *      parent recorded in each directory
- *   8. logical page bitmap and inode bitmap against what is in use
+ *   8. logical page bitmap and inode bitmap against what is in use; on a
+ *      sparse file system, frames that back no logical page (space leaked)
  *
  * A block device is opened exclusively (a mounted device is refused) and
  * read and written with O_DIRECT: the module writes the device through DAX,
@@ -23,11 +26,13 @@
  * Repairs (with -y, or -p for the automatic subset) are limited to what can
  * be derived from the rest of the file system: the journal is replayed as a
  * mount would, the primary or backup superblock is restored from the other
- * copy, bitmaps, link counts and page counts are recomputed and orphan
- * inodes are freed. Nothing else is rebuilt. A repair that frees anything
- * (clearing bitmap bits, lowering a link count, freeing an orphan) is only
- * made when no structural problem remains, so that a damaged directory or
- * index can never cause live data to be freed.
+ * copy, bitmaps, link counts and page counts are recomputed, orphan
+ * inodes are freed and frames leaked on a sparse file system are given to
+ * free logical pages without one. Nothing else is rebuilt. A repair that
+ * frees anything (clearing bitmap bits, lowering a link count, freeing an
+ * orphan, giving a leaked frame away) is only made when no structural
+ * problem remains, so that a damaged directory, index or page table can
+ * never cause live data to be freed.
  *
  * Exit status as in fsck(8): 0 no errors, 1 errors corrected, 4 errors left
  * uncorrected (ORed with 1 when some were corrected), 8 operational error,
@@ -85,7 +90,7 @@ struct ino_info {
 	u64	slot;		/* inode table slot */
 	u64	parent;		/* directories: the directory holding its entry */
 	u64	entries;	/* directories: live entries */
-	u64	pages;		/* logical pages found in its index */
+	u64	pages;		/* logical pages found in its index that have a frame */
 };
 
 static const char *dev;
@@ -119,7 +124,10 @@ static u8 *lbitmap, *lbitmap_dirty, *ibitmap, *ibitmap_dirty;
 static struct ino_info *ii;
 static u32 *owner;			/* logical page -> owning inode */
 static u8 *multi;			/* logical pages owned more than once */
-static u8 *lpn_bad;			/* logical pages without a valid frame */
+static u8 *lpn_bad;			/* logical pages with a bad or shared frame */
+static u8 *ptable_dirty;
+static u64 *unused;			/* sparse: frames backing no logical page */
+static u64 nunused;
 
 static bool tbit(const u8 *map, u64 n)
 {
@@ -385,6 +393,8 @@ found:
 			break;
 	if (i < sizeof(sb.s_reserved))
 		problem(FIX_NONE, "superblock: reserved byte %" PRIu64 " is not zero", i);
+	if (sb.s_reserved1)
+		problem(FIX_NONE, "superblock: reserved field before s_lpages is not zero");
 	/* Mount refuses what it cannot parse; dropping the defaults is safe. */
 	why = vsmfs_sb_mount_opts_check(&sb);
 	if (why && problem(FIX_YES, "superblock: %s (dropped)", why)) {
@@ -397,8 +407,9 @@ found:
 		info("superblock: default mount options %s", (const char *)sb.s_mount_opts);
 	if (verbose)
 		info("superblock: %" PRIu64 " blocks, %" PRIu64 " inodes, %" PRIu64
-		     " logical pages, journal %" PRIu64 " blocks", L.blocks, L.inodes,
-		     L.data_pages, L.journal_blocks);
+		     " logical pages, %" PRIu64 " frames%s, journal %" PRIu64 " blocks",
+		     L.blocks, L.inodes, L.lpages, L.data_pages, L.sparse ? " (sparse)" : "",
+		     L.journal_blocks);
 	return true;
 }
 
@@ -581,21 +592,59 @@ out:
 
 /* ---- pass 3: page table ---- */
 
+/*
+ * Does logical page @lpn have a frame? Every page of a file system without
+ * VSMFS_FEATURE_INCOMPAT_SPARSE has one (a bad one is in lpn_bad).
+ */
+static bool lpn_framed(u64 lpn)
+{
+	return !L.sparse ||
+	       (le64_to_cpu(ptable[lpn]) & VSMFS_PTE_FRAME_MASK) != VSMFS_PTE_NONE;
+}
+
+/* The first few numbers of @v, for a message. */
+static const char *some_numbers(const u64 *v, u64 n)
+{
+	static char buf[160];
+	size_t len = 0;
+	u64 i;
+
+	buf[0] = 0;
+	for (i = 0; i < n && i < 8; i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%" PRIu64,
+					i ? ", " : "", v[i]);
+	if (n > 8)
+		snprintf(buf + len, sizeof(buf) - len, ", ...");
+	return buf;
+}
+
+/*
+ * Every frame must back exactly one logical page. Without the sparse
+ * feature the page table is a permutation; with it, the logical pages
+ * that have no frame hold VSMFS_PTE_NONE, and a frame backing none is
+ * space leaked, which check_unused_frames() reports once the free logical
+ * pages are known.
+ */
 static void check_ptable(void)
 {
-	u64 n = L.data_pages, per = VSMFS_BLOCK_SIZE / 8, lpn, unmapped = 0;
+	u64 n = L.data_pages, lp = L.lpages, per = VSMFS_PTES_PER_BLOCK, lpn, unmapped = 0;
 	u64 *frame_of = calloc(n, sizeof(u64));	/* frame -> logical page + 1 */
 
 	if (!frame_of)
 		fatal("out of memory");
 	ptable = read_region(L.ptable_start, L.ptable_blocks);
-	lpn_bad = xalloc(DIV_ROUND_UP(n, 8));
-	for (lpn = 0; lpn < n; lpn++) {
+	ptable_dirty = xalloc(L.ptable_blocks);
+	lpn_bad = xalloc(DIV_ROUND_UP(roundup(lp, (u64)VSMFS_VSP_PAGES), 8));
+	for (lpn = 0; lpn < lp; lpn++) {
 		u64 e = le64_to_cpu(ptable[lpn]), frame = e & VSMFS_PTE_FRAME_MASK;
+		/* Sparse file systems mark fallocated pages not written since. */
+		u64 flags = L.sparse && frame != VSMFS_PTE_NONE ? VSMFS_PTE_UNWRITTEN : 0;
 
-		if (e & ~VSMFS_PTE_FRAME_MASK)
+		if (e & ~(VSMFS_PTE_FRAME_MASK | flags))
 			problem(FIX_NONE, "page table: logical page %" PRIu64
 				": reserved bits set in entry 0x%" PRIx64, lpn, e);
+		if (L.sparse && frame == VSMFS_PTE_NONE)
+			continue;
 		if (frame >= n) {
 			problem(FIX_NONE, "page table: logical page %" PRIu64 " maps frame %" PRIu64
 				", past the last frame %" PRIu64, lpn, frame, n - 1);
@@ -611,10 +660,18 @@ static void check_ptable(void)
 	}
 	for (lpn = 0; lpn < n; lpn++)
 		unmapped += !frame_of[lpn];
-	if (unmapped)
+	if (unmapped && L.sparse) {
+		unused = calloc(unmapped, sizeof(*unused));
+		if (!unused)
+			fatal("out of memory");
+		for (lpn = 0; lpn < n; lpn++)
+			if (!frame_of[lpn])
+				unused[nunused++] = lpn;
+	} else if (unmapped) {
 		problem(FIX_NONE, "page table: %" PRIu64 " frames are mapped by no logical page",
 			unmapped);
-	for (lpn = n; lpn < L.ptable_blocks * per; lpn++)
+	}
+	for (lpn = lp; lpn < L.ptable_blocks * per; lpn++)
 		if (ptable[lpn]) {
 			problem(FIX_NONE, "page table: entry %" PRIu64
 				" past the last logical page is not zero", lpn);
@@ -626,7 +683,7 @@ static void check_ptable(void)
 /* Device block behind logical page @lpn, 0 if it has none. */
 static u64 lpn_block(u64 lpn)
 {
-	if (!lpn || lpn >= L.data_pages || tbit(lpn_bad, lpn))
+	if (!lpn || lpn >= L.lpages || tbit(lpn_bad, lpn) || !lpn_framed(lpn))
 		return 0;
 	return L.data_start + (le64_to_cpu(ptable[lpn]) & VSMFS_PTE_FRAME_MASK);
 }
@@ -719,9 +776,10 @@ struct walk {
 
 static void claim(struct walk *w, u64 lpn, u64 count, const char *what)
 {
-	u64 p, clash = 0, first = 0, by = 0;
+	u64 p, clash = 0, first = 0, by = 0, framed = 0;
 
 	for (p = lpn; p < lpn + count; p++) {
+		framed += lpn_framed(p);
 		if (w->release) {
 			if (owner[p] == w->ino && !tbit(multi, p)) {
 				owner[p] = 0;
@@ -743,7 +801,8 @@ static void claim(struct walk *w, u64 lpn, u64 count, const char *what)
 	}
 	if (w->release)
 		return;
-	ii[w->ino].pages += count;
+	/* i_pages counts the pages that have a frame: holes take no space. */
+	ii[w->ino].pages += framed;
 	if (clash)
 		ibad(w->ino, "%s at logical page%s %" PRIu64 "%s%.0" PRIu64
 		     ": %" PRIu64 " page%s already owned (page %" PRIu64 " by inode %" PRIu64 ")",
@@ -796,7 +855,7 @@ static void walk_entry(struct walk *w, u64 key, u64 e)
 	if (w->release) {
 		if (e)
 			claim(w, lpn, cnt, "");
-		if (e && w->tail_key == key + 1 && lpn + cnt <= L.data_pages)
+		if (e && w->tail_key == key + 1 && lpn + cnt <= L.lpages)
 			claim(w, lpn + cnt, vsp_end(lpn) - lpn - cnt, "");
 		return;
 	}
@@ -819,10 +878,10 @@ static void walk_entry(struct walk *w, u64 key, u64 e)
 		     key, cnt, VSMFS_VSP_PAGES);
 		return;
 	}
-	if (!lpn || lpn + cnt > L.data_pages) {
+	if (!lpn || lpn + cnt > L.lpages) {
 		owners_incomplete = true;
 		ibad(w->ino, "index entry %" PRIu64 ": logical pages %" PRIu64 "+%" PRIu64
-		     " out of range (1..%" PRIu64 ")", key, lpn, cnt, L.data_pages - 1);
+		     " out of range (1..%" PRIu64 ")", key, lpn, cnt, L.lpages - 1);
 		return;
 	}
 	if (lpn / VSMFS_VSP_PAGES != (lpn + cnt - 1) / VSMFS_VSP_PAGES) {
@@ -853,12 +912,19 @@ static void walk_entry(struct walk *w, u64 key, u64 e)
 			ibad(w->ino, "index entry %" PRIu64 " is past the end of the directory"
 			     " (%" PRIu64 " blocks)", key, w->nblk);
 		claim(w, lpn, cnt, "directory block");
+		if (!lpn_framed(lpn)) {
+			dirs_incomplete = true;
+			ibad(w->ino, "directory block %" PRIu64 " at logical page %" PRIu64
+			     " has no frame", key, lpn);
+		}
 		break;
 	default:
 		if (cnt != 1 || key)
 			ibad(w->ino, "index entry %" PRIu64 " (0x%" PRIx64
 			     ") in a long symlink", key, e);
 		claim(w, lpn, cnt, "symlink block");
+		if (!lpn_framed(lpn))
+			ibad(w->ino, "symlink block at logical page %" PRIu64 " has no frame", lpn);
 		break;
 	}
 }
@@ -871,7 +937,7 @@ static void walk_tree(struct walk *w, u64 ptr, int depth, u64 key0)
 
 	if (!ptr)
 		return;
-	if (ptr >= L.data_pages) {
+	if (ptr >= L.lpages) {
 		owners_incomplete = true;
 		if (!w->release)
 			ibad(w->ino, "%s indirect index pointer 0x%" PRIx64 " is invalid",
@@ -882,8 +948,8 @@ static void walk_tree(struct walk *w, u64 ptr, int depth, u64 key0)
 	if (!read_lpn(ptr, w->buf[depth - 1])) {
 		owners_incomplete = true;
 		if (!w->release)
-			ibad(w->ino, "index block at logical page %" PRIu64
-			     " has no valid frame", ptr);
+			ibad(w->ino, "index block at logical page %" PRIu64 " has no %sframe",
+			     ptr, lpn_framed(ptr) ? "valid " : "");
 		return;
 	}
 	for (i = 0; i < VSMFS_IND_ENTRIES; i++) {
@@ -1008,11 +1074,14 @@ static void check_inode(u64 ino)
 		break;
 	}
 	if (xattr) {
-		if (xattr >= L.data_pages) {
+		if (xattr >= L.lpages) {
 			owners_incomplete = true;
 			ibad(ino, "xattr block at logical page %" PRIu64 " out of range", xattr);
 		} else {
 			claim(w, xattr, 1, "xattr block");
+			if (!lpn_framed(xattr))
+				ibad(ino, "xattr block at logical page %" PRIu64 " has no frame",
+				     xattr);
 		}
 	}
 
@@ -1032,8 +1101,9 @@ static void check_inodes(void)
 
 	itable = read_region(L.itable_start, L.itable_blocks);
 	itable_dirty = calloc(L.itable_blocks, 1);
-	owner = calloc(L.data_pages, sizeof(*owner));
-	multi = xalloc(DIV_ROUND_UP(L.data_pages, 8));
+	/* Whole superpages: a reserved tail may reach the end of the last. */
+	owner = calloc(roundup(L.lpages, (u64)VSMFS_VSP_PAGES), sizeof(*owner));
+	multi = xalloc(DIV_ROUND_UP(roundup(L.lpages, (u64)VSMFS_VSP_PAGES), 8));
 	if (!itable_dirty || !owner)
 		fatal("out of memory");
 	for (ino = 1; ino < L.inodes; ino++)
@@ -1106,7 +1176,7 @@ static u64 dir_lookup(struct walk *w, const struct vsmfs_dinode *di, u64 key)
 		idx[1] = key % VSMFS_IND_ENTRIES;
 	}
 	for (d = 0; d < depth; d++) {
-		if (!ptr || ptr >= L.data_pages)
+		if (!ptr || ptr >= L.lpages)
 			return 0;
 		if (cached[d] != ptr) {
 			if (!read_lpn(ptr, w->buf[d]))
@@ -1133,7 +1203,7 @@ static void check_dir(u64 dir)
 		unsigned int off = 0;
 
 		/* Bad entries were reported by the inode pass. */
-		if (!e || !lpn || lpn >= L.data_pages || tbit(multi, lpn) || !read_lpn(lpn, blk)) {
+		if (!e || !lpn || lpn >= L.lpages || tbit(multi, lpn) || !read_lpn(lpn, blk)) {
 			dirs_incomplete = true;
 			continue;
 		}
@@ -1400,6 +1470,72 @@ static int want_page(u64 lpn)
 	return owners_incomplete ? -1 : 0;
 }
 
+/*
+ * Frames that back no logical page, on a sparse file system: space leaked
+ * (the kernel counts as free only frames behind free logical pages). Each
+ * is given to a free logical page without a frame, once the bitmap is
+ * right and nothing else is wrong: a damaged page table entry may be the
+ * real owner of such a frame.
+ */
+static void check_unused_frames(void)
+{
+	u64 lpn, i = 0, room = 0;
+
+	if (!nunused)
+		return;
+	for (lpn = 1; lpn < L.lpages && room < nunused; lpn++)
+		room += !lpn_framed(lpn) && !tbit(lbitmap, lpn) && !owner[lpn] &&
+			!tbit(multi, lpn);
+	if (room < nunused || owners_incomplete) {
+		problem(FIX_NONE, "page table: %" PRIu64 " frames back no logical page"
+			" (frame%s %s): space leaked, and %s", nunused, nunused > 1 ? "s" : "",
+			some_numbers(unused, nunused), owners_incomplete ?
+			"the free logical pages are not known" :
+			"too few free logical pages without a frame to give them to");
+		return;
+	}
+	if (!problem(FIX_PREEN | FIX_FREES, "page table: %" PRIu64 " frames back no logical page"
+		     " (frame%s %s): space leaked", nunused, nunused > 1 ? "s" : "",
+		     some_numbers(unused, nunused)))
+		return;
+	for (lpn = 1; lpn < L.lpages && i < nunused; lpn++) {
+		if (lpn_framed(lpn) || tbit(lbitmap, lpn) || owner[lpn] || tbit(multi, lpn))
+			continue;
+		ptable[lpn] = cpu_to_le64(unused[i++]);
+		ptable_dirty[lpn / VSMFS_PTES_PER_BLOCK] = 1;
+	}
+}
+
+/* A free page is never marked unwritten: the module clears it on freeing. */
+static void check_unwritten_free(void)
+{
+	u64 lpn;
+
+	if (!L.sparse || owners_incomplete)
+		return;
+	for (lpn = 1; lpn < L.lpages; lpn++) {
+		if (!(le64_to_cpu(ptable[lpn]) & VSMFS_PTE_UNWRITTEN) || tbit(lbitmap, lpn) ||
+		    owner[lpn] || tbit(multi, lpn))
+			continue;
+		if (problem(FIX_PREEN, "page table: free logical page %" PRIu64
+			    " marked unwritten", lpn)) {
+			ptable[lpn] &= ~cpu_to_le64(VSMFS_PTE_UNWRITTEN);
+			ptable_dirty[lpn / VSMFS_PTES_PER_BLOCK] = 1;
+		}
+	}
+}
+
+/* Frames behind logical pages in use, and frames not behind reserved page 0. */
+static void count_frames(u64 *used, u64 *total)
+{
+	u64 lpn;
+
+	*used = 0;
+	*total = L.data_pages - (lpn_framed(0) && !tbit(lpn_bad, 0));
+	for (lpn = 1; lpn < L.lpages; lpn++)
+		*used += tbit(lbitmap, lpn) && lpn_framed(lpn) && !tbit(lpn_bad, lpn);
+}
+
 static int want_inode(u64 ino)
 {
 	return ii[ino].state == I_UNKNOWN ? -1 : ii[ino].state == I_USED;
@@ -1451,7 +1587,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	u64 dev_bytes, used_pages = 0, used_inodes = 0;
+	u64 dev_bytes, used_pages = 0, used_inodes = 0, used_frames = 0, frames = 0;
 	int c, flags, modes = 0, ret;
 	struct stat st;
 	bool clean;
@@ -1534,9 +1670,13 @@ int main(int argc, char **argv)
 	if (owners_incomplete)
 		info("the owners of some logical pages are unknown: leaked pages not checked");
 	check_bitmap("logical page bitmap", "logical page", lbitmap, lbitmap_dirty,
-		     L.lbitmap_blocks, L.data_pages, want_page, &used_pages);
+		     L.lbitmap_blocks, L.lpages, want_page, &used_pages);
 	check_bitmap("inode bitmap", "inode", ibitmap, ibitmap_dirty, L.ibitmap_blocks,
 		     L.inodes, want_inode, &used_inodes);
+	check_unused_frames();
+	check_unwritten_free();
+	if (L.sparse)
+		count_frames(&used_frames, &frames);
 
 	if (run != RUN_CHECK) {
 		/* Inodes first: a crash in between leaves leaks, never a double use. */
@@ -1544,6 +1684,9 @@ int main(int argc, char **argv)
 		dev_sync();
 		write_dirty(L.lbitmap_start, L.lbitmap_blocks, lbitmap, lbitmap_dirty);
 		write_dirty(L.ibitmap_start, L.ibitmap_blocks, ibitmap, ibitmap_dirty);
+		dev_sync();
+		/* Frames to free logical pages: a crash before leaves them leaked. */
+		write_dirty(L.ptable_start, L.ptable_blocks, (const u8 *)ptable, ptable_dirty);
 		dev_sync();
 	}
 done:
@@ -1573,7 +1716,11 @@ done:
 	if (nhidden)
 		info("%" PRIu64 " further problems not shown", nhidden);
 	printf("%s: ", dev);
-	if (L.inodes)
+	if (L.inodes && L.sparse)
+		printf("%" PRIu64 "/%" PRIu64 " inodes, %" PRIu64 "/%" PRIu64 " logical pages, %"
+		       PRIu64 "/%" PRIu64 " frames in use; ", used_inodes, L.inodes - 1,
+		       used_pages, L.lpages - 1, used_frames, frames);
+	else if (L.inodes)
 		printf("%" PRIu64 "/%" PRIu64 " inodes, %" PRIu64 "/%" PRIu64
 		       " logical pages in use; ", used_inodes, L.inodes - 1, used_pages,
 		       L.data_pages - 1);

@@ -456,6 +456,43 @@ static void print_errors(void)
 		       VSMFS_ERROR_FUNC_LEN, (const char *)func[i], line[i], ino[i]);
 }
 
+/*
+ * Frames in use: those behind allocated logical pages (bit set in
+ * @lbitmap), page 0 (reserved) left out; @total: the frames but the one
+ * behind page 0. Without the sparse feature every logical page has one.
+ */
+static void count_frames(const u8 *lbitmap, u64 *used, u64 *total)
+{
+	__le64 *pt;
+	u64 first, lpn;
+
+	if (!L.sparse) {
+		*used = count_bits(lbitmap, 1, L.lpages);
+		*total = L.lpages - 1;
+		return;
+	}
+	*used = 0;
+	*total = L.data_pages;
+	pt = xalloc((u64)VSP_CHUNK * VSMFS_VSP_PAGES * 8);
+	for (first = 0; first < L.lpages; first += (u64)VSP_CHUNK * VSMFS_VSP_PAGES) {
+		u64 end = min_u64(first + (u64)VSP_CHUNK * VSMFS_VSP_PAGES, L.lpages);
+
+		read_blocks(L.ptable_start + first / PTE_PER_BLOCK,
+			    DIV_ROUND_UP(end, PTE_PER_BLOCK) - first / PTE_PER_BLOCK, pt);
+		for (lpn = first; lpn < end; lpn++) {
+			u64 f = le64_to_cpu(pt[lpn - first]) & VSMFS_PTE_FRAME_MASK;
+
+			if (f >= L.data_pages)
+				continue;	/* no frame, or a bad one */
+			if (!lpn)
+				(*total)--;
+			else
+				*used += tbit(lbitmap, lpn);
+		}
+	}
+	free(pt);
+}
+
 static void print_summary(void)
 {
 	struct region r[] = {
@@ -471,13 +508,17 @@ static void print_summary(void)
 	};
 	u8 *lbitmap = read_region(L.lbitmap_start, L.lbitmap_blocks);
 	u8 *ibitmap = read_region(L.ibitmap_start, L.ibitmap_blocks);
-	u64 pages = L.data_pages - 1, inodes = L.inodes - 1;	/* 0 is reserved */
-	u64 pused = count_bits(lbitmap, 1, L.data_pages);
+	u64 pages = L.lpages - 1, inodes = L.inodes - 1;	/* 0 is reserved */
+	u64 pused = count_bits(lbitmap, 1, L.lpages);
 	u64 iused = count_bits(ibitmap, 1, L.inodes);
+	u32 incompat = le32_to_cpu(sb.s_feature_incompat);
+	u32 compat = le32_to_cpu(sb.s_feature_compat);
+	u64 fused, frames;
 	u32 state = le32_to_cpu(sb.s_state);
 	char uuid[40];
 	size_t i;
 
+	count_frames(lbitmap, &fused, &frames);
 	format_uuid(sb.s_uuid, uuid);
 	if (json) {
 		printf("\"superblock\":{\"uuid\":\"%s\",\"label\":", uuid);
@@ -493,16 +534,25 @@ static void print_summary(void)
 		       le64_to_cpu(sb.s_mkfs_time), le64_to_cpu(sb.s_mount_time),
 		       le64_to_cpu(sb.s_write_time));
 		json_str((const char *)sb.s_mount_opts, VSMFS_MOUNT_OPTS_LEN);
-		printf("},");
+		printf(",\"sparse\":%s,\"logical_pages\":%" PRIu64 ",\"features\":[",
+		       L.sparse ? "true" : "false", L.lpages);
+		printf("%s%s%s%s%s", incompat & VSMFS_FEATURE_INCOMPAT_SB_LAST ? "\"sb_last\"" : "",
+		       incompat & VSMFS_FEATURE_INCOMPAT_SB_LAST &&
+		       incompat & VSMFS_FEATURE_INCOMPAT_SPARSE ? "," : "",
+		       incompat & VSMFS_FEATURE_INCOMPAT_SPARSE ? "\"sparse\"" : "",
+		       incompat && compat & VSMFS_FEATURE_COMPAT_MOUNT_OPTS ? "," : "",
+		       compat & VSMFS_FEATURE_COMPAT_MOUNT_OPTS ? "\"mount_opts\"" : "");
+		printf("]},");
 		print_errors();
 		printf("\"layout\":{");
 		for (i = 0; i < ARRAY_SIZE(r); i++)
 			printf("%s\"%s\":{\"start\":%" PRIu64 ",\"blocks\":%" PRIu64 "}",
 			       i ? "," : "", r[i].key, r[i].start, r[i].blocks);
 		printf("},\"usage\":{\"pages\":%" PRIu64 ",\"pages_used\":%" PRIu64
-		       ",\"pages_free\":%" PRIu64 ",\"inodes\":%" PRIu64 ",\"inodes_used\":%"
-		       PRIu64 ",\"inodes_free\":%" PRIu64 "},", pages, pused, pages - pused,
-		       inodes, iused, inodes - iused);
+		       ",\"pages_free\":%" PRIu64 ",\"frames\":%" PRIu64 ",\"frames_used\":%"
+		       PRIu64 ",\"frames_free\":%" PRIu64 ",\"inodes\":%" PRIu64
+		       ",\"inodes_used\":%" PRIu64 ",\"inodes_free\":%" PRIu64 "},", pages, pused,
+		       pages - pused, frames, fused, frames - fused, inodes, iused, inodes - iused);
 	} else {
 		printf("vsmfs on %s: %" PRIu64 " blocks of %u bytes (%" PRIu64 " MiB)\n", dev,
 		       L.blocks, VSMFS_BLOCK_SIZE, L.blocks >> (20 - VSMFS_BLOCK_SHIFT));
@@ -526,6 +576,12 @@ static void print_summary(void)
 				       L.data_pages / VSMFS_VSP_PAGES);
 			putchar('\n');
 		}
+		print_lpages(&L);
+		printf("  features:%s%s%s%s\n",
+		       incompat & VSMFS_FEATURE_INCOMPAT_SB_LAST ? " sb_last" : "",
+		       incompat & VSMFS_FEATURE_INCOMPAT_SPARSE ? " sparse" : "",
+		       compat & VSMFS_FEATURE_COMPAT_MOUNT_OPTS ? " mount_opts" : "",
+		       incompat | compat ? "" : " none");
 		printf("  default mount options: ");
 		if (sb.s_mount_opts[0])
 			json_str((const char *)sb.s_mount_opts, VSMFS_MOUNT_OPTS_LEN);
@@ -534,9 +590,17 @@ static void print_summary(void)
 		putchar('\n');
 		print_errors();
 		printf("Usage\n");
-		printf("  data pages           %" PRIu64 " used, %" PRIu64 " free of %" PRIu64
-		       " (%" PRIu64 " virtual superpages)\n", pused, pages - pused, pages,
-		       L.data_pages / VSMFS_VSP_PAGES);
+		if (L.sparse) {
+			printf("  logical pages        %" PRIu64 " used, %" PRIu64 " free of %"
+			       PRIu64 "\n", pused, pages - pused, pages);
+			printf("  frames               %" PRIu64 " used, %" PRIu64 " free of %"
+			       PRIu64 " (%" PRIu64 " virtual superpages)\n", fused, frames - fused,
+			       frames, L.data_pages / VSMFS_VSP_PAGES);
+		} else {
+			printf("  data pages           %" PRIu64 " used, %" PRIu64 " free of %"
+			       PRIu64 " (%" PRIu64 " virtual superpages)\n", pused, pages - pused,
+			       pages, L.data_pages / VSMFS_VSP_PAGES);
+		}
 		printf("  inodes               %" PRIu64 " used, %" PRIu64 " free of %" PRIu64
 		       "\n", iused, inodes - iused, inodes);
 	}
@@ -549,20 +613,20 @@ static void print_summary(void)
 static void print_frag(void)
 {
 	u8 *lbitmap = read_region(L.lbitmap_start, L.lbitmap_blocks);
-	u64 nvsp = DIV_ROUND_UP(L.data_pages, VSMFS_VSP_PAGES);
+	u64 nvsp = DIV_ROUND_UP(L.lpages, VSMFS_VSP_PAGES);
 	u64 full = 0, contig = 0, aligned = 0, partial = 0, empty = 0, v, c;
 	__le64 *pt = xalloc((u64)VSP_CHUNK * VSMFS_VSP_PAGES * 8);
 
 	for (c = 0; c < nvsp; c += VSP_CHUNK) {
 		u64 first = c * VSMFS_VSP_PAGES;
-		u64 end = min_u64(first + (u64)VSP_CHUNK * VSMFS_VSP_PAGES, L.data_pages);
+		u64 end = min_u64(first + (u64)VSP_CHUNK * VSMFS_VSP_PAGES, L.lpages);
 		u64 pblk = first / PTE_PER_BLOCK;
 		u64 nblk = DIV_ROUND_UP(end, PTE_PER_BLOCK) - pblk;
 
 		read_blocks(L.ptable_start + pblk, nblk, pt);
 		for (v = c; v < c + VSP_CHUNK && v < nvsp; v++) {
 			u64 lo = v * VSMFS_VSP_PAGES;
-			u64 hi = min_u64(lo + VSMFS_VSP_PAGES, L.data_pages);
+			u64 hi = min_u64(lo + VSMFS_VSP_PAGES, L.lpages);
 			u64 from = lo ? lo : 1;		/* logical page 0 is reserved */
 			u64 used = count_bits(lbitmap, from, hi), f0, p;
 
@@ -611,39 +675,109 @@ static __le64 *pt_cache;
 static u64 pt_cache_blk = ~0ULL;
 static u8 *idx_buf[2];
 
-/* Device block backing logical page @lpn, 0 if out of range. */
-static u64 lpn_block(u64 lpn)
+/* Page table entry of logical page @lpn (frame or VSMFS_PTE_NONE). */
+static u64 pte_of(u64 lpn)
 {
 	u64 blk = lpn / PTE_PER_BLOCK;
 
-	if (!lpn || lpn >= L.data_pages)
-		return 0;
 	if (blk != pt_cache_blk) {
 		read_blocks(L.ptable_start + blk, 1, pt_cache);
 		pt_cache_blk = blk;
 	}
-	blk = le64_to_cpu(pt_cache[lpn % PTE_PER_BLOCK]) & VSMFS_PTE_FRAME_MASK;
-	return blk < L.data_pages ? L.data_start + blk : 0;
+	return le64_to_cpu(pt_cache[lpn % PTE_PER_BLOCK]) & VSMFS_PTE_FRAME_MASK;
 }
 
-/* Count the runs of an index block of @depth levels at logical page @ptr. */
-static u64 count_runs(u64 ptr, int depth)
+/* Device block backing logical page @lpn, 0 if out of range or without a frame. */
+static u64 lpn_block(u64 lpn)
+{
+	u64 frame;
+
+	if (!lpn || lpn >= L.lpages)
+		return 0;
+	frame = pte_of(lpn);
+	return frame < L.data_pages ? L.data_start + frame : 0;
+}
+
+/* A run of a regular file with pages that have no frame. */
+struct hole_run {
+	u64 key, lpn, pages, holes;
+};
+
+/* The runs of one regular file. */
+struct file_runs {
+	u64 runs, holes, nhr, cap;
+	struct hole_run *hr;		/* runs with holes, in key order */
+};
+
+/* Index entry @key (@e) of a regular file: a run, and its holes. */
+static void visit_run(struct file_runs *fr, u64 key, u64 e)
+{
+	u64 lpn = e & VSMFS_IDX_LPN_MASK, cnt = (e & IDX_COUNT_MASK) >> VSMFS_IDX_COUNT_SHIFT;
+	u64 holes = 0, i;
+
+	if (!e || !cnt)
+		return;
+	fr->runs++;
+	if (!L.sparse || !lpn || cnt > VSMFS_VSP_PAGES || lpn + cnt > L.lpages)
+		return;
+	for (i = 0; i < cnt; i++)
+		holes += pte_of(lpn + i) == VSMFS_PTE_NONE;
+	if (!holes)
+		return;
+	fr->holes += holes;
+	if (fr->nhr == fr->cap) {
+		fr->cap = fr->cap ? 2 * fr->cap : 16;
+		fr->hr = realloc(fr->hr, fr->cap * sizeof(*fr->hr));
+		if (!fr->hr)
+			fatal("out of memory");
+	}
+	fr->hr[fr->nhr++] = (struct hole_run){ key, lpn, cnt, holes };
+}
+
+/* The runs of an index block of @depth levels at logical page @ptr. */
+static void walk_runs(struct file_runs *fr, u64 ptr, int depth, u64 key0)
 {
 	const __le64 *e = (const __le64 *)idx_buf[depth - 1];
-	u64 blk = lpn_block(ptr), n = 0, i;
+	u64 blk = lpn_block(ptr), i;
 
 	if (!ptr || !blk)
-		return 0;
+		return;
 	read_blocks(blk, 1, idx_buf[depth - 1]);
 	for (i = 0; i < VSMFS_IND_ENTRIES; i++) {
 		u64 v = le64_to_cpu(e[i]);
 
 		if (depth == 1)
-			n += v && (v & IDX_COUNT_MASK);
+			visit_run(fr, key0 + i, v);
 		else
-			n += count_runs(v, 1);
+			walk_runs(fr, v, 1, key0 + i * VSMFS_IND_ENTRIES);
 	}
-	return n;
+}
+
+/* Runs with holes listed in the text output of a file, at most. */
+#define HOLE_RUNS_SHOWN	8
+
+static void print_hole_runs(const struct file_runs *fr)
+{
+	u64 i;
+
+	for (i = 0; i < fr->nhr; i++) {
+		const struct hole_run *h = &fr->hr[i];
+
+		if (json) {
+			printf("%s{\"key\":%" PRIu64 ",\"lpn\":%" PRIu64 ",\"pages\":%" PRIu64
+			       ",\"framed\":%" PRIu64 ",\"holes\":%" PRIu64 "}", i ? "," : "",
+			       h->key, h->lpn, h->pages, h->pages - h->holes, h->holes);
+			continue;
+		}
+		if (i == HOLE_RUNS_SHOWN) {
+			printf("  %10s piece ...: %" PRIu64 " more runs with holes\n", "",
+			       fr->nhr - i);
+			break;
+		}
+		printf("  %10s piece %" PRIu64 ": run lpn %" PRIu64 "+%" PRIu64 ", %" PRIu64
+		       " framed, %" PRIu64 " holes\n", "", h->key, h->lpn, h->pages,
+		       h->pages - h->holes, h->holes);
+	}
 }
 
 /*
@@ -673,11 +807,12 @@ static void print_files(void)
 	if (json)
 		printf("\"files\":[");
 	else
-		printf("Regular files\n  %10s %14s %10s %8s %8s %s\n", "inode", "size", "pages",
-		       "runs", "tail key", "flags");
+		printf("Regular files\n  %10s %14s %10s %8s %10s %8s %s\n", "inode", "size",
+		       "pages", "runs", "holes", "tail key", "flags");
 	for (ino = 1; ino < L.inodes; ino++) {
+		struct file_runs fr = { 0 };
 		const struct vsmfs_dinode *di;
-		u64 slot, runs = 0;
+		u64 slot;
 		u32 flags;
 		int i;
 
@@ -689,27 +824,35 @@ static void print_files(void)
 		di = dinode_at(slot, iblk, &cached);
 		if (!S_ISREG(le16_to_cpu(di->i_mode)))
 			continue;
+		/* The index blocks are read through the page table cache too. */
 		for (i = 0; i < VSMFS_NDIRECT; i++)
-			runs += !!(le64_to_cpu(di->i_direct[i]) & IDX_COUNT_MASK);
-		runs += count_runs(le64_to_cpu(di->i_ind), 1);
-		runs += count_runs(le64_to_cpu(di->i_dind), 2);
+			visit_run(&fr, (u64)i, le64_to_cpu(di->i_direct[i]));
+		walk_runs(&fr, le64_to_cpu(di->i_ind), 1, VSMFS_NDIRECT);
+		walk_runs(&fr, le64_to_cpu(di->i_dind), 2, VSMFS_NDIRECT + VSMFS_IND_ENTRIES);
 		flags = le32_to_cpu(di->i_flags);
-		if (json)
+		if (json) {
 			printf("%s{\"ino\":%" PRIu64 ",\"size\":%" PRIu64 ",\"pages\":%" PRIu64
-			       ",\"runs\":%" PRIu64 ",\"tail_key\":%u,\"zfdm_tail_released\":%s"
-			       ",\"truncating\":%s}",
+			       ",\"runs\":%" PRIu64 ",\"holes\":%" PRIu64 ",\"tail_key\":%u,"
+			       "\"zfdm_tail_released\":%s,\"truncating\":%s,\"hole_runs\":[",
 			       nfiles ? "," : "", ino, le64_to_cpu(di->i_size),
-			       le64_to_cpu(di->i_pages), runs, le32_to_cpu(di->i_tail_key),
+			       le64_to_cpu(di->i_pages), fr.runs, fr.holes,
+			       le32_to_cpu(di->i_tail_key),
 			       flags & VSMFS_IFLAG_TAIL_RELEASED ? "true" : "false",
 			       flags & VSMFS_IFLAG_TRUNCATING ? "true" : "false");
-		else
-			printf("  %10" PRIu64 " %14" PRIu64 " %10" PRIu64 " %8" PRIu64 " %8u %s%s\n",
-			       ino, le64_to_cpu(di->i_size), le64_to_cpu(di->i_pages), runs,
+			print_hole_runs(&fr);
+			printf("]}");
+		} else {
+			printf("  %10" PRIu64 " %14" PRIu64 " %10" PRIu64 " %8" PRIu64 " %10" PRIu64
+			       " %8u %s%s\n", ino, le64_to_cpu(di->i_size),
+			       le64_to_cpu(di->i_pages), fr.runs, fr.holes,
 			       le32_to_cpu(di->i_tail_key),
 			       flags & VSMFS_IFLAG_TAIL_RELEASED ? "zfdm" :
 			       flags & VSMFS_IFLAG_TRUNCATING ? "" : "-",
 			       flags & VSMFS_IFLAG_TRUNCATING ?
 			       (flags & VSMFS_IFLAG_TAIL_RELEASED ? ",truncating" : "truncating") : "");
+			print_hole_runs(&fr);
+		}
+		free(fr.hr);
 		nfiles++;
 	}
 	if (json)
@@ -889,9 +1032,9 @@ static void md_mark_run(u64 lpn, u64 cnt, u64 first, u8 kind)
 {
 	u64 i;
 
-	if (!lpn || cnt > VSMFS_VSP_PAGES || lpn >= L.data_pages)
+	if (!lpn || cnt > VSMFS_VSP_PAGES || lpn >= L.lpages)
 		return;
-	for (i = first; i < cnt && lpn + i < L.data_pages; i++)
+	for (i = first; i < cnt && lpn + i < L.lpages; i++)
 		md_mark_lpn(lpn + i, kind);
 }
 
@@ -915,7 +1058,7 @@ static void md_entry(u64 key, u64 e, u8 kind, u64 size)
 static void md_tree(u64 ptr, int depth, u64 key0, u8 kind, u64 size)
 {
 	const __le64 *e = (const __le64 *)idx_buf[depth - 1];
-	u64 blk = ptr < L.data_pages ? lpn_block(ptr) : 0, i;
+	u64 blk = lpn_block(ptr), i;
 
 	if (!blk)
 		return;
@@ -953,7 +1096,7 @@ static void md_walk_inodes(void)
 		size = le64_to_cpu(di->i_size);
 		if (!mode)
 			continue;
-		if (di->i_xattr && le64_to_cpu(di->i_xattr) < L.data_pages)
+		if (di->i_xattr && le64_to_cpu(di->i_xattr) < L.lpages)
 			md_mark_lpn(le64_to_cpu(di->i_xattr), MK_XATTR);
 		if (S_ISDIR(mode))
 			kind = MK_DIR;
@@ -1436,7 +1579,7 @@ static void usage(FILE *f)
 		"file system on DEVICE (an unmounted pmem device or image file). Read only.\n\n"
 		"  -j, --journal   journal state only\n"
 		"  -f, --frag      virtual superpage fragmentation only\n"
-		"  -i, --files     also list every regular file (size, runs, tail, flags)\n"
+		"  -i, --files     also list every regular file (size, runs, holes, tail, flags)\n"
 		"      --json      print one JSON object\n"
 		"      --export    print the udev properties (ID_FS_TYPE=vsmfs, ID_FS_UUID, ...)\n"
 		"                  as KEY=value lines; exit status 8, silently, if block 0\n"

@@ -34,6 +34,8 @@
 #define JOURNAL_MIN_BYTES	(16ULL << VSMFS_BLOCK_SHIFT)
 #define JOURNAL_MAX_BYTES	(VSMFS_JOURNAL_MAX_BLOCKS << VSMFS_BLOCK_SHIFT)
 #define INODES_MAX		((1ULL << 32) - 1)
+#define VSP_BYTES		(1ULL << VSMFS_VSP_SHIFT)
+#define LSIZE_MAX_BYTES		(VSMFS_MAX_LPAGES << VSMFS_BLOCK_SHIFT)	/* 4 PiB */
 
 static void usage(FILE *f)
 {
@@ -45,8 +47,14 @@ static void usage(FILE *f)
 		"  -N, --inodes COUNT  number of inodes (default one per 16 KiB)\n"
 		"  -L, --label LABEL   volume label (up to %d bytes)\n"
 		"  -U, --uuid UUID     file system UUID, or \"random\" (the default) or \"time\"\n"
-		"  -O ^sb_last  backup superblock in block 1, as before the sb_last\n"
-		"               feature: for kernels that do not know it\n"
+		"  -l, --logical-size SIZE  logical space (K, M, G, T, P suffixes; a multiple\n"
+		"                   of 2M, from the data area to 4P; implies sparse; default\n"
+		"                   twice the device): bounds the holes all files may have\n"
+		"  -O FEATURE[,...]  features, ^FEATURE to leave one out:\n"
+		"               sb_last  backup superblock in the last block (default on;\n"
+		"                        ^sb_last puts it in block 1 for older kernels)\n"
+		"               sparse   more logical pages than frames: holes in files take\n"
+		"                        no space (default on; ^sparse for older kernels)\n"
 		"  -f, --force      overwrite an existing file system, swap area, RAID or LVM\n"
 		"                   member or partition table, erasing its signatures\n"
 		"  -n, --dry-run    print the layout, write nothing\n"
@@ -127,14 +135,23 @@ static void fill_imap(void *blk, u64 idx, void *arg)
 		e[i] = cpu_to_le32((u32)(idx * per + i));
 }
 
-/* Identity page table: logical page N is backed by frame N. */
+/*
+ * Identity page table: logical page N is backed by frame N below
+ * @arg->data_pages, and the logical pages past them (sparse file systems)
+ * have no frame. Entries past the last logical page stay zero.
+ */
 static void fill_ptable(void *blk, u64 idx, void *arg)
 {
+	const struct vsmfs_layout *l = arg;
 	__le64 *e = blk;
-	u64 i, per = VSMFS_BLOCK_SIZE / 8, n = *(u64 *)arg;
+	u64 i, n;
 
-	for (i = 0; i < per && idx * per + i < n; i++)
-		e[i] = cpu_to_le64(idx * per + i);
+	for (i = 0; i < VSMFS_PTES_PER_BLOCK; i++) {
+		n = idx * VSMFS_PTES_PER_BLOCK + i;
+		if (n >= l->lpages)
+			break;
+		e[i] = cpu_to_le64(n < l->data_pages ? n : VSMFS_PTE_NONE);
+	}
 }
 
 /*
@@ -187,6 +204,7 @@ static void print_layout(const char *dev, const struct vsmfs_layout *l,
 	       l->lbitmap_start, l->lbitmap_blocks);
 	printf("  %-22s %10" PRIu64 " %10" PRIu64 "  (%" PRIu64 " virtual superpages)\n", "data",
 	       l->data_start, l->data_pages, l->data_pages / VSMFS_VSP_PAGES);
+	print_lpages(l);
 }
 
 /* Is there a vsmfs on the device already? libblkid does not know it. */
@@ -282,14 +300,50 @@ err:
 	return -1;
 }
 
+/*
+ * Apply -O FEATURE[,FEATURE...]: each of sb_last and sparse, or ^ and the
+ * name to leave it out. Returns false on an unknown name.
+ */
+static bool parse_features(const char *arg, u32 *incompat, bool *sparse_off)
+{
+	char *list = strdup(arg), *save = NULL, *f;
+	bool ok = true;
+
+	if (!list)
+		return false;
+	for (f = strtok_r(list, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+		bool off = *f == '^';
+		const char *name = f + off;
+		u32 bit;
+
+		if (!strcmp(name, "sb_last")) {
+			bit = VSMFS_FEATURE_INCOMPAT_SB_LAST;
+		} else if (!strcmp(name, "sparse")) {
+			bit = VSMFS_FEATURE_INCOMPAT_SPARSE;
+		} else {
+			ok = false;
+			break;
+		}
+		if (off)
+			*incompat &= ~bit;
+		else
+			*incompat |= bit;
+		if (bit == VSMFS_FEATURE_INCOMPAT_SPARSE)
+			*sparse_off = off;
+	}
+	free(list);
+	return ok;
+}
+
 int main(int argc, char **argv)
 {
-	u64 journal_bytes = 0, inodes = 0, dev_bytes, blocks;
+	u64 journal_bytes = 0, inodes = 0, lbytes = 0, lpages, jblocks, dev_bytes, blocks;
 	static const struct option lopts[] = {
 		{ "journal-size", required_argument, NULL, 'J' },
 		{ "inodes", required_argument, NULL, 'N' },
 		{ "label", required_argument, NULL, 'L' },
 		{ "uuid", required_argument, NULL, 'U' },
+		{ "logical-size", required_argument, NULL, 'l' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -298,9 +352,9 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *label = "", *uuid_arg = NULL, *why, *dev;
-	bool force = false, dry = false, quiet = false;
+	bool force = false, dry = false, quiet = false, sparse_off = false;
 	int fd, ret, c, others;
-	u32 incompat = VSMFS_FEATURE_INCOMPAT_SB_LAST;
+	u32 incompat = VSMFS_FEATURE_INCOMPAT_SB_LAST | VSMFS_FEATURE_INCOMPAT_SPARSE;
 	struct vsmfs_dinode root;
 	struct vsmfs_layout l;
 	struct vsmfs_dsb dsb;
@@ -308,11 +362,12 @@ int main(int argc, char **argv)
 	u32 jn, jhdr_blocks;
 	u8 uuid[16];
 	char blk[VSMFS_BLOCK_SIZE];
+	struct vsmfs_layout base;
 	u64 lim[2];
 	time_t now;
 
 	progname = "mkfs.vsmfs";
-	while ((c = getopt_long(argc, argv, "J:N:L:U:O:fnqVh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "J:N:L:U:O:l:fnqVh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'J':
 			if (parse_size(optarg, &journal_bytes) ||
@@ -336,13 +391,15 @@ int main(int argc, char **argv)
 			uuid_arg = optarg;
 			break;
 		case 'O':
-			if (!strcmp(optarg, "sb_last"))
-				incompat |= VSMFS_FEATURE_INCOMPAT_SB_LAST;
-			else if (!strcmp(optarg, "^sb_last"))
-				incompat &= ~VSMFS_FEATURE_INCOMPAT_SB_LAST;
-			else
-				return fail(1, "unknown feature '%s' (known: sb_last, ^sb_last)",
-					    optarg);
+			if (!parse_features(optarg, &incompat, &sparse_off))
+				return fail(1, "unknown feature in '%s' (known: sb_last, sparse,"
+					    " each with ^ to leave it out)", optarg);
+			break;
+		case 'l':
+			if (parse_size(optarg, &lbytes) || !lbytes || lbytes % VSP_BYTES ||
+			    lbytes > LSIZE_MAX_BYTES)
+				return fail(1, "invalid logical size '%s': a multiple of 2M,"
+					    " from the size of the data area to 4P", optarg);
 			break;
 		case 'f':
 			force = true;
@@ -386,11 +443,32 @@ int main(int argc, char **argv)
 		return fail(1, "%s: journal size %" PRIu64 " KiB too large: the range is 64 KiB"
 			    " to half the device, %" PRIu64 " KiB", dev, journal_bytes >> 10,
 			    (blocks / 2) << (VSMFS_BLOCK_SHIFT - 10));
-	why = vsmfs_compute_layout(&l, blocks,
-				   journal_bytes ? (journal_bytes + VSMFS_BLOCK_SIZE - 1) >>
-						   VSMFS_BLOCK_SHIFT :
-						   vsmfs_default_journal_blocks(blocks),
-				   inodes, incompat);
+	if (lbytes && sparse_off)
+		return fail(1, "-l sets the logical size of a sparse file system: not with"
+			    " -O ^sparse");
+	jblocks = journal_bytes ? (journal_bytes + VSMFS_BLOCK_SIZE - 1) >> VSMFS_BLOCK_SHIFT :
+		  vsmfs_default_journal_blocks(blocks);
+	/* The layout with as many logical pages as frames bounds -l from below. */
+	why = vsmfs_compute_layout(&base, blocks, jblocks, inodes,
+				   incompat & ~VSMFS_FEATURE_INCOMPAT_SPARSE);
+	if (why)
+		return fail(1, "%s: cannot lay out a file system: %s", dev, why);
+	lpages = 0;
+	if (incompat & VSMFS_FEATURE_INCOMPAT_SPARSE) {
+		u64 least = roundup(base.data_pages, (u64)VSMFS_VSP_PAGES);
+
+		lpages = lbytes ? lbytes >> VSMFS_BLOCK_SHIFT : vsmfs_default_lpages(blocks);
+		if (lpages < least)
+			return fail(1, "%s: logical size %" PRIu64 " MiB too small: the range is"
+				    " the data area rounded up to 2 MiB, %" PRIu64 " MiB, to 4 PiB",
+				    dev, lpages >> (20 - VSMFS_BLOCK_SHIFT),
+				    least >> (20 - VSMFS_BLOCK_SHIFT));
+	}
+	why = vsmfs_compute_layout_sparse(&l, blocks, jblocks, inodes, incompat, lpages);
+	if (why && lbytes)
+		return fail(1, "%s: logical size %" PRIu64 " MiB too large for the device: its"
+			    " page table (8 bytes a logical page) leaves no room for data", dev,
+			    lpages >> (20 - VSMFS_BLOCK_SHIFT));
 	if (why)
 		return fail(1, "%s: cannot lay out a file system: %s", dev, why);
 
@@ -462,9 +540,9 @@ int main(int argc, char **argv)
 	if (!ret)
 		ret = write_region(fd, l.ibitmap_start, l.ibitmap_blocks, fill_bitmap, lim);
 	if (!ret)
-		ret = write_region(fd, l.ptable_start, l.ptable_blocks, fill_ptable, &l.data_pages);
+		ret = write_region(fd, l.ptable_start, l.ptable_blocks, fill_ptable, &l);
 	lim[0] = 1;				/* logical page 0 reserved */
-	lim[1] = l.data_pages;
+	lim[1] = l.lpages;
 	if (!ret)
 		ret = write_region(fd, l.lbitmap_start, l.lbitmap_blocks, fill_bitmap, lim);
 	if (!ret && fsync(fd))

@@ -16,5 +16,7 @@ void format_uuid(const u8 uuid[16], char out[37]);
 int open_device(const char *path, int flags, u64 *bytes);
 struct vsmfs_dsb;
 void sb_clear_errors(struct vsmfs_dsb *sb);
+struct vsmfs_layout;
+void print_lpages(const struct vsmfs_layout *l);
 
 #endif /* _VSMFS_TOOLS_H */

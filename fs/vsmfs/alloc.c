@@ -22,6 +22,12 @@
  * copy their data first (vsmfs_resv_take()), outlive commits: their bits
  * are also set in an overlay of the block (m_resv) that keeps them out of
  * every version the journal writes (vsmfs_mblk_commit_view()).
+ *
+ * On a sparse file system some logical pages have no frame (s_noframe).
+ * Free space is counted in frames: s_free_pages is the number of free
+ * logical pages that have one, and the runs handed out for data and
+ * metadata are runs of such pages. Free pages without a frame are taken
+ * only by vsmfs_reserve_holes(), to give frames back (hole punching).
  */
 #include <linux/bitmap.h>
 #include <linux/wait_bit.h>
@@ -49,6 +55,31 @@ static u64 vsmfs_count_free(struct vsmfs_sb_info *sbi, u64 start, u64 nbits)
 	return nbits - used;
 }
 
+/* Free logical pages without a frame, which free space does not count. */
+static u64 vsmfs_count_free_holes(struct vsmfs_sb_info *sbi)
+{
+	const struct vsmfs_layout *l = &sbi->s_layout;
+	u64 n = 0, lpn;
+
+	if (!sbi->s_noframe)
+		return 0;
+	for (lpn = find_first_bit(sbi->s_noframe, l->lpages); lpn < l->lpages;
+	     lpn = find_next_bit(sbi->s_noframe, l->lpages, lpn + 1)) {
+		const unsigned long *map = vsmfs_pm_view(vsmfs_blk_ptr(sbi, l->lbitmap_start +
+								       lpn / BITS_PER_BLK));
+
+		n += !test_bit(lpn % BITS_PER_BLK, map);
+	}
+	return n;
+}
+
+/* Whether @count pages from @lpn all have frames. */
+static bool vsmfs_framed(struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
+{
+	return !sbi->s_noframe ||
+	       find_next_bit(sbi->s_noframe, lpn + count, lpn) >= lpn + count;
+}
+
 /**
  * vsmfs_alloc_init() - count free pages and inodes
  * @sbi: the file system, journal replayed
@@ -69,7 +100,8 @@ int vsmfs_alloc_init(struct vsmfs_sb_info *sbi)
 		return -EINVAL;
 	}
 
-	sbi->s_free_pages = vsmfs_count_free(sbi, l->lbitmap_start, l->data_pages);
+	sbi->s_free_pages = vsmfs_count_free(sbi, l->lbitmap_start, l->lpages) -
+			    vsmfs_count_free_holes(sbi);
 	sbi->s_free_inodes = vsmfs_count_free(sbi, l->ibitmap_start, l->inodes);
 	sbi->s_small_cursor = 0;
 	sbi->s_vsp_cursor = 0;
@@ -137,9 +169,9 @@ static int vsmfs_lbits(struct vsmfs_trans *t, u64 lpn, u64 count, bool set, bool
 	if (dirty)
 		vsmfs_trans_dirty(t, mb);
 	if (set)
-		sbi->s_free_pages -= count;
+		sbi->s_free_pages -= vsmfs_frames_in(sbi, lpn, count);
 	else
-		sbi->s_free_pages += count;
+		sbi->s_free_pages += vsmfs_frames_in(sbi, lpn, count);
 	return 0;
 }
 
@@ -157,22 +189,26 @@ int vsmfs_alloc_pages_at(struct vsmfs_trans *t, u64 lpn, u64 count)
 	struct vsmfs_mblk *mb;
 	u64 off = lpn % BITS_PER_BLK;
 
-	if (!count || lpn + count > sbi->s_layout.data_pages ||
+	if (!count || lpn + count > sbi->s_layout.lpages ||
 	    lpn / VSMFS_VSP_PAGES != (lpn + count - 1) / VSMFS_VSP_PAGES)
 		return -ENOSPC;
 	mb = vsmfs_lbitmap(sbi, lpn);
 	if (IS_ERR(mb))
 		return PTR_ERR(mb);
-	if (find_next_bit((unsigned long *)mb->m_data, off + count, off) < off + count)
+	if (find_next_bit((unsigned long *)mb->m_data, off + count, off) < off + count ||
+	    !vsmfs_framed(sbi, lpn, count))
 		return -ENOSPC;
 	return vsmfs_lbits(t, lpn, count, true, true);
 }
 
-/* First run of @count free pages within VSP @vsp, or 0. */
-static u64 vsmfs_find_run(struct vsmfs_sb_info *sbi, u64 vsp, u64 count)
+/*
+ * First run of @count free pages within VSP @vsp, or 0: pages with frames,
+ * or with @holes pages without.
+ */
+static u64 vsmfs_find_run(struct vsmfs_sb_info *sbi, u64 vsp, u64 count, bool holes)
 {
 	u64 first = vsp * VSMFS_VSP_PAGES;
-	u64 last = min_t(u64, first + VSMFS_VSP_PAGES, sbi->s_layout.data_pages);
+	u64 last = min_t(u64, first + VSMFS_VSP_PAGES, sbi->s_layout.lpages);
 	struct vsmfs_mblk *mb = vsmfs_lbitmap(sbi, first);
 	unsigned long *map;
 	u64 base = first - first % BITS_PER_BLK, pos, end;
@@ -188,9 +224,18 @@ static u64 vsmfs_find_run(struct vsmfs_sb_info *sbi, u64 vsp, u64 count)
 		if (z + count > end)
 			return 0;
 		o = find_next_bit(map, z + count, z);
-		if (o >= z + count)
+		if (o < z + count) {
+			pos = o + 1;
+			continue;
+		}
+		/* Every page free: now every page of the kind wanted. */
+		if (!sbi->s_noframe)
 			return base + z;
-		pos = o + 1;
+		o = holes ? find_next_zero_bit(sbi->s_noframe, base + z + count, base + z) :
+			    find_next_bit(sbi->s_noframe, base + z + count, base + z);
+		if (o >= base + z + count)
+			return base + z;
+		pos = o - base + 1;
 	}
 	return 0;
 }
@@ -200,7 +245,8 @@ static bool vsmfs_vsp_free(struct vsmfs_sb_info *sbi, u64 vsp)
 	u64 first = vsp * VSMFS_VSP_PAGES;
 	struct vsmfs_mblk *mb;
 
-	if (first + VSMFS_VSP_PAGES > sbi->s_layout.data_pages)
+	if (first + VSMFS_VSP_PAGES > sbi->s_layout.lpages ||
+	    !vsmfs_framed(sbi, first, VSMFS_VSP_PAGES))
 		return false;
 	mb = vsmfs_lbitmap(sbi, first);
 	if (IS_ERR(mb))
@@ -216,7 +262,7 @@ static bool vsmfs_vsp_free(struct vsmfs_sb_info *sbi, u64 vsp)
  */
 static int vsmfs_find_free(struct vsmfs_sb_info *sbi, u64 count, bool large, u64 *lpn)
 {
-	u64 nvsp = DIV_ROUND_UP(sbi->s_layout.data_pages, VSMFS_VSP_PAGES);
+	u64 nvsp = DIV_ROUND_UP(sbi->s_layout.lpages, VSMFS_VSP_PAGES);
 	u64 i, vsp, found;
 
 	if (!count || count > VSMFS_VSP_PAGES || count > sbi->s_free_pages)
@@ -238,7 +284,7 @@ static int vsmfs_find_free(struct vsmfs_sb_info *sbi, u64 count, bool large, u64
 		vsp = (sbi->s_small_cursor + i) % nvsp;
 		if (i < nvsp && vsmfs_vsp_free(sbi, vsp))
 			continue;
-		found = vsmfs_find_run(sbi, vsp, count);
+		found = vsmfs_find_run(sbi, vsp, count, false);
 		if (found) {
 			sbi->s_small_cursor = vsp;
 			*lpn = found;
@@ -289,6 +335,104 @@ int vsmfs_reserve_pages(struct vsmfs_trans *t, u64 count, u64 *lpn)
 	return __vsmfs_alloc_pages(t, count, false, lpn, false);
 }
 
+/*
+ * A free run of @count logical pages without frames, or 0. The search
+ * starts past the frames, where mkfs left the pages without any.
+ */
+static u64 vsmfs_find_holes(struct vsmfs_sb_info *sbi, u64 count)
+{
+	const struct vsmfs_layout *l = &sbi->s_layout;
+	u64 nvsp = DIV_ROUND_UP(l->lpages, VSMFS_VSP_PAGES), i, found;
+
+	if (!sbi->s_noframe || !count || count > VSMFS_VSP_PAGES)
+		return 0;
+	for (i = 0; i < nvsp; i++) {
+		found = vsmfs_find_run(sbi, (l->data_pages / VSMFS_VSP_PAGES + i) % nvsp,
+				       count, true);
+		if (found)
+			return found;
+	}
+	return 0;
+}
+
+/**
+ * vsmfs_reserve_holes() - take free logical pages without frames for this
+ *	transaction only
+ * @t: running transaction
+ * @count: pages wanted, 1..VSMFS_VSP_PAGES
+ * @lpn: first page of the run taken
+ * @got: pages taken, up to @count (fewer if free space without frames is
+ *	scattered)
+ *
+ * As vsmfs_reserve_pages(), for pages without frames (sparse file systems):
+ * the frames a hole punch swaps into them are free once the transaction
+ * commits, when vsmfs_unreserve_pages() gives them back.
+ *
+ * Return: 0, or -ENOSPC if no free page without a frame is left.
+ */
+int vsmfs_reserve_holes(struct vsmfs_trans *t, u64 count, u64 *lpn, u64 *got)
+{
+	u64 found;
+
+	for (; count; count /= 2) {
+		found = vsmfs_find_holes(t->t_sbi, count);
+		if (found) {
+			*lpn = found;
+			*got = count;
+			return vsmfs_lbits(t, found, count, true, false);
+		}
+	}
+	return -ENOSPC;
+}
+
+/**
+ * vsmfs_alloc_holes() - allocate a run of logical pages without frames
+ * @t: running transaction
+ * @count: pages, 1..VSMFS_VSP_PAGES
+ * @lpn: first page of the run
+ *
+ * For a file's run whose pages get frames only where they are written
+ * (vsmfs_fill_holes_t()): free space is untouched.
+ *
+ * Return: 0, -ENOSPC if no such run is free, or another negative errno.
+ */
+int vsmfs_alloc_holes(struct vsmfs_trans *t, u64 count, u64 *lpn)
+{
+	u64 found = vsmfs_find_holes(t->t_sbi, count);
+
+	if (!found)
+		return -ENOSPC;
+	*lpn = found;
+	return vsmfs_lbits(t, found, count, true, true);
+}
+
+/**
+ * vsmfs_alloc_holes_at() - allocate a given run of logical pages without frames
+ * @t: running transaction
+ * @lpn: first page
+ * @count: pages; the run must not cross a VSP
+ *
+ * Return: 0, -ENOSPC if any page is in use or has a frame, or another
+ * negative errno.
+ */
+int vsmfs_alloc_holes_at(struct vsmfs_trans *t, u64 lpn, u64 count)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_mblk *mb;
+	u64 off = lpn % BITS_PER_BLK;
+
+	if (!sbi->s_noframe || !count || lpn + count > sbi->s_layout.lpages ||
+	    lpn / VSMFS_VSP_PAGES != (lpn + count - 1) / VSMFS_VSP_PAGES ||
+	    find_next_zero_bit(sbi->s_noframe, lpn + count, lpn) < lpn + count)
+		return -ENOSPC;
+	mb = vsmfs_lbitmap(sbi, lpn);
+	if (IS_ERR(mb))
+		return PTR_ERR(mb);
+	if (find_next_bit((unsigned long *)mb->m_data, off + count, off) < off + count)
+		return -ENOSPC;
+	return vsmfs_lbits(t, lpn, count, true, true);
+}
+
 /**
  * vsmfs_unreserve_pages() - give back a run taken by vsmfs_reserve_pages()
  * @t: the handle that reserved it
@@ -308,12 +452,16 @@ int vsmfs_reserve_pages(struct vsmfs_trans *t, u64 count, u64 *lpn)
  */
 int vsmfs_unreserve_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
 {
-	if (!lpn || !count || lpn + count > t->t_sbi->s_layout.data_pages ||
+	int ret;
+
+	if (!lpn || !count || lpn + count > t->t_sbi->s_layout.lpages ||
 	    lpn / VSMFS_VSP_PAGES != (lpn + count - 1) / VSMFS_VSP_PAGES) {
 		vsmfs_fs_error(t->t_sbi->s_sb, 0, "unreserving bad run %llu+%llu", lpn, count);
 		return -EFSCORRUPTED;
 	}
-	return vsmfs_trans_defer_free(t, lpn, count, true);
+	/* Free pages are never marked unwritten (a swap may have brought it). */
+	ret = vsmfs_pt_unwritten_t(t, lpn, count, false);
+	return ret ?: vsmfs_trans_defer_free(t, lpn, count, true);
 }
 
 /**
@@ -335,7 +483,7 @@ int vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
 	u64 off = lpn % BITS_PER_BLK;
 	int ret;
 
-	if (!lpn || !count || lpn + count > sbi->s_layout.data_pages ||
+	if (!lpn || !count || lpn + count > sbi->s_layout.lpages ||
 	    lpn / VSMFS_VSP_PAGES != (lpn + count - 1) / VSMFS_VSP_PAGES) {
 		vsmfs_fs_error(sbi->s_sb, 0, "freeing bad run %llu+%llu", lpn, count);
 		return -EFSCORRUPTED;
@@ -349,9 +497,12 @@ int vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
 	}
 	/*
 	 * The bitmap block joins the transaction now, so that the handle
-	 * counts it (vsmfs_trans_room()); the commit changes it.
+	 * counts it (vsmfs_trans_room()); the commit changes it. Free pages
+	 * are never marked unwritten.
 	 */
-	ret = vsmfs_trans_get_write_access_range(t, mb, 0, 0);
+	ret = vsmfs_pt_unwritten_t(t, lpn, count, false);
+	if (!ret)
+		ret = vsmfs_trans_get_write_access_range(t, mb, 0, 0);
 	if (!ret)
 		ret = vsmfs_trans_defer_free(t, lpn, count, false);
 	if (ret)
@@ -407,7 +558,7 @@ void vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty)
 	vsmfs_note_bits(mb, off, count);
 	if (dirty)
 		vsmfs_trans_dirty_commit(t, mb);
-	sbi->s_free_pages += count;
+	sbi->s_free_pages += vsmfs_frames_in(sbi, lpn, count);
 }
 
 /* Set or clear a reservation's bits in the bitmap and in its overlay. */
@@ -459,7 +610,7 @@ static void vsmfs_resv_put(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r)
 
 	if (!IS_ERR(mb))
 		vsmfs_resv_bits(mb, r, false);
-	sbi->s_free_pages += r->count;
+	sbi->s_free_pages += vsmfs_frames_in(sbi, r->lpn, r->count);
 	list_del(&r->node);
 	kfree(r);
 }
@@ -731,7 +882,7 @@ void vsmfs_resv_end(struct vsmfs_trans *t, struct vsmfs_resv *r, bool claimed)
 			vsmfs_trans_dirty_commit(t, mb);
 		} else {
 			vsmfs_resv_bits(mb, r, false);
-			sbi->s_free_pages += r->count;
+			sbi->s_free_pages += vsmfs_frames_in(sbi, r->lpn, r->count);
 		}
 	}
 	list_del(&r->node);

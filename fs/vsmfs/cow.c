@@ -25,6 +25,142 @@
 #include "fault.h"
 #include "data.h"
 
+/*
+ * Whether a write of [@wfrom, @wto) into a piece whose run has @have
+ * pages, growing it to @need, skips whole pages past the run that a
+ * sparse file system leaves without frames.
+ */
+static bool vsmfs_sparse_gap(struct vsmfs_sb_info *sbi, u64 have, u64 need, u64 wfrom, u64 wto)
+{
+	u64 first = wfrom >> VSMFS_BLOCK_SHIFT;
+
+	return sbi->s_noframe && wto > wfrom && first > have &&
+	       READ_ONCE(sbi->s_free_pages) >= need - first;
+}
+
+/*
+ * Whether a run growing from @have to @need pages, finding no free run that
+ * long, may take its frames one by one wherever they are free (a sparse file
+ * system, which needs no contiguous frames): each may cost a page table
+ * block, and the running transaction keeps room for the rest of any
+ * handle, half the journal, besides.
+ */
+static bool vsmfs_gather_ok(struct vsmfs_trans *t, u64 have, u64 need)
+{
+	return t->t_sbi->s_noframe && READ_ONCE(t->t_sbi->s_free_pages) >= need - have &&
+	       vsmfs_trans_room(t) >= vsmfs_trans_max_blocks(t->t_sbi) / 2 + 2 * (need - have);
+}
+
+/**
+ * vsmfs_extend_sparse() - grow a run with pages without frames
+ * @t: the transaction
+ * @inode: a regular file on a sparse file system
+ * @lpn: the run's first logical page
+ * @have: its pages (may be 0)
+ * @need: the pages it is to have
+ * @wfrom: byte offset in the piece of the first page to give a frame
+ *	(@need << VSMFS_BLOCK_SHIFT for none)
+ * @zfdm: the run must move (vsmfs_extend_run())
+ * @nlpn: where the run is now
+ *
+ * Grow the run from @have to @need pages with pages without frames, in
+ * place or in a new run into which the old one is moved, and give frames
+ * (zeroed) to the pages from the one @wfrom is in: the pages skipped stay
+ * holes. The caller sets the index entry.
+ *
+ * Context: i_idx_sem held for writing, inside @t.
+ * Return: 0 or a negative errno; on error nothing has changed that the
+ * caller sees (the handle may hold undone allocations, freed by its
+ * commit).
+ */
+int vsmfs_extend_sparse(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 have,
+			u64 need, u64 wfrom, bool zfdm, u64 *nlpn)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	u64 first = wfrom >> VSMFS_BLOCK_SHIFT, pages = vi->i_pages;
+	bool in_place = have && !zfdm && lpn % VSMFS_VSP_PAGES + need <= VSMFS_VSP_PAGES &&
+			!vsmfs_alloc_holes_at(t, lpn + have, need - have);
+	struct vsmfs_swap sw;
+	int ret;
+
+	if (in_place) {
+		*nlpn = lpn;
+	} else {
+		ret = vsmfs_alloc_holes(t, need, nlpn);
+		if (ret)
+			return ret;
+	}
+	/* The written pages first: the old run moves only once they have frames. */
+	ret = vsmfs_fill_holes_t(t, inode, *nlpn + first, need - first, false);
+	if (!ret && !in_place && have) {
+		vsmfs_swap_init(t->t_sbi, &sw);
+		ret = vsmfs_swap_pages(t, &sw, lpn, *nlpn, have);
+		if (!ret) {
+			ret = vsmfs_free_pages(t, lpn, have);
+			/* The index still names @lpn: its frames go back. */
+			if (ret)
+				vsmfs_swap_pages(t, &sw, lpn, *nlpn, have);
+		}
+		vsmfs_swap_flush(&sw);
+		if (!ret) {
+			vsmfs_stat_inc(t->t_sbi, zfdm_migrations);
+			vsmfs_stat_add(t->t_sbi, zfdm_migrated_pages, have);
+		}
+	}
+	if (ret) {
+		/* Frames given to the new pages go back with them. */
+		if (in_place)
+			vsmfs_free_pages(t, lpn + have, need - have);
+		else
+			vsmfs_free_pages(t, *nlpn, need);
+		vi->i_pages = pages;
+		inode->i_blocks = pages << (VSMFS_BLOCK_SHIFT - 9);
+	}
+	return ret;
+}
+
+/*
+ * Make the new run of @need pages at @nlpn, just allocated, the run of
+ * piece @key, moving into it the @have pages of the old one at @lpn: its
+ * frames are swapped in, and the old pages freed. On error the new run is
+ * freed and nothing has changed.
+ */
+static int vsmfs_move_run(struct vsmfs_trans *t, struct inode *inode, u64 key, u64 lpn,
+			  u64 nlpn, u64 have, u64 need)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	struct vsmfs_swap sw;
+	int ret;
+
+	vi->i_pages += need;
+	if (!have)
+		return 0;
+	/* Move the run: swap its frames in, free the old pages. */
+	vsmfs_swap_init(sbi, &sw);
+	ret = vsmfs_swap_pages(t, &sw, lpn, nlpn, have);
+	if (!ret) {
+		ret = vsmfs_free_pages(t, lpn, have);
+		/*
+		 * The index still names @lpn: its frames go back (the page
+		 * table blocks are cached now, so this swap cannot fail).
+		 */
+		if (ret)
+			vsmfs_swap_pages(t, &sw, lpn, nlpn, have);
+	}
+	vsmfs_swap_flush(&sw);
+	if (ret) {
+		vsmfs_free_pages(t, nlpn, need);
+		vi->i_pages -= need;
+		return ret;
+	}
+	vi->i_pages -= have;
+	trace_vsmfs_zfdm(inode, key, have, true);
+	vsmfs_stat_inc(sbi, zfdm_migrations);
+	vsmfs_stat_add(sbi, zfdm_migrated_pages, have);
+	return 0;
+}
+
 /**
  * vsmfs_extend_run() - make the run of a piece cover its first pages
  * @t: the transaction
@@ -69,7 +205,7 @@ int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
 	 */
 	bool zfdm = large && have && last && !tail &&
 		    ((vi->i_flags & VSMFS_IFLAG_TAIL_RELEASED) || lpn % VSMFS_VSP_PAGES);
-	struct vsmfs_swap sw;
+	bool sparse = false;
 	char __pm *base;
 	int ret;
 
@@ -103,6 +239,10 @@ int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
 	if (tail) {
 		/* Pages of the reserved tail, owned and counted already. */
 		nlpn = lpn;
+	} else if (vsmfs_sparse_gap(sbi, have, need, wfrom, wto) &&
+		   !vsmfs_extend_sparse(t, inode, lpn, have, need, wfrom, zfdm, &nlpn)) {
+		/* New pages without frames but those written. */
+		sparse = true;
 	} else if (have && !zfdm && lpn % VSMFS_VSP_PAGES + need <= VSMFS_VSP_PAGES &&
 		   !vsmfs_alloc_pages_at(t, lpn + have, need - have)) {
 		/* Grown in place: the run stays inside its VSP. */
@@ -110,41 +250,28 @@ int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
 		vi->i_pages += need - have;
 	} else {
 		ret = vsmfs_alloc_pages(t, need, large, &nlpn);
+		if (ret == -ENOSPC && vsmfs_gather_ok(t, have, need) &&
+		    !vsmfs_extend_sparse(t, inode, lpn, have, need, have << VSMFS_BLOCK_SHIFT,
+					 zfdm, &nlpn)) {
+			/* No free run that long: frames gathered from all free space. */
+			sparse = true;
+			vsmfs_stat_inc(sbi, frames_gathered);
+			ret = 0;
+		} else if (!ret) {
+			ret = vsmfs_move_run(t, inode, key, lpn, nlpn, have, need);
+		}
 		if (ret)
 			return ret;
-		vi->i_pages += need;
-		if (have) {
-			/* Move the run: swap its frames in, free the old pages. */
-			vsmfs_swap_init(sbi, &sw);
-			ret = vsmfs_swap_pages(t, &sw, lpn, nlpn, have);
-			if (!ret) {
-				ret = vsmfs_free_pages(t, lpn, have);
-				/*
-				 * The index still names @lpn: its frames go
-				 * back (the page table blocks are cached now,
-				 * so this swap cannot fail).
-				 */
-				if (ret)
-					vsmfs_swap_pages(t, &sw, lpn, nlpn, have);
-			}
-			vsmfs_swap_flush(&sw);
-			if (ret) {
-				vsmfs_free_pages(t, nlpn, need);
-				vi->i_pages -= need;
-				return ret;
-			}
-			vi->i_pages -= have;
-			trace_vsmfs_zfdm(inode, key, have, true);
-			vsmfs_stat_inc(sbi, zfdm_migrations);
-			vsmfs_stat_add(sbi, zfdm_migrated_pages, have);
-		}
 	}
 	base = vsmfs_lpn_ptr(sbi, nlpn);
-	/* Zero the new pages around the part the caller fills. */
-	if (wfrom > have << VSMFS_BLOCK_SHIFT)
+	/*
+	 * Zero the new pages around the part the caller fills (on the sparse
+	 * way, holes, and pages zeroed when they took frames).
+	 */
+	if (!sparse && wfrom > have << VSMFS_BLOCK_SHIFT)
 		vsmfs_zero_pm(base + (have << VSMFS_BLOCK_SHIFT),
 			      wfrom - (have << VSMFS_BLOCK_SHIFT));
-	if (wto < need << VSMFS_BLOCK_SHIFT) {
+	if (!sparse && wto < need << VSMFS_BLOCK_SHIFT) {
 		u64 z = max(wto, have << VSMFS_BLOCK_SHIFT);
 
 		vsmfs_zero_pm(base + z, (need << VSMFS_BLOCK_SHIFT) - z);
@@ -200,6 +327,10 @@ ssize_t vsmfs_write_new(struct vsmfs_trans *t, struct inode *inode, u64 key,
 	int ret;
 
 	ret = vsmfs_extend_run(t, inode, key, need, wfrom, wto, large, &run, &have);
+	/* Pages of the old run written in place need frames. */
+	if (!ret && wfrom >> VSMFS_BLOCK_SHIFT < have)
+		ret = vsmfs_fill_holes_t(t, inode, run + (wfrom >> VSMFS_BLOCK_SHIFT),
+					 min(need, have) - (wfrom >> VSMFS_BLOCK_SHIFT), false);
 	if (ret)
 		return ret;
 	p = vsmfs_lpn_ptr(sbi, run);
@@ -487,7 +618,8 @@ static ssize_t vsmfs_cow_whole(struct vsmfs_cow *c, struct inode *inode, u64 key
 	if (ret)
 		goto fail;
 	vsmfs_cow_defer_free(c, lpn, have, false);
-	vi->i_pages += cnt - have;
+	/* The new run has a frame for every page, the old one may not have. */
+	vi->i_pages += cnt - vsmfs_frames_in(sbi, lpn, have);
 	inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
 	c->cowed = true;
 	c->ncoarse++;
@@ -515,7 +647,7 @@ static ssize_t vsmfs_cow_fine(struct vsmfs_cow *c, struct inode *inode, u64 key,
 {
 	struct vsmfs_trans *t = c->t;
 	struct vsmfs_sb_info *sbi = t->t_sbi;
-	u64 need = DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE), lpn, have, pg, exend;
+	u64 need = DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE), lpn, have, pg, exend, holes;
 	ssize_t done = 0;
 	int ret;
 
@@ -552,10 +684,16 @@ static ssize_t vsmfs_cow_fine(struct vsmfs_cow *c, struct inode *inode, u64 key,
 		}
 		vsmfs_stat_add(sbi, data_merge_bytes, (ws - cs) + (ce - ws - n));
 		c->nmerged += (ws - cs) + (ce - ws - n);
+		/* Holes of the file take frames: the scratch pages give theirs. */
+		holes = m - vsmfs_frames_in(sbi, lpn + pg, m);
 		ret = vsmfs_swap_pages(t, &c->sw, lpn + pg, scr, m);
 		if (ret) {
 			vsmfs_unreserve_pages(t, scr, m);
 			goto short_write;
+		}
+		if (holes) {
+			VSMFS_I(inode)->i_pages += holes;
+			inode->i_blocks = VSMFS_I(inode)->i_pages << (VSMFS_BLOCK_SHIFT - 9);
 		}
 		vsmfs_cow_defer_free(c, scr, m, true);
 		c->cowed = true;
@@ -605,10 +743,16 @@ static ssize_t vsmfs_write_eof_page(struct vsmfs_trans *t, struct inode *inode, 
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	char __pm *p = vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e));
+	u64 pg = wfrom >> VSMFS_BLOCK_SHIFT;
 	size_t n;
+	int ret;
 
 	if (!p)
 		return -EFSCORRUPTED;
+	ret = vsmfs_fill_holes_t(t, inode, vsmfs_idx_lpn(e) + pg,
+				 DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE) - pg, false);
+	if (ret)
+		return ret;
 	pagefault_disable();
 	n = vsmfs_copy_from_iter(p + wfrom, wto - wfrom, from);
 	pagefault_enable();
@@ -628,9 +772,13 @@ static u64 vsmfs_cow_pages(struct inode *inode, loff_t pos, loff_t end, unsigned
 		u64 e = vsmfs_idx_lookup(inode, key), have = e ? vsmfs_idx_count(e) : 0;
 		u64 pages = DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE);
 
-		/* A run that must grow elsewhere takes all its pages anew. */
+		/*
+		 * A run that must grow elsewhere takes all its pages anew; on a
+		 * sparse file system, frames only for the new ones (it moves
+		 * into logical pages without frames, vsmfs_extend_sparse()).
+		 */
 		if (pages > have)
-			need += pages;
+			need += VSMFS_SB(inode->i_sb)->s_noframe ? pages - have : pages;
 		if (have && mode == VSMFS_COW_SUPERPAGE)
 			need += max(pages, have);
 		else if (have > (p - pstart) >> VSMFS_BLOCK_SHIFT)
@@ -829,6 +977,19 @@ static int vsmfs_stage_copy(struct vsmfs_sb_info *sbi, struct inode *inode,
 	return 0;
 }
 
+/* Pages without frames among the file's pages staged runs replace. */
+static u64 vsmfs_stage_holes(struct vsmfs_sb_info *sbi, const struct vsmfs_stage *st,
+			     unsigned int n)
+{
+	u64 holes = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		holes += st[i].r->count -
+			 vsmfs_frames_in(sbi, vsmfs_idx_lpn(st[i].e) + st[i].pg, st[i].r->count);
+	return holes;
+}
+
 /*
  * The handle of a staged write: each whole run is allocated and switched
  * into the index, the piece's old run freed when the transaction commits;
@@ -844,6 +1005,8 @@ static int vsmfs_stage_switch(struct vsmfs_trans *t, struct inode *inode,
 	u64 freed;
 	int ret;
 
+	/* The file's holes the write covers take frames (the runs have all). */
+	vi->i_pages += vsmfs_stage_holes(t->t_sbi, st, n);
 	for (i = 0; i < n; i++) {
 		u64 e = st[i].e, lpn = vsmfs_idx_lpn(e);
 
@@ -955,6 +1118,7 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 	size_t count = iov_iter_count(from);
 	loff_t end = pos + len, p;
 	unsigned int n = 0, i, ncoarse;
+	bool slot;
 	struct timespec64 now;
 	struct vsmfs_swap sw;
 	struct vsmfs_trans t;
@@ -1030,8 +1194,17 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 	/* (c) The switch, in one short handle. */
 	for (i = 0, ncoarse = 0; i < n; i++)
 		ncoarse += st[i].whole;
+	/*
+	 * Holes filled change the block count: the slot is written. Unwritten
+	 * pages replaced leave their flag to the scratch pages, cleared in a
+	 * handle of the other kind (vsmfs_trans_defer_resv()).
+	 */
+	slot = ncoarse || vsmfs_stage_holes(sbi, st, n);
+	for (i = 0; i < n && !slot; i++)
+		slot = vsmfs_any_unwritten(sbi, vsmfs_idx_lpn(st[i].e) + st[i].pg,
+					   st[i].r->count);
 	now = current_time(inode);
-	if (!ncoarse && timespec64_equal(&inode->i_mtime, &now) &&
+	if (!slot && timespec64_equal(&inode->i_mtime, &now) &&
 	    timespec64_equal(&inode->i_ctime, &now)) {
 		ret = vsmfs_stage_switch_shared(inode, st, n,
 						vsmfs_cow_blocks_at(mode, pos, len));
@@ -1057,7 +1230,7 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 		 * does not tick: no copy of it to save, write and journal.
 		 * An fsync still needs this transaction.
 		 */
-		if (ncoarse || !timespec64_equal(&inode->i_mtime, &now) ||
+		if (slot || !timespec64_equal(&inode->i_mtime, &now) ||
 		    !timespec64_equal(&inode->i_ctime, &now)) {
 			inode->i_mtime = now;
 			inode->i_ctime = now;

@@ -25,6 +25,8 @@ struct vsmfs_trans;
 /* cow.c */
 int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
 		     u64 need, u64 wfrom, u64 wto, bool large, u64 *runp, u64 *havep);
+int vsmfs_extend_sparse(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 have,
+			u64 need, u64 wfrom, bool zfdm, u64 *nlpn);
 ssize_t vsmfs_write_new(struct vsmfs_trans *t, struct inode *inode, u64 key,
 			u64 wfrom, u64 wto, struct iov_iter *from, bool large);
 u64 vsmfs_cow_blocks_at(unsigned int cow, u64 pos, u64 len);
@@ -39,6 +41,7 @@ ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
 
 /* dax.c */
 extern const struct iomap_ops vsmfs_iomap_ops;
+extern const struct iomap_ops vsmfs_iomap_report_ops;
 int vsmfs_file_mmap(struct file *file, struct vm_area_struct *vma);
 int vsmfs_break_layouts_range(struct inode *inode, loff_t start, loff_t end);
 

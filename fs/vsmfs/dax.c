@@ -33,8 +33,8 @@
  * a MAP_SYNC mapping, the fault commits the inode's changes before the
  * page is mapped (IOMAP_F_DIRTY).
  */
-static int vsmfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
-			     unsigned int flags, struct iomap *iomap, struct iomap *srcmap)
+static int __vsmfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
+			       unsigned int flags, struct iomap *iomap, bool report)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
@@ -73,6 +73,35 @@ static int vsmfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
 		e = vsmfs_idx_lookup(inode, key);
 		cnt = vsmfs_idx_count(e);
 	}
+	if (pg < cnt && (vsmfs_lpn_hole(sbi, vsmfs_idx_lpn(e) + pg) ||
+			 (alloc && vsmfs_lpn_unwritten(sbi, vsmfs_idx_lpn(e) + pg)))) {
+		u64 lpn = vsmfs_idx_lpn(e) + pg, n;
+
+		if (alloc) {
+			/*
+			 * A write fault on a hole in the run: that page takes a
+			 * frame; on an unwritten page: it is written from now.
+			 */
+			struct vsmfs_trans t;
+
+			vsmfs_trans_begin(sbi, &t);
+			vsmfs_trans_track(&t, inode, false);
+			ret = vsmfs_fill_holes_t(&t, inode, lpn, 1, false);
+			if (!ret)
+				ret = vsmfs_write_inode_t(&t, inode);
+			ret = vsmfs_trans_end(&t, ret);
+			if (ret)
+				goto out;
+			iomap->flags |= IOMAP_F_NEW;
+		} else {
+			/* Reads see the zero page; the hole ends where a frame is. */
+			n = find_next_zero_bit(sbi->s_noframe, vsmfs_idx_lpn(e) + cnt, lpn) - lpn;
+			iomap->length = n << VSMFS_BLOCK_SHIFT;
+			iomap->type = IOMAP_HOLE;
+			iomap->addr = IOMAP_NULL_ADDR;
+			goto out;
+		}
+	}
 	if (pg < cnt) {
 		u64 lpn = vsmfs_idx_lpn(e) + pg, blk = vsmfs_lpn_blk(sbi, lpn), n = 1;
 		u64 want = DIV_ROUND_UP(pos + length - iomap->offset, VSMFS_BLOCK_SIZE);
@@ -83,10 +112,13 @@ static int vsmfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
 			ret = -EFSCORRUPTED;
 			goto out;
 		}
+		bool unw = report && vsmfs_lpn_unwritten(sbi, lpn);
+
 		want = min(want, cnt - pg);
-		while (n < want && vsmfs_lpn_blk(sbi, lpn + n) == blk + n)
+		while (n < want && vsmfs_lpn_blk(sbi, lpn + n) == blk + n &&
+		       (!report || vsmfs_lpn_unwritten(sbi, lpn + n) == unw))
 			n++;
-		iomap->type = IOMAP_MAPPED;
+		iomap->type = unw ? IOMAP_UNWRITTEN : IOMAP_MAPPED;
 		iomap->addr = (blk << VSMFS_BLOCK_SHIFT) + sbi->s_dax_part_off;
 		iomap->length = n << VSMFS_BLOCK_SHIFT;
 		/*
@@ -112,9 +144,31 @@ out:
 	return ret;
 }
 
-/* Also SEEK_DATA/SEEK_HOLE and FIEMAP, in file.c. */
+static int vsmfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
+			     unsigned int flags, struct iomap *iomap, struct iomap *srcmap)
+{
+	return __vsmfs_iomap_begin(inode, pos, length, flags, iomap, false);
+}
+
+/*
+ * FIEMAP also tells fallocated pages not written since (unwritten
+ * extents). Faults map them as any page, and SEEK_DATA counts them as
+ * data: they are allocated, and read as the zeros they hold.
+ */
+static int vsmfs_iomap_begin_report(struct inode *inode, loff_t pos, loff_t length,
+				    unsigned int flags, struct iomap *iomap, struct iomap *srcmap)
+{
+	return __vsmfs_iomap_begin(inode, pos, length, flags, iomap, true);
+}
+
+/* Also SEEK_DATA/SEEK_HOLE, in file.c. */
 const struct iomap_ops vsmfs_iomap_ops = {
 	.iomap_begin	= vsmfs_iomap_begin,
+};
+
+/* FIEMAP, in file.c. */
+const struct iomap_ops vsmfs_iomap_report_ops = {
+	.iomap_begin	= vsmfs_iomap_begin_report,
 };
 
 static vm_fault_t vsmfs_dax_huge_fault(struct vm_fault *vmf, enum page_entry_size pe_size)

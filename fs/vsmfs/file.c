@@ -152,12 +152,21 @@ static ssize_t vsmfs_overwrite_inplace(struct inode *inode, loff_t pos, size_t l
 	struct timespec64 now;
 	struct vsmfs_trans t;
 	ssize_t ret = -EAGAIN;
-	u64 e;
+	u64 e, pg, npg;
 
 	down_read(&vi->i_idx_sem);
 	e = vsmfs_idx_lookup(inode, key);
 	if (!e || pos + len > i_size_read(inode) ||
 	    DIV_ROUND_UP(wfrom + len, VSMFS_BLOCK_SIZE) > vsmfs_idx_count(e))
+		goto out;
+	/*
+	 * Holes take frames, and unwritten pages become written, in a
+	 * transaction (vsmfs_write_new()).
+	 */
+	pg = wfrom >> VSMFS_BLOCK_SHIFT;
+	npg = DIV_ROUND_UP(wfrom + len, VSMFS_BLOCK_SIZE) - pg;
+	if (vsmfs_frames_in(sbi, vsmfs_idx_lpn(e) + pg, npg) < npg ||
+	    vsmfs_any_unwritten(sbi, vsmfs_idx_lpn(e) + pg, npg))
 		goto out;
 	now = current_time(inode);
 	if (!timespec64_equal(&inode->i_mtime, &now) ||
@@ -578,7 +587,7 @@ static int vsmfs_fiemap(struct inode *inode, struct fiemap_extent_info *fieinfo,
 	int ret;
 
 	inode_lock_shared(inode);
-	ret = iomap_fiemap(inode, fieinfo, start, len, &vsmfs_iomap_ops);
+	ret = iomap_fiemap(inode, fieinfo, start, len, &vsmfs_iomap_report_ops);
 	inode_unlock_shared(inode);
 	return ret;
 }

@@ -61,7 +61,7 @@ u64 vsmfs_lpn_blk(struct vsmfs_sb_info *sbi, u64 lpn)
 	struct vsmfs_mblk *mb;
 	u64 frame;
 
-	if (!lpn || lpn >= l->data_pages)
+	if (!lpn || lpn >= l->lpages)
 		return 0;
 	mb = vsmfs_mblk_get(sbi, l->ptable_start + lpn / (VSMFS_BLOCK_SIZE / 8));
 	if (IS_ERR(mb))
@@ -606,7 +606,7 @@ u64 vsmfs_idx_lookup(struct inode *inode, u64 key)
 	lpn = vsmfs_idx_lpn(e);
 	cnt = S_ISREG(inode->i_mode) ? vsmfs_idx_count(e) : 1;
 	if (e && (!lpn || lpn % VSMFS_VSP_PAGES + cnt > VSMFS_VSP_PAGES ||
-		  lpn + max_t(u64, cnt, 1) > sbi->s_layout.data_pages)) {
+		  lpn + max_t(u64, cnt, 1) > sbi->s_layout.lpages)) {
 		vsmfs_fs_error(inode->i_sb, inode->i_ino, "bad index entry %llx at key %llu",
 			       e, key);
 		return 0;
@@ -686,6 +686,27 @@ u64 vsmfs_idx_next(struct inode *inode, u64 key)
 	return VSMFS_MAX_KEY;
 }
 
+/*
+ * Zero @len bytes at @off in the run at logical page @lpn, mapped at @p,
+ * but for its pages without frames (zero already, and mapped read-only).
+ */
+static void vsmfs_zero_holey(struct vsmfs_sb_info *sbi, u64 lpn, char __pm *p, u64 off,
+			     u64 len)
+{
+	u64 end = off + len, n;
+
+	if (!sbi->s_noframe) {
+		vsmfs_zero_pm(p + off, len);
+		return;
+	}
+	while (off < end) {
+		n = min(end, round_down(off, VSMFS_BLOCK_SIZE) + VSMFS_BLOCK_SIZE) - off;
+		if (!vsmfs_lpn_hole(sbi, lpn + (off >> VSMFS_BLOCK_SHIFT)))
+			vsmfs_zero_pm(p + off, n);
+		off += n;
+	}
+}
+
 /**
  * vsmfs_zero_mapped() - zero the allocated bytes of a file range
  * @inode: a regular file
@@ -712,7 +733,8 @@ void vsmfs_zero_mapped(struct inode *inode, loff_t from, loff_t to)
 			end = min(end, run_end);
 			p = vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e));
 			if (p)
-				vsmfs_zero_pm(p + (from - pstart), end - from);
+				vsmfs_zero_holey(sbi, vsmfs_idx_lpn(e), p, from - pstart,
+						 end - from);
 		}
 		from = end;
 	}
@@ -760,7 +782,7 @@ int vsmfs_tail_release_t(struct vsmfs_trans *t, struct inode *inode, u64 *freed)
 		ret = vsmfs_free_pages(t, vsmfs_idx_lpn(e) + vsmfs_idx_count(e), n);
 		if (ret)
 			return ret;
-		vi->i_pages -= n;
+		vi->i_pages -= vsmfs_frames_in(t->t_sbi, vsmfs_idx_lpn(e) + vsmfs_idx_count(e), n);
 		inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
 	}
 	vi->i_tail_key = 0;
@@ -971,7 +993,8 @@ int vsmfs_truncate_t(struct vsmfs_trans *t, struct inode *inode, loff_t size, bo
 		ret = vsmfs_free_pages(t, vsmfs_idx_lpn(e) + keep, cnt - keep);
 		if (ret)
 			return ret;
-		VSMFS_I(inode)->i_pages -= cnt - keep;
+		VSMFS_I(inode)->i_pages -= vsmfs_frames_in(t->t_sbi, vsmfs_idx_lpn(e) + keep,
+							   cnt - keep);
 		ret = vsmfs_idx_set(t, inode, key,
 				    keep ? vsmfs_idx_make(vsmfs_idx_lpn(e), keep) : 0);
 		if (ret)

@@ -960,7 +960,7 @@ void vsmfs_journal_forget(struct vsmfs_trans *t, u64 lpn, u64 count)
 		struct vsmfs_mblk *mb;
 		struct vsmfs_jent *e;
 
-		if (!p || p >= l->data_pages)
+		if (!p || p >= l->lpages)
 			continue;
 		if (!pt || p % VSMFS_PTES_PER_BLOCK == 0) {
 			pt = vsmfs_mblk_get(sbi, l->ptable_start + p / VSMFS_PTES_PER_BLOCK);

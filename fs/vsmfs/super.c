@@ -959,14 +959,15 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	ret = vsmfs_journal_init(sbi);
 	if (ret)
 		return ret;
+	/* The map first: free space is counted in frames it finds. */
+	ret = vsmfs_vsp_map(sbi);
+	if (ret)
+		return ret;
 	ret = vsmfs_alloc_init(sbi);
 	if (ret)
 		return ret;
 	/* The window starts at the first slot and grows toward the end. */
 	sbi->s_window = min_t(u64, sbi->s_aopts.window, sbi->s_layout.inodes);
-	ret = vsmfs_vsp_map(sbi);
-	if (ret)
-		return ret;
 
 	sb->s_magic = VSMFS_MAGIC;
 	sb->s_op = &vsmfs_sops;

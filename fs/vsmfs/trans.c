@@ -672,20 +672,26 @@ int vsmfs_trans_defer_free(struct vsmfs_trans *t, u64 lpn, u64 count, bool scrat
  */
 int vsmfs_trans_defer_resv(struct vsmfs_trans *t, struct vsmfs_resv *r, bool claimed)
 {
-	return vsmfs_trans_defer(t, r->lpn, claimed ? 0 : r->count, !claimed, r);
+	/* Scratch pages given back are never marked unwritten. */
+	int ret = claimed ? 0 : vsmfs_pt_unwritten_t(t, r->lpn, r->count, false);
+
+	return ret ?: vsmfs_trans_defer(t, r->lpn, claimed ? 0 : r->count, !claimed, r);
 }
 
 /* Append to s_run.frees, which has room. */
-static void vsmfs_run_add_free(struct vsmfs_running *run, u64 lpn, u64 count, bool scratch,
+static void vsmfs_run_add_free(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, bool scratch,
 			       struct vsmfs_resv *resv)
 {
+	struct vsmfs_running *run = &sbi->s_run;
 	struct vsmfs_frun *f = &run->frees[run->nfrees++];
 
 	f->lpn = lpn;
 	f->count = count;
+	/* Free space counts frames: pages without one free none. */
+	f->frames = vsmfs_frames_in(sbi, lpn, count);
 	f->scratch = scratch;
 	f->resv = resv;
-	run->free_pages += count;
+	run->free_pages += f->frames;
 }
 
 static int vsmfs_trans_defer(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch,
@@ -705,7 +711,7 @@ static int vsmfs_trans_defer(struct vsmfs_trans *t, u64 lpn, u64 count, bool scr
 		run->frees = f;
 		run->maxfrees = n;
 	}
-	vsmfs_run_add_free(run, lpn, count, scratch, resv);
+	vsmfs_run_add_free(t->t_sbi, lpn, count, scratch, resv);
 	return 0;
 }
 
@@ -881,7 +887,7 @@ void vsmfs_trans_abort(struct vsmfs_trans *t)
 	/* A block changed without a copy cannot go back: it is committed. */
 	WARN_ON_ONCE(t->t_nblocks != run->nblocks);
 	for (i = t->t_nfrees; i < run->nfrees; i++)
-		run->free_pages -= run->frees[i].count;
+		run->free_pages -= run->frees[i].frames;
 	run->nfrees = t->t_nfrees;
 	sbi->s_free_pages = t->t_free_pages;
 	sbi->s_free_inodes = t->t_free_inodes;
@@ -1144,7 +1150,7 @@ void vsmfs_shandle_defer_resv(struct vsmfs_shandle *h, struct vsmfs_resv *r)
 	if (!WARN_ON_ONCE(!h->h_frees)) {
 		h->h_frees--;
 		run->shared_frees--;
-		vsmfs_run_add_free(run, r->lpn, r->count, true, r);
+		vsmfs_run_add_free(h->h_sbi, r->lpn, r->count, true, r);
 	}
 	spin_unlock(&run->lock);
 }

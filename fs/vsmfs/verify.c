@@ -41,26 +41,46 @@ u64 vsmfs_default_inodes(u64 blocks)
 }
 
 /**
- * vsmfs_compute_layout() - place every region of a file system
+ * vsmfs_default_lpages() - default logical page count of a sparse file system
+ * @blocks: blocks the file system spans
+ *
+ * Twice the device's blocks, in whole superpages: room for as many pages
+ * of holes inside files as there can be data pages.
+ *
+ * Return: logical pages.
+ */
+u64 vsmfs_default_lpages(u64 blocks)
+{
+	u64 n = 2 * roundup(blocks, (u64)VSMFS_VSP_PAGES);
+
+	return n < VSMFS_MAX_LPAGES ? n : VSMFS_MAX_LPAGES;
+}
+
+/**
+ * vsmfs_compute_layout_sparse() - place every region of a file system
  * @l: filled in
  * @blocks: blocks the file system spans
  * @journal_blocks: journal size in blocks
  * @inodes: inode slots
  * @incompat: incompatible feature bits; VSMFS_FEATURE_INCOMPAT_SB_LAST
  *	keeps the last block for the backup superblock
+ * @lpages: logical pages with VSMFS_FEATURE_INCOMPAT_SPARSE in @incompat
+ *	(a multiple of VSMFS_VSP_PAGES, at least the data frames), else 0
  *
  * The layout is a pure function of its inputs, so a superblock can be
  * checked by recomputing it. Block 1 precedes the journal in both
  * layouts: it holds the backup superblock without
- * VSMFS_FEATURE_INCOMPAT_SB_LAST and is unused with it.
+ * VSMFS_FEATURE_INCOMPAT_SB_LAST and is unused with it. The page table
+ * and the logical page bitmap cover every logical page; the data area
+ * takes what is left.
  *
  * Return: NULL, or why no valid layout exists.
  */
-const char *vsmfs_compute_layout(struct vsmfs_layout *l, u64 blocks,
-				 u64 journal_blocks, u64 inodes, u32 incompat)
+const char *vsmfs_compute_layout_sparse(struct vsmfs_layout *l, u64 blocks, u64 journal_blocks,
+					u64 inodes, u32 incompat, u64 lpages)
 {
 	const u64 bits_per_block = VSMFS_BLOCK_SIZE * 8ULL;
-	u64 pos, pages, meta, end;
+	u64 pos, pages, meta, end, most;
 
 	if (blocks < VSMFS_MIN_BLOCKS)
 		return "device smaller than 16 MiB";
@@ -72,6 +92,10 @@ const char *vsmfs_compute_layout(struct vsmfs_layout *l, u64 blocks,
 	if (inodes < 2 * VSMFS_INODES_PER_BLOCK || inodes % VSMFS_INODES_PER_BLOCK ||
 	    inodes > (1ULL << 32))
 		return "inode count out of range";
+	if (!(incompat & VSMFS_FEATURE_INCOMPAT_SPARSE) != !lpages)
+		return "logical page count without the sparse feature";
+	if (lpages % VSMFS_VSP_PAGES || lpages > VSMFS_MAX_LPAGES)
+		return "logical page count out of range";
 
 	memset(l, 0, sizeof(*l));
 	l->blocks = blocks;
@@ -98,8 +122,11 @@ const char *vsmfs_compute_layout(struct vsmfs_layout *l, u64 blocks,
 	 */
 	pages = end - pos;
 	for (;;) {
-		u64 pt = DIV_ROUND_UP(pages * 8, VSMFS_BLOCK_SIZE);
-		u64 bm = DIV_ROUND_UP(pages, bits_per_block);
+		u64 pt, bm;
+
+		most = pages > lpages ? pages : lpages;
+		pt = DIV_ROUND_UP(most * 8, VSMFS_BLOCK_SIZE);
+		bm = DIV_ROUND_UP(most, bits_per_block);
 
 		meta = roundup(pos + pt + bm, (u64)VSMFS_VSP_PAGES);
 		if (meta + pages <= end)
@@ -110,13 +137,36 @@ const char *vsmfs_compute_layout(struct vsmfs_layout *l, u64 blocks,
 	}
 	if (pages < VSMFS_VSP_PAGES)
 		return "no room for data";
+	if (lpages && lpages < pages)
+		return "fewer logical pages than data frames";
+	l->sparse = lpages != 0;
+	l->lpages = lpages ?: pages;
 	l->ptable_start = pos;
-	l->ptable_blocks = DIV_ROUND_UP(pages * 8, VSMFS_BLOCK_SIZE);
+	l->ptable_blocks = DIV_ROUND_UP(l->lpages * 8, VSMFS_BLOCK_SIZE);
 	l->lbitmap_start = l->ptable_start + l->ptable_blocks;
-	l->lbitmap_blocks = DIV_ROUND_UP(pages, bits_per_block);
+	l->lbitmap_blocks = DIV_ROUND_UP(l->lpages, bits_per_block);
 	l->data_start = meta;
 	l->data_pages = pages;
 	return NULL;
+}
+
+/**
+ * vsmfs_compute_layout() - place every region of a file system without
+ * VSMFS_FEATURE_INCOMPAT_SPARSE
+ * @l: filled in
+ * @blocks: blocks the file system spans
+ * @journal_blocks: journal size in blocks
+ * @inodes: inode slots
+ * @incompat: incompatible feature bits, VSMFS_FEATURE_INCOMPAT_SPARSE clear
+ *
+ * As vsmfs_compute_layout_sparse() with as many logical pages as frames.
+ *
+ * Return: NULL, or why no valid layout exists.
+ */
+const char *vsmfs_compute_layout(struct vsmfs_layout *l, u64 blocks,
+				 u64 journal_blocks, u64 inodes, u32 incompat)
+{
+	return vsmfs_compute_layout_sparse(l, blocks, journal_blocks, inodes, incompat, 0);
 }
 
 /**
@@ -141,6 +191,7 @@ void vsmfs_layout_to_sb(const struct vsmfs_layout *l, struct vsmfs_dsb *dsb)
 	dsb->s_ibitmap_blocks = cpu_to_le64(l->ibitmap_blocks);
 	dsb->s_data_start = cpu_to_le64(l->data_start);
 	dsb->s_data_pages = cpu_to_le64(l->data_pages);
+	dsb->s_lpages = cpu_to_le64(l->sparse ? l->lpages : 0);
 	dsb->s_inodes = cpu_to_le64(l->inodes);
 }
 
@@ -188,10 +239,11 @@ const char *vsmfs_sb_check(const struct vsmfs_dsb *dsb, u64 dev_blocks)
 		return "unsupported inode size";
 	if (le64_to_cpu(dsb->s_blocks) > dev_blocks)
 		return "file system larger than the device";
-	why = vsmfs_compute_layout(&l, le64_to_cpu(dsb->s_blocks),
-				   le64_to_cpu(dsb->s_journal_blocks),
-				   le64_to_cpu(dsb->s_inodes),
-				   le32_to_cpu(dsb->s_feature_incompat));
+	why = vsmfs_compute_layout_sparse(&l, le64_to_cpu(dsb->s_blocks),
+					  le64_to_cpu(dsb->s_journal_blocks),
+					  le64_to_cpu(dsb->s_inodes),
+					  le32_to_cpu(dsb->s_feature_incompat),
+					  le64_to_cpu(dsb->s_lpages));
 	if (why)
 		return why;
 	memcpy(&want, dsb, sizeof(want));
@@ -242,8 +294,10 @@ const char *vsmfs_sb_mount_opts_check(const struct vsmfs_dsb *dsb)
  */
 void vsmfs_layout_of_sb(struct vsmfs_layout *l, const struct vsmfs_dsb *dsb)
 {
-	vsmfs_compute_layout(l, le64_to_cpu(dsb->s_blocks), le64_to_cpu(dsb->s_journal_blocks),
-			     le64_to_cpu(dsb->s_inodes), le32_to_cpu(dsb->s_feature_incompat));
+	vsmfs_compute_layout_sparse(l, le64_to_cpu(dsb->s_blocks),
+				    le64_to_cpu(dsb->s_journal_blocks), le64_to_cpu(dsb->s_inodes),
+				    le32_to_cpu(dsb->s_feature_incompat),
+				    le64_to_cpu(dsb->s_lpages));
 }
 
 /**

@@ -29,10 +29,12 @@
  * @ibitmap_start: first block of the inode bitmap
  * @ibitmap_blocks: inode bitmap size
  * @data_start: first data frame
- * @data_pages: data frames, and logical pages
+ * @data_pages: data frames
+ * @lpages: logical pages: @data_pages, or more on a sparse file system
+ * @sparse: VSMFS_FEATURE_INCOMPAT_SPARSE: logical pages may lack frames
  * @inodes: inode slots, slot 0 included
  *
- * All values are in blocks except @inodes and @data_pages.
+ * All values are in blocks except @inodes, @data_pages and @lpages.
  */
 struct vsmfs_layout {
 	u64 blocks;
@@ -44,13 +46,18 @@ struct vsmfs_layout {
 	u64 lbitmap_start, lbitmap_blocks;
 	u64 ibitmap_start, ibitmap_blocks;
 	u64 data_start, data_pages;
+	u64 lpages;
+	bool sparse;
 	u64 inodes;
 };
 
 u64 vsmfs_default_journal_blocks(u64 blocks);
 u64 vsmfs_default_inodes(u64 blocks);
+u64 vsmfs_default_lpages(u64 blocks);
 const char *vsmfs_compute_layout(struct vsmfs_layout *l, u64 blocks,
 				 u64 journal_blocks, u64 inodes, u32 incompat);
+const char *vsmfs_compute_layout_sparse(struct vsmfs_layout *l, u64 blocks, u64 journal_blocks,
+					u64 inodes, u32 incompat, u64 lpages);
 void vsmfs_layout_to_sb(const struct vsmfs_layout *l, struct vsmfs_dsb *dsb);
 u32 vsmfs_sb_csum(const struct vsmfs_dsb *dsb);
 const char *vsmfs_sb_check(const struct vsmfs_dsb *dsb, u64 dev_blocks);

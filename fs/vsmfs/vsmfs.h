@@ -79,6 +79,7 @@ struct vsmfs_aopts {
  */
 struct vsmfs_frun {
 	u64			lpn, count;
+	u64			frames;	/* of its pages, those with frames */
 	bool			scratch;
 	struct vsmfs_resv	*resv;	/* a reservation it ends, or NULL */
 };
@@ -261,6 +262,14 @@ struct vsmfs_sb_info {
 	u64			s_frame_pfn0;	/* pfn of data frame 0 */
 	/* The kernel PTE pages of the range, one per 2 MiB of addresses. */
 	pte_t			**s_vsp_ptes;
+	/*
+	 * Sparse file systems: a bit per logical page without a frame, kept
+	 * with the page table by the swaps (atomic bit operations); NULL
+	 * when every logical page has one.
+	 */
+	unsigned long		*s_noframe;
+	/* The same for pages whose entry is VSMFS_PTE_UNWRITTEN. */
+	unsigned long		*s_unwritten;
 
 	/*
 	 * Metadata cache (mcache.c), transactions (trans.c) and the journal
@@ -412,9 +421,6 @@ struct vsmfs_mblk {
 	unsigned long		*m_resv;
 	u8			m_data[VSMFS_BLOCK_SIZE] __aligned(64);
 };
-
-/* Page table entries in a page table block. */
-#define VSMFS_PTES_PER_BLOCK	(VSMFS_BLOCK_SIZE / 8)
 
 /* In-core inodes an aborted transaction reloads from their slots. */
 #define VSMFS_TRANS_INODES	4
@@ -720,6 +726,15 @@ int vsmfs_alloc_pages_at(struct vsmfs_trans *t, u64 lpn, u64 count);
 int vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count);
 int vsmfs_reserve_pages(struct vsmfs_trans *t, u64 count, u64 *lpn);
 int vsmfs_unreserve_pages(struct vsmfs_trans *t, u64 lpn, u64 count);
+int vsmfs_reserve_holes(struct vsmfs_trans *t, u64 count, u64 *lpn, u64 *got);
+int vsmfs_alloc_holes(struct vsmfs_trans *t, u64 count, u64 *lpn);
+int vsmfs_alloc_holes_at(struct vsmfs_trans *t, u64 lpn, u64 count);
+
+/* hole.c */
+int vsmfs_fill_holes_t(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 count,
+		       bool unwritten);
+int vsmfs_punch_frames_t(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 count,
+			 u64 *next);
 int vsmfs_alloc_ino(struct vsmfs_trans *t, u64 *ino);
 int vsmfs_free_ino(struct vsmfs_trans *t, u64 ino);
 
@@ -738,10 +753,31 @@ void vsmfs_swap_undo(struct vsmfs_swap *sw, u64 lpn, const __le64 *old, const __
 void vsmfs_vsp_enter(void);
 void vsmfs_vsp_exit(void);
 
+/* Whether logical page @lpn has no frame: it reads as zeros, a hole. */
+static inline bool vsmfs_lpn_hole(const struct vsmfs_sb_info *sbi, u64 lpn)
+{
+	return sbi->s_noframe && test_bit(lpn, sbi->s_noframe);
+}
+
+/* Whether logical page @lpn was fallocated and not written since. */
+static inline bool vsmfs_lpn_unwritten(const struct vsmfs_sb_info *sbi, u64 lpn)
+{
+	return sbi->s_unwritten && test_bit(lpn, sbi->s_unwritten);
+}
+
+/* Whether any of @count pages from @lpn is unwritten. */
+static inline bool vsmfs_any_unwritten(const struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
+{
+	return sbi->s_unwritten && find_next_bit(sbi->s_unwritten, lpn + count, lpn) < lpn + count;
+}
+
+u64 vsmfs_frames_in(const struct vsmfs_sb_info *sbi, u64 lpn, u64 count);
+int vsmfs_pt_unwritten_t(struct vsmfs_trans *t, u64 lpn, u64 count, bool set);
+
 /* Kernel address of logical page @lpn in the mapping layer. */
 static inline void __pm *vsmfs_lpn_ptr(struct vsmfs_sb_info *sbi, u64 lpn)
 {
-	if (WARN_ON_ONCE(!lpn || lpn >= sbi->s_layout.data_pages))
+	if (WARN_ON_ONCE(!lpn || lpn >= sbi->s_layout.lpages))
 		return NULL;
 	return sbi->s_vsp_base + (lpn << VSMFS_BLOCK_SHIFT);
 }

@@ -24,9 +24,15 @@
  * backup is block 1 and the data area may reach the last block.
  *
  * Logical page N is mapped to the frame at block s_data_start + ptable[N].
- * The page table is a permutation: every frame backs exactly one logical
- * page. Logical page 0 is reserved and never allocated, so an index entry
- * of 0 means "hole".
+ * Without VSMFS_FEATURE_INCOMPAT_SPARSE there are as many logical pages as
+ * frames and the page table is a permutation: every frame backs exactly
+ * one logical page. With it there are s_lpages logical pages, more than
+ * frames: every frame backs exactly one logical page, and the other
+ * logical pages hold VSMFS_PTE_NONE, "no frame". A logical page without a
+ * frame reads as zeros; inside a file's run it is a hole of one page. mkfs
+ * maps logical page N to frame N below s_data_pages and leaves the rest
+ * without frames. Logical page 0 is reserved and never allocated, so an
+ * index entry of 0 means "hole".
  */
 #ifndef _VSMFS_FORMAT_H
 #define _VSMFS_FORMAT_H
@@ -58,9 +64,11 @@
 /* Feature bits. Unknown incompat bits refuse the mount. */
 #define VSMFS_FEATURE_COMPAT_MOUNT_OPTS	0x0001	/* s_mount_opts holds default mount options */
 #define VSMFS_FEATURE_INCOMPAT_SB_LAST	0x0001	/* backup superblock in the last block */
+#define VSMFS_FEATURE_INCOMPAT_SPARSE	0x0002	/* s_lpages logical pages, frames optional */
 
 #define VSMFS_FEATURE_COMPAT_SUPP	VSMFS_FEATURE_COMPAT_MOUNT_OPTS
-#define VSMFS_FEATURE_INCOMPAT_SUPP	VSMFS_FEATURE_INCOMPAT_SB_LAST
+#define VSMFS_FEATURE_INCOMPAT_SUPP	(VSMFS_FEATURE_INCOMPAT_SB_LAST | \
+					 VSMFS_FEATURE_INCOMPAT_SPARSE)
 #define VSMFS_FEATURE_RO_COMPAT_SUPP	0
 
 /* Smallest device mkfs accepts: room for every region and some data. */
@@ -110,7 +118,7 @@ struct vsmfs_dsb {
 	__le64	s_ibitmap_start;	/* first block of the inode bitmap */
 	__le64	s_ibitmap_blocks;	/* inode bitmap size in blocks */
 	__le64	s_data_start;		/* first data frame, 2 MiB aligned */
-	__le64	s_data_pages;		/* data frames = logical pages */
+	__le64	s_data_pages;		/* data frames (and logical pages, unless sparse) */
 	__le64	s_inodes;		/* inode slots, including unused slot 0 */
 	__le64	s_root_ino;		/* i-number of the root directory */
 	__le64	s_mkfs_time;		/* seconds since the epoch */
@@ -130,7 +138,9 @@ struct vsmfs_dsb {
 	__u8	s_last_error_func[VSMFS_ERROR_FUNC_LEN];
 	__le32	s_last_error_line;
 	__u8	s_mount_opts[VSMFS_MOUNT_OPTS_LEN];	/* default mount options, NUL padded */
-	__u8	s_reserved[88];		/* zero */
+	__le32	s_reserved1;		/* zero */
+	__le64	s_lpages;		/* logical pages with ..._SPARSE, else 0 */
+	__u8	s_reserved[76];		/* zero */
 	__le32	s_checksum;		/* crc32c of the bytes above */
 };
 
@@ -313,8 +323,20 @@ struct vsmfs_dinode {
 #define VSMFS_IDX_LPN_MASK	((1ULL << 40) - 1)
 #define VSMFS_IDX_COUNT_SHIFT	48
 
-/* Page table entry: frame number relative to s_data_start. */
+/*
+ * Page table entry: frame number relative to s_data_start, or
+ * VSMFS_PTE_NONE for a logical page without a frame (sparse file systems).
+ * With VSMFS_FEATURE_INCOMPAT_SPARSE, VSMFS_PTE_UNWRITTEN in an entry with
+ * a frame marks a page fallocate() allocated (zeroed) and nothing wrote
+ * since: it reads as zeros, and FIEMAP calls it unwritten. Only pages of
+ * files carry it: a page is freed with the flag clear.
+ */
 #define VSMFS_PTE_FRAME_MASK	((1ULL << 40) - 1)
+#define VSMFS_PTE_NONE		VSMFS_PTE_FRAME_MASK
+#define VSMFS_PTE_UNWRITTEN	(1ULL << 62)
+#define VSMFS_PTES_PER_BLOCK	(VSMFS_BLOCK_SIZE / 8)
+/* Most logical pages: an index entry names one in 40 bits. */
+#define VSMFS_MAX_LPAGES	(1ULL << 40)
 
 /*
  * struct vsmfs_ddirent - directory entry
@@ -428,6 +450,7 @@ static_assert(offsetof(struct vsmfs_dsb, s_error_count) == 248);
 static_assert(offsetof(struct vsmfs_dsb, s_first_error_time) % 8 == 0);
 static_assert(offsetof(struct vsmfs_dsb, s_mount_opts) == 356);
 static_assert(offsetof(struct vsmfs_dsb, s_last_error_time) % 8 == 0);
+static_assert(offsetof(struct vsmfs_dsb, s_lpages) == 424);
 static_assert(sizeof(struct vsmfs_djsb) == VSMFS_BLOCK_SIZE);
 static_assert(offsetof(struct vsmfs_djsb, j_checkpoint) % 8 == 0);	/* 8-byte atomic commit */
 static_assert(offsetof(struct vsmfs_djsb, j_hcopy) % 4 == 0);

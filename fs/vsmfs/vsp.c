@@ -233,7 +233,7 @@ static unsigned long vsmfs_vsp_chunk(struct vsmfs_sb_info *sbi, unsigned long ad
 static int vsmfs_vsp_find_ptes(struct vsmfs_sb_info *sbi)
 {
 	unsigned long base = (unsigned long)sbi->s_vsp_base;
-	unsigned long end = base + (sbi->s_layout.data_pages << PAGE_SHIFT);
+	unsigned long end = base + (sbi->s_layout.lpages << PAGE_SHIFT);
 	unsigned long n = vsmfs_vsp_chunk(sbi, end - 1) + 1, i;
 
 	sbi->s_vsp_ptes = kvcalloc(n, sizeof(*sbi->s_vsp_ptes), GFP_KERNEL);
@@ -260,52 +260,117 @@ static pte_t *vsmfs_vsp_pte(struct vsmfs_sb_info *sbi, u64 lpn)
 	return sbi->s_vsp_ptes[vsmfs_vsp_chunk(sbi, a)] + pte_index(a);
 }
 
+/*
+ * The live PTE of a logical page whose page table entry is @entry: its
+ * frame, writable, or for a page without one the zero page, read-only, so
+ * that a hole reads as zeros and a stray store into one faults instead of
+ * changing the zero page.
+ */
+static pte_t vsmfs_vsp_mkpte(struct vsmfs_sb_info *sbi, u64 entry)
+{
+	u64 frame = entry & VSMFS_PTE_FRAME_MASK;
+
+	if (frame == VSMFS_PTE_NONE)
+		return pfn_pte(page_to_pfn(ZERO_PAGE(0)), PAGE_KERNEL_RO);
+	return pfn_pte(sbi->s_frame_pfn0 + frame, PAGE_KERNEL);
+}
+
 /**
  * vsmfs_vsp_map() - map all logical pages from the persistent page table
  * @sbi: the file system, journal replayed
  *
  * Context: mount.
  * Return: 0 or a negative errno; -EFSCORRUPTED if the page table does not
- * name a valid frame for every logical page.
+ * name a valid frame for every logical page (on a sparse file system: a
+ * frame or none), or names one twice, or leaves one out.
  */
 int vsmfs_vsp_map(struct vsmfs_sb_info *sbi)
 {
 	const struct vsmfs_layout *l = &sbi->s_layout;
-	u64 n = l->data_pages, lpn;
+	u64 n = l->lpages, frames = l->data_pages, lpn, none = 0;
 	struct page **pages;
 	unsigned long *seen;
 	int ret = -EFSCORRUPTED;
 
 	pages = kvmalloc_array(n, sizeof(*pages), GFP_KERNEL);
-	seen = bitmap_zalloc(n, GFP_KERNEL);
-	if (!pages || !seen) {
+	seen = bitmap_zalloc(frames, GFP_KERNEL);
+	if (l->sparse) {
+		sbi->s_noframe = bitmap_zalloc(n, GFP_KERNEL);
+		sbi->s_unwritten = bitmap_zalloc(n, GFP_KERNEL);
+	}
+	if (!pages || !seen || (l->sparse && (!sbi->s_noframe || !sbi->s_unwritten))) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	for (lpn = 0; lpn < n; lpn++) {
 		const __le64 __pm *pt = vsmfs_blk_ptr(sbi, l->ptable_start +
-						       lpn / (VSMFS_BLOCK_SIZE / 8));
-		u64 frame = le64_to_cpu(vsmfs_pm_read(&pt[lpn % (VSMFS_BLOCK_SIZE / 8)])) &
-			    VSMFS_PTE_FRAME_MASK;
+						       lpn / VSMFS_PTES_PER_BLOCK);
+		u64 entry = le64_to_cpu(vsmfs_pm_read(&pt[lpn % VSMFS_PTES_PER_BLOCK]));
+		u64 frame = entry & VSMFS_PTE_FRAME_MASK;
 
-		if (frame >= n || test_and_set_bit(frame, seen)) {
+		if (frame == VSMFS_PTE_NONE && l->sparse && lpn) {
+			/* Mapped read-only once the range exists. */
+			__set_bit(lpn, sbi->s_noframe);
+			pages[lpn] = ZERO_PAGE(0);
+			none++;
+			continue;
+		}
+		if (frame >= frames || test_and_set_bit(frame, seen)) {
 			vsmfs_err(sbi->s_sb, "page table: logical page %llu maps %s frame %llu",
-				  lpn, frame >= n ? "invalid" : "already used", frame);
+				  lpn, frame >= frames ? "invalid" : "already used", frame);
 			goto out;
 		}
 		pages[lpn] = pfn_to_page(sbi->s_frame_pfn0 + frame);
+		if (l->sparse && (entry & VSMFS_PTE_UNWRITTEN))
+			__set_bit(lpn, sbi->s_unwritten);
 	}
-	/* Its pages are frames of the device: a pointer into PM (pmem.h). */
-	sbi->s_vsp_base = (__force void __pm *)vmap(pages, n, VM_MAP, PAGE_KERNEL);
+	if (n - none != frames) {
+		vsmfs_err(sbi->s_sb, "page table: %llu of %llu frames mapped", n - none, frames);
+		goto out;
+	}
+	/*
+	 * Its pages are frames of the device: a pointer into PM (pmem.h).
+	 * vm_map_ram(), as vmap() refuses more pages than DRAM has, which a
+	 * large device (and any sparse logical space) may well exceed.
+	 */
+	if (n <= UINT_MAX)
+		sbi->s_vsp_base = (__force void __pm *)vm_map_ram(pages, n, NUMA_NO_NODE);
 	ret = sbi->s_vsp_base ? 0 : -ENOMEM;
-	if (ret)
+	if (ret) {
 		vsmfs_err(sbi->s_sb, "cannot map %llu pages of kernel virtual space", n);
-	else
-		ret = vsmfs_vsp_find_ptes(sbi);
+		goto out;
+	}
+	ret = vsmfs_vsp_find_ptes(sbi);
+	if (ret || !none)
+		goto out;
+	/* Nothing used the range yet: no stale translation to drop. */
+	for (lpn = find_first_bit(sbi->s_noframe, n); lpn < n;
+	     lpn = find_next_bit(sbi->s_noframe, n, lpn + 1))
+		set_pte(vsmfs_vsp_pte(sbi, lpn), vsmfs_vsp_mkpte(sbi, VSMFS_PTE_NONE));
 out:
 	bitmap_free(seen);
 	kvfree(pages);
 	return ret;
+}
+
+/**
+ * vsmfs_frames_in() - how many of a run of logical pages have frames
+ * @sbi: the file system
+ * @lpn: first logical page
+ * @count: pages
+ *
+ * Return: @count less the pages without a frame.
+ */
+u64 vsmfs_frames_in(const struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
+{
+	u64 holes = 0, i;
+
+	if (!sbi->s_noframe)
+		return count;
+	for (i = find_next_bit(sbi->s_noframe, lpn + count, lpn); i < lpn + count;
+	     i = find_next_bit(sbi->s_noframe, lpn + count, i + 1))
+		holes++;
+	return count - holes;
 }
 
 /**
@@ -319,8 +384,12 @@ void vsmfs_vsp_unmap(struct vsmfs_sb_info *sbi)
 	kvfree(sbi->s_vsp_ptes);
 	sbi->s_vsp_ptes = NULL;
 	if (sbi->s_vsp_base)
-		vunmap((__force void *)sbi->s_vsp_base);	/* the vmap() area */
+		vm_unmap_ram((__force void *)sbi->s_vsp_base, sbi->s_layout.lpages);
 	sbi->s_vsp_base = NULL;
+	bitmap_free(sbi->s_noframe);
+	sbi->s_noframe = NULL;
+	bitmap_free(sbi->s_unwritten);
+	sbi->s_unwritten = NULL;
 }
 
 /* Persistent page table slot of @lpn, in its DRAM copy. */
@@ -400,12 +469,21 @@ static void vsmfs_swap_one(struct vsmfs_sb_info *sbi, u64 a, __le64 *sa, u64 b, 
 	x = ptep_get(pa);
 	set_pte(pa, ptep_get(pb));
 	set_pte(pb, x);
+	/* Atomic: swaps beside this one change bits of the same words. */
+	if (sbi->s_noframe && test_bit(a, sbi->s_noframe) != test_bit(b, sbi->s_noframe)) {
+		change_bit(a, sbi->s_noframe);
+		change_bit(b, sbi->s_noframe);
+	}
+	if (sbi->s_unwritten && test_bit(a, sbi->s_unwritten) != test_bit(b, sbi->s_unwritten)) {
+		change_bit(a, sbi->s_unwritten);
+		change_bit(b, sbi->s_unwritten);
+	}
 }
 
 /* Two runs of @count logical pages that may be swapped: in range, apart. */
 static bool vsmfs_swap_valid(struct vsmfs_sb_info *sbi, u64 a, u64 b, u64 count)
 {
-	u64 n = sbi->s_layout.data_pages;
+	u64 n = sbi->s_layout.lpages;
 
 	return !WARN_ON_ONCE(!a || !b || a + count > n || b + count > n ||
 			     (a < b + count && b < a + count));
@@ -468,6 +546,66 @@ int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b,
 		vsmfs_trans_dirty(t, mb);
 	}
 	vsmfs_swap_done(sw, a, b, count);
+	return 0;
+}
+
+/* Whether marking @count pages from @lpn (un)written changes an entry. */
+static bool vsmfs_unwritten_changes(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, bool set)
+{
+	u64 i;
+
+	if (!set)
+		return vsmfs_any_unwritten(sbi, lpn, count);
+	for (i = lpn; i < lpn + count; i++)
+		if (!vsmfs_lpn_unwritten(sbi, i) && !vsmfs_lpn_hole(sbi, i))
+			return true;
+	return false;
+}
+
+/**
+ * vsmfs_pt_unwritten_t() - mark pages fallocated and not written, or not
+ * @t: running transaction
+ * @lpn: first logical page
+ * @count: pages
+ * @set: set VSMFS_PTE_UNWRITTEN in the entries of the pages with frames,
+ *	or clear it in all of them
+ *
+ * The page table blocks join @t only where an entry changes.
+ *
+ * Return: 0 or a negative errno; on error nothing has changed.
+ */
+int vsmfs_pt_unwritten_t(struct vsmfs_trans *t, u64 lpn, u64 count, bool set)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_mblk *mb;
+	u64 i, k, end = lpn + count;
+	__le64 *slot;
+	int ret;
+
+	if (!sbi->s_unwritten)
+		return 0;
+	/* Write access to every block first, so a failure changes nothing. */
+	for (i = lpn; i < end; i += k) {
+		k = min_t(u64, end - i, VSMFS_PTES_PER_BLOCK - i % VSMFS_PTES_PER_BLOCK);
+		if (!vsmfs_unwritten_changes(sbi, i, k, set))
+			continue;
+		ret = vsmfs_pt_get_write_access(t, i, k);
+		if (ret)
+			return ret;
+	}
+	for (i = lpn; i < end; i++) {
+		if (!vsmfs_unwritten_changes(sbi, i, 1, set))
+			continue;
+		slot = vsmfs_pt_slot(sbi, i, &mb);
+		if (WARN_ON_ONCE(!slot))
+			return -EIO;
+		if (set)
+			*slot |= cpu_to_le64(VSMFS_PTE_UNWRITTEN);
+		else
+			*slot &= ~cpu_to_le64(VSMFS_PTE_UNWRITTEN);
+		assign_bit(i, sbi->s_unwritten, set);
+		vsmfs_trans_dirty(t, mb);
+	}
 	return 0;
 }
 
@@ -605,13 +743,16 @@ void vsmfs_swap_undo(struct vsmfs_swap *sw, u64 lpn, const __le64 *old, const __
 
 	for (i = 0; i < n; i++) {
 		u64 frame = le64_to_cpu(old[i]) & VSMFS_PTE_FRAME_MASK;
-		pte_t *p;
+		bool none = frame == VSMFS_PTE_NONE && sbi->s_noframe;
 
-		if (old[i] == cur[i] || !(lpn + i) || lpn + i >= sbi->s_layout.data_pages ||
-		    frame >= sbi->s_layout.data_pages)
+		if (old[i] == cur[i] || !(lpn + i) || lpn + i >= sbi->s_layout.lpages ||
+		    (frame >= sbi->s_layout.data_pages && !none))
 			continue;
-		p = vsmfs_vsp_pte(sbi, lpn + i);
-		set_pte(p, pfn_pte(sbi->s_frame_pfn0 + frame, pte_pgprot(ptep_get(p))));
+		set_pte(vsmfs_vsp_pte(sbi, lpn + i), vsmfs_vsp_mkpte(sbi, frame));
+		if (!sbi->s_noframe)
+			continue;
+		assign_bit(lpn + i, sbi->s_noframe, none);
+		assign_bit(lpn + i, sbi->s_unwritten, le64_to_cpu(old[i]) & VSMFS_PTE_UNWRITTEN);
 		sw->sw_pages++;
 		vsmfs_swap_note(sw, lpn + i, 1);
 	}
@@ -679,7 +820,7 @@ void vsmfs_swap_flush(struct vsmfs_swap *sw)
 	if (sw->sw_all) {
 		flush_tlb_kernel_range((unsigned long)vsmfs_lpn_ptr(sw->sw_sbi, 1),
 				       (unsigned long)sw->sw_sbi->s_vsp_base +
-				       (sw->sw_sbi->s_layout.data_pages << VSMFS_BLOCK_SHIFT));
+				       (sw->sw_sbi->s_layout.lpages << VSMFS_BLOCK_SHIFT));
 	} else {
 		unsigned int r;
 

@@ -6,9 +6,10 @@ drives them).
   workload.py check MNT ORACLE        compare the file system with the oracle
 
 The workload is a deterministic sequence of steps drawn from SEED: create,
-append, overwrite, truncate (shrink and extend), rename (over existing
-names too), link, unlink, mkdir, rmdir, with data sizes from 1 byte to
-several MiB. Every step ends with fsync of the files and directories it
+append, overwrite, a write past the end leaving a gap (a sparse file),
+hole punching, truncate (shrink and extend), rename (over existing names
+too), link, unlink, mkdir, rmdir, with data sizes from 1 byte to several
+MiB. Every step ends with fsync of the files and directories it
 changed; then "done K" is appended to ORACLE (in the project tree, outside
 the PM device) and the oracle is fsync'd. The oracle holds only the seed,
 the mount mode and the step count: the checker replays the same sequence in
@@ -26,6 +27,7 @@ byte old or new, and with data=atomic each overwritten range entirely one
 version).
 """
 
+import ctypes
 import hashlib
 import os
 import random
@@ -97,15 +99,16 @@ class Model:
         while True:
             op = rnd.choice(["create", "create", "append", "append", "overwrite", "overwrite",
                              "overwrite", "truncate", "rename", "link", "unlink", "mkdir",
-                             "rmdir"])
+                             "rmdir", "gapwrite", "punch"])
             if op == "create":
                 p = self.newname()
                 if p in self.names:
                     continue
                 return op, (p,), [p]
-            if op in ("append", "overwrite", "truncate", "link", "unlink", "rename") and not files:
+            if op in ("append", "overwrite", "truncate", "link", "unlink", "rename", "gapwrite",
+                      "punch") and not files:
                 continue
-            if op in ("append", "overwrite", "truncate"):
+            if op in ("append", "overwrite", "truncate", "gapwrite", "punch"):
                 p = rnd.choice(files)
                 cur = len(self.names[p].data)
                 links = [q for q in files if self.names[q] is self.names[p]]
@@ -115,6 +118,18 @@ class Model:
                     if not n:
                         continue
                     return op, (p, cur, n, self.ver), links
+                if op == "gapwrite":
+                    gap = rnd.choice([4096, 5000, 300 * KIB, 2 * MIB - 4096, 3 * MIB])
+                    n = min(self.size(), max(0, room - 8192 - gap))
+                    if not n:
+                        continue
+                    return op, (p, cur + gap, n, self.ver), links
+                if op == "punch":
+                    if not cur:
+                        continue
+                    n = min(self.size() + 8192, cur)
+                    off = rnd.randrange(0, cur - n + 1)
+                    return op, (p, off, n), links
                 if op == "overwrite":
                     if not cur:
                         continue
@@ -161,12 +176,15 @@ class Model:
         if op == "create":
             self.names[args[0]] = Inode(self.next_ino, "f")
             self.next_ino += 1
-        elif op in ("append", "overwrite"):
+        elif op in ("append", "overwrite", "gapwrite"):
             p, off, n, ver = args
             ino = self.names[p]
             if off + n > len(ino.data):
                 ino.data.extend(bytes(off + n - len(ino.data)))
             ino.data[off:off + n] = pattern(ino.ino, ver, off, n)
+        elif op == "punch":
+            p, off, n = args
+            self.names[p].data[off:off + n] = bytes(n)
         elif op == "truncate":
             p, n = args
             ino = self.names[p]
@@ -187,6 +205,9 @@ class Model:
             self.names[args[0]] = Inode(0, "d")
 
 
+LIBC = ctypes.CDLL(None, use_errno=True)
+
+
 def fsync_path(path, flags=os.O_RDONLY):
     fd = os.open(path, flags)
     try:
@@ -204,7 +225,15 @@ def do_step(mnt, model, step):
         os.fsync(fd)
         os.close(fd)
         fsync_path(parent(args[0]))
-    elif op in ("append", "overwrite"):
+    elif op == "punch":
+        p, off, n = args
+        fd = os.open(P(p), os.O_WRONLY)
+        # FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
+        if LIBC.fallocate(fd, 3, ctypes.c_long(off), ctypes.c_long(n)):
+            raise OSError(ctypes.get_errno(), f"punch {p} {off}+{n}")
+        os.fsync(fd)
+        os.close(fd)
+    elif op in ("append", "overwrite", "gapwrite"):
         p, off, n, ver = args
         ino = model.names[p]
         fd = os.open(P(p), os.O_WRONLY)
@@ -350,7 +379,7 @@ def check(mnt, oracle):
             continue
         if g == b or g == a:
             continue
-        if op in ("append", "overwrite") and g and b and g[0] == "f":
+        if op in ("append", "overwrite", "gapwrite", "punch") and g and b and g[0] == "f":
             why = data_ok(g[1], b[1], a[1], (args[1], args[2]) if op == "overwrite" else None,
                           atomic)
             if why is None:

@@ -9,14 +9,15 @@
  *   fspoke [-j] DEV inode INO get FIELD | set FIELD=VALUE...
  *   fspoke [-j] DEV dirent DIRINO NAME get FIELD | set FIELD=VALUE... [name=NEW]
  *   fspoke [-j] DEV imap INO [SLOT]
- *   fspoke [-j] DEV ptable LPN [FRAME]
+ *   fspoke [-j] DEV ptable LPN [FRAME|none]
  *   fspoke [-j] DEV lbit LPN [0|1]
  *   fspoke [-j] DEV ibit INO [0|1]
  *   fspoke DEV lpnblock LPN
  *   fspoke DEV jsb get FIELD | set FIELD=VALUE...
  *   fspoke DEV jhdr N get FIELD | set FIELD=VALUE...   (flags number wc jblock home)
  *
- * Without a value a command prints the current one. With -j a changed
+ * Without a value a command prints the current one ("ptable" prints a
+ * logical page without a frame as "none"). With -j a changed
  * block is not written home but appended to the journal as a committed
  * version in the last transaction, as a crash after the commit would leave
  * it: reads with -j see the latest committed versions.
@@ -325,11 +326,13 @@ static u64 lpn_block(u64 lpn)
 	__le64 *pt = balloc();
 	u64 frame;
 
-	if (lpn >= L.data_pages)
+	if (lpn >= L.lpages)
 		die("logical page out of range");
 	get_blk(L.ptable_start + lpn / (BS / 8), pt);
 	frame = le64_to_cpu(pt[lpn % (BS / 8)]) & VSMFS_PTE_FRAME_MASK;
 	free(pt);
+	if (frame >= L.data_pages)
+		die("logical page has no frame");
 	return L.data_start + frame;
 }
 
@@ -443,8 +446,11 @@ int main(int argc, char **argv)
 	blk = balloc();
 	io(0, VSMFS_SB_BLOCK, blk);
 	sb = (struct vsmfs_dsb *)blk;
-	if (vsmfs_compute_layout(&L, le64_to_cpu(sb->s_blocks), le64_to_cpu(sb->s_journal_blocks),
-				 le64_to_cpu(sb->s_inodes), le32_to_cpu(sb->s_feature_incompat)))
+	if (vsmfs_compute_layout_sparse(&L, le64_to_cpu(sb->s_blocks),
+					le64_to_cpu(sb->s_journal_blocks),
+					le64_to_cpu(sb->s_inodes),
+					le32_to_cpu(sb->s_feature_incompat),
+					le64_to_cpu(sb->s_lpages)))
 		die("superblock has no valid layout");
 	jload();
 	cmd = argv[i + 1];
@@ -455,12 +461,14 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "layout")) {
 		printf("journal_start=%llu\nitable_start=%llu\nimap_start=%llu\n"
 		       "ptable_start=%llu\nlbitmap_start=%llu\nibitmap_start=%llu\n"
-		       "data_start=%llu\ndata_pages=%llu\ninodes=%llu\nsb_backup=%llu\n",
+		       "data_start=%llu\ndata_pages=%llu\ninodes=%llu\nsb_backup=%llu\n"
+		       "lpages=%llu\nsparse=%d\n",
 		       (unsigned long long)L.journal_start, (unsigned long long)L.itable_start,
 		       (unsigned long long)L.imap_start, (unsigned long long)L.ptable_start,
 		       (unsigned long long)L.lbitmap_start, (unsigned long long)L.ibitmap_start,
 		       (unsigned long long)L.data_start, (unsigned long long)L.data_pages,
-		       (unsigned long long)L.inodes, (unsigned long long)L.sb_backup);
+		       (unsigned long long)L.inodes, (unsigned long long)L.sb_backup,
+		       (unsigned long long)L.lpages, L.sparse);
 		return 0;
 	}
 	if (!strcmp(cmd, "inode") && argc >= 3) {
@@ -492,10 +500,16 @@ int main(int argc, char **argv)
 
 		get_blk(home, p);
 		if (argc == 1) {
-			printf("%llu\n", (unsigned long long)le64_to_cpu(p[n % (BS / 8)]));
+			u64 e = le64_to_cpu(p[n % (BS / 8)]);
+
+			if (e == VSMFS_PTE_NONE)
+				printf("none\n");
+			else
+				printf("%llu\n", (unsigned long long)e);
 			return 0;
 		}
-		p[n % (BS / 8)] = cpu_to_le64(strtoull(argv[1], NULL, 0));
+		p[n % (BS / 8)] = cpu_to_le64(strcmp(argv[1], "none") ?
+					      strtoull(argv[1], NULL, 0) : VSMFS_PTE_NONE);
 		put_blk(home, p);
 		return 0;
 	}

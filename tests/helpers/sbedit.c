@@ -32,7 +32,7 @@ static const struct field {
 	F(feature_ro_compat), F(block_size), F(vsp_pages), F(inode_size),
 	F(blocks), F(journal_start), F(journal_blocks), F(itable_start),
 	F(itable_blocks), F(imap_start), F(ptable_start), F(lbitmap_start),
-	F(ibitmap_start), F(data_start), F(data_pages), F(inodes),
+	F(ibitmap_start), F(data_start), F(data_pages), F(lpages), F(inodes),
 	F(root_ino), F(mount_count), F(state), F(checksum), F(error_count),
 	F(first_error_time), F(first_error_ino), F(last_error_time), F(last_error_ino),
 };
@@ -65,9 +65,11 @@ static u64 backup_block(int fd, char *buf)
 	dev_blocks = (u64)size >> VSMFS_BLOCK_SHIFT;
 	if (pread(fd, buf, VSMFS_BLOCK_SIZE, 0) == VSMFS_BLOCK_SIZE &&
 	    le32_to_cpu(sb->s_magic) == VSMFS_MAGIC &&
-	    !vsmfs_compute_layout(&l, le64_to_cpu(sb->s_blocks),
-				  le64_to_cpu(sb->s_journal_blocks), le64_to_cpu(sb->s_inodes),
-				  le32_to_cpu(sb->s_feature_incompat)))
+	    !vsmfs_compute_layout_sparse(&l, le64_to_cpu(sb->s_blocks),
+					 le64_to_cpu(sb->s_journal_blocks),
+					 le64_to_cpu(sb->s_inodes),
+					 le32_to_cpu(sb->s_feature_incompat),
+					 le64_to_cpu(sb->s_lpages)))
 		return l.sb_backup;
 	if (dev_blocks &&
 	    pread(fd, buf, VSMFS_BLOCK_SIZE, (off_t)(dev_blocks - 1) * VSMFS_BLOCK_SIZE) ==

@@ -12,14 +12,50 @@
  *
  * Always enabled: write (pwrite, lseek + write), read, pwritev, preadv,
  * truncate up and down, O_APPEND writes, fsync, fdatasync, close and reopen.
- * Enabled by options: fallocate modes, mmap reads and writes, MAP_SYNC
- * mappings, SEEK_DATA/SEEK_HOLE checks and FIEMAP checks. "-P DIR" probes
- * which of these the file system under DIR supports and prints the options
- * that enable them.
+ * Enabled by options: fallocate modes (allocate, keep size, punch hole, zero
+ * range, and collapse and insert range of whole pages), mmap reads and
+ * writes, MAP_SYNC mappings, SEEK_DATA/SEEK_HOLE checks, FIEMAP checks and
+ * page-granular hole checks. "-P DIR" probes which of these the file system
+ * under DIR supports and prints the options that enable them.
  *
  * Model invariant: the model bytes past a file's size are zero, so growing
  * a file (truncate, fallocate, a write past the end) needs no model update
  * for the gap: it must read as zeros.
+ *
+ * Hole checks (-G), for file systems that allocate and free space in 4 KiB
+ * pages: each file also has a state per 4 KiB page. A page is
+ *  - known data once a write (write, pwritev, O_APPEND, mmap) touches it;
+ *  - known allocated once fallocate (allocate, keep size, zero range)
+ *    touches it while not known data, or a zero range covers it whole (it
+ *    may become unwritten);
+ *  - a known hole once a punch covers it whole inside the size, or an
+ *    insert range puts it in;
+ *  - unknown otherwise: never touched, past the size after a truncation
+ *    that did not grow the file, newly inside the size after one that did,
+ *    past the size or holding it when a punch reaching the size covers it
+ *    (ext4 frees that last page whole), or a known hole in a 2 MiB
+ *    superpage that was mapped (a fault may allocate the holes of a whole
+ *    large folio or huge page).
+ * A punch that covers a page partially zeroes it and leaves its state. A
+ * collapse or insert range moves the states of the pages from its offset on
+ * with the pages; those past the size become unknown first (a file system
+ * may move them along or free them).
+ * After every punch, collapse and insert, at the SEEK_DATA/SEEK_HOLE and
+ * FIEMAP operations and at every whole-file compare the file must agree
+ * with the states:
+ *  - SEEK_DATA from a known hole inside the size does not return an offset
+ *    in that page and SEEK_HOLE returns its start; SEEK_DATA from known data
+ *    returns its start and SEEK_HOLE the end of the page or later (up to 16
+ *    random pages of each kind per check; known-allocated pages may be
+ *    reported either way, as unwritten extents are);
+ *  - with -E, FIEMAP (FIEMAP_FLAG_SYNC): no extent overlaps a known hole and
+ *    every known data or allocated page inside the size lies in extents;
+ *  - st_blocks covers the known data and allocated pages, and exceeds the
+ *    pages below the allocation end (the size or the end of the highest
+ *    FALLOC_FL_KEEP_SIZE allocation since the last shrinking truncation,
+ *    moved by collapse and insert ranges, whichever is larger, rounded up
+ *    to 2 MiB) that are not known holes by at most 2 MiB + 64 KiB
+ *    (reservations up to a superpage, index blocks).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -53,6 +89,8 @@
 #define SUPERPAGE	(2 * MIB)
 #define LOG_SLOTS	1024
 #define MAX_IOV		8
+#define HOLE_PROBES	16		/* pages of each kind probed per hole check */
+#define HOLE_SLACK	(SUPERPAGE + 64 * KIB)	/* st_blocks past the pages allowed */
 
 enum op {
 	OP_WRITE, OP_READ, OP_WRITEV, OP_READV, OP_TRUNCATE, OP_APPEND,
@@ -75,7 +113,9 @@ static unsigned int op_weight[OP_COUNT] = {
 };
 
 /* fallocate modes, selectable one by one with -F */
-enum falloc_kind { FA_ALLOC, FA_KEEP, FA_PUNCH, FA_ZERO, FA_ZERO_KEEP, FA_COUNT };
+enum falloc_kind {
+	FA_ALLOC, FA_KEEP, FA_PUNCH, FA_ZERO, FA_ZERO_KEEP, FA_COLLAPSE, FA_INSERT, FA_COUNT
+};
 
 static const struct {
 	const char *name;
@@ -86,6 +126,16 @@ static const struct {
 	[FA_PUNCH] = { "punch", FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE },
 	[FA_ZERO] = { "zero", FALLOC_FL_ZERO_RANGE },
 	[FA_ZERO_KEEP] = { "zero", FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE },
+	[FA_COLLAPSE] = { "collapse", FALLOC_FL_COLLAPSE_RANGE },
+	[FA_INSERT] = { "insert", FALLOC_FL_INSERT_RANGE },
+};
+
+/* Allocation state of a 4 KiB page, for the hole checks (-G) */
+enum pstate { PS_UNKNOWN, PS_DATA, PS_ALLOC, PS_HOLE };
+
+static const char *const pstate_names[] = {
+	[PS_UNKNOWN] = "unknown", [PS_DATA] = "data (written)",
+	[PS_ALLOC] = "allocated (fallocate)", [PS_HOLE] = "a hole (punched)",
 };
 
 struct file {
@@ -94,6 +144,8 @@ struct file {
 	int afd;		/* O_WRONLY | O_APPEND */
 	uint64_t size;		/* model size */
 	unsigned char *model;	/* max_size bytes, zero past size */
+	unsigned char *pst;	/* with -G: enum pstate of each 4 KiB page */
+	uint64_t alloc_hi;	/* with -G: end of the highest keep-size allocation */
 };
 
 struct logent {
@@ -114,7 +166,7 @@ static long check_every = 1000;
 static unsigned int log_tail = 40;
 static long inject_at = -1;
 static bool falloc_on[FA_COUNT];
-static bool use_mmap, use_map_sync, use_seek, use_fiemap, quiet;
+static bool use_mmap, use_map_sync, use_seek, use_fiemap, use_holes, quiet;
 static int big_pct = 3;
 
 static struct file *files;
@@ -122,20 +174,34 @@ static int nfiles;
 static struct logent oplog[LOG_SLOTS];
 static long cur_op;
 static unsigned long op_count[OP_COUNT];
+static unsigned long shift_count[2], shift_skips;	/* collapse, insert */
 static unsigned char *wbuf, *rbuf;
-static uint64_t rng;
+static uint64_t rng, hole_rng;
+static uint64_t npages;		/* 4 KiB pages in max_size */
+static unsigned char *extent_cov;	/* per page: covered by FIEMAP extents */
+static unsigned long hole_checks, hole_probes[2];	/* data, holes */
 static long pagesize;
 static char *const *saved_argv;
 static int saved_argc;
 
-/* splitmix64: the one random stream, so a seed reproduces a run. */
-static uint64_t next64(void)
+/* splitmix64 */
+static uint64_t splitmix64(uint64_t *state)
 {
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ULL);
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
 
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 	return z ^ (z >> 31);
+}
+
+/*
+ * The one random stream of the operations, so a seed reproduces a run. The
+ * hole checks draw their probes from a stream of their own (hole_rng), so
+ * -G does not change the operations a seed runs.
+ */
+static uint64_t next64(void)
+{
+	return splitmix64(&rng);
 }
 
 /* Uniform in [0, n), n > 0. */
@@ -191,7 +257,9 @@ static void describe(const struct logent *e, char *buf, size_t size)
 		break;
 	case OP_FALLOC:
 		snprintf(tmp, sizeof(tmp), " (%s%s)", falloc_modes[e->how].name,
-			 e->how == FA_ZERO_KEEP ? ",keep" : "");
+			 e->how == FA_ZERO_KEEP ? ",keep" :
+			 (e->how == FA_COLLAPSE || e->how == FA_INSERT) && !e->len ?
+			 ", skipped" : "");
 		how = tmp;
 		break;
 	case OP_MAPWRITE:
@@ -231,7 +299,12 @@ static bool touches(const struct logent *e, int f, uint64_t off)
 	if (e->file != f)
 		return false;
 	switch (e->op) {
-	case OP_WRITE: case OP_WRITEV: case OP_APPEND: case OP_MAPWRITE: case OP_FALLOC:
+	case OP_FALLOC:
+		/* A collapse or insert moves every byte from its offset on. */
+		if ((e->how == FA_COLLAPSE || e->how == FA_INSERT) && e->len)
+			return off >= e->off && (off < e->size_before || off < e->size_after);
+		return off >= e->off && off < e->off + e->len;
+	case OP_WRITE: case OP_WRITEV: case OP_APPEND: case OP_MAPWRITE:
 		return off >= e->off && off < e->off + e->len;
 	case OP_TRUNCATE:
 		return off >= e->off && off < e->size_before;
@@ -448,7 +521,17 @@ static uint64_t pick_len(uint64_t max)
 	}
 	if (len > max)
 		len = max;
+	if (len > max_len)	/* the boundary sizes, with -l below them */
+		len = max_len;
 	return len ? len : 1;
+}
+
+/* A length of whole pages up to @max (a multiple of PAGE, at least PAGE). */
+static uint64_t pick_page_len(uint64_t max)
+{
+	uint64_t len = (pick_len(max) + PAGE - 1) / PAGE * PAGE;
+
+	return len < max ? len : max;
 }
 
 /* Pick a range for an operation that writes, inside the size limit. */
@@ -483,9 +566,139 @@ static int split_iov(unsigned char *buf, uint64_t len, struct iovec *iov)
 	return n;
 }
 
+/*
+ * Page states (-G). The pages [*first, *end) that [off, off + len) touches,
+ * or with @whole only those it covers whole.
+ */
+static void page_span(uint64_t off, uint64_t len, bool whole, uint64_t *first, uint64_t *end)
+{
+	if (whole) {
+		*first = (off + PAGE - 1) / PAGE;
+		*end = (off + len) / PAGE;
+	} else {
+		*first = off / PAGE;
+		*end = (off + len + PAGE - 1) / PAGE;
+	}
+	if (*end > npages)
+		*end = npages;
+	if (*first > *end)
+		*first = *end;
+}
+
+static void ps_write(struct file *fl, uint64_t off, uint64_t len)
+{
+	uint64_t p, end;
+
+	if (!fl->pst || !len)
+		return;
+	page_span(off, len, false, &p, &end);
+	memset(fl->pst + p, PS_DATA, end - p);
+}
+
+/* fallocate of mode @k over [off, off + len), before the size is updated */
+static void ps_falloc(struct file *fl, int k, uint64_t off, uint64_t len)
+{
+	uint64_t p, end, wp, wend;
+
+	if (!fl->pst || !len)
+		return;
+	if (k == FA_PUNCH) {
+		/*
+		 * Pages covered whole are freed. A punch that reaches the
+		 * size may free the last page whole (ext4 does), and past the
+		 * size a file system may keep or free pages: unknown.
+		 */
+		end = (fl->size + PAGE - 1) / PAGE * PAGE;
+		if (off + len >= fl->size && off + len < end)
+			len = end - off;
+		page_span(off, len, true, &wp, &wend);
+		for (p = wp; p < wend; p++)
+			fl->pst[p] = (p + 1) * PAGE <= fl->size ? PS_HOLE : PS_UNKNOWN;
+		return;
+	}
+	page_span(off, len, true, &wp, &wend);
+	page_span(off, len, false, &p, &end);
+	for (; p < end; p++) {
+		if (fl->pst[p] != PS_DATA || ((k == FA_ZERO || k == FA_ZERO_KEEP) &&
+					      p >= wp && p < wend))
+			fl->pst[p] = PS_ALLOC;
+	}
+	if (off + len > fl->alloc_hi)
+		fl->alloc_hi = off + len;
+}
+
+static void ps_truncate(struct file *fl, uint64_t newsize)
+{
+	uint64_t p, end;
+
+	if (!fl->pst)
+		return;
+	/*
+	 * Pages past the new size (freed, or kept reserved), or newly
+	 * inside it (whatever they were past the old size), are unknown.
+	 */
+	p = (newsize <= fl->size ? newsize : fl->size) + PAGE - 1;
+	end = newsize <= fl->size ? max_size : newsize;
+	p /= PAGE;
+	end = (end + PAGE - 1) / PAGE;
+	if (end > npages)
+		end = npages;
+	if (p < end)
+		memset(fl->pst + p, PS_UNKNOWN, end - p);
+	if (newsize < fl->size && fl->alloc_hi > newsize)
+		fl->alloc_hi = newsize;
+}
+
+/*
+ * A collapse (or with @insert an insert) of the pages [off, off + len), before
+ * the size is updated: the states of the pages from @off on move down (up)
+ * with them, the inserted pages are holes. Past the size a file system may
+ * move its pages along or free them (vsmfs frees them): unknown. The
+ * allocation end moves with the pages, which bounds it either way.
+ */
+static void ps_shift(struct file *fl, uint64_t off, uint64_t len, bool insert)
+{
+	uint64_t p = off / PAGE, n = len / PAGE, inside = (fl->size + PAGE - 1) / PAGE;
+
+	if (!fl->pst || !len)
+		return;
+	if (inside < npages)
+		memset(fl->pst + inside, PS_UNKNOWN, npages - inside);
+	if (insert) {
+		memmove(fl->pst + p + n, fl->pst + p, npages - p - n);
+		memset(fl->pst + p, PS_HOLE, n);
+	} else {
+		memmove(fl->pst + p, fl->pst + p + n, npages - p - n);
+		memset(fl->pst + npages - n, PS_UNKNOWN, n);
+	}
+	if (fl->alloc_hi > off && insert)
+		fl->alloc_hi += len;
+	else if (fl->alloc_hi > off)
+		fl->alloc_hi = fl->alloc_hi > off + len ? fl->alloc_hi - len : off;
+}
+
+/*
+ * A mapping of [off, off + len): a fault may allocate the holes of all the
+ * folio or huge page it hits (ext4 with large folios does on write faults),
+ * so the known holes of the 2 MiB superpages it touches become unknown.
+ */
+static void ps_mapped(struct file *fl, uint64_t off, uint64_t len)
+{
+	uint64_t p, end, start = off / SUPERPAGE * SUPERPAGE;
+
+	if (!fl->pst || !len)
+		return;
+	page_span(start, (off + len + SUPERPAGE - 1) / SUPERPAGE * SUPERPAGE - start, false,
+		  &p, &end);
+	for (; p < end; p++)
+		if (fl->pst[p] == PS_HOLE)
+			fl->pst[p] = PS_UNKNOWN;
+}
+
 static void model_write(struct file *fl, uint64_t off, const unsigned char *p, uint64_t len)
 {
 	memcpy(fl->model + off, p, len);
+	ps_write(fl, off, len);
 	if (off + len > fl->size)
 		fl->size = off + len;
 }
@@ -571,6 +784,7 @@ static void do_truncate(int f, struct logent *e)
 		fail("ftruncate %s to 0x%" PRIx64 ": %s", fl->path, e->off, strerror(errno));
 	if (e->off < fl->size)
 		memset(fl->model + e->off, 0, fl->size - e->off);
+	ps_truncate(fl, e->off);
 	fl->size = e->off;
 }
 
@@ -611,6 +825,52 @@ static void do_reopen(int f, struct logent *e)
 		check_file(f);
 }
 
+/*
+ * fallocate FALLOC_FL_COLLAPSE_RANGE, or with @insert FALLOC_FL_INSERT_RANGE,
+ * of whole pages: a collapse ends before the size, an insert starts before
+ * it and keeps the file within the size limit. Skipped (length 0) when the
+ * file is too small or too large for one page.
+ */
+static void do_shift(int f, struct logent *e, bool insert)
+{
+	struct file *fl = &files[f];
+	uint64_t cap = max_len < PAGE ? PAGE : max_len / PAGE * PAGE, lim;
+	int k = insert ? FA_INSERT : FA_COLLAPSE;
+
+	if (insert) {
+		lim = fl->size < max_size ? (max_size - fl->size) / PAGE * PAGE : 0;
+		if (!fl->size || lim < PAGE) {
+			e->off = fl->size;
+			return;
+		}
+		e->off = pick_offset(fl, fl->size) / PAGE * PAGE;
+		e->len = pick_page_len(lim < cap ? lim : cap);
+	} else {
+		/* The last page boundary before the size. */
+		lim = fl->size ? (fl->size - 1) / PAGE * PAGE : 0;
+		if (lim < PAGE) {
+			e->off = fl->size;
+			return;
+		}
+		e->off = pick_offset(fl, lim) / PAGE * PAGE;
+		e->len = pick_page_len(lim - e->off < cap ? lim - e->off : cap);
+	}
+	if (fallocate(fl->fd, falloc_modes[k].mode, e->off, e->len))
+		fail("fallocate %s of %s at 0x%" PRIx64 " +0x%" PRIx64 ": %s",
+		     falloc_modes[k].name, fl->path, e->off, e->len, strerror(errno));
+	ps_shift(fl, e->off, e->len, insert);
+	if (insert) {
+		memmove(fl->model + e->off + e->len, fl->model + e->off, fl->size - e->off);
+		memset(fl->model + e->off, 0, e->len);
+		fl->size += e->len;
+	} else {
+		memmove(fl->model + e->off, fl->model + e->off + e->len,
+			fl->size - e->off - e->len);
+		fl->size -= e->len;
+		memset(fl->model + fl->size, 0, e->len);	/* zero past the size */
+	}
+}
+
 static void do_falloc(int f, struct logent *e)
 {
 	struct file *fl = &files[f];
@@ -622,10 +882,15 @@ static void do_falloc(int f, struct logent *e)
 	k = kinds[rnd(n)];
 	mode = falloc_modes[k].mode;
 	e->how = k;
+	if (k == FA_COLLAPSE || k == FA_INSERT) {
+		do_shift(f, e, k == FA_INSERT);
+		return;
+	}
 	pick_range(fl, &e->off, &e->len);
 	if (fallocate(fl->fd, mode, e->off, e->len))
 		fail("fallocate %s of %s at 0x%" PRIx64 " +0x%" PRIx64 ": %s",
 		     falloc_modes[k].name, fl->path, e->off, e->len, strerror(errno));
+	ps_falloc(fl, k, e->off, e->len);
 	if (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) {
 		uint64_t end = e->off + e->len;
 
@@ -665,6 +930,7 @@ static void do_mapread(int f, struct logent *e)
 		return;
 	pick_inside(fl, &e->off, &e->len);
 	p = map_range(f, e->off, e->len, PROT_READ, MAP_SHARED, &base, &maplen);
+	ps_mapped(fl, e->off & ~((uint64_t)pagesize - 1), maplen);
 	compare(f, e->off, p, e->len, "mmap read");
 	/* The part of the last page past EOF must read as zeros. */
 	if (e->off + e->len == fl->size && (tail = fl->size % pagesize)) {
@@ -698,6 +964,7 @@ static void do_mapwrite(int f, struct logent *e)
 	}
 	fill_random(wbuf, e->len);
 	p = map_range(f, e->off, e->len, PROT_READ | PROT_WRITE, flags, &base, &maplen);
+	ps_mapped(fl, e->off & ~((uint64_t)pagesize - 1), maplen);
 	memcpy(p, wbuf, e->len);
 	model_write(fl, e->off, wbuf, e->len);
 	if (e->how == 1 && msync(base, maplen, rnd(2) ? MS_SYNC : MS_ASYNC))
@@ -811,6 +1078,201 @@ static void do_fiemap(int f, struct logent *e)
 	free(fm);
 }
 
+/* Runs of page states of file @f up to page @end, for a failure report. */
+static void print_pstates(int f, uint64_t end)
+{
+	static const char code[] = { [PS_UNKNOWN] = '?', [PS_DATA] = 'D', [PS_ALLOC] = 'A',
+				     [PS_HOLE] = 'H' };
+	const unsigned char *ps = files[f].pst;
+	unsigned int runs = 0;
+	uint64_t p, q;
+
+	fprintf(stderr, "page states (D data, A allocated, H hole, ? unknown) at run starts:");
+	for (p = 0; p < end && runs < 256; p = q, runs++) {
+		for (q = p + 1; q < end && ps[q] == ps[p]; q++)
+			;
+		fprintf(stderr, "%s%c 0x%" PRIx64, runs % 8 ? ", " : "\n  ", code[ps[p]], p);
+	}
+	fprintf(stderr, "%s\n", p < end ? ", ..." : "");
+}
+
+/* Report page @p of file @f that the file system contradicts, and fail. */
+static void __attribute__((format(printf, 4, 5), noreturn))
+hole_fail(int f, const char *why, uint64_t p, const char *fmt, ...)
+{
+	const struct file *fl = &files[f];
+	va_list ap;
+
+	fprintf(stderr, "vsmfs-fsx: operation %ld: hole check of %s %s: page 0x%" PRIx64
+		" (offset 0x%" PRIx64 ", size 0x%" PRIx64 ") should be %s, but ", cur_op,
+		fl->path, why, p, (uint64_t)(p * PAGE), fl->size, pstate_names[fl->pst[p]]);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	print_last_writer(f, p * PAGE);
+	failed();
+}
+
+static const char *seek_result(off_t ret, char *buf, size_t size)
+{
+	if (ret == -1)
+		return "ENXIO";
+	snprintf(buf, size, "0x%jx", (intmax_t)ret);
+	return buf;
+}
+
+/* SEEK_DATA and SEEK_HOLE from the start of page @p (a known hole or data). */
+static void hole_seek(int f, const char *why, uint64_t p)
+{
+	const struct file *fl = &files[f];
+	uint64_t start = p * PAGE, end = start + PAGE < fl->size ? start + PAGE : fl->size;
+	off_t d, h;
+	char buf[32];
+
+	d = lseek(fl->fd, start, SEEK_DATA);
+	if (d == -1 && errno != ENXIO)
+		fail("SEEK_DATA of %s at 0x%" PRIx64 ": %s", fl->path, start, strerror(errno));
+	h = lseek(fl->fd, start, SEEK_HOLE);
+	if (h == -1)
+		fail("SEEK_HOLE of %s at 0x%" PRIx64 ": %s", fl->path, start, strerror(errno));
+	if (fl->pst[p] == PS_HOLE) {
+		if (d != -1 && (uint64_t)d < end)
+			hole_fail(f, why, p, "SEEK_DATA from 0x%" PRIx64 " returned 0x%jx", start,
+				  (intmax_t)d);
+		if ((uint64_t)h != start)
+			hole_fail(f, why, p, "SEEK_HOLE from 0x%" PRIx64 " returned 0x%jx", start,
+				  (intmax_t)h);
+	} else {
+		if (d != (off_t)start)
+			hole_fail(f, why, p, "SEEK_DATA from 0x%" PRIx64 " returned %s", start,
+				  seek_result(d, buf, sizeof(buf)));
+		if ((uint64_t)h < end)
+			hole_fail(f, why, p, "SEEK_HOLE from 0x%" PRIx64 " returned 0x%jx", start,
+				  (intmax_t)h);
+	}
+}
+
+/*
+ * Extents merged into the run [lo, hi): no known hole inside the size
+ * overlaps it; mark the pages it covers whole.
+ */
+static void hole_run(int f, const char *why, uint64_t lo, uint64_t hi, uint64_t inside)
+{
+	const struct file *fl = &files[f];
+	uint64_t p, end;
+
+	if (lo >= hi || lo >= npages * PAGE)
+		return;
+	end = hi >= npages * PAGE ? npages : (hi + PAGE - 1) / PAGE;
+	for (p = lo / PAGE; p < end; p++) {
+		if (fl->pst[p] == PS_HOLE && p < inside)
+			hole_fail(f, why, p, "FIEMAP maps [0x%" PRIx64 ", 0x%" PRIx64 ")", lo, hi);
+		if (p * PAGE >= lo && (p + 1) * PAGE <= hi)
+			extent_cov[p] = 1;
+	}
+}
+
+/* FIEMAP (synced) against the page states of the pages inside the size. */
+static void hole_fiemap(int f, const char *why, uint64_t inside)
+{
+	const struct file *fl = &files[f];
+	enum { N = 256 };
+	struct fiemap *fm = calloc(1, sizeof(*fm) + N * sizeof(struct fiemap_extent));
+	uint64_t start = 0, lo = 0, hi = 0, p;
+	bool last = false;
+	unsigned int i;
+
+	if (!fm)
+		fail("out of memory");
+	memset(extent_cov, 0, npages);
+	while (!last) {
+		memset(fm, 0, sizeof(*fm));
+		fm->fm_start = start;
+		fm->fm_length = FIEMAP_MAX_OFFSET - start;
+		fm->fm_flags = FIEMAP_FLAG_SYNC;
+		fm->fm_extent_count = N;
+		if (ioctl(fl->fd, FS_IOC_FIEMAP, fm))
+			fail("FIEMAP of %s: %s", fl->path, strerror(errno));
+		for (i = 0; i < fm->fm_mapped_extents; i++) {
+			const struct fiemap_extent *x = &fm->fm_extents[i];
+
+			if (x->fe_logical != hi) {
+				hole_run(f, why, lo, hi, inside);
+				lo = x->fe_logical;
+			}
+			hi = x->fe_logical + x->fe_length;
+			last = x->fe_flags & FIEMAP_EXTENT_LAST;
+		}
+		if (fm->fm_mapped_extents < N)
+			break;
+		start = hi;
+	}
+	free(fm);
+	hole_run(f, why, lo, hi, inside);
+	for (p = 0; p < inside; p++)
+		if ((fl->pst[p] == PS_DATA || fl->pst[p] == PS_ALLOC) && !extent_cov[p])
+			hole_fail(f, why, p, "FIEMAP extents do not cover it whole");
+}
+
+/*
+ * The hole checks (-G) of file @f, @why it runs: SEEK_DATA/SEEK_HOLE from
+ * up to HOLE_PROBES random known holes and known data pages inside the size,
+ * st_blocks against the page counts, and with -E FIEMAP.
+ */
+static void hole_check(int f, const char *why)
+{
+	const struct file *fl = &files[f];
+	uint64_t inside = (fl->size + PAGE - 1) / PAGE, aend, end, known = 0, nothole, p, r;
+	uint64_t pick[2][HOLE_PROBES], seen[2] = { 0, 0 }, bytes, lower, upper;
+	unsigned int n[2] = { 0, 0 }, i, k;
+	struct stat st;
+
+	aend = fl->size > fl->alloc_hi ? fl->size : fl->alloc_hi;
+	aend = (aend + SUPERPAGE - 1) / SUPERPAGE * (SUPERPAGE / PAGE);
+	end = aend < npages ? aend : npages;
+	nothole = aend - end;	/* pages past the model, never holes */
+	for (p = 0; p < end; p++) {
+		unsigned char s = fl->pst[p];
+
+		known += s == PS_DATA || s == PS_ALLOC;
+		nothole += s != PS_HOLE;
+		if (p >= inside || (s != PS_DATA && s != PS_HOLE))
+			continue;
+		/* Reservoir sampling: each page is picked with equal chance. */
+		k = s == PS_HOLE;
+		r = n[k] < HOLE_PROBES ? n[k]++ : splitmix64(&hole_rng) % (seen[k] + 1);
+		if (r < HOLE_PROBES)
+			pick[k][r] = p;
+		seen[k]++;
+	}
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < n[k]; i++)
+			hole_seek(f, why, pick[k][i]);
+	hole_checks++;
+	hole_probes[0] += n[0];
+	hole_probes[1] += n[1];
+
+	if (fstat(fl->fd, &st))
+		fail("fstat %s: %s", fl->path, strerror(errno));
+	bytes = (uint64_t)st.st_blocks * 512;
+	lower = known * PAGE;
+	upper = nothole * PAGE + HOLE_SLACK;
+	if (bytes < lower || bytes > upper) {
+		fprintf(stderr, "vsmfs-fsx: operation %ld: hole check of %s %s: st_blocks %jd"
+			" (0x%" PRIx64 " bytes) should be at least 0x%" PRIx64 " (%" PRIu64
+			" pages written or allocated) and at most 0x%" PRIx64 " (%" PRIu64
+			" pages below the allocation end 0x%" PRIx64 " that are not holes, + 0x%"
+			PRIx64 "); size 0x%" PRIx64 "\n", cur_op, fl->path, why,
+			(intmax_t)st.st_blocks, bytes, lower, known, upper, nothole,
+			(uint64_t)(aend * PAGE), (uint64_t)HOLE_SLACK, fl->size);
+		print_pstates(f, end);
+		failed();
+	}
+	if (use_fiemap)
+		hole_fiemap(f, why, inside);
+}
+
 static enum op pick_op(void)
 {
 	unsigned int total = 0, r, i;
@@ -832,6 +1294,67 @@ static void check_size(int f)
 	if ((uint64_t)st.st_size != files[f].size)
 		fail("%s: st_size 0x%jx, model size 0x%" PRIx64, files[f].path,
 		     (intmax_t)st.st_size, files[f].size);
+}
+
+/* Does the probe file hold @n pages, page i filled with @want[i], and no more? */
+static bool probe_pages(int fd, const unsigned char *want, int n)
+{
+	unsigned char page[PAGE];
+	struct stat st;
+	int i, j;
+
+	if (fstat(fd, &st) || st.st_size != n * (off_t)PAGE)
+		return false;
+	for (i = 0; i < n; i++) {
+		if (pread(fd, page, PAGE, i * PAGE) != PAGE)
+			return false;
+		for (j = 0; j < (int)PAGE; j++)
+			if (page[j] != want[i])
+				return false;
+	}
+	return true;
+}
+
+/* Make the probe file @n pages, page i filled with @bytes[i]. */
+static bool probe_fill(int fd, const unsigned char *bytes, int n)
+{
+	unsigned char page[PAGE];
+	int i;
+
+	if (ftruncate(fd, 0))
+		return false;
+	for (i = 0; i < n; i++) {
+		memset(page, bytes[i], PAGE);
+		if (pwrite(fd, page, PAGE, i * PAGE) != PAGE)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Collapse and insert: a file of 4 pages loses page 1 to a collapse, then
+ * gets a page of zeros inserted at page 1; each is enabled if it succeeds
+ * and the data reads back moved.
+ */
+static void probe_shift(int fd, char *fa)
+{
+	static const unsigned char four[] = { 1, 2, 3, 4 }, three[] = { 1, 3, 4 };
+	static const unsigned char inserted[] = { 1, 0, 3, 4 };
+	bool ok;
+
+	if (!probe_fill(fd, four, 4))
+		return;
+	ok = !fallocate(fd, FALLOC_FL_COLLAPSE_RANGE, PAGE, PAGE) && probe_pages(fd, three, 3);
+	if (ok) {
+		strcat(fa, *fa ? "," : "");
+		strcat(fa, falloc_modes[FA_COLLAPSE].name);
+	} else if (!probe_fill(fd, three, 3)) {
+		return;
+	}
+	if (!fallocate(fd, FALLOC_FL_INSERT_RANGE, PAGE, PAGE) && probe_pages(fd, inserted, 4)) {
+		strcat(fa, *fa ? "," : "");
+		strcat(fa, falloc_modes[FA_INSERT].name);
+	}
 }
 
 /* Try each optional operation on a scratch file under @dir. */
@@ -857,7 +1380,7 @@ static int probe(const char *dir)
 		unlink(path);
 		return 2;
 	}
-	for (k = 0; k < FA_COUNT; k++) {
+	for (k = 0; k < FA_COLLAPSE; k++) {
 		if (k == FA_ZERO_KEEP)
 			continue;	/* enabled together with "zero" */
 		if (!fallocate(fd, falloc_modes[k].mode, PAGE, PAGE)) {
@@ -866,6 +1389,14 @@ static int probe(const char *dir)
 		}
 		if (pwrite(fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf))
 			break;
+	}
+	probe_shift(fd, fa);
+	/* As before the shifts, for the probes below. */
+	if (ftruncate(fd, 0) || pwrite(fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf)) {
+		fprintf(stderr, "vsmfs-fsx: write %s: %s\n", path, strerror(errno));
+		close(fd);
+		unlink(path);
+		return 2;
 	}
 	if (*fa)
 		snprintf(opts, sizeof(opts), "-F %s", fa);
@@ -886,6 +1417,12 @@ static int probe(const char *dir)
 	fm.fm_length = FIEMAP_MAX_OFFSET;
 	if (!ioctl(fd, FS_IOC_FIEMAP, &fm))
 		strcat(opts, " -E");
+	/* Page-granular holes: punching the middle one of three pages frees it. */
+	if (!ftruncate(fd, 0) && pwrite(fd, buf, PAGE, 0) == PAGE &&
+	    pwrite(fd, buf, PAGE, PAGE) == PAGE && pwrite(fd, buf, PAGE, 2 * PAGE) == PAGE &&
+	    !fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, PAGE, PAGE) &&
+	    !fsync(fd) && lseek(fd, 0, SEEK_HOLE) == PAGE)
+		strcat(opts, " -G");
 	close(fd);
 	unlink(path);
 	printf("%s\n", opts[0] == ' ' ? opts + 1 : opts);
@@ -904,11 +1441,15 @@ static void usage(void)
 		"  -b percent    share of transfers drawn up to the largest size (default 3)\n"
 		"  -c ops        compare whole files every this many operations (default 1000)\n"
 		"  -L n          operations to show from the log on failure (default 40)\n"
-		"  -F modes      fallocate: comma list of alloc,keep,punch,zero or all\n"
+		"  -F modes      fallocate: comma list of alloc,keep,punch,zero,collapse,insert\n"
+		"                or all\n"
 		"  -M            mmap reads and writes (MAP_SHARED, msync)\n"
 		"  -Y            also MAP_SYNC mappings (with -M)\n"
 		"  -H            SEEK_DATA/SEEK_HOLE checks\n"
 		"  -E            FIEMAP checks\n"
+		"  -G            hole checks: the file system allocates and frees 4 KiB pages;\n"
+		"                SEEK_DATA/SEEK_HOLE, st_blocks and (with -E) FIEMAP must\n"
+		"                agree with the pages written, allocated and punched\n"
 		"  -X op         corrupt the model after this operation (self-test)\n"
 		"  -q            no progress output\n");
 	exit(2);
@@ -931,11 +1472,15 @@ static uint64_t parse_size(const char *s)
 	return v;
 }
 
-static void parse_falloc(char *list)
+static void parse_falloc(const char *arg)
 {
-	char *tok;
+	char *list = strdup(arg), *tok;	/* argv stays whole for the report */
 	int k;
 
+	if (!list) {
+		fprintf(stderr, "vsmfs-fsx: out of memory\n");
+		exit(2);
+	}
 	for (tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
 		bool found = false;
 
@@ -950,6 +1495,7 @@ static void parse_falloc(char *list)
 			usage();
 		}
 	}
+	free(list);
 }
 
 static void inject(void)
@@ -980,7 +1526,7 @@ int main(int argc, char **argv)
 	saved_argc = argc;
 	saved_argv = argv;
 	pagesize = sysconf(_SC_PAGESIZE);
-	while ((c = getopt(argc, argv, "S:N:l:s:b:c:L:F:MYHEX:qP:h")) != -1) {
+	while ((c = getopt(argc, argv, "S:N:l:s:b:c:L:F:MYHEGX:qP:h")) != -1) {
 		switch (c) {
 		case 'S': seed = strtoull(optarg, NULL, 0); break;
 		case 'N': nops = strtol(optarg, NULL, 0); break;
@@ -994,6 +1540,7 @@ int main(int argc, char **argv)
 		case 'Y': use_map_sync = true; break;
 		case 'H': use_seek = true; break;
 		case 'E': use_fiemap = true; break;
+		case 'G': use_holes = true; break;
 		case 'X': inject_at = strtol(optarg, NULL, 0); break;
 		case 'q': quiet = true; break;
 		case 'P': return probe(optarg);
@@ -1016,18 +1563,24 @@ int main(int argc, char **argv)
 		op_weight[OP_FIEMAP] = 0;
 
 	rng = seed;
+	hole_rng = ~seed;
+	npages = (max_size + PAGE - 1) / PAGE;
 	nfiles = argc - optind;
 	files = calloc(nfiles, sizeof(*files));
 	wbuf = malloc(max_len);
 	rbuf = malloc(max_len > 4 * MIB ? max_len : 4 * MIB);
-	if (!files || !wbuf || !rbuf) {
+	if (use_holes)
+		extent_cov = malloc(npages);
+	if (!files || !wbuf || !rbuf || (use_holes && !extent_cov)) {
 		fprintf(stderr, "vsmfs-fsx: out of memory\n");
 		return 2;
 	}
 	for (f = 0; f < nfiles; f++) {
 		files[f].path = argv[optind + f];
 		files[f].model = calloc(1, max_size);
-		if (!files[f].model) {
+		if (use_holes)
+			files[f].pst = calloc(1, npages);
+		if (!files[f].model || (use_holes && !files[f].pst)) {
 			fprintf(stderr, "vsmfs-fsx: out of memory for the models\n");
 			return 2;
 		}
@@ -1040,10 +1593,11 @@ int main(int argc, char **argv)
 		for (i = 0; i < FA_COUNT; i++)
 			if (falloc_on[i] && i != FA_ZERO_KEEP)
 				fprintf(stderr, " fallocate-%s", falloc_modes[i].name);
-		fprintf(stderr, "%s%s%s%s%s\n", use_mmap ? " mmap" : "",
+		fprintf(stderr, "%s%s%s%s%s%s\n", use_mmap ? " mmap" : "",
 			use_map_sync ? " map-sync" : "", use_seek ? " seek-data-hole" : "",
-			use_fiemap ? " fiemap" : "", any_falloc || use_mmap || use_seek ||
-			use_fiemap ? "" : " none");
+			use_fiemap ? " fiemap" : "", use_holes ? " holes" : "",
+			any_falloc || use_mmap || use_seek || use_fiemap || use_holes ?
+			"" : " none");
 	}
 
 	for (cur_op = 0; cur_op < nops; cur_op++) {
@@ -1074,12 +1628,28 @@ int main(int argc, char **argv)
 		}
 		e->size_after = files[f].size;
 		op_count[e->op]++;
+		if (e->op == OP_FALLOC && (e->how == FA_COLLAPSE || e->how == FA_INSERT)) {
+			if (e->len)
+				shift_count[e->how == FA_INSERT]++;
+			else
+				shift_skips++;
+		}
 		check_size(f);
+		if (use_holes && e->op == OP_FALLOC && e->how == FA_PUNCH)
+			hole_check(f, "after punch");
+		else if (use_holes && e->op == OP_FALLOC && e->len &&
+			 (e->how == FA_COLLAPSE || e->how == FA_INSERT))
+			hole_check(f, e->how == FA_INSERT ? "after insert" : "after collapse");
+		else if (use_holes && (e->op == OP_SEEK || e->op == OP_FIEMAP))
+			hole_check(f, e->op == OP_SEEK ? "at seek" : "at fiemap");
 		if (cur_op == inject_at)
 			inject();
 		if (check_every && (cur_op + 1) % check_every == 0) {
-			for (i = 0; i < nfiles; i++)
+			for (i = 0; i < nfiles; i++) {
 				check_file(i);
+				if (use_holes)
+					hole_check(i, "at whole-file compare");
+			}
 			if (!quiet)
 				fprintf(stderr, "vsmfs-fsx: %ld operations done\n", cur_op + 1);
 		}
@@ -1087,13 +1657,22 @@ int main(int argc, char **argv)
 	cur_op = nops - 1;
 	for (f = 0; f < nfiles; f++) {
 		check_file(f);
+		if (use_holes)
+			hole_check(f, "at the end");
 		close_file(&files[f]);
 	}
 	printf("vsmfs-fsx: seed %" PRIu64 ": %ld operations on %d file(s) passed:", seed,
 	       nops, nfiles);
-	for (i = 0; i < OP_COUNT; i++)
+	for (i = 0; i < OP_COUNT; i++) {
 		if (op_count[i])
 			printf(" %s %lu", op_names[i], op_count[i]);
+		if (i == OP_FALLOC && (falloc_on[FA_COLLAPSE] || falloc_on[FA_INSERT]))
+			printf(" (collapse %lu, insert %lu, skipped %lu)", shift_count[0],
+			       shift_count[1], shift_skips);
+	}
+	if (use_holes)
+		printf("; hole checks %lu (data pages probed %lu, holes %lu)", hole_checks,
+		       hole_probes[0], hole_probes[1]);
 	printf("\n");
 	return 0;
 }

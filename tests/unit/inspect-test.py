@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 """Host test of tools/vsmfs-inspect on image files made by tools/mkfs.vsmfs.
 
-Fresh images of several sizes, journal sizes and inode counts must show the
-layout "mkfs.vsmfs -n" prints, the usage fsck.vsmfs reports, an empty
-journal and only free virtual superpages. An image whose bitmaps, page
-table, journal and inode table are edited here must show the counts the
-edits imply, including a bitmap block read through the journal. A file that
+Fresh images of several sizes, journal sizes, inode counts and logical
+sizes, sparse (the default) or not, must show the layout "mkfs.vsmfs -n"
+prints, the usage fsck.vsmfs reports, an empty journal and only free
+virtual superpages. An image whose bitmaps, page table, journal and inode
+table are edited here must show the counts the edits imply, including a
+bitmap block read through the journal and the holes (logical pages
+without a frame) in the runs of a file. A file that
 is not a vsmfs file system must give exit status 8 and a message.
 """
 
@@ -77,9 +79,13 @@ def mkfs_layout(img, opts):
     """Create the file system and return the table "mkfs.vsmfs -n" prints."""
     res = run(MKFS, "-n", *opts, img)
     eq(res.returncode, 0, f"mkfs.vsmfs -n {opts}")
-    rows, inodes, vsps = {}, None, None
+    rows, inodes, vsps, lpages = {}, None, None, None
     table = res.stdout.splitlines()[2:]
     for line in res.stdout.splitlines():
+        m = re.match(r"\s+logical pages\s+(\d+)\s+\((\d+ MiB; sparse|not sparse)", line)
+        if m:
+            lpages = (int(m.group(1)), m.group(2) != "not sparse")
+            continue
         m = re.match(r"\s+([a-z ]+?)\s+(\d+)\s+(\d+)(?:\s+\((\d+) (inodes|virtual))?", line)
         if not m or m.group(1) not in REGIONS:
             continue
@@ -89,8 +95,10 @@ def mkfs_layout(img, opts):
         elif m.group(5) == "virtual":
             vsps = int(m.group(4))
     eq(len(rows), len(REGIONS), f"regions printed by mkfs.vsmfs -n {opts}")
+    check(lpages is not None, f"logical pages printed by mkfs.vsmfs -n {opts}")
     res = run(MKFS, "-q", "-f", *opts, img)
     eq(res.returncode, 0, f"mkfs.vsmfs {opts}: {res.stderr.strip()}")
+    rows["logical pages"] = lpages
     return rows, inodes, vsps, table
 
 
@@ -114,12 +122,22 @@ def test_fresh(tmp, size, opts):
     eq(sb["label"], "inspect", f"{what}: label")
     eq(sb["uuid"], "0a1b2c3d-4e5f-4061-8273-8495a6b7c8d9", f"{what}: uuid")
 
-    # A fresh file system: every data page free (page 0 is reserved, the
-    # empty root directory owns none), every inode free but the root.
+    # A fresh file system: every logical page and frame free (page 0 is
+    # reserved, the empty root directory owns none), every inode free but
+    # the root.
     data_pages = rows["data"][1]
+    lpages, sparse = rows["logical pages"]
+    eq((sb["sparse"], sb["logical_pages"]), (sparse, lpages), f"{what}: logical pages")
+    eq("sparse" in sb["features"], sparse, f"{what}: sparse feature")
+    if sparse:
+        check(lpages > data_pages and lpages % VSP == 0, f"{what}: {lpages} logical pages")
+    else:
+        eq(lpages, data_pages, f"{what}: logical pages without the sparse feature")
     u = r["usage"]
-    eq((u["pages"], u["pages_used"], u["pages_free"]), (data_pages - 1, 0, data_pages - 1),
-       f"{what}: data pages")
+    eq((u["pages"], u["pages_used"], u["pages_free"]), (lpages - 1, 0, lpages - 1),
+       f"{what}: logical pages")
+    eq((u["frames"], u["frames_used"], u["frames_free"]), (data_pages - 1, 0, data_pages - 1),
+       f"{what}: frames")
     eq((u["inodes"], u["inodes_used"], u["inodes_free"]), (inodes - 1, 1, inodes - 2),
        f"{what}: inodes")
     fsck = run(FSCK, "-n", img)
@@ -129,6 +147,11 @@ def test_fresh(tmp, size, opts):
     if m:
         eq((u["inodes_used"], u["inodes"], u["pages_used"], u["pages"]),
            tuple(int(x) for x in m.groups()), f"{what}: usage against fsck.vsmfs")
+    m = re.search(r"(\d+)/(\d+) frames in use", fsck.stdout)
+    eq(m is not None, sparse, f"{what}: frames in the fsck.vsmfs summary line")
+    if m:
+        eq((u["frames_used"], u["frames"]), tuple(int(x) for x in m.groups()),
+           f"{what}: frames against fsck.vsmfs")
 
     n, hdr_blocks = journal_geometry(rows["journal"][1])
     j = r["journal"]
@@ -138,9 +161,9 @@ def test_fresh(tmp, size, opts):
     eq(j["fill_percent"], 0, f"{what}: journal fill")
     eq((j["wear"]["min"], j["wear"]["max"], j["wear"]["buckets"][0]["blocks"]), (0, 0, n),
        f"{what}: journal wear")
-    # The fragmentation report counts a last superpage cut short (by the
-    # backup superblock in the last block) too.
-    nvsp = -(-data_pages // VSP)
+    # The fragmentation report covers the logical pages, and counts a last
+    # superpage cut short (by the backup superblock in the last block) too.
+    nvsp = -(-lpages // VSP)
     eq(r["fragmentation"], {"vsps": nvsp, "full": 0, "full_contiguous": 0, "full_aligned": 0,
                             "partial": 0, "free": nvsp}, f"{what}: fragmentation")
 
@@ -151,6 +174,8 @@ def test_fresh(tmp, size, opts):
     eq(text.returncode, 0, f"{what}: text output")
     check(f"0 used, {data_pages - 1} free of {data_pages - 1}" in text.stdout,
           f"{what}: text usage line")
+    check(f"0 used, {lpages - 1} free of {lpages - 1}" in text.stdout,
+          f"{what}: text usage line of the logical pages")
     lines = text.stdout.splitlines()
     eq(lines[3:3 + len(table)], table, f"{what}: text region table against mkfs.vsmfs -n")
 
@@ -166,6 +191,7 @@ def test_edited(tmp):
     with open(img, "wb") as f:
         f.truncate(64 << 20)
     rows, inodes, vsps, _ = mkfs_layout(img, ["-J", "1M"])
+    lpages = rows["logical pages"][0]
     lb, pt = rows["logical page bitmap"][0], rows["page table"][0]
     ib, it = rows["inode bitmap"][0], rows["inode table"][0]
     js = rows["journal"][0]
@@ -207,6 +233,15 @@ def test_edited(tmp):
         di += struct.pack("<QQQ", 512 | 512 << 48, 1024 | 512 << 48, 1536 | 1 << 48)
         put(f, it * BS + 2 * 256, di)
 
+        # Inode 5 (slot 5): a sparse file, a run of the last superpage of
+        # the logical space (no frame at all) and a run of 100 pages of
+        # which 10 have no frame.
+        di = struct.pack("<HHIIIIIQQ", 0o100644, 0, 1, 0, 0, 0, 0, 3 << 20, 90)
+        di += bytes(32 + 16) + struct.pack("<II", 0, 0) + struct.pack("<Q", 0)
+        di += struct.pack("<QQ", (lpages - 512) | 512 << 48, 2560 | 100 << 48)
+        put(f, it * BS + 5 * 256, di)
+        put(f, pt * BS + 2560 * 8, struct.pack("<Q", (1 << 40) - 1) * 10)
+
         # Aggregation moved inode 40 into slot 3, and inode 3 out to 40.
         imap = rows["inode mapping table"][0]
         put(f, imap * BS + 3 * 4, struct.pack("<I", 40))
@@ -214,10 +249,11 @@ def test_edited(tmp):
 
     r = inspect_json(img, "-i")
     what = "edited image"
-    nvsp = -(-rows["data"][1] // VSP)
+    nvsp = -(-lpages // VSP)
     eq(r["fragmentation"], {"vsps": nvsp, "full": 3, "full_contiguous": 2, "full_aligned": 1,
                             "partial": 1, "free": nvsp - 4}, f"{what}: fragmentation")
     eq(r["usage"]["pages_used"], 1024 + 1 + 512, f"{what}: pages used")
+    eq(r["usage"]["frames_used"], 1024 + 1 + 512, f"{what}: frames used")
     eq(r["usage"]["inodes_used"], 9, f"{what}: inodes used (bitmap read through the journal)")
     j = r["journal"]
     eq((j["checkpoint_area"], j["valid"], j["latest"], j["old"], j["holes"], j["free"],
@@ -230,8 +266,19 @@ def test_edited(tmp):
     eq(r["aggregation"], {"hot": [{"ino": 40, "slot": 3, "in_use": False}], "moved_out": 1,
                           "window_at_least": 16}, f"{what}: aggregation")
     eq(r["files"], [{"ino": 2, "size": (4 << 20) + 4096, "pages": 1024, "runs": 3,
-                     "tail_key": 3, "zfdm_tail_released": True,
-                     "truncating": False}], f"{what}: files")
+                     "holes": 0, "tail_key": 3, "zfdm_tail_released": True,
+                     "truncating": False, "hole_runs": []},
+                    {"ino": 5, "size": 3 << 20, "pages": 90, "runs": 2, "holes": 522,
+                     "tail_key": 0, "zfdm_tail_released": False, "truncating": False,
+                     "hole_runs": [{"key": 0, "lpn": lpages - 512, "pages": 512, "framed": 0,
+                                    "holes": 512},
+                                   {"key": 1, "lpn": 2560, "pages": 100, "framed": 90,
+                                    "holes": 10}]}], f"{what}: files")
+    text = run(INSPECT, "-i", img).stdout
+    check(f"piece 0: run lpn {lpages - 512}+512, 0 framed, 512 holes" in text,
+          f"{what}: text run of holes")
+    check("piece 1: run lpn 2560+100, 90 framed, 10 holes" in text,
+          f"{what}: text run with holes")
 
 
 def test_errors(tmp):
@@ -258,7 +305,9 @@ def main():
         common = ["-L", "inspect", "-U", "0a1b2c3d-4e5f-4061-8273-8495a6b7c8d9"]
         for size, opts in ((16 << 20, []), (64 << 20, ["-J", "4M"]),
                            (100 << 20, ["-J", "1M", "-N", "100"]),
-                           (256 << 20, ["-N", "20000"]), (1 << 30, ["-J", "16M"])):
+                           (256 << 20, ["-N", "20000"]), (1 << 30, ["-J", "16M"]),
+                           (16 << 20, ["-O", "^sparse"]), (64 << 20, ["-O", "^sparse,^sb_last"]),
+                           (64 << 20, ["-l", "1G"]), (100 << 20, ["--logical-size", "98M"])):
             test_fresh(tmp, size, opts + common)
         test_edited(tmp)
         test_errors(tmp)

@@ -37,9 +37,13 @@ static const struct vsmfs_layout *layout(void)
 {
 	static struct vsmfs_layout l;
 
+	/* As mkfs lays out a 256 MiB device by default: sparse. */
 	if (!l.blocks)
-		vsmfs_compute_layout(&l, 65536, vsmfs_default_journal_blocks(65536),
-				     vsmfs_default_inodes(65536), VSMFS_FEATURE_INCOMPAT_SB_LAST);
+		vsmfs_compute_layout_sparse(&l, 65536, vsmfs_default_journal_blocks(65536),
+					    vsmfs_default_inodes(65536),
+					    VSMFS_FEATURE_INCOMPAT_SB_LAST |
+					    VSMFS_FEATURE_INCOMPAT_SPARSE,
+					    vsmfs_default_lpages(65536));
 	return &l;
 }
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * User-space unit tests of the shared format code (fs/vsmfs/verify.c):
- * checksum, name hash, layout computation over many device sizes, and the
- * superblock verifier against good and damaged superblocks.
+ * checksum, name hash, layout computation over many device sizes (sparse
+ * and not), and the superblock verifier against good and damaged
+ * superblocks.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,14 @@
 #include "verify.h"
 
 #include "check.h"
+
+/* Change a copy of sb, checksum it, expect vsmfs_sb_check() to refuse it. */
+#define MUTATE_SB(stmt, what) do {					\
+	bad = sb;							\
+	stmt;								\
+	bad.s_checksum = cpu_to_le32(vsmfs_sb_csum(&bad));		\
+	CHECK(vsmfs_sb_check(&bad, blocks) != NULL, "%s refused", what);	\
+} while (0)
 
 static void make_sb(struct vsmfs_dsb *sb, u64 blocks)
 {
@@ -136,6 +145,135 @@ static void test_sb_check(void)
 	      le64_to_cpu(sb.s_data_pages), "sb_last gives the last block to the backup");
 }
 
+/* A superblock of a sparse file system of @blocks with @lpages logical pages. */
+static const char *make_sparse_sb(struct vsmfs_dsb *sb, u64 blocks, u64 lpages)
+{
+	const u32 incompat = VSMFS_FEATURE_INCOMPAT_SB_LAST | VSMFS_FEATURE_INCOMPAT_SPARSE;
+	struct vsmfs_layout l;
+	const char *why;
+
+	make_sb(sb, blocks);
+	why = vsmfs_compute_layout_sparse(&l, blocks, vsmfs_default_journal_blocks(blocks),
+					  vsmfs_default_inodes(blocks), incompat, lpages);
+	if (why)
+		return why;
+	sb->s_feature_incompat = cpu_to_le32(incompat);
+	vsmfs_layout_to_sb(&l, sb);
+	sb->s_checksum = cpu_to_le32(vsmfs_sb_csum(sb));
+	return NULL;
+}
+
+static void test_sparse_layouts(void)
+{
+	static const u64 sizes_mib[] = { 16, 17, 31, 64, 100, 256, 1000, 1024, 4096, 65536 };
+	const u32 sparse = VSMFS_FEATURE_INCOMPAT_SPARSE;
+	size_t i;
+
+	CHECK(vsmfs_default_lpages(16384) == 32768, "default: twice the blocks");
+	CHECK(vsmfs_default_lpages(16383) == 32768, "default: whole superpages");
+	CHECK(vsmfs_default_lpages(1ULL << 40) == VSMFS_MAX_LPAGES, "default: at most 2^40");
+
+	for (i = 0; i < 2 * sizeof(sizes_mib) / sizeof(sizes_mib[0]); i++) {
+		bool last = i % 2 == 0;
+		u64 blocks = sizes_mib[i / 2] << (20 - VSMFS_BLOCK_SHIFT);
+		u64 end = last ? blocks - 1 : blocks, lp = vsmfs_default_lpages(blocks);
+		u32 incompat = sparse | (last ? VSMFS_FEATURE_INCOMPAT_SB_LAST : 0);
+		u64 j = vsmfs_default_journal_blocks(blocks), n = vsmfs_default_inodes(blocks);
+		struct vsmfs_layout l, flat;
+		const char *why;
+
+		why = vsmfs_compute_layout_sparse(&l, blocks, j, n, incompat, lp);
+		CHECK(!why, "%llu MiB sparse: %s", (unsigned long long)sizes_mib[i / 2], why);
+		if (why)
+			continue;
+		CHECK(!vsmfs_compute_layout(&flat, blocks, j, n, incompat & ~sparse),
+		      "%llu MiB not sparse", (unsigned long long)sizes_mib[i / 2]);
+		CHECK(l.sparse && l.lpages == lp, "sparse layout keeps its logical pages");
+		CHECK(!flat.sparse && flat.lpages == flat.data_pages,
+		      "without the feature, one logical page a frame");
+		CHECK(l.ptable_start == flat.ptable_start, "page table at the same place");
+		CHECK(l.ptable_blocks == lp / VSMFS_PTES_PER_BLOCK, "page table covers every"
+		      " logical page: %llu blocks", (unsigned long long)l.ptable_blocks);
+		CHECK(l.lbitmap_start == l.ptable_start + l.ptable_blocks,
+		      "lbitmap follows ptable");
+		CHECK(l.lbitmap_blocks == DIV_ROUND_UP(lp, VSMFS_BLOCK_SIZE * 8ULL),
+		      "bitmap covers every logical page");
+		CHECK(l.data_start >= l.lbitmap_start + l.lbitmap_blocks, "data after lbitmap");
+		CHECK(l.data_start % VSMFS_VSP_PAGES == 0, "data 2 MiB aligned");
+		CHECK(l.data_start + l.data_pages <= end, "data within the device");
+		CHECK(end - (l.data_start + l.data_pages) < VSMFS_VSP_PAGES + 2,
+		      "%llu MiB sparse: %llu blocks unused at the end",
+		      (unsigned long long)sizes_mib[i / 2],
+		      (unsigned long long)(end - l.data_start - l.data_pages));
+		CHECK(l.data_pages <= flat.data_pages && l.data_pages < l.lpages,
+		      "fewer frames than logical pages");
+		/* As many logical pages as frames, rounded up, is the least. */
+		lp = roundup(flat.data_pages, (u64)VSMFS_VSP_PAGES);
+		CHECK(!vsmfs_compute_layout_sparse(&l, blocks, j, n, incompat, lp) &&
+		      l.lpages >= l.data_pages, "%llu MiB: %llu logical pages accepted",
+		      (unsigned long long)sizes_mib[i / 2], (unsigned long long)lp);
+		CHECK(vsmfs_compute_layout_sparse(&l, blocks, j, n, incompat,
+						  lp - VSMFS_VSP_PAGES) != NULL,
+		      "%llu MiB: fewer logical pages than frames refused",
+		      (unsigned long long)sizes_mib[i / 2]);
+	}
+}
+
+static void test_sparse_sb(void)
+{
+	const u32 both = VSMFS_FEATURE_INCOMPAT_SB_LAST | VSMFS_FEATURE_INCOMPAT_SPARSE;
+	u64 blocks = 262144, lp = vsmfs_default_lpages(blocks);
+	u64 j = vsmfs_default_journal_blocks(blocks), n = vsmfs_default_inodes(blocks);
+	struct vsmfs_layout l, back;
+	struct vsmfs_dsb sb, bad;
+	const char *why;
+
+	why = make_sparse_sb(&sb, blocks, lp);
+	CHECK(!why, "sparse superblock: %s", why);
+	CHECK(le64_to_cpu(sb.s_lpages) == lp, "s_lpages stored");
+	CHECK(!vsmfs_sb_check(&sb, blocks), "sparse superblock accepted: %s",
+	      vsmfs_sb_check(&sb, blocks));
+	CHECK(!vsmfs_sb_backup_check(&sb, blocks - 1, blocks), "sparse backup accepted");
+	vsmfs_compute_layout_sparse(&l, blocks, j, n, both, lp);
+	memset(&back, 0xa5, sizeof(back));
+	vsmfs_layout_of_sb(&back, &sb);
+	CHECK(back.sparse && back.lpages == lp && back.data_pages == l.data_pages &&
+	      back.ptable_blocks == l.ptable_blocks && back.lbitmap_blocks == l.lbitmap_blocks &&
+	      back.data_start == l.data_start, "layout of the superblock round trips");
+	make_sb(&bad, blocks);
+	CHECK(!le64_to_cpu(bad.s_lpages), "s_lpages 0 without the feature");
+	vsmfs_layout_of_sb(&back, &bad);
+	CHECK(!back.sparse && back.lpages == back.data_pages, "layout without the feature");
+
+	/* Refused by the layout itself. */
+	CHECK(vsmfs_compute_layout_sparse(&l, blocks, j, n, both, lp + 1) != NULL,
+	      "logical pages not a multiple of 512 refused");
+	CHECK(vsmfs_compute_layout_sparse(&l, blocks, j, n, both, VSMFS_VSP_PAGES) != NULL,
+	      "fewer logical pages than frames refused");
+	CHECK(vsmfs_compute_layout_sparse(&l, blocks, j, n, VSMFS_FEATURE_INCOMPAT_SB_LAST,
+					  lp) != NULL, "logical pages without the feature refused");
+	CHECK(vsmfs_compute_layout_sparse(&l, blocks, j, n, both, 0) != NULL,
+	      "the feature without logical pages refused");
+	CHECK(vsmfs_compute_layout_sparse(&l, blocks, j, n, both, VSMFS_MAX_LPAGES + 512) != NULL,
+	      "more than 2^40 logical pages refused");
+	CHECK(vsmfs_compute_layout_sparse(&l, blocks, j, n, both, VSMFS_MAX_LPAGES) != NULL,
+	      "a page table larger than the device refused");
+	CHECK(make_sparse_sb(&bad, blocks, lp + 1) != NULL, "odd count refused by mkfs's path");
+
+	/* Refused by the superblock verifier. */
+	MUTATE_SB(bad.s_lpages = cpu_to_le64(lp + 1), "s_lpages not a multiple of 512");
+	MUTATE_SB(bad.s_lpages = cpu_to_le64(lp + VSMFS_VSP_PAGES),
+		  "s_lpages other than the region table says");
+	MUTATE_SB(bad.s_lpages = cpu_to_le64(VSMFS_VSP_PAGES), "s_lpages below the frames");
+	MUTATE_SB(bad.s_lpages = 0, "the sparse feature with s_lpages 0");
+	MUTATE_SB(bad.s_feature_incompat = cpu_to_le32(VSMFS_FEATURE_INCOMPAT_SB_LAST),
+		  "s_lpages with the feature clear");
+	make_sb(&bad, blocks);
+	bad.s_lpages = cpu_to_le64(lp);
+	bad.s_checksum = cpu_to_le32(vsmfs_sb_csum(&bad));
+	CHECK(vsmfs_sb_check(&bad, blocks) != NULL, "s_lpages on a superblock without the feature");
+}
+
 static void test_name_hash(void)
 {
 	/* Published FNV-1a 32-bit test vectors. */
@@ -182,6 +320,8 @@ int main(void)
 	test_name_hash();
 	test_layouts();
 	test_sb_check();
+	test_sparse_layouts();
+	test_sparse_sb();
 	printf("test_verify: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }

@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/fs.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "vsmfs_format.h"
+#include "verify.h"
 #include "../tools.h"
 
 const char *progname = "vsmfs";
@@ -30,7 +32,7 @@ int fail(int code, const char *fmt, ...)
 	return code;
 }
 
-/* Parse "123", "64K", "128M", "2G", "1T" into bytes (or plain counts). */
+/* Parse "123", "64K", "128M", "2G", "1T", "4P" into bytes (or plain counts). */
 int parse_size(const char *s, u64 *out)
 {
 	char *end;
@@ -55,6 +57,9 @@ int parse_size(const char *s, u64 *out)
 		break;
 	case 'T':
 		shift = 40;
+		break;
+	case 'P':
+		shift = 50;
 		break;
 	case '\0':
 		break;
@@ -140,4 +145,19 @@ void sb_clear_errors(struct vsmfs_dsb *sb)
 	sb->s_first_error_ino = sb->s_last_error_ino = 0;
 	memset(sb->s_first_error_func, 0, sizeof(sb->s_first_error_func));
 	memset(sb->s_last_error_func, 0, sizeof(sb->s_last_error_func));
+}
+
+/*
+ * The row of the region table (mkfs.vsmfs, vsmfs-inspect) that gives the
+ * logical pages and whether the file system is sparse.
+ */
+void print_lpages(const struct vsmfs_layout *l)
+{
+	if (l->sparse)
+		printf("  %-22s %10s %10" PRIu64 "  (%" PRIu64 " MiB; sparse, %" PRIu64
+		       " frames)\n", "logical pages", "", l->lpages,
+		       l->lpages >> (20 - VSMFS_BLOCK_SHIFT), l->data_pages);
+	else
+		printf("  %-22s %10s %10" PRIu64 "  (not sparse, one frame each)\n",
+		       "logical pages", "", l->lpages);
 }

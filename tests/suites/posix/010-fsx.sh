@@ -1,8 +1,10 @@
 # Random operations against an in-memory model (tests/helpers/vsmfs-fsx):
 # 50,000 operations in four seeded runs of two files each, two runs at a
 # time on the same mount. The optional operation classes (fallocate modes,
-# mmap, MAP_SYNC, SEEK_DATA/SEEK_HOLE, FIEMAP) are those a probe on the
-# mount finds supported; the probe result is printed.
+# mmap, MAP_SYNC, SEEK_DATA/SEEK_HOLE, FIEMAP) and the hole checks (-G: page
+# by page, SEEK_DATA/SEEK_HOLE, FIEMAP and st_blocks agree with what was
+# written, allocated and punched) are those a probe on the mount finds
+# supported; the probe result is printed.
 . tests/lib/common.sh
 
 FSX=$HELPERS/vsmfs-fsx

@@ -90,8 +90,8 @@ c_run_vsp() {
 }
 damage_case run_vsp "inode $BIG (regular file): index entry 0: run" "crosses a virtual superpage"
 
-c_run_range() { "$POKE" "$DEV" inode "$MID" set direct0=$(( (data_pages + 1) | (1 << 48) )); }
-damage_case run_range "inode $MID (regular file): index entry 0: logical pages $((data_pages + 1))+1 out of range"
+c_run_range() { "$POKE" "$DEV" inode "$MID" set direct0=$(( (lpages + 1) | (1 << 48) )); }
+damage_case run_range "inode $MID (regular file): index entry 0: logical pages $((lpages + 1))+1 out of range"
 
 c_run_eof() { "$POKE" "$DEV" inode "$MID" set size=4096; }
 damage_case run_eof "inode $MID (regular file): index entry 0: page 1 of its run is past the end of the file (size 4096) and not zero"
@@ -99,11 +99,11 @@ damage_case run_eof "inode $MID (regular file): index entry 0: page 1 of its run
 c_double_use() { "$POKE" "$DEV" inode "$MID" set direct0="$("$POKE" "$DEV" inode "$BIG" get direct1)"; }
 damage_case double_use "inode $MID (regular file): data at logical pages" "already owned" "by inode $BIG"
 
-c_ind_ptr() { "$POKE" "$DEV" inode "$D3" set ind=$((data_pages + 7)); }
+c_ind_ptr() { "$POKE" "$DEV" inode "$D3" set ind=$((lpages + 7)); }
 damage_case ind_ptr "inode $D3 (directory): single indirect index pointer"
 
-c_xattr_range() { "$POKE" "$DEV" inode "$F1" set xattr=$((data_pages + 2)); }
-damage_case xattr_range "inode $F1 (regular file): xattr block at logical page $((data_pages + 2)) out of range"
+c_xattr_range() { "$POKE" "$DEV" inode "$F1" set xattr=$((lpages + 2)); }
+damage_case xattr_range "inode $F1 (regular file): xattr block at logical page $((lpages + 2)) out of range"
 
 c_xattr_owned() {
 	"$POKE" "$DEV" inode "$MID" set xattr="$(lpn_of "$("$POKE" "$DEV" inode "$F1" get direct0)")"
