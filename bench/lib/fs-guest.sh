@@ -12,6 +12,7 @@
 mount_fs() {
 	case $1 in
 	vsmfs)		"$MKFS" -q -f "$DEV"; mount -t vsmfs "$DEV" "$MNT" ;;
+	vsmfs-nosparse)	"$MKFS" -q -f -O ^sparse "$DEV"; mount -t vsmfs "$DEV" "$MNT" ;;
 	vsmfs-nodelta)	"$MKFS" -q -f "$DEV"; mount -t vsmfs -o journal_delta=off "$DEV" "$MNT" ;;
 	vsmfs-nowear)	"$MKFS" -q -f "$DEV"; mount -t vsmfs -o journal_wear=off "$DEV" "$MNT" ;;
 	vsmfs-nogc)	"$MKFS" -q -f "$DEV"; mount -t vsmfs -o journal_gc=off "$DEV" "$MNT" ;;

@@ -201,11 +201,15 @@ int vsmfs_alloc_pages_at(struct vsmfs_trans *t, u64 lpn, u64 count)
 	return vsmfs_lbits(t, lpn, count, true, true);
 }
 
-/*
- * First run of @count free pages within VSP @vsp, or 0: pages with frames,
- * or with @holes pages without.
- */
-static u64 vsmfs_find_run(struct vsmfs_sb_info *sbi, u64 vsp, u64 count, bool holes)
+/* The pages a run is to be made of. */
+enum vsmfs_run_kind {
+	VSMFS_RUN_FRAMED,	/* pages with frames */
+	VSMFS_RUN_HOLES,	/* pages without */
+	VSMFS_RUN_ANY,		/* either */
+};
+
+/* First run of @count free pages of @kind within VSP @vsp, or 0. */
+static u64 vsmfs_find_run(struct vsmfs_sb_info *sbi, u64 vsp, u64 count, enum vsmfs_run_kind kind)
 {
 	u64 first = vsp * VSMFS_VSP_PAGES;
 	u64 last = min_t(u64, first + VSMFS_VSP_PAGES, sbi->s_layout.lpages);
@@ -229,10 +233,11 @@ static u64 vsmfs_find_run(struct vsmfs_sb_info *sbi, u64 vsp, u64 count, bool ho
 			continue;
 		}
 		/* Every page free: now every page of the kind wanted. */
-		if (!sbi->s_noframe)
+		if (!sbi->s_noframe || kind == VSMFS_RUN_ANY)
 			return base + z;
-		o = holes ? find_next_zero_bit(sbi->s_noframe, base + z + count, base + z) :
-			    find_next_bit(sbi->s_noframe, base + z + count, base + z);
+		o = kind == VSMFS_RUN_HOLES ?
+		    find_next_zero_bit(sbi->s_noframe, base + z + count, base + z) :
+		    find_next_bit(sbi->s_noframe, base + z + count, base + z);
 		if (o >= base + z + count)
 			return base + z;
 		pos = o - base + 1;
@@ -284,7 +289,7 @@ static int vsmfs_find_free(struct vsmfs_sb_info *sbi, u64 count, bool large, u64
 		vsp = (sbi->s_small_cursor + i) % nvsp;
 		if (i < nvsp && vsmfs_vsp_free(sbi, vsp))
 			continue;
-		found = vsmfs_find_run(sbi, vsp, count, false);
+		found = vsmfs_find_run(sbi, vsp, count, VSMFS_RUN_FRAMED);
 		if (found) {
 			sbi->s_small_cursor = vsp;
 			*lpn = found;
@@ -336,10 +341,11 @@ int vsmfs_reserve_pages(struct vsmfs_trans *t, u64 count, u64 *lpn)
 }
 
 /*
- * A free run of @count logical pages without frames, or 0. The search
- * starts past the frames, where mkfs left the pages without any.
+ * A free run of @count logical pages of @kind (without frames, or any),
+ * or 0. The search starts past the frames, where mkfs left the pages
+ * without any.
  */
-static u64 vsmfs_find_holes(struct vsmfs_sb_info *sbi, u64 count)
+static u64 vsmfs_find_holes(struct vsmfs_sb_info *sbi, u64 count, enum vsmfs_run_kind kind)
 {
 	const struct vsmfs_layout *l = &sbi->s_layout;
 	u64 nvsp = DIV_ROUND_UP(l->lpages, VSMFS_VSP_PAGES), i, found;
@@ -348,7 +354,7 @@ static u64 vsmfs_find_holes(struct vsmfs_sb_info *sbi, u64 count)
 		return 0;
 	for (i = 0; i < nvsp; i++) {
 		found = vsmfs_find_run(sbi, (l->data_pages / VSMFS_VSP_PAGES + i) % nvsp,
-				       count, true);
+				       count, kind);
 		if (found)
 			return found;
 	}
@@ -375,7 +381,7 @@ int vsmfs_reserve_holes(struct vsmfs_trans *t, u64 count, u64 *lpn, u64 *got)
 	u64 found;
 
 	for (; count; count /= 2) {
-		found = vsmfs_find_holes(t->t_sbi, count);
+		found = vsmfs_find_holes(t->t_sbi, count, VSMFS_RUN_HOLES);
 		if (found) {
 			*lpn = found;
 			*got = count;
@@ -386,19 +392,24 @@ int vsmfs_reserve_holes(struct vsmfs_trans *t, u64 count, u64 *lpn, u64 *got)
 }
 
 /**
- * vsmfs_alloc_holes() - allocate a run of logical pages without frames
+ * vsmfs_alloc_holes() - allocate a run of logical pages, frames or not
  * @t: running transaction
  * @count: pages, 1..VSMFS_VSP_PAGES
  * @lpn: first page of the run
  *
  * For a file's run whose pages get frames only where they are written
- * (vsmfs_fill_holes_t()): free space is untouched.
+ * (vsmfs_fill_holes_t()): a run of pages without frames if one is free,
+ * which leaves free space untouched, else any free run, whose pages with
+ * frames (vsmfs_frames_in()) are taken from free space.
  *
  * Return: 0, -ENOSPC if no such run is free, or another negative errno.
  */
 int vsmfs_alloc_holes(struct vsmfs_trans *t, u64 count, u64 *lpn)
 {
-	u64 found = vsmfs_find_holes(t->t_sbi, count);
+	u64 found = vsmfs_find_holes(t->t_sbi, count, VSMFS_RUN_HOLES);
+
+	if (!found)
+		found = vsmfs_find_holes(t->t_sbi, count, VSMFS_RUN_ANY);
 
 	if (!found)
 		return -ENOSPC;

@@ -28,13 +28,14 @@
 /*
  * Whether a write of [@wfrom, @wto) into a piece whose run has @have
  * pages, growing it to @need, skips whole pages past the run that a
- * sparse file system leaves without frames.
+ * sparse file system leaves without frames (@wfrom == @wto: pages from
+ * @wfrom on are allocated, zeroed, and none written).
  */
 static bool vsmfs_sparse_gap(struct vsmfs_sb_info *sbi, u64 have, u64 need, u64 wfrom, u64 wto)
 {
 	u64 first = wfrom >> VSMFS_BLOCK_SHIFT;
 
-	return sbi->s_noframe && wto > wfrom && first > have &&
+	return sbi->s_noframe && wto >= wfrom && first > have &&
 	       READ_ONCE(sbi->s_free_pages) >= need - first;
 }
 
@@ -76,8 +77,10 @@ static bool vsmfs_gather_ok(struct vsmfs_trans *t, u64 have, u64 need)
 int vsmfs_extend_sparse(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 have,
 			u64 need, u64 wfrom, bool zfdm, u64 *nlpn)
 {
+	struct vsmfs_sb_info *sbi = t->t_sbi;
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
-	u64 first = wfrom >> VSMFS_BLOCK_SHIFT, pages = vi->i_pages;
+	u64 first = wfrom >> VSMFS_BLOCK_SHIFT, pages = vi->i_pages, i;
+	u64 old = have ? vsmfs_frames_in(sbi, lpn, have) : 0;
 	bool in_place = have && !zfdm && lpn % VSMFS_VSP_PAGES + need <= VSMFS_VSP_PAGES &&
 			!vsmfs_alloc_holes_at(t, lpn + have, need - have);
 	struct vsmfs_swap sw;
@@ -90,6 +93,19 @@ int vsmfs_extend_sparse(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64
 		if (ret)
 			return ret;
 	}
+	/*
+	 * New pages that came with frames (free space without a run of pages
+	 * without): those skipped give them up, the others keep them, zeroed,
+	 * as do skipped ones for which no page without a frame is left.
+	 */
+	if (first > have && vsmfs_frames_in(sbi, *nlpn + have, min(first, need) - have)) {
+		ret = vsmfs_punch_frames_t(t, inode, *nlpn + have, min(first, need) - have, &i);
+		if (ret)
+			goto out;
+	}
+	for (i = have; i < need; i++)
+		if (!vsmfs_lpn_hole(sbi, *nlpn + i))
+			vsmfs_zero_pm(vsmfs_lpn_ptr(sbi, *nlpn + i), VSMFS_BLOCK_SIZE);
 	/* The written pages first: the old run moves only once they have frames. */
 	ret = vsmfs_fill_holes_t(t, inode, *nlpn + first, need - first, false);
 	if (!ret && !in_place && have) {
@@ -107,6 +123,7 @@ int vsmfs_extend_sparse(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64
 			vsmfs_stat_add(t->t_sbi, zfdm_migrated_pages, have);
 		}
 	}
+out:
 	if (ret) {
 		/* Frames given to the new pages go back with them. */
 		if (in_place)
@@ -114,8 +131,11 @@ int vsmfs_extend_sparse(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64
 		else
 			vsmfs_free_pages(t, *nlpn, need);
 		vi->i_pages = pages;
-		inode->i_blocks = pages << (VSMFS_BLOCK_SHIFT - 9);
+	} else {
+		/* The file owns the frames of its new run now, and no longer the old's. */
+		vi->i_pages = pages - old + vsmfs_frames_in(sbi, *nlpn, need);
 	}
+	inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
 	return ret;
 }
 
@@ -251,8 +271,8 @@ int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
 	} else {
 		ret = vsmfs_alloc_pages(t, need, large, &nlpn);
 		if (ret == -ENOSPC && vsmfs_gather_ok(t, have, need) &&
-		    !vsmfs_extend_sparse(t, inode, lpn, have, need, have << VSMFS_BLOCK_SHIFT,
-					 zfdm, &nlpn)) {
+		    !vsmfs_extend_sparse(t, inode, lpn, have, need,
+					 max(wfrom, have << VSMFS_BLOCK_SHIFT), zfdm, &nlpn)) {
 			/* No free run that long: frames gathered from all free space. */
 			sparse = true;
 			vsmfs_stat_inc(sbi, frames_gathered);

@@ -62,7 +62,9 @@ static int __vsmfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
 
 		vsmfs_trans_begin(sbi, &t);
 		vsmfs_trans_track(&t, inode, false);
-		ret = vsmfs_extend_run(&t, inode, key, pg + 1, 0, 0,
+		/* Pages before the one faulted on stay holes where they can. */
+		ret = vsmfs_extend_run(&t, inode, key, pg + 1, pg << VSMFS_BLOCK_SHIFT,
+				       pg << VSMFS_BLOCK_SHIFT,
 				       i_size_read(inode) >= VSMFS_LARGE_FILE, &run, &have);
 		if (!ret)
 			ret = vsmfs_write_inode_t(&t, inode);
