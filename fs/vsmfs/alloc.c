@@ -240,7 +240,10 @@ static u64 vsmfs_find_run(struct vsmfs_sb_info *sbi, u64 vsp, u64 count, enum vs
 		    find_next_bit(sbi->s_noframe, base + z + count, base + z);
 		if (o >= base + z + count)
 			return base + z;
-		pos = o - base + 1;
+		/* On from the next page of the kind wanted. */
+		o = kind == VSMFS_RUN_HOLES ? find_next_bit(sbi->s_noframe, base + end, o) :
+		    find_next_zero_bit(sbi->s_noframe, base + end, o);
+		pos = o - base;
 	}
 	return 0;
 }
@@ -389,6 +392,30 @@ int vsmfs_reserve_holes(struct vsmfs_trans *t, u64 count, u64 *lpn, u64 *got)
 		}
 	}
 	return -ENOSPC;
+}
+
+/**
+ * vsmfs_reserve_frames() - take free logical pages with frames, to give
+ *	their frames to holes, for this transaction only
+ * @t: running transaction
+ * @count: pages, 1..VSMFS_VSP_PAGES
+ * @lpn: first page of the run taken
+ *
+ * As vsmfs_reserve_pages(), but searching first past the frames mkfs
+ * placed, where hole punching leaves the frames it gives back: the pages
+ * left without frames there do not break up the runs that files take.
+ *
+ * Return: 0, or -ENOSPC if no such run is free.
+ */
+int vsmfs_reserve_frames(struct vsmfs_trans *t, u64 count, u64 *lpn)
+{
+	u64 found = count <= t->t_sbi->s_free_pages ?
+		    vsmfs_find_holes(t->t_sbi, count, VSMFS_RUN_FRAMED) : 0;
+
+	if (!found)
+		return -ENOSPC;
+	*lpn = found;
+	return vsmfs_lbits(t, found, count, true, false);
 }
 
 /**

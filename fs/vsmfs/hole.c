@@ -70,10 +70,10 @@ int vsmfs_fill_holes_t(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 
 		}
 		n = vsmfs_same_kind(sbi, i, end);
 		/* Free frames in a run if there is one, else one at a time. */
-		ret = vsmfs_reserve_pages(t, n, &donor);
+		ret = vsmfs_reserve_frames(t, n, &donor);
 		if (ret == -ENOSPC && n > 1) {
 			n = 1;
-			ret = vsmfs_reserve_pages(t, n, &donor);
+			ret = vsmfs_reserve_frames(t, n, &donor);
 		}
 		if (ret)
 			break;

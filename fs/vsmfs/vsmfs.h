@@ -728,6 +728,7 @@ int vsmfs_reserve_pages(struct vsmfs_trans *t, u64 count, u64 *lpn);
 int vsmfs_unreserve_pages(struct vsmfs_trans *t, u64 lpn, u64 count);
 int vsmfs_reserve_holes(struct vsmfs_trans *t, u64 count, u64 *lpn, u64 *got);
 int vsmfs_alloc_holes(struct vsmfs_trans *t, u64 count, u64 *lpn);
+int vsmfs_reserve_frames(struct vsmfs_trans *t, u64 count, u64 *lpn);
 int vsmfs_alloc_holes_at(struct vsmfs_trans *t, u64 lpn, u64 count);
 
 /* hole.c */
