@@ -204,10 +204,22 @@ static ssize_t vsmfs_write_inplace(struct inode *inode, loff_t pos, size_t len,
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	u64 key = pos >> VSMFS_VSP_SHIFT, wfrom = pos - (key << VSMFS_VSP_SHIFT);
 	loff_t size = i_size_read(inode);
+	/*
+	 * A hole the write fills, inside a run or past it, may be mapped (the
+	 * zero page, by a read fault): the mappings of the range go first,
+	 * and no fault maps it again until the write is done.
+	 */
+	bool unmap = !mapping_empty(inode->i_mapping);
 	struct vsmfs_trans t;
 	ssize_t n;
 	int err;
 
+	if (unmap) {
+		filemap_invalidate_lock(inode->i_mapping);
+		/* Whole pages: partial ones would keep their mappings. */
+		truncate_pagecache_range(inode, round_down(pos, PAGE_SIZE),
+					 round_up(pos + len, PAGE_SIZE) - 1);
+	}
 	down_write(&vi->i_idx_sem);
 	vsmfs_trans_begin(sbi, &t);
 	vsmfs_trans_track(&t, inode, false);
@@ -215,8 +227,8 @@ static ssize_t vsmfs_write_inplace(struct inode *inode, loff_t pos, size_t len,
 	err = vsmfs_inode_get_write_access(&t, inode);
 	if (err) {
 		vsmfs_trans_abort(&t);
-		up_write(&vi->i_idx_sem);
-		return err;
+		n = err;
+		goto out;
 	}
 	/* Bytes between the old end and the write may have been mapped. */
 	if (pos > size)
@@ -236,7 +248,10 @@ static ssize_t vsmfs_write_inplace(struct inode *inode, loff_t pos, size_t len,
 	else
 		/* The fence in the commit makes the data durable before the index. */
 		err = vsmfs_trans_commit(&t);
+out:
 	up_write(&vi->i_idx_sem);
+	if (unmap)
+		filemap_invalidate_unlock(inode->i_mapping);
 	if (n < 0)
 		return n;
 	return err ?: n;

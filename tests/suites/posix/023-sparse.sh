@@ -94,9 +94,14 @@ f, model = sys.argv[1], sys.argv[2]
 m = bytearray(open(model, "rb").read())
 fd = os.open(f, os.O_RDWR)
 d = os.urandom(100)
+mm = mmap.mmap(fd, 2 << 20)
+if mm[150 * K + 7] != 0:
+    sys.exit("a hole read through a mapping is not zero")
+# The write fills the hole the mapping showed as the zero page.
 os.pwrite(fd, d, 150 * K + 7)
 m[150 * K + 7:150 * K + 107] = d
-mm = mmap.mmap(fd, 2 << 20)
+if mm[150 * K + 7:150 * K + 107] != d:
+    sys.exit("a mapping of a hole does not see the write that filled it")
 mm[160 * K:160 * K + 3] = b"abc"
 m[160 * K:160 * K + 3] = b"abc"
 x = mm[170 * K]
