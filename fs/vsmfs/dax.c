@@ -56,16 +56,24 @@ static int __vsmfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
 		down_read(&vi->i_idx_sem);
 	e = vsmfs_idx_lookup(inode, key);
 	cnt = e ? vsmfs_idx_count(e) : 0;
-	if (pg >= cnt && alloc) {
+	/*
+	 * A write fault on a page past the run, a hole in it or an unwritten
+	 * page: the run grows (pages before the one faulted on stay holes
+	 * where they can), the page takes a frame, it is written from now,
+	 * in one transaction.
+	 */
+	if (alloc && (pg >= cnt || vsmfs_lpn_hole(sbi, vsmfs_idx_lpn(e) + pg) ||
+		      vsmfs_lpn_unwritten(sbi, vsmfs_idx_lpn(e) + pg))) {
 		struct vsmfs_trans t;
 		u64 run, have;
 
 		vsmfs_trans_begin(sbi, &t);
 		vsmfs_trans_track(&t, inode, false);
-		/* Pages before the one faulted on stay holes where they can. */
-		ret = vsmfs_extend_run(&t, inode, key, pg + 1, pg << VSMFS_BLOCK_SHIFT,
-				       pg << VSMFS_BLOCK_SHIFT,
+		ret = vsmfs_extend_run(&t, inode, key, max(cnt, pg + 1),
+				       pg << VSMFS_BLOCK_SHIFT, pg << VSMFS_BLOCK_SHIFT,
 				       i_size_read(inode) >= VSMFS_LARGE_FILE, &run, &have);
+		if (!ret)
+			ret = vsmfs_fill_holes_t(&t, inode, run + pg, 1, false);
 		if (!ret)
 			ret = vsmfs_write_inode_t(&t, inode);
 		ret = vsmfs_trans_end(&t, ret);
@@ -75,38 +83,20 @@ static int __vsmfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
 		e = vsmfs_idx_lookup(inode, key);
 		cnt = vsmfs_idx_count(e);
 	}
-	if (pg < cnt && (vsmfs_lpn_hole(sbi, vsmfs_idx_lpn(e) + pg) ||
-			 (alloc && vsmfs_lpn_unwritten(sbi, vsmfs_idx_lpn(e) + pg)))) {
-		u64 lpn = vsmfs_idx_lpn(e) + pg, n;
+	if (pg < cnt && vsmfs_lpn_hole(sbi, vsmfs_idx_lpn(e) + pg)) {
+		u64 lpn = vsmfs_idx_lpn(e) + pg;
 
-		if (alloc) {
-			/*
-			 * A write fault on a hole in the run: that page takes a
-			 * frame; on an unwritten page: it is written from now.
-			 */
-			struct vsmfs_trans t;
-
-			vsmfs_trans_begin(sbi, &t);
-			vsmfs_trans_track(&t, inode, false);
-			ret = vsmfs_fill_holes_t(&t, inode, lpn, 1, false);
-			if (!ret)
-				ret = vsmfs_write_inode_t(&t, inode);
-			ret = vsmfs_trans_end(&t, ret);
-			if (ret)
-				goto out;
-			iomap->flags |= IOMAP_F_NEW;
-		} else {
-			/* Reads see the zero page; the hole ends where a frame is. */
-			n = find_next_zero_bit(sbi->s_noframe, vsmfs_idx_lpn(e) + cnt, lpn) - lpn;
-			iomap->length = n << VSMFS_BLOCK_SHIFT;
-			iomap->type = IOMAP_HOLE;
-			iomap->addr = IOMAP_NULL_ADDR;
-			goto out;
-		}
+		/* Reads see the zero page; the hole ends where a frame is. */
+		iomap->length = (find_next_zero_bit(sbi->s_noframe, vsmfs_idx_lpn(e) + cnt, lpn) -
+				 lpn) << VSMFS_BLOCK_SHIFT;
+		iomap->type = IOMAP_HOLE;
+		iomap->addr = IOMAP_NULL_ADDR;
+		goto out;
 	}
 	if (pg < cnt) {
 		u64 lpn = vsmfs_idx_lpn(e) + pg, blk = vsmfs_lpn_blk(sbi, lpn), n = 1;
 		u64 want = DIV_ROUND_UP(pos + length - iomap->offset, VSMFS_BLOCK_SIZE);
+		bool unw = report && vsmfs_lpn_unwritten(sbi, lpn);
 
 		if (!blk) {
 			vsmfs_fs_error(inode->i_sb, inode->i_ino, "logical page %llu has no frame",
@@ -114,8 +104,6 @@ static int __vsmfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
 			ret = -EFSCORRUPTED;
 			goto out;
 		}
-		bool unw = report && vsmfs_lpn_unwritten(sbi, lpn);
-
 		want = min(want, cnt - pg);
 		while (n < want && vsmfs_lpn_blk(sbi, lpn + n) == blk + n &&
 		       (!report || vsmfs_lpn_unwritten(sbi, lpn + n) == unw))

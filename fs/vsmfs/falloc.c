@@ -294,7 +294,7 @@ static u64 vsmfs_file_lpn(struct inode *inode, u64 i, u64 *left)
 static int vsmfs_shift_cover(struct vsmfs_trans *t, struct inode *inode, u64 i, u64 n)
 {
 	u64 key = i / VSMFS_VSP_PAGES, need = i % VSMFS_VSP_PAGES + n, nlpn;
-	u64 e = vsmfs_idx_lookup(inode, key), have = e ? vsmfs_idx_count(e) : 0, next;
+	u64 e = vsmfs_idx_lookup(inode, key), have = e ? vsmfs_idx_count(e) : 0;
 	int ret;
 
 	if (have >= need)
@@ -304,15 +304,8 @@ static int vsmfs_shift_cover(struct vsmfs_trans *t, struct inode *inode, u64 i, 
 	if (!ret)
 		ret = vsmfs_extend_sparse(t, inode, vsmfs_idx_lpn(e), have, need,
 					  need << VSMFS_BLOCK_SHIFT, false, &nlpn);
-	if (!ret)
-		ret = vsmfs_idx_set(t, inode, key, vsmfs_idx_make(nlpn, need));
-	/* New pages that came with frames (scattered free space) give them up. */
-	if (!ret && vsmfs_frames_in(t->t_sbi, nlpn + have, need - have)) {
-		ret = vsmfs_punch_frames_t(t, inode, nlpn + have, need - have, &next);
-		if (!ret && next != nlpn + need)
-			ret = -EFBIG;
-	}
-	return ret;
+	/* No page is written: those that came with frames give them up there. */
+	return ret ?: vsmfs_idx_set(t, inode, key, vsmfs_idx_make(nlpn, need));
 }
 
 /*

@@ -32,6 +32,23 @@ static u64 vsmfs_same_kind(struct vsmfs_sb_info *sbi, u64 lpn, u64 end)
 	return find_next_bit(sbi->s_noframe, end, lpn) - lpn;
 }
 
+/*
+ * Swap @n pages from @lpn with the run @donor reserved for @t, give the
+ * donor back (free once @t commits, with what the swap left behind it)
+ * and drop the stale translations of both.
+ */
+static int vsmfs_swap_donor(struct vsmfs_trans *t, u64 lpn, u64 donor, u64 n)
+{
+	struct vsmfs_swap sw;
+	int ret;
+
+	vsmfs_swap_init(t->t_sbi, &sw);
+	ret = vsmfs_swap_pages(t, &sw, lpn, donor, n);
+	vsmfs_unreserve_pages(t, donor, n);
+	vsmfs_swap_flush(&sw);
+	return ret;
+}
+
 /**
  * vsmfs_fill_holes_t() - give frames to the holes of part of a run
  * @t: the running transaction
@@ -56,7 +73,6 @@ int vsmfs_fill_holes_t(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	u64 end = lpn + count, i, n, donor;
-	struct vsmfs_swap sw;
 	int ret = 0;
 
 	if (!sbi->s_noframe)
@@ -75,13 +91,9 @@ int vsmfs_fill_holes_t(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 
 			n = 1;
 			ret = vsmfs_reserve_frames(t, n, &donor);
 		}
-		if (ret)
-			break;
-		vsmfs_swap_init(sbi, &sw);
-		ret = vsmfs_swap_pages(t, &sw, i, donor, n);
-		/* The donor, now without frames (or unused), is free again. */
-		vsmfs_unreserve_pages(t, donor, n);
-		vsmfs_swap_flush(&sw);
+		/* The donor, now without frames, is free again. */
+		if (!ret)
+			ret = vsmfs_swap_donor(t, i, donor, n);
 		if (ret)
 			break;
 		vsmfs_zero_pm(vsmfs_lpn_ptr(sbi, i), n << VSMFS_BLOCK_SHIFT);
@@ -123,7 +135,6 @@ int vsmfs_punch_frames_t(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u6
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	u64 end = lpn + count, i = lpn, n, got, donor;
-	struct vsmfs_swap sw;
 	int ret = 0;
 
 	*next = lpn;
@@ -142,13 +153,9 @@ int vsmfs_punch_frames_t(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u6
 			ret = 0;
 			break;
 		}
-		if (ret)
-			break;
-		vsmfs_swap_init(sbi, &sw);
-		ret = vsmfs_swap_pages(t, &sw, i, donor, got);
 		/* The donor holds the frames now: freed by the commit. */
-		vsmfs_unreserve_pages(t, donor, got);
-		vsmfs_swap_flush(&sw);
+		if (!ret)
+			ret = vsmfs_swap_donor(t, i, donor, got);
 		if (ret)
 			break;
 		vi->i_pages -= got;

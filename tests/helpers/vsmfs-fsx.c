@@ -1021,6 +1021,18 @@ static void do_seek(int f, struct logent *e)
 	check_zero_model(f, h, d2, "SEEK_HOLE");
 }
 
+/* FS_IOC_FIEMAP of @fl from @start to the end, synced, up to @n extents. */
+static void fiemap_from(const struct file *fl, struct fiemap *fm, uint64_t start, unsigned int n)
+{
+	memset(fm, 0, sizeof(*fm));
+	fm->fm_start = start;
+	fm->fm_length = FIEMAP_MAX_OFFSET - start;
+	fm->fm_flags = FIEMAP_FLAG_SYNC;
+	fm->fm_extent_count = n;
+	if (ioctl(fl->fd, FS_IOC_FIEMAP, fm))
+		fail("FIEMAP of %s: %s", fl->path, strerror(errno));
+}
+
 /*
  * FIEMAP: extents in order, not overlapping, the last one flagged LAST,
  * and every non-zero model byte inside an extent that is not unwritten.
@@ -1037,13 +1049,7 @@ static void do_fiemap(int f, struct logent *e)
 	if (!fm)
 		fail("out of memory");
 	while (!last) {
-		memset(fm, 0, sizeof(*fm));
-		fm->fm_start = start;
-		fm->fm_length = FIEMAP_MAX_OFFSET - start;
-		fm->fm_flags = FIEMAP_FLAG_SYNC;
-		fm->fm_extent_count = N;
-		if (ioctl(fl->fd, FS_IOC_FIEMAP, fm))
-			fail("FIEMAP of %s: %s", fl->path, strerror(errno));
+		fiemap_from(fl, fm, start, N);
 		if (!fm->fm_mapped_extents)
 			break;
 		for (i = 0; i < fm->fm_mapped_extents; i++) {
@@ -1187,13 +1193,7 @@ static void hole_fiemap(int f, const char *why, uint64_t inside)
 		fail("out of memory");
 	memset(extent_cov, 0, npages);
 	while (!last) {
-		memset(fm, 0, sizeof(*fm));
-		fm->fm_start = start;
-		fm->fm_length = FIEMAP_MAX_OFFSET - start;
-		fm->fm_flags = FIEMAP_FLAG_SYNC;
-		fm->fm_extent_count = N;
-		if (ioctl(fl->fd, FS_IOC_FIEMAP, fm))
-			fail("FIEMAP of %s: %s", fl->path, strerror(errno));
+		fiemap_from(fl, fm, start, N);
 		for (i = 0; i < fm->fm_mapped_extents; i++) {
 			const struct fiemap_extent *x = &fm->fm_extents[i];
 
