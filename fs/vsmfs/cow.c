@@ -969,10 +969,27 @@ struct vsmfs_stage {
 static int vsmfs_stage_copy(struct vsmfs_sb_info *sbi, struct inode *inode,
 			    struct vsmfs_stage *st, u64 wfrom, u64 wto, struct iov_iter *from)
 {
-	char __pm *sp = vsmfs_lpn_ptr(sbi, st->r->lpn);
-	char __pm *op = vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(st->e) + st->pg);
+	u64 old = vsmfs_idx_lpn(st->e) + st->pg;
+	bool one = st->r->count == 1;
+	char __pm *sp, *op;
 	u64 cs, ce, ws, we, n;
 	int ret;
+
+	/*
+	 * A single page through the device mapping, which needs no catch-up
+	 * with the swaps of other writes (vsp.c); a longer run as one range.
+	 * Holes read as zeros either way.
+	 */
+	if (one) {
+		sp = vsmfs_lpn_frame_ptr(sbi, st->r->lpn);
+		op = vsmfs_lpn_frame_ptr(sbi, old);
+		if (!sp)
+			return -EFSCORRUPTED;
+	} else {
+		vsmfs_vsp_enter();
+		sp = vsmfs_lpn_ptr(sbi, st->r->lpn);
+		op = vsmfs_lpn_ptr(sbi, old);
+	}
 
 	cs = st->pg << VSMFS_BLOCK_SHIFT;
 	ce = (st->pg + st->r->count) << VSMFS_BLOCK_SHIFT;
@@ -982,19 +999,30 @@ static int vsmfs_stage_copy(struct vsmfs_sb_info *sbi, struct inode *inode,
 	 * The old bytes first: a copy from a user buffer that fences by
 	 * itself then orders them too (vsmfs_copy_from_iter()).
 	 */
-	ret = vsmfs_merge_old(sp, op, ws - cs);
-	if (!ret)
-		ret = vsmfs_merge_old(sp + (we - cs), op + (we - cs), ce - we);
+	if (op) {
+		ret = vsmfs_merge_old(sp, op, ws - cs);
+		if (!ret)
+			ret = vsmfs_merge_old(sp + (we - cs), op + (we - cs), ce - we);
+	} else {
+		vsmfs_zero_pm(sp, ws - cs);
+		vsmfs_zero_pm(sp + (we - cs), ce - we);
+		ret = 0;
+	}
 	if (ret)
-		return ret;
+		goto out;
 	pagefault_disable();
 	n = vsmfs_copy_from_iter(sp + (ws - cs), we - ws, from);
 	pagefault_enable();
-	if (n < we - ws)
-		return -EFAULT;
+	if (n < we - ws) {
+		ret = -EFAULT;
+		goto out;
+	}
 	vsmfs_stat_add(sbi, data_user_bytes, n);
 	vsmfs_stat_add(sbi, data_merge_bytes, (ws - cs) + (ce - we));
-	return 0;
+out:
+	if (!one)
+		vsmfs_vsp_exit();
+	return ret;
 }
 
 /* Pages without frames among the file's pages staged runs replace. */
@@ -1191,7 +1219,6 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 		p = pstart + wto;
 	}
 	/* (b) The copies, with no file-system-wide lock. */
-	vsmfs_vsp_enter();
 	for (i = 0; i < n && !ret; i++) {
 		u64 pstart = st[i].key << VSMFS_VSP_SHIFT;
 		u64 wfrom = max_t(u64, pos, pstart) - pstart;
@@ -1199,7 +1226,6 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 
 		ret = vsmfs_stage_copy(sbi, inode, &st[i], wfrom, wto, from);
 	}
-	vsmfs_vsp_exit();
 	if (ret) {
 		/* Nothing is written: @from as it came. */
 		iov_iter_revert(from, count - iov_iter_count(from));
@@ -1240,6 +1266,8 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 	vsmfs_trans_track(&t, inode, false);
 	vsmfs_swap_init(sbi, &sw);
 	sw.sw_defer_b = true;
+	/* The handle goes on with metadata only: no access to the pages. */
+	sw.sw_unused = true;
 	ret = vsmfs_stage_switch(&t, inode, st, n, &sw);
 	/* One shootdown for the write, before any page freed here is reused. */
 	vsmfs_swap_flush(&sw);

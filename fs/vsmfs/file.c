@@ -69,25 +69,42 @@ static ssize_t vsmfs_do_read_iter(struct kiocb *iocb, struct iov_iter *to)
 
 		down_read(&vi->i_idx_sem);
 		e = vsmfs_idx_lookup(inode, key);
-		vsmfs_vsp_enter();
 		pagefault_disable();
 		if (e && in < vsmfs_idx_count(e)) {
 			u64 run_end = ((key << VSMFS_VSP_SHIFT) +
 				       (vsmfs_idx_count(e) << VSMFS_BLOCK_SHIFT));
-			char __pm *p = vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e));
+			u64 off = pos & (VSMFS_BLOCK_SIZE - 1);
+			/*
+			 * Inside one page: through the device mapping, with no
+			 * catch-up with swaps (vsp.c); a hole reads as zeros.
+			 */
+			bool one = off + min_t(u64, len, run_end - pos) <= VSMFS_BLOCK_SIZE;
+			char __pm *p;
 
 			len = min_t(u64, len, run_end - pos);
-			if (p)
+			if (one) {
+				p = vsmfs_lpn_frame_ptr(sbi, vsmfs_idx_lpn(e) + in);
+				if (p)
+					p += off;
+			} else {
+				vsmfs_vsp_enter();
+				p = vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e));
+				if (p)
+					p += pos - (key << VSMFS_VSP_SHIFT);
+			}
+			if (one && !p)
+				n = iov_iter_zero(len, to);
+			else if (p)
 				n = vsmfs_fault(VSMFS_FAULT_PM_READ) ? 0 :
-				    vsmfs_copy_to_iter(p + (pos - (key << VSMFS_VSP_SHIFT)),
-						       len, to);
+				    vsmfs_copy_to_iter(p, len, to);
 			else
 				done = done ?: -EFSCORRUPTED;
+			if (!one)
+				vsmfs_vsp_exit();
 		} else {
 			n = iov_iter_zero(len, to);
 		}
 		pagefault_enable();
-		vsmfs_vsp_exit();
 		up_read(&vi->i_idx_sem);
 		pos += n;
 		done += n;
@@ -179,11 +196,18 @@ static ssize_t vsmfs_overwrite_inplace(struct inode *inode, loff_t pos, size_t l
 		if (ret)
 			goto out;
 	}
-	vsmfs_vsp_enter();
 	pagefault_disable();
-	ret = vsmfs_copy_from_iter(vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e)) + wfrom, len, from);
+	if ((wfrom & (VSMFS_BLOCK_SIZE - 1)) + len <= VSMFS_BLOCK_SIZE) {
+		/* Inside one page (framed): no catch-up with swaps (vsp.c). */
+		ret = vsmfs_copy_from_iter(vsmfs_lpn_frame_ptr(sbi, vsmfs_idx_lpn(e) + pg) +
+					   (wfrom & (VSMFS_BLOCK_SIZE - 1)), len, from);
+	} else {
+		vsmfs_vsp_enter();
+		ret = vsmfs_copy_from_iter(vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e)) + wfrom,
+					   len, from);
+		vsmfs_vsp_exit();
+	}
 	pagefault_enable();
-	vsmfs_vsp_exit();
 	vsmfs_fence_pending();
 	vsmfs_stat_add(sbi, data_inplace_bytes, ret);
 	vsmfs_stat_add(sbi, data_user_bytes, ret);

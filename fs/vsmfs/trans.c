@@ -1093,8 +1093,13 @@ int vsmfs_shandle_begin(struct vsmfs_sb_info *sbi, struct vsmfs_shandle *h, u32 
 	h->h_credits = credits;
 	h->h_frees = frees;
 	h->h_nswaps = 0;
-	vsmfs_vsp_enter();
-	/* On this CPU until the end (vsmfs_vsp_enter()): one clock. */
+	/*
+	 * On this CPU until the end: one clock. A shared handle swaps page
+	 * table entries and never reads or writes pages through the
+	 * mapping layer: no vsmfs_vsp_enter(), and so no catch-up with the
+	 * swaps flushed lazily before it (vsp.c).
+	 */
+	migrate_disable();
 	h->h_t0 = local_clock();
 	return 0;
 }
@@ -1194,7 +1199,7 @@ void vsmfs_shandle_end(struct vsmfs_shandle *h)
 	vsmfs_stat_inc(sbi, trans_shared_handles);
 	vsmfs_stat_add(sbi, trans_shared_hold_ns, local_clock() - h->h_t0);
 	up_read(&sbi->s_handles_sem);
-	vsmfs_vsp_exit();
+	migrate_enable();
 }
 
 /**

@@ -503,6 +503,13 @@ struct vsmfs_swap {
 	 * it (vsmfs_trans_apply_frees()), as nothing reads it before.
 	 */
 	bool			sw_defer_b;
+	/*
+	 * The caller uses none of the swapped pages through the mapping
+	 * layer before its use of it ends (tlb=lazy): this CPU drops its
+	 * entries at its next vsmfs_vsp_enter(), as the others do, even
+	 * with a use open (vsmfs_swap_flush()).
+	 */
+	bool			sw_unused;
 	u64			sw_lpn[VSMFS_SWAP_RANGES];
 	u64			sw_count[VSMFS_SWAP_RANGES];
 };
@@ -753,6 +760,7 @@ void vsmfs_swap_undo(struct vsmfs_swap *sw, u64 lpn, const __le64 *old, const __
 		     unsigned int n);
 void vsmfs_vsp_enter(void);
 void vsmfs_vsp_exit(void);
+void __pm *vsmfs_lpn_frame_ptr(struct vsmfs_sb_info *sbi, u64 lpn);
 
 /* Whether logical page @lpn has no frame: it reads as zeros, a hole. */
 static inline bool vsmfs_lpn_hole(const struct vsmfs_sb_info *sbi, u64 lpn)

@@ -4,7 +4,9 @@
  * contiguous kernel virtual range, with 4 KiB PTEs pointing at the frame
  * the persistent page table names. A 2 MiB aligned run of 512 logical pages
  * is a virtual superpage: contiguous in virtual space, not necessarily in
- * physical space. All kernel access to file data goes through this range.
+ * physical space. Kernel access to file data goes through this range,
+ * except accesses inside one page, which reach the page's frame through
+ * the device mapping (vsmfs_lpn_frame_ptr()).
  *
  * Pages change frames by swapping: vsmfs_swap_pages() exchanges the frames
  * behind two logical pages in the persistent page table (under the caller's
@@ -12,13 +14,19 @@
  * entries of the whole batch are shot down once, by vsmfs_swap_flush(),
  * before any page of the batch is accessed through the range again.
  *
- * Shootdown (tlb=lazy, the default): the CPU that swapped drops its own
- * stale entries at once and bumps a generation count; every other CPU
- * drops its entries of the batch before it next uses the range, when it
- * finds the count changed (vsmfs_vsp_enter()): the pages of each of the
- * last VSMFS_TLB_LOG small batches are logged by generation, and a CPU
- * that is behind by such batches only drops their pages, else all of its
- * entries. The scratch runs of staged writes, which took the old frames
+ * Shootdown (tlb=lazy, the default): the swapping CPU bumps a generation
+ * count, and every CPU, the swapping one too, drops its entries of the
+ * batch before it next uses the range, when it finds the count changed
+ * (vsmfs_vsp_enter()): the pages of each of the last VSMFS_TLB_LOG small
+ * batches are logged by generation, and a CPU that is behind by such
+ * batches only drops their pages, else all of its entries. Only a CPU
+ * with a use of the range open (a task between vsmfs_vsp_enter() and
+ * vsmfs_vsp_exit(), which may go on using it after the swap) drops its
+ * entries at once. Single pages are reached through the device mapping
+ * instead (vsmfs_lpn_frame_ptr()), whose translations never change: a
+ * stream of small copy-on-write writes and reads then invalidates
+ * nothing, and the entries it left stale are dropped in one go when the
+ * CPU next uses the range. The scratch runs of staged writes, which took the old frames
  * and are freed by the next commit, are shot down by that commit in one
  * batch rather than one by one (sw_defer_b). Every access to the range is
  * made between vsmfs_vsp_enter() and vsmfs_vsp_exit(), on one CPU, by a
@@ -65,6 +73,8 @@
 /* Swap batches flushed lazily, and how far each CPU has caught up. */
 static atomic64_t vsmfs_tlb_gen = ATOMIC64_INIT(0);
 static DEFINE_PER_CPU(u64, vsmfs_tlb_seen);
+/* Uses of the range open on this CPU (tasks kept on it meanwhile). */
+static DEFINE_PER_CPU(unsigned int, vsmfs_vsp_users);
 
 /* Batches logged, and pages a logged batch holds at most. */
 #define VSMFS_TLB_LOG		64
@@ -170,9 +180,10 @@ void vsmfs_vsp_enter(void)
 	u64 gen;
 
 	migrate_disable();
+	this_cpu_inc(vsmfs_vsp_users);
+	preempt_disable();
 	/* Pairs with the full barrier of atomic64_inc_return() in the flush. */
 	gen = atomic64_read_acquire(&vsmfs_tlb_gen);
-	preempt_disable();
 	if (__this_cpu_read(vsmfs_tlb_seen) != gen) {
 		if (!vsmfs_tlb_catch_up(__this_cpu_read(vsmfs_tlb_seen), gen))
 			__flush_tlb_all();
@@ -186,6 +197,7 @@ void vsmfs_vsp_enter(void)
  */
 void vsmfs_vsp_exit(void)
 {
+	this_cpu_dec(vsmfs_vsp_users);
 	migrate_enable();
 }
 
@@ -258,6 +270,33 @@ static pte_t *vsmfs_vsp_pte(struct vsmfs_sb_info *sbi, u64 lpn)
 	unsigned long a = (unsigned long)vsmfs_lpn_ptr(sbi, lpn);
 
 	return sbi->s_vsp_ptes[vsmfs_vsp_chunk(sbi, a)] + pte_index(a);
+}
+
+/**
+ * vsmfs_lpn_frame_ptr() - a logical page's frame, through the device mapping
+ * @sbi: the file system
+ * @lpn: the logical page
+ *
+ * The same bytes as vsmfs_lpn_ptr(sbi, @lpn), for accesses inside the
+ * page, reached through the mapping of the whole device, whose
+ * translations no swap changes: no vsmfs_vsp_enter() is needed, nor a
+ * catch-up with the swaps of other CPUs.
+ *
+ * Context: the caller keeps the page from being swapped until it is done
+ * with the address (i_idx_sem for a file's page, a reservation for a
+ * reserved one), as for the mapping layer.
+ * Return: the frame's address, or NULL if the page has no frame (a hole).
+ */
+void __pm *vsmfs_lpn_frame_ptr(struct vsmfs_sb_info *sbi, u64 lpn)
+{
+	u64 f;
+
+	if (WARN_ON_ONCE(!lpn || lpn >= sbi->s_layout.lpages))
+		return NULL;
+	f = pte_pfn(ptep_get(vsmfs_vsp_pte(sbi, lpn))) - sbi->s_frame_pfn0;
+	if (f >= sbi->s_layout.data_pages)
+		return NULL;
+	return sbi->s_virt + ((sbi->s_layout.data_start + f) << VSMFS_BLOCK_SHIFT);
 }
 
 /*
@@ -439,6 +478,7 @@ void vsmfs_swap_init(struct vsmfs_sb_info *sbi, struct vsmfs_swap *sw)
 	sw->sw_nr = 0;
 	sw->sw_all = false;
 	sw->sw_defer_b = false;
+	sw->sw_unused = false;
 }
 
 static void vsmfs_swap_note(struct vsmfs_swap *sw, u64 lpn, u64 count)
@@ -786,8 +826,9 @@ static void vsmfs_flush_tlb_local(void *arg)
  *
  * One TLB shootdown covers all swaps of the batch: the pages swapped one
  * by one for a small batch, the whole TLB for a large one. With tlb=lazy,
- * on this CPU now and on the others before their next use of the range
- * (see the top of this file); with tlb=eager, on every CPU now, by the
+ * on every CPU before its next use of the range, now on this one if a use
+ * is open on it (see the top of this file); with tlb=eager, on every CPU
+ * now, by the
  * kernel's ranged flush where it lets a module use it.
  */
 void vsmfs_swap_flush(struct vsmfs_swap *sw)
@@ -800,19 +841,26 @@ void vsmfs_swap_flush(struct vsmfs_swap *sw)
 			      READ_ONCE(sw->sw_sbi->s_tlb_mode) == VSMFS_TLB_LAZY);
 	if (READ_ONCE(sw->sw_sbi->s_tlb_mode) == VSMFS_TLB_LAZY) {
 		/*
-		 * Our own CPU now, the others at their next vsmfs_vsp_enter().
-		 * The PTE stores above are ordered before the count by the
-		 * full barrier of atomic64_inc_return(). A CPU that was up to
-		 * date before this batch is up to date after it. The batch's
-		 * pages are logged after the count: a CPU that finds the count
-		 * first flushes everything (vsmfs_tlb_catch_up()).
+		 * Every CPU at its next vsmfs_vsp_enter(). The PTE stores
+		 * above are ordered before the count by the full barrier of
+		 * atomic64_inc_return(). The batch's pages are logged after
+		 * the count: a CPU that finds the count first flushes
+		 * everything (vsmfs_tlb_catch_up()). This CPU, if it flushes
+		 * now and was up to date before this batch, is up to date
+		 * after it.
 		 */
 		preempt_disable();
-		vsmfs_flush_tlb_local(sw);
 		gen = atomic64_inc_return(&vsmfs_tlb_gen);
 		vsmfs_tlb_log_batch(sw, gen);
-		if (__this_cpu_read(vsmfs_tlb_seen) == gen - 1)
-			__this_cpu_write(vsmfs_tlb_seen, gen);
+		/*
+		 * A use of the range open on this CPU may go on after the
+		 * swap: our entries go now. Else at the next use.
+		 */
+		if (__this_cpu_read(vsmfs_vsp_users) && !sw->sw_unused) {
+			vsmfs_flush_tlb_local(sw);
+			if (__this_cpu_read(vsmfs_tlb_seen) == gen - 1)
+				__this_cpu_write(vsmfs_tlb_seen, gen);
+		}
 		preempt_enable();
 		goto done;
 	}
