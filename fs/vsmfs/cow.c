@@ -1262,11 +1262,12 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 		}
 		ret = 0;
 	}
-	vsmfs_trans_begin_credits(sbi, &t, vsmfs_cow_blocks_at(mode, pos, len));
+	/* Metadata only from here: no page is read or written. */
+	vsmfs_trans_begin_meta(sbi, &t, vsmfs_cow_blocks_at(mode, pos, len));
 	vsmfs_trans_track(&t, inode, false);
 	vsmfs_swap_init(sbi, &sw);
 	sw.sw_defer_b = true;
-	/* The handle goes on with metadata only: no access to the pages. */
+	/* Nor are the swapped pages. */
 	sw.sw_unused = true;
 	ret = vsmfs_stage_switch(&t, inode, st, n, &sw);
 	/* One shootdown for the write, before any page freed here is reused. */

@@ -1408,7 +1408,7 @@ int vsmfs_journal_commit_trans(struct vsmfs_trans *t)
 	bool parallel = sbi->s_jopts.parallel && !j->writethrough;
 	/* Only a commit that ends without s_trans_mutex can be overtaken. */
 	bool freed = t->t_freed && parallel;
-	bool own;
+	bool vsp = t->t_vsp, own;
 
 	if (!t->t_nblocks)
 		goto unlock;
@@ -1444,7 +1444,7 @@ int vsmfs_journal_commit_trans(struct vsmfs_trans *t)
 		 * the task may move to another CPU now: the switch orders the
 		 * stores and flushes made here before the fence made there.
 		 */
-		vsmfs_vsp_exit();
+		vsmfs_trans_cpu_end(vsp);
 		vsmfs_jtx_end(j, &tx);
 		vsmfs_trans_freed(sbi, freed);
 		if (tx.post != tx.post_inl)
@@ -1459,12 +1459,12 @@ int vsmfs_journal_commit_trans(struct vsmfs_trans *t)
 		vsmfs_jcheckpoint(j);
 	mutex_unlock(&sbi->s_jplace_mutex);
 	if (!t) {
-		vsmfs_vsp_exit();
+		vsmfs_trans_cpu_end(vsp);
 		return tx.error;
 	}
 unlock:
 	vsmfs_trans_unlock(t);
-	vsmfs_vsp_exit();
+	vsmfs_trans_cpu_end(vsp);
 	return tx.error;
 }
 

@@ -127,8 +127,11 @@ void vsmfs_trans_unlock(struct vsmfs_trans *t)
 	mutex_unlock(&sbi->s_trans_mutex);
 }
 
-/* Take s_trans_mutex and set up @t, joined to the running transaction. */
-static void vsmfs_trans_lock(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t)
+/*
+ * Take s_trans_mutex and set up @t, joined to the running transaction;
+ * with @vsp, the handle may use the mapping layer.
+ */
+static void vsmfs_trans_lock(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, bool vsp)
 {
 	struct vsmfs_running *run = &sbi->s_run;
 	u64 t0 = 0;
@@ -167,8 +170,15 @@ static void vsmfs_trans_lock(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t)
 	/* Short of space: pooled pages back first, before any change. */
 	if (unlikely(vsmfs_pool_low(sbi)) && READ_ONCE(sbi->s_pools_on))
 		vsmfs_pool_drain(sbi);
-	/* Transactions reach file pages through the mapping layer. */
-	vsmfs_vsp_enter();
+	/*
+	 * Transactions reach file pages through the mapping layer, and stay
+	 * on one CPU from begin to end either way.
+	 */
+	t->t_vsp = vsp;
+	if (vsp)
+		vsmfs_vsp_enter();
+	else
+		migrate_disable();
 	t->t_sbi = sbi;
 	INIT_LIST_HEAD(&t->t_dirty);
 	list_splice_init(&run->dirty, &t->t_dirty);
@@ -190,7 +200,7 @@ static void vsmfs_trans_park(struct vsmfs_trans *t)
 	run->nblocks = t->t_nblocks;
 	run->ndata = t->t_ndata;
 	vsmfs_trans_unlock(t);
-	vsmfs_vsp_exit();
+	vsmfs_trans_cpu_end(t->t_vsp);
 }
 
 /*
@@ -223,6 +233,17 @@ static bool vsmfs_trans_full(struct vsmfs_sb_info *sbi, u32 credits)
 	return vsmfs_trans_space_short(sbi);
 }
 
+static void __vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits,
+				bool vsp)
+{
+	for (;;) {
+		vsmfs_trans_lock(sbi, t, vsp);
+		if (!vsmfs_trans_full(sbi, credits))
+			return;
+		vsmfs_trans_commit_all(t, VSMFS_COMMIT_FULL);
+	}
+}
+
 /**
  * vsmfs_trans_begin_credits() - start a handle that may dirty many blocks
  * @sbi: the file system
@@ -238,12 +259,26 @@ static bool vsmfs_trans_full(struct vsmfs_sb_info *sbi, u32 credits)
  */
 void vsmfs_trans_begin_credits(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits)
 {
-	for (;;) {
-		vsmfs_trans_lock(sbi, t);
-		if (!vsmfs_trans_full(sbi, credits))
-			return;
-		vsmfs_trans_commit_all(t, VSMFS_COMMIT_FULL);
-	}
+	__vsmfs_trans_begin(sbi, t, credits, true);
+}
+
+/**
+ * vsmfs_trans_begin_meta() - start a handle that reaches no file page
+ * @sbi: the file system
+ * @t: the handle to initialize
+ * @credits: the most blocks the handle may dirty
+ *
+ * As vsmfs_trans_begin_credits(), for a handle that changes metadata
+ * only (page table entries included) and reads or writes no page through
+ * the mapping layer: it does not catch up with the swaps other handles
+ * flushed lazily (vsp.c), and its own swaps leave this CPU's stale
+ * translations to its next use of the range.
+ *
+ * Context: as vsmfs_trans_begin_credits().
+ */
+void vsmfs_trans_begin_meta(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits)
+{
+	__vsmfs_trans_begin(sbi, t, credits, false);
 }
 
 /**
@@ -999,7 +1034,7 @@ int vsmfs_trans_commit_tid(struct vsmfs_sb_info *sbi, u64 tid, unsigned int caus
 
 	if ((s64)tid <= atomic64_read(&sbi->s_commit_tid) || !sbi->s_journal)
 		return 0;
-	vsmfs_trans_lock(sbi, &t);
+	vsmfs_trans_lock(sbi, &t, false);
 	if (sbi->s_run.tid == tid && sbi->s_run.handles)
 		return vsmfs_trans_commit_all(&t, cause);
 	/* Nothing of it is left running: committed, or being committed. */

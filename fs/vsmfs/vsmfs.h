@@ -448,6 +448,8 @@ struct vsmfs_trans {
 	int			t_error;
 	bool			t_freed;	/* logical pages freed */
 	bool			t_overflow;	/* more blocks than the journal holds */
+	/* The handle may use the mapping layer (vsmfs_trans_begin_meta()). */
+	bool			t_vsp;
 	/*
 	 * Compound transactions: the handle ends in the running transaction
 	 * unless @t_sync; @t_nfrees is the length of s_run.frees at begin,
@@ -680,6 +682,7 @@ void vsmfs_trans_stop(struct vsmfs_sb_info *sbi);
 void vsmfs_trans_destroy(struct vsmfs_sb_info *sbi);
 void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t);
 void vsmfs_trans_begin_credits(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits);
+void vsmfs_trans_begin_meta(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits);
 void vsmfs_trans_unlock(struct vsmfs_trans *t);
 void vsmfs_trans_dirty(struct vsmfs_trans *t, struct vsmfs_mblk *mb);
 void vsmfs_trans_dirty_commit(struct vsmfs_trans *t, struct vsmfs_mblk *mb);
@@ -761,6 +764,15 @@ void vsmfs_swap_undo(struct vsmfs_swap *sw, u64 lpn, const __le64 *old, const __
 void vsmfs_vsp_enter(void);
 void vsmfs_vsp_exit(void);
 void __pm *vsmfs_lpn_frame_ptr(struct vsmfs_sb_info *sbi, u64 lpn);
+
+/* The end of a handle's stay on its CPU (@vsp: its t_vsp). */
+static inline void vsmfs_trans_cpu_end(bool vsp)
+{
+	if (vsp)
+		vsmfs_vsp_exit();
+	else
+		migrate_enable();
+}
 
 /* Whether logical page @lpn has no frame: it reads as zeros, a hole. */
 static inline bool vsmfs_lpn_hole(const struct vsmfs_sb_info *sbi, u64 lpn)
