@@ -603,12 +603,13 @@ def check_images(label, dev, log, args, bounds, expect, context, check, covered=
         if select and not select(p):
             continue
         ctx = context(p)
-        todo = list(p.images(singles, nrandom, nmid, args.seed))
+        todo = list(p.images(singles, nrandom, nmid, args.seed, lazy=True))
         if cap and len(todo) > cap:
             # The first two (all flushes made, none), then a random sample.
             rnd = random.Random(f"{args.seed}:{label}:{p.name}")
             todo = todo[:2] + sorted(rnd.sample(todo[2:], cap - 2), key=todo.index)
-        for spec, kind, choice in todo:
+        for spec, kind, make in todo:
+            choice = make()
             h, diff = p.image(choice)
             done = seen.setdefault(h, set())
             if ctx in done or (covered and covered(done, ctx)):
