@@ -969,27 +969,25 @@ struct vsmfs_stage {
 static int vsmfs_stage_copy(struct vsmfs_sb_info *sbi, struct inode *inode,
 			    struct vsmfs_stage *st, u64 wfrom, u64 wto, struct iov_iter *from)
 {
-	u64 old = vsmfs_idx_lpn(st->e) + st->pg;
-	bool one = st->r->count == 1;
+	u64 old = vsmfs_idx_lpn(st->e) + st->pg, bytes = st->r->count << VSMFS_BLOCK_SHIFT;
+	bool ranged;
 	char __pm *sp, *op;
 	u64 cs, ce, ws, we, n;
 	int ret;
 
 	/*
 	 * A single page through the device mapping, which needs no catch-up
-	 * with the swaps of other writes (vsp.c); a longer run as one range.
-	 * Holes read as zeros either way.
+	 * with the swaps of other writes, a longer run as one range
+	 * (vsmfs_data_begin()). An old page without a frame reads as zeros.
 	 */
-	if (one) {
-		sp = vsmfs_lpn_frame_ptr(sbi, st->r->lpn);
-		op = vsmfs_lpn_frame_ptr(sbi, old);
-		if (!sp)
-			return -EFSCORRUPTED;
-	} else {
-		vsmfs_vsp_enter();
-		sp = vsmfs_lpn_ptr(sbi, st->r->lpn);
-		op = vsmfs_lpn_ptr(sbi, old);
+	sp = vsmfs_data_begin(sbi, st->r->lpn, 0, bytes, &ranged);
+	if (!sp) {
+		vsmfs_data_end(ranged);
+		return -EFSCORRUPTED;
 	}
+	op = vsmfs_data_begin(sbi, old, 0, bytes, &ranged);
+	/* The first use of the range covers both: the nested one ends now. */
+	vsmfs_data_end(ranged);
 
 	cs = st->pg << VSMFS_BLOCK_SHIFT;
 	ce = (st->pg + st->r->count) << VSMFS_BLOCK_SHIFT;
@@ -1020,8 +1018,7 @@ static int vsmfs_stage_copy(struct vsmfs_sb_info *sbi, struct inode *inode,
 	vsmfs_stat_add(sbi, data_user_bytes, n);
 	vsmfs_stat_add(sbi, data_merge_bytes, (ws - cs) + (ce - we));
 out:
-	if (!one)
-		vsmfs_vsp_exit();
+	vsmfs_data_end(ranged);
 	return ret;
 }
 

@@ -73,34 +73,20 @@ static ssize_t vsmfs_do_read_iter(struct kiocb *iocb, struct iov_iter *to)
 		if (e && in < vsmfs_idx_count(e)) {
 			u64 run_end = ((key << VSMFS_VSP_SHIFT) +
 				       (vsmfs_idx_count(e) << VSMFS_BLOCK_SHIFT));
-			u64 off = pos & (VSMFS_BLOCK_SIZE - 1);
-			/*
-			 * Inside one page: through the device mapping, with no
-			 * catch-up with swaps (vsp.c); a hole reads as zeros.
-			 */
-			bool one = off + min_t(u64, len, run_end - pos) <= VSMFS_BLOCK_SIZE;
+			u64 off = pos - (key << VSMFS_VSP_SHIFT);
+			bool ranged;
 			char __pm *p;
 
 			len = min_t(u64, len, run_end - pos);
-			if (one) {
-				p = vsmfs_lpn_frame_ptr(sbi, vsmfs_idx_lpn(e) + in);
-				if (p)
-					p += off;
-			} else {
-				vsmfs_vsp_enter();
-				p = vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e));
-				if (p)
-					p += pos - (key << VSMFS_VSP_SHIFT);
-			}
-			if (one && !p)
-				n = iov_iter_zero(len, to);
-			else if (p)
+			p = vsmfs_data_begin(sbi, vsmfs_idx_lpn(e), off, len, &ranged);
+			if (p)
 				n = vsmfs_fault(VSMFS_FAULT_PM_READ) ? 0 :
 				    vsmfs_copy_to_iter(p, len, to);
+			else if (!ranged)
+				n = iov_iter_zero(len, to);	/* a hole */
 			else
 				done = done ?: -EFSCORRUPTED;
-			if (!one)
-				vsmfs_vsp_exit();
+			vsmfs_data_end(ranged);
 		} else {
 			n = iov_iter_zero(len, to);
 		}
@@ -170,6 +156,8 @@ static ssize_t vsmfs_overwrite_inplace(struct inode *inode, loff_t pos, size_t l
 	struct vsmfs_trans t;
 	ssize_t ret = -EAGAIN;
 	u64 e, pg, npg;
+	char __pm *p;
+	bool ranged;
 
 	down_read(&vi->i_idx_sem);
 	e = vsmfs_idx_lookup(inode, key);
@@ -196,18 +184,12 @@ static ssize_t vsmfs_overwrite_inplace(struct inode *inode, loff_t pos, size_t l
 		if (ret)
 			goto out;
 	}
+	/* Framed pages (checked above): never NULL. */
+	p = vsmfs_data_begin(sbi, vsmfs_idx_lpn(e), wfrom, len, &ranged);
 	pagefault_disable();
-	if ((wfrom & (VSMFS_BLOCK_SIZE - 1)) + len <= VSMFS_BLOCK_SIZE) {
-		/* Inside one page (framed): no catch-up with swaps (vsp.c). */
-		ret = vsmfs_copy_from_iter(vsmfs_lpn_frame_ptr(sbi, vsmfs_idx_lpn(e) + pg) +
-					   (wfrom & (VSMFS_BLOCK_SIZE - 1)), len, from);
-	} else {
-		vsmfs_vsp_enter();
-		ret = vsmfs_copy_from_iter(vsmfs_lpn_ptr(sbi, vsmfs_idx_lpn(e)) + wfrom,
-					   len, from);
-		vsmfs_vsp_exit();
-	}
+	ret = vsmfs_copy_from_iter(p, len, from);
 	pagefault_enable();
+	vsmfs_data_end(ranged);
 	vsmfs_fence_pending();
 	vsmfs_stat_add(sbi, data_inplace_bytes, ret);
 	vsmfs_stat_add(sbi, data_user_bytes, ret);

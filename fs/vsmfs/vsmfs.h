@@ -763,7 +763,15 @@ void vsmfs_swap_undo(struct vsmfs_swap *sw, u64 lpn, const __le64 *old, const __
 		     unsigned int n);
 void vsmfs_vsp_enter(void);
 void vsmfs_vsp_exit(void);
-void __pm *vsmfs_lpn_frame_ptr(struct vsmfs_sb_info *sbi, u64 lpn);
+void __pm *vsmfs_data_begin(struct vsmfs_sb_info *sbi, u64 lpn, u64 off, u64 len,
+			    bool *ranged);
+
+/* The end of an access begun by vsmfs_data_begin(). */
+static inline void vsmfs_data_end(bool ranged)
+{
+	if (ranged)
+		vsmfs_vsp_exit();
+}
 
 /* The end of a handle's stay on its CPU (@vsp: its t_vsp). */
 static inline void vsmfs_trans_cpu_end(bool vsp)

@@ -287,7 +287,7 @@ static pte_t *vsmfs_vsp_pte(struct vsmfs_sb_info *sbi, u64 lpn)
  * reserved one), as for the mapping layer.
  * Return: the frame's address, or NULL if the page has no frame (a hole).
  */
-void __pm *vsmfs_lpn_frame_ptr(struct vsmfs_sb_info *sbi, u64 lpn)
+static void __pm *vsmfs_lpn_frame_ptr(struct vsmfs_sb_info *sbi, u64 lpn)
 {
 	u64 f;
 
@@ -297,6 +297,39 @@ void __pm *vsmfs_lpn_frame_ptr(struct vsmfs_sb_info *sbi, u64 lpn)
 	if (f >= sbi->s_layout.data_pages)
 		return NULL;
 	return sbi->s_virt + ((sbi->s_layout.data_start + f) << VSMFS_BLOCK_SHIFT);
+}
+
+/**
+ * vsmfs_data_begin() - the address of file data for one access
+ * @sbi: the file system
+ * @lpn: first logical page of the run
+ * @off: byte offset of the access in the run
+ * @len: its length
+ * @ranged: set if the access uses the mapping layer; the caller ends it
+ *	with vsmfs_data_end(@ranged)
+ *
+ * An access inside one page goes through the device mapping
+ * (vsmfs_lpn_frame_ptr(): no catch-up with swaps); a longer one through
+ * the range, between vsmfs_vsp_enter() and vsmfs_vsp_exit().
+ *
+ * Context: as vsmfs_lpn_frame_ptr().
+ * Return: the address of byte @off, or NULL: a page without a frame (a
+ * hole) for an access inside one page, a bad @lpn otherwise.
+ */
+void __pm *vsmfs_data_begin(struct vsmfs_sb_info *sbi, u64 lpn, u64 off, u64 len,
+			    bool *ranged)
+{
+	u64 in = off & (VSMFS_BLOCK_SIZE - 1);
+	char __pm *p;
+
+	*ranged = in + len > VSMFS_BLOCK_SIZE;
+	if (!*ranged) {
+		p = vsmfs_lpn_frame_ptr(sbi, lpn + (off >> VSMFS_BLOCK_SHIFT));
+		return p ? p + in : NULL;
+	}
+	vsmfs_vsp_enter();
+	p = vsmfs_lpn_ptr(sbi, lpn);
+	return p ? p + off : NULL;
 }
 
 /*
