@@ -302,6 +302,71 @@ static int vsmfs_find_free(struct vsmfs_sb_info *sbi, u64 count, bool large, u64
 	return -ENOSPC;
 }
 
+/*
+ * The first free run of pages with frames in VSP @vsp, cut at @max pages:
+ * its first page in @lpn and its length in @got. Return: whether found.
+ */
+static bool vsmfs_find_extent(struct vsmfs_sb_info *sbi, u64 vsp, u64 max, u64 *lpn, u64 *got)
+{
+	u64 first = vsp * VSMFS_VSP_PAGES;
+	u64 last = min_t(u64, first + VSMFS_VSP_PAGES, sbi->s_layout.lpages);
+	struct vsmfs_mblk *mb = vsmfs_lbitmap(sbi, first);
+	u64 base = first - first % BITS_PER_BLK, pos, end, z, o, nf;
+	unsigned long *map;
+
+	if (IS_ERR(mb))
+		return false;
+	map = (unsigned long *)mb->m_data;
+	pos = first - base;
+	end = last - base;
+	while (pos < end) {
+		z = find_next_zero_bit(map, end, pos);
+		if (z >= end)
+			return false;
+		o = find_next_bit(map, min(end, z + max), z);
+		if (sbi->s_noframe) {
+			nf = find_next_bit(sbi->s_noframe, base + o, base + z) - base;
+			if (nf == z) {
+				/* On from the next page with a frame. */
+				pos = find_next_zero_bit(sbi->s_noframe, base + end,
+							 base + z) - base;
+				continue;
+			}
+			o = nf;
+		}
+		*lpn = base + z;
+		*got = o - z;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Up to @max free pages with frames in one run, found as vsmfs_find_free()
+ * finds a small file's run (partly used VSPs first) but taking the first
+ * free run whatever its length: @lpn and @got as vsmfs_find_extent().
+ * Moves the small-run cursor. Return: 0 or -ENOSPC.
+ */
+static int vsmfs_find_some(struct vsmfs_sb_info *sbi, u64 max, u64 *lpn, u64 *got)
+{
+	u64 nvsp = DIV_ROUND_UP(sbi->s_layout.lpages, VSMFS_VSP_PAGES);
+	u64 i, vsp;
+
+	max = min(max, sbi->s_free_pages);
+	if (!max)
+		return -ENOSPC;
+	for (i = 0; i < 2 * nvsp; i++) {
+		vsp = (sbi->s_small_cursor + i) % nvsp;
+		if (i < nvsp && vsmfs_vsp_free(sbi, vsp))
+			continue;
+		if (vsmfs_find_extent(sbi, vsp, max, lpn, got)) {
+			sbi->s_small_cursor = vsp;
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
 static int __vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64 *lpn,
 			       bool dirty)
 {
@@ -641,6 +706,51 @@ static int vsmfs_resv_get(struct vsmfs_sb_info *sbi, u64 count, bool large,
 	return 0;
 }
 
+/*
+ * A structure for a reservation: an ended one kept for reuse, or new.
+ * Context: s_trans_mutex held.
+ */
+static struct vsmfs_resv *vsmfs_resv_alloc(struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_resv *r;
+
+	if (!sbi->s_nspare)
+		return kmalloc(sizeof(*r), GFP_NOFS);
+	r = list_first_entry(&sbi->s_resv_spare, struct vsmfs_resv, node);
+	list_del(&r->node);
+	sbi->s_nspare--;
+	return r;
+}
+
+/*
+ * Take an ended reservation off s_resv; its structure is kept for the
+ * next refill of a page pool. Context: s_trans_mutex held.
+ */
+static void vsmfs_resv_free(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r)
+{
+	if (sbi->s_nspare < VSMFS_RESV_SPARE) {
+		list_move(&r->node, &sbi->s_resv_spare);
+		sbi->s_nspare++;
+		return;
+	}
+	list_del(&r->node);
+	kfree(r);
+}
+
+/**
+ * vsmfs_resv_spare_free() - free the structures kept for reservations
+ * @sbi: the file system, being torn down
+ */
+void vsmfs_resv_spare_free(struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_resv *r, *tmp;
+
+	list_for_each_entry_safe(r, tmp, &sbi->s_resv_spare, node)
+		kfree(r);
+	INIT_LIST_HEAD(&sbi->s_resv_spare);
+	sbi->s_nspare = 0;
+}
+
 /* End a reservation nothing took over. Context: s_trans_mutex held. */
 static void vsmfs_resv_put(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r)
 {
@@ -649,8 +759,7 @@ static void vsmfs_resv_put(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r)
 	if (!IS_ERR(mb))
 		vsmfs_resv_bits(mb, r, false);
 	sbi->s_free_pages += vsmfs_frames_in(sbi, r->lpn, r->count);
-	list_del(&r->node);
-	kfree(r);
+	vsmfs_resv_free(sbi, r);
 }
 
 /*
@@ -697,32 +806,70 @@ static bool vsmfs_pool_push(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r)
 }
 
 /*
+ * Reserve up to @max single pages into @r, taken from as few free runs as
+ * the free space allows (one bitmap search each, not one per page).
+ * Return: the pages reserved. Context: s_trans_mutex held, allocations
+ * GFP_NOFS.
+ */
+static unsigned int vsmfs_resv_singles(struct vsmfs_sb_info *sbi, struct vsmfs_resv **r,
+				       unsigned int max)
+{
+	unsigned int n = 0;
+	struct vsmfs_mblk *mb;
+	u64 lpn, got, i;
+
+	while (n < max && !vsmfs_pool_low(sbi)) {
+		if (vsmfs_find_some(sbi, max - n, &lpn, &got))
+			break;
+		mb = vsmfs_lbitmap(sbi, lpn);
+		if (IS_ERR(mb))
+			break;
+		if (!mb->m_resv)
+			mb->m_resv = kzalloc(VSMFS_BLOCK_SIZE, GFP_NOFS);
+		if (!mb->m_resv)
+			break;
+		vsmfs_wait_freed(sbi);
+		for (i = 0; i < got; i++, n++) {
+			r[n] = vsmfs_resv_alloc(sbi);
+			if (!r[n])
+				return n;
+			r[n]->lpn = lpn + i;
+			r[n]->count = 1;
+			vsmfs_resv_bits(mb, r[n], true);
+			list_add(&r[n]->node, &sbi->s_resv);
+			sbi->s_free_pages--;
+		}
+	}
+	return n;
+}
+
+/*
  * Refill this CPU's pool, with the mutex held, unless free space is short:
  * up to VSMFS_POOL_PAGES single pages, fewer if memory or space runs short
  * (what the pool got is kept).
  */
 static void vsmfs_pool_refill(struct vsmfs_sb_info *sbi)
 {
-	unsigned int i;
+	struct vsmfs_resv *r[VSMFS_POOL_PAGES];
+	struct vsmfs_page_pool *pool;
+	unsigned int n, i = 0;
 
 	if (vsmfs_pool_low(sbi))
 		return;
 	WRITE_ONCE(sbi->s_pools_on, true);
-	for (i = 0; i < VSMFS_POOL_PAGES && !vsmfs_pool_low(sbi); i++) {
-		struct vsmfs_resv *r = kmalloc(sizeof(*r), GFP_NOFS);
-
-		if (!r)
-			return;
-		if (vsmfs_resv_get(sbi, 1, false, r)) {
-			kfree(r);
-			return;
-		}
-		if (!vsmfs_pool_push(sbi, r)) {
-			vsmfs_resv_put(sbi, r);
-			return;
-		}
-	}
-	vsmfs_stat_inc(sbi, alloc_pool_refills);
+	n = vsmfs_resv_singles(sbi, r, VSMFS_POOL_PAGES);
+	/* Any CPU's pool will do if the task moved meanwhile. */
+	pool = raw_cpu_ptr(sbi->s_pools);
+	spin_lock(&pool->lock);
+	if (READ_ONCE(sbi->s_pools_on))
+		for (; i < n && pool->n < VSMFS_POOL_PAGES; i++)
+			pool->r[pool->n++] = r[i];
+	spin_unlock(&pool->lock);
+	/* What did not fit goes back. */
+	for (; i < n; i++)
+		vsmfs_resv_put(sbi, r[i]);
+	if (n)
+		vsmfs_stat_inc(sbi, alloc_pool_refills);
 }
 
 /**
@@ -923,8 +1070,7 @@ void vsmfs_resv_end(struct vsmfs_trans *t, struct vsmfs_resv *r, bool claimed)
 			sbi->s_free_pages += vsmfs_frames_in(sbi, r->lpn, r->count);
 		}
 	}
-	list_del(&r->node);
-	kfree(r);
+	vsmfs_resv_free(sbi, r);
 }
 
 /**
@@ -957,8 +1103,7 @@ void vsmfs_resv_release(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r)
  */
 void vsmfs_resv_drop(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r)
 {
-	list_del(&r->node);
-	kfree(r);
+	vsmfs_resv_free(sbi, r);
 }
 
 static int vsmfs_ibit(struct vsmfs_trans *t, u64 ino, bool set)

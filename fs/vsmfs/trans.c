@@ -1250,6 +1250,8 @@ void vsmfs_trans_init(struct vsmfs_sb_info *sbi)
 	INIT_LIST_HEAD(&run->dirty);
 	spin_lock_init(&run->lock);
 	INIT_LIST_HEAD(&sbi->s_resv);
+	INIT_LIST_HEAD(&sbi->s_resv_spare);
+	sbi->s_nspare = 0;
 	run->tid = 1;
 	atomic64_set(&sbi->s_commit_tid, 0);
 	init_waitqueue_head(&sbi->s_commit_wq);
@@ -1294,6 +1296,7 @@ void vsmfs_trans_destroy(struct vsmfs_sb_info *sbi)
 	vsmfs_pool_forget(sbi);
 	while (!list_empty(&sbi->s_resv))
 		vsmfs_resv_drop(sbi, list_first_entry(&sbi->s_resv, struct vsmfs_resv, node));
+	vsmfs_resv_spare_free(sbi);
 	kvfree(sbi->s_run.frees);
 	sbi->s_run.frees = NULL;
 	while (sbi->s_undo.npool)

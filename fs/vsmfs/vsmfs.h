@@ -97,7 +97,9 @@ struct vsmfs_resv {
 };
 
 /* Single pages a CPU's pool holds reserved at most (alloc.c). */
-#define VSMFS_POOL_PAGES	16
+#define VSMFS_POOL_PAGES	32
+/* Ended reservations kept for the next ones (alloc.c). */
+#define VSMFS_RESV_SPARE	256
 
 /*
  * struct vsmfs_page_pool - single-page reservations kept for one CPU's
@@ -300,6 +302,9 @@ struct vsmfs_sb_info {
 	struct vsmfs_running	s_run;
 	struct vsmfs_undo_log	s_undo;		/* the running handle's, s_trans_mutex */
 	struct list_head	s_resv;		/* vsmfs_resv, s_trans_mutex */
+	/* Ended vsmfs_resv structures for reuse, s_trans_mutex. */
+	struct list_head	s_resv_spare;
+	unsigned int		s_nspare;
 	/* Last transaction whose commit has finished (s_commit_wq). */
 	atomic64_t		s_commit_tid;
 	wait_queue_head_t	s_commit_wq;
@@ -714,6 +719,7 @@ void vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty);
 int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsmfs_resv **rp);
 int vsmfs_resv_claim(struct vsmfs_trans *t, struct vsmfs_resv *r);
 void vsmfs_resv_end(struct vsmfs_trans *t, struct vsmfs_resv *r, bool claimed);
+void vsmfs_resv_spare_free(struct vsmfs_sb_info *sbi);
 void vsmfs_resv_drop(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r);
 void vsmfs_resv_release(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r);
 int vsmfs_pool_init(struct vsmfs_sb_info *sbi);
