@@ -62,7 +62,8 @@ each equal stretch of the log, and the end). The long run takes every
 workload with every set of OPTION_SETS (CONC_OPTION_SETS for the
 concurrent ones), adds the unmount to the log, and checks every crash
 point within LONG_IMAGES (CONC_LONG_IMAGES; both cap the images per point
-by a seeded sample). A failure names the
+by a seeded sample), or LONG_POINTS of them with fewer images each in a
+workload of more points. A failure names the
 workload, the crash image (POINT:SPEC, as vsmfs-pmreplay takes it) and
 the lines lost or left at a value between; the base and log of a failing
 workload are kept in build/ordering/ to reproduce it.
@@ -335,6 +336,12 @@ SHORT_IMAGES, SHORT_POINTS = (6, 1, 1, 10), 0
 # with each flush subset); a seeded sample of them keeps a shard in tens of
 # minutes, and other seeds take other samples.
 LONG_IMAGES = (64, 8, 8, 256)
+# A workload with more crash points than LONG_POINTS (a 2 MiB write with
+# cow=page fences after each of its 512 page copies: each point is one
+# more page copied, with about 140 images) has that many points taken,
+# spread over it, each with at most LONG_MANY_CAP images; other seeds take
+# other points.
+LONG_POINTS, LONG_MANY_CAP = 64, 64
 CONC_SHORT_IMAGES, CONC_SHORT_POINTS = (4, 1, 1, 10), 6
 CONC_LONG_IMAGES = (16, 2, 2, 16)
 
@@ -741,9 +748,11 @@ def run_workload(label, dev, args, totals):
     # operation returned (which must hold the post tree) leaves one.
     # A negative control: every crash point, every image (it stops at the
     # first that catches it).
-    select = count_points(sample(log, SHORT_POINTS if args.mode != "long" and not expect else 0,
-                                 args.seed, label))
+    npoints = 0 if expect else SHORT_POINTS if args.mode != "long" else LONG_POINTS
+    select = count_points(sample(log, npoints, args.seed, label))
     bounds = LONG_IMAGES if args.mode == "long" else SHORT_IMAGES
+    if args.mode == "long" and npoints and log.fences > npoints:
+        bounds = bounds[:3] + (LONG_MANY_CAP,)
     result = check_images(label, dev, log, args, bounds[:3] + (0,) if expect else bounds, expect,
                           lambda p: p.pos >= op_end,
                           lambda after_op: check_image(pre, post, after_op),
