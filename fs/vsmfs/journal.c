@@ -236,6 +236,7 @@ struct vsmfs_jent *vsmfs_jent_new(struct vsmfs_journal *j, u64 home)
 	e->latest = VSMFS_JNONE;
 	e->old = VSMFS_JNONE;
 	hlist_add_head(&e->node, &j->hash[hash_64(home, j->hash_bits)]);
+	list_add(&e->live, &j->ent_live);
 	if (home >= j->sbi->s_layout.data_start)
 		j->ndata++;
 	return e;
@@ -246,6 +247,7 @@ static void vsmfs_jent_free(struct vsmfs_journal *j, struct vsmfs_jent *e)
 	if (e->home >= j->sbi->s_layout.data_start)
 		j->ndata--;
 	hlist_del(&e->node);
+	list_del(&e->live);
 	hlist_add_head(&e->node, &j->ent_free);
 }
 
@@ -526,11 +528,10 @@ static int vsmfs_jckpt_thread(void *arg)
 static void vsmfs_jcheckpoint(struct vsmfs_journal *j)
 {
 	struct vsmfs_sb_info *sbi = j->sbi;
-	struct vsmfs_jent *e;
-	struct hlist_node *tmp;
+	struct vsmfs_jent *e, *tmp;
 	u64 t0 = vsmfs_trace_start(vsmfs_checkpoint);
 	unsigned int helpers = 0;
-	u32 pos, count, i;
+	u32 pos, count;
 
 	if (!j->resv)
 		return;
@@ -563,9 +564,9 @@ static void vsmfs_jcheckpoint(struct vsmfs_journal *j)
 		j->h[pos].home = 0;
 		vsmfs_wheap_add(&j->free, pos);
 	}
-	for (i = 0; i < (1U << j->hash_bits); i++)
-		hlist_for_each_entry_safe(e, tmp, &j->hash[i], node)
-			vsmfs_jent_free(j, e);
+	/* The entries in use, not every bucket of the hash. */
+	list_for_each_entry_safe(e, tmp, &j->ent_live, live)
+		vsmfs_jent_free(j, e);
 	j->ckpt = 0;
 	j->resv = 0;
 	j->holes = 0;
@@ -723,6 +724,7 @@ static struct vsmfs_journal *vsmfs_journal_alloc(struct vsmfs_sb_info *sbi, u32 
 		return NULL;
 	}
 	INIT_HLIST_HEAD(&j->ent_free);
+	INIT_LIST_HEAD(&j->ent_live);
 	for (i = 0; i < n; i++)
 		hlist_add_head(&j->ents[i].node, &j->ent_free);
 	vsmfs_wheap_init(&j->free, j->h, j->heap, j->heap_idx, n);

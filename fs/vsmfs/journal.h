@@ -21,7 +21,8 @@ struct vsmfs_jslot {
 
 /* Versions of one home block in the checkpoint (and commit) area. */
 struct vsmfs_jent {
-	struct hlist_node	node;
+	struct hlist_node	node;		/* in the hash, or on ent_free */
+	struct list_head	live;		/* on ent_live while hashed */
 	u64			home;
 	u32			latest;		/* position, or VSMFS_JNONE */
 	u32			old;
@@ -79,6 +80,7 @@ struct vsmfs_journal {
 	unsigned int		hash_bits;
 	struct vsmfs_jent	*ents;
 	struct hlist_head	ent_free;
+	struct list_head	ent_live;	/* the hashed entries */
 	u32			*post;		/* headers to re-flag after commit */
 	u32			npost;
 	u32			batch_n;
