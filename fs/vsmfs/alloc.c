@@ -208,8 +208,13 @@ enum vsmfs_run_kind {
 	VSMFS_RUN_ANY,		/* either */
 };
 
-/* First run of @count free pages of @kind within VSP @vsp, or 0. */
-static u64 vsmfs_find_run(struct vsmfs_sb_info *sbi, u64 vsp, u64 count, enum vsmfs_run_kind kind)
+/*
+ * The first free run of pages of @kind within VSP @vsp that is at least
+ * @need pages long, cut at @most pages: its first page (its length in
+ * @got if not NULL), or 0.
+ */
+static u64 vsmfs_find_run(struct vsmfs_sb_info *sbi, u64 vsp, u64 need, u64 most,
+			  enum vsmfs_run_kind kind, u64 *got)
 {
 	u64 first = vsp * VSMFS_VSP_PAGES;
 	u64 last = min_t(u64, first + VSMFS_VSP_PAGES, sbi->s_layout.lpages);
@@ -222,28 +227,34 @@ static u64 vsmfs_find_run(struct vsmfs_sb_info *sbi, u64 vsp, u64 count, enum vs
 	map = (unsigned long *)mb->m_data;
 	pos = first - base;
 	end = last - base;
-	while (pos + count <= end) {
-		u64 z = find_next_zero_bit(map, end, pos), o;
+	while (pos + need <= end) {
+		u64 z = find_next_zero_bit(map, end, pos), o, k;
 
-		if (z + count > end)
+		if (z + need > end)
 			return 0;
-		o = find_next_bit(map, z + count, z);
-		if (o < z + count) {
+		o = find_next_bit(map, min_t(u64, end, z + most), z);
+		if (o < z + need) {
 			pos = o + 1;
 			continue;
 		}
-		/* Every page free: now every page of the kind wanted. */
-		if (!sbi->s_noframe || kind == VSMFS_RUN_ANY)
-			return base + z;
-		o = kind == VSMFS_RUN_HOLES ?
-		    find_next_zero_bit(sbi->s_noframe, base + z + count, base + z) :
-		    find_next_bit(sbi->s_noframe, base + z + count, base + z);
-		if (o >= base + z + count)
-			return base + z;
-		/* On from the next page of the kind wanted. */
-		o = kind == VSMFS_RUN_HOLES ? find_next_bit(sbi->s_noframe, base + end, o) :
-		    find_next_zero_bit(sbi->s_noframe, base + end, o);
-		pos = o - base;
+		/* Pages [z, o) free: now those of the kind wanted from z. */
+		if (sbi->s_noframe && kind != VSMFS_RUN_ANY) {
+			k = kind == VSMFS_RUN_HOLES ?
+			    find_next_zero_bit(sbi->s_noframe, base + o, base + z) :
+			    find_next_bit(sbi->s_noframe, base + o, base + z);
+			if (k < base + z + need) {
+				/* On from the next page of the kind wanted. */
+				k = kind == VSMFS_RUN_HOLES ?
+				    find_next_bit(sbi->s_noframe, base + end, k) :
+				    find_next_zero_bit(sbi->s_noframe, base + end, k);
+				pos = k - base;
+				continue;
+			}
+			o = k - base;
+		}
+		if (got)
+			*got = o - z;
+		return base + z;
 	}
 	return 0;
 }
@@ -265,13 +276,41 @@ static bool vsmfs_vsp_free(struct vsmfs_sb_info *sbi, u64 vsp)
 }
 
 /*
+ * The first free run of pages with frames at least @need and at most
+ * @most pages long (@got: its length, if not NULL), for a small file's run:
+ * first fit in partly used VSPs, then anywhere. Moves the small-run cursor.
+ */
+static int vsmfs_find_small(struct vsmfs_sb_info *sbi, u64 need, u64 most, u64 *lpn,
+			    u64 *got)
+{
+	u64 nvsp = DIV_ROUND_UP(sbi->s_layout.lpages, VSMFS_VSP_PAGES);
+	u64 i, vsp, found;
+
+	if (!need || need > most)
+		return -ENOSPC;
+	/* Partly used VSPs first, then any. */
+	for (i = 0; i < 2 * nvsp; i++) {
+		vsp = (sbi->s_small_cursor + i) % nvsp;
+		if (i < nvsp && vsmfs_vsp_free(sbi, vsp))
+			continue;
+		found = vsmfs_find_run(sbi, vsp, need, most, VSMFS_RUN_FRAMED, got);
+		if (found) {
+			sbi->s_small_cursor = vsp;
+			*lpn = found;
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+/*
  * Find a free run of @count pages: for a large file at a wholly free VSP,
- * else first fit in partly used VSPs, then anywhere. Moves the cursors.
+ * else as vsmfs_find_small(). Moves the cursors.
  */
 static int vsmfs_find_free(struct vsmfs_sb_info *sbi, u64 count, bool large, u64 *lpn)
 {
 	u64 nvsp = DIV_ROUND_UP(sbi->s_layout.lpages, VSMFS_VSP_PAGES);
-	u64 i, vsp, found;
+	u64 i, vsp;
 
 	if (!count || count > VSMFS_VSP_PAGES || count > sbi->s_free_pages)
 		return -ENOSPC;
@@ -287,84 +326,7 @@ static int vsmfs_find_free(struct vsmfs_sb_info *sbi, u64 count, bool large, u64
 			}
 		}
 	}
-	/* Partly used VSPs first, then any. */
-	for (i = 0; i < 2 * nvsp; i++) {
-		vsp = (sbi->s_small_cursor + i) % nvsp;
-		if (i < nvsp && vsmfs_vsp_free(sbi, vsp))
-			continue;
-		found = vsmfs_find_run(sbi, vsp, count, VSMFS_RUN_FRAMED);
-		if (found) {
-			sbi->s_small_cursor = vsp;
-			*lpn = found;
-			return 0;
-		}
-	}
-	return -ENOSPC;
-}
-
-/*
- * The first free run of pages with frames in VSP @vsp, cut at @max pages:
- * its first page in @lpn and its length in @got. Return: whether found.
- */
-static bool vsmfs_find_extent(struct vsmfs_sb_info *sbi, u64 vsp, u64 max, u64 *lpn, u64 *got)
-{
-	u64 first = vsp * VSMFS_VSP_PAGES;
-	u64 last = min_t(u64, first + VSMFS_VSP_PAGES, sbi->s_layout.lpages);
-	struct vsmfs_mblk *mb = vsmfs_lbitmap(sbi, first);
-	u64 base = first - first % BITS_PER_BLK, pos, end, z, o, nf;
-	unsigned long *map;
-
-	if (IS_ERR(mb))
-		return false;
-	map = (unsigned long *)mb->m_data;
-	pos = first - base;
-	end = last - base;
-	while (pos < end) {
-		z = find_next_zero_bit(map, end, pos);
-		if (z >= end)
-			return false;
-		o = find_next_bit(map, min(end, z + max), z);
-		if (sbi->s_noframe) {
-			nf = find_next_bit(sbi->s_noframe, base + o, base + z) - base;
-			if (nf == z) {
-				/* On from the next page with a frame. */
-				pos = find_next_zero_bit(sbi->s_noframe, base + end,
-							 base + z) - base;
-				continue;
-			}
-			o = nf;
-		}
-		*lpn = base + z;
-		*got = o - z;
-		return true;
-	}
-	return false;
-}
-
-/*
- * Up to @max free pages with frames in one run, found as vsmfs_find_free()
- * finds a small file's run (partly used VSPs first) but taking the first
- * free run whatever its length: @lpn and @got as vsmfs_find_extent().
- * Moves the small-run cursor. Return: 0 or -ENOSPC.
- */
-static int vsmfs_find_some(struct vsmfs_sb_info *sbi, u64 max, u64 *lpn, u64 *got)
-{
-	u64 nvsp = DIV_ROUND_UP(sbi->s_layout.lpages, VSMFS_VSP_PAGES);
-	u64 i, vsp;
-
-	max = min(max, sbi->s_free_pages);
-	if (!max)
-		return -ENOSPC;
-	for (i = 0; i < 2 * nvsp; i++) {
-		vsp = (sbi->s_small_cursor + i) % nvsp;
-		if (i < nvsp && vsmfs_vsp_free(sbi, vsp))
-			continue;
-		if (vsmfs_find_extent(sbi, vsp, max, lpn, got)) {
-			sbi->s_small_cursor = vsp;
-			return 0;
-		}
-	}
-	return -ENOSPC;
+	return vsmfs_find_small(sbi, count, count, lpn, NULL);
 }
 
 static int __vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64 *lpn,
@@ -422,7 +384,7 @@ static u64 vsmfs_find_holes(struct vsmfs_sb_info *sbi, u64 count, enum vsmfs_run
 		return 0;
 	for (i = 0; i < nvsp; i++) {
 		found = vsmfs_find_run(sbi, (l->data_pages / VSMFS_VSP_PAGES + i) % nvsp,
-				       count, kind);
+				       count, count, kind, NULL);
 		if (found)
 			return found;
 	}
@@ -679,6 +641,36 @@ static void vsmfs_resv_bits(struct vsmfs_mblk *mb, struct vsmfs_resv *r, bool se
 }
 
 /*
+ * The bitmap block of free pages about to be reserved from @lpn, with its
+ * overlay, once no commit that freed pages is still on its way (they may
+ * be among them). Context: s_trans_mutex held, allocations GFP_NOFS.
+ */
+static struct vsmfs_mblk *vsmfs_resv_block(struct vsmfs_sb_info *sbi, u64 lpn)
+{
+	struct vsmfs_mblk *mb = vsmfs_lbitmap(sbi, lpn);
+
+	if (IS_ERR(mb))
+		return mb;
+	if (!mb->m_resv)
+		mb->m_resv = kzalloc(VSMFS_BLOCK_SIZE, GFP_NOFS);
+	if (!mb->m_resv)
+		return ERR_PTR(-ENOMEM);
+	vsmfs_wait_freed(sbi);
+	return mb;
+}
+
+/* Reserve the free pages [@lpn, @lpn + @count) of @mb in @r, on s_resv. */
+static void vsmfs_resv_add(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb,
+			   struct vsmfs_resv *r, u64 lpn, u64 count)
+{
+	r->lpn = lpn;
+	r->count = count;
+	vsmfs_resv_bits(mb, r, true);
+	list_add(&r->node, &sbi->s_resv);
+	sbi->s_free_pages -= count;
+}
+
+/*
  * Reserve @count pages from @large's policy into @r, put on s_resv.
  * Context: s_trans_mutex held, allocations GFP_NOFS.
  */
@@ -686,23 +678,16 @@ static int vsmfs_resv_get(struct vsmfs_sb_info *sbi, u64 count, bool large,
 			  struct vsmfs_resv *r)
 {
 	struct vsmfs_mblk *mb;
+	u64 lpn;
 	int ret;
 
-	ret = vsmfs_find_free(sbi, count, large, &r->lpn);
+	ret = vsmfs_find_free(sbi, count, large, &lpn);
 	if (ret)
 		return ret;
-	mb = vsmfs_lbitmap(sbi, r->lpn);
+	mb = vsmfs_resv_block(sbi, lpn);
 	if (IS_ERR(mb))
 		return PTR_ERR(mb);
-	if (!mb->m_resv)
-		mb->m_resv = kzalloc(VSMFS_BLOCK_SIZE, GFP_NOFS);
-	if (!mb->m_resv)
-		return -ENOMEM;
-	vsmfs_wait_freed(sbi);
-	r->count = count;
-	vsmfs_resv_bits(mb, r, true);
-	list_add(&r->node, &sbi->s_resv);
-	sbi->s_free_pages -= count;
+	vsmfs_resv_add(sbi, mb, r, lpn, count);
 	return 0;
 }
 
@@ -789,20 +774,23 @@ static struct vsmfs_resv *vsmfs_pool_pop(struct vsmfs_sb_info *sbi)
 	return r;
 }
 
-/* Put @r in this CPU's pool if pools are in use and it has room. */
-static bool vsmfs_pool_push(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r)
+/*
+ * Put @r[0..@n) in this CPU's pool as far as it has room, if pools are in
+ * use. Return: how many it took (the first ones).
+ */
+static unsigned int vsmfs_pool_push(struct vsmfs_sb_info *sbi, struct vsmfs_resv **r,
+				    unsigned int n)
 {
 	struct vsmfs_page_pool *pool = raw_cpu_ptr(sbi->s_pools);
-	bool done = false;
+	unsigned int i = 0;
 
 	spin_lock(&pool->lock);
 	/* Read under the lock: a drain clears it before taking each lock. */
-	if (READ_ONCE(sbi->s_pools_on) && pool->n < VSMFS_POOL_PAGES) {
-		pool->r[pool->n++] = r;
-		done = true;
-	}
+	if (READ_ONCE(sbi->s_pools_on))
+		for (; i < n && pool->n < VSMFS_POOL_PAGES; i++)
+			pool->r[pool->n++] = r[i];
 	spin_unlock(&pool->lock);
-	return done;
+	return i;
 }
 
 /*
@@ -819,25 +807,17 @@ static unsigned int vsmfs_resv_singles(struct vsmfs_sb_info *sbi, struct vsmfs_r
 	u64 lpn, got, i;
 
 	while (n < max && !vsmfs_pool_low(sbi)) {
-		if (vsmfs_find_some(sbi, max - n, &lpn, &got))
+		if (vsmfs_find_small(sbi, 1, min_t(u64, max - n, sbi->s_free_pages), &lpn,
+				     &got))
 			break;
-		mb = vsmfs_lbitmap(sbi, lpn);
+		mb = vsmfs_resv_block(sbi, lpn);
 		if (IS_ERR(mb))
 			break;
-		if (!mb->m_resv)
-			mb->m_resv = kzalloc(VSMFS_BLOCK_SIZE, GFP_NOFS);
-		if (!mb->m_resv)
-			break;
-		vsmfs_wait_freed(sbi);
 		for (i = 0; i < got; i++, n++) {
 			r[n] = vsmfs_resv_alloc(sbi);
 			if (!r[n])
 				return n;
-			r[n]->lpn = lpn + i;
-			r[n]->count = 1;
-			vsmfs_resv_bits(mb, r[n], true);
-			list_add(&r[n]->node, &sbi->s_resv);
-			sbi->s_free_pages--;
+			vsmfs_resv_add(sbi, mb, r[n], lpn + i, 1);
 		}
 	}
 	return n;
@@ -851,20 +831,14 @@ static unsigned int vsmfs_resv_singles(struct vsmfs_sb_info *sbi, struct vsmfs_r
 static void vsmfs_pool_refill(struct vsmfs_sb_info *sbi)
 {
 	struct vsmfs_resv *r[VSMFS_POOL_PAGES];
-	struct vsmfs_page_pool *pool;
-	unsigned int n, i = 0;
+	unsigned int n, i;
 
 	if (vsmfs_pool_low(sbi))
 		return;
 	WRITE_ONCE(sbi->s_pools_on, true);
 	n = vsmfs_resv_singles(sbi, r, VSMFS_POOL_PAGES);
 	/* Any CPU's pool will do if the task moved meanwhile. */
-	pool = raw_cpu_ptr(sbi->s_pools);
-	spin_lock(&pool->lock);
-	if (READ_ONCE(sbi->s_pools_on))
-		for (; i < n && pool->n < VSMFS_POOL_PAGES; i++)
-			pool->r[pool->n++] = r[i];
-	spin_unlock(&pool->lock);
+	i = vsmfs_pool_push(sbi, r, n);
 	/* What did not fit goes back. */
 	for (; i < n; i++)
 		vsmfs_resv_put(sbi, r[i]);
@@ -993,13 +967,11 @@ int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsm
 			return 0;
 		}
 	}
-	r = kmalloc(sizeof(*r), GFP_NOFS);
-	if (!r)
-		return -ENOMEM;
 	mutex_lock(&sbi->s_trans_mutex);
 	t0 = ktime_get_ns();
 	nofs = memalloc_nofs_save();
-	ret = vsmfs_resv_get(sbi, count, large, r);
+	r = vsmfs_resv_alloc(sbi);
+	ret = r ? vsmfs_resv_get(sbi, count, large, r) : -ENOMEM;
 	if (!ret && single)
 		vsmfs_pool_refill(sbi);
 	memalloc_nofs_restore(nofs);
@@ -1085,7 +1057,7 @@ void vsmfs_resv_end(struct vsmfs_trans *t, struct vsmfs_resv *r, bool claimed)
  */
 void vsmfs_resv_release(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r)
 {
-	if (r->count == 1 && vsmfs_pool_push(sbi, r))
+	if (r->count == 1 && vsmfs_pool_push(sbi, &r, 1))
 		return;
 	mutex_lock(&sbi->s_trans_mutex);
 	vsmfs_resv_put(sbi, r);
