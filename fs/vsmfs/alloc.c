@@ -136,10 +136,15 @@ static void vsmfs_wait_freed(struct vsmfs_sb_info *sbi)
 static int vsmfs_lbits(struct vsmfs_trans *t, u64 lpn, u64 count, bool set, bool dirty)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
-	struct vsmfs_mblk *mb = vsmfs_lbitmap(sbi, lpn);
+	struct vsmfs_mblk *mb;
 	unsigned long *map;
 	u64 off = lpn % BITS_PER_BLK, i;
 	int ret;
+
+	/* Pages are allocated and freed under s_trans_mutex only. */
+	if (t->t_shared)
+		return -EAGAIN;
+	mb = vsmfs_lbitmap(sbi, lpn);
 
 	if (IS_ERR(mb))
 		return PTR_ERR(mb);
@@ -189,6 +194,8 @@ int vsmfs_alloc_pages_at(struct vsmfs_trans *t, u64 lpn, u64 count)
 	struct vsmfs_mblk *mb;
 	u64 off = lpn % BITS_PER_BLK;
 
+	if (t->t_shared)
+		return -EAGAIN;
 	if (!count || lpn + count > sbi->s_layout.lpages ||
 	    lpn / VSMFS_VSP_PAGES != (lpn + count - 1) / VSMFS_VSP_PAGES)
 		return -ENOSPC;
@@ -332,7 +339,11 @@ static int vsmfs_find_free(struct vsmfs_sb_info *sbi, u64 count, bool large, u64
 static int __vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64 *lpn,
 			       bool dirty)
 {
-	int ret = vsmfs_find_free(t->t_sbi, count, large, lpn);
+	int ret;
+
+	if (t->t_shared)
+		return -EAGAIN;
+	ret = vsmfs_find_free(t->t_sbi, count, large, lpn);
 
 	return ret ?: vsmfs_lbits(t, *lpn, count, true, dirty);
 }
@@ -548,6 +559,8 @@ int vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
 	u64 off = lpn % BITS_PER_BLK;
 	int ret;
 
+	if (t->t_shared)
+		return -EAGAIN;
 	if (!lpn || !count || lpn + count > sbi->s_layout.lpages ||
 	    lpn / VSMFS_VSP_PAGES != (lpn + count - 1) / VSMFS_VSP_PAGES) {
 		vsmfs_fs_error(sbi->s_sb, 0, "freeing bad run %llu+%llu", lpn, count);
@@ -1084,6 +1097,9 @@ static int vsmfs_ibit(struct vsmfs_trans *t, u64 ino, bool set)
 	struct vsmfs_mblk *mb;
 	int ret;
 
+	/* A shared metadata handle takes i-numbers, never frees one. */
+	if (t->t_shared)
+		return -EAGAIN;
 	mb = vsmfs_mblk_get(sbi, sbi->s_layout.ibitmap_start + ino / BITS_PER_BLK);
 	if (IS_ERR(mb))
 		return PTR_ERR(mb);
@@ -1105,6 +1121,52 @@ static int vsmfs_ibit(struct vsmfs_trans *t, u64 ino, bool set)
 	return 0;
 }
 
+/*
+ * vsmfs_alloc_ino() in a shared metadata handle: the bitmap words, the
+ * free count and the cursor under s_ino_lock, as other shared handles
+ * take i-numbers beside it. The handle notes the word it changed at once
+ * (a word another handle changes too is written by the commit all the
+ * same) and, if it is aborted, clears just its bit.
+ */
+static int vsmfs_alloc_ino_shared(struct vsmfs_trans *t, u64 *ino)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	u64 n = sbi->s_layout.inodes, i, cursor = READ_ONCE(sbi->s_ino_cursor);
+
+	if (WARN_ON_ONCE(t->t_ino))
+		return -EFSCORRUPTED;
+	for (i = 0; i < n; i++) {
+		u64 cand = (cursor + i) % n;
+		u64 base = cand - cand % BITS_PER_BLK, lim = min(n - base, BITS_PER_BLK), z;
+		struct vsmfs_mblk *mb;
+
+		mb = vsmfs_mblk_get(sbi, sbi->s_layout.ibitmap_start + cand / BITS_PER_BLK);
+		if (IS_ERR(mb))
+			return PTR_ERR(mb);
+		spin_lock(&sbi->s_ino_lock);
+		if (!sbi->s_free_inodes) {
+			spin_unlock(&sbi->s_ino_lock);
+			return -ENOSPC;
+		}
+		z = find_next_zero_bit((unsigned long *)mb->m_data, lim, cand - base);
+		if (z < lim) {
+			__set_bit(z, (unsigned long *)mb->m_data);
+			sbi->s_free_inodes--;
+			WRITE_ONCE(sbi->s_ino_cursor, base + z + 1);
+			spin_unlock(&sbi->s_ino_lock);
+			set_bit(z / 64, (unsigned long *)mb->m_cmask);
+			*ino = base + z;
+			t->t_ino = *ino;
+			t->t_ino_mb = mb;
+			vsmfs_trans_dirty(t, mb);
+			return 0;
+		}
+		spin_unlock(&sbi->s_ino_lock);
+		i += lim - (cand - base) - 1;
+	}
+	return -ENOSPC;
+}
+
 /**
  * vsmfs_alloc_ino() - allocate an i-number
  * @t: running transaction
@@ -1117,6 +1179,8 @@ int vsmfs_alloc_ino(struct vsmfs_trans *t, u64 *ino)
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	u64 n = sbi->s_layout.inodes, i;
 
+	if (t->t_shared)
+		return vsmfs_alloc_ino_shared(t, ino);
 	if (!sbi->s_free_inodes)
 		return -ENOSPC;
 	for (i = 0; i < n; i++) {

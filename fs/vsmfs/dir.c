@@ -768,28 +768,26 @@ static struct dentry *vsmfs_do_lookup(struct inode *dir, struct dentry *dentry,
 	return d_splice_alias(inode, dentry);
 }
 
-/* Create an inode of @mode and link it at @dentry, in one transaction. */
-static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t mode,
-			      dev_t rdev, const char *symname)
+/*
+ * Blocks a create dirties in a shared metadata handle: the inode bitmap,
+ * the new inode's and the directory's inode table blocks, and the
+ * directory block taking the entry.
+ */
+#define VSMFS_CREATE_CREDITS	4
+
+/* vsmfs_mknod_common() in handle @t, which it ends. */
+static int vsmfs_mknod_trans(struct vsmfs_trans *t, struct inode *dir,
+			     struct vsmfs_dir_index *idx, struct dentry *dentry, umode_t mode,
+			     dev_t rdev, const char *symname)
 {
-	struct vsmfs_sb_info *sbi = VSMFS_SB(dir->i_sb);
-	struct vsmfs_dir_index *idx;
-	struct vsmfs_trans t;
+	struct vsmfs_sb_info *sbi = t->t_sbi;
 	struct inode *inode;
 	int ret = 0;
 
-	if (dentry->d_name.len > VSMFS_NAME_LEN)
-		return -ENAMETOOLONG;
-	if (S_ISDIR(mode) && dir->i_nlink >= VSMFS_LINK_MAX)
-		return -EMLINK;
-	idx = vsmfs_dir_reserve(dir);
-	if (IS_ERR(idx))
-		return PTR_ERR(idx);
-	vsmfs_trans_begin(sbi, &t);
-	vsmfs_trans_track(&t, dir, true);
-	inode = vsmfs_new_inode(&t, dir, &dentry->d_name, mode, rdev);
+	vsmfs_trans_track(t, dir, true);
+	inode = vsmfs_new_inode(t, dir, &dentry->d_name, mode, rdev);
 	if (IS_ERR(inode)) {
-		vsmfs_trans_abort(&t);
+		vsmfs_trans_abort(t);
 		return PTR_ERR(inode);
 	}
 	if (symname) {
@@ -803,7 +801,7 @@ static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t 
 			u64 lpn;
 			void __pm *p;
 
-			ret = vsmfs_alloc_pages(&t, 1, false, &lpn);
+			ret = vsmfs_alloc_pages(t, 1, false, &lpn);
 			if (!ret) {
 				vi->i_pages = 1;
 				vi->i_index[0] = vsmfs_idx_make(lpn, 1);
@@ -817,22 +815,58 @@ static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t 
 		i_size_write(inode, len);
 		inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
 		if (!ret)
-			ret = vsmfs_write_inode_t(&t, inode);
+			ret = vsmfs_write_inode_t(t, inode);
 	}
 	if (!ret)
-		ret = vsmfs_add_entry(&t, dir, idx, &dentry->d_name, inode);
+		ret = vsmfs_add_entry(t, dir, idx, &dentry->d_name, inode);
 	if (!ret && S_ISDIR(mode)) {
 		inc_nlink(dir);
-		ret = vsmfs_write_inode_t(&t, dir);
+		ret = vsmfs_write_inode_t(t, dir);
 	}
 	if (ret) {
-		vsmfs_trans_abort(&t);
+		vsmfs_trans_abort(t);
 		vsmfs_discard_new_inode(inode);
 		return ret;
 	}
-	ret = vsmfs_trans_commit(&t);
+	ret = vsmfs_trans_commit(t);
 	d_instantiate_new(dentry, inode);
 	return ret;
+}
+
+/*
+ * Create an inode of @mode and link it at @dentry, in one transaction:
+ * one beside other creates if the directory has room for the entry
+ * (vsmfs_trans_begin_shared()), done again under s_trans_mutex if that
+ * handle cannot finish it.
+ */
+static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t mode,
+			      dev_t rdev, const char *symname)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(dir->i_sb);
+	struct vsmfs_dir_index *idx;
+	struct vsmfs_trans t;
+	int ret;
+
+	if (dentry->d_name.len > VSMFS_NAME_LEN)
+		return -ENAMETOOLONG;
+	if (S_ISDIR(mode) && dir->i_nlink >= VSMFS_LINK_MAX)
+		return -EMLINK;
+	idx = vsmfs_dir_reserve(dir);
+	if (IS_ERR(idx))
+		return PTR_ERR(idx);
+	if (vsmfs_room_find(idx, DIRENT_LEN(dentry->d_name.len)) != U64_MAX &&
+	    (!symname || strlen(symname) <= VSMFS_INLINE_LEN) &&
+	    !vsmfs_trans_begin_shared(sbi, &t, VSMFS_CREATE_CREDITS)) {
+		ret = vsmfs_mknod_trans(&t, dir, idx, dentry, mode, rdev, symname);
+		if (ret != -EAGAIN)
+			return ret;
+		/* Its abort dropped the directory's index. */
+		idx = vsmfs_dir_reserve(dir);
+		if (IS_ERR(idx))
+			return PTR_ERR(idx);
+	}
+	vsmfs_trans_begin(sbi, &t);
+	return vsmfs_mknod_trans(&t, dir, idx, dentry, mode, rdev, symname);
 }
 
 /*

@@ -69,6 +69,27 @@
  * holds s_handles_sem for writing, so it sees every shared handle whole
  * or not at all.
  *
+ * Shared metadata handles. A create (vsmfs_mknod_common()) changes the
+ * inode bitmap, the new inode's slot, an entry of its directory's block
+ * and the directory's slot: but for the bitmap, bytes no other handle
+ * changes meanwhile (the new inode is its own, the directory is locked by
+ * the VFS). So it runs in a handle like any other (struct vsmfs_trans,
+ * the same calls), begun by vsmfs_trans_begin_shared(): with
+ * s_handles_sem shared, beside other shared handles, and no
+ * file-system-wide mutex. Such a handle saves the bytes it changes in an
+ * undo log of its own (t_log), never a whole block; takes its i-number
+ * under s_ino_lock and gives it back by clearing its bit (the rest of the
+ * bitmap word may be other handles'); notes the words it changed in
+ * m_cmask with atomic bit operations; and adds blocks to the running
+ * transaction under s_run.lock, from credits reserved as it began. What
+ * it cannot do so (allocate pages: a directory block, an xattr block; a
+ * change too large for its log; a commit at its end) makes the call
+ * return -EAGAIN: the caller aborts it and does the operation again in a
+ * handle of the other kind. An aborted shared handle leaves the blocks
+ * it added in the running transaction, as they were. Its ordering is that
+ * of any handle that ends in the running transaction; it stores nothing
+ * to PM.
+ *
  * Deltas in DRAM. A delta of a commit writes the new version of a block
  * over its old version in the journal, the version before the last one
  * committed (vsmfs_jplace()). So the words it must write are those the
@@ -93,6 +114,15 @@
  * of one split into steps (truncate, fallocate) dirties fewer.
  */
 #define VSMFS_HANDLE_CREDITS	64
+
+/* The lock a handle holds while it changes DRAM. */
+static void vsmfs_trans_assert(struct vsmfs_trans *t)
+{
+	if (t->t_shared)
+		lockdep_assert_held_read(&t->t_sbi->s_handles_sem);
+	else
+		lockdep_assert_held(&t->t_sbi->s_trans_mutex);
+}
 
 static void vsmfs_trans_undo_init(struct vsmfs_trans *t)
 {
@@ -188,6 +218,12 @@ static void vsmfs_trans_lock(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, b
 	t->t_freed = false;
 	t->t_sync = false;
 	t->t_overflow = false;
+	t->t_log = &sbi->s_undo;
+	t->t_shared = false;
+	t->t_added = false;
+	t->t_credits = 0;
+	t->t_ino = 0;
+	t->t_ino_mb = NULL;
 	vsmfs_trans_undo_init(t);
 }
 
@@ -346,6 +382,37 @@ static void vsmfs_trans_overflow(struct vsmfs_trans *t)
 		       vsmfs_trans_max_blocks(sbi));
 }
 
+/*
+ * A shared metadata handle adds @mb to the running transaction from its
+ * credits. The count is checked when it begins: a handle that needs more
+ * is a bug, and the block joins all the same (the journal was reserved
+ * for @credits blocks only, so this is reported).
+ */
+static void vsmfs_trans_dirty_shared(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_running *run = &sbi->s_run;
+
+	lockdep_assert_held_read(&sbi->s_handles_sem);
+	/* Cleared only by a commit, which no shared handle runs beside. */
+	if (READ_ONCE(mb->m_is_dirty))
+		return;
+	spin_lock(&run->lock);
+	if (!mb->m_is_dirty) {
+		if (!WARN_ON_ONCE(!t->t_credits)) {
+			t->t_credits--;
+			run->shared_credits--;
+		}
+		WRITE_ONCE(mb->m_is_dirty, true);
+		list_add_tail(&mb->m_dirty, &run->dirty);
+		run->nblocks++;
+		if (mb->m_blk >= sbi->s_layout.data_start)
+			run->ndata++;
+		t->t_added = true;
+	}
+	spin_unlock(&run->lock);
+}
+
 /**
  * vsmfs_trans_dirty() - add a changed metadata block to a transaction
  * @t: the handle
@@ -362,6 +429,10 @@ void vsmfs_trans_dirty(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 
+	if (t->t_shared) {
+		vsmfs_trans_dirty_shared(t, mb);
+		return;
+	}
 	lockdep_assert_held(&sbi->s_trans_mutex);
 	/* Changed without vsmfs_trans_get_write_access(): abort cannot undo it. */
 	WARN_ON_ONCE(!mb->m_shadow && !mb->m_ranged);
@@ -437,10 +508,13 @@ static void vsmfs_shadow_free(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb)
  * it.
  *
  * Context: inside the handle.
- * Return: 0, or -ENOMEM with @mb unchanged and not in @t.
+ * Return: 0, or -ENOMEM with @mb unchanged and not in @t; -EAGAIN in a
+ * shared metadata handle, which saves parts of blocks only.
  */
 int vsmfs_trans_get_write_access(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
 {
+	if (t->t_shared)
+		return -EAGAIN;
 	lockdep_assert_held(&t->t_sbi->s_trans_mutex);
 	if (mb->m_shadow)
 		return 0;
@@ -466,26 +540,31 @@ int vsmfs_trans_get_write_access(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
  * back newest first, and the end of the handle notes the words that
  * changed. A handle that changes a page table entry or an inode slot so
  * copies 8 or 256 bytes, not the block. When the log is full it takes
- * the whole block's copy.
+ * the whole block's copy (a shared metadata handle cannot: -EAGAIN).
+ * The log is the handle's (t_log): a shared metadata handle has its own.
  *
  * Context: inside the handle.
- * Return: 0, or -ENOMEM with @mb unchanged and not in @t.
+ * Return: 0, or -ENOMEM with @mb unchanged and not in @t; -EAGAIN in a
+ * shared metadata handle whose log is full.
  */
 int vsmfs_trans_get_write_access_range(struct vsmfs_trans *t, struct vsmfs_mblk *mb,
 				       unsigned int off, unsigned int len)
 {
-	struct vsmfs_undo_log *u = &t->t_sbi->s_undo;
+	struct vsmfs_undo_log *u = t->t_log;
 	unsigned int end = round_up(off + len, 8), i;
 	struct vsmfs_undo_rec *r;
 
-	lockdep_assert_held(&t->t_sbi->s_trans_mutex);
+	vsmfs_trans_assert(t);
 	if (mb->m_shadow)
 		return 0;
 	if (WARN_ON_ONCE(end > VSMFS_BLOCK_SIZE))
 		return -EFSCORRUPTED;
 	off = round_down(off, 8);
-	/* Saved already, before the handle's first change of it. */
-	for (i = 0; mb->m_ranged && i < u->n; i++) {
+	/*
+	 * Saved already, before the handle's first change of it (m_ranged:
+	 * the block is in the log of the handle holding s_trans_mutex).
+	 */
+	for (i = 0; (mb->m_ranged || t->t_shared) && i < u->n; i++) {
 		r = &u->rec[i];
 		if (r->mb == mb && r->off <= off && end <= r->off + r->len)
 			return 0;
@@ -499,7 +578,8 @@ int vsmfs_trans_get_write_access_range(struct vsmfs_trans *t, struct vsmfs_mblk 
 	r->at = u->used;
 	memcpy((u8 *)u->bytes + r->at, mb->m_data + off, r->len);
 	u->used += r->len;
-	mb->m_ranged = true;
+	if (!t->t_shared)
+		mb->m_ranged = true;
 	return 0;
 }
 
@@ -551,7 +631,9 @@ void vsmfs_trans_note_inode(struct vsmfs_trans *t, struct inode *inode)
 /* Whether the handle changed anything. */
 static bool vsmfs_trans_changed(struct vsmfs_trans *t)
 {
-	return !list_empty(&t->t_undo) || t->t_sbi->s_undo.n ||
+	if (t->t_shared)
+		return t->t_log->n || t->t_ino;
+	return !list_empty(&t->t_undo) || t->t_log->n ||
 	       t->t_sbi->s_run.nfrees != t->t_nfrees ||
 	       !list_empty(&t->t_forgot);
 }
@@ -563,7 +645,7 @@ static bool vsmfs_trans_changed(struct vsmfs_trans *t)
  */
 static void vsmfs_trans_handle_done(struct vsmfs_trans *t)
 {
-	struct vsmfs_undo_log *u = &t->t_sbi->s_undo;
+	struct vsmfs_undo_log *u = t->t_log;
 	struct vsmfs_mblk *mb, *tmp;
 	unsigned int i, w;
 
@@ -582,6 +664,13 @@ static void vsmfs_trans_handle_done(struct vsmfs_trans *t)
 		const u64 *old = u->bytes + r->at / 8;
 		const u64 *cur = (const u64 *)r->mb->m_data + r->off / 8;
 
+		/* Other shared handles may note words of the same block. */
+		if (t->t_shared) {
+			for (w = 0; w < r->len / 8; w++)
+				if (old[w] != cur[w])
+					set_bit(r->off / 8 + w, (unsigned long *)r->mb->m_cmask);
+			continue;
+		}
 		for (w = 0; w < r->len / 8; w++)
 			if (old[w] != cur[w])
 				__set_bit(r->off / 8 + w, (unsigned long *)r->mb->m_cmask);
@@ -734,6 +823,8 @@ static int vsmfs_trans_defer(struct vsmfs_trans *t, u64 lpn, u64 count, bool scr
 {
 	struct vsmfs_running *run = &t->t_sbi->s_run;
 
+	if (t->t_shared)
+		return -EAGAIN;
 	if (run->nfrees == run->maxfrees) {
 		unsigned int n = max(16U, 2 * run->maxfrees);
 		struct vsmfs_frun *f = NULL;
@@ -872,6 +963,52 @@ static void vsmfs_trans_put_back(struct vsmfs_trans *t, struct vsmfs_swap *sw,
 	mb->m_hnew = false;
 }
 
+/* Put back the in-core inodes the handle tracked (vsmfs_trans_track()). */
+static void vsmfs_trans_reload_inodes(struct vsmfs_trans *t)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->t_ninodes; i++) {
+		vsmfs_inode_reload(t->t_inodes[i]);
+		if (t->t_dirs & (1U << i))
+			vsmfs_dir_index_free(t->t_inodes[i]);
+	}
+	t->t_ninodes = 0;
+	t->t_dirs = 0;
+}
+
+static void vsmfs_trans_end_shared(struct vsmfs_trans *t, bool changed);
+
+/*
+ * vsmfs_trans_abort() of a shared metadata handle: the parts it saved go
+ * back, newest first (no other handle changed them meanwhile), and its
+ * i-number's bit is cleared alone. The blocks it added stay in the
+ * running transaction, as they were.
+ */
+static void vsmfs_trans_abort_shared(struct vsmfs_trans *t)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_undo_log *u = t->t_log;
+
+	while (u->n) {
+		struct vsmfs_undo_rec *r = &u->rec[--u->n];
+
+		memcpy(r->mb->m_data + r->off, u->bytes + r->at / 8, r->len);
+	}
+	u->used = 0;
+	if (t->t_ino) {
+		spin_lock(&sbi->s_ino_lock);
+		__clear_bit(t->t_ino % (VSMFS_BLOCK_SIZE * BITS_PER_BYTE),
+			    (unsigned long *)t->t_ino_mb->m_data);
+		sbi->s_free_inodes++;
+		spin_unlock(&sbi->s_ino_lock);
+		t->t_ino = 0;
+	}
+	vsmfs_trans_reload_inodes(t);
+	vsmfs_stat_inc(sbi, trans_aborts);
+	vsmfs_trans_end_shared(t, false);
+}
+
 /**
  * vsmfs_trans_abort() - end a handle without any of its changes
  * @t: the handle
@@ -892,13 +1029,17 @@ static void vsmfs_trans_put_back(struct vsmfs_trans *t, struct vsmfs_swap *sw,
 void vsmfs_trans_abort(struct vsmfs_trans *t)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
-	struct vsmfs_undo_log *u = &sbi->s_undo;
+	struct vsmfs_undo_log *u = t->t_log;
 	const struct vsmfs_layout *l = &sbi->s_layout;
 	struct vsmfs_running *run = &sbi->s_run;
 	struct vsmfs_mblk *mb, *tmp;
 	struct vsmfs_swap sw;
 	unsigned int i;
 
+	if (t->t_shared) {
+		vsmfs_trans_abort_shared(t);
+		return;
+	}
 	lockdep_assert_held(&sbi->s_trans_mutex);
 	vsmfs_swap_init(sbi, &sw);
 	list_for_each_entry_safe(mb, tmp, &t->t_forgot, m_dirty) {
@@ -929,15 +1070,9 @@ void vsmfs_trans_abort(struct vsmfs_trans *t)
 	sbi->s_small_cursor = t->t_small_cursor;
 	sbi->s_vsp_cursor = t->t_vsp_cursor;
 	sbi->s_ino_cursor = t->t_ino_cursor;
-	for (i = 0; i < t->t_ninodes; i++) {
-		vsmfs_inode_reload(t->t_inodes[i]);
-		if (t->t_dirs & (1U << i))
-			vsmfs_dir_index_free(t->t_inodes[i]);
-	}
+	vsmfs_trans_reload_inodes(t);
 	list_for_each_entry_safe(mb, tmp, &t->t_undo, m_undo)
 		vsmfs_shadow_free(sbi, mb);
-	t->t_ninodes = 0;
-	t->t_dirs = 0;
 	vsmfs_stat_inc(sbi, trans_aborts);
 	vsmfs_trans_park(t);
 }
@@ -968,6 +1103,17 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 	bool changed = vsmfs_trans_changed(t);
 	int err = t->t_error;
 
+	if (t->t_shared) {
+		if (unlikely(err || (READ_ONCE(sbi->s_error_ro) && changed))) {
+			vsmfs_trans_abort(t);
+			return err ?: -EROFS;
+		}
+		vsmfs_trans_handle_done(t);
+		/* As below; a create stored nothing to PM. */
+		vsmfs_fence_pending();
+		vsmfs_trans_end_shared(t, changed);
+		return 0;
+	}
 	if (unlikely((t->t_overflow || READ_ONCE(sbi->s_error_ro)) && changed)) {
 		err = t->t_overflow ? -EFSCORRUPTED : -EROFS;
 		vsmfs_trans_abort(t);
@@ -1080,6 +1226,161 @@ static void vsmfs_trans_commit_work(struct work_struct *work)
 	vsmfs_trans_sync(sbi, VSMFS_COMMIT_TIMER);
 }
 
+/* Whether handles may end without committing, so beside each other. */
+static bool vsmfs_shared_ok(struct vsmfs_sb_info *sbi)
+{
+	return READ_ONCE(sbi->s_jopts.commit_secs) && !READ_ONCE(sbi->s_error_ro) &&
+	       !vsmfs_journal_writethrough(sbi);
+}
+
+/* Take s_handles_sem shared, after any handle that waits to take it exclusive. */
+static void vsmfs_handles_enter(struct vsmfs_sb_info *sbi)
+{
+	if (atomic_read(&sbi->s_excl) || !down_read_trylock(&sbi->s_handles_sem)) {
+		/* A commit waited for hands the lock over early (journal.c). */
+		atomic_inc(&sbi->s_trans_waiters);
+		wait_event(sbi->s_excl_wq, !atomic_read(&sbi->s_excl));
+		down_read(&sbi->s_handles_sem);
+		atomic_dec(&sbi->s_trans_waiters);
+	}
+}
+
+/*
+ * An undo log for a shared metadata handle on this CPU: the one the CPU
+ * keeps, or a new one. Migration is disabled.
+ */
+static struct vsmfs_undo_log *vsmfs_slog_get(struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_page_pool *pool = this_cpu_ptr(sbi->s_pools);
+	struct vsmfs_undo_log *u;
+
+	spin_lock(&pool->lock);
+	u = pool->ulog;
+	pool->ulog = NULL;
+	spin_unlock(&pool->lock);
+	if (!u && !vsmfs_fault(VSMFS_FAULT_SHADOW_ALLOC))
+		u = kmalloc(sizeof(*u), GFP_NOFS);
+	if (u) {
+		u->n = 0;
+		u->used = 0;
+	}
+	return u;
+}
+
+/* Keep @u for this CPU's next shared metadata handle, or free it. */
+static void vsmfs_slog_put(struct vsmfs_sb_info *sbi, struct vsmfs_undo_log *u)
+{
+	struct vsmfs_page_pool *pool = this_cpu_ptr(sbi->s_pools);
+
+	spin_lock(&pool->lock);
+	if (!pool->ulog) {
+		pool->ulog = u;
+		u = NULL;
+	}
+	spin_unlock(&pool->lock);
+	kfree(u);
+}
+
+/**
+ * vsmfs_trans_begin_shared() - start a metadata handle beside others
+ * @sbi: the file system
+ * @t: the handle to initialize
+ * @credits: the most blocks it may add to the running transaction
+ *
+ * See "Shared metadata handles" at the top of this file. The handle is
+ * used and ended as one from vsmfs_trans_begin(); a call in it that it
+ * cannot make returns -EAGAIN, after which the caller aborts it and does
+ * the operation in a handle from vsmfs_trans_begin().
+ *
+ * Context: process context; holds s_handles_sem shared, and makes the
+ * task's allocations GFP_NOFS, until the handle ends.
+ * Return: 0, or -EAGAIN (nothing taken) if the operation must use a
+ * handle of the other kind: the running transaction must commit first,
+ * or every handle commits as it ends.
+ */
+int vsmfs_trans_begin_shared(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+	int ret = -EAGAIN;
+
+	if (!vsmfs_shared_ok(sbi))
+		return -EAGAIN;
+	vsmfs_handles_enter(sbi);
+	spin_lock(&run->lock);
+	if (run->nblocks + run->shared_credits + credits <= vsmfs_trans_max_blocks(sbi) &&
+	    !vsmfs_trans_space_short(sbi)) {
+		run->shared_credits += credits;
+		ret = 0;
+	}
+	spin_unlock(&run->lock);
+	if (ret)
+		goto out_sem;
+	migrate_disable();
+	t->t_log = vsmfs_slog_get(sbi);
+	if (!t->t_log)
+		goto out_credits;
+	t->t_sbi = sbi;
+	t->t_shared = true;
+	t->t_credits = credits;
+	t->t_added = false;
+	t->t_ino = 0;
+	t->t_ino_mb = NULL;
+	t->t_vsp = false;
+	t->t_error = 0;
+	t->t_freed = false;
+	t->t_sync = false;
+	t->t_overflow = false;
+	t->t_ninodes = 0;
+	t->t_dirs = 0;
+	t->t_nblocks = 0;
+	t->t_ndata = 0;
+	INIT_LIST_HEAD(&t->t_dirty);
+	INIT_LIST_HEAD(&t->t_undo);
+	INIT_LIST_HEAD(&t->t_forgot);
+	t->t_nofs = memalloc_nofs_save();
+	t->t_locked = local_clock();
+	return 0;
+
+out_credits:
+	migrate_enable();
+	spin_lock(&run->lock);
+	run->shared_credits -= credits;
+	spin_unlock(&run->lock);
+out_sem:
+	up_read(&sbi->s_handles_sem);
+	return -EAGAIN;
+}
+
+/*
+ * End a shared metadata handle: its credits left go back, and if it
+ * changed anything or added a block it is one of the running
+ * transaction's handles (which commits the blocks it added, changed or
+ * not).
+ */
+static void vsmfs_trans_end_shared(struct vsmfs_trans *t, bool changed)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_running *run = &sbi->s_run;
+	bool first = false;
+
+	spin_lock(&run->lock);
+	run->shared_credits -= t->t_credits;
+	if (changed || t->t_added)
+		first = !run->handles++;
+	spin_unlock(&run->lock);
+	/* Before the lock goes: no commit can have taken this handle yet. */
+	if (first)
+		queue_delayed_work(system_long_wq, &sbi->s_commit_work,
+				   READ_ONCE(sbi->s_jopts.commit_secs) * HZ);
+	vsmfs_stat_inc(sbi, trans_shared_meta);
+	vsmfs_stat_add(sbi, trans_shared_hold_ns, local_clock() - t->t_locked);
+	vsmfs_slog_put(sbi, t->t_log);
+	t->t_log = NULL;
+	memalloc_nofs_restore(t->t_nofs);
+	up_read(&sbi->s_handles_sem);
+	migrate_enable();
+}
+
 /**
  * vsmfs_shandle_begin() - start a shared handle
  * @sbi: the file system
@@ -1100,16 +1401,9 @@ int vsmfs_shandle_begin(struct vsmfs_sb_info *sbi, struct vsmfs_shandle *h, u32 
 	struct vsmfs_running *run = &sbi->s_run;
 	int ret = -EAGAIN;
 
-	if (!READ_ONCE(sbi->s_jopts.commit_secs) || READ_ONCE(sbi->s_error_ro) ||
-	    vsmfs_journal_writethrough(sbi))
+	if (!vsmfs_shared_ok(sbi))
 		return -EAGAIN;
-	if (atomic_read(&sbi->s_excl) || !down_read_trylock(&sbi->s_handles_sem)) {
-		/* A commit waited for hands the lock over early (journal.c). */
-		atomic_inc(&sbi->s_trans_waiters);
-		wait_event(sbi->s_excl_wq, !atomic_read(&sbi->s_excl));
-		down_read(&sbi->s_handles_sem);
-		atomic_dec(&sbi->s_trans_waiters);
-	}
+	vsmfs_handles_enter(sbi);
 	spin_lock(&run->lock);
 	/* What vsmfs_trans_full() asks, with the room the others reserved. */
 	if (run->nblocks + run->shared_credits + credits <= vsmfs_trans_max_blocks(sbi) &&
@@ -1249,6 +1543,7 @@ void vsmfs_trans_init(struct vsmfs_sb_info *sbi)
 	memset(&sbi->s_undo, 0, sizeof(sbi->s_undo));
 	INIT_LIST_HEAD(&run->dirty);
 	spin_lock_init(&run->lock);
+	spin_lock_init(&sbi->s_ino_lock);
 	INIT_LIST_HEAD(&sbi->s_resv);
 	INIT_LIST_HEAD(&sbi->s_resv_spare);
 	sbi->s_nspare = 0;
@@ -1297,6 +1592,16 @@ void vsmfs_trans_destroy(struct vsmfs_sb_info *sbi)
 	while (!list_empty(&sbi->s_resv))
 		vsmfs_resv_drop(sbi, list_first_entry(&sbi->s_resv, struct vsmfs_resv, node));
 	vsmfs_resv_spare_free(sbi);
+	if (sbi->s_pools) {
+		int cpu;
+
+		for_each_possible_cpu(cpu) {
+			struct vsmfs_page_pool *pool = per_cpu_ptr(sbi->s_pools, cpu);
+
+			kfree(pool->ulog);
+			pool->ulog = NULL;
+		}
+	}
 	kvfree(sbi->s_run.frees);
 	sbi->s_run.frees = NULL;
 	while (sbi->s_undo.npool)

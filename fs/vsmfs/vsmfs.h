@@ -109,9 +109,11 @@ struct vsmfs_resv {
  * @r: the reservations, each of one page and on sbi->s_resv
  */
 struct vsmfs_page_pool {
-	spinlock_t		lock;		/* @n and @r */
+	spinlock_t		lock;		/* @n, @r and @ulog */
 	unsigned int		n;
 	struct vsmfs_resv	*r[VSMFS_POOL_PAGES];
+	/* An undo log kept for the next shared metadata handle on this CPU. */
+	struct vsmfs_undo_log	*ulog;
 };
 
 /*
@@ -206,8 +208,9 @@ enum {
  *     aggregation worker, the checkpoint);
  *     s_handles_sem: exclusive with s_trans_mutex in every handle (taken
  *     right after it, released right before it); shared, without
- *     s_trans_mutex, by a shared handle (vsmfs_shandle_begin()), which
- *     takes no other lock of this list but the leaves;
+ *     s_trans_mutex, by a shared handle (vsmfs_shandle_begin()) and a
+ *     shared metadata handle (vsmfs_trans_begin_shared(): a create),
+ *     which take no other lock of this list but the leaves;
  *  7. vsmfs_inode_info.i_xattr_sem: exclusive inside a handle; readers of
  *     the xattr block take it shared and no other lock but the leaves;
  *  8. s_jplace_mutex: placement in the journal, GC, checkpoint and
@@ -217,7 +220,8 @@ enum {
  *     alone.
  * Leaves, taken under any of these, with no lock of vsmfs inside them but
  * pmlog.lock: s_run.lock (the running transaction, in shared handles),
- * s_sb_lock (the superblock in DRAM, also taken by
+ * s_ino_lock (the inode bitmap, in shared metadata handles), the lock of
+ * a per-CPU page pool, s_sb_lock (the superblock in DRAM, also taken by
  * vsmfs_fs_error() inside a handle), s_aggr_lock (the inodes open for
  * writing) and the xarray lock of s_mblks. The ordering checker (pmlog.c)
  * takes pmlog.mutex alone, to turn the log on and off and read it out, and
@@ -318,6 +322,11 @@ struct vsmfs_sb_info {
 	u64			s_small_cursor;	/* next logical page for small runs */
 	u64			s_vsp_cursor;	/* next VSP to try for large runs */
 	u64			s_ino_cursor;
+	/*
+	 * The inode bitmap, s_free_inodes and s_ino_cursor when shared
+	 * metadata handles change them beside each other (alloc.c).
+	 */
+	spinlock_t		s_ino_lock;
 	/* Per-CPU page pools; they may hold pages while @s_pools_on. */
 	struct vsmfs_page_pool __percpu *s_pools;
 	bool			s_pools_on;
@@ -466,6 +475,19 @@ struct vsmfs_trans {
 	struct list_head	t_forgot;
 	u64			t_locked;	/* ktime_get_ns() at s_trans_mutex */
 	unsigned int		t_nofs;		/* memalloc_nofs_save() */
+	/*
+	 * Where the handle saves parts of blocks: sbi->s_undo, or with
+	 * @t_shared (vsmfs_trans_begin_shared()) a log of its own. A shared
+	 * metadata handle may still add @t_credits blocks to the running
+	 * transaction (@t_added: it added one), and allocated i-number
+	 * @t_ino (0 if none) in bitmap block @t_ino_mb.
+	 */
+	struct vsmfs_undo_log	*t_log;
+	bool			t_shared;
+	bool			t_added;
+	u32			t_credits;
+	u64			t_ino;
+	struct vsmfs_mblk	*t_ino_mb;
 };
 
 /* Runs of page swaps a shared handle can take back. */
@@ -686,6 +708,7 @@ void vsmfs_trans_init(struct vsmfs_sb_info *sbi);
 void vsmfs_trans_stop(struct vsmfs_sb_info *sbi);
 void vsmfs_trans_destroy(struct vsmfs_sb_info *sbi);
 void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t);
+int vsmfs_trans_begin_shared(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits);
 void vsmfs_trans_begin_credits(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits);
 void vsmfs_trans_begin_meta(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits);
 void vsmfs_trans_unlock(struct vsmfs_trans *t);

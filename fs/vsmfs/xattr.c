@@ -235,6 +235,9 @@ int vsmfs_xattr_set_t(struct vsmfs_trans *t, struct inode *inode, int index,
 	struct vsmfs_mblk *mb;
 	int ret = 0;
 
+	/* It may need a page: not in a shared metadata handle. */
+	if (t->t_shared)
+		return -EAGAIN;
 	lockdep_assert_held(&t->t_sbi->s_trans_mutex);
 	if (name_len > U8_MAX)
 		return -ERANGE;
