@@ -1007,23 +1007,55 @@ static int vsmfs_unlink_t(struct vsmfs_trans *t, struct inode *dir,
 	return ret;
 }
 
+/* vsmfs_do_unlink() in handle @t, which it ends. */
+static int vsmfs_unlink_trans(struct vsmfs_trans *t, struct inode *dir,
+			      struct vsmfs_dir_index *idx, struct dentry *dentry)
+{
+	int ret;
+
+	vsmfs_trans_track(t, dir, true);
+	vsmfs_trans_track(t, d_inode(dentry), false);
+	ret = vsmfs_unlink_t(t, dir, idx, dentry);
+	if (ret) {
+		vsmfs_trans_abort(t);
+		return ret;
+	}
+	return vsmfs_trans_commit(t);
+}
+
+/*
+ * Blocks an unlink dirties in a shared metadata handle: the directory
+ * block losing the entry, and the inode table blocks of the directory and
+ * of the inode.
+ */
+#define VSMFS_UNLINK_CREDITS	3
+
+/*
+ * Remove @dentry's entry and drop its link, in one transaction: one beside
+ * other such handles (the directory and the inode are locked by the VFS;
+ * an inode left with no links is freed by its eviction, under the
+ * mutex), done again under s_trans_mutex if that handle cannot finish it.
+ */
 static int vsmfs_do_unlink(struct inode *dir, struct dentry *dentry)
 {
+	struct vsmfs_sb_info *sbi = VSMFS_SB(dir->i_sb);
 	struct vsmfs_dir_index *idx = vsmfs_dir_index(dir);
 	struct vsmfs_trans t;
 	int ret;
 
 	if (IS_ERR(idx))
 		return PTR_ERR(idx);
-	vsmfs_trans_begin(VSMFS_SB(dir->i_sb), &t);
-	vsmfs_trans_track(&t, dir, true);
-	vsmfs_trans_track(&t, d_inode(dentry), false);
-	ret = vsmfs_unlink_t(&t, dir, idx, dentry);
-	if (ret) {
-		vsmfs_trans_abort(&t);
-		return ret;
+	if (!vsmfs_trans_begin_shared(sbi, &t, VSMFS_UNLINK_CREDITS)) {
+		ret = vsmfs_unlink_trans(&t, dir, idx, dentry);
+		if (ret != -EAGAIN)
+			return ret;
+		/* Its abort dropped the directory's index. */
+		idx = vsmfs_dir_index(dir);
+		if (IS_ERR(idx))
+			return PTR_ERR(idx);
 	}
-	return vsmfs_trans_commit(&t);
+	vsmfs_trans_begin(sbi, &t);
+	return vsmfs_unlink_trans(&t, dir, idx, dentry);
 }
 
 static int vsmfs_do_rmdir(struct inode *dir, struct dentry *dentry)

@@ -29,7 +29,12 @@ enum vsmfs_fault {
 	VSMFS_FAULT_JCKPT_STOP,		/* checkpoint: blocks home, journal full */
 	VSMFS_FAULT_JHSWAP_STOP,	/* header batch: half in place */
 	VSMFS_FAULT_AGGR_STOP,		/* inode migration, before its commit */
-	VSMFS_FAULT_SHADOW_ALLOC,	/* undo copy of a metadata block: -ENOMEM */
+	/*
+	 * Undo copy of a metadata block: -ENOMEM; in a shared metadata
+	 * handle, its undo log full: the operation is undone and done again
+	 * under s_trans_mutex.
+	 */
+	VSMFS_FAULT_SHADOW_ALLOC,
 	VSMFS_FAULT_TRUNC_STOP,		/* truncation between two transactions */
 	VSMFS_FAULT_TRANS_OVERFLOW,	/* a dirty block overflows the journal */
 	VSMFS_FAULT_NR

@@ -71,24 +71,25 @@
  *
  * Shared metadata handles. A create (vsmfs_mknod_common()) changes the
  * inode bitmap, the new inode's slot, an entry of its directory's block
- * and the directory's slot: but for the bitmap, bytes no other handle
- * changes meanwhile (the new inode is its own, the directory is locked by
- * the VFS). So it runs in a handle like any other (struct vsmfs_trans,
- * the same calls), begun by vsmfs_trans_begin_shared(): with
- * s_handles_sem shared, beside other shared handles, and no
- * file-system-wide mutex. Such a handle saves the bytes it changes in an
- * undo log of its own (t_log), never a whole block; takes its i-number
- * under s_ino_lock and gives it back by clearing its bit (the rest of the
- * bitmap word may be other handles'); notes the words it changed in
- * m_cmask with atomic bit operations; and adds blocks to the running
- * transaction under s_run.lock, from credits reserved as it began. What
- * it cannot do so (allocate pages: a directory block, an xattr block; a
- * change too large for its log; a commit at its end) makes the call
- * return -EAGAIN: the caller aborts it and does the operation again in a
- * handle of the other kind. An aborted shared handle leaves the blocks
- * it added in the running transaction, as they were. Its ordering is that
- * of any handle that ends in the running transaction; it stores nothing
- * to PM.
+ * and the directory's slot; an unlink or rmdir (vsmfs_do_unlink()) an
+ * entry, the directory's slot and the inode's. But for the bitmap, these
+ * are bytes no other handle changes meanwhile (a new inode is its own,
+ * the VFS locks the directory and the inode unlinked). So each runs in a
+ * handle like any other (struct vsmfs_trans, the same calls), begun by
+ * vsmfs_trans_begin_shared(): with s_handles_sem shared, beside other
+ * shared handles, and no file-system-wide mutex. Such a handle saves the
+ * bytes it changes in an undo log of its own (t_log), never a whole
+ * block; takes its i-number under s_ino_lock and gives it back by
+ * clearing its bit (the rest of the bitmap word may be other handles');
+ * notes the words it changed in m_cmask with atomic bit operations; and
+ * adds blocks to the running transaction under s_run.lock, from credits
+ * reserved as it began. What it cannot do so (allocate pages: a directory
+ * block, an xattr block; a change too large for its log; a commit at its
+ * end) makes the call return -EAGAIN: the caller aborts it and does the
+ * operation again in a handle of the other kind. An aborted shared handle
+ * leaves the blocks it added in the running transaction, as they were.
+ * Its ordering is that of any handle that ends in the running
+ * transaction; it stores nothing to PM.
  *
  * Deltas in DRAM. A delta of a commit writes the new version of a block
  * over its old version in the journal, the version before the last one
@@ -569,7 +570,9 @@ int vsmfs_trans_get_write_access_range(struct vsmfs_trans *t, struct vsmfs_mblk 
 		if (r->mb == mb && r->off <= off && end <= r->off + r->len)
 			return 0;
 	}
-	if (u->n == VSMFS_UNDO_RECS || end - off > VSMFS_UNDO_BYTES - u->used)
+	/* The fault point stands for a shared handle's log running full. */
+	if (u->n == VSMFS_UNDO_RECS || end - off > VSMFS_UNDO_BYTES - u->used ||
+	    (t->t_shared && vsmfs_fault(VSMFS_FAULT_SHADOW_ALLOC)))
 		return vsmfs_trans_get_write_access(t, mb);
 	r = &u->rec[u->n++];
 	r->mb = mb;

@@ -209,7 +209,8 @@ enum {
  *     s_handles_sem: exclusive with s_trans_mutex in every handle (taken
  *     right after it, released right before it); shared, without
  *     s_trans_mutex, by a shared handle (vsmfs_shandle_begin()) and a
- *     shared metadata handle (vsmfs_trans_begin_shared(): a create),
+ *     shared metadata handle (vsmfs_trans_begin_shared(): a create, an
+ *     unlink),
  *     which take no other lock of this list but the leaves;
  *  7. vsmfs_inode_info.i_xattr_sem: exclusive inside a handle; readers of
  *     the xattr block take it shared and no other lock but the leaves;

@@ -131,11 +131,13 @@ python3 /tmp/race.py "$MNT" 40 /tmp/race.out
 echo "$(cat "$S/aggregate_migrations") migrations, window $(cat "$S/aggregate_window") slots," \
 	"$(cat "$S/aggregate_window_growths") growths"
 [ "$(cat "$S/aggregate_migrations")" -gt 0 ] || die "no inode migrated"
-# Creates in directories with room run beside each other, without the
-# transaction mutex; the rest (a new directory block) take it.
-echo "$(cat "$S/trans_shared_meta") of $(cat "$S/inodes_created") creates beside others," \
-	"$(cat "$S/trans_aborts") aborts"
-[ "$(cat "$S/trans_shared_meta")" -gt 0 ] || die "no create ran in a shared handle"
+# Creates in directories with room, unlinks and rmdirs run beside each
+# other, without the transaction mutex; the rest (a new directory block)
+# take it.
+echo "$(cat "$S/trans_shared_meta") creates, unlinks and rmdirs beside others" \
+	"($(cat "$S/inodes_created") inodes created), $(cat "$S/trans_aborts") aborts"
+[ "$(cat "$S/trans_shared_meta")" -gt "$(cat "$S/inodes_created")" ] ||
+	die "too few creates and unlinks ran in shared handles"
 python3 /tmp/race-check.py "$MNT" /tmp/race.out
 umount "$MNT"
 "$FSCK" -n "$DEV" || die "fsck after the race"
