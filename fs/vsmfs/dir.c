@@ -824,8 +824,13 @@ static int vsmfs_mknod_trans(struct vsmfs_trans *t, struct inode *dir,
 		ret = vsmfs_write_inode_t(t, dir);
 	}
 	if (ret) {
-		vsmfs_trans_abort(t);
+		/*
+		 * Out of the inode cache before its i-number is free again: a
+		 * create beside this one may take it at once, and would find
+		 * the discarded inode still hashed.
+		 */
 		vsmfs_discard_new_inode(inode);
+		vsmfs_trans_abort(t);
 		return ret;
 	}
 	ret = vsmfs_trans_commit(t);
@@ -894,8 +899,9 @@ static int vsmfs_tmpfile(struct user_namespace *ns, struct inode *dir, struct fi
 	ret = vsmfs_write_inode_t(&t, inode);
 	set_nlink(inode, 1);
 	if (ret) {
-		vsmfs_trans_abort(&t);
+		/* As in vsmfs_mknod_trans(): unhashed first. */
 		vsmfs_discard_new_inode(inode);
+		vsmfs_trans_abort(&t);
 		return ret;
 	}
 	ret = vsmfs_trans_commit(&t);

@@ -387,7 +387,9 @@ void vsmfs_inode_reload(struct inode *inode)
  *
  * Nothing of it reaches PM. It is made bad so that eviction, which would
  * otherwise free its slot in a transaction of its own, leaves it alone:
- * the abort has already given the slot back.
+ * the abort gives the slot back. Called inside the handle, before the
+ * abort, so that the inode leaves the inode cache before its i-number
+ * can be taken again (by a create beside it, in a shared handle).
  */
 void vsmfs_discard_new_inode(struct inode *inode)
 {
