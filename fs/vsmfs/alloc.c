@@ -141,11 +141,10 @@ static int vsmfs_lbits(struct vsmfs_trans *t, u64 lpn, u64 count, bool set, bool
 	u64 off = lpn % BITS_PER_BLK, i;
 	int ret;
 
-	/* Pages are allocated and freed under s_trans_mutex only. */
+	/* Pages are allocated under s_trans_mutex only (every path ends here). */
 	if (t->t_shared)
 		return -EAGAIN;
 	mb = vsmfs_lbitmap(sbi, lpn);
-
 	if (IS_ERR(mb))
 		return PTR_ERR(mb);
 	/* A run inside one VSP never crosses a bitmap block. */
@@ -194,8 +193,6 @@ int vsmfs_alloc_pages_at(struct vsmfs_trans *t, u64 lpn, u64 count)
 	struct vsmfs_mblk *mb;
 	u64 off = lpn % BITS_PER_BLK;
 
-	if (t->t_shared)
-		return -EAGAIN;
 	if (!count || lpn + count > sbi->s_layout.lpages ||
 	    lpn / VSMFS_VSP_PAGES != (lpn + count - 1) / VSMFS_VSP_PAGES)
 		return -ENOSPC;
@@ -341,6 +338,7 @@ static int __vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64
 {
 	int ret;
 
+	/* The search moves the allocation cursors: not beside others either. */
 	if (t->t_shared)
 		return -EAGAIN;
 	ret = vsmfs_find_free(t->t_sbi, count, large, lpn);

@@ -125,14 +125,35 @@ static void vsmfs_trans_assert(struct vsmfs_trans *t)
 		lockdep_assert_held(&t->t_sbi->s_trans_mutex);
 }
 
-static void vsmfs_trans_undo_init(struct vsmfs_trans *t)
+/* What every handle starts with: nothing changed, exclusive, no error. */
+static void vsmfs_trans_setup(struct vsmfs_trans *t, struct vsmfs_sb_info *sbi, bool vsp)
 {
-	struct vsmfs_sb_info *sbi = t->t_sbi;
-
+	t->t_sbi = sbi;
+	t->t_vsp = vsp;
+	INIT_LIST_HEAD(&t->t_dirty);
 	INIT_LIST_HEAD(&t->t_undo);
 	INIT_LIST_HEAD(&t->t_forgot);
 	t->t_ninodes = 0;
 	t->t_dirs = 0;
+	t->t_nblocks = 0;
+	t->t_ndata = 0;
+	t->t_error = 0;
+	t->t_freed = false;
+	t->t_sync = false;
+	t->t_overflow = false;
+	t->t_log = &sbi->s_undo;
+	t->t_shared = false;
+	t->t_added = false;
+	t->t_credits = 0;
+	t->t_ino = 0;
+	t->t_ino_mb = NULL;
+}
+
+/* The allocator state an abort of a handle under s_trans_mutex puts back. */
+static void vsmfs_trans_undo_init(struct vsmfs_trans *t)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+
 	t->t_free_pages = sbi->s_free_pages;
 	t->t_free_inodes = sbi->s_free_inodes;
 	t->t_small_cursor = sbi->s_small_cursor;
@@ -205,26 +226,14 @@ static void vsmfs_trans_lock(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, b
 	 * Transactions reach file pages through the mapping layer, and stay
 	 * on one CPU from begin to end either way.
 	 */
-	t->t_vsp = vsp;
 	if (vsp)
 		vsmfs_vsp_enter();
 	else
 		migrate_disable();
-	t->t_sbi = sbi;
-	INIT_LIST_HEAD(&t->t_dirty);
+	vsmfs_trans_setup(t, sbi, vsp);
 	list_splice_init(&run->dirty, &t->t_dirty);
 	t->t_nblocks = run->nblocks;
 	t->t_ndata = run->ndata;
-	t->t_error = 0;
-	t->t_freed = false;
-	t->t_sync = false;
-	t->t_overflow = false;
-	t->t_log = &sbi->s_undo;
-	t->t_shared = false;
-	t->t_added = false;
-	t->t_credits = 0;
-	t->t_ino = 0;
-	t->t_ino_mb = NULL;
 	vsmfs_trans_undo_init(t);
 }
 
@@ -1249,6 +1258,61 @@ static void vsmfs_handles_enter(struct vsmfs_sb_info *sbi)
 }
 
 /*
+ * Begin a handle beside others (either kind): s_handles_sem shared, and
+ * room for @credits blocks and @frees entries of s_run.frees reserved in
+ * the running transaction, as vsmfs_trans_full() asks of the others.
+ * Return: 0, or -EAGAIN with nothing taken.
+ */
+static int vsmfs_shared_enter(struct vsmfs_sb_info *sbi, u32 credits, unsigned int frees)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+	int ret = -EAGAIN;
+
+	if (!vsmfs_shared_ok(sbi))
+		return -EAGAIN;
+	vsmfs_handles_enter(sbi);
+	spin_lock(&run->lock);
+	if (run->nblocks + run->shared_credits + credits <= vsmfs_trans_max_blocks(sbi) &&
+	    run->nfrees + run->shared_frees + frees <= run->maxfrees &&
+	    !vsmfs_trans_space_short(sbi)) {
+		run->shared_credits += credits;
+		run->shared_frees += frees;
+		ret = 0;
+	}
+	spin_unlock(&run->lock);
+	if (ret)
+		up_read(&sbi->s_handles_sem);
+	return ret;
+}
+
+/*
+ * End what vsmfs_shared_enter() began: the room left of @credits and
+ * @frees goes back; with @counted the handle is one of the running
+ * transaction's (the first arms the commit timer); the time since @t0
+ * (local_clock(), 0 for none) adds to trans_shared_hold_ns.
+ */
+static void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 credits, unsigned int frees,
+			       bool counted, u64 t0)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+	bool first = false;
+
+	spin_lock(&run->lock);
+	run->shared_credits -= credits;
+	run->shared_frees -= frees;
+	if (counted)
+		first = !run->handles++;
+	spin_unlock(&run->lock);
+	/* Before the lock goes: no commit can have taken this handle yet. */
+	if (first)
+		queue_delayed_work(system_long_wq, &sbi->s_commit_work,
+				   READ_ONCE(sbi->s_jopts.commit_secs) * HZ);
+	if (t0)
+		vsmfs_stat_add(sbi, trans_shared_hold_ns, local_clock() - t0);
+	up_read(&sbi->s_handles_sem);
+}
+
+/*
  * An undo log for a shared metadata handle on this CPU: the one the CPU
  * keeps, or a new one. Migration is disabled.
  */
@@ -1303,55 +1367,24 @@ static void vsmfs_slog_put(struct vsmfs_sb_info *sbi, struct vsmfs_undo_log *u)
  */
 int vsmfs_trans_begin_shared(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits)
 {
-	struct vsmfs_running *run = &sbi->s_run;
-	int ret = -EAGAIN;
+	struct vsmfs_undo_log *u;
 
-	if (!vsmfs_shared_ok(sbi))
+	if (vsmfs_shared_enter(sbi, credits, 0))
 		return -EAGAIN;
-	vsmfs_handles_enter(sbi);
-	spin_lock(&run->lock);
-	if (run->nblocks + run->shared_credits + credits <= vsmfs_trans_max_blocks(sbi) &&
-	    !vsmfs_trans_space_short(sbi)) {
-		run->shared_credits += credits;
-		ret = 0;
-	}
-	spin_unlock(&run->lock);
-	if (ret)
-		goto out_sem;
 	migrate_disable();
-	t->t_log = vsmfs_slog_get(sbi);
-	if (!t->t_log)
-		goto out_credits;
-	t->t_sbi = sbi;
+	u = vsmfs_slog_get(sbi);
+	if (!u) {
+		migrate_enable();
+		vsmfs_shared_leave(sbi, credits, 0, false, 0);
+		return -EAGAIN;
+	}
+	vsmfs_trans_setup(t, sbi, false);
+	t->t_log = u;
 	t->t_shared = true;
 	t->t_credits = credits;
-	t->t_added = false;
-	t->t_ino = 0;
-	t->t_ino_mb = NULL;
-	t->t_vsp = false;
-	t->t_error = 0;
-	t->t_freed = false;
-	t->t_sync = false;
-	t->t_overflow = false;
-	t->t_ninodes = 0;
-	t->t_dirs = 0;
-	t->t_nblocks = 0;
-	t->t_ndata = 0;
-	INIT_LIST_HEAD(&t->t_dirty);
-	INIT_LIST_HEAD(&t->t_undo);
-	INIT_LIST_HEAD(&t->t_forgot);
 	t->t_nofs = memalloc_nofs_save();
 	t->t_locked = local_clock();
 	return 0;
-
-out_credits:
-	migrate_enable();
-	spin_lock(&run->lock);
-	run->shared_credits -= credits;
-	spin_unlock(&run->lock);
-out_sem:
-	up_read(&sbi->s_handles_sem);
-	return -EAGAIN;
 }
 
 /*
@@ -1363,24 +1396,12 @@ out_sem:
 static void vsmfs_trans_end_shared(struct vsmfs_trans *t, bool changed)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
-	struct vsmfs_running *run = &sbi->s_run;
-	bool first = false;
 
-	spin_lock(&run->lock);
-	run->shared_credits -= t->t_credits;
-	if (changed || t->t_added)
-		first = !run->handles++;
-	spin_unlock(&run->lock);
-	/* Before the lock goes: no commit can have taken this handle yet. */
-	if (first)
-		queue_delayed_work(system_long_wq, &sbi->s_commit_work,
-				   READ_ONCE(sbi->s_jopts.commit_secs) * HZ);
 	vsmfs_stat_inc(sbi, trans_shared_meta);
-	vsmfs_stat_add(sbi, trans_shared_hold_ns, local_clock() - t->t_locked);
 	vsmfs_slog_put(sbi, t->t_log);
 	t->t_log = NULL;
 	memalloc_nofs_restore(t->t_nofs);
-	up_read(&sbi->s_handles_sem);
+	vsmfs_shared_leave(sbi, t->t_credits, 0, changed || t->t_added, t->t_locked);
 	migrate_enable();
 }
 
@@ -1401,26 +1422,8 @@ static void vsmfs_trans_end_shared(struct vsmfs_trans *t, bool changed)
 int vsmfs_shandle_begin(struct vsmfs_sb_info *sbi, struct vsmfs_shandle *h, u32 credits,
 			unsigned int frees)
 {
-	struct vsmfs_running *run = &sbi->s_run;
-	int ret = -EAGAIN;
-
-	if (!vsmfs_shared_ok(sbi))
+	if (vsmfs_shared_enter(sbi, credits, frees))
 		return -EAGAIN;
-	vsmfs_handles_enter(sbi);
-	spin_lock(&run->lock);
-	/* What vsmfs_trans_full() asks, with the room the others reserved. */
-	if (run->nblocks + run->shared_credits + credits <= vsmfs_trans_max_blocks(sbi) &&
-	    run->nfrees + run->shared_frees + frees <= run->maxfrees &&
-	    !vsmfs_trans_space_short(sbi)) {
-		run->shared_credits += credits;
-		run->shared_frees += frees;
-		ret = 0;
-	}
-	spin_unlock(&run->lock);
-	if (ret) {
-		up_read(&sbi->s_handles_sem);
-		return ret;
-	}
 	h->h_sbi = sbi;
 	h->h_credits = credits;
 	h->h_frees = frees;
@@ -1514,23 +1517,11 @@ void vsmfs_shandle_note_inode(struct vsmfs_shandle *h, struct inode *inode)
 void vsmfs_shandle_end(struct vsmfs_shandle *h)
 {
 	struct vsmfs_sb_info *sbi = h->h_sbi;
-	struct vsmfs_running *run = &sbi->s_run;
-	bool first;
 
 	/* The data the handle made reachable: see vsmfs_trans_commit(). */
 	vsmfs_fence_pending();
-	spin_lock(&run->lock);
-	run->shared_credits -= h->h_credits;
-	run->shared_frees -= h->h_frees;
-	first = !run->handles++;
-	spin_unlock(&run->lock);
-	/* Before the lock goes: no commit can have taken this handle yet. */
-	if (first)
-		queue_delayed_work(system_long_wq, &sbi->s_commit_work,
-				   READ_ONCE(sbi->s_jopts.commit_secs) * HZ);
 	vsmfs_stat_inc(sbi, trans_shared_handles);
-	vsmfs_stat_add(sbi, trans_shared_hold_ns, local_clock() - h->h_t0);
-	up_read(&sbi->s_handles_sem);
+	vsmfs_shared_leave(sbi, h->h_credits, h->h_frees, true, h->h_t0);
 	migrate_enable();
 }
 
