@@ -538,19 +538,7 @@ int vsmfs_unreserve_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
 	return ret ?: vsmfs_trans_defer_free(t, lpn, count, true);
 }
 
-/**
- * vsmfs_free_pages() - free a run of logical pages
- * @t: the handle
- * @lpn: first page
- * @count: pages; the run must not cross a VSP
- *
- * The pages hold what a crash before the commit gives back to their file:
- * they are freed when the running transaction commits
- * (vsmfs_trans_defer_free()).
- *
- * Return: 0 or a negative errno.
- */
-int vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
+static int __vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count, bool meta)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	struct vsmfs_mblk *mb;
@@ -585,8 +573,47 @@ int vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
 		return ret;
 	vsmfs_trans_dirty(t, mb);
 	/* Metadata versions of the pages are never to be written over them. */
-	vsmfs_journal_forget(t, lpn, count);
+	if (meta)
+		vsmfs_journal_forget(t, lpn, count);
 	return 0;
+}
+
+/**
+ * vsmfs_free_pages() - free a run of logical pages
+ * @t: the handle
+ * @lpn: first page
+ * @count: pages; the run must not cross a VSP
+ *
+ * The pages hold what a crash before the commit gives back to their file:
+ * they are freed when the running transaction commits
+ * (vsmfs_trans_defer_free()).
+ *
+ * Return: 0 or a negative errno.
+ */
+int vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
+{
+	return __vsmfs_free_pages(t, lpn, count, true);
+}
+
+/**
+ * vsmfs_free_data_pages() - free a run of a regular file's data pages
+ * @t: the handle
+ * @lpn: first page
+ * @count: pages; the run must not cross a VSP
+ *
+ * As vsmfs_free_pages(), for pages that held file data and nothing else
+ * since they were allocated. A page has no metadata version in the
+ * journal or in a transaction once it is free (vsmfs_journal_forget() ran
+ * when it was freed as metadata, and recovery writes every version home),
+ * and file data never gets one: the journal has nothing to forget, and a
+ * freed superpage costs no walk over its 512 pages (as for the scratch
+ * pages of vsmfs_unreserve_pages()).
+ *
+ * Return: 0 or a negative errno.
+ */
+int vsmfs_free_data_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
+{
+	return __vsmfs_free_pages(t, lpn, count, false);
 }
 
 /*

@@ -112,7 +112,7 @@ int vsmfs_extend_sparse(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64
 		vsmfs_swap_init(t->t_sbi, &sw);
 		ret = vsmfs_swap_pages(t, &sw, lpn, *nlpn, have);
 		if (!ret) {
-			ret = vsmfs_free_pages(t, lpn, have);
+			ret = vsmfs_free_data_pages(t, lpn, have);
 			/* The index still names @lpn: its frames go back. */
 			if (ret)
 				vsmfs_swap_pages(t, &sw, lpn, *nlpn, have);
@@ -127,9 +127,9 @@ out:
 	if (ret) {
 		/* Frames given to the new pages go back with them. */
 		if (in_place)
-			vsmfs_free_pages(t, lpn + have, need - have);
+			vsmfs_free_data_pages(t, lpn + have, need - have);
 		else
-			vsmfs_free_pages(t, *nlpn, need);
+			vsmfs_free_data_pages(t, *nlpn, need);
 		vi->i_pages = pages;
 	} else {
 		/* The file owns the frames of its new run now, and no longer the old's. */
@@ -160,7 +160,7 @@ static int vsmfs_move_run(struct vsmfs_trans *t, struct inode *inode, u64 key, u
 	vsmfs_swap_init(sbi, &sw);
 	ret = vsmfs_swap_pages(t, &sw, lpn, nlpn, have);
 	if (!ret) {
-		ret = vsmfs_free_pages(t, lpn, have);
+		ret = vsmfs_free_data_pages(t, lpn, have);
 		/*
 		 * The index still names @lpn: its frames go back (the page
 		 * table blocks are cached now, so this swap cannot fail).
@@ -170,7 +170,7 @@ static int vsmfs_move_run(struct vsmfs_trans *t, struct inode *inode, u64 key, u
 	}
 	vsmfs_swap_flush(&sw);
 	if (ret) {
-		vsmfs_free_pages(t, nlpn, need);
+		vsmfs_free_data_pages(t, nlpn, need);
 		vi->i_pages -= need;
 		return ret;
 	}
@@ -306,7 +306,7 @@ int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
 		if (vi->i_tail_key) {
 			ret = vsmfs_tail_release_t(t, inode, &freed);
 			if (ret) {
-				vsmfs_free_pages(t, nlpn + need, VSMFS_VSP_PAGES - need);
+				vsmfs_free_data_pages(t, nlpn + need, VSMFS_VSP_PAGES - need);
 				goto out;
 			}
 		}
@@ -648,7 +648,7 @@ static ssize_t vsmfs_cow_whole(struct vsmfs_cow *c, struct inode *inode, u64 key
 	vsmfs_stat_add(sbi, data_user_bytes, n);
 	return n;
 fail:
-	vsmfs_free_pages(t, nlpn, cnt);
+	vsmfs_free_data_pages(t, nlpn, cnt);
 	return ret;
 }
 
@@ -902,7 +902,7 @@ ssize_t vsmfs_cow_write_t(struct vsmfs_trans *t, struct inode *inode, loff_t pos
 		if (c.free[i].scratch)
 			err = vsmfs_unreserve_pages(t, c.free[i].lpn, c.free[i].count);
 		else
-			err = vsmfs_free_pages(t, c.free[i].lpn, c.free[i].count);
+			err = vsmfs_free_data_pages(t, c.free[i].lpn, c.free[i].count);
 		ret = ret ?: err;
 	}
 	if (c.cowed)
@@ -1072,7 +1072,7 @@ static int vsmfs_stage_switch(struct vsmfs_trans *t, struct inode *inode,
 			ret = vsmfs_idx_set(t, inode, st[i].key,
 					    vsmfs_idx_make(st[i].r->lpn, st[i].r->count));
 		if (!ret)
-			ret = vsmfs_free_pages(t, lpn, vsmfs_idx_count(e));
+			ret = vsmfs_free_data_pages(t, lpn, vsmfs_idx_count(e));
 		if (!ret)
 			ret = vsmfs_trans_defer_resv(t, st[i].r, true);
 		if (ret)

@@ -169,7 +169,7 @@ static int vsmfs_clear_piece(struct inode *inode, u64 key, loff_t from, loff_t t
 	if (!ret && shrink) {
 		/* The copy-on-write may have moved the run: look it up again. */
 		e = vsmfs_idx_lookup(inode, key);
-		ret = vsmfs_free_pages(&t, vsmfs_idx_lpn(e) + first, cnt - first);
+		ret = vsmfs_free_data_pages(&t, vsmfs_idx_lpn(e) + first, cnt - first);
 		if (!ret) {
 			vi->i_pages -= vsmfs_frames_in(sbi, vsmfs_idx_lpn(e) + first, cnt - first);
 			inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);

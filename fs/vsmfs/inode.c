@@ -781,7 +781,7 @@ int vsmfs_tail_release_t(struct vsmfs_trans *t, struct inode *inode, u64 *freed)
 	e = vsmfs_idx_lookup(inode, vi->i_tail_key - 1);
 	n = e ? vsmfs_tail_pages(e) : 0;
 	if (n) {
-		ret = vsmfs_free_pages(t, vsmfs_idx_lpn(e) + vsmfs_idx_count(e), n);
+		ret = vsmfs_free_data_pages(t, vsmfs_idx_lpn(e) + vsmfs_idx_count(e), n);
 		if (ret)
 			return ret;
 		vi->i_pages -= vsmfs_frames_in(t->t_sbi, vsmfs_idx_lpn(e) + vsmfs_idx_count(e), n);
@@ -992,7 +992,9 @@ int vsmfs_truncate_t(struct vsmfs_trans *t, struct inode *inode, loff_t size, bo
 			i_size_write(inode, size);
 			goto out;
 		}
-		ret = vsmfs_free_pages(t, vsmfs_idx_lpn(e) + keep, cnt - keep);
+		/* A directory's pages are metadata, a regular file's data. */
+		ret = reg ? vsmfs_free_data_pages(t, vsmfs_idx_lpn(e) + keep, cnt - keep) :
+			    vsmfs_free_pages(t, vsmfs_idx_lpn(e) + keep, cnt - keep);
 		if (ret)
 			return ret;
 		VSMFS_I(inode)->i_pages -= vsmfs_frames_in(t->t_sbi, vsmfs_idx_lpn(e) + keep,

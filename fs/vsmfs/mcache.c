@@ -22,6 +22,30 @@
 #include "pmem.h"
 #include "fault.h"
 
+static struct kmem_cache *vsmfs_mblk_cachep;
+
+/**
+ * vsmfs_mblk_cache_create() - the slab cache of metadata block structures
+ *
+ * Context: module initialization.
+ * Return: 0 or -ENOMEM.
+ */
+int vsmfs_mblk_cache_create(void)
+{
+	vsmfs_mblk_cachep = KMEM_CACHE(vsmfs_mblk, SLAB_RECLAIM_ACCOUNT);
+	return vsmfs_mblk_cachep ? 0 : -ENOMEM;
+}
+
+/**
+ * vsmfs_mblk_cache_destroy() - destroy the cache of vsmfs_mblk_cache_create()
+ *
+ * Context: module exit, every file system unmounted.
+ */
+void vsmfs_mblk_cache_destroy(void)
+{
+	kmem_cache_destroy(vsmfs_mblk_cachep);
+}
+
 /**
  * vsmfs_mcache_init() - start an empty metadata cache
  * @sbi: the file system
@@ -57,7 +81,8 @@ struct vsmfs_mblk *vsmfs_mblk_find(struct vsmfs_sb_info *sbi, u64 blk)
 static void vsmfs_mblk_free(struct vsmfs_mblk *mb)
 {
 	kfree(mb->m_resv);
-	kfree(mb);
+	free_page((unsigned long)mb->m_data);
+	kmem_cache_free(vsmfs_mblk_cachep, mb);
 }
 
 /**
@@ -134,9 +159,15 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 	src = vsmfs_blk_ptr(sbi, blk);
 	if (!src)
 		return ERR_PTR(-EFSCORRUPTED);
-	mb = vsmfs_fault(VSMFS_FAULT_MBLK_ALLOC) ? NULL : kmalloc(sizeof(*mb), GFP_NOFS);
+	mb = vsmfs_fault(VSMFS_FAULT_MBLK_ALLOC) ? NULL :
+	     kmem_cache_alloc(vsmfs_mblk_cachep, GFP_NOFS);
 	if (!mb)
 		return ERR_PTR(-ENOMEM);
+	mb->m_data = (u8 *)__get_free_page(GFP_NOFS);
+	if (!mb->m_data) {
+		kmem_cache_free(vsmfs_mblk_cachep, mb);
+		return ERR_PTR(-ENOMEM);
+	}
 	mb->m_blk = blk;
 	mb->m_is_dirty = false;
 	mb->m_dirty_slots = 0;
@@ -150,7 +181,7 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 	INIT_LIST_HEAD(&mb->m_dirty);
 	INIT_LIST_HEAD(&mb->m_undo);
 	if (vsmfs_read_pm(mb->m_data, src, VSMFS_BLOCK_SIZE)) {
-		kfree(mb);
+		vsmfs_mblk_free(mb);
 		return ERR_PTR(-EIO);
 	}
 	if (blk < sbi->s_nmfix) {
@@ -158,12 +189,12 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 		old = cmpxchg_release(&sbi->s_mfix[blk], NULL, mb);
 		if (!old)
 			return mb;
-		kfree(mb);
+		vsmfs_mblk_free(mb);
 		return vsmfs_mblk_find(sbi, blk);
 	}
 	old = xa_cmpxchg(&sbi->s_mblks, blk, NULL, mb, GFP_NOFS);
 	if (old) {
-		kfree(mb);
+		vsmfs_mblk_free(mb);
 		return xa_is_err(old) ? ERR_PTR(xa_err(old)) : old;
 	}
 	return mb;

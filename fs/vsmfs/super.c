@@ -1182,9 +1182,12 @@ static int __init vsmfs_init(void)
 					   vsmfs_inode_init_once);
 	if (!vsmfs_inode_cachep)
 		return -ENOMEM;
-	ret = vsmfs_sysfs_init();
+	ret = vsmfs_mblk_cache_create();
 	if (ret)
 		goto out_destroy_cache;
+	ret = vsmfs_sysfs_init();
+	if (ret)
+		goto out_mblk_cache;
 	ret = register_filesystem(&vsmfs_fs_type);
 	if (ret)
 		goto out_sysfs;
@@ -1196,6 +1199,8 @@ static int __init vsmfs_init(void)
 
 out_sysfs:
 	vsmfs_sysfs_exit();
+out_mblk_cache:
+	vsmfs_mblk_cache_destroy();
 out_destroy_cache:
 	kmem_cache_destroy(vsmfs_inode_cachep);
 	return ret;
@@ -1209,6 +1214,7 @@ static void __exit vsmfs_exit(void)
 	vsmfs_sysfs_exit();
 	/* Inodes are freed after an RCU grace period. */
 	rcu_barrier();
+	vsmfs_mblk_cache_destroy();
 	kmem_cache_destroy(vsmfs_inode_cachep);
 }
 

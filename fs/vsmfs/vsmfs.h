@@ -434,7 +434,12 @@ struct vsmfs_mblk {
 	 * s_trans_mutex.
 	 */
 	unsigned long		*m_resv;
-	u8			m_data[VSMFS_BLOCK_SIZE] __aligned(64);
+	/*
+	 * The block's bytes: a page of its own, so that the structure fits a
+	 * small slab object and a cached block takes one page of DRAM, not
+	 * the two of an 8 KiB kmalloc object.
+	 */
+	u8			*m_data;
 };
 
 /* In-core inodes an aborted transaction reloads from their slots. */
@@ -700,6 +705,8 @@ ssize_t vsmfs_journal_wear_show(struct vsmfs_sb_info *sbi, char *buf);
 
 /* mcache.c */
 int vsmfs_mcache_init(struct vsmfs_sb_info *sbi);
+int vsmfs_mblk_cache_create(void);
+void vsmfs_mblk_cache_destroy(void);
 struct vsmfs_mblk *vsmfs_mblk_find(struct vsmfs_sb_info *sbi, u64 blk);
 void vsmfs_mcache_destroy(struct vsmfs_sb_info *sbi);
 struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk);
@@ -764,6 +771,7 @@ int vsmfs_alloc_init(struct vsmfs_sb_info *sbi);
 int vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64 *lpn);
 int vsmfs_alloc_pages_at(struct vsmfs_trans *t, u64 lpn, u64 count);
 int vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count);
+int vsmfs_free_data_pages(struct vsmfs_trans *t, u64 lpn, u64 count);
 int vsmfs_reserve_pages(struct vsmfs_trans *t, u64 count, u64 *lpn);
 int vsmfs_unreserve_pages(struct vsmfs_trans *t, u64 lpn, u64 count);
 int vsmfs_reserve_holes(struct vsmfs_trans *t, u64 count, u64 *lpn, u64 *got);

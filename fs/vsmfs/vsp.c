@@ -635,6 +635,24 @@ static bool vsmfs_unwritten_changes(struct vsmfs_sb_info *sbi, u64 lpn, u64 coun
 	return false;
 }
 
+/* Set or clear the unwritten flag of page @lpn, with write access to its block. */
+static int vsmfs_pt_mark(struct vsmfs_trans *t, u64 lpn, bool set)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_mblk *mb;
+	__le64 *slot = vsmfs_pt_slot(sbi, lpn, &mb);
+
+	if (WARN_ON_ONCE(!slot))
+		return -EIO;
+	if (set)
+		*slot |= cpu_to_le64(VSMFS_PTE_UNWRITTEN);
+	else
+		*slot &= ~cpu_to_le64(VSMFS_PTE_UNWRITTEN);
+	assign_bit(lpn, sbi->s_unwritten, set);
+	vsmfs_trans_dirty(t, mb);
+	return 0;
+}
+
 /**
  * vsmfs_pt_unwritten_t() - mark pages fallocated and not written, or not
  * @t: running transaction
@@ -650,9 +668,7 @@ static bool vsmfs_unwritten_changes(struct vsmfs_sb_info *sbi, u64 lpn, u64 coun
 int vsmfs_pt_unwritten_t(struct vsmfs_trans *t, u64 lpn, u64 count, bool set)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
-	struct vsmfs_mblk *mb;
 	u64 i, k, end = lpn + count;
-	__le64 *slot;
 	int ret;
 
 	if (!sbi->s_unwritten)
@@ -666,18 +682,22 @@ int vsmfs_pt_unwritten_t(struct vsmfs_trans *t, u64 lpn, u64 count, bool set)
 		if (ret)
 			return ret;
 	}
+	if (!set) {
+		/* Only the pages marked: a run freed has few or none. */
+		i = lpn;
+		for_each_set_bit_from(i, sbi->s_unwritten, end) {
+			ret = vsmfs_pt_mark(t, i, false);
+			if (ret)
+				return ret;
+		}
+		return 0;
+	}
 	for (i = lpn; i < end; i++) {
 		if (!vsmfs_unwritten_changes(sbi, i, 1, set))
 			continue;
-		slot = vsmfs_pt_slot(sbi, i, &mb);
-		if (WARN_ON_ONCE(!slot))
-			return -EIO;
-		if (set)
-			*slot |= cpu_to_le64(VSMFS_PTE_UNWRITTEN);
-		else
-			*slot &= ~cpu_to_le64(VSMFS_PTE_UNWRITTEN);
-		assign_bit(i, sbi->s_unwritten, set);
-		vsmfs_trans_dirty(t, mb);
+		ret = vsmfs_pt_mark(t, i, true);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
