@@ -92,7 +92,8 @@ static inline bool vsmfs_jdelta_wear_ok(u32 wc, u32 least_free_wc)
  * @idx: index in @heap of each position, VSMFS_JNONE if absent
  * @size: positions in the heap
  *
- * The write count of a position must not change while it is in the heap.
+ * The write count of a position must not change while it is in the heap,
+ * unless vsmfs_wheap_update() is called for it next.
  */
 struct vsmfs_wheap {
 	const struct vsmfs_jh	*h;
@@ -105,6 +106,7 @@ void vsmfs_wheap_init(struct vsmfs_wheap *w, const struct vsmfs_jh *h, u64 *heap
 		      u32 *idx, u32 n);
 void vsmfs_wheap_add(struct vsmfs_wheap *w, u32 pos);
 void vsmfs_wheap_del(struct vsmfs_wheap *w, u32 pos);
+void vsmfs_wheap_update(struct vsmfs_wheap *w, u32 pos);
 
 /* The least-worn free header, or VSMFS_JNONE. */
 static inline u32 vsmfs_wheap_min(const struct vsmfs_wheap *w)

@@ -1097,12 +1097,14 @@ static void vsmfs_jplace(struct vsmfs_journal *j, u64 home, u32 p)
 
 		/* No swap for a block that is as little worn already. */
 		if (m != p && j->h[m].wc < j->h[p].wc) {
-			/* Out of the heap while their write counts change. */
-			vsmfs_wheap_del(&j->free, m);
+			/*
+			 * @p leaves the free set; @m, still free, takes the
+			 * more worn block and moves in the heap.
+			 */
 			vsmfs_wheap_del(&j->free, p);
 			vsmfs_jexchange(j, m, p);
 			vsmfs_jh_write(j, m);
-			vsmfs_wheap_add(&j->free, m);
+			vsmfs_wheap_update(&j->free, m);
 			trace_vsmfs_wear_swap(j->sbi->s_sb, j->h[p].jb, j->h[m].jb,
 					      j->h[p].wc, j->h[m].wc);
 			vsmfs_stat_inc(j->sbi, journal_wear_swaps);

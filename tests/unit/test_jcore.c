@@ -217,7 +217,12 @@ static void test_wheap(void)
 	for (op = 0; op < 200000; op++) {
 		u32 pos = below(N), want = VSMFS_JNONE;
 
-		switch (below(4)) {
+		switch (below(5)) {
+		case 4:
+			/* A free header's count changes: up, or down by a swap. */
+			h[pos].wc = below(2) ? h[pos].wc + below(5) : below(50);
+			vsmfs_wheap_update(&w, pos);
+			break;
 		case 0:
 		case 1:
 			vsmfs_wheap_add(&w, pos);
@@ -229,7 +234,7 @@ static void test_wheap(void)
 			size -= in[pos];
 			in[pos] = false;
 			break;
-		default:
+		case 3:
 			/* A header outside the heap is written: its count grows. */
 			if (!in[pos])
 				h[pos].wc++;
