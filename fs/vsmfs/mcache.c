@@ -27,12 +27,15 @@ static struct kmem_cache *vsmfs_mblk_cachep;
 /**
  * vsmfs_mblk_cache_create() - the slab cache of metadata block structures
  *
+ * Not SLAB_RECLAIM_ACCOUNT: cached blocks stay until unmount, no shrinker
+ * gives them back.
+ *
  * Context: module initialization.
  * Return: 0 or -ENOMEM.
  */
 int vsmfs_mblk_cache_create(void)
 {
-	vsmfs_mblk_cachep = KMEM_CACHE(vsmfs_mblk, SLAB_RECLAIM_ACCOUNT);
+	vsmfs_mblk_cachep = KMEM_CACHE(vsmfs_mblk, 0);
 	return vsmfs_mblk_cachep ? 0 : -ENOMEM;
 }
 
