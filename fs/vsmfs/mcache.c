@@ -166,6 +166,7 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 	     kmem_cache_alloc(vsmfs_mblk_cachep, GFP_NOFS);
 	if (!mb)
 		return ERR_PTR(-ENOMEM);
+	BUILD_BUG_ON(VSMFS_BLOCK_SIZE > PAGE_SIZE);
 	mb->m_data = (u8 *)__get_free_page(GFP_NOFS);
 	if (!mb->m_data) {
 		kmem_cache_free(vsmfs_mblk_cachep, mb);
