@@ -1268,7 +1268,13 @@ static int vsmfs_shared_enter(struct vsmfs_sb_info *sbi, u32 credits, unsigned i
 	struct vsmfs_running *run = &sbi->s_run;
 	int ret = -EAGAIN;
 
-	if (!vsmfs_shared_ok(sbi))
+	/*
+	 * A handle of the other kind is waiting for the shared ones to end:
+	 * queue behind it on the mutex rather than sleep until it is done,
+	 * still holding the VFS locks of the operation (a directory's, which
+	 * every create and unlink in it then waits for).
+	 */
+	if (!vsmfs_shared_ok(sbi) || atomic_read(&sbi->s_excl))
 		return -EAGAIN;
 	vsmfs_handles_enter(sbi);
 	spin_lock(&run->lock);
