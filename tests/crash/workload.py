@@ -7,7 +7,7 @@ drives them).
 
 The workload is a deterministic sequence of steps drawn from SEED: create,
 append, overwrite, a write past the end leaving a gap (a sparse file),
-hole punching, truncate (shrink and extend), rename (over existing names
+hole punching, collapse and insert range of whole pages, truncate (shrink and extend), rename (over existing names
 too), link, unlink, mkdir, rmdir, with data sizes from 1 byte to several
 MiB. Every step ends with fsync of the files and directories it
 changed; then "done K" is appended to ORACLE (in the project tree, outside
@@ -22,9 +22,9 @@ Every byte written is part of a 32-byte record naming the inode, the write
 The check after the reboot: every name of the state after step K exists
 with the right type, size and content, and directories hold no other
 names, except the names step K+1 touches, which must be as before or as
-after it (a metadata step entirely one or the other; a data step byte by
-byte old or new, and with data=atomic each overwritten range entirely one
-version).
+after it (a metadata step, a collapse or an insert entirely one or the
+other; a data step byte by byte old or new, and with data=atomic each
+overwritten range entirely one version).
 """
 
 import ctypes
@@ -99,16 +99,16 @@ class Model:
         while True:
             op = rnd.choice(["create", "create", "append", "append", "overwrite", "overwrite",
                              "overwrite", "truncate", "rename", "link", "unlink", "mkdir",
-                             "rmdir", "gapwrite", "punch"])
+                             "rmdir", "gapwrite", "punch", "shift"])
             if op == "create":
                 p = self.newname()
                 if p in self.names:
                     continue
                 return op, (p,), [p]
             if op in ("append", "overwrite", "truncate", "link", "unlink", "rename", "gapwrite",
-                      "punch") and not files:
+                      "punch", "shift") and not files:
                 continue
-            if op in ("append", "overwrite", "truncate", "gapwrite", "punch"):
+            if op in ("append", "overwrite", "truncate", "gapwrite", "punch", "shift"):
                 p = rnd.choice(files)
                 cur = len(self.names[p].data)
                 links = [q for q in files if self.names[q] is self.names[p]]
@@ -130,6 +130,21 @@ class Model:
                     n = min(self.size() + 8192, cur)
                     off = rnd.randrange(0, cur - n + 1)
                     return op, (p, off, n), links
+                if op == "shift":
+                    # Collapse (ends before the end of the file) or insert
+                    # (starts before it) of whole pages: one transaction.
+                    last = (cur - 1) // 4096 if cur else 0
+                    if rnd.random() < 0.5:
+                        if last < 1:
+                            continue
+                        n = rnd.randint(1, min(last, 300))
+                        off = rnd.randint(0, last - n)
+                        return op, (p, off * 4096, n * 4096, False), links
+                    pages = min(300, max(0, room - 8192) // 4096)
+                    if not cur or not pages:
+                        continue
+                    n = rnd.randint(1, pages)
+                    return op, (p, rnd.randint(0, last) * 4096, n * 4096, True), links
                 if op == "overwrite":
                     if not cur:
                         continue
@@ -185,6 +200,12 @@ class Model:
         elif op == "punch":
             p, off, n = args
             self.names[p].data[off:off + n] = bytes(n)
+        elif op == "shift":
+            p, off, n, insert = args
+            if insert:
+                self.names[p].data[off:off] = bytes(n)
+            else:
+                del self.names[p].data[off:off + n]
         elif op == "truncate":
             p, n = args
             ino = self.names[p]
@@ -231,6 +252,14 @@ def do_step(mnt, model, step):
         # FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
         if LIBC.fallocate(fd, 3, ctypes.c_long(off), ctypes.c_long(n)):
             raise OSError(ctypes.get_errno(), f"punch {p} {off}+{n}")
+        os.fsync(fd)
+        os.close(fd)
+    elif op == "shift":
+        p, off, n, insert = args
+        fd = os.open(P(p), os.O_WRONLY)
+        # FALLOC_FL_INSERT_RANGE or FALLOC_FL_COLLAPSE_RANGE
+        if LIBC.fallocate(fd, 0x20 if insert else 0x08, ctypes.c_long(off), ctypes.c_long(n)):
+            raise OSError(ctypes.get_errno(), f"{'insert' if insert else 'collapse'} {p} {off}+{n}")
         os.fsync(fd)
         os.close(fd)
     elif op in ("append", "overwrite", "gapwrite"):
