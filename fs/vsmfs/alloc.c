@@ -1008,7 +1008,6 @@ int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsm
 	mutex_lock(&sbi->s_trans_mutex);
 	t0 = ktime_get_ns();
 	nofs = memalloc_nofs_save();
-	vsmfs_resv_end_if_short(sbi);
 	r = vsmfs_resv_alloc(sbi);
 	ret = r ? vsmfs_resv_get(sbi, count, large, r) : -ENOMEM;
 	if (!ret && single)
@@ -1054,104 +1053,34 @@ int vsmfs_resv_claim(struct vsmfs_trans *t, struct vsmfs_resv *r)
 }
 
 /**
- * vsmfs_resv_end() - end a claimed reservation when its transaction commits
+ * vsmfs_resv_end() - end a reservation when its transaction commits
  * @t: the handle committing the running transaction
- * @r: the reservation, whose pages the transaction allocated
- *	(vsmfs_resv_claim()): their bits stay set and from now on reach the
- *	journal
+ * @r: the reservation
+ * @claimed: its pages are allocated (vsmfs_resv_claim()): their bits stay
+ *	set and from now on reach the journal; else they are free again
  *
  * As vsmfs_lbits_clear(), the change needs no memory and notes the words
  * it changes for the delta.
  *
  * Context: inside the committing handle.
  */
-void vsmfs_resv_end(struct vsmfs_trans *t, struct vsmfs_resv *r)
+void vsmfs_resv_end(struct vsmfs_trans *t, struct vsmfs_resv *r, bool claimed)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	struct vsmfs_mblk *mb = vsmfs_lbitmap(sbi, r->lpn);
 	u64 off = r->lpn % BITS_PER_BLK;
 
 	if (!IS_ERR(mb)) {
-		bitmap_clear(mb->m_resv, off, r->count);
-		vsmfs_note_bits(mb, off, r->count);
-		vsmfs_trans_dirty_commit(t, mb);
+		if (claimed) {
+			bitmap_clear(mb->m_resv, off, r->count);
+			vsmfs_note_bits(mb, off, r->count);
+			vsmfs_trans_dirty_commit(t, mb);
+		} else {
+			vsmfs_resv_bits(mb, r, false);
+			sbi->s_free_pages += vsmfs_frames_in(sbi, r->lpn, r->count);
+		}
 	}
 	vsmfs_resv_free(sbi, r);
-}
-
-/**
- * vsmfs_resv_end_later() - free a scratch reservation's pages after its
- *	commit, outside it
- * @t: the handle committing the running transaction
- * @r: scratch pages that took a file's old frames in page swaps
- *
- * The pages' bits are set in the bitmap and in its overlay, so no version
- * of the block the journal writes has them: freeing them changes nothing
- * on PM, and needs neither the commit nor the exclusion of the handles
- * running beside it. A commit moves each such reservation to
- * s_resv_ending in one step (a list move), and after it has written the
- * journal, without shared handles excluded, frees them in DRAM a chunk
- * per hold of s_trans_mutex (vsmfs_resv_end_pending()). Until then their
- * frames count as free in statfs, and an allocator short of space frees
- * them first (vsmfs_resv_end_if_short()). They are no sooner free than
- * before: after the commit that gave them back.
- *
- * Context: inside the committing handle.
- */
-void vsmfs_resv_end_later(struct vsmfs_trans *t, struct vsmfs_resv *r)
-{
-	struct vsmfs_sb_info *sbi = t->t_sbi;
-
-	list_move_tail(&r->node, &sbi->s_resv_ending);
-	sbi->s_ending_frames += vsmfs_frames_in(sbi, r->lpn, r->count);
-}
-
-/**
- * vsmfs_resv_end_pending() - free the pages of scratch reservations their
- *	commit left (vsmfs_resv_end_later())
- * @sbi: the file system
- * @max: the most reservations to end
- *
- * Context: s_trans_mutex held.
- * Return: how many ended.
- */
-unsigned int vsmfs_resv_end_pending(struct vsmfs_sb_info *sbi, unsigned int max)
-{
-	unsigned int n = 0;
-
-	lockdep_assert_held(&sbi->s_trans_mutex);
-	while (n < max && !list_empty(&sbi->s_resv_ending)) {
-		struct vsmfs_resv *r = list_first_entry(&sbi->s_resv_ending, struct vsmfs_resv,
-							node);
-		struct vsmfs_mblk *mb = vsmfs_lbitmap(sbi, r->lpn);
-
-		if (!IS_ERR(mb)) {
-			u64 frames = vsmfs_frames_in(sbi, r->lpn, r->count);
-
-			vsmfs_resv_bits(mb, r, false);
-			sbi->s_free_pages += frames;
-			sbi->s_ending_frames -= min(frames, sbi->s_ending_frames);
-		}
-		vsmfs_resv_free(sbi, r);
-		n++;
-	}
-	if (list_empty(&sbi->s_resv_ending))
-		sbi->s_ending_frames = 0;
-	return n;
-}
-
-/**
- * vsmfs_resv_end_if_short() - free every pending scratch page when free
- *	space runs short
- * @sbi: the file system
- *
- * Context: s_trans_mutex held, before any allocation.
- */
-void vsmfs_resv_end_if_short(struct vsmfs_sb_info *sbi)
-{
-	if (unlikely(sbi->s_ending_frames) &&
-	    sbi->s_free_pages < (sbi->s_layout.data_pages >> 3) + sbi->s_ending_frames)
-		vsmfs_resv_end_pending(sbi, UINT_MAX);
 }
 
 /**

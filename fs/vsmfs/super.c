@@ -332,9 +332,8 @@ static int vsmfs_statfs(struct dentry *dentry, struct kstatfs *buf)
 	buf->f_frsize = VSMFS_BLOCK_SIZE;
 	buf->f_blocks = l->data_pages - 1;
 	mutex_lock(&sbi->s_trans_mutex);
-	/* Pages waiting for a commit, or freed after one, are free. */
-	buf->f_bfree = sbi->s_free_pages + sbi->s_run.free_pages + sbi->s_ending_frames +
-		       vsmfs_pool_count(sbi);
+	/* Pages waiting for the commit of the running transaction are free. */
+	buf->f_bfree = sbi->s_free_pages + sbi->s_run.free_pages + vsmfs_pool_count(sbi);
 	buf->f_ffree = sbi->s_free_inodes;
 	mutex_unlock(&sbi->s_trans_mutex);
 	buf->f_bavail = buf->f_bfree;

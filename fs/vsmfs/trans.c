@@ -39,10 +39,9 @@
  * of a handle that does not commit, and a handle that wrote no data (a
  * create, an unlink, a chmod) has none. Pages a handle frees, and scratch
  * pages that took old frames in a copy-on-write, hold what a crash before
- * the commit gives back to their files: they are freed in DRAM only by
- * the commit (s_run.frees, vsmfs_trans_apply_frees()) and taken again
- * only once it is durable (s_freeing, alloc.c); scratch pages only after
- * the commit has returned (vsmfs_resv_end_later()).
+ * the commit gives back to their files: they are freed in DRAM only by the commit (s_run.frees,
+ * vsmfs_trans_apply_frees()), and taken again only once it is durable
+ * (s_freeing, alloc.c).
  *
  * Abort. Each handle keeps a copy of every block it changes as it was
  * before its first change in the handle (m_shadow), or of just the words
@@ -220,8 +219,7 @@ static void vsmfs_trans_lock(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, b
 	 * reclaim may evict an inode, and eviction may need a transaction.
 	 */
 	t->t_nofs = memalloc_nofs_save();
-	/* Short of space: scratch pages freed, pooled pages back first. */
-	vsmfs_resv_end_if_short(sbi);
+	/* Short of space: pooled pages back first, before any change. */
 	if (unlikely(vsmfs_pool_low(sbi)) && READ_ONCE(sbi->s_pools_on))
 		vsmfs_pool_drain(sbi);
 	/*
@@ -742,29 +740,27 @@ static void vsmfs_trans_masks(struct vsmfs_trans *t)
  * on PM and only clear their bits. The pages are taken again only once
  * the commit is durable (t_freed, s_freeing).
  */
-static unsigned int vsmfs_trans_apply_frees(struct vsmfs_trans *t)
+static void vsmfs_trans_apply_frees(struct vsmfs_trans *t)
 {
 	struct vsmfs_running *run = &t->t_sbi->s_run;
-	unsigned int i, later = 0;
 	struct vsmfs_swap sw;
+	unsigned int i;
 
 	vsmfs_swap_init(t->t_sbi, &sw);
 	for (i = 0; i < run->nfrees; i++) {
 		struct vsmfs_frun *f = &run->frees[i];
 
 		if (f->resv) {
-			if (!f->scratch) {
-				vsmfs_resv_end(t, f->resv);
-				continue;
-			}
 			/*
 			 * A staged write's scratch run, behind old frames: its
-			 * stale translations (sw_defer_b) go now, and it is
-			 * freed after the commit (vsmfs_trans_end_later()).
+			 * stale translations (sw_defer_b) go before it can be
+			 * taken again, at the earliest once this commit is
+			 * durable.
 			 */
-			vsmfs_swap_add(&sw, f->lpn, f->count);
-			vsmfs_resv_end_later(t, f->resv);
-			later++;
+			if (f->scratch)
+				vsmfs_swap_add(&sw, f->lpn, f->count);
+			/* Claimed, or a scratch run behind old frames. */
+			vsmfs_resv_end(t, f->resv, !f->scratch);
 			continue;
 		}
 		/* An error is the bitmap's, reported by vsmfs_fs_error(). */
@@ -775,28 +771,6 @@ static unsigned int vsmfs_trans_apply_frees(struct vsmfs_trans *t)
 		t->t_freed = true;
 	run->nfrees = 0;
 	run->free_pages = 0;
-	return later;
-}
-
-/*
- * Free in DRAM the @n scratch runs (at least) that a commit left
- * (vsmfs_resv_end_later()), a chunk per hold of s_trans_mutex: handles
- * that need the mutex wait for a chunk, not for all of them, and shared
- * handles run meanwhile. Context: no handle running in the task.
- */
-static void vsmfs_trans_end_later(struct vsmfs_sb_info *sbi, unsigned int n)
-{
-	unsigned int got;
-
-	while (n) {
-		mutex_lock(&sbi->s_trans_mutex);
-		got = vsmfs_resv_end_pending(sbi, min(n, 512U));
-		mutex_unlock(&sbi->s_trans_mutex);
-		if (!got)
-			return;
-		n -= got;
-		cond_resched();
-	}
 }
 
 static int vsmfs_trans_defer(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch,
@@ -949,12 +923,11 @@ int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause)
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	struct vsmfs_running *run = &sbi->s_run;
 	u64 tid = run->tid;
-	unsigned int later;
 	int err;
 
 	if (vsmfs_trans_changed(t))
 		run->handles++;
-	later = vsmfs_trans_apply_frees(t);
+	vsmfs_trans_apply_frees(t);
 	vsmfs_trans_handle_done(t);
 	if (run->handles) {
 		vsmfs_stat_add(sbi, trans_handles, run->handles);
@@ -969,13 +942,11 @@ int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause)
 		vsmfs_trans_drop_running(t);
 		vsmfs_trans_park(t);
 		vsmfs_trans_committed(sbi, tid);
-		vsmfs_trans_end_later(sbi, later);
 		return -EROFS;
 	}
 	vsmfs_trans_masks(t);
 	err = vsmfs_journal_commit_trans(t);
 	vsmfs_trans_committed(sbi, tid);
-	vsmfs_trans_end_later(sbi, later);
 	return err;
 }
 
@@ -1576,8 +1547,6 @@ void vsmfs_trans_init(struct vsmfs_sb_info *sbi)
 	INIT_LIST_HEAD(&sbi->s_resv);
 	INIT_LIST_HEAD(&sbi->s_resv_spare);
 	sbi->s_nspare = 0;
-	INIT_LIST_HEAD(&sbi->s_resv_ending);
-	sbi->s_ending_frames = 0;
 	run->tid = 1;
 	atomic64_set(&sbi->s_commit_tid, 0);
 	init_waitqueue_head(&sbi->s_commit_wq);
@@ -1622,10 +1591,6 @@ void vsmfs_trans_destroy(struct vsmfs_sb_info *sbi)
 	vsmfs_pool_forget(sbi);
 	while (!list_empty(&sbi->s_resv))
 		vsmfs_resv_drop(sbi, list_first_entry(&sbi->s_resv, struct vsmfs_resv, node));
-	/* Each commit freed what it left: none is left unless one failed. */
-	while (!list_empty(&sbi->s_resv_ending))
-		vsmfs_resv_drop(sbi, list_first_entry(&sbi->s_resv_ending, struct vsmfs_resv,
-						      node));
 	vsmfs_resv_spare_free(sbi);
 	if (sbi->s_pools) {
 		int cpu;

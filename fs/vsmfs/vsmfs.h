@@ -310,12 +310,6 @@ struct vsmfs_sb_info {
 	/* Ended vsmfs_resv structures for reuse, s_trans_mutex. */
 	struct list_head	s_resv_spare;
 	unsigned int		s_nspare;
-	/*
-	 * Scratch reservations a commit gave back, freed in DRAM after it
-	 * (vsmfs_resv_end_later()), and their frames; s_trans_mutex.
-	 */
-	struct list_head	s_resv_ending;
-	u64			s_ending_frames;
 	/* Last transaction whose commit has finished (s_commit_wq). */
 	atomic64_t		s_commit_tid;
 	wait_queue_head_t	s_commit_wq;
@@ -755,10 +749,7 @@ void vsmfs_shandle_end(struct vsmfs_shandle *h);
 void vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty);
 int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsmfs_resv **rp);
 int vsmfs_resv_claim(struct vsmfs_trans *t, struct vsmfs_resv *r);
-void vsmfs_resv_end(struct vsmfs_trans *t, struct vsmfs_resv *r);
-void vsmfs_resv_end_later(struct vsmfs_trans *t, struct vsmfs_resv *r);
-unsigned int vsmfs_resv_end_pending(struct vsmfs_sb_info *sbi, unsigned int max);
-void vsmfs_resv_end_if_short(struct vsmfs_sb_info *sbi);
+void vsmfs_resv_end(struct vsmfs_trans *t, struct vsmfs_resv *r, bool claimed);
 void vsmfs_resv_spare_free(struct vsmfs_sb_info *sbi);
 void vsmfs_resv_drop(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r);
 void vsmfs_resv_release(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r);
