@@ -5,16 +5,17 @@ drives them).
   workload.py run MNT ORACLE SEED     steps of SEED until killed
   workload.py check MNT ORACLE        compare the file system with the oracle
 
-The workload is a deterministic sequence of steps drawn from SEED: create,
-append, overwrite, a write past the end leaving a gap (a sparse file),
-hole punching, collapse and insert range of whole pages, truncate (shrink and extend), rename (over existing names
-too), link, unlink, mkdir, rmdir, with data sizes from 1 byte to several
-MiB. Every step ends with fsync of the files and directories it
-changed; then "done K" is appended to ORACLE (in the project tree, outside
-the PM device) and the oracle is fsync'd. The oracle holds only the seed,
-the mount mode and the step count: the checker replays the same sequence in
-memory to know the state after step K and the step K+1 that may have been
-in flight when the power went.
+The workload is a deterministic sequence of steps drawn from SEED:
+create, append, overwrite, a write past the end leaving a gap (a sparse
+file), hole punching, collapse and insert range of whole pages, truncate
+(shrink and extend), rename (over existing names too), link, unlink,
+mkdir, rmdir, with data sizes from 1 byte to several MiB. Every step
+ends with fsync of the files and directories it changed; then "done K"
+is appended to ORACLE (in the project tree, outside the PM device) and
+the oracle is fsync'd. The oracle holds only the seed, the mount mode
+and the step count: the checker replays the same sequence in memory to
+know the state after step K and the step K+1 that may have been in
+flight when the power went.
 
 Every byte written is part of a 32-byte record naming the inode, the write
 (version) and the offset, so a torn write is recognizable.
@@ -227,6 +228,18 @@ class Model:
 
 
 LIBC = ctypes.CDLL(None, use_errno=True)
+FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE = 0x01, 0x02
+FALLOC_FL_COLLAPSE_RANGE, FALLOC_FL_INSERT_RANGE = 0x08, 0x20
+
+
+def fallocate_fsync(path, mode, off, n):
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        if LIBC.fallocate(fd, mode, ctypes.c_long(off), ctypes.c_long(n)):
+            raise OSError(ctypes.get_errno(), f"fallocate {path} mode {mode:#x} {off}+{n}")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def fsync_path(path, flags=os.O_RDONLY):
@@ -248,20 +261,11 @@ def do_step(mnt, model, step):
         fsync_path(parent(args[0]))
     elif op == "punch":
         p, off, n = args
-        fd = os.open(P(p), os.O_WRONLY)
-        # FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
-        if LIBC.fallocate(fd, 3, ctypes.c_long(off), ctypes.c_long(n)):
-            raise OSError(ctypes.get_errno(), f"punch {p} {off}+{n}")
-        os.fsync(fd)
-        os.close(fd)
+        fallocate_fsync(P(p), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, n)
     elif op == "shift":
         p, off, n, insert = args
-        fd = os.open(P(p), os.O_WRONLY)
-        # FALLOC_FL_INSERT_RANGE or FALLOC_FL_COLLAPSE_RANGE
-        if LIBC.fallocate(fd, 0x20 if insert else 0x08, ctypes.c_long(off), ctypes.c_long(n)):
-            raise OSError(ctypes.get_errno(), f"{'insert' if insert else 'collapse'} {p} {off}+{n}")
-        os.fsync(fd)
-        os.close(fd)
+        fallocate_fsync(P(p), FALLOC_FL_INSERT_RANGE if insert else FALLOC_FL_COLLAPSE_RANGE,
+                        off, n)
     elif op in ("append", "overwrite", "gapwrite"):
         p, off, n, ver = args
         ino = model.names[p]
