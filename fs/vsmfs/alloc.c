@@ -100,6 +100,11 @@ int vsmfs_alloc_init(struct vsmfs_sb_info *sbi)
 		return -EINVAL;
 	}
 
+	/* Every VSP may be partly used until the first search looks. */
+	sbi->s_vsp_partly = bitmap_alloc(DIV_ROUND_UP(l->lpages, VSMFS_VSP_PAGES), GFP_KERNEL);
+	if (!sbi->s_vsp_partly)
+		return -ENOMEM;
+	bitmap_fill(sbi->s_vsp_partly, DIV_ROUND_UP(l->lpages, VSMFS_VSP_PAGES));
 	sbi->s_free_pages = vsmfs_count_free(sbi, l->lbitmap_start, l->lpages) -
 			    vsmfs_count_free_holes(sbi);
 	sbi->s_free_inodes = vsmfs_count_free(sbi, l->ibitmap_start, l->inodes);
@@ -107,6 +112,51 @@ int vsmfs_alloc_init(struct vsmfs_sb_info *sbi)
 	sbi->s_vsp_cursor = 0;
 	sbi->s_ino_cursor = VSMFS_ROOT_INO;
 	return 0;
+}
+
+/**
+ * vsmfs_alloc_destroy() - free what vsmfs_alloc_init() set up
+ * @sbi: the file system, being torn down
+ */
+void vsmfs_alloc_destroy(struct vsmfs_sb_info *sbi)
+{
+	bitmap_free(sbi->s_vsp_partly);
+	sbi->s_vsp_partly = NULL;
+}
+
+/*
+ * The page bits of VSP @vsp changed: the small-run search looks at it
+ * again (s_vsp_partly). Context: s_trans_mutex held.
+ */
+static void vsmfs_vsp_changed(struct vsmfs_sb_info *sbi, u64 vsp)
+{
+	__set_bit(vsp, sbi->s_vsp_partly);
+}
+
+/**
+ * vsmfs_alloc_bits_restored() - an aborted handle put bitmap words back
+ * @sbi: the file system
+ * @blk: the block they are in
+ * @off: their first byte in it
+ * @len: their bytes
+ *
+ * The words may free pages again in VSPs the search passed over as full.
+ *
+ * Context: s_trans_mutex held.
+ */
+void vsmfs_alloc_bits_restored(struct vsmfs_sb_info *sbi, u64 blk, unsigned int off,
+			       unsigned int len)
+{
+	const struct vsmfs_layout *l = &sbi->s_layout;
+	u64 first, last;
+
+	if (!sbi->s_vsp_partly || blk < l->lbitmap_start ||
+	    (blk - l->lbitmap_start) * BITS_PER_BLK >= l->lpages || !len)
+		return;
+	first = (blk - l->lbitmap_start) * BITS_PER_BLK + off * 8ULL;
+	last = min_t(u64, first + len * 8ULL, l->lpages) - 1;
+	bitmap_set(sbi->s_vsp_partly, first / VSMFS_VSP_PAGES,
+		   last / VSMFS_VSP_PAGES - first / VSMFS_VSP_PAGES + 1);
 }
 
 /*
@@ -170,6 +220,7 @@ static int vsmfs_lbits(struct vsmfs_trans *t, u64 lpn, u64 count, bool set, bool
 	} else {
 		bitmap_clear(map, off, count);
 	}
+	vsmfs_vsp_changed(sbi, lpn / VSMFS_VSP_PAGES);
 	if (dirty)
 		vsmfs_trans_dirty(t, mb);
 	if (set)
@@ -213,12 +264,12 @@ enum vsmfs_run_kind {
 };
 
 /*
- * The first free run of pages of @kind within VSP @vsp that is at least
- * @need pages long, cut at @most pages: its first page (its length in
- * @got if not NULL), or 0.
+ * The first free run of pages of @kind within VSP @vsp, from its page
+ * @from on, that is at least @need pages long, cut at @most pages: its
+ * first page (its length in @got if not NULL), or 0.
  */
-static u64 vsmfs_find_run(struct vsmfs_sb_info *sbi, u64 vsp, u64 need, u64 most,
-			  enum vsmfs_run_kind kind, u64 *got)
+static u64 vsmfs_find_run_from(struct vsmfs_sb_info *sbi, u64 vsp, u64 from, u64 need,
+			       u64 most, enum vsmfs_run_kind kind, u64 *got)
 {
 	u64 first = vsp * VSMFS_VSP_PAGES;
 	u64 last = min_t(u64, first + VSMFS_VSP_PAGES, sbi->s_layout.lpages);
@@ -229,7 +280,7 @@ static u64 vsmfs_find_run(struct vsmfs_sb_info *sbi, u64 vsp, u64 need, u64 most
 	if (IS_ERR(mb))
 		return 0;
 	map = (unsigned long *)mb->m_data;
-	pos = first - base;
+	pos = max(first, from) - base;
 	end = last - base;
 	while (pos + need <= end) {
 		u64 z = find_next_zero_bit(map, end, pos), o, k;
@@ -263,6 +314,13 @@ static u64 vsmfs_find_run(struct vsmfs_sb_info *sbi, u64 vsp, u64 need, u64 most
 	return 0;
 }
 
+/* As vsmfs_find_run_from(), from the VSP's first page. */
+static u64 vsmfs_find_run(struct vsmfs_sb_info *sbi, u64 vsp, u64 need, u64 most,
+			  enum vsmfs_run_kind kind, u64 *got)
+{
+	return vsmfs_find_run_from(sbi, vsp, 0, need, most, kind, got);
+}
+
 static bool vsmfs_vsp_free(struct vsmfs_sb_info *sbi, u64 vsp)
 {
 	u64 first = vsp * VSMFS_VSP_PAGES;
@@ -283,20 +341,45 @@ static bool vsmfs_vsp_free(struct vsmfs_sb_info *sbi, u64 vsp)
  * The first free run of pages with frames at least @need and at most
  * @most pages long (@got: its length, if not NULL), for a small file's run:
  * first fit in partly used VSPs, then anywhere. Moves the small-run cursor.
+ *
+ * Partly used VSPs are looked for among those s_vsp_partly marks, from
+ * the cursor on: one found wholly free, or without a free page, is taken
+ * off it, so that a search does not pass over the same full or empty VSPs
+ * again (on a large device, each of them would cost a bitmap scan for
+ * every refill of a page pool). A change of a VSP's bits marks it again.
  */
 static int vsmfs_find_small(struct vsmfs_sb_info *sbi, u64 need, u64 most, u64 *lpn,
 			    u64 *got)
 {
 	u64 nvsp = DIV_ROUND_UP(sbi->s_layout.lpages, VSMFS_VSP_PAGES);
-	u64 i, vsp, found;
+	u64 cur = sbi->s_small_cursor % nvsp, i, vsp, from, to, found;
+	unsigned long *partly = sbi->s_vsp_partly;
 
 	if (!need || need > most)
 		return -ENOSPC;
-	/* Partly used VSPs first, then any. */
-	for (i = 0; i < 2 * nvsp; i++) {
-		vsp = (sbi->s_small_cursor + i) % nvsp;
-		if (i < nvsp && vsmfs_vsp_free(sbi, vsp))
-			continue;
+	/* Partly used VSPs first: from the cursor to the end, then before it. */
+	for (i = 0; i < 2; i++) {
+		from = i ? 0 : cur;
+		to = i ? cur : nvsp;
+		for (vsp = find_next_bit(partly, to, from); vsp < to;
+		     vsp = find_next_bit(partly, to, vsp + 1)) {
+			if (vsmfs_vsp_free(sbi, vsp)) {
+				__clear_bit(vsp, partly);
+				continue;
+			}
+			found = vsmfs_find_run(sbi, vsp, need, most, VSMFS_RUN_FRAMED, got);
+			if (found) {
+				sbi->s_small_cursor = vsp;
+				*lpn = found;
+				return 0;
+			}
+			if (need == 1)
+				__clear_bit(vsp, partly);
+		}
+	}
+	/* Then any. */
+	for (i = 0; i < nvsp; i++) {
+		vsp = (cur + i) % nvsp;
 		found = vsmfs_find_run(sbi, vsp, need, most, VSMFS_RUN_FRAMED, got);
 		if (found) {
 			sbi->s_small_cursor = vsp;
@@ -659,22 +742,25 @@ void vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty)
 	}
 	bitmap_clear(map, off, count);
 	vsmfs_note_bits(mb, off, count);
+	vsmfs_vsp_changed(sbi, lpn / VSMFS_VSP_PAGES);
 	if (dirty)
 		vsmfs_trans_dirty_commit(t, mb);
 	sbi->s_free_pages += vsmfs_frames_in(sbi, lpn, count);
 }
 
-/* Set or clear a reservation's bits in the bitmap and in its overlay. */
-static void vsmfs_resv_bits(struct vsmfs_mblk *mb, struct vsmfs_resv *r, bool set)
+/* Set or clear the bits of @count reserved pages in the bitmap and its overlay. */
+static void vsmfs_resv_bits(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb, u64 lpn,
+			    u64 count, bool set)
 {
-	u64 off = r->lpn % BITS_PER_BLK;
+	u64 off = lpn % BITS_PER_BLK;
 
+	vsmfs_vsp_changed(sbi, lpn / VSMFS_VSP_PAGES);
 	if (set) {
-		bitmap_set((unsigned long *)mb->m_data, off, r->count);
-		bitmap_set(mb->m_resv, off, r->count);
+		bitmap_set((unsigned long *)mb->m_data, off, count);
+		bitmap_set(mb->m_resv, off, count);
 	} else {
-		bitmap_clear((unsigned long *)mb->m_data, off, r->count);
-		bitmap_clear(mb->m_resv, off, r->count);
+		bitmap_clear((unsigned long *)mb->m_data, off, count);
+		bitmap_clear(mb->m_resv, off, count);
 	}
 }
 
@@ -697,19 +783,16 @@ static struct vsmfs_mblk *vsmfs_resv_block(struct vsmfs_sb_info *sbi, u64 lpn)
 	return mb;
 }
 
-/* Reserve the free pages [@lpn, @lpn + @count) of @mb in @r, on s_resv. */
-static void vsmfs_resv_add(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb,
-			   struct vsmfs_resv *r, u64 lpn, u64 count)
+/* Reserve the free pages [@lpn, @lpn + @count) of @mb. */
+static void vsmfs_resv_add(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb, u64 lpn,
+			   u64 count)
 {
-	r->lpn = lpn;
-	r->count = count;
-	vsmfs_resv_bits(mb, r, true);
-	list_add(&r->node, &sbi->s_resv);
+	vsmfs_resv_bits(sbi, mb, lpn, count, true);
 	sbi->s_free_pages -= count;
 }
 
 /*
- * Reserve @count pages from @large's policy into @r, put on s_resv.
+ * Reserve @count pages from @large's policy into @r.
  * Context: s_trans_mutex held, allocations GFP_NOFS.
  */
 static int vsmfs_resv_get(struct vsmfs_sb_info *sbi, u64 count, bool large,
@@ -725,64 +808,20 @@ static int vsmfs_resv_get(struct vsmfs_sb_info *sbi, u64 count, bool large,
 	mb = vsmfs_resv_block(sbi, lpn);
 	if (IS_ERR(mb))
 		return PTR_ERR(mb);
-	vsmfs_resv_add(sbi, mb, r, lpn, count);
+	vsmfs_resv_add(sbi, mb, lpn, count);
+	r->lpn = lpn;
+	r->count = count;
 	return 0;
 }
 
-/*
- * A structure for a reservation: an ended one kept for reuse, or new.
- * Context: s_trans_mutex held.
- */
-static struct vsmfs_resv *vsmfs_resv_alloc(struct vsmfs_sb_info *sbi)
-{
-	struct vsmfs_resv *r;
-
-	if (!sbi->s_nspare)
-		return kmalloc(sizeof(*r), GFP_NOFS);
-	r = list_first_entry(&sbi->s_resv_spare, struct vsmfs_resv, node);
-	list_del(&r->node);
-	sbi->s_nspare--;
-	return r;
-}
-
-/*
- * Take an ended reservation off s_resv; its structure is kept for the
- * next refill of a page pool. Context: s_trans_mutex held.
- */
-static void vsmfs_resv_free(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r)
-{
-	if (sbi->s_nspare < VSMFS_RESV_SPARE) {
-		list_move(&r->node, &sbi->s_resv_spare);
-		sbi->s_nspare++;
-		return;
-	}
-	list_del(&r->node);
-	kfree(r);
-}
-
-/**
- * vsmfs_resv_spare_free() - free the structures kept for reservations
- * @sbi: the file system, being torn down
- */
-void vsmfs_resv_spare_free(struct vsmfs_sb_info *sbi)
-{
-	struct vsmfs_resv *r, *tmp;
-
-	list_for_each_entry_safe(r, tmp, &sbi->s_resv_spare, node)
-		kfree(r);
-	INIT_LIST_HEAD(&sbi->s_resv_spare);
-	sbi->s_nspare = 0;
-}
-
 /* End a reservation nothing took over. Context: s_trans_mutex held. */
-static void vsmfs_resv_put(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r)
+static void vsmfs_resv_put(struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
 {
-	struct vsmfs_mblk *mb = vsmfs_lbitmap(sbi, r->lpn);
+	struct vsmfs_mblk *mb = vsmfs_lbitmap(sbi, lpn);
 
 	if (!IS_ERR(mb))
-		vsmfs_resv_bits(mb, r, false);
-	sbi->s_free_pages += vsmfs_frames_in(sbi, r->lpn, r->count);
-	vsmfs_resv_free(sbi, r);
+		vsmfs_resv_bits(sbi, mb, lpn, count, false);
+	sbi->s_free_pages += vsmfs_frames_in(sbi, lpn, count);
 }
 
 /*
@@ -790,33 +829,34 @@ static void vsmfs_resv_put(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r)
  * overwrite) reserves its fresh page from the pool of the CPU it runs on,
  * under that pool's spinlock, instead of taking s_trans_mutex: writers on
  * different CPUs share no lock until their handles. A pooled page is an
- * ordinary reservation (vsmfs_resv_get(): bits set in the DRAM bitmap and
- * in its overlay, on s_resv), so no version the journal writes has it and
- * a crash finds it free; a pool is refilled with up to VSMFS_POOL_PAGES
- * of them in one hold of s_trans_mutex. When free space runs short
- * (vsmfs_pool_low()), pools are not refilled and the next handle empties
- * them (vsmfs_pool_drain()) before it allocates anything, so no
- * allocation fails for pages a pool holds. statfs counts pooled pages as
- * free.
+ * ordinary reservation (bits set in the DRAM bitmap and in its overlay),
+ * so no version the journal writes has it and a crash finds it free; a
+ * pool is refilled with up to VSMFS_POOL_PAGES of them in one hold of
+ * s_trans_mutex. When free space runs short (vsmfs_pool_low()), pools are
+ * not refilled and the next handle empties them (vsmfs_pool_drain())
+ * before it allocates anything, so no allocation fails for pages a pool
+ * holds. statfs counts pooled pages as free.
  */
-static struct vsmfs_resv *vsmfs_pool_pop(struct vsmfs_sb_info *sbi)
+static bool vsmfs_pool_pop(struct vsmfs_sb_info *sbi, u64 *lpn)
 {
 	/* Any CPU's pool will do if the task moves: the lock guards it. */
 	struct vsmfs_page_pool *pool = raw_cpu_ptr(sbi->s_pools);
-	struct vsmfs_resv *r = NULL;
+	bool got = false;
 
 	spin_lock(&pool->lock);
-	if (pool->n)
-		r = pool->r[--pool->n];
+	if (pool->n) {
+		*lpn = pool->lpn[--pool->n];
+		got = true;
+	}
 	spin_unlock(&pool->lock);
-	return r;
+	return got;
 }
 
 /*
- * Put @r[0..@n) in this CPU's pool as far as it has room, if pools are in
- * use. Return: how many it took (the first ones).
+ * Put the pages @lpn[0..@n) in this CPU's pool as far as it has room, if
+ * pools are in use. Return: how many it took (the first ones).
  */
-static unsigned int vsmfs_pool_push(struct vsmfs_sb_info *sbi, struct vsmfs_resv **r,
+static unsigned int vsmfs_pool_push(struct vsmfs_sb_info *sbi, const u64 *lpn,
 				    unsigned int n)
 {
 	struct vsmfs_page_pool *pool = raw_cpu_ptr(sbi->s_pools);
@@ -826,37 +866,45 @@ static unsigned int vsmfs_pool_push(struct vsmfs_sb_info *sbi, struct vsmfs_resv
 	/* Read under the lock: a drain clears it before taking each lock. */
 	if (READ_ONCE(sbi->s_pools_on))
 		for (; i < n && pool->n < VSMFS_POOL_PAGES; i++)
-			pool->r[pool->n++] = r[i];
+			pool->lpn[pool->n++] = lpn[i];
 	spin_unlock(&pool->lock);
 	return i;
 }
 
 /*
- * Reserve up to @max single pages into @r, taken from as few free runs as
- * the free space allows (one bitmap search each, not one per page).
+ * Reserve up to @max single pages into @lpn, first fit as
+ * vsmfs_find_small(), in one pass over each VSP it looks at: every free
+ * run found is reserved whole (its bits set at once, not page by page),
+ * and the next is looked for from where it ends.
  * Return: the pages reserved. Context: s_trans_mutex held, allocations
  * GFP_NOFS.
  */
-static unsigned int vsmfs_resv_singles(struct vsmfs_sb_info *sbi, struct vsmfs_resv **r,
+static unsigned int vsmfs_resv_singles(struct vsmfs_sb_info *sbi, u64 *lpn,
 				       unsigned int max)
 {
 	unsigned int n = 0;
 	struct vsmfs_mblk *mb;
-	u64 lpn, got, i;
+	u64 first, got, vsp, i;
 
 	while (n < max && !vsmfs_pool_low(sbi)) {
-		if (vsmfs_find_small(sbi, 1, min_t(u64, max - n, sbi->s_free_pages), &lpn,
+		if (vsmfs_find_small(sbi, 1, min_t(u64, max - n, sbi->s_free_pages), &first,
 				     &got))
 			break;
-		mb = vsmfs_resv_block(sbi, lpn);
+		mb = vsmfs_resv_block(sbi, first);
 		if (IS_ERR(mb))
 			break;
-		for (i = 0; i < got; i++, n++) {
-			r[n] = vsmfs_resv_alloc(sbi);
-			if (!r[n])
+		vsp = first / VSMFS_VSP_PAGES;
+		do {
+			vsmfs_resv_add(sbi, mb, first, got);
+			for (i = 0; i < got; i++)
+				lpn[n++] = first + i;
+			if (n == max || vsmfs_pool_low(sbi))
 				return n;
-			vsmfs_resv_add(sbi, mb, r[n], lpn + i, 1);
-		}
+			/* The same VSP's bitmap block, already with its overlay. */
+			first = vsmfs_find_run_from(sbi, vsp, first + got, 1,
+						    min_t(u64, max - n, sbi->s_free_pages),
+						    VSMFS_RUN_FRAMED, &got);
+		} while (first);
 	}
 	return n;
 }
@@ -868,18 +916,18 @@ static unsigned int vsmfs_resv_singles(struct vsmfs_sb_info *sbi, struct vsmfs_r
  */
 static void vsmfs_pool_refill(struct vsmfs_sb_info *sbi)
 {
-	struct vsmfs_resv *r[VSMFS_POOL_PAGES];
+	u64 lpn[VSMFS_POOL_PAGES];
 	unsigned int n, i;
 
 	if (vsmfs_pool_low(sbi))
 		return;
 	WRITE_ONCE(sbi->s_pools_on, true);
-	n = vsmfs_resv_singles(sbi, r, VSMFS_POOL_PAGES);
+	n = vsmfs_resv_singles(sbi, lpn, VSMFS_POOL_PAGES);
 	/* Any CPU's pool will do if the task moved meanwhile. */
-	i = vsmfs_pool_push(sbi, r, n);
+	i = vsmfs_pool_push(sbi, lpn, n);
 	/* What did not fit goes back. */
 	for (; i < n; i++)
-		vsmfs_resv_put(sbi, r[i]);
+		vsmfs_resv_put(sbi, lpn[i], 1);
 	if (n)
 		vsmfs_stat_inc(sbi, alloc_pool_refills);
 }
@@ -921,16 +969,16 @@ void vsmfs_pool_drain(struct vsmfs_sb_info *sbi)
 	WRITE_ONCE(sbi->s_pools_on, false);
 	for_each_possible_cpu(cpu) {
 		struct vsmfs_page_pool *pool = per_cpu_ptr(sbi->s_pools, cpu);
-		struct vsmfs_resv *r[VSMFS_POOL_PAGES];
+		u64 lpn[VSMFS_POOL_PAGES];
 		unsigned int n;
 
 		spin_lock(&pool->lock);
 		n = pool->n;
-		memcpy(r, pool->r, n * sizeof(r[0]));
+		memcpy(lpn, pool->lpn, n * sizeof(lpn[0]));
 		pool->n = 0;
 		spin_unlock(&pool->lock);
 		while (n)
-			vsmfs_resv_put(sbi, r[--n]);
+			vsmfs_resv_put(sbi, lpn[--n], 1);
 	}
 }
 
@@ -954,8 +1002,7 @@ u64 vsmfs_pool_count(struct vsmfs_sb_info *sbi)
 
 /**
  * vsmfs_pool_forget() - empty the pools without touching the bitmaps
- * @sbi: the file system, being torn down; its reservations are dropped
- *	from s_resv next (vsmfs_resv_drop())
+ * @sbi: the file system, being torn down
  */
 void vsmfs_pool_forget(struct vsmfs_sb_info *sbi)
 {
@@ -972,7 +1019,7 @@ void vsmfs_pool_forget(struct vsmfs_sb_info *sbi)
  * @sbi: the file system
  * @count: pages, 1..VSMFS_VSP_PAGES, within one VSP
  * @large: for a large file's run: start it at a free VSP
- * @rp: the reservation
+ * @r: the reservation, filled in
  *
  * For a write that copies its data into fresh pages before its handle
  * begins, so that no file-system-wide lock is held during the copy. The
@@ -989,38 +1036,28 @@ void vsmfs_pool_forget(struct vsmfs_sb_info *sbi)
  * Context: process context; takes s_trans_mutex unless the pool has a page.
  * Return: 0, -ENOSPC or -ENOMEM.
  */
-int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsmfs_resv **rp)
+int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsmfs_resv *r)
 {
 	bool single = count == 1 && !large;
-	struct vsmfs_resv *r;
 	unsigned int nofs;
 	u64 t0;
 	int ret;
 
-	if (single) {
-		r = vsmfs_pool_pop(sbi);
-		if (r) {
-			vsmfs_stat_inc(sbi, alloc_pool_pages);
-			*rp = r;
-			return 0;
-		}
+	if (single && vsmfs_pool_pop(sbi, &r->lpn)) {
+		r->count = 1;
+		vsmfs_stat_inc(sbi, alloc_pool_pages);
+		return 0;
 	}
 	mutex_lock(&sbi->s_trans_mutex);
 	t0 = ktime_get_ns();
 	nofs = memalloc_nofs_save();
-	r = vsmfs_resv_alloc(sbi);
-	ret = r ? vsmfs_resv_get(sbi, count, large, r) : -ENOMEM;
+	ret = vsmfs_resv_get(sbi, count, large, r);
 	if (!ret && single)
 		vsmfs_pool_refill(sbi);
 	memalloc_nofs_restore(nofs);
 	vsmfs_stat_add(sbi, journal_lock_hold_ns, ktime_get_ns() - t0);
 	mutex_unlock(&sbi->s_trans_mutex);
-	if (ret) {
-		kfree(r);
-		return ret;
-	}
-	*rp = r;
-	return 0;
+	return ret;
 }
 
 /**
@@ -1037,7 +1074,7 @@ int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsm
  * Context: inside the handle.
  * Return: 0 or a negative errno.
  */
-int vsmfs_resv_claim(struct vsmfs_trans *t, struct vsmfs_resv *r)
+int vsmfs_resv_claim(struct vsmfs_trans *t, const struct vsmfs_resv *r)
 {
 	struct vsmfs_mblk *mb = vsmfs_lbitmap(t->t_sbi, r->lpn);
 	int ret;
@@ -1055,7 +1092,8 @@ int vsmfs_resv_claim(struct vsmfs_trans *t, struct vsmfs_resv *r)
 /**
  * vsmfs_resv_end() - end a reservation when its transaction commits
  * @t: the handle committing the running transaction
- * @r: the reservation
+ * @lpn: the reservation's first page
+ * @count: its pages
  * @claimed: its pages are allocated (vsmfs_resv_claim()): their bits stay
  *	set and from now on reach the journal; else they are free again
  *
@@ -1064,23 +1102,21 @@ int vsmfs_resv_claim(struct vsmfs_trans *t, struct vsmfs_resv *r)
  *
  * Context: inside the committing handle.
  */
-void vsmfs_resv_end(struct vsmfs_trans *t, struct vsmfs_resv *r, bool claimed)
+void vsmfs_resv_end(struct vsmfs_trans *t, u64 lpn, u64 count, bool claimed)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
-	struct vsmfs_mblk *mb = vsmfs_lbitmap(sbi, r->lpn);
-	u64 off = r->lpn % BITS_PER_BLK;
+	struct vsmfs_mblk *mb;
 
-	if (!IS_ERR(mb)) {
-		if (claimed) {
-			bitmap_clear(mb->m_resv, off, r->count);
-			vsmfs_note_bits(mb, off, r->count);
-			vsmfs_trans_dirty_commit(t, mb);
-		} else {
-			vsmfs_resv_bits(mb, r, false);
-			sbi->s_free_pages += vsmfs_frames_in(sbi, r->lpn, r->count);
-		}
+	if (!claimed) {
+		vsmfs_resv_put(sbi, lpn, count);
+		return;
 	}
-	vsmfs_resv_free(sbi, r);
+	mb = vsmfs_lbitmap(sbi, lpn);
+	if (IS_ERR(mb))
+		return;
+	bitmap_clear(mb->m_resv, lpn % BITS_PER_BLK, count);
+	vsmfs_note_bits(mb, lpn % BITS_PER_BLK, count);
+	vsmfs_trans_dirty_commit(t, mb);
 }
 
 /**
@@ -1093,27 +1129,13 @@ void vsmfs_resv_end(struct vsmfs_trans *t, struct vsmfs_resv *r, bool claimed)
  * Context: process context, no handle running in the task; takes
  * s_trans_mutex unless the page goes back to the pool.
  */
-void vsmfs_resv_release(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r)
+void vsmfs_resv_release(struct vsmfs_sb_info *sbi, const struct vsmfs_resv *r)
 {
-	if (r->count == 1 && vsmfs_pool_push(sbi, &r, 1))
+	if (r->count == 1 && vsmfs_pool_push(sbi, &r->lpn, 1))
 		return;
 	mutex_lock(&sbi->s_trans_mutex);
-	vsmfs_resv_put(sbi, r);
+	vsmfs_resv_put(sbi, r->lpn, r->count);
 	mutex_unlock(&sbi->s_trans_mutex);
-}
-
-/**
- * vsmfs_resv_drop() - forget a reservation whose transaction is dropped
- * @sbi: the file system
- * @r: the reservation
- *
- * After errors=remount-ro, or at unmount for what such a failure left.
- *
- * Context: s_trans_mutex held, or unmount.
- */
-void vsmfs_resv_drop(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r)
-{
-	vsmfs_resv_free(sbi, r);
 }
 
 static int vsmfs_ibit(struct vsmfs_trans *t, u64 ino, bool set)

@@ -954,7 +954,7 @@ void vsmfs_cow_span(unsigned int mode, loff_t *start, loff_t *end)
  * @whole: the run replaces the piece's run whole (index switch)
  */
 struct vsmfs_stage {
-	struct vsmfs_resv	*r;
+	struct vsmfs_resv	r;
 	u64			key, e, pg;
 	bool			whole;
 };
@@ -969,7 +969,7 @@ struct vsmfs_stage {
 static int vsmfs_stage_copy(struct vsmfs_sb_info *sbi, struct inode *inode,
 			    struct vsmfs_stage *st, u64 wfrom, u64 wto, struct iov_iter *from)
 {
-	u64 old = vsmfs_idx_lpn(st->e) + st->pg, bytes = st->r->count << VSMFS_BLOCK_SHIFT;
+	u64 old = vsmfs_idx_lpn(st->e) + st->pg, bytes = st->r.count << VSMFS_BLOCK_SHIFT;
 	bool ranged;
 	char __pm *sp, *op;
 	u64 cs, ce, ws, we, n;
@@ -980,7 +980,7 @@ static int vsmfs_stage_copy(struct vsmfs_sb_info *sbi, struct inode *inode,
 	 * with the swaps of other writes, a longer run as one range
 	 * (vsmfs_data_begin()). An old page without a frame reads as zeros.
 	 */
-	sp = vsmfs_data_begin(sbi, st->r->lpn, 0, bytes, &ranged);
+	sp = vsmfs_data_begin(sbi, st->r.lpn, 0, bytes, &ranged);
 	if (!sp) {
 		vsmfs_data_end(ranged);
 		return -EFSCORRUPTED;
@@ -990,7 +990,7 @@ static int vsmfs_stage_copy(struct vsmfs_sb_info *sbi, struct inode *inode,
 	vsmfs_data_end(ranged);
 
 	cs = st->pg << VSMFS_BLOCK_SHIFT;
-	ce = (st->pg + st->r->count) << VSMFS_BLOCK_SHIFT;
+	ce = (st->pg + st->r.count) << VSMFS_BLOCK_SHIFT;
 	ws = max(wfrom, cs);
 	we = min(wto, ce);
 	/*
@@ -1030,8 +1030,8 @@ static u64 vsmfs_stage_holes(struct vsmfs_sb_info *sbi, const struct vsmfs_stage
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
-		holes += st[i].r->count -
-			 vsmfs_frames_in(sbi, vsmfs_idx_lpn(st[i].e) + st[i].pg, st[i].r->count);
+		holes += st[i].r.count -
+			 vsmfs_frames_in(sbi, vsmfs_idx_lpn(st[i].e) + st[i].pg, st[i].r.count);
 	return holes;
 }
 
@@ -1056,25 +1056,25 @@ static int vsmfs_stage_switch(struct vsmfs_trans *t, struct inode *inode,
 		u64 e = st[i].e, lpn = vsmfs_idx_lpn(e);
 
 		if (!st[i].whole) {
-			ret = vsmfs_swap_pages(t, sw, lpn + st[i].pg, st[i].r->lpn,
-					       st[i].r->count);
+			ret = vsmfs_swap_pages(t, sw, lpn + st[i].pg, st[i].r.lpn,
+					       st[i].r.count);
 			if (!ret)
-				ret = vsmfs_trans_defer_resv(t, st[i].r, false);
+				ret = vsmfs_trans_defer_resv(t, &st[i].r, false);
 			if (ret)
 				return ret;
 			vsmfs_stat_inc(t->t_sbi, mcow_fine);
 			continue;
 		}
-		ret = vsmfs_resv_claim(t, st[i].r);
+		ret = vsmfs_resv_claim(t, &st[i].r);
 		if (!ret && vi->i_tail_key == st[i].key + 1)
 			ret = vsmfs_tail_release_t(t, inode, &freed);
 		if (!ret)
 			ret = vsmfs_idx_set(t, inode, st[i].key,
-					    vsmfs_idx_make(st[i].r->lpn, st[i].r->count));
+					    vsmfs_idx_make(st[i].r.lpn, st[i].r.count));
 		if (!ret)
 			ret = vsmfs_free_data_pages(t, lpn, vsmfs_idx_count(e));
 		if (!ret)
-			ret = vsmfs_trans_defer_resv(t, st[i].r, true);
+			ret = vsmfs_trans_defer_resv(t, &st[i].r, true);
 		if (ret)
 			return ret;
 		if (READ_ONCE(t->t_sbi->s_cow_mode) == VSMFS_COW_MULTI)
@@ -1110,14 +1110,14 @@ static int vsmfs_stage_switch_shared(struct inode *inode, struct vsmfs_stage *st
 	sw.sw_defer_b = true;
 	for (i = 0; i < n && !ret; i++)
 		ret = vsmfs_swap_pages_shared(&h, &sw, vsmfs_idx_lpn(st[i].e) + st[i].pg,
-					      st[i].r->lpn, st[i].r->count);
+					      st[i].r.lpn, st[i].r.count);
 	if (ret)
 		vsmfs_swap_back_shared(&h, &sw);
 	/* One shootdown, before the commit frees any page swapped out. */
 	vsmfs_swap_flush(&sw);
 	if (!ret) {
 		for (i = 0; i < n; i++)
-			vsmfs_shandle_defer_resv(&h, st[i].r);
+			vsmfs_shandle_defer_resv(&h, &st[i].r);
 		vsmfs_stat_add(sbi, mcow_fine, n);
 		vsmfs_shandle_note_inode(&h, inode);
 		vsmfs_aggr_written(inode);
@@ -1245,7 +1245,7 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 	slot = ncoarse || vsmfs_stage_holes(sbi, st, n);
 	for (i = 0; i < n && !slot; i++)
 		slot = vsmfs_any_unwritten(sbi, vsmfs_idx_lpn(st[i].e) + st[i].pg,
-					   st[i].r->count);
+					   st[i].r.count);
 	now = current_time(inode);
 	if (!slot && timespec64_equal(&inode->i_mtime, &now) &&
 	    timespec64_equal(&inode->i_ctime, &now)) {
@@ -1308,7 +1308,7 @@ done:
 
 release:
 	for (i = 0; i < n; i++)
-		vsmfs_resv_release(sbi, st[i].r);
+		vsmfs_resv_release(sbi, &st[i].r);
 	return ret;
 }
 

@@ -1120,6 +1120,7 @@ static void vsmfs_kill_sb(struct super_block *sb)
 	vsmfs_aggr_destroy(sbi);
 	vsmfs_vsp_unmap(sbi);
 	vsmfs_trans_destroy(sbi);
+	vsmfs_alloc_destroy(sbi);
 	vsmfs_journal_destroy(sbi);
 	fs_put_dax(sbi->s_daxdev, NULL);
 	free_percpu(sbi->s_stats);

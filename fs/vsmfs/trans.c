@@ -760,7 +760,7 @@ static void vsmfs_trans_apply_frees(struct vsmfs_trans *t)
 			if (f->scratch)
 				vsmfs_swap_add(&sw, f->lpn, f->count);
 			/* Claimed, or a scratch run behind old frames. */
-			vsmfs_resv_end(t, f->resv, !f->scratch);
+			vsmfs_resv_end(t, f->lpn, f->resv, !f->scratch);
 			continue;
 		}
 		/* An error is the bitmap's, reported by vsmfs_fs_error(). */
@@ -774,7 +774,7 @@ static void vsmfs_trans_apply_frees(struct vsmfs_trans *t)
 }
 
 static int vsmfs_trans_defer(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch,
-			     struct vsmfs_resv *resv);
+			     u64 resv);
 
 /**
  * vsmfs_trans_defer_free() - free a run of logical pages when the
@@ -789,7 +789,7 @@ static int vsmfs_trans_defer(struct vsmfs_trans *t, u64 lpn, u64 count, bool scr
  */
 int vsmfs_trans_defer_free(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch)
 {
-	return vsmfs_trans_defer(t, lpn, count, scratch, NULL);
+	return vsmfs_trans_defer(t, lpn, count, scratch, 0);
 }
 
 /**
@@ -806,17 +806,17 @@ int vsmfs_trans_defer_free(struct vsmfs_trans *t, u64 lpn, u64 count, bool scrat
  * Context: inside the handle.
  * Return: 0 or -ENOMEM.
  */
-int vsmfs_trans_defer_resv(struct vsmfs_trans *t, struct vsmfs_resv *r, bool claimed)
+int vsmfs_trans_defer_resv(struct vsmfs_trans *t, const struct vsmfs_resv *r, bool claimed)
 {
 	/* Scratch pages given back are never marked unwritten. */
 	int ret = claimed ? 0 : vsmfs_pt_unwritten_t(t, r->lpn, r->count, false);
 
-	return ret ?: vsmfs_trans_defer(t, r->lpn, claimed ? 0 : r->count, !claimed, r);
+	return ret ?: vsmfs_trans_defer(t, r->lpn, claimed ? 0 : r->count, !claimed, r->count);
 }
 
 /* Append to s_run.frees, which has room. */
 static void vsmfs_run_add_free(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, bool scratch,
-			       struct vsmfs_resv *resv)
+			       u64 resv)
 {
 	struct vsmfs_running *run = &sbi->s_run;
 	struct vsmfs_frun *f = &run->frees[run->nfrees++];
@@ -831,7 +831,7 @@ static void vsmfs_run_add_free(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, bo
 }
 
 static int vsmfs_trans_defer(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch,
-			     struct vsmfs_resv *resv)
+			     u64 resv)
 {
 	struct vsmfs_running *run = &t->t_sbi->s_run;
 
@@ -869,15 +869,11 @@ static void vsmfs_trans_committed(struct vsmfs_sb_info *sbi, u64 tid)
 	wake_up_all(&sbi->s_commit_wq);
 }
 
-/* Forget the runs the running transaction would free; end its reservations. */
+/* Forget the runs the running transaction would free, and its reservations. */
 static void vsmfs_trans_drop_frees(struct vsmfs_sb_info *sbi)
 {
 	struct vsmfs_running *run = &sbi->s_run;
-	unsigned int i;
 
-	for (i = 0; i < run->nfrees; i++)
-		if (run->frees[i].resv)
-			vsmfs_resv_drop(sbi, run->frees[i].resv);
 	run->nfrees = 0;
 	run->free_pages = 0;
 }
@@ -965,6 +961,7 @@ static void vsmfs_trans_put_back(struct vsmfs_trans *t, struct vsmfs_swap *sw,
 		vsmfs_swap_undo(sw, (mb->m_blk - l->ptable_start) * VSMFS_PTES_PER_BLOCK + off / 8,
 				old, (__le64 *)mb->m_data + off / 8, len / 8);
 	memcpy(mb->m_data + off, old, len);
+	vsmfs_alloc_bits_restored(t->t_sbi, mb->m_blk, off, len);
 	if (mb->m_is_dirty && mb->m_hnew) {
 		list_del_init(&mb->m_dirty);
 		mb->m_is_dirty = false;
@@ -1488,7 +1485,7 @@ out:
  *
  * As vsmfs_trans_defer_resv() with @claimed false.
  */
-void vsmfs_shandle_defer_resv(struct vsmfs_shandle *h, struct vsmfs_resv *r)
+void vsmfs_shandle_defer_resv(struct vsmfs_shandle *h, const struct vsmfs_resv *r)
 {
 	struct vsmfs_running *run = &h->h_sbi->s_run;
 
@@ -1496,7 +1493,7 @@ void vsmfs_shandle_defer_resv(struct vsmfs_shandle *h, struct vsmfs_resv *r)
 	if (!WARN_ON_ONCE(!h->h_frees)) {
 		h->h_frees--;
 		run->shared_frees--;
-		vsmfs_run_add_free(h->h_sbi, r->lpn, r->count, true, r);
+		vsmfs_run_add_free(h->h_sbi, r->lpn, r->count, true, r->count);
 	}
 	spin_unlock(&run->lock);
 }
@@ -1544,9 +1541,6 @@ void vsmfs_trans_init(struct vsmfs_sb_info *sbi)
 	INIT_LIST_HEAD(&run->dirty);
 	spin_lock_init(&run->lock);
 	spin_lock_init(&sbi->s_ino_lock);
-	INIT_LIST_HEAD(&sbi->s_resv);
-	INIT_LIST_HEAD(&sbi->s_resv_spare);
-	sbi->s_nspare = 0;
 	run->tid = 1;
 	atomic64_set(&sbi->s_commit_tid, 0);
 	init_waitqueue_head(&sbi->s_commit_wq);
@@ -1587,11 +1581,8 @@ void vsmfs_trans_destroy(struct vsmfs_sb_info *sbi)
 	sbi->s_run.nblocks = 0;
 	sbi->s_run.ndata = 0;
 	vsmfs_trans_drop_frees(sbi);
-	/* A write whose handle an error aborted may have left its runs. */
+	/* Reservations live in the DRAM bitmaps, which go with the mount. */
 	vsmfs_pool_forget(sbi);
-	while (!list_empty(&sbi->s_resv))
-		vsmfs_resv_drop(sbi, list_first_entry(&sbi->s_resv, struct vsmfs_resv, node));
-	vsmfs_resv_spare_free(sbi);
 	if (sbi->s_pools) {
 		int cpu;
 

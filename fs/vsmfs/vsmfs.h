@@ -81,37 +81,35 @@ struct vsmfs_frun {
 	u64			lpn, count;
 	u64			frames;	/* of its pages, those with frames */
 	bool			scratch;
-	struct vsmfs_resv	*resv;	/* a reservation it ends, or NULL */
+	/* Pages of the reservation from @lpn it ends, or 0 (vsmfs_resv_end()). */
+	u32			resv;
 };
 
 /*
  * struct vsmfs_resv - logical pages reserved in DRAM for a write that
  * copies its data before its handle begins (vsmfs_resv_take()): their
  * bits are set in the DRAM bitmap and in its overlay (m_resv), which keeps
- * them out of what the journal writes. On sbi->s_resv, under
- * s_trans_mutex.
+ * them out of what the journal writes. A value its holder keeps: the
+ * bitmaps are the only record, so a reservation needs no memory of its own.
  */
 struct vsmfs_resv {
-	struct list_head	node;
 	u64			lpn, count;
 };
 
 /* Single pages a CPU's pool holds reserved at most (alloc.c). */
 #define VSMFS_POOL_PAGES	32
-/* Ended reservations kept for the next ones (alloc.c). */
-#define VSMFS_RESV_SPARE	256
 
 /*
  * struct vsmfs_page_pool - single-page reservations kept for one CPU's
  * writes, so that they reserve their fresh page without s_trans_mutex
  * @lock: protects @n and @r (the owning CPU's writers, and draining)
  * @n: reservations held
- * @r: the reservations, each of one page and on sbi->s_resv
+ * @lpn: the reserved pages
  */
 struct vsmfs_page_pool {
-	spinlock_t		lock;		/* @n, @r and @ulog */
+	spinlock_t		lock;		/* @n, @lpn and @ulog */
 	unsigned int		n;
-	struct vsmfs_resv	*r[VSMFS_POOL_PAGES];
+	u64			lpn[VSMFS_POOL_PAGES];
 	/* An undo log kept for the next shared metadata handle on this CPU. */
 	struct vsmfs_undo_log	*ulog;
 };
@@ -306,10 +304,6 @@ struct vsmfs_sb_info {
 	 */
 	struct vsmfs_running	s_run;
 	struct vsmfs_undo_log	s_undo;		/* the running handle's, s_trans_mutex */
-	struct list_head	s_resv;		/* vsmfs_resv, s_trans_mutex */
-	/* Ended vsmfs_resv structures for reuse, s_trans_mutex. */
-	struct list_head	s_resv_spare;
-	unsigned int		s_nspare;
 	/* Last transaction whose commit has finished (s_commit_wq). */
 	atomic64_t		s_commit_tid;
 	wait_queue_head_t	s_commit_wq;
@@ -321,6 +315,12 @@ struct vsmfs_sb_info {
 	u64			s_free_pages;
 	u64			s_free_inodes;
 	u64			s_small_cursor;	/* next logical page for small runs */
+	/*
+	 * VSPs that may be partly used: those whose page bits changed since
+	 * the small-run search last found them wholly free or without a free
+	 * page (alloc.c). Under s_trans_mutex.
+	 */
+	unsigned long		*s_vsp_partly;
 	u64			s_vsp_cursor;	/* next VSP to try for large runs */
 	u64			s_ino_cursor;
 	/*
@@ -728,7 +728,7 @@ int vsmfs_trans_get_write_access_range(struct vsmfs_trans *t, struct vsmfs_mblk 
 void vsmfs_trans_track(struct vsmfs_trans *t, struct inode *inode, bool entries);
 void vsmfs_trans_note_inode(struct vsmfs_trans *t, struct inode *inode);
 int vsmfs_trans_defer_free(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch);
-int vsmfs_trans_defer_resv(struct vsmfs_trans *t, struct vsmfs_resv *r, bool claimed);
+int vsmfs_trans_defer_resv(struct vsmfs_trans *t, const struct vsmfs_resv *r, bool claimed);
 int vsmfs_trans_commit(struct vsmfs_trans *t);
 int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause);
 void vsmfs_trans_abort(struct vsmfs_trans *t);
@@ -741,18 +741,16 @@ u32 vsmfs_trans_room(struct vsmfs_trans *t);
 int vsmfs_shandle_begin(struct vsmfs_sb_info *sbi, struct vsmfs_shandle *h, u32 credits,
 			unsigned int frees);
 int vsmfs_shandle_dirty(struct vsmfs_shandle *h, struct vsmfs_mblk *mb);
-void vsmfs_shandle_defer_resv(struct vsmfs_shandle *h, struct vsmfs_resv *r);
+void vsmfs_shandle_defer_resv(struct vsmfs_shandle *h, const struct vsmfs_resv *r);
 void vsmfs_shandle_note_inode(struct vsmfs_shandle *h, struct inode *inode);
 void vsmfs_shandle_end(struct vsmfs_shandle *h);
 
 /* alloc.c */
 void vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty);
-int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsmfs_resv **rp);
-int vsmfs_resv_claim(struct vsmfs_trans *t, struct vsmfs_resv *r);
-void vsmfs_resv_end(struct vsmfs_trans *t, struct vsmfs_resv *r, bool claimed);
-void vsmfs_resv_spare_free(struct vsmfs_sb_info *sbi);
-void vsmfs_resv_drop(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r);
-void vsmfs_resv_release(struct vsmfs_sb_info *sbi, struct vsmfs_resv *r);
+int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsmfs_resv *r);
+int vsmfs_resv_claim(struct vsmfs_trans *t, const struct vsmfs_resv *r);
+void vsmfs_resv_end(struct vsmfs_trans *t, u64 lpn, u64 count, bool claimed);
+void vsmfs_resv_release(struct vsmfs_sb_info *sbi, const struct vsmfs_resv *r);
 int vsmfs_pool_init(struct vsmfs_sb_info *sbi);
 void vsmfs_pool_drain(struct vsmfs_sb_info *sbi);
 u64 vsmfs_pool_count(struct vsmfs_sb_info *sbi);
@@ -768,6 +766,9 @@ static inline bool vsmfs_pool_low(struct vsmfs_sb_info *sbi)
 }
 
 int vsmfs_alloc_init(struct vsmfs_sb_info *sbi);
+void vsmfs_alloc_destroy(struct vsmfs_sb_info *sbi);
+void vsmfs_alloc_bits_restored(struct vsmfs_sb_info *sbi, u64 blk, unsigned int off,
+			       unsigned int len);
 int vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64 *lpn);
 int vsmfs_alloc_pages_at(struct vsmfs_trans *t, u64 lpn, u64 count);
 int vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count);
