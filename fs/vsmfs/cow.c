@@ -1129,6 +1129,68 @@ static int vsmfs_stage_switch_shared(struct inode *inode, struct vsmfs_stage *st
 }
 
 /*
+ * (c) of a staged write in a handle that ends in the running transaction
+ * under s_trans_mutex (vsmfs_stage_switch()), for what a shared handle
+ * cannot do; apart from vsmfs_write_staged() so that the common write,
+ * which swaps pages in a shared handle, does not set up this frame.
+ * @owned: set if the transaction took the runs (committed, even if the
+ *	commit failed); else the handle was aborted and they are the
+ *	caller's again.
+ * Return: 0 or a negative errno.
+ */
+static noinline int vsmfs_stage_switch_excl(struct inode *inode, struct vsmfs_stage *st,
+					    unsigned int n, bool slot, u32 credits, bool *owned)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct timespec64 now;
+	struct vsmfs_swap sw;
+	struct vsmfs_trans t;
+	int ret;
+
+	*owned = false;
+	/* Metadata only from here: no page is read or written. */
+	vsmfs_trans_begin_meta(sbi, &t, credits);
+	vsmfs_trans_track(&t, inode, false);
+	vsmfs_swap_init(sbi, &sw);
+	sw.sw_defer_b = true;
+	/* Nor are the swapped pages. */
+	sw.sw_unused = true;
+	ret = vsmfs_stage_switch(&t, inode, st, n, &sw);
+	/* One shootdown for the write, before any page freed here is reused. */
+	vsmfs_swap_flush(&sw);
+	if (!ret) {
+		now = current_time(inode);
+		/*
+		 * Page swaps alone leave the slot as it is while the clock
+		 * does not tick: no copy of it to save, write and journal.
+		 * An fsync still needs this transaction.
+		 */
+		if (slot || !timespec64_equal(&inode->i_mtime, &now) ||
+		    !timespec64_equal(&inode->i_ctime, &now)) {
+			inode->i_mtime = now;
+			inode->i_ctime = now;
+			ret = vsmfs_write_inode_t(&t, inode);
+		} else {
+			vsmfs_trans_note_inode(&t, inode);
+			vsmfs_aggr_written(inode);
+		}
+	}
+	if (!ret)
+		vsmfs_fault_stop(inode->i_sb, VSMFS_FAULT_COW_STOP,
+				 "copy-on-write stopped before its commit");
+	/* A handle its end would abort (vsmfs_trans_commit()): abort it here. */
+	if (!ret && (t.t_overflow || READ_ONCE(sbi->s_error_ro)))
+		ret = t.t_overflow ? -EFSCORRUPTED : -EROFS;
+	if (ret) {
+		vsmfs_trans_abort(&t);
+		return ret;
+	}
+	/* The runs are the transaction's now, even if its commit fails. */
+	*owned = true;
+	return vsmfs_trans_commit(&t);
+}
+
+/*
  * Write [@pos, @pos + @len) atomically, copying the data with no
  * file-system-wide lock held: an overwrite inside the file's runs and its
  * size (no run grows, no page is new). (a) Fresh runs are reserved in
@@ -1163,10 +1225,8 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 	size_t count = iov_iter_count(from);
 	loff_t end = pos + len, p;
 	unsigned int n = 0, i, ncoarse;
-	bool slot;
+	bool slot, owned;
 	struct timespec64 now;
-	struct vsmfs_swap sw;
-	struct vsmfs_trans t;
 	int ret = 0;
 
 	/* (a) Which runs, and that every page written exists. */
@@ -1259,47 +1319,13 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 		}
 		ret = 0;
 	}
-	/* Metadata only from here: no page is read or written. */
-	vsmfs_trans_begin_meta(sbi, &t, vsmfs_cow_blocks_at(mode, pos, len));
-	vsmfs_trans_track(&t, inode, false);
-	vsmfs_swap_init(sbi, &sw);
-	sw.sw_defer_b = true;
-	/* Nor are the swapped pages. */
-	sw.sw_unused = true;
-	ret = vsmfs_stage_switch(&t, inode, st, n, &sw);
-	/* One shootdown for the write, before any page freed here is reused. */
-	vsmfs_swap_flush(&sw);
-	if (!ret) {
-		now = current_time(inode);
-		/*
-		 * Page swaps alone leave the slot as it is while the clock
-		 * does not tick: no copy of it to save, write and journal.
-		 * An fsync still needs this transaction.
-		 */
-		if (slot || !timespec64_equal(&inode->i_mtime, &now) ||
-		    !timespec64_equal(&inode->i_ctime, &now)) {
-			inode->i_mtime = now;
-			inode->i_ctime = now;
-			ret = vsmfs_write_inode_t(&t, inode);
-		} else {
-			vsmfs_trans_note_inode(&t, inode);
-			vsmfs_aggr_written(inode);
-		}
-	}
-	if (!ret)
-		vsmfs_fault_stop(inode->i_sb, VSMFS_FAULT_COW_STOP,
-				 "copy-on-write stopped before its commit");
-	/* A handle its end would abort (vsmfs_trans_commit()): abort it here. */
-	if (!ret && (t.t_overflow || READ_ONCE(sbi->s_error_ro)))
-		ret = t.t_overflow ? -EFSCORRUPTED : -EROFS;
-	if (ret) {
+	ret = vsmfs_stage_switch_excl(inode, st, n, slot, vsmfs_cow_blocks_at(mode, pos, len),
+				      &owned);
+	if (!owned) {
 		/* Swaps and index switches undone: the runs are the write's again. */
-		vsmfs_trans_abort(&t);
 		iov_iter_revert(from, count - iov_iter_count(from));
 		goto release;
 	}
-	/* The runs are the transaction's now, even if its commit fails. */
-	ret = vsmfs_trans_commit(&t);
 done:
 	vsmfs_stat_inc(sbi, mcow_writes);
 	vsmfs_stat_inc(sbi, write_staged);
