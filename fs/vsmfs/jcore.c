@@ -12,7 +12,6 @@
 #include "pmem.h"
 #else
 #define vsmfs_pm_write(ptr, val)	WRITE_ONCE(*(ptr), (val))
-#define __ffs64(x)	((u32)__builtin_ctzll(x))
 #define vsmfs_pm_read(ptr)		READ_ONCE(*(ptr))
 #endif
 
@@ -186,106 +185,163 @@ u32 vsmfs_jdelta_mask(u64 __pm *dst, const u64 *src, const u64 *mask, u64 *lines
 	return words * 8;
 }
 
-/* ---- the wear-ordered heap of free headers ---- */
+/* ---- the wear-ordered lists of free headers ---- */
 
-static void vsmfs_wset(struct vsmfs_wheap *w, u32 i, u64 key)
+/* Put @pos first in list @l. */
+static void vsmfs_wlink(struct vsmfs_wlists *w, u32 l, u32 pos)
 {
-	w->heap[i] = key;
-	w->idx[(u32)key] = i;
+	u32 first = w->head[l];
+
+	w->link[pos] = (u64)VSMFS_JNONE << 32 | first;
+	if (first != VSMFS_JNONE)
+		w->link[first] = (u64)pos << 32 | (u32)w->link[first];
+	w->head[l] = pos;
+	w->idx[pos] = l;
+	if (l < VSMFS_WLISTS)
+		w->mask[l / 64] |= 1ULL << (l % 64);
 }
 
-/* Move the entry at heap index @i up or down until the heap is ordered. */
-static void vsmfs_wfix(struct vsmfs_wheap *w, u32 i)
+/* Take @pos out of its list. */
+static void vsmfs_wunlink(struct vsmfs_wlists *w, u32 pos)
 {
-	u64 key = w->heap[i];
+	u32 l = w->idx[pos], prev = w->link[pos] >> 32, next = (u32)w->link[pos];
 
-	while (i && key < w->heap[(i - 1) / 2]) {
-		vsmfs_wset(w, i, w->heap[(i - 1) / 2]);
-		i = (i - 1) / 2;
-	}
-	for (;;) {
-		u32 c = 2 * i + 1;
+	if (prev != VSMFS_JNONE)
+		w->link[prev] = (w->link[prev] & ~(u64)U32_MAX) | next;
+	else
+		w->head[l] = next;
+	if (next != VSMFS_JNONE)
+		w->link[next] = (u64)prev << 32 | (u32)w->link[next];
+	w->idx[pos] = VSMFS_JNONE;
+	if (l < VSMFS_WLISTS && w->head[l] == VSMFS_JNONE)
+		w->mask[l / 64] &= ~(1ULL << (l % 64));
+}
 
-		if (c >= w->size)
-			break;
-		if (c + 1 < w->size && w->heap[c + 1] < w->heap[c])
-			c++;
-		if (w->heap[c] >= key)
-			break;
-		vsmfs_wset(w, i, w->heap[c]);
-		i = c;
+/* The list for write count @wc, given @base. */
+static u32 vsmfs_wlist(u32 base, u32 wc)
+{
+	return wc - base < VSMFS_WLISTS ? wc - base : VSMFS_WOVER;
+}
+
+/*
+ * Give list 0 the write count @base: every header goes to the overflow
+ * list, then those worn less than @base + VSMFS_WLISTS times back to
+ * theirs. Costs a pass over the free headers, once the least worn have
+ * moved VSMFS_WLISTS / 2 counts or more away from where the lists were.
+ */
+static void vsmfs_wrebase(struct vsmfs_wlists *w, u32 base)
+{
+	u32 l, pos, next;
+
+	for (l = 0; l < VSMFS_WLISTS; l++)
+		while (w->head[l] != VSMFS_JNONE) {
+			pos = w->head[l];
+			vsmfs_wunlink(w, pos);
+			vsmfs_wlink(w, VSMFS_WOVER, pos);
+		}
+	w->base = base;
+	for (pos = w->head[VSMFS_WOVER]; pos != VSMFS_JNONE; pos = next) {
+		next = (u32)w->link[pos];
+		l = vsmfs_wlist(base, w->h[pos].wc);
+		if (l != VSMFS_WOVER) {
+			vsmfs_wunlink(w, pos);
+			vsmfs_wlink(w, l, pos);
+		}
 	}
-	vsmfs_wset(w, i, key);
+}
+
+/*
+ * The lists ran empty with headers left in the overflow list: move the
+ * lists up to the least worn of them.
+ */
+static void vsmfs_wrefill(struct vsmfs_wlists *w)
+{
+	u32 least = U32_MAX, pos;
+
+	for (pos = w->head[VSMFS_WOVER]; pos != VSMFS_JNONE; pos = (u32)w->link[pos])
+		if (w->h[pos].wc < least)
+			least = w->h[pos].wc;
+	vsmfs_wrebase(w, least);
 }
 
 /**
- * vsmfs_wheap_init() - an empty heap of free headers
- * @w: the heap
- * @h: the decoded headers it orders
- * @heap: room for @n positions
- * @idx: room for @n indexes
+ * vsmfs_wlists_init() - no free header yet
+ * @w: the lists
+ * @h: the decoded headers
+ * @link: room for @n links
+ * @idx: room for @n list numbers
  * @n: journal headers
  */
-void vsmfs_wheap_init(struct vsmfs_wheap *w, const struct vsmfs_jh *h, u64 *heap,
-		      u32 *idx, u32 n)
+void vsmfs_wlists_init(struct vsmfs_wlists *w, const struct vsmfs_jh *h, u64 *link,
+		       u32 *idx, u32 n)
 {
 	u32 i;
 
 	w->h = h;
-	w->heap = heap;
+	w->link = link;
 	w->idx = idx;
 	w->size = 0;
+	w->base = 0;
+	for (i = 0; i <= VSMFS_WLISTS; i++)
+		w->head[i] = VSMFS_JNONE;
+	memset(w->mask, 0, sizeof(w->mask));
 	for (i = 0; i < n; i++)
 		idx[i] = VSMFS_JNONE;
 }
 
 /**
- * vsmfs_wheap_add() - a header becomes free
- * @w: the heap
- * @pos: the header, not in the heap
+ * vsmfs_wlists_add() - a header becomes free
+ * @w: the lists
+ * @pos: the header; nothing happens if it is free already
  */
-void vsmfs_wheap_add(struct vsmfs_wheap *w, u32 pos)
+void vsmfs_wlists_add(struct vsmfs_wlists *w, u32 pos)
 {
+	u32 wc = w->h[pos].wc;
+
 	if (w->idx[pos] != VSMFS_JNONE)
 		return;
-	w->heap[w->size] = (u64)w->h[pos].wc << 32 | pos;
-	w->idx[pos] = w->size;
-	vsmfs_wfix(w, w->size++);
+	if (!w->size)
+		w->base = wc;
+	else if (wc < w->base)
+		/* Room below, so that a run of ever less worn costs few moves. */
+		vsmfs_wrebase(w, wc > VSMFS_WLISTS / 2 ? wc - VSMFS_WLISTS / 2 : 0);
+	vsmfs_wlink(w, vsmfs_wlist(w->base, wc), pos);
+	w->size++;
 }
 
 /**
- * vsmfs_wheap_del() - a header leaves the free set
- * @w: the heap
- * @pos: the header; nothing happens if it is not in the heap
+ * vsmfs_wlists_del() - a header leaves the free set
+ * @w: the lists
+ * @pos: the header; nothing happens if it is not free
  */
-void vsmfs_wheap_del(struct vsmfs_wheap *w, u32 pos)
+void vsmfs_wlists_del(struct vsmfs_wlists *w, u32 pos)
 {
-	u32 i = w->idx[pos];
+	unsigned int i;
 
-	if (i == VSMFS_JNONE)
+	if (w->idx[pos] == VSMFS_JNONE)
 		return;
-	w->idx[pos] = VSMFS_JNONE;
-	if (i == --w->size)
+	vsmfs_wunlink(w, pos);
+	w->size--;
+	if (w->head[VSMFS_WOVER] == VSMFS_JNONE)
 		return;
-	vsmfs_wset(w, i, w->heap[w->size]);
-	vsmfs_wfix(w, i);
+	for (i = 0; i < VSMFS_WLISTS / 64; i++)
+		if (w->mask[i])
+			return;
+	vsmfs_wrefill(w);
 }
 
 /**
- * vsmfs_wheap_update() - a free header's write count changed
- * @w: the heap
- * @pos: the header, in the heap, whose count changed since it was added
- *
- * Moves it in place: one sift where a delete and an add would take two.
+ * vsmfs_wlists_update() - a free header's write count changed
+ * @w: the lists
+ * @pos: the header, whose count changed since it was added; nothing
+ *	happens if it is not free
  */
-void vsmfs_wheap_update(struct vsmfs_wheap *w, u32 pos)
+void vsmfs_wlists_update(struct vsmfs_wlists *w, u32 pos)
 {
-	u32 i = w->idx[pos];
-
-	if (i == VSMFS_JNONE)
+	if (w->idx[pos] == VSMFS_JNONE)
 		return;
-	w->heap[i] = (u64)w->h[pos].wc << 32 | pos;
-	vsmfs_wfix(w, i);
+	vsmfs_wlists_del(w, pos);
+	vsmfs_wlists_add(w, pos);
 }
 
 /**

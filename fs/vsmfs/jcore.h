@@ -2,7 +2,7 @@
 /*
  * The pure logic of the metadata journal, shared verbatim by the module,
  * fsck.vsmfs, vsmfs-inspect and the user-space unit tests: header decoding
- * and checks, byte-level deltas, the wear-ordered heap of free headers, the
+ * and checks, byte-level deltas, the wear-ordered lists of free headers, the
  * order of garbage collection and the rules of recovery. Nothing here
  * touches PM ordering, allocates or locks: callers own the memory, the
  * flushes and the fences.
@@ -83,38 +83,68 @@ static inline bool vsmfs_jdelta_wear_ok(u32 wc, u32 least_free_wc)
 	return wc <= least_free_wc + VSMFS_JWEAR_SLACK;
 }
 
+#ifndef __KERNEL__
+#define __ffs64(x)	((u32)__builtin_ctzll(x))
+#endif
+
+/* Write counts the wear lists of struct vsmfs_wlists tell apart. */
+#define VSMFS_WLISTS		256
+/* The list of free headers worn past them. */
+#define VSMFS_WOVER		VSMFS_WLISTS
+
 /**
- * struct vsmfs_wheap - free headers, least-worn first
- * @h: the decoded headers the heap orders, by (write count, position)
- * @heap: a binary min-heap of keys, each a position's write count (high
- *	32 bits) and the position (low 32 bits): the order is that of the
- *	keys, compared without looking the headers up
- * @idx: index in @heap of each position, VSMFS_JNONE if absent
- * @size: positions in the heap
+ * struct vsmfs_wlists - free headers, least-worn first
+ * @h: the decoded headers, by write count
+ * @link: per position, its neighbours in its list: the previous one (high
+ *	32 bits) and the next (low 32 bits), VSMFS_JNONE at either end
+ * @idx: per position, its list (VSMFS_WOVER for the overflow list), or
+ *	VSMFS_JNONE if it is not free
+ * @size: positions in the lists
+ * @base: the write count of list 0
+ * @head: the first position of each list, and of the overflow list
+ * @mask: the lists that are not empty
  *
- * The write count of a position must not change while it is in the heap,
- * unless vsmfs_wheap_update() is called for it next.
+ * A bucket queue: list i holds the free headers written @base + i times,
+ * the overflow list those written more, unordered. The least worn is the
+ * first of the first list that is not empty, found in a few words; adding,
+ * removing and moving a header costs a few stores, where a binary heap of
+ * the journal's thousands of headers sifted through a dozen levels on each
+ * commit. The lists move up when they run empty (the overflow list is then
+ * sorted into them) and down when a header less worn than @base is added.
+ * Headers as worn are taken newest first.
+ *
+ * The write count of a position must not change while it is in the
+ * lists, unless vsmfs_wlists_update() is called for it next.
  */
-struct vsmfs_wheap {
+struct vsmfs_wlists {
 	const struct vsmfs_jh	*h;
-	u64			*heap;
+	u64			*link;
 	u32			*idx;
 	u32			size;
+	u32			base;
+	u32			head[VSMFS_WLISTS + 1];
+	u64			mask[VSMFS_WLISTS / 64];
 };
 
-void vsmfs_wheap_init(struct vsmfs_wheap *w, const struct vsmfs_jh *h, u64 *heap,
-		      u32 *idx, u32 n);
-void vsmfs_wheap_add(struct vsmfs_wheap *w, u32 pos);
-void vsmfs_wheap_del(struct vsmfs_wheap *w, u32 pos);
-void vsmfs_wheap_update(struct vsmfs_wheap *w, u32 pos);
+void vsmfs_wlists_init(struct vsmfs_wlists *w, const struct vsmfs_jh *h, u64 *link,
+		       u32 *idx, u32 n);
+void vsmfs_wlists_add(struct vsmfs_wlists *w, u32 pos);
+void vsmfs_wlists_del(struct vsmfs_wlists *w, u32 pos);
+void vsmfs_wlists_update(struct vsmfs_wlists *w, u32 pos);
 
 /* The least-worn free header, or VSMFS_JNONE. */
-static inline u32 vsmfs_wheap_min(const struct vsmfs_wheap *w)
+static inline u32 vsmfs_wlists_min(const struct vsmfs_wlists *w)
 {
-	return w->size ? (u32)w->heap[0] : VSMFS_JNONE;
+	unsigned int i;
+
+	/* With every list empty, so is the overflow list. */
+	for (i = 0; i < VSMFS_WLISTS / 64; i++)
+		if (w->mask[i])
+			return w->head[i * 64 + __ffs64(w->mask[i])];
+	return VSMFS_JNONE;
 }
 
-static inline bool vsmfs_wheap_has(const struct vsmfs_wheap *w, u32 pos)
+static inline bool vsmfs_wlists_has(const struct vsmfs_wlists *w, u32 pos)
 {
 	return w->idx[pos] != VSMFS_JNONE;
 }

@@ -22,9 +22,9 @@
  * The on-PM layout (journal superblock, 16-byte headers, the reserved
  * header-copy region, journal blocks; checkpoint, commit and free areas) is
  * described in vsmfs_format.h. In DRAM the journal keeps a mirror of every
- * header, a hash from home block to its old and latest version, and a
- * heap of the free headers ordered by write count. The pure parts (header
- * checks, deltas, the heap, the order of GC and the recovery rules) are in
+ * header, a hash from home block to its old and latest version, and
+ * lists of the free headers by write count. The pure parts (header
+ * checks, deltas, the wear lists, the order of GC and the recovery rules) are in
  * jcore.c, shared with fsck.vsmfs, vsmfs-inspect and the unit tests.
  *
  * Garbage collection moves valid versions between headers (swaps) in
@@ -437,7 +437,7 @@ static void vsmfs_jgc(struct vsmfs_journal *j)
 	for (pos = first; pos < old; pos++) {
 		j->h[pos].flags = 0;
 		j->h[pos].home = 0;
-		vsmfs_wheap_add(&j->free, pos);
+		vsmfs_wlists_add(&j->free, pos);
 	}
 	j->ckpt = first;
 	j->resv = first;
@@ -562,7 +562,7 @@ static void vsmfs_jcheckpoint(struct vsmfs_journal *j)
 	for (pos = 0; pos < j->ckpt; pos++) {
 		j->h[pos].flags = 0;
 		j->h[pos].home = 0;
-		vsmfs_wheap_add(&j->free, pos);
+		vsmfs_wlists_add(&j->free, pos);
 	}
 	/* The entries in use, not every bucket of the hash. */
 	list_for_each_entry_safe(e, tmp, &j->ent_live, live)
@@ -691,8 +691,8 @@ static void vsmfs_journal_free(struct vsmfs_journal *j)
 	kvfree(j->post);
 	kvfree(j->ents);
 	kvfree(j->hash);
-	kvfree(j->heap_idx);
-	kvfree(j->heap);
+	kvfree(j->wlist_idx);
+	kvfree(j->wlink);
 	kvfree(j->slot);
 	kvfree(j->h);
 	kfree(j);
@@ -711,14 +711,14 @@ static struct vsmfs_journal *vsmfs_journal_alloc(struct vsmfs_sb_info *sbi, u32 
 	j->hash_bits = ilog2(roundup_pow_of_two(n));
 	j->h = kvcalloc(n, sizeof(*j->h), GFP_KERNEL);
 	j->slot = kvcalloc(n, sizeof(*j->slot), GFP_KERNEL);
-	j->heap = kvcalloc(n, sizeof(*j->heap), GFP_KERNEL);
-	j->heap_idx = kvcalloc(n, sizeof(*j->heap_idx), GFP_KERNEL);
+	j->wlink = kvcalloc(n, sizeof(*j->wlink), GFP_KERNEL);
+	j->wlist_idx = kvcalloc(n, sizeof(*j->wlist_idx), GFP_KERNEL);
 	j->hash = kvcalloc(1U << j->hash_bits, sizeof(*j->hash), GFP_KERNEL);
 	j->ents = kvcalloc(n, sizeof(*j->ents), GFP_KERNEL);
 	j->post = kvcalloc(2 * n, sizeof(*j->post), GFP_KERNEL);
 	j->post_state = kvcalloc(2 * n, sizeof(*j->post_state), GFP_KERNEL);
 	j->view = kmalloc(VSMFS_BLOCK_SIZE, GFP_KERNEL);
-	if (!j->h || !j->slot || !j->heap || !j->heap_idx || !j->hash || !j->ents || !j->post ||
+	if (!j->h || !j->slot || !j->wlink || !j->wlist_idx || !j->hash || !j->ents || !j->post ||
 	    !j->post_state || !j->view) {
 		vsmfs_journal_free(j);
 		return NULL;
@@ -727,7 +727,7 @@ static struct vsmfs_journal *vsmfs_journal_alloc(struct vsmfs_sb_info *sbi, u32 
 	INIT_LIST_HEAD(&j->ent_live);
 	for (i = 0; i < n; i++)
 		hlist_add_head(&j->ents[i].node, &j->ent_free);
-	vsmfs_wheap_init(&j->free, j->h, j->heap, j->heap_idx, n);
+	vsmfs_wlists_init(&j->free, j->h, j->wlink, j->wlist_idx, n);
 	init_waitqueue_head(&j->order_wq);
 	spin_lock_init(&j->tx_lock);
 	INIT_LIST_HEAD(&j->txs);
@@ -861,7 +861,7 @@ int vsmfs_journal_init(struct vsmfs_sb_info *sbi)
 	if (count)
 		vsmfs_info(sb, "journal: replayed %u blocks", count);
 	for (pos = ckpt; pos < n; pos++)
-		vsmfs_wheap_add(&j->free, pos);
+		vsmfs_wlists_add(&j->free, pos);
 	j->resv = ckpt;
 	vsmfs_jthreads_start(j, sbi->s_jopts.threads);
 	return 0;
@@ -1067,7 +1067,7 @@ static void vsmfs_jplace(struct vsmfs_journal *j, u64 home, u32 p)
 	 */
 	if (o->delta && e && e->old < done && e->latest < done &&
 	    (!o->wear || vsmfs_jdelta_wear_ok(j->h[e->old].wc,
-					      j->h[vsmfs_wheap_min(&j->free)].wc))) {
+					      j->h[vsmfs_wlists_min(&j->free)].wc))) {
 		u32 a = e->old, l = e->latest;
 
 		/*
@@ -1076,7 +1076,7 @@ static void vsmfs_jplace(struct vsmfs_journal *j, u64 home, u32 p)
 		 * either 8-byte half of the header alone names a hole or an old
 		 * version, never a valid version of block 0.
 		 */
-		vsmfs_wheap_del(&j->free, p);
+		vsmfs_wlists_del(&j->free, p);
 		vsmfs_jexchange(j, a, p);
 		j->h[a].flags = VSMFS_JH_USED;
 		j->h[a].home = home;
@@ -1093,24 +1093,24 @@ static void vsmfs_jplace(struct vsmfs_journal *j, u64 home, u32 p)
 		return;
 	}
 	if (o->wear) {
-		u32 m = vsmfs_wheap_min(&j->free);
+		u32 m = vsmfs_wlists_min(&j->free);
 
 		/* No swap for a block that is as little worn already. */
 		if (m != p && j->h[m].wc < j->h[p].wc) {
 			/*
 			 * @p leaves the free set; @m, still free, takes the
-			 * more worn block and moves in the heap.
+			 * more worn block and moves to its list.
 			 */
-			vsmfs_wheap_del(&j->free, p);
+			vsmfs_wlists_del(&j->free, p);
 			vsmfs_jexchange(j, m, p);
 			vsmfs_jh_write(j, m);
-			vsmfs_wheap_update(&j->free, m);
+			vsmfs_wlists_update(&j->free, m);
 			trace_vsmfs_wear_swap(j->sbi->s_sb, j->h[p].jb, j->h[m].jb,
 					      j->h[p].wc, j->h[m].wc);
 			vsmfs_stat_inc(j->sbi, journal_wear_swaps);
 		}
 	}
-	vsmfs_wheap_del(&j->free, p);
+	vsmfs_wlists_del(&j->free, p);
 	h->home = home;
 	h->flags = VSMFS_JH_USED | VSMFS_JH_VALID | VSMFS_JH_LATEST;
 	h->wc = min_t(u64, (u64)h->wc + 1, VSMFS_JH_WC_MAX);

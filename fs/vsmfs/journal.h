@@ -73,9 +73,9 @@ struct vsmfs_journal {
 	bool			committing;	/* a task runs vsmfs_jtx_finish() */
 	struct vsmfs_jh		*h;		/* mirror of every header */
 	struct vsmfs_jslot	*slot;
-	struct vsmfs_wheap	free;		/* free headers, least-worn first */
-	u64			*heap;		/* its storage */
-	u32			*heap_idx;
+	struct vsmfs_wlists	free;		/* free headers, least-worn first */
+	u64			*wlink;		/* its storage */
+	u32			*wlist_idx;
 	struct hlist_head	*hash;
 	unsigned int		hash_bits;
 	struct vsmfs_jent	*ents;

@@ -101,11 +101,11 @@ int vsmfs_jscan(struct vsmfs_journal *j, u32 ckpt)
 			return vsmfs_jcorrupt(j->sbi, why, pos);
 	}
 	/*
-	 * Until the free tree is built and the first commit, j->heap is free
-	 * (scratch for the owners: j->n keys of 8 bytes hold j->n of 4) and
+	 * Until the free lists are built and the first commit, j->wlink is free
+	 * (scratch for the owners: j->n words of 8 bytes hold j->n of 4) and
 	 * so is j->post (the changed headers).
 	 */
-	why = vsmfs_jremap(j->h, j->n, ckpt, (u32 *)j->heap, j->post, &nchanged, &pos);
+	why = vsmfs_jremap(j->h, j->n, ckpt, (u32 *)j->wlink, j->post, &nchanged, &pos);
 	if (why)
 		return vsmfs_jcorrupt(j->sbi, why, pos);
 	if (!nchanged || bdev_read_only(sb->s_bdev))

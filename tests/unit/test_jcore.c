@@ -2,7 +2,7 @@
 /*
  * User-space unit tests of the journal logic shared with the module
  * (fs/vsmfs/jcore.c): header decoding and its checks, byte-level deltas,
- * the wear-ordered heap against a brute-force minimum, garbage collection
+ * the wear-ordered lists against a brute-force minimum, garbage collection
  * compaction, and the recovery rules, the last against a model journal
  * cut at every step between a commit and the re-flagging that follows it.
  *
@@ -200,48 +200,54 @@ static bool wless(const struct vsmfs_jh *h, u32 a, u32 b)
 	return h[a].wc < h[b].wc || (h[a].wc == h[b].wc && a < b);
 }
 
-static void test_wheap(void)
+/*
+ * The free headers' lists against a scan of all headers, with write counts
+ * spread over @spread: wider than the lists tell apart, the overflow list
+ * fills, is sorted back, and the lists move both ways.
+ */
+static void test_wlists_spread(u32 spread)
 {
 	enum { N = 300 };
 	static struct vsmfs_jh h[N];
-	static u64 heap[N];
+	static u64 link[N];
 	static u32 idx[N];
 	static bool in[N];
-	struct vsmfs_wheap w;
+	struct vsmfs_wlists w;
 	u32 op, i, size = 0;
 
+	memset(in, 0, sizeof(in));
 	for (i = 0; i < N; i++)
-		h[i].wc = below(50);
-	vsmfs_wheap_init(&w, h, heap, idx, N);
-	CHECK(vsmfs_wheap_min(&w) == VSMFS_JNONE, "empty heap has a minimum");
+		h[i].wc = below(spread);
+	vsmfs_wlists_init(&w, h, link, idx, N);
+	CHECK(vsmfs_wlists_min(&w) == VSMFS_JNONE, "no free header, yet a least worn");
 	for (op = 0; op < 200000; op++) {
 		u32 pos = below(N), want = VSMFS_JNONE;
 
 		switch (below(5)) {
 		case 4:
 			/* A free header's count changes: up, or down by a swap. */
-			h[pos].wc = below(2) ? h[pos].wc + below(5) : below(50);
-			vsmfs_wheap_update(&w, pos);
+			h[pos].wc = below(2) ? h[pos].wc + below(5) : below(spread);
+			vsmfs_wlists_update(&w, pos);
 			break;
 		case 0:
 		case 1:
-			vsmfs_wheap_add(&w, pos);
+			vsmfs_wlists_add(&w, pos);
 			size += !in[pos];
 			in[pos] = true;
 			break;
 		case 2:
-			vsmfs_wheap_del(&w, pos);
+			vsmfs_wlists_del(&w, pos);
 			size -= in[pos];
 			in[pos] = false;
 			break;
 		case 3:
-			/* A header outside the heap is written: its count grows. */
+			/* A header that is not free is written: its count grows. */
 			if (!in[pos])
 				h[pos].wc++;
 			/* Take the minimum, as a commit does. */
-			pos = vsmfs_wheap_min(&w);
+			pos = vsmfs_wlists_min(&w);
 			if (pos != VSMFS_JNONE) {
-				vsmfs_wheap_del(&w, pos);
+				vsmfs_wlists_del(&w, pos);
 				in[pos] = false;
 				size--;
 			}
@@ -250,12 +256,23 @@ static void test_wheap(void)
 		for (i = 0; i < N; i++)
 			if (in[i] && (want == VSMFS_JNONE || wless(h, i, want)))
 				want = i;
-		CHECK(w.size == size, "op %u: heap size %u, want %u", op, w.size, size);
-		CHECK(vsmfs_wheap_min(&w) == want, "op %u: least-worn %u, want %u", op,
-		      vsmfs_wheap_min(&w), want);
+		CHECK(w.size == size, "op %u: %u free, want %u", op, w.size, size);
+		/* Any of the least worn: headers as worn are taken in any order. */
+		i = vsmfs_wlists_min(&w);
+		CHECK(i == want || (i != VSMFS_JNONE && want != VSMFS_JNONE && in[i] &&
+				    h[i].wc == h[want].wc),
+		      "op %u: least-worn %u (written %u times), want %u (%u)", op, i,
+		      i == VSMFS_JNONE ? 0 : h[i].wc, want, want == VSMFS_JNONE ? 0 : h[want].wc);
 		for (i = 0; i < N; i += 37)
-			CHECK(vsmfs_wheap_has(&w, i) == in[i], "op %u: membership of %u", op, i);
+			CHECK(vsmfs_wlists_has(&w, i) == in[i], "op %u: membership of %u", op, i);
 	}
+}
+
+static void test_wlists(void)
+{
+	test_wlists_spread(50);
+	test_wlists_spread(3 * VSMFS_WLISTS);
+	test_wlists_spread(40 * VSMFS_WLISTS);
 }
 
 static void test_gc(void)
@@ -614,7 +631,7 @@ int main(int argc, char **argv)
 	test_decode();
 	test_delta();
 	test_delta_mask();
-	test_wheap();
+	test_wlists();
 	test_gc();
 	test_recover_cases();
 	test_recover_model();
