@@ -80,6 +80,40 @@ static bool vsmfs_framed(struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
 	       find_next_bit(sbi->s_noframe, lpn + count, lpn) >= lpn + count;
 }
 
+/*
+ * Mark the VSPs that have both pages in use and free pages with frames
+ * (s_vsp_partly), from the bitmap on PM, a word at a time.
+ */
+static void vsmfs_vsp_partly_init(struct vsmfs_sb_info *sbi)
+{
+	const struct vsmfs_layout *l = &sbi->s_layout;
+	u64 vsp, p;
+
+	for (vsp = 0; vsp * VSMFS_VSP_PAGES < l->lpages; vsp++) {
+		u64 first = vsp * VSMFS_VSP_PAGES;
+		u64 last = min_t(u64, first + VSMFS_VSP_PAGES, l->lpages);
+		const unsigned long *map = vsmfs_pm_view(vsmfs_blk_ptr(sbi, l->lbitmap_start +
+								       first / BITS_PER_BLK));
+		unsigned long used = 0, avail = 0;
+
+		for (p = first; p < last; p += BITS_PER_LONG) {
+			unsigned long in = map[p % BITS_PER_BLK / BITS_PER_LONG];
+			unsigned long f = ~in;
+
+			if (last - p < BITS_PER_LONG) {
+				in &= BIT(last - p) - 1;
+				f &= BIT(last - p) - 1;
+			}
+			if (sbi->s_noframe)
+				f &= ~sbi->s_noframe[p / BITS_PER_LONG];
+			used |= in;
+			avail |= f;
+		}
+		if (used && avail)
+			__set_bit(vsp, sbi->s_vsp_partly);
+	}
+}
+
 /**
  * vsmfs_alloc_init() - count free pages and inodes
  * @sbi: the file system, journal replayed
@@ -100,11 +134,10 @@ int vsmfs_alloc_init(struct vsmfs_sb_info *sbi)
 		return -EINVAL;
 	}
 
-	/* Every VSP may be partly used until the first search looks. */
-	sbi->s_vsp_partly = bitmap_alloc(DIV_ROUND_UP(l->lpages, VSMFS_VSP_PAGES), GFP_KERNEL);
+	sbi->s_vsp_partly = bitmap_zalloc(DIV_ROUND_UP(l->lpages, VSMFS_VSP_PAGES), GFP_KERNEL);
 	if (!sbi->s_vsp_partly)
 		return -ENOMEM;
-	bitmap_fill(sbi->s_vsp_partly, DIV_ROUND_UP(l->lpages, VSMFS_VSP_PAGES));
+	vsmfs_vsp_partly_init(sbi);
 	sbi->s_free_pages = vsmfs_count_free(sbi, l->lbitmap_start, l->lpages) -
 			    vsmfs_count_free_holes(sbi);
 	sbi->s_free_inodes = vsmfs_count_free(sbi, l->ibitmap_start, l->inodes);
@@ -264,12 +297,12 @@ enum vsmfs_run_kind {
 };
 
 /*
- * The first free run of pages of @kind within VSP @vsp, from its page
- * @from on, that is at least @need pages long, cut at @most pages: its
- * first page (its length in @got if not NULL), or 0.
+ * The first free run of pages of @kind within VSP @vsp that is at least
+ * @need pages long, cut at @most pages: its first page (its length in
+ * @got if not NULL), or 0.
  */
-static u64 vsmfs_find_run_from(struct vsmfs_sb_info *sbi, u64 vsp, u64 from, u64 need,
-			       u64 most, enum vsmfs_run_kind kind, u64 *got)
+static u64 vsmfs_find_run(struct vsmfs_sb_info *sbi, u64 vsp, u64 need, u64 most,
+			  enum vsmfs_run_kind kind, u64 *got)
 {
 	u64 first = vsp * VSMFS_VSP_PAGES;
 	u64 last = min_t(u64, first + VSMFS_VSP_PAGES, sbi->s_layout.lpages);
@@ -280,7 +313,7 @@ static u64 vsmfs_find_run_from(struct vsmfs_sb_info *sbi, u64 vsp, u64 from, u64
 	if (IS_ERR(mb))
 		return 0;
 	map = (unsigned long *)mb->m_data;
-	pos = max(first, from) - base;
+	pos = first - base;
 	end = last - base;
 	while (pos + need <= end) {
 		u64 z = find_next_zero_bit(map, end, pos), o, k;
@@ -314,13 +347,6 @@ static u64 vsmfs_find_run_from(struct vsmfs_sb_info *sbi, u64 vsp, u64 from, u64
 	return 0;
 }
 
-/* As vsmfs_find_run_from(), from the VSP's first page. */
-static u64 vsmfs_find_run(struct vsmfs_sb_info *sbi, u64 vsp, u64 need, u64 most,
-			  enum vsmfs_run_kind kind, u64 *got)
-{
-	return vsmfs_find_run_from(sbi, vsp, 0, need, most, kind, got);
-}
-
 static bool vsmfs_vsp_free(struct vsmfs_sb_info *sbi, u64 vsp)
 {
 	u64 first = vsp * VSMFS_VSP_PAGES;
@@ -342,11 +368,12 @@ static bool vsmfs_vsp_free(struct vsmfs_sb_info *sbi, u64 vsp)
  * @most pages long (@got: its length, if not NULL), for a small file's run:
  * first fit in partly used VSPs, then anywhere. Moves the small-run cursor.
  *
- * Partly used VSPs are looked for among those s_vsp_partly marks, from
- * the cursor on: one found wholly free, or without a free page, is taken
- * off it, so that a search does not pass over the same full or empty VSPs
- * again (on a large device, each of them would cost a bitmap scan for
- * every refill of a page pool). A change of a VSP's bits marks it again.
+ * Partly used VSPs are looked for among those s_vsp_partly marks (found
+ * so at mount, or changed since), from the cursor on: one found wholly
+ * free, or without a free page, is taken off it, so that a search does not
+ * pass over the same full or empty VSPs again (on a large device, each of
+ * them would cost a bitmap scan for every refill of a page pool). A
+ * change of a VSP's bits marks it again.
  */
 static int vsmfs_find_small(struct vsmfs_sb_info *sbi, u64 need, u64 most, u64 *lpn,
 			    u64 *got)
@@ -872,39 +899,71 @@ static unsigned int vsmfs_pool_push(struct vsmfs_sb_info *sbi, const u64 *lpn,
 }
 
 /*
+ * Reserve into @lpn[@n..@max) free pages with frames of VSP @vsp from its
+ * page @from on, a bitmap word at a time: the bits of each page are set
+ * with the word in hand, not looked for again. Return: the new @n.
+ * Context: s_trans_mutex held.
+ */
+static unsigned int vsmfs_resv_vsp_pages(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb,
+					 u64 vsp, u64 from, u64 *lpn, unsigned int n,
+					 unsigned int max)
+{
+	u64 first = vsp * VSMFS_VSP_PAGES;
+	u64 last = min_t(u64, first + VSMFS_VSP_PAGES, sbi->s_layout.lpages);
+	u64 base = first - first % BITS_PER_BLK, p;
+	unsigned long *map = (unsigned long *)mb->m_data;
+	unsigned int start = n;
+
+	/* VSPs and bitmap blocks start on word boundaries. */
+	BUILD_BUG_ON(VSMFS_VSP_PAGES % BITS_PER_LONG);
+	for (p = round_down(from, BITS_PER_LONG); p < last && n < max; p += BITS_PER_LONG) {
+		u64 w = (p - base) / BITS_PER_LONG;
+		unsigned long f = ~map[w];
+
+		if (last - p < BITS_PER_LONG)
+			f &= BIT(last - p) - 1;
+		if (sbi->s_noframe)
+			f &= ~sbi->s_noframe[p / BITS_PER_LONG];
+		while (f && n < max) {
+			unsigned long bit = f & -f;
+
+			f &= f - 1;
+			map[w] |= bit;
+			mb->m_resv[w] |= bit;
+			lpn[n++] = p + __ffs(bit);
+		}
+	}
+	sbi->s_free_pages -= n - start;
+	vsmfs_vsp_changed(sbi, vsp);
+	return n;
+}
+
+/*
  * Reserve up to @max single pages into @lpn, first fit as
- * vsmfs_find_small(), in one pass over each VSP it looks at: every free
- * run found is reserved whole (its bits set at once, not page by page),
- * and the next is looked for from where it ends.
+ * vsmfs_find_small(): every free page with a frame of each VSP it finds,
+ * in one pass over the VSP's bitmap words.
  * Return: the pages reserved. Context: s_trans_mutex held, allocations
  * GFP_NOFS.
  */
 static unsigned int vsmfs_resv_singles(struct vsmfs_sb_info *sbi, u64 *lpn,
 				       unsigned int max)
 {
-	unsigned int n = 0;
+	unsigned int n = 0, most, was;
 	struct vsmfs_mblk *mb;
-	u64 first, got, vsp, i;
+	u64 first;
 
 	while (n < max && !vsmfs_pool_low(sbi)) {
-		if (vsmfs_find_small(sbi, 1, min_t(u64, max - n, sbi->s_free_pages), &first,
-				     &got))
+		if (vsmfs_find_small(sbi, 1, 1, &first, NULL))
 			break;
 		mb = vsmfs_resv_block(sbi, first);
 		if (IS_ERR(mb))
 			break;
-		vsp = first / VSMFS_VSP_PAGES;
-		do {
-			vsmfs_resv_add(sbi, mb, first, got);
-			for (i = 0; i < got; i++)
-				lpn[n++] = first + i;
-			if (n == max || vsmfs_pool_low(sbi))
-				return n;
-			/* The same VSP's bitmap block, already with its overlay. */
-			first = vsmfs_find_run_from(sbi, vsp, first + got, 1,
-						    min_t(u64, max - n, sbi->s_free_pages),
-						    VSMFS_RUN_FRAMED, &got);
-		} while (first);
+		/* Free space counts these pages: never more than it has. */
+		most = n + min_t(u64, max - n, sbi->s_free_pages);
+		was = n;
+		n = vsmfs_resv_vsp_pages(sbi, mb, first / VSMFS_VSP_PAGES, first, lpn, n, most);
+		if (n == was)
+			break;
 	}
 	return n;
 }

@@ -316,9 +316,9 @@ struct vsmfs_sb_info {
 	u64			s_free_inodes;
 	u64			s_small_cursor;	/* next logical page for small runs */
 	/*
-	 * VSPs that may be partly used: those whose page bits changed since
-	 * the small-run search last found them wholly free or without a free
-	 * page (alloc.c). Under s_trans_mutex.
+	 * VSPs that may be partly used: those found so at mount, and those
+	 * whose page bits changed since the small-run search last found them
+	 * wholly free or without a free page (alloc.c). Under s_trans_mutex.
 	 */
 	unsigned long		*s_vsp_partly;
 	u64			s_vsp_cursor;	/* next VSP to try for large runs */
