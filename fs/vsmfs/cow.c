@@ -1221,7 +1221,8 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 				  struct iov_iter *from, bool large, unsigned int mode)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
-	struct vsmfs_stage st[VSMFS_STAGE_RUNS];
+	/* Entries [0, n) are filled before they are read: not zeroed at entry. */
+	struct vsmfs_stage st[VSMFS_STAGE_RUNS] __uninitialized;
 	size_t count = iov_iter_count(from);
 	loff_t end = pos + len, p;
 	unsigned int n = 0, i, ncoarse;

@@ -246,28 +246,12 @@ bad:
 	return ERR_PTR(ret);
 }
 
-/**
- * vsmfs_write_inode_t() - store an in-core inode in its on-media slot
- * @t: running transaction
- * @inode: the inode
- *
- * Return: 0 or a negative errno.
- */
-int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode)
+/* The on-media form of an in-core inode. */
+static void vsmfs_dinode_fill(struct inode *inode, struct vsmfs_dinode *di)
 {
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
-	struct vsmfs_dinode *di;
-	struct vsmfs_mblk *mb;
-	u64 slot;
-	int ret, i;
+	int i;
 
-	ret = vsmfs_dinode_get(t->t_sbi, inode->i_ino, &mb, &di, &slot);
-	if (!ret)
-		ret = vsmfs_trans_get_write_access_range(t, mb, (u8 *)di - mb->m_data,
-							 sizeof(*di));
-	if (ret)
-		return ret;
-	vsmfs_trans_note_inode(t, inode);
 	memset(di, 0, sizeof(*di));
 	di->i_mode = cpu_to_le16(inode->i_mode);
 	di->i_nlink = cpu_to_le32(inode->i_nlink);
@@ -296,8 +280,51 @@ int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode)
 		di->i_ind = cpu_to_le64(vi->i_index[VSMFS_NDIRECT]);
 		di->i_dind = cpu_to_le64(vi->i_index[VSMFS_NDIRECT + 1]);
 	}
-	set_bit(slot % VSMFS_INODES_PER_BLOCK, &mb->m_dirty_slots);
-	vsmfs_trans_dirty(t, mb);
+}
+
+/**
+ * vsmfs_write_inode_t() - store an in-core inode in its on-media slot
+ * @t: running transaction
+ * @inode: the inode
+ *
+ * Only the span of 8-byte words that differ from the slot is saved for
+ * an abort, stored, and compared again when the handle ends (a write
+ * changes the size, block count and times: a few words of the 32).
+ *
+ * Return: 0 or a negative errno.
+ */
+int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode)
+{
+	/* Filled whole by vsmfs_dinode_fill(): not zeroed at entry as well. */
+	struct vsmfs_dinode nd __uninitialized;
+	struct vsmfs_dinode *di;
+	struct vsmfs_mblk *mb;
+	unsigned int first = 0, end = sizeof(nd) / 8;
+	const u64 *src = (const u64 *)&nd;
+	u64 *dst, slot;
+	int ret;
+
+	ret = vsmfs_dinode_get(t->t_sbi, inode->i_ino, &mb, &di, &slot);
+	if (ret)
+		return ret;
+	vsmfs_dinode_fill(inode, &nd);
+	dst = (u64 *)di;
+	while (first < end && src[first] == dst[first])
+		first++;
+	while (end > first && src[end - 1] == dst[end - 1])
+		end--;
+	/* As the slot was: nothing for the transaction to carry. */
+	if (first < end) {
+		ret = vsmfs_trans_get_write_access_range(t, mb,
+							 (u8 *)(dst + first) - mb->m_data,
+							 (end - first) * 8);
+		if (ret)
+			return ret;
+		memcpy(dst + first, src + first, (end - first) * 8);
+		set_bit(slot % VSMFS_INODES_PER_BLOCK, &mb->m_dirty_slots);
+		vsmfs_trans_dirty(t, mb);
+	}
+	vsmfs_trans_note_inode(t, inode);
 	vsmfs_aggr_written(inode);
 	return 0;
 }
