@@ -1097,7 +1097,8 @@ static int vsmfs_stage_switch_shared(struct inode *inode, struct vsmfs_stage *st
 				     unsigned int n, u32 credits)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
-	struct vsmfs_shandle h;
+	/* Set up by vsmfs_shandle_begin(): not zeroed at entry as well. */
+	struct vsmfs_shandle h __uninitialized;
 	struct vsmfs_swap sw;
 	unsigned int i;
 	int ret;

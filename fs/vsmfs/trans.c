@@ -1289,19 +1289,26 @@ static int vsmfs_shared_enter(struct vsmfs_sb_info *sbi, u32 credits, unsigned i
 }
 
 /*
- * End what vsmfs_shared_enter() began: the room left of @credits and
- * @frees goes back; with @counted the handle is one of the running
- * transaction's (the first arms the commit timer); the time since @t0
- * (local_clock(), 0 for none) adds to trans_shared_hold_ns.
+ * End what vsmfs_shared_enter() began: the reservations @resv[0..@nresv)
+ * join the runs the running transaction frees, in @nresv of the @frees
+ * entries reserved, and the room left of @credits goes back; with
+ * @counted the handle is one of the running transaction's (the first arms
+ * the commit timer); the time since @t0 (local_clock(), 0 for none) adds
+ * to trans_shared_hold_ns. One hold of s_run.lock for all of it.
  */
 static void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 credits, unsigned int frees,
+			       const struct vsmfs_resv *resv, unsigned int nresv,
 			       bool counted, u64 t0)
 {
 	struct vsmfs_running *run = &sbi->s_run;
 	bool first = false;
+	unsigned int i;
 
 	spin_lock(&run->lock);
+	for (i = 0; i < nresv; i++)
+		vsmfs_run_add_free(sbi, resv[i].lpn, resv[i].count, true, resv[i].count);
 	run->shared_credits -= credits;
+	/* Of the @frees entries reserved, @nresv are taken now. */
 	run->shared_frees -= frees;
 	if (counted)
 		first = !run->handles++;
@@ -1378,7 +1385,7 @@ int vsmfs_trans_begin_shared(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u
 	u = vsmfs_slog_get(sbi);
 	if (!u) {
 		migrate_enable();
-		vsmfs_shared_leave(sbi, credits, 0, false, 0);
+		vsmfs_shared_leave(sbi, credits, 0, NULL, 0, false, 0);
 		return -EAGAIN;
 	}
 	vsmfs_trans_setup(t, sbi, false);
@@ -1404,7 +1411,7 @@ static void vsmfs_trans_end_shared(struct vsmfs_trans *t, bool changed)
 	vsmfs_slog_put(sbi, t->t_log);
 	t->t_log = NULL;
 	memalloc_nofs_restore(t->t_nofs);
-	vsmfs_shared_leave(sbi, t->t_credits, 0, changed || t->t_added, t->t_locked);
+	vsmfs_shared_leave(sbi, t->t_credits, 0, NULL, 0, changed || t->t_added, t->t_locked);
 	migrate_enable();
 }
 
@@ -1431,6 +1438,7 @@ int vsmfs_shandle_begin(struct vsmfs_sb_info *sbi, struct vsmfs_shandle *h, u32 
 	h->h_credits = credits;
 	h->h_frees = frees;
 	h->h_nswaps = 0;
+	h->h_nresv = 0;
 	/*
 	 * On this CPU until the end: one clock. A shared handle swaps page
 	 * table entries and never reads or writes pages through the
@@ -1483,19 +1491,14 @@ out:
  * @h: a shared handle, with one of the entries it reserved left
  * @r: scratch pages that took a file's old frames in page swaps
  *
- * As vsmfs_trans_defer_resv() with @claimed false.
+ * As vsmfs_trans_defer_resv() with @claimed false; the handle adds it to
+ * the running transaction as it ends (no commit runs beside it).
  */
 void vsmfs_shandle_defer_resv(struct vsmfs_shandle *h, const struct vsmfs_resv *r)
 {
-	struct vsmfs_running *run = &h->h_sbi->s_run;
-
-	spin_lock(&run->lock);
-	if (!WARN_ON_ONCE(!h->h_frees)) {
-		h->h_frees--;
-		run->shared_frees--;
-		vsmfs_run_add_free(h->h_sbi, r->lpn, r->count, true, r->count);
-	}
-	spin_unlock(&run->lock);
+	if (WARN_ON_ONCE(h->h_nresv == h->h_frees || h->h_nresv == VSMFS_SHANDLE_SWAPS))
+		return;
+	h->h_resv[h->h_nresv++] = *r;
 }
 
 /**
@@ -1524,7 +1527,7 @@ void vsmfs_shandle_end(struct vsmfs_shandle *h)
 	/* The data the handle made reachable: see vsmfs_trans_commit(). */
 	vsmfs_fence_pending();
 	vsmfs_stat_inc(sbi, trans_shared_handles);
-	vsmfs_shared_leave(sbi, h->h_credits, h->h_frees, true, h->h_t0);
+	vsmfs_shared_leave(sbi, h->h_credits, h->h_frees, h->h_resv, h->h_nresv, true, h->h_t0);
 	migrate_enable();
 }
 

@@ -503,8 +503,10 @@ struct vsmfs_trans {
  * struct vsmfs_shandle - a handle that runs beside others (trans.c)
  * @h_sbi: the file system
  * @h_credits: blocks it may still add to the running transaction
- * @h_frees: entries it may still add to s_run.frees
+ * @h_frees: entries of s_run.frees it reserved
  * @h_nswaps: runs of page swaps it made, in @h_swap: {a, b, count}
+ * @h_nresv: reservations it ends, in @h_resv, added to s_run.frees when
+ *	it ends (vsmfs_shandle_defer_resv())
  * @h_t0: local_clock() once it held s_handles_sem (trans_shared_hold_ns)
  */
 struct vsmfs_shandle {
@@ -512,8 +514,10 @@ struct vsmfs_shandle {
 	u32			h_credits;
 	unsigned int		h_frees;
 	unsigned int		h_nswaps;
+	unsigned int		h_nresv;
 	u64			h_t0;
 	u64			h_swap[VSMFS_SHANDLE_SWAPS][3];
+	struct vsmfs_resv	h_resv[VSMFS_SHANDLE_SWAPS];
 };
 
 struct vsmfs_dir_index;
