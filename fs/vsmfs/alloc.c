@@ -81,6 +81,22 @@ static bool vsmfs_framed(struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
 }
 
 /*
+ * Of the bitmap word @in holding the bits of pages [@p, @p + BITS_PER_LONG)
+ * (@p word-aligned), the free pages with frames below @last.
+ */
+static unsigned long vsmfs_free_framed(struct vsmfs_sb_info *sbi, unsigned long in, u64 p,
+				       u64 last)
+{
+	unsigned long f = ~in;
+
+	if (last - p < BITS_PER_LONG)
+		f &= BIT(last - p) - 1;
+	if (sbi->s_noframe)
+		f &= ~sbi->s_noframe[p / BITS_PER_LONG];
+	return f;
+}
+
+/*
  * Mark the VSPs that have both pages in use and free pages with frames
  * (s_vsp_partly), from the bitmap on PM, a word at a time.
  */
@@ -98,16 +114,11 @@ static void vsmfs_vsp_partly_init(struct vsmfs_sb_info *sbi)
 
 		for (p = first; p < last; p += BITS_PER_LONG) {
 			unsigned long in = map[p % BITS_PER_BLK / BITS_PER_LONG];
-			unsigned long f = ~in;
 
-			if (last - p < BITS_PER_LONG) {
+			if (last - p < BITS_PER_LONG)
 				in &= BIT(last - p) - 1;
-				f &= BIT(last - p) - 1;
-			}
-			if (sbi->s_noframe)
-				f &= ~sbi->s_noframe[p / BITS_PER_LONG];
 			used |= in;
-			avail |= f;
+			avail |= vsmfs_free_framed(sbi, in, p, last);
 		}
 		if (used && avail)
 			__set_bit(vsp, sbi->s_vsp_partly);
@@ -918,12 +929,8 @@ static unsigned int vsmfs_resv_vsp_pages(struct vsmfs_sb_info *sbi, struct vsmfs
 	BUILD_BUG_ON(VSMFS_VSP_PAGES % BITS_PER_LONG);
 	for (p = round_down(from, BITS_PER_LONG); p < last && n < max; p += BITS_PER_LONG) {
 		u64 w = (p - base) / BITS_PER_LONG;
-		unsigned long f = ~map[w];
+		unsigned long f = vsmfs_free_framed(sbi, map[w], p, last);
 
-		if (last - p < BITS_PER_LONG)
-			f &= BIT(last - p) - 1;
-		if (sbi->s_noframe)
-			f &= ~sbi->s_noframe[p / BITS_PER_LONG];
 		while (f && n < max) {
 			unsigned long bit = f & -f;
 

@@ -316,18 +316,13 @@ void vsmfs_wlists_add(struct vsmfs_wlists *w, u32 pos)
  */
 void vsmfs_wlists_del(struct vsmfs_wlists *w, u32 pos)
 {
-	unsigned int i;
-
 	if (w->idx[pos] == VSMFS_JNONE)
 		return;
 	vsmfs_wunlink(w, pos);
 	w->size--;
-	if (w->head[VSMFS_WOVER] == VSMFS_JNONE)
-		return;
-	for (i = 0; i < VSMFS_WLISTS / 64; i++)
-		if (w->mask[i])
-			return;
-	vsmfs_wrefill(w);
+	/* Lists run empty, headers left worn past them: sort those back. */
+	if (w->head[VSMFS_WOVER] != VSMFS_JNONE && vsmfs_wlists_min(w) == VSMFS_JNONE)
+		vsmfs_wrefill(w);
 }
 
 /**
@@ -338,7 +333,7 @@ void vsmfs_wlists_del(struct vsmfs_wlists *w, u32 pos)
  */
 void vsmfs_wlists_update(struct vsmfs_wlists *w, u32 pos)
 {
-	if (w->idx[pos] == VSMFS_JNONE)
+	if (!vsmfs_wlists_has(w, pos))
 		return;
 	vsmfs_wlists_del(w, pos);
 	vsmfs_wlists_add(w, pos);

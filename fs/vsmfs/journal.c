@@ -24,8 +24,9 @@
  * described in vsmfs_format.h. In DRAM the journal keeps a mirror of every
  * header, a hash from home block to its old and latest version, and
  * lists of the free headers by write count. The pure parts (header
- * checks, deltas, the wear lists, the order of GC and the recovery rules) are in
- * jcore.c, shared with fsck.vsmfs, vsmfs-inspect and the unit tests.
+ * checks, deltas, the wear lists, the order of GC and the recovery rules)
+ * are in jcore.c, shared with fsck.vsmfs, vsmfs-inspect and the unit
+ * tests.
  *
  * Garbage collection moves valid versions between headers (swaps) in
  * batches through the header-copy region, see vsmfs_jbatch_flush():

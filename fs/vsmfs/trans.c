@@ -39,9 +39,9 @@
  * of a handle that does not commit, and a handle that wrote no data (a
  * create, an unlink, a chmod) has none. Pages a handle frees, and scratch
  * pages that took old frames in a copy-on-write, hold what a crash before
- * the commit gives back to their files: they are freed in DRAM only by the commit (s_run.frees,
- * vsmfs_trans_apply_frees()), and taken again only once it is durable
- * (s_freeing, alloc.c).
+ * the commit gives back to their files: they are freed in DRAM only by
+ * the commit (s_run.frees, vsmfs_trans_apply_frees()), and taken again
+ * only once it is durable (s_freeing, alloc.c).
  *
  * Abort. Each handle keeps a copy of every block it changes as it was
  * before its first change in the handle (m_shadow), or of just the words
