@@ -985,29 +985,31 @@ static int vsmfs_stage_copy(struct vsmfs_sb_info *sbi, struct inode *inode,
 		vsmfs_data_end(ranged);
 		return -EFSCORRUPTED;
 	}
-	op = vsmfs_data_begin(sbi, old, 0, bytes, &ranged);
-	/* The first use of the range covers both: the nested one ends now. */
-	vsmfs_data_end(ranged);
-
 	cs = st->pg << VSMFS_BLOCK_SHIFT;
 	ce = (st->pg + st->r.count) << VSMFS_BLOCK_SHIFT;
 	ws = max(wfrom, cs);
 	we = min(wto, ce);
 	/*
-	 * The old bytes first: a copy from a user buffer that fences by
-	 * itself then orders them too (vsmfs_copy_from_iter()).
+	 * The old bytes first, if the new ones leave any (not for whole
+	 * pages): a copy from a user buffer that fences by itself then
+	 * orders them too (vsmfs_copy_from_iter()).
 	 */
-	if (op) {
-		ret = vsmfs_merge_old(sp, op, ws - cs);
-		if (!ret)
-			ret = vsmfs_merge_old(sp + (we - cs), op + (we - cs), ce - we);
-	} else {
-		vsmfs_zero_pm(sp, ws - cs);
-		vsmfs_zero_pm(sp + (we - cs), ce - we);
-		ret = 0;
+	if (ws > cs || we < ce) {
+		op = vsmfs_data_begin(sbi, old, 0, bytes, &ranged);
+		/* The first use of the range covers both: the nested one ends now. */
+		vsmfs_data_end(ranged);
+		if (op) {
+			ret = vsmfs_merge_old(sp, op, ws - cs);
+			if (!ret)
+				ret = vsmfs_merge_old(sp + (we - cs), op + (we - cs), ce - we);
+		} else {
+			vsmfs_zero_pm(sp, ws - cs);
+			vsmfs_zero_pm(sp + (we - cs), ce - we);
+			ret = 0;
+		}
+		if (ret)
+			goto out;
 	}
-	if (ret)
-		goto out;
 	pagefault_disable();
 	n = vsmfs_copy_from_iter(sp + (ws - cs), we - ws, from);
 	pagefault_enable();
@@ -1097,9 +1099,9 @@ static int vsmfs_stage_switch_shared(struct inode *inode, struct vsmfs_stage *st
 				     unsigned int n, u32 credits)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
-	/* Set up by vsmfs_shandle_begin(): not zeroed at entry as well. */
+	/* Set up by vsmfs_shandle_begin(), vsmfs_swap_init(): not zeroed as well. */
 	struct vsmfs_shandle h __uninitialized;
-	struct vsmfs_swap sw;
+	struct vsmfs_swap sw __uninitialized;
 	unsigned int i;
 	int ret;
 
@@ -1340,6 +1342,53 @@ release:
 	return ret;
 }
 
+/*
+ * The part of vsmfs_write_atomic() for a write that is not staged: the
+ * whole write, copies included, in one handle. Apart so that a staged write
+ * does not set up this frame. Same context, return values and ordering.
+ */
+static noinline ssize_t vsmfs_write_atomic_trans(struct inode *inode, loff_t pos, size_t len,
+						 struct iov_iter *from, bool large,
+						 unsigned int mode, bool direct)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_trans t;
+	size_t count;
+	ssize_t n;
+	int err;
+
+	/* The whole write in one handle: room for its worst case. */
+	vsmfs_trans_begin_credits(sbi, &t, vsmfs_cow_blocks_at(mode, pos, len));
+	vsmfs_trans_track(&t, inode, false);
+	count = iov_iter_count(from);
+	n = vsmfs_cow_write_t(&t, inode, pos, len, from, large, mode, &err);
+	if (direct && n >= 0 && n < len && !err) {
+		/* Cut short by a fault: undone whole, to be made again. */
+		vsmfs_trans_abort(&t);
+		iov_iter_revert(from, count - iov_iter_count(from));
+		return -EAGAIN;
+	}
+	if (n > 0) {
+		if (pos + n > i_size_read(inode))
+			i_size_write(inode, pos + n);
+		inode->i_mtime = current_time(inode);
+		inode->i_ctime = inode->i_mtime;
+	}
+	err = vsmfs_write_inode_t(&t, inode);
+	if (n <= 0 || err) {
+		/* A failed copy-on-write leaves the old version, swaps undone. */
+		vsmfs_trans_abort(&t);
+		if (n >= 0)
+			n = err ?: n;
+	} else {
+		/* A commit that fails commits nothing, not even the part done. */
+		err = vsmfs_trans_commit(&t);
+		if (err)
+			n = err;
+	}
+	return n;
+}
+
 /**
  * vsmfs_write_atomic() - write a range of a file atomically
  * @inode: a regular file
@@ -1387,14 +1436,10 @@ release:
 ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
 			   struct iov_iter *from, bool large, unsigned int mode, bool direct)
 {
-	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	struct address_space *mapping = inode->i_mapping;
 	loff_t end = pos + len, ustart = pos, uend = end;
-	struct vsmfs_trans t;
-	size_t count;
 	ssize_t n;
-	int err;
 
 	filemap_invalidate_lock(mapping);
 	/*
@@ -1423,37 +1468,7 @@ ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
 		up_write(&vi->i_idx_sem);
 		goto out_unlock;
 	}
-	/* The whole write in one handle: room for its worst case. */
-	vsmfs_trans_begin_credits(sbi, &t, vsmfs_cow_blocks_at(mode, pos, len));
-	vsmfs_trans_track(&t, inode, false);
-	count = iov_iter_count(from);
-	n = vsmfs_cow_write_t(&t, inode, pos, len, from, large, mode, &err);
-	if (direct && n >= 0 && n < len && !err) {
-		/* Cut short by a fault: undone whole, to be made again. */
-		vsmfs_trans_abort(&t);
-		iov_iter_revert(from, count - iov_iter_count(from));
-		up_write(&vi->i_idx_sem);
-		n = -EAGAIN;
-		goto out_unlock;
-	}
-	if (n > 0) {
-		if (pos + n > i_size_read(inode))
-			i_size_write(inode, pos + n);
-		inode->i_mtime = current_time(inode);
-		inode->i_ctime = inode->i_mtime;
-	}
-	err = vsmfs_write_inode_t(&t, inode);
-	if (n <= 0 || err) {
-		/* A failed copy-on-write leaves the old version, swaps undone. */
-		vsmfs_trans_abort(&t);
-		if (n >= 0)
-			n = err ?: n;
-	} else {
-		/* A commit that fails commits nothing, not even the part done. */
-		err = vsmfs_trans_commit(&t);
-		if (err)
-			n = err;
-	}
+	n = vsmfs_write_atomic_trans(inode, pos, len, from, large, mode, direct);
 	up_write(&vi->i_idx_sem);
 out_unlock:
 	filemap_invalidate_unlock(mapping);

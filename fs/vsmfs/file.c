@@ -390,6 +390,31 @@ nomem:
 	return -ENOMEM;
 }
 
+/*
+ * vsmfs_write_atomic() of up to @len bytes of @from taken first in a form
+ * that cannot fault (vsmfs_wsrc_get()); apart from vsmfs_do_write_iter()
+ * so that the common write does not set up this frame.
+ * Return: the bytes written, or a negative errno (-EFAULT if none of @from
+ * is readable).
+ */
+static noinline ssize_t vsmfs_write_atomic_held(struct inode *inode, loff_t pos, size_t len,
+						struct iov_iter *from, bool large,
+						unsigned int cow)
+{
+	struct vsmfs_wsrc src;
+	ssize_t n;
+	int err;
+
+	err = vsmfs_wsrc_get(VSMFS_SB(inode->i_sb), &src, from, len);
+	if (err)
+		return err;
+	n = vsmfs_write_atomic(inode, pos, src.len, &src.iter, large, cow, false);
+	/* Give back what the write did not take. */
+	iov_iter_revert(from, src.len - max_t(ssize_t, n, 0));
+	vsmfs_wsrc_put(&src);
+	return n;
+}
+
 static ssize_t vsmfs_do_write_iter(struct kiocb *iocb, struct iov_iter *from)
 {
 	struct file *file = iocb->ki_filp;
@@ -429,9 +454,6 @@ static ssize_t vsmfs_do_write_iter(struct kiocb *iocb, struct iov_iter *from)
 			len = min_t(u64, end - pos,
 				    VSMFS_PIECE_SIZE - (pos & (VSMFS_PIECE_SIZE - 1)));
 		if (data == VSMFS_DATA_ATOMIC) {
-			struct vsmfs_wsrc src;
-			int err;
-
 			/*
 			 * Straight from the user's buffer, with faults
 			 * disabled; a copy that stops at a fault leaves
@@ -441,18 +463,8 @@ static ssize_t vsmfs_do_write_iter(struct kiocb *iocb, struct iov_iter *from)
 			n = -EAGAIN;
 			if (user_backed_iter(from))
 				n = vsmfs_write_atomic(inode, pos, len, from, large, cow, true);
-			if (n == -EAGAIN) {
-				err = vsmfs_wsrc_get(sbi, &src, from, len);
-				if (err) {
-					ret = err;
-					break;
-				}
-				n = vsmfs_write_atomic(inode, pos, src.len, &src.iter, large, cow,
-						       false);
-				/* Give back what the write did not take. */
-				iov_iter_revert(from, src.len - max_t(ssize_t, n, 0));
-				vsmfs_wsrc_put(&src);
-			}
+			if (n == -EAGAIN)
+				n = vsmfs_write_atomic_held(inode, pos, len, from, large, cow);
 		} else {
 			if (fault_in_iov_iter_readable(from, len) == len) {
 				ret = -EFAULT;

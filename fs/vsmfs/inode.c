@@ -503,6 +503,26 @@ struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir,
 }
 
 /*
+ * The DRAM copy of index block @blk, found at level @d of @vi's index: the
+ * one a lookup at that level found last if it is @blk's (a copy is the only
+ * one of its block and lives until unmount: what vsmfs_mblk_get() would
+ * return), else vsmfs_mblk_get()'s, kept for the next lookup. Lookups under
+ * i_idx_sem shared may race to keep theirs; any copy kept is checked.
+ */
+static struct vsmfs_mblk *vsmfs_idx_mblk(struct vsmfs_sb_info *sbi,
+					 struct vsmfs_inode_info *vi, int d, u64 blk)
+{
+	struct vsmfs_mblk *mb = READ_ONCE(vi->i_idx_mb[d]);
+
+	if (mb && mb->m_blk == blk)
+		return mb;
+	mb = vsmfs_mblk_get(sbi, blk);
+	if (!IS_ERR(mb))
+		WRITE_ONCE(vi->i_idx_mb[d], mb);
+	return mb;
+}
+
+/*
  * Walk the index to @key. Returns a pointer to the entry in DRAM (the
  * inode's own array or an index block's DRAM copy) and the block holding
  * it, allocating index blocks on the way when @t is given.
@@ -576,7 +596,7 @@ static __le64 *vsmfs_idx_slot(struct vsmfs_trans *t, struct inode *inode, u64 ke
 				vsmfs_fs_error(sbi->s_sb, inode->i_ino,
 					       "index block at logical page %llu has no frame",
 					       lpn & VSMFS_IDX_LPN_MASK);
-			mb = blk ? vsmfs_mblk_get(sbi, blk) : ERR_PTR(-EFSCORRUPTED);
+			mb = blk ? vsmfs_idx_mblk(sbi, vi, d, blk) : ERR_PTR(-EFSCORRUPTED);
 			if (IS_ERR(mb)) {
 				*err = PTR_ERR(mb);
 				return NULL;

@@ -77,7 +77,7 @@ struct vsmfs_mblk *vsmfs_mblk_find(struct vsmfs_sb_info *sbi, u64 blk)
 {
 	if (blk >= sbi->s_nmfix)
 		return xa_load(&sbi->s_mblks, blk);
-	/* Pairs with the cmpxchg_release() of vsmfs_mblk_get(). */
+	/* Pairs with the cmpxchg_release() of __vsmfs_mblk_get(). */
 	return smp_load_acquire(&sbi->s_mfix[blk]);
 }
 
@@ -132,7 +132,7 @@ void vsmfs_mcache_destroy(struct vsmfs_sb_info *sbi)
 }
 
 /**
- * vsmfs_mblk_get() - DRAM copy of a metadata block
+ * __vsmfs_mblk_get() - DRAM copy of a metadata block
  * @sbi: the file system
  * @blk: device block
  *
@@ -143,7 +143,7 @@ void vsmfs_mcache_destroy(struct vsmfs_sb_info *sbi)
  * Context: process context. The copy lives until unmount.
  * Return: the block, or an ERR_PTR.
  */
-struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
+struct vsmfs_mblk *__vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 {
 	struct vsmfs_mblk *mb, *old;
 	void __pm *src;
@@ -189,7 +189,10 @@ struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 		return ERR_PTR(-EIO);
 	}
 	if (blk < sbi->s_nmfix) {
-		/* Filled in before it is seen: pairs with vsmfs_mblk_find(). */
+		/*
+		 * Filled in before it is seen: pairs with vsmfs_mblk_find()
+		 * and vsmfs_mblk_get().
+		 */
 		old = cmpxchg_release(&sbi->s_mfix[blk], NULL, mb);
 		if (!old)
 			return mb;

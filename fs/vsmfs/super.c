@@ -1149,6 +1149,8 @@ struct inode *vsmfs_alloc_inode(struct super_block *sb)
 	vi->i_flags = 0;
 	vi->i_pages = 0;
 	vi->i_tid = 0;
+	vi->i_idx_mb[0] = NULL;
+	vi->i_idx_mb[1] = NULL;
 	INIT_LIST_HEAD(&vi->i_hot);
 	atomic_set(&vi->i_wcount, 0);
 	vi->i_writers = 0;

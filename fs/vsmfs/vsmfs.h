@@ -498,6 +498,8 @@ struct vsmfs_trans {
 
 /* Runs of page swaps a shared handle can take back. */
 #define VSMFS_SHANDLE_SWAPS	8
+/* One shared handle in this many has its hold time measured (a power of 2). */
+#define VSMFS_HOLD_SAMPLE	16
 
 /*
  * struct vsmfs_shandle - a handle that runs beside others (trans.c)
@@ -507,7 +509,8 @@ struct vsmfs_trans {
  * @h_nswaps: runs of page swaps it made, in @h_swap: {a, b, count}
  * @h_nresv: reservations it ends, in @h_resv, added to s_run.frees when
  *	it ends (vsmfs_shandle_defer_resv())
- * @h_t0: local_clock() once it held s_handles_sem (trans_shared_hold_ns)
+ * @h_t0: local_clock() once it held s_handles_sem, for the handles whose
+ *	hold time is sampled (trans_shared_hold_ns), else 0
  */
 struct vsmfs_shandle {
 	struct vsmfs_sb_info	*h_sbi;
@@ -581,6 +584,8 @@ struct vsmfs_inode_info {
 	u64			i_xattr;
 	struct rw_semaphore	i_xattr_sem;
 	u64			i_index[VSMFS_NDIRECT + 2];	/* direct, ind, dind */
+	/* The index blocks a lookup found last, per level (vsmfs_idx_mblk()). */
+	struct vsmfs_mblk	*i_idx_mb[2];
 	/*
 	 * On sbi->s_hot while open for writing, and the writes counted; the
 	 * files open for writing, counted under sbi->s_aggr_lock.
@@ -713,7 +718,25 @@ int vsmfs_mblk_cache_create(void);
 void vsmfs_mblk_cache_destroy(void);
 struct vsmfs_mblk *vsmfs_mblk_find(struct vsmfs_sb_info *sbi, u64 blk);
 void vsmfs_mcache_destroy(struct vsmfs_sb_info *sbi);
-struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk);
+struct vsmfs_mblk *__vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk);
+
+/*
+ * The DRAM copy of metadata block @blk (__vsmfs_mblk_get()): a block of the
+ * fixed regions cached already, the page table and inode table blocks every
+ * write looks up, is one load here.
+ */
+static inline struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
+{
+	struct vsmfs_mblk *mb;
+
+	if (blk < sbi->s_nmfix) {
+		/* Pairs with the cmpxchg_release() of __vsmfs_mblk_get(). */
+		mb = smp_load_acquire(&sbi->s_mfix[blk]);
+		if (mb)
+			return mb;
+	}
+	return __vsmfs_mblk_get(sbi, blk);
+}
 
 /* trans.c */
 void vsmfs_trans_init(struct vsmfs_sb_info *sbi);
@@ -840,7 +863,11 @@ static inline bool vsmfs_lpn_unwritten(const struct vsmfs_sb_info *sbi, u64 lpn)
 /* Whether any of @count pages from @lpn is unwritten. */
 static inline bool vsmfs_any_unwritten(const struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
 {
-	return sbi->s_unwritten && find_next_bit(sbi->s_unwritten, lpn + count, lpn) < lpn + count;
+	if (!sbi->s_unwritten)
+		return false;
+	if (count == 1)
+		return test_bit(lpn, sbi->s_unwritten);
+	return find_next_bit(sbi->s_unwritten, lpn + count, lpn) < lpn + count;
 }
 
 u64 vsmfs_frames_in(const struct vsmfs_sb_info *sbi, u64 lpn, u64 count);

@@ -439,6 +439,9 @@ u64 vsmfs_frames_in(const struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
 
 	if (!sbi->s_noframe)
 		return count;
+	/* One page, as most overwrites: its bit alone. */
+	if (count == 1)
+		return !test_bit(lpn, sbi->s_noframe);
 	for (i = find_next_bit(sbi->s_noframe, lpn + count, lpn); i < lpn + count;
 	     i = find_next_bit(sbi->s_noframe, lpn + count, i + 1))
 		holes++;
