@@ -370,62 +370,6 @@ ssize_t vsmfs_write_new(struct vsmfs_trans *t, struct inode *inode, u64 key,
 	return n;
 }
 
-/*
- * Longest part of a write made in one transaction, whatever the journal
- * size: it bounds the user pages held and the scratch runs remembered.
- */
-#define VSMFS_ATOMIC_MAX	(64ULL << 20)
-
-/*
- * Worst case of the metadata blocks one copy-on-write transaction dirties
- * (vsmfs_write_atomic()) for a range spanning @keys pieces and @pages
- * pages, with cow= mode @cow. Each term counts distinct blocks, as if no
- * two of them shared a block:
- *
- * - the inode's block: 1;
- * - index blocks: a range within one piece reaches one entry, in the
- *   inode, the single indirect block, or the double indirect block and
- *   one block below it; each may be new, and then dirties its bitmap
- *   block as well: 4. A longer range reaches at most 2 +
- *   DIV_ROUND_UP(@keys, 512) index blocks (the single indirect block, the
- *   double indirect block and the blocks below it), each with its bitmap
- *   block;
- * - per piece, growing its run (vsmfs_extend_run()): the bitmap blocks of
- *   the old run, the new run and a tail given back, the page table blocks
- *   of the old and the new run: 5; replacing it whole (vsmfs_cow_whole())
- *   takes the bitmap blocks of the new and the old run, fewer;
- * - fine grain (cow=multi falls back to it when no whole run is free,
- *   cow=page always): the page table block of the run, 1 more per piece,
- *   and one page table block per scratch run, at worst one per page, as
- *   scattered free space gives runs of one page. Scratch runs are never
- *   journaled in the bitmap (vsmfs_reserve_pages()).
- */
-static u64 vsmfs_cow_blocks(unsigned int cow, u64 keys, u64 pages)
-{
-	u64 n = 1;
-
-	n += keys == 1 ? 4 : 2 * (2 + DIV_ROUND_UP(keys, VSMFS_IND_ENTRIES));
-	if (cow == VSMFS_COW_SUPERPAGE)
-		return n + 5 * keys;
-	return n + 6 * keys + pages;
-}
-
-/**
- * vsmfs_cow_blocks_at() - metadata blocks a copy-on-write of a range dirties
- * @cow: cow= mode
- * @pos: start of the range
- * @len: its length, > 0
- *
- * Return: the worst case of vsmfs_cow_blocks() for [@pos, @pos + @len).
- */
-u64 vsmfs_cow_blocks_at(unsigned int cow, u64 pos, u64 len)
-{
-	u64 last = pos + len - 1;
-
-	return vsmfs_cow_blocks(cow, (last >> VSMFS_VSP_SHIFT) - (pos >> VSMFS_VSP_SHIFT) + 1,
-				(last >> VSMFS_BLOCK_SHIFT) - (pos >> VSMFS_BLOCK_SHIFT) + 1);
-}
-
 /* Worst case of vsmfs_cow_blocks() for @len bytes anywhere in a file. */
 static u64 vsmfs_cow_blocks_any(unsigned int cow, u64 len)
 {
@@ -464,31 +408,22 @@ u64 vsmfs_atomic_write_max(struct vsmfs_sb_info *sbi, unsigned int cow)
 }
 
 /**
- * vsmfs_atomic_part() - the next part of an atomic write
+ * __vsmfs_atomic_part() - the next part of an atomic write too long for
+ *	one transaction
  * @sbi: the file system
  * @cow: cow= mode
  * @pos: where the write goes on
- * @len: the bytes left to write
+ * @len: the bytes left to write, more than vsmfs_atomic_part() takes whole
  * @extra: blocks the caller dirties besides, in the same transaction
  *
- * The next part of an atomic write of @len bytes at @pos: all of it if no
- * longer than vsmfs_atomic_write_max(), else the longest part from @pos
- * whose worst case, and @extra blocks the caller dirties besides, fits in
- * the journal (at least one byte).
- *
- * Return: the length of the part in bytes.
+ * Return: the length of the longest part from @pos whose worst case, and
+ * @extra blocks besides, fits in the journal (at least one byte).
  */
-u64 vsmfs_atomic_part(struct vsmfs_sb_info *sbi, unsigned int cow, u64 pos, u64 len,
-		      u32 extra)
+u64 __vsmfs_atomic_part(struct vsmfs_sb_info *sbi, unsigned int cow, u64 pos, u64 len,
+			u32 extra)
 {
 	u64 room = vsmfs_trans_max_blocks(sbi) - extra, lo = 1, hi;
 
-	/*
-	 * The worst case of this very range: a write no longer than
-	 * vsmfs_atomic_write_max() always fits, as it bounds this one.
-	 */
-	if (!len || (len <= VSMFS_ATOMIC_MAX && vsmfs_cow_blocks_at(cow, pos, len) <= room))
-		return len;
 	hi = min_t(u64, len, VSMFS_ATOMIC_MAX);
 	while (lo < hi) {
 		u64 mid = lo + (hi - lo + 1) / 2;
@@ -1306,10 +1241,13 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 	 * pages replaced leave their flag to the scratch pages, cleared in a
 	 * handle of the other kind (vsmfs_trans_defer_resv()).
 	 */
-	slot = ncoarse || vsmfs_stage_holes(sbi, st, n);
-	for (i = 0; i < n && !slot; i++)
-		slot = vsmfs_any_unwritten(sbi, vsmfs_idx_lpn(st[i].e) + st[i].pg,
-					   st[i].r.count);
+	slot = ncoarse;
+	for (i = 0; i < n && !slot; i++) {
+		u64 old = vsmfs_idx_lpn(st[i].e) + st[i].pg;
+
+		slot = vsmfs_frames_in(sbi, old, st[i].r.count) < st[i].r.count ||
+		       vsmfs_any_unwritten(sbi, old, st[i].r.count);
+	}
 	now = current_time(inode);
 	if (!slot && timespec64_equal(&inode->i_mtime, &now) &&
 	    timespec64_equal(&inode->i_ctime, &now)) {

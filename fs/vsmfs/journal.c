@@ -828,6 +828,7 @@ int vsmfs_journal_init(struct vsmfs_sb_info *sbi)
 	j->copies = (void __pm *)jsb + ((u64)(1 + hdr_blocks) << VSMFS_BLOCK_SHIFT);
 	j->blocks = (void __pm *)jsb + ((u64)(2 + hdr_blocks) << VSMFS_BLOCK_SHIFT);
 	sbi->s_journal = j;
+	sbi->s_trans_max = n;
 
 	if (hcopy) {
 		ret = vsmfs_jrestore_copies(j, hcopy);

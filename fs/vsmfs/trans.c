@@ -341,22 +341,6 @@ void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t)
 }
 
 /**
- * vsmfs_trans_max_blocks() - most blocks one transaction may dirty
- * @sbi: the file system
- *
- * A commit needs a free journal block for each dirty block, and a
- * checkpoint empties the journal for it: the limit is the number of
- * journal blocks. Operations that may dirty more split their work into
- * several handles (vsmfs_trans_room()).
- *
- * Return: the number of journal blocks.
- */
-u32 vsmfs_trans_max_blocks(struct vsmfs_sb_info *sbi)
-{
-	return vsmfs_journal_blocks(sbi);
-}
-
-/**
  * vsmfs_trans_room() - blocks a handle may still dirty
  * @t: the handle
  *
@@ -1289,9 +1273,42 @@ static int vsmfs_shared_enter(struct vsmfs_sb_info *sbi, u32 credits, unsigned i
 }
 
 /*
+ * Add the scratch run of reservation [@lpn, @lpn + @count) a shared handle
+ * ends to s_run.frees (which has room), as the last entry's pages if that
+ * entry is such a run in the same VSP and the two meet: a CPU's pool hands
+ * out the pages of a refill one after the other, so a stream of 4 KiB
+ * overwrites gives back runs that meet, and the commit then ends them, and
+ * shoots down their translations, run by run rather than page by page.
+ * Only here: no handle that could still be aborted, and so cut s_run.frees
+ * back to where it began (vsmfs_trans_abort()), runs beside a shared
+ * handle, and an entry is only ever grown by one. Under s_run.lock.
+ */
+static void vsmfs_run_add_scratch(struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+	struct vsmfs_frun *f = run->nfrees ? &run->frees[run->nfrees - 1] : NULL;
+	u64 frames;
+
+	if (!f || !f->scratch || f->resv != f->count ||
+	    lpn / VSMFS_VSP_PAGES != f->lpn / VSMFS_VSP_PAGES ||
+	    (lpn + count != f->lpn && f->lpn + f->count != lpn)) {
+		vsmfs_run_add_free(sbi, lpn, count, true, count);
+		return;
+	}
+	/* Free space counts frames: pages without one free none. */
+	frames = vsmfs_frames_in(sbi, lpn, count);
+	f->lpn = min(f->lpn, lpn);
+	f->count += count;
+	f->resv += count;
+	f->frames += frames;
+	run->free_pages += frames;
+}
+
+/*
  * End what vsmfs_shared_enter() began: the reservations @resv[0..@nresv)
- * join the runs the running transaction frees, in @nresv of the @frees
- * entries reserved, and the room left of @credits goes back; with
+ * join the runs the running transaction frees, in at most @nresv of the
+ * @frees entries reserved (vsmfs_run_add_scratch()), and the room left of
+ * @credits goes back; with
  * @counted the handle is one of the running transaction's (the first arms
  * the commit timer); the time since @t0 (local_clock(), 0 for none) adds
  * to trans_shared_hold_ns. One hold of s_run.lock for all of it.
@@ -1306,9 +1323,9 @@ static void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 credits, unsigned 
 
 	spin_lock(&run->lock);
 	for (i = 0; i < nresv; i++)
-		vsmfs_run_add_free(sbi, resv[i].lpn, resv[i].count, true, resv[i].count);
+		vsmfs_run_add_scratch(sbi, resv[i].lpn, resv[i].count);
 	run->shared_credits -= credits;
-	/* Of the @frees entries reserved, @nresv are taken now. */
+	/* Of the @frees entries reserved, at most @nresv are taken now. */
 	run->shared_frees -= frees;
 	if (counted)
 		first = !run->handles++;
@@ -1440,40 +1457,37 @@ int vsmfs_shandle_begin(struct vsmfs_sb_info *sbi, struct vsmfs_shandle *h, u32 
 	h->h_nswaps = 0;
 	h->h_nresv = 0;
 	/*
-	 * On this CPU until the end: one clock. A shared handle swaps page
-	 * table entries and never reads or writes pages through the
-	 * mapping layer: no vsmfs_vsp_enter(), and so no catch-up with the
-	 * swaps flushed lazily before it (vsp.c).
-	 */
-	migrate_disable();
-	/*
+	 * A shared handle swaps page table entries and never reads or
+	 * writes pages through the mapping layer: no vsmfs_vsp_enter(), and
+	 * so no catch-up with the swaps flushed lazily before it (vsp.c).
+	 * It may move to another CPU.
+	 *
 	 * The hold time of one handle in VSMFS_HOLD_SAMPLE, counted on this
 	 * CPU, stands for all of them (trans_shared_hold_ns): two clock
-	 * reads were a fiftieth of a 4 KiB overwrite's instructions.
+	 * reads were a fiftieth of a 4 KiB overwrite's instructions. A clock
+	 * that is one across CPUs, as the handle may move.
 	 */
 	h->h_t0 = 0;
 	if (!(this_cpu_read(sbi->s_stats->v[VSMFS_STAT_trans_shared_handles]) &
 	      (VSMFS_HOLD_SAMPLE - 1)))
-		h->h_t0 = local_clock();
+		h->h_t0 = ktime_get_ns();
 	return 0;
 }
 
 /**
- * vsmfs_shandle_dirty() - add a block to the running transaction
+ * __vsmfs_shandle_dirty() - add a block to the running transaction
  * @h: a shared handle
- * @mb: the block, before the handle changes it
+ * @mb: the block, before the handle changes it, found not dirty by
+ *	vsmfs_shandle_dirty()
  *
  * Return: 0, or -EFSCORRUPTED if the handle has dirtied more blocks than
  * it said it would (nothing done).
  */
-int vsmfs_shandle_dirty(struct vsmfs_shandle *h, struct vsmfs_mblk *mb)
+int __vsmfs_shandle_dirty(struct vsmfs_shandle *h, struct vsmfs_mblk *mb)
 {
 	struct vsmfs_running *run = &h->h_sbi->s_run;
 	int ret = 0;
 
-	/* Cleared only by a commit, which no shared handle runs beside. */
-	if (READ_ONCE(mb->m_is_dirty))
-		return 0;
 	spin_lock(&run->lock);
 	if (!mb->m_is_dirty) {
 		if (WARN_ON_ONCE(!h->h_credits)) {
@@ -1537,9 +1551,8 @@ void vsmfs_shandle_end(struct vsmfs_shandle *h)
 	vsmfs_stat_inc(sbi, trans_shared_handles);
 	if (h->h_t0)
 		vsmfs_stat_add(sbi, trans_shared_hold_ns,
-			       (local_clock() - h->h_t0) * VSMFS_HOLD_SAMPLE);
+			       (ktime_get_ns() - h->h_t0) * VSMFS_HOLD_SAMPLE);
 	vsmfs_shared_leave(sbi, h->h_credits, h->h_frees, h->h_resv, h->h_nresv, true, 0);
-	migrate_enable();
 }
 
 /**

@@ -309,6 +309,7 @@ struct vsmfs_sb_info {
 	wait_queue_head_t	s_commit_wq;
 	struct delayed_work	s_commit_work;	/* commit= timer */
 	struct vsmfs_journal	*s_journal;	/* under s_trans_mutex */
+	u32			s_trans_max;	/* its blocks: vsmfs_trans_max_blocks() */
 	struct vsmfs_jopts	s_jopts;	/* mount options, under both */
 
 	/* Allocation (alloc.c), under s_trans_mutex. */
@@ -509,7 +510,7 @@ struct vsmfs_trans {
  * @h_nswaps: runs of page swaps it made, in @h_swap: {a, b, count}
  * @h_nresv: reservations it ends, in @h_resv, added to s_run.frees when
  *	it ends (vsmfs_shandle_defer_resv())
- * @h_t0: local_clock() once it held s_handles_sem, for the handles whose
+ * @h_t0: ktime_get_ns() once it held s_handles_sem, for the handles whose
  *	hold time is sampled (trans_shared_hold_ns), else 0
  */
 struct vsmfs_shandle {
@@ -763,11 +764,40 @@ int vsmfs_trans_end(struct vsmfs_trans *t, int err);
 int vsmfs_trans_commit_tid(struct vsmfs_sb_info *sbi, u64 tid, unsigned int cause);
 int vsmfs_trans_sync(struct vsmfs_sb_info *sbi, unsigned int cause);
 int vsmfs_trans_sync_inode(struct inode *inode, unsigned int cause);
-u32 vsmfs_trans_max_blocks(struct vsmfs_sb_info *sbi);
+
+/**
+ * vsmfs_trans_max_blocks() - most blocks one transaction may dirty
+ * @sbi: the file system
+ *
+ * A commit needs a free journal block for each dirty block, and a
+ * checkpoint empties the journal for it: the limit is the number of
+ * journal blocks. Operations that may dirty more split their work into
+ * several handles (vsmfs_trans_room()).
+ *
+ * Return: the number of journal blocks.
+ */
+static inline u32 vsmfs_trans_max_blocks(const struct vsmfs_sb_info *sbi)
+{
+	return sbi->s_trans_max;
+}
+
 u32 vsmfs_trans_room(struct vsmfs_trans *t);
 int vsmfs_shandle_begin(struct vsmfs_sb_info *sbi, struct vsmfs_shandle *h, u32 credits,
 			unsigned int frees);
-int vsmfs_shandle_dirty(struct vsmfs_shandle *h, struct vsmfs_mblk *mb);
+int __vsmfs_shandle_dirty(struct vsmfs_shandle *h, struct vsmfs_mblk *mb);
+
+/*
+ * Add @mb to the running transaction in shared handle @h, before the handle
+ * changes it, unless it is there already (__vsmfs_shandle_dirty()).
+ */
+static inline int vsmfs_shandle_dirty(struct vsmfs_shandle *h, struct vsmfs_mblk *mb)
+{
+	/* Cleared only by a commit, which no shared handle runs beside. */
+	if (READ_ONCE(mb->m_is_dirty))
+		return 0;
+	return __vsmfs_shandle_dirty(h, mb);
+}
+
 void vsmfs_shandle_defer_resv(struct vsmfs_shandle *h, const struct vsmfs_resv *r);
 void vsmfs_shandle_note_inode(struct vsmfs_shandle *h, struct inode *inode);
 void vsmfs_shandle_end(struct vsmfs_shandle *h);
@@ -870,7 +900,19 @@ static inline bool vsmfs_any_unwritten(const struct vsmfs_sb_info *sbi, u64 lpn,
 	return find_next_bit(sbi->s_unwritten, lpn + count, lpn) < lpn + count;
 }
 
-u64 vsmfs_frames_in(const struct vsmfs_sb_info *sbi, u64 lpn, u64 count);
+u64 __vsmfs_frames_in(const struct vsmfs_sb_info *sbi, u64 lpn, u64 count);
+
+/* How many of @count logical pages from @lpn have frames. */
+static inline u64 vsmfs_frames_in(const struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
+{
+	if (!sbi->s_noframe)
+		return count;
+	/* One page, as most overwrites: its bit alone. */
+	if (count == 1)
+		return !test_bit(lpn, sbi->s_noframe);
+	return __vsmfs_frames_in(sbi, lpn, count);
+}
+
 int vsmfs_pt_unwritten_t(struct vsmfs_trans *t, u64 lpn, u64 count, bool set);
 
 /* Kernel address of logical page @lpn in the mapping layer. */

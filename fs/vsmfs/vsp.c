@@ -264,10 +264,10 @@ static int vsmfs_vsp_find_ptes(struct vsmfs_sb_info *sbi)
 	return 0;
 }
 
-/* The kernel PTE of logical page @lpn. */
-static pte_t *vsmfs_vsp_pte(struct vsmfs_sb_info *sbi, u64 lpn)
+/* The kernel PTE of logical page @lpn, which the caller checked is in range. */
+static __always_inline pte_t *vsmfs_vsp_pte(struct vsmfs_sb_info *sbi, u64 lpn)
 {
-	unsigned long a = (unsigned long)vsmfs_lpn_ptr(sbi, lpn);
+	unsigned long a = (__force unsigned long)sbi->s_vsp_base + (lpn << VSMFS_BLOCK_SHIFT);
 
 	return sbi->s_vsp_ptes[vsmfs_vsp_chunk(sbi, a)] + pte_index(a);
 }
@@ -426,22 +426,19 @@ out:
 }
 
 /**
- * vsmfs_frames_in() - how many of a run of logical pages have frames
- * @sbi: the file system
+ * __vsmfs_frames_in() - how many of a run of logical pages have frames
+ * @sbi: the file system, with pages without frames
  * @lpn: first logical page
  * @count: pages
  *
+ * vsmfs_frames_in() for a run of more than one page.
+ *
  * Return: @count less the pages without a frame.
  */
-u64 vsmfs_frames_in(const struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
+u64 __vsmfs_frames_in(const struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
 {
 	u64 holes = 0, i;
 
-	if (!sbi->s_noframe)
-		return count;
-	/* One page, as most overwrites: its bit alone. */
-	if (count == 1)
-		return !test_bit(lpn, sbi->s_noframe);
 	for (i = find_next_bit(sbi->s_noframe, lpn + count, lpn); i < lpn + count;
 	     i = find_next_bit(sbi->s_noframe, lpn + count, i + 1))
 		holes++;
@@ -468,7 +465,8 @@ void vsmfs_vsp_unmap(struct vsmfs_sb_info *sbi)
 }
 
 /* Persistent page table slot of @lpn, in its DRAM copy. */
-static __le64 *vsmfs_pt_slot(struct vsmfs_sb_info *sbi, u64 lpn, struct vsmfs_mblk **mbp)
+static __always_inline __le64 *vsmfs_pt_slot(struct vsmfs_sb_info *sbi, u64 lpn,
+					     struct vsmfs_mblk **mbp)
 {
 	struct vsmfs_mblk *mb;
 
@@ -709,7 +707,7 @@ int vsmfs_pt_unwritten_t(struct vsmfs_trans *t, u64 lpn, u64 count, bool set)
  * Cache the page table blocks of @count pages from @lpn and add them to
  * the running transaction in shared handle @h, before any is changed.
  */
-static int vsmfs_pt_join_shared(struct vsmfs_shandle *h, u64 lpn, u64 count)
+static __always_inline int vsmfs_pt_join_shared(struct vsmfs_shandle *h, u64 lpn, u64 count)
 {
 	struct vsmfs_mblk *mb;
 	u64 k;
@@ -727,7 +725,8 @@ static int vsmfs_pt_join_shared(struct vsmfs_shandle *h, u64 lpn, u64 count)
 }
 
 /* Swap @count pages at @a and @b, noting the changed words of their blocks. */
-static void vsmfs_swap_run_shared(struct vsmfs_sb_info *sbi, u64 a, u64 b, u64 count)
+static __always_inline void vsmfs_swap_run_shared(struct vsmfs_sb_info *sbi, u64 a, u64 b,
+						  u64 count)
 {
 	u64 i;
 
