@@ -1023,20 +1023,26 @@ static int vsmfs_stage_switch(struct vsmfs_trans *t, struct inode *inode,
 
 /*
  * (c) of a staged write whose runs all swap pages into their pieces (none
- * replaces a piece whole) and that leaves the inode slot as it is: in a
- * shared handle (trans.c), beside other writes of the kind, with no
- * file-system-wide lock held. Ordering as vsmfs_stage_switch() in a handle
- * that ends in the running transaction.
+ * replaces a piece whole) and that changes no word of the inode slot but
+ * the times (when @now is set: the clock ticked since the file's last
+ * change): in a shared handle (trans.c), beside other writes of the kind,
+ * with no file-system-wide lock held. The slot's block joins the handle
+ * before the first swap, and the times are stored after the last, when
+ * nothing can fail. Ordering as vsmfs_stage_switch() in a handle that ends
+ * in the running transaction.
  * Return: 0, -EAGAIN if the write must take a handle of the other kind
  * (nothing done), or another negative errno (swaps undone).
  */
 static int vsmfs_stage_switch_shared(struct inode *inode, struct vsmfs_stage *st,
-				     unsigned int n, u32 credits)
+				     unsigned int n, u32 credits,
+				     const struct timespec64 *now)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	/* Set up by vsmfs_shandle_begin(), vsmfs_swap_init(): not zeroed as well. */
 	struct vsmfs_shandle h __uninitialized;
 	struct vsmfs_swap sw __uninitialized;
+	struct vsmfs_dinode *di = NULL;
+	struct vsmfs_mblk *imb = NULL;
 	unsigned int i;
 	int ret;
 
@@ -1044,6 +1050,13 @@ static int vsmfs_stage_switch_shared(struct inode *inode, struct vsmfs_stage *st
 	ret = vsmfs_shandle_begin(sbi, &h, credits, n);
 	if (ret)
 		return ret;
+	if (now) {
+		ret = vsmfs_shandle_inode(&h, inode, &imb, &di);
+		if (ret) {
+			vsmfs_shandle_end(&h);
+			return ret;
+		}
+	}
 	vsmfs_swap_init(sbi, &sw);
 	sw.sw_defer_b = true;
 	for (i = 0; i < n && !ret; i++)
@@ -1057,8 +1070,12 @@ static int vsmfs_stage_switch_shared(struct inode *inode, struct vsmfs_stage *st
 		for (i = 0; i < n; i++)
 			vsmfs_shandle_defer_resv(&h, &st[i].r);
 		vsmfs_stat_add(sbi, mcow_fine, n);
-		vsmfs_shandle_note_inode(&h, inode);
-		vsmfs_aggr_written(inode);
+		if (now) {
+			vsmfs_shandle_times(&h, inode, imb, di, *now);
+		} else {
+			vsmfs_shandle_note_inode(&h, inode);
+			vsmfs_aggr_written(inode);
+		}
 		vsmfs_fault_stop(inode->i_sb, VSMFS_FAULT_COW_STOP,
 				 "copy-on-write stopped before its commit");
 	}
@@ -1139,8 +1156,8 @@ static noinline int vsmfs_stage_switch_excl(struct inode *inode, struct vsmfs_st
  * non-temporal stores and written-back cached stores; (c) one short
  * handle switches the index entries or swaps the page table entries
  * (vsmfs_stage_switch()) and ends (in a shared handle, beside others,
- * if it only swaps pages and leaves the inode slot alone:
- * vsmfs_stage_switch_shared()). A fence between (b) and (c), with no
+ * if it only swaps pages and changes no word of the inode slot but the
+ * times: vsmfs_stage_switch_shared()). A fence between (b) and (c), with no
  * file-system-wide lock held, makes (b) durable before the handle makes
  * it reachable (a migration to another CPU during (b) orders what came
  * before it); a copy from a user buffer that ends with a fence of its own
@@ -1249,10 +1266,13 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 		       vsmfs_any_unwritten(sbi, old, st[i].r.count);
 	}
 	now = current_time(inode);
-	if (!slot && timespec64_equal(&inode->i_mtime, &now) &&
-	    timespec64_equal(&inode->i_ctime, &now)) {
+	if (!slot) {
+		bool tick = !timespec64_equal(&inode->i_mtime, &now) ||
+			    !timespec64_equal(&inode->i_ctime, &now);
+
 		ret = vsmfs_stage_switch_shared(inode, st, n,
-						vsmfs_cow_blocks_at(mode, pos, len));
+						vsmfs_cow_blocks_at(mode, pos, len),
+						tick ? &now : NULL);
 		if (!ret)
 			goto done;
 		if (ret != -EAGAIN) {

@@ -132,12 +132,42 @@ static ssize_t vsmfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 }
 
 /*
+ * Set the times of @inode, locked, to @now: in a shared handle beside
+ * other writers when the running transaction has room for it, else in a
+ * handle of the other kind. Apart from vsmfs_overwrite_inplace() so that
+ * a write the clock has not moved for sets up neither handle's frame.
+ */
+static noinline int vsmfs_inplace_times(struct inode *inode, struct timespec64 now)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_shandle h;
+	struct vsmfs_dinode *di;
+	struct vsmfs_mblk *mb;
+	struct vsmfs_trans t;
+	int ret;
+
+	if (!vsmfs_shandle_begin(sbi, &h, 1, 0)) {
+		ret = vsmfs_shandle_inode(&h, inode, &mb, &di);
+		if (!ret)
+			vsmfs_shandle_times(&h, inode, mb, di, now);
+		vsmfs_shandle_end(&h);
+		return ret;
+	}
+	vsmfs_trans_begin(sbi, &t);
+	vsmfs_trans_track(&t, inode, false);
+	inode->i_mtime = now;
+	inode->i_ctime = now;
+	return vsmfs_trans_end(&t, vsmfs_write_inode_t(&t, inode));
+}
+
+/*
  * Overwrite, in place, [@pos, @pos + @len) of one piece when it lies inside
  * the piece's run and the file's size (data=inplace): no page is
  * allocated and the index does not change, so the copy needs no
  * transaction, only the inode's locks. The timestamps are updated first,
  * in a handle of their own and only if they change (as file_update_time()
- * does), so a failure writes nothing. The bytes are fenced on return
+ * does), so a failure writes nothing: a shared handle when it can
+ * (vsmfs_inplace_times()). The bytes are fenced on return
  * (the kernel's non-temporal copy, and vsmfs_fence_pending() for any
  * written-back edges), as a write that commits a handle: durable then,
  * not atomic (data=inplace promises no atomicity).
@@ -153,7 +183,6 @@ static ssize_t vsmfs_overwrite_inplace(struct inode *inode, loff_t pos, size_t l
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	u64 key = pos >> VSMFS_VSP_SHIFT, wfrom = pos - (key << VSMFS_VSP_SHIFT);
 	struct timespec64 now;
-	struct vsmfs_trans t;
 	ssize_t ret = -EAGAIN;
 	u64 e, pg, npg;
 	char __pm *p;
@@ -176,11 +205,7 @@ static ssize_t vsmfs_overwrite_inplace(struct inode *inode, loff_t pos, size_t l
 	now = current_time(inode);
 	if (!timespec64_equal(&inode->i_mtime, &now) ||
 	    !timespec64_equal(&inode->i_ctime, &now)) {
-		vsmfs_trans_begin(sbi, &t);
-		vsmfs_trans_track(&t, inode, false);
-		inode->i_mtime = now;
-		inode->i_ctime = now;
-		ret = vsmfs_trans_end(&t, vsmfs_write_inode_t(&t, inode));
+		ret = vsmfs_inplace_times(inode, now);
 		if (ret)
 			goto out;
 	}

@@ -330,6 +330,73 @@ int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode)
 }
 
 /**
+ * vsmfs_shandle_inode() - add an inode's slot to a shared handle
+ * @h: a shared handle that has changed nothing yet
+ * @inode: the inode, locked by the caller (i_rwsem)
+ * @mbp: set to the slot's inode-table block
+ * @dip: set to the slot
+ *
+ * The slot of an inode is changed by a shared handle only under the
+ * inode's lock, and by a handle of the other kind (or moved by inode
+ * aggregation) only while no shared handle runs: the slot found here, and
+ * the words vsmfs_shandle_times() stores in it, are @h's alone until it
+ * ends. Its block joins the running transaction now, so that what
+ * follows cannot fail.
+ *
+ * Return: 0, or a negative errno (nothing changed).
+ */
+int vsmfs_shandle_inode(struct vsmfs_shandle *h, struct inode *inode,
+			struct vsmfs_mblk **mbp, struct vsmfs_dinode **dip)
+{
+	u64 slot;
+	int ret;
+
+	/* A block read for the first time is allocated GFP_NOFS (mcache.c). */
+	ret = vsmfs_dinode_get(h->h_sbi, inode->i_ino, mbp, dip, &slot);
+	return ret ?: vsmfs_shandle_dirty(h, *mbp);
+}
+
+/* Note word @off (a byte offset in the slot @di of @mb) as changed. */
+static void vsmfs_slot_word_changed(struct vsmfs_mblk *mb, struct vsmfs_dinode *di,
+				    size_t off)
+{
+	set_bit(((u8 *)di - mb->m_data + off) / 8, (unsigned long *)mb->m_cmask);
+}
+
+/**
+ * vsmfs_shandle_times() - set an inode's modification and change times in
+ *	a shared handle
+ * @h: the shared handle, which vsmfs_shandle_inode() gave @mb and @di
+ * @inode: the inode, still locked by the caller
+ * @mb: the slot's block
+ * @di: the slot
+ * @now: the time, which becomes both
+ *
+ * Changes only the words of the two times in the slot (a nanosecond
+ * field shares its word with another time's, which stays as the slot has
+ * it), with their bits set in m_cmask by atomic operations: other shared
+ * handles change other slots of the block meanwhile. Stores nothing to
+ * PM: the commit that takes @h writes the slot.
+ */
+void vsmfs_shandle_times(struct vsmfs_shandle *h, struct inode *inode, struct vsmfs_mblk *mb,
+			 struct vsmfs_dinode *di, struct timespec64 now)
+{
+	inode->i_mtime = now;
+	inode->i_ctime = now;
+	di->i_mtime = cpu_to_le64(now.tv_sec);
+	di->i_ctime = cpu_to_le64(now.tv_sec);
+	di->i_mtime_ns = cpu_to_le32(now.tv_nsec);
+	di->i_ctime_ns = cpu_to_le32(now.tv_nsec);
+	vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_mtime));
+	vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_ctime));
+	vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_mtime_ns));
+	vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_ctime_ns));
+	set_bit(((u8 *)di - mb->m_data) / VSMFS_INODE_SIZE, &mb->m_dirty_slots);
+	vsmfs_shandle_note_inode(h, inode);
+	vsmfs_aggr_written(inode);
+}
+
+/**
  * vsmfs_inode_get_write_access() - prepare to write an inode in a transaction
  * @t: running transaction
  * @inode: the inode

@@ -53,12 +53,15 @@
  * it stays.
  *
  * Shared handles. An operation that only swaps page table entries of pages
- * it owns (the staged overwrite, cow.c) runs in a shared handle (struct
+ * it owns and sets the times of the file it writes (the staged overwrite,
+ * cow.c; the overwrite in place, file.c) runs in a shared handle (struct
  * vsmfs_shandle) beside other such handles, holding s_handles_sem shared
  * and not s_trans_mutex: it changes single words of page table blocks
+ * and of its inode's slot (vsmfs_shandle_times(), under the inode's lock)
  * that no other handle changes, notes them in the blocks' m_cmask with
  * atomic bit operations and joins the running transaction under
- * s_run.lock. Its journal space and its entries of s_run.frees are
+ * s_run.lock. The blocks join before the first change, and the times are
+ * stored last, when nothing can fail. Its journal space and its entries of s_run.frees are
  * reserved when it begins (s_run.shared_credits, s_run.shared_frees), so
  * it never overflows the journal or grows the array; if they do not fit,
  * or the handle must commit at once (commit=sync, write-through, an

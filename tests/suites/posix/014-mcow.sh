@@ -200,7 +200,13 @@ st1 = os.fstat(fd)
 check(st1.st_mtime_ns > st0.st_mtime_ns and st1.st_ctime_ns > st0.st_ctime_ns,
       "data=inplace: overwrites left mtime/ctime at %d/%d" % (st1.st_mtime_ns, st1.st_ctime_ns))
 os.close(fd)
+open("/tmp/inplace.times", "w").write("%d %d\n" % (st1.st_mtime_ns, st1.st_ctime_ns))
 PY
+# Those times are the file's after a remount.
+umount "$MNT"
+mount_vsmfs -o data=inplace
+assert_eq "$(python3 -c 'import os, sys; s = os.stat(sys.argv[1]); print(s.st_mtime_ns, s.st_ctime_ns)' \
+	"$MNT/f")" "$(cat /tmp/inplace.times)" "data=inplace: times after a remount"
 # cow= is kept with data=inplace and applies with data=atomic again.
 mount -o remount,cow=page "$MNT"
 grep " $MNT " /proc/mounts | grep -q "cow=" && die "cow= shown with data=inplace"

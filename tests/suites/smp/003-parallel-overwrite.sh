@@ -2,8 +2,9 @@
 # their own files, and one region each of a shared file, at random offsets
 # (4 KiB pages mostly, and writes of 1 KiB and 12 KiB that merge old bytes
 # and span pages), with data=atomic. Most run in shared handles, whose
-# scratch pages come from the CPUs' pools and go back as runs. Every file
-# holds what was written last, across a remount; the free space after a
+# scratch pages come from the CPUs' pools and go back as runs, and which
+# set the files' times when the clock ticked. Every file holds what was
+# written last, and its times, across a remount; the free space after a
 # sync is what it was before (no scratch page kept, none given back twice);
 # fsck finds nothing.
 . tests/lib/common.sh
@@ -82,6 +83,8 @@ head -c 8M /dev/urandom > "$MNT/shared"
 sync
 before=$(free_blocks)
 shared0=$(counter trans_shared_handles)
+sleep 1
+t0=$(date +%s)
 python3 /tmp/ow.py "$MNT" 15 /tmp/ow.out
 sync
 after=$(free_blocks)
@@ -91,9 +94,17 @@ echo "free blocks $before before, $after after;" \
 assert_eq "$after" "$before" "free blocks after the overwrites and a sync"
 [ "$(counter trans_shared_handles)" -gt "$shared0" ] || die "no overwrite ran in a shared handle"
 python3 /tmp/ow-check.py "$MNT" /tmp/ow.out
+# The writes' times, set in shared handles at the clock's ticks, are the
+# files' times after the remount, and newer than the files' creation.
+file_times() { (cd "$MNT" && stat -c '%n %Y.%y %Z.%z' f0 f1 f2 f3 f4 f5 f6 f7 shared); }
+file_times > /tmp/ow.times
+for f in f0 f1 f2 f3 f4 f5 f6 f7 shared; do
+	[ "$(stat -c %Y "$MNT/$f")" -ge "$t0" ] || die "$f: mtime older than the overwrites"
+done
 umount "$MNT"
 "$FSCK" -n "$DEV" || die "fsck after the overwrites"
 mount_vsmfs
 python3 /tmp/ow-check.py "$MNT" /tmp/ow.out
+file_times | diff /tmp/ow.times - || die "times differ after the remount"
 assert_eq "$(free_blocks)" "$before" "free blocks after a remount"
 umount "$MNT"
