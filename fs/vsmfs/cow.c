@@ -1033,9 +1033,9 @@ static int vsmfs_stage_switch(struct vsmfs_trans *t, struct inode *inode,
  * Return: 0, -EAGAIN if the write must take a handle of the other kind
  * (nothing done), or another negative errno (swaps undone).
  */
-static int vsmfs_stage_switch_shared(struct inode *inode, struct vsmfs_stage *st,
-				     unsigned int n, u32 credits,
-				     const struct timespec64 *now)
+static __always_inline int vsmfs_stage_switch_shared(struct inode *inode,
+						     struct vsmfs_stage *st, unsigned int n,
+						     u32 credits, const struct timespec64 *now)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	/* Set up by vsmfs_shandle_begin(), vsmfs_swap_init(): not zeroed as well. */

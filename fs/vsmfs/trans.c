@@ -1247,7 +1247,8 @@ static void vsmfs_handles_enter(struct vsmfs_sb_info *sbi)
  * the running transaction, as vsmfs_trans_full() asks of the others.
  * Return: 0, or -EAGAIN with nothing taken.
  */
-static int vsmfs_shared_enter(struct vsmfs_sb_info *sbi, u32 credits, unsigned int frees)
+static __always_inline int vsmfs_shared_enter(struct vsmfs_sb_info *sbi, u32 credits,
+					      unsigned int frees)
 {
 	struct vsmfs_running *run = &sbi->s_run;
 	int ret = -EAGAIN;
@@ -1316,9 +1317,9 @@ static void vsmfs_run_add_scratch(struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
  * the commit timer); the time since @t0 (local_clock(), 0 for none) adds
  * to trans_shared_hold_ns. One hold of s_run.lock for all of it.
  */
-static void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 credits, unsigned int frees,
-			       const struct vsmfs_resv *resv, unsigned int nresv,
-			       bool counted, u64 t0)
+static __always_inline void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 credits,
+					       unsigned int frees, const struct vsmfs_resv *resv,
+					       unsigned int nresv, bool counted, u64 t0)
 {
 	struct vsmfs_running *run = &sbi->s_run;
 	bool first = false;
