@@ -135,7 +135,9 @@ cp /tmp/jb-old "$MNT/f"
 sync
 dmesg -C
 echo 1 > "$knob"
-if dd if=/dev/zero of="$MNT/f" bs=64K count=1 conv=notrunc status=none 2>/tmp/jb-err; then
+# A write past the end, in a transaction of its own: an overwrite may end
+# in a shared handle, which the fault point does not reach.
+if dd if=/dev/zero of="$MNT/f" bs=64K seek=16 count=1 conv=notrunc status=none 2>/tmp/jb-err; then
 	echo 0 > "$knob"
 	die "a write whose transaction overflowed succeeded"
 fi
