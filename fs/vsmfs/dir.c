@@ -1308,6 +1308,7 @@ const struct inode_operations vsmfs_dir_inode_operations = {
 	.mknod		= vsmfs_mknod,
 	.rename		= vsmfs_rename,
 	.tmpfile	= vsmfs_tmpfile,
+	.getattr	= vsmfs_getattr,
 	.setattr	= vsmfs_setattr,
 	.fileattr_get	= vsmfs_fileattr_get,
 	.fileattr_set	= vsmfs_fileattr_set,

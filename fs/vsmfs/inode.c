@@ -210,6 +210,8 @@ static struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, enum vsmfs_ig
 	inode->i_mtime.tv_nsec = le32_to_cpu(di->i_mtime_ns);
 	inode->i_ctime.tv_sec = le64_to_cpu(di->i_ctime);
 	inode->i_ctime.tv_nsec = le32_to_cpu(di->i_ctime_ns);
+	vi->i_crtime.tv_sec = le64_to_cpu(di->i_crtime);
+	vi->i_crtime.tv_nsec = le32_to_cpu(di->i_crtime_ns);
 	inode->i_generation = le32_to_cpu(di->i_generation);
 	inode->i_rdev = new_decode_dev(le32_to_cpu(di->i_rdev));
 	vi->i_flags = le32_to_cpu(di->i_flags);
@@ -268,6 +270,8 @@ static void vsmfs_dinode_fill(struct inode *inode, struct vsmfs_dinode *di)
 	di->i_mtime_ns = cpu_to_le32(inode->i_mtime.tv_nsec);
 	di->i_ctime = cpu_to_le64(inode->i_ctime.tv_sec);
 	di->i_ctime_ns = cpu_to_le32(inode->i_ctime.tv_nsec);
+	di->i_crtime = cpu_to_le64(vi->i_crtime.tv_sec);
+	di->i_crtime_ns = cpu_to_le32(vi->i_crtime.tv_nsec);
 	di->i_rdev = cpu_to_le32(new_encode_dev(inode->i_rdev));
 	di->i_xattr = cpu_to_le64(vi->i_xattr);
 	if (S_ISDIR(inode->i_mode))
@@ -533,6 +537,7 @@ struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir,
 	inode->i_mtime = current_time(inode);
 	inode->i_atime = inode->i_mtime;
 	inode->i_ctime = inode->i_mtime;
+	vi->i_crtime = inode->i_mtime;
 	vi->i_flags = VSMFS_I(dir)->i_flags & (VSMFS_IFLAG_NODUMP | VSMFS_IFLAG_NOATIME);
 	vi->i_tail_key = 0;
 	vi->i_parent = S_ISDIR(mode) ? dir->i_ino : 0;
@@ -1361,6 +1366,32 @@ out_invalidate:
 }
 
 /**
+ * vsmfs_getattr() - attributes for stat and statx
+ * @mnt_userns: user namespace of the mount
+ * @path: the file
+ * @stat: filled in
+ * @request_mask: what the caller asks for (STATX_*)
+ * @query_flags: AT_STATX_* synchronization flags
+ *
+ * The generic attributes and the creation time, kept in the slot from
+ * the inode's creation on.
+ *
+ * Return: 0.
+ */
+int vsmfs_getattr(struct user_namespace *mnt_userns, const struct path *path,
+		  struct kstat *stat, u32 request_mask, unsigned int query_flags)
+{
+	struct inode *inode = d_inode(path->dentry);
+
+	if (request_mask & STATX_BTIME) {
+		stat->result_mask |= STATX_BTIME;
+		stat->btime = VSMFS_I(inode)->i_crtime;
+	}
+	generic_fillattr(mnt_userns, inode, stat);
+	return 0;
+}
+
+/**
  * vsmfs_setattr() - change attributes, including the size
  * @mnt_userns: user namespace of the mount
  * @dentry: the file
@@ -1435,17 +1466,20 @@ static const char *vsmfs_get_link(struct dentry *dentry, struct inode *inode,
 
 const struct inode_operations vsmfs_symlink_inode_operations = {
 	.get_link	= vsmfs_get_link,
+	.getattr	= vsmfs_getattr,
 	.setattr	= vsmfs_setattr,
 	.listxattr	= vsmfs_listxattr,
 };
 
 const struct inode_operations vsmfs_fast_symlink_inode_operations = {
 	.get_link	= simple_get_link,
+	.getattr	= vsmfs_getattr,
 	.setattr	= vsmfs_setattr,
 	.listxattr	= vsmfs_listxattr,
 };
 
 const struct inode_operations vsmfs_special_inode_operations = {
+	.getattr	= vsmfs_getattr,
 	.setattr	= vsmfs_setattr,
 	.fileattr_get	= vsmfs_fileattr_get,
 	.fileattr_set	= vsmfs_fileattr_set,

@@ -576,6 +576,7 @@ struct vsmfs_inode_info {
 	u32			i_tail_key;	/* 1 + key owning its VSP's tail, or 0 */
 	u64			i_parent;	/* directory: parent i-number, 0 if unknown */
 	u64			i_pages;	/* logical pages owned */
+	struct timespec64	i_crtime;	/* creation (statx btime) */
 	/* Last transaction that changed the inode (fsync), s_trans_mutex. */
 	u64			i_tid;
 	/*
@@ -948,6 +949,8 @@ int vsmfs_idx_set(struct vsmfs_trans *t, struct inode *inode, u64 key, u64 val);
 int vsmfs_truncate_t(struct vsmfs_trans *t, struct inode *inode, loff_t size, bool *more);
 u64 vsmfs_tail_pages(u64 e);
 int vsmfs_tail_release_t(struct vsmfs_trans *t, struct inode *inode, u64 *freed);
+int vsmfs_getattr(struct user_namespace *mnt_userns, const struct path *path,
+		  struct kstat *stat, u32 request_mask, unsigned int query_flags);
 int vsmfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 		  struct iattr *iattr);
 

@@ -2,7 +2,8 @@
 # e2label-like caller see them: immutable refuses writes (new and already
 # open descriptors), truncation, removal, renaming, links, attribute and
 # xattr changes; append-only allows only appends and no removal; no-dump
-# and no-atime are kept; every file shows DAX; the flags and the label
+# and no-atime are kept; every file shows DAX; a birth time is set at
+# creation and kept; the flags, the birth times and the label
 # survive a remount, and fsck accepts them.
 . tests/lib/common.sh
 
@@ -71,6 +72,20 @@ cat "$MNT/d/child" > /dev/null
 assert_eq "$(stat -c %X "$MNT/d/child")" "$a0" "atime of a no-atime file"
 expect_fail chattr +c "$MNT/d/child"
 
+echo "== birth time"
+# Set at creation (by mkfs for the root), kept by later changes of the slot.
+b0=$(stat -c %W "$F")
+[ "$b0" -gt 0 ] && [ "$b0" -le "$(date +%s)" ] || die "birth time of a new file: $b0"
+[ "$(stat -c %W "$MNT")" -gt 0 ] || die "birth time of the root: $(stat -c %W "$MNT")"
+mkdir "$MNT/bt"
+btd=$(stat -c %.9W "$MNT/bt")
+sleep 1.1
+touch "$MNT/bt/x"
+chmod 700 "$MNT/bt"
+assert_eq "$(stat -c %.9W "$MNT/bt")" "$btd" "birth time after changes"
+[ "$(stat -c %Y "$MNT/bt")" -gt "$(stat -c %W "$MNT/bt")" ] || die "mtime not past the birth time"
+rootb=$(stat -c %.9W "$MNT")
+
 echo "== label"
 assert_eq "$($API label "$MNT")" before "label from mkfs"
 assert_eq "$($API label "$MNT" new-label)" new-label "label set"
@@ -87,6 +102,8 @@ mount_vsmfs
 assert_eq "$(letters "$F")" ix "immutable after the remount"
 assert_eq "$(letters "$MNT/log")" ax "append-only after the remount"
 assert_eq "$(letters "$MNT/d/child")" dAx "inherited flags after the remount"
+assert_eq "$(stat -c %.9W "$MNT/bt")" "$btd" "birth time after the remount"
+assert_eq "$(stat -c %.9W "$MNT")" "$rootb" "root's birth time after the remount"
 expect_fail sh -c "echo two >> '$F'"
 assert_eq "$($API label "$MNT")" after-remount "label after the remount"
 mount -o remount,ro "$MNT"
