@@ -1070,12 +1070,10 @@ static __always_inline int vsmfs_stage_switch_shared(struct inode *inode,
 		for (i = 0; i < n; i++)
 			vsmfs_shandle_defer_resv(&h, &st[i].r);
 		vsmfs_stat_add(sbi, mcow_fine, n);
-		if (now) {
-			vsmfs_shandle_times(&h, inode, imb, di, *now);
-		} else {
-			vsmfs_shandle_note_inode(&h, inode);
-			vsmfs_aggr_written(inode);
-		}
+		if (now)
+			vsmfs_shandle_times(inode, imb, di, *now);
+		vsmfs_shandle_note_inode(&h, inode);
+		vsmfs_aggr_written(inode);
 		vsmfs_fault_stop(inode->i_sb, VSMFS_FAULT_COW_STOP,
 				 "copy-on-write stopped before its commit");
 	}

@@ -148,8 +148,11 @@ static noinline int vsmfs_inplace_times(struct inode *inode, struct timespec64 n
 
 	if (!vsmfs_shandle_begin(sbi, &h, 1, 0)) {
 		ret = vsmfs_shandle_inode(&h, inode, &mb, &di);
-		if (!ret)
-			vsmfs_shandle_times(&h, inode, mb, di, now);
+		if (!ret) {
+			vsmfs_shandle_times(inode, mb, di, now);
+			vsmfs_shandle_note_inode(&h, inode);
+			vsmfs_aggr_written(inode);
+		}
 		vsmfs_shandle_end(&h);
 		return ret;
 	}

@@ -370,8 +370,8 @@ static void vsmfs_slot_word_changed(struct vsmfs_mblk *mb, struct vsmfs_dinode *
 /**
  * vsmfs_shandle_times() - set an inode's modification and change times in
  *	a shared handle
- * @h: the shared handle, which vsmfs_shandle_inode() gave @mb and @di
- * @inode: the inode, still locked by the caller
+ * @inode: the inode, still locked by the caller, in a shared handle to
+ *	which vsmfs_shandle_inode() added @mb
  * @mb: the slot's block
  * @di: the slot
  * @now: the time, which becomes both
@@ -380,10 +380,11 @@ static void vsmfs_slot_word_changed(struct vsmfs_mblk *mb, struct vsmfs_dinode *
  * field shares its word with another time's, which stays as the slot has
  * it), with their bits set in m_cmask by atomic operations: other shared
  * handles change other slots of the block meanwhile. Stores nothing to
- * PM: the commit that takes @h writes the slot.
+ * PM: the commit that takes @h writes the slot. The caller notes the
+ * inode in @h (vsmfs_shandle_note_inode()) as for any change.
  */
-void vsmfs_shandle_times(struct vsmfs_shandle *h, struct inode *inode, struct vsmfs_mblk *mb,
-			 struct vsmfs_dinode *di, struct timespec64 now)
+void vsmfs_shandle_times(struct inode *inode, struct vsmfs_mblk *mb, struct vsmfs_dinode *di,
+			 struct timespec64 now)
 {
 	inode->i_mtime = now;
 	inode->i_ctime = now;
@@ -396,8 +397,6 @@ void vsmfs_shandle_times(struct vsmfs_shandle *h, struct inode *inode, struct vs
 	vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_mtime_ns));
 	vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_ctime_ns));
 	set_bit(((u8 *)di - mb->m_data) / VSMFS_INODE_SIZE, &mb->m_dirty_slots);
-	vsmfs_shandle_note_inode(h, inode);
-	vsmfs_aggr_written(inode);
 }
 
 /**

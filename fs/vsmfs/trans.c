@@ -61,9 +61,10 @@
  * that no other handle changes, notes them in the blocks' m_cmask with
  * atomic bit operations and joins the running transaction under
  * s_run.lock. The blocks join before the first change, and the times are
- * stored last, when nothing can fail. Its journal space and its entries of s_run.frees are
- * reserved when it begins (s_run.shared_credits, s_run.shared_frees), so
- * it never overflows the journal or grows the array; if they do not fit,
+ * stored last, when nothing can fail. Its journal space and its entries
+ * of s_run.frees are reserved when it begins (s_run.shared_credits,
+ * s_run.shared_frees), so it never overflows the journal or grows the
+ * array; if they do not fit,
  * or the handle must commit at once (commit=sync, write-through, an
  * error), the operation takes a handle of the other kind, which commits
  * first if needed. It undoes its swaps by swapping again. Its ordering is

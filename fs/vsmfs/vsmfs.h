@@ -937,8 +937,8 @@ int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode);
 int vsmfs_inode_get_write_access(struct vsmfs_trans *t, struct inode *inode);
 int vsmfs_shandle_inode(struct vsmfs_shandle *h, struct inode *inode,
 			struct vsmfs_mblk **mbp, struct vsmfs_dinode **dip);
-void vsmfs_shandle_times(struct vsmfs_shandle *h, struct inode *inode, struct vsmfs_mblk *mb,
-			 struct vsmfs_dinode *di, struct timespec64 now);
+void vsmfs_shandle_times(struct inode *inode, struct vsmfs_mblk *mb, struct vsmfs_dinode *di,
+			 struct timespec64 now);
 void vsmfs_inode_reload(struct inode *inode);
 void vsmfs_evict_inode(struct inode *inode);
 u64 vsmfs_lpn_blk(struct vsmfs_sb_info *sbi, u64 lpn);
