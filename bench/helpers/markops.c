@@ -12,6 +12,9 @@
  *                                       N times: pwrite BS bytes at a
  *                                       random BS-aligned offset of FILE
  *   markops unlink DIR N TAG            unlink DIR/c00000 ... c<N-1>
+ *   markops spread DIR FILES N BS TAG   create DIR/s0 ... s<FILES-1>, then
+ *                                       N times: append BS bytes to one of
+ *                                       them (append30's sequence), fsync
  *   markops marker TAG                  one marker, TAG
  *
  * Markers (but for "marker"): TAG just before the first operation, TAG+1 just after the
@@ -203,6 +206,37 @@ int main(int argc, char **argv)
 				fail("unlink");
 		}
 		end(parse_count(argv[4]));
+		return 0;
+	}
+	if (argc == 7 && !strcmp(argv[1], "spread")) {
+		long files = parse_count(argv[3]), bs = parse_count(argv[5]);
+		int *fds;
+
+		n = parse_count(argv[4]);
+		/* The sequence and the file choice of bench/helpers/append30.c. */
+		rng = 88172645463325252UL;
+		buf = malloc(bs);
+		fds = calloc(files, sizeof(*fds));
+		if (!buf || !fds || !files)
+			fail("malloc");
+		memset(buf, 'a', bs);
+		for (i = 0; i < files; i++) {
+			snprintf(name, sizeof(name), "%s/s%ld", argv[2], i);
+			fds[i] = open(name, O_CREAT | O_TRUNC | O_WRONLY | O_APPEND, 0644);
+			if (fds[i] < 0)
+				fail("open");
+		}
+		begin(parse_count(argv[6]));
+		for (i = 0; i < n; i++) {
+			fd = fds[next_random() % files];
+			if (write(fd, buf, bs) != bs)
+				fail("write");
+			if (fsync(fd))
+				fail("fsync");
+		}
+		end(parse_count(argv[6]));
+		for (i = 0; i < files; i++)
+			close(fds[i]);
 		return 0;
 	}
 	fprintf(stderr, "usage: see the comment at the top of markops.c\n");
