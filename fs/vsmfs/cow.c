@@ -905,15 +905,16 @@ static int vsmfs_stage_copy(struct vsmfs_sb_info *sbi, struct inode *inode,
 			    struct vsmfs_stage *st, u64 wfrom, u64 wto, struct iov_iter *from)
 {
 	u64 old = vsmfs_idx_lpn(st->e) + st->pg, bytes = st->r.count << VSMFS_BLOCK_SHIFT;
-	bool ranged;
+	bool ranged, old_ranged = false;
 	char __pm *sp, *op;
 	u64 cs, ce, ws, we, n;
-	int ret;
+	int ret = 0;
 
 	/*
-	 * A single page through the device mapping, which needs no catch-up
-	 * with the swaps of other writes, a longer run as one range
-	 * (vsmfs_data_begin()). An old page without a frame reads as zeros.
+	 * A single page, or a run of consecutive frames, through the device
+	 * mapping, which needs no catch-up with the swaps of other writes,
+	 * any other run as one range (vsmfs_data_begin()). An old page
+	 * without a frame reads as zeros.
 	 */
 	sp = vsmfs_data_begin(sbi, st->r.lpn, 0, bytes, &ranged);
 	if (!sp) {
@@ -930,9 +931,7 @@ static int vsmfs_stage_copy(struct vsmfs_sb_info *sbi, struct inode *inode,
 	 * orders them too (vsmfs_copy_from_iter()).
 	 */
 	if (ws > cs || we < ce) {
-		op = vsmfs_data_begin(sbi, old, 0, bytes, &ranged);
-		/* The first use of the range covers both: the nested one ends now. */
-		vsmfs_data_end(ranged);
+		op = vsmfs_data_begin(sbi, old, 0, bytes, &old_ranged);
 		if (op) {
 			ret = vsmfs_merge_old(sp, op, ws - cs);
 			if (!ret)
@@ -955,6 +954,7 @@ static int vsmfs_stage_copy(struct vsmfs_sb_info *sbi, struct inode *inode,
 	vsmfs_stat_add(sbi, data_user_bytes, n);
 	vsmfs_stat_add(sbi, data_merge_bytes, (ws - cs) + (ce - we));
 out:
+	vsmfs_data_end(old_ranged);
 	vsmfs_data_end(ranged);
 	return ret;
 }

@@ -299,6 +299,36 @@ static void __pm *vsmfs_lpn_frame_ptr(struct vsmfs_sb_info *sbi, u64 lpn)
 	return sbi->s_virt + ((sbi->s_layout.data_start + f) << VSMFS_BLOCK_SHIFT);
 }
 
+/*
+ * The device mapping of logical pages [@lpn, @lpn + @n) when their frames
+ * are consecutive (as the frames of a run are until partial overwrites
+ * swap some away), else NULL. Context and validity as
+ * vsmfs_lpn_frame_ptr(), for every page of the run.
+ */
+static void __pm *vsmfs_run_frames_ptr(struct vsmfs_sb_info *sbi, u64 lpn, u64 n)
+{
+	unsigned long pfn, a;
+	pte_t *pte;
+	u64 f, i;
+
+	if (!lpn || lpn + n > sbi->s_layout.lpages)
+		return NULL;
+	pte = vsmfs_vsp_pte(sbi, lpn);
+	pfn = pte_pfn(ptep_get(pte));
+	f = pfn - sbi->s_frame_pfn0;
+	if (f >= sbi->s_layout.data_pages || n > sbi->s_layout.data_pages - f)
+		return NULL;
+	a = (unsigned long)sbi->s_vsp_base + (lpn << VSMFS_BLOCK_SHIFT);
+	for (i = 1; i < n; i++) {
+		a += PAGE_SIZE;
+		/* The PTEs of one 2 MiB of addresses are consecutive. */
+		pte = IS_ALIGNED(a, PMD_SIZE) ? vsmfs_vsp_pte(sbi, lpn + i) : pte + 1;
+		if (pte_pfn(ptep_get(pte)) != pfn + i)
+			return NULL;
+	}
+	return sbi->s_virt + ((sbi->s_layout.data_start + f) << VSMFS_BLOCK_SHIFT);
+}
+
 /**
  * vsmfs_data_begin() - the address of file data for one access
  * @sbi: the file system
@@ -309,8 +339,11 @@ static void __pm *vsmfs_lpn_frame_ptr(struct vsmfs_sb_info *sbi, u64 lpn)
  *	with vsmfs_data_end(@ranged)
  *
  * An access inside one page goes through the device mapping
- * (vsmfs_lpn_frame_ptr(): no catch-up with swaps); a longer one through
- * the range, between vsmfs_vsp_enter() and vsmfs_vsp_exit().
+ * (vsmfs_lpn_frame_ptr(): no catch-up with swaps), and so does a longer
+ * one whose pages' frames are consecutive: one translation per large page
+ * of the kernel's mapping of the device where the range takes one per
+ * 4 KiB page, which a 2 MiB copy would pay 512 times. Any other access
+ * goes through the range, between vsmfs_vsp_enter() and vsmfs_vsp_exit().
  *
  * Context: as vsmfs_lpn_frame_ptr().
  * Return: the address of byte @off, or NULL: a page without a frame (a
@@ -326,6 +359,12 @@ void __pm *vsmfs_data_begin(struct vsmfs_sb_info *sbi, u64 lpn, u64 off, u64 len
 	if (!*ranged) {
 		p = vsmfs_lpn_frame_ptr(sbi, lpn + (off >> VSMFS_BLOCK_SHIFT));
 		return p ? p + in : NULL;
+	}
+	p = vsmfs_run_frames_ptr(sbi, lpn + (off >> VSMFS_BLOCK_SHIFT),
+				 DIV_ROUND_UP(in + len, VSMFS_BLOCK_SIZE));
+	if (p) {
+		*ranged = false;
+		return p + in;
 	}
 	vsmfs_vsp_enter();
 	p = vsmfs_lpn_ptr(sbi, lpn);
