@@ -17,6 +17,7 @@
 #   make crash-parallel  power cuts while four workloads run at once: N crash
 #                     points (default 20) from SEED
 #   make crash-atomic overwrite atomicity: N crash images (default 500) from SEED
+#   make fsx-test     posix/010-fsx with SEEDS (default eight; make test: two)
 #   make ordering-test  persistence-ordering check, the long run: every
 #                     workload, every crash point, more lost-line subsets;
 #                     OPTSETS=default,ckpt,... runs those mount option sets
@@ -108,6 +109,10 @@ crash-atomic: all
 # Tests too long for make test (group.conf "long="): the DKMS build in the VM.
 dkms-test: all
 	tests/run tools/006-dkms
+
+# vsmfs-fsx with more seeds than make test's two (SEEDS, eight by default).
+fsx-test: all
+	VSMFS_FSX_SEEDS="$(or $(SEEDS),1 2 3 4 5 6 7 8)" tests/run posix/010-fsx
 
 ordering-test: all
 	VSMFS_ORDERING=long VSMFS_ORDERING_SEED=$(SEED) VSMFS_ORDERING_OPTSETS=$(OPTSETS) \
@@ -242,6 +247,6 @@ clean:
 	$(MAKE) -C tests/unit clean
 	rm -rf build
 
-.PHONY: all module pmlog release ordering-test tools test unit demo check fuzz crash-test crash-parallel crash-atomic clean install uninstall \
+.PHONY: all module pmlog release ordering-test fsx-test tools test unit demo check fuzz crash-test crash-parallel crash-atomic clean install uninstall \
 	install-tools uninstall-tools install-module uninstall-module dkms-install dkms-uninstall \
 	intree-check intree-kernel blkid-patch-test dkms-test bench bench-quick bench-create bench-helpers bench-tlbcost
