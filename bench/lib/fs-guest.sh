@@ -3,8 +3,11 @@
 # Sourced by the benchmark guest scripts (bench/lib/*-guest), after
 # tests/lib/common.sh and with S set to the device's sysfs directory:
 # mount_fs FS formats $DEV and mounts it on $MNT as one of the file systems
-# the benchmarks compare; counter NAME prints a vsmfs counter (nothing on
-# other file systems); now prints the time in seconds. MKFS_EXT4_EXTRA, when
+# the benchmarks compare, unmount_fs FS unmounts it; counter NAME prints a
+# vsmfs counter (nothing on other file systems, or for a counter the
+# module does not have); now prints the time in seconds. vsmfs-base is
+# vsmfs with the module and mkfs.vsmfs of the built tree $VSMFS_BASE,
+# loaded in place of this tree's module until unmount_fs. MKFS_EXT4_EXTRA, when
 # set, is added to mkfs.ext4's options (for example "-E
 # lazy_itable_init=0,lazy_journal_init=0", so that no inode table is zeroed
 # in the background while the first workload runs).
@@ -19,6 +22,10 @@ mount_fs() {
 	vsmfs-noagg)	"$MKFS" -q -f "$DEV"; mount -t vsmfs -o aggregate=off "$DEV" "$MNT" ;;
 	vsmfs-serial)	"$MKFS" -q -f "$DEV"; mount -t vsmfs -o journal_commit=serial "$DEV" "$MNT" ;;
 	vsmfs-commitsync) "$MKFS" -q -f "$DEV"; mount -t vsmfs -o commit=sync "$DEV" "$MNT" ;;
+	vsmfs-base)	rmmod vsmfs
+		insmod "$VSMFS_BASE/fs/vsmfs/vsmfs.ko"
+		"$VSMFS_BASE/tools/mkfs.vsmfs" -q -f "$DEV"
+		mount -t vsmfs "$DEV" "$MNT" ;;
 	ext4-dax)	# shellcheck disable=SC2086
 		mkfs.ext4 -q -F -b 4096 ${MKFS_EXT4_EXTRA:-} "$DEV"
 		mount -t ext4 -o dax "$DEV" "$MNT" ;;
@@ -26,8 +33,16 @@ mount_fs() {
 	esac
 }
 
+unmount_fs() {
+	umount "$MNT"
+	if [ "$1" = vsmfs-base ]; then
+		rmmod vsmfs
+		insmod "$MODULE"
+	fi
+}
+
 counter() {
-	if [ -d "$S" ]; then cat "$S/$1"; fi
+	if [ -r "$S/$1" ]; then cat "$S/$1"; fi
 }
 
 now() {
