@@ -273,45 +273,33 @@ static __always_inline pte_t *vsmfs_vsp_pte(struct vsmfs_sb_info *sbi, u64 lpn)
 }
 
 /**
- * vsmfs_lpn_frame_ptr() - a logical page's frame, through the device mapping
+ * vsmfs_lpn_frame_ptr() - logical pages' frames, through the device mapping
  * @sbi: the file system
- * @lpn: the logical page
+ * @lpn: the first logical page
+ * @n: pages from @lpn on
  *
- * The same bytes as vsmfs_lpn_ptr(sbi, @lpn), for accesses inside the
- * page, reached through the mapping of the whole device, whose
- * translations no swap changes: no vsmfs_vsp_enter() is needed, nor a
- * catch-up with the swaps of other CPUs.
+ * The same bytes as vsmfs_lpn_ptr(sbi, @lpn) and the @n - 1 pages after
+ * it, reached through the mapping of the whole device, whose translations
+ * no swap changes: no vsmfs_vsp_enter() is needed, nor a catch-up with the
+ * swaps of other CPUs. It exists for @n pages only if their frames are
+ * consecutive, as the frames of a run are until partial overwrites swap
+ * some away.
  *
- * Context: the caller keeps the page from being swapped until it is done
- * with the address (i_idx_sem for a file's page, a reservation for a
- * reserved one), as for the mapping layer.
- * Return: the frame's address, or NULL if the page has no frame (a hole).
+ * Context: the caller keeps the pages from being swapped until it is done
+ * with the address (i_idx_sem for a file's pages, a reservation for
+ * reserved ones), as for the mapping layer.
+ * Return: the first frame's address, or NULL if a page has no frame (a
+ * hole) or the frames are not consecutive.
  */
-static void __pm *vsmfs_lpn_frame_ptr(struct vsmfs_sb_info *sbi, u64 lpn)
-{
-	u64 f;
-
-	if (WARN_ON_ONCE(!lpn || lpn >= sbi->s_layout.lpages))
-		return NULL;
-	f = pte_pfn(ptep_get(vsmfs_vsp_pte(sbi, lpn))) - sbi->s_frame_pfn0;
-	if (f >= sbi->s_layout.data_pages)
-		return NULL;
-	return sbi->s_virt + ((sbi->s_layout.data_start + f) << VSMFS_BLOCK_SHIFT);
-}
-
-/*
- * The device mapping of logical pages [@lpn, @lpn + @n) when their frames
- * are consecutive (as the frames of a run are until partial overwrites
- * swap some away), else NULL. Context and validity as
- * vsmfs_lpn_frame_ptr(), for every page of the run.
- */
-static void __pm *vsmfs_run_frames_ptr(struct vsmfs_sb_info *sbi, u64 lpn, u64 n)
+static void __pm *vsmfs_lpn_frame_ptr(struct vsmfs_sb_info *sbi, u64 lpn, u64 n)
 {
 	unsigned long pfn, a;
 	pte_t *pte;
 	u64 f, i;
 
-	if (!lpn || lpn + n > sbi->s_layout.lpages)
+	if (WARN_ON_ONCE(!lpn || lpn >= sbi->s_layout.lpages))
+		return NULL;
+	if (n > sbi->s_layout.lpages - lpn)
 		return NULL;
 	pte = vsmfs_vsp_pte(sbi, lpn);
 	pfn = pte_pfn(ptep_get(pte));
@@ -355,17 +343,12 @@ void __pm *vsmfs_data_begin(struct vsmfs_sb_info *sbi, u64 lpn, u64 off, u64 len
 	u64 in = off & (VSMFS_BLOCK_SIZE - 1);
 	char __pm *p;
 
-	*ranged = in + len > VSMFS_BLOCK_SIZE;
-	if (!*ranged) {
-		p = vsmfs_lpn_frame_ptr(sbi, lpn + (off >> VSMFS_BLOCK_SHIFT));
+	*ranged = false;
+	p = vsmfs_lpn_frame_ptr(sbi, lpn + (off >> VSMFS_BLOCK_SHIFT),
+				DIV_ROUND_UP(in + len, VSMFS_BLOCK_SIZE));
+	if (p || in + len <= VSMFS_BLOCK_SIZE)
 		return p ? p + in : NULL;
-	}
-	p = vsmfs_run_frames_ptr(sbi, lpn + (off >> VSMFS_BLOCK_SHIFT),
-				 DIV_ROUND_UP(in + len, VSMFS_BLOCK_SIZE));
-	if (p) {
-		*ranged = false;
-		return p + in;
-	}
+	*ranged = true;
 	vsmfs_vsp_enter();
 	p = vsmfs_lpn_ptr(sbi, lpn);
 	return p ? p + off : NULL;
