@@ -1127,6 +1127,48 @@ int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsm
 }
 
 /**
+ * vsmfs_resv_take_at() - reserve a given run of logical pages in DRAM
+ * @sbi: the file system
+ * @lpn: first page
+ * @count: pages; the run must not cross a VSP
+ * @r: the reservation, filled in
+ *
+ * As vsmfs_resv_take(), for the pages right after a run that is to grow
+ * in place: each must be free and have a frame.
+ *
+ * Context: process context; takes s_trans_mutex.
+ * Return: 0, -ENOSPC if any page is in use or has no frame, or -ENOMEM.
+ */
+int vsmfs_resv_take_at(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, struct vsmfs_resv *r)
+{
+	struct vsmfs_mblk *mb;
+	unsigned int nofs;
+	u64 off = lpn % BITS_PER_BLK, t0;
+	int ret = -ENOSPC;
+
+	if (!count || lpn + count > sbi->s_layout.lpages ||
+	    lpn / VSMFS_VSP_PAGES != (lpn + count - 1) / VSMFS_VSP_PAGES)
+		return -ENOSPC;
+	mutex_lock(&sbi->s_trans_mutex);
+	t0 = ktime_get_ns();
+	nofs = memalloc_nofs_save();
+	mb = vsmfs_resv_block(sbi, lpn);
+	if (IS_ERR(mb)) {
+		ret = PTR_ERR(mb);
+	} else if (find_next_bit((unsigned long *)mb->m_data, off + count, off) >= off + count &&
+		   vsmfs_framed(sbi, lpn, count)) {
+		vsmfs_resv_add(sbi, mb, lpn, count);
+		r->lpn = lpn;
+		r->count = count;
+		ret = 0;
+	}
+	memalloc_nofs_restore(nofs);
+	vsmfs_stat_add(sbi, journal_lock_hold_ns, ktime_get_ns() - t0);
+	mutex_unlock(&sbi->s_trans_mutex);
+	return ret;
+}
+
+/**
  * vsmfs_resv_claim() - let a handle allocate a reserved run
  * @t: the handle
  * @r: the reservation, from vsmfs_resv_take()

@@ -4,16 +4,18 @@
  * metadata a copy-on-write transaction dirties and the length of an atomic
  * write it bounds, the copy of whole runs and of single pages
  * (vsmfs_cow_whole(), vsmfs_cow_fine()), the staged write of a piece
- * through a scratch run (vsmfs_write_staged()), the atomic write itself
+ * through a scratch run (vsmfs_write_staged()), the staged append
+ * (vsmfs_write_append()), the atomic write itself
  * (vsmfs_write_atomic()), and the growth of a piece's run
  * (vsmfs_extend_run(), vsmfs_write_new()), which data=inplace writes,
  * DAX faults and fallocate share.
  *
  * Ordering: the PM store ordering of an atomic write is given at
  * vsmfs_write_atomic(), that of the staged write at vsmfs_write_staged(),
- * and each helper that writes PM states its own beside its code. New
- * pages written by vsmfs_write_new() become reachable only when the
- * caller's transaction commits, after a fence.
+ * that of the staged append at vsmfs_write_append(), and each helper
+ * that writes PM states its own beside its code. New pages written by
+ * vsmfs_write_new() become reachable only when the caller's transaction
+ * commits, after a fence.
  */
 #include <linux/fs.h>
 #include <linux/uio.h>
@@ -1299,6 +1301,346 @@ release:
 }
 
 /*
+ * The handle of a staged append that stays in the file's last page: the
+ * size and the times, in a shared handle beside other writes when the
+ * running transaction has room for it, else in a handle of the other
+ * kind. Ordering as any handle that ends in the running transaction.
+ * Return: 0 or a negative errno (the size unchanged).
+ */
+static noinline int vsmfs_append_size(struct inode *inode, loff_t size)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct timespec64 now = current_time(inode);
+	struct vsmfs_shandle h;
+	struct vsmfs_dinode *di;
+	struct vsmfs_mblk *mb;
+	struct vsmfs_trans t;
+	int ret;
+
+	if (!vsmfs_shandle_begin(sbi, &h, 1, 0)) {
+		ret = vsmfs_shandle_inode(&h, inode, &mb, &di);
+		if (!ret) {
+			vsmfs_shandle_size(inode, mb, di, size);
+			vsmfs_shandle_times(inode, mb, di, now);
+			vsmfs_shandle_note_inode(&h, inode);
+			vsmfs_aggr_written(inode);
+		}
+		vsmfs_shandle_end(&h);
+		return ret;
+	}
+	vsmfs_trans_begin_meta(sbi, &t, 1);
+	vsmfs_trans_track(&t, inode, false);
+	i_size_write(inode, size);
+	inode->i_mtime = now;
+	inode->i_ctime = now;
+	return vsmfs_trans_end(&t, vsmfs_write_inode_t(&t, inode));
+}
+
+/*
+ * Where a staged append writes the new pages of its piece, and how its
+ * handle makes them the file's (vsmfs_append_plan()).
+ */
+enum vsmfs_append_kind {
+	VSMFS_APPEND_TAIL,	/* the reserved tail of a large file's VSP: its own */
+	VSMFS_APPEND_AFTER,	/* reserved pages right after the run: grown in place */
+	VSMFS_APPEND_FIRST,	/* a reserved run, the piece's first */
+	VSMFS_APPEND_MOVE,	/* a reserved run the old one moves into */
+};
+
+/*
+ * struct vsmfs_append - a staged append's new pages
+ * @kind: VSMFS_APPEND_*
+ * @r: the pages reserved, for every kind but VSMFS_APPEND_TAIL
+ * @dst: the first logical page the new pages' data is copied into
+ */
+struct vsmfs_append {
+	enum vsmfs_append_kind	kind;
+	struct vsmfs_resv	r;
+	u64			dst;
+};
+
+/*
+ * Choose where the new pages [@have, @need) of piece @key (index entry
+ * @e) are written, as vsmfs_extend_run() would place them, and reserve
+ * them: in a large file's own tail; a large file's first run of the piece
+ * at a free VSP (whose rest it then reserves); for a small file right
+ * after its run, or else in a fresh run that becomes the piece's, the old
+ * run's frames swapped into it. A large file's run that must move into a
+ * fresh VSP, and a small file that kept a tail, grow in their handle.
+ * Return: 0, -EAGAIN if the append is not staged, -ENOSPC or -ENOMEM.
+ */
+static int vsmfs_append_plan(struct inode *inode, u64 key, u64 e, u64 have, u64 need,
+			     bool large, struct vsmfs_append *a)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	u64 lpn = vsmfs_idx_lpn(e), k = need - have, tail = VSMFS_I(inode)->i_tail_key;
+	int ret;
+
+	if (tail == key + 1) {
+		if (need > have + vsmfs_tail_pages(e) || vsmfs_frames_in(sbi, lpn + have, k) != k ||
+		    vsmfs_any_unwritten(sbi, lpn + have, k))
+			return -EAGAIN;
+		a->kind = VSMFS_APPEND_TAIL;
+		a->dst = lpn + have;
+		return 0;
+	}
+	if (large || tail) {
+		if (have || !large)
+			return -EAGAIN;
+		a->kind = VSMFS_APPEND_FIRST;
+		ret = vsmfs_resv_take(sbi, need, true, &a->r);
+		a->dst = a->r.lpn;
+		return ret;
+	}
+	if (have && lpn % VSMFS_VSP_PAGES + need <= VSMFS_VSP_PAGES &&
+	    !vsmfs_resv_take_at(sbi, lpn + have, k, &a->r)) {
+		a->kind = VSMFS_APPEND_AFTER;
+		a->dst = a->r.lpn;
+		return 0;
+	}
+	ret = vsmfs_resv_take(sbi, need, false, &a->r);
+	a->kind = have ? VSMFS_APPEND_MOVE : VSMFS_APPEND_FIRST;
+	a->dst = a->r.lpn + have;
+	return ret;
+}
+
+/*
+ * The run of piece @key (index entry @e) becomes @a's reserved run, the
+ * @have pages of the old one moved into it by swapping their frames (as
+ * vsmfs_move_run() does), and the old pages freed by the commit.
+ */
+static int vsmfs_append_move(struct vsmfs_trans *t, struct inode *inode, u64 key, u64 e,
+			     u64 have, const struct vsmfs_append *a, bool large)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	u64 lpn = vsmfs_idx_lpn(e), freed;
+	struct vsmfs_swap sw;
+	int ret;
+
+	ret = vsmfs_resv_claim(t, &a->r);
+	if (!ret)
+		ret = vsmfs_idx_set(t, inode, key, vsmfs_idx_make(a->r.lpn, a->r.count));
+	if (ret || !have)
+		goto out;
+	vsmfs_swap_init(t->t_sbi, &sw);
+	ret = vsmfs_swap_pages(t, &sw, lpn, a->r.lpn, have);
+	if (!ret)
+		ret = vsmfs_free_data_pages(t, lpn, have);
+	vsmfs_swap_flush(&sw);
+	if (!ret) {
+		trace_vsmfs_zfdm(inode, key, have, true);
+		vsmfs_stat_inc(t->t_sbi, zfdm_migrations);
+		vsmfs_stat_add(t->t_sbi, zfdm_migrated_pages, have);
+	}
+out:
+	if (!ret)
+		ret = vsmfs_trans_defer_resv(t, &a->r, true);
+	if (!ret)
+		vi->i_pages += a->r.count - have;
+	/* A large file's run reserves the rest of its VSP, as it would grown. */
+	if (!ret && large && a->r.count < VSMFS_VSP_PAGES &&
+	    !vsmfs_alloc_pages_at(t, a->r.lpn + a->r.count, VSMFS_VSP_PAGES - a->r.count)) {
+		/* On error the handle is aborted, the pages with it. */
+		if (vi->i_tail_key)
+			ret = vsmfs_tail_release_t(t, inode, &freed);
+		if (!ret) {
+			vi->i_pages += VSMFS_VSP_PAGES - a->r.count;
+			vi->i_tail_key = key + 1;
+			vi->i_flags &= ~VSMFS_IFLAG_TAIL_RELEASED;
+		}
+	}
+	inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
+	return ret;
+}
+
+/*
+ * The handle of a staged append that gives piece @key (index entry @e)
+ * the new pages [@have, @need), whose data @a holds, and the file the size
+ * @size. Ordering as vsmfs_stage_switch(): the data was fenced before the
+ * handle began, nothing here is stored to PM, and a moved run's stale
+ * translations are shot down before its old pages can be taken again.
+ * @owned: set if the transaction took @a's reservation (committed, even
+ *	if the commit failed); else the handle was aborted and it is the
+ *	caller's again.
+ * Return: 0 or a negative errno.
+ */
+static noinline int vsmfs_append_grow(struct inode *inode, u64 key, u64 e, u64 have, u64 need,
+				      const struct vsmfs_append *a, bool large, loff_t size,
+				      u32 credits, bool *owned)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	struct vsmfs_trans t;
+	u64 run, had;
+	int ret;
+
+	*owned = false;
+	vsmfs_trans_begin_credits(sbi, &t, credits);
+	vsmfs_trans_track(&t, inode, false);
+	switch (a->kind) {
+	case VSMFS_APPEND_AFTER:
+		ret = vsmfs_resv_claim(&t, &a->r);
+		if (!ret)
+			ret = vsmfs_idx_set(&t, inode, key, vsmfs_idx_make(vsmfs_idx_lpn(e), need));
+		if (!ret)
+			ret = vsmfs_trans_defer_resv(&t, &a->r, true);
+		if (!ret) {
+			vi->i_pages += a->r.count;
+			inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
+		}
+		break;
+	case VSMFS_APPEND_FIRST:
+	case VSMFS_APPEND_MOVE:
+		ret = vsmfs_append_move(&t, inode, key, e, have, a, large);
+		break;
+	case VSMFS_APPEND_TAIL:
+		/* Pages the file owns, written by the caller: none is zeroed. */
+		ret = vsmfs_extend_run(&t, inode, key, need, have << VSMFS_BLOCK_SHIFT,
+				       need << VSMFS_BLOCK_SHIFT, large, &run, &had);
+		if (!ret && WARN_ON_ONCE(had != have || run + have != a->dst))
+			ret = -EFSCORRUPTED;
+		break;
+	}
+	if (!ret) {
+		i_size_write(inode, size);
+		inode->i_mtime = current_time(inode);
+		inode->i_ctime = inode->i_mtime;
+		ret = vsmfs_write_inode_t(&t, inode);
+	}
+	/* A handle its end would abort (vsmfs_trans_commit()): abort it here. */
+	if (!ret && (t.t_overflow || READ_ONCE(sbi->s_error_ro)))
+		ret = t.t_overflow ? -EFSCORRUPTED : -EROFS;
+	if (ret) {
+		vsmfs_trans_abort(&t);
+		return ret;
+	}
+	*owned = true;
+	return vsmfs_trans_commit(&t);
+}
+
+/*
+ * Write [@pos, @pos + @len) past the end of the file, copying the data
+ * with no file-system-wide lock held, as vsmfs_write_staged() does for an
+ * overwrite: an append within one piece that starts in the file's last
+ * page or right after it, where the piece's run ends with that page.
+ *
+ * (a) The new pages, if any, are chosen and reserved in DRAM
+ * (vsmfs_append_plan()); (b) the bytes that fall in the last page are
+ * written in place, past the end (they belong to no version of the file
+ * yet; a gap between the end and the write is zeroed), and the rest into
+ * the new pages, the end of the last one zeroed, with non-temporal stores
+ * and written-back cached stores, holding only the inode's locks; a fence
+ * on this CPU makes (b) durable before (c), one short handle, makes it
+ * reachable: the size and the times alone in a shared handle
+ * (vsmfs_append_size()), or the new pages joined to the run and the size
+ * in a handle under s_trans_mutex (vsmfs_append_grow()). A crash before
+ * the commit leaves the old size, the bytes written past it (which
+ * growing the file zeroes first, as it does any), and the reserved pages
+ * free.
+ *
+ * Context: as vsmfs_write_atomic(), with @pos at or past the size and
+ * @len > 0 (the caller checks).
+ * Return: the bytes written, -EAGAIN if the write is not of that kind or
+ * found no room for its reserved pages beside the run's (nothing done that
+ * the file shows, @from as it came), or another negative errno (the same).
+ */
+static ssize_t vsmfs_write_append(struct inode *inode, loff_t pos, size_t len,
+				  struct iov_iter *from, bool large)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	u64 size = i_size_read(inode), key = pos >> VSMFS_VSP_SHIFT;
+	u64 pstart = key << VSMFS_VSP_SHIFT, wfrom = pos - pstart, wto = wfrom + len;
+	u64 e = vsmfs_idx_lookup(inode, key), have = e ? vsmfs_idx_count(e) : 0;
+	u64 need = DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE), hb = have << VSMFS_BLOCK_SHIFT;
+	u32 credits = vsmfs_cow_blocks_at(VSMFS_COW_MULTI, pos, len);
+	size_t count = iov_iter_count(from), n;
+	struct vsmfs_append a = { };
+	bool ranged, owned = false;
+	char __pm *p;
+	int ret;
+
+	/*
+	 * The end in this piece, the run ending with the end's page, no
+	 * whole page skipped, and the handle's worst case in the journal.
+	 */
+	if (size < pstart || wto > VSMFS_PIECE_SIZE ||
+	    DIV_ROUND_UP(size - pstart, VSMFS_BLOCK_SIZE) != have || wfrom > hb ||
+	    credits > vsmfs_trans_max_blocks(sbi))
+		return -EAGAIN;
+	/* A last page written into needs its frame, and data in it. */
+	if (wfrom < hb && (!vsmfs_frames_in(sbi, vsmfs_idx_lpn(e) + have - 1, 1) ||
+			   vsmfs_any_unwritten(sbi, vsmfs_idx_lpn(e) + have - 1, 1)))
+		return -EAGAIN;
+	/* (a) */
+	if (need > have) {
+		ret = vsmfs_append_plan(inode, key, e, have, need, large, &a);
+		if (ret)
+			return ret == -ENOSPC ? -EAGAIN : ret;
+	}
+	/* (b) The last page. */
+	if (wfrom < hb) {
+		u64 pg = hb - VSMFS_BLOCK_SIZE, to = min(wto, hb);
+
+		p = vsmfs_data_begin(sbi, vsmfs_idx_lpn(e) + have - 1, 0, VSMFS_BLOCK_SIZE,
+				     &ranged);
+		ret = -EFSCORRUPTED;
+		if (p) {
+			if (wfrom > size - pstart)
+				vsmfs_zero_pm(p + (size - pstart - pg), wfrom - (size - pstart));
+			pagefault_disable();
+			n = vsmfs_copy_from_iter(p + (wfrom - pg), to - wfrom, from);
+			pagefault_enable();
+			ret = n < to - wfrom ? -EFAULT : 0;
+		}
+		vsmfs_data_end(ranged);
+		if (ret)
+			goto release;
+	}
+	/* (b) The new pages, from the start of the first. */
+	if (need > have) {
+		p = vsmfs_data_begin(sbi, a.dst, 0, (need - have) << VSMFS_BLOCK_SHIFT, &ranged);
+		ret = -EFSCORRUPTED;
+		if (p) {
+			pagefault_disable();
+			n = vsmfs_copy_from_iter(p, wto - hb, from);
+			pagefault_enable();
+			ret = n < wto - hb ? -EFAULT : 0;
+			if (!ret)
+				vsmfs_zero_pm(p + (wto - hb), (need << VSMFS_BLOCK_SHIFT) - wto);
+		}
+		vsmfs_data_end(ranged);
+		if (ret)
+			goto release;
+	}
+	vsmfs_stat_add(sbi, data_user_bytes, len);
+	/* (b) durable before (c) begins. */
+	vsmfs_fence_pending();
+	/* (c) */
+	if (need > have)
+		ret = vsmfs_append_grow(inode, key, e, have, need, &a, large, pos + len, credits,
+					&owned);
+	else
+		ret = vsmfs_append_size(inode, pos + len);
+	if (ret && !owned)
+		goto release;
+	vsmfs_stat_inc(sbi, write_staged_appends);
+	trace_vsmfs_mcow_write(inode, pos, len, 0, 0, 0, 0, ret ?: len);
+	return ret ?: len;
+
+release:
+	/* Nothing is written that the file shows: @from as it came. */
+	iov_iter_revert(from, count - iov_iter_count(from));
+	if (a.r.count)
+		vsmfs_resv_release(sbi, &a.r);
+	/*
+	 * Out of space with the reserved pages taken besides the run's own
+	 * (vsmfs_append_grow() swapping them in): the write is made in one
+	 * handle, which needs the run's alone.
+	 */
+	return ret == -ENOSPC ? -EAGAIN : ret;
+}
+
+/*
  * The part of vsmfs_write_atomic() for a write that is not staged: the
  * whole write, copies included, in one handle. Apart so that a staged write
  * does not set up this frame. Same context, return values and ordering.
@@ -1413,10 +1755,12 @@ ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
 	}
 
 	down_write(&vi->i_idx_sem);
-	/* Only overwrites inside the size are staged: see there. */
+	/* Overwrites inside the size and appends past it are staged: see there. */
 	n = -EAGAIN;
 	if (mode != VSMFS_COW_SUPERPAGE && len && end <= i_size_read(inode))
 		n = vsmfs_write_staged(inode, pos, len, from, large, mode);
+	else if (len && pos >= i_size_read(inode))
+		n = vsmfs_write_append(inode, pos, len, from, large);
 	if (n != -EAGAIN) {
 		/* With @direct, a copy stopped at a fault: made again. */
 		if (direct && n == -EFAULT)

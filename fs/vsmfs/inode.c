@@ -400,6 +400,26 @@ void vsmfs_shandle_times(struct inode *inode, struct vsmfs_mblk *mb, struct vsmf
 }
 
 /**
+ * vsmfs_shandle_size() - set an inode's size in a shared handle
+ * @inode: the inode, still locked by the caller, in a shared handle to
+ *	which vsmfs_shandle_inode() added @mb
+ * @mb: the slot's block
+ * @di: the slot
+ * @size: the new size
+ *
+ * As vsmfs_shandle_times(), for the size word: a write that grows a file
+ * within its last page changes no other word of the slot but the times.
+ */
+void vsmfs_shandle_size(struct inode *inode, struct vsmfs_mblk *mb, struct vsmfs_dinode *di,
+			loff_t size)
+{
+	i_size_write(inode, size);
+	di->i_size = cpu_to_le64(size);
+	vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_size));
+	set_bit(((u8 *)di - mb->m_data) / VSMFS_INODE_SIZE, &mb->m_dirty_slots);
+}
+
+/**
  * vsmfs_inode_get_write_access() - prepare to write an inode in a transaction
  * @t: running transaction
  * @inode: the inode

@@ -18,6 +18,7 @@ enum vsmfs_stat {
 	VSMFS_STAT_data_inplace_bytes,
 	VSMFS_STAT_write_bounces,
 	VSMFS_STAT_write_staged,
+	VSMFS_STAT_write_staged_appends,
 	VSMFS_STAT_mcow_writes,
 	VSMFS_STAT_mcow_fine,
 	VSMFS_STAT_mcow_coarse,

@@ -25,6 +25,7 @@ static const char * const vsmfs_stat_names[VSMFS_NR_STATS] = {
 	[VSMFS_STAT_data_inplace_bytes]	= "data_inplace_bytes",
 	[VSMFS_STAT_write_bounces]	= "write_bounces",
 	[VSMFS_STAT_write_staged]	= "write_staged",
+	[VSMFS_STAT_write_staged_appends] = "write_staged_appends",
 	[VSMFS_STAT_mcow_writes]	= "mcow_writes",
 	[VSMFS_STAT_mcow_fine]	= "mcow_fine",
 	[VSMFS_STAT_mcow_coarse]	= "mcow_coarse",

@@ -806,6 +806,7 @@ void vsmfs_shandle_end(struct vsmfs_shandle *h);
 /* alloc.c */
 void vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty);
 int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsmfs_resv *r);
+int vsmfs_resv_take_at(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, struct vsmfs_resv *r);
 int vsmfs_resv_claim(struct vsmfs_trans *t, const struct vsmfs_resv *r);
 void vsmfs_resv_end(struct vsmfs_trans *t, u64 lpn, u64 count, bool claimed);
 void vsmfs_resv_release(struct vsmfs_sb_info *sbi, const struct vsmfs_resv *r);
@@ -939,6 +940,8 @@ int vsmfs_shandle_inode(struct vsmfs_shandle *h, struct inode *inode,
 			struct vsmfs_mblk **mbp, struct vsmfs_dinode **dip);
 void vsmfs_shandle_times(struct inode *inode, struct vsmfs_mblk *mb, struct vsmfs_dinode *di,
 			 struct timespec64 now);
+void vsmfs_shandle_size(struct inode *inode, struct vsmfs_mblk *mb, struct vsmfs_dinode *di,
+			loff_t size);
 void vsmfs_inode_reload(struct inode *inode);
 void vsmfs_evict_inode(struct inode *inode);
 u64 vsmfs_lpn_blk(struct vsmfs_sb_info *sbi, u64 lpn);

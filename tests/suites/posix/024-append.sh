@@ -1,0 +1,102 @@
+# Appends with data=atomic are staged: their data is copied past the end of
+# the file and into reserved pages before one short handle grows the file
+# (write_staged_appends), and an append that stays in the last page takes
+# a shared handle. Each way the new pages are found (a small file's first
+# run, pages right after its run, a fresh run the old one moves into, a
+# large file's first run at a free superpage, a large file's reserved tail)
+# gives the right content and size, before and after a remount; a gap in
+# the last page reads as zeros; appends that skip whole pages or span two
+# pieces are made in one handle instead, with the same result.
+. tests/lib/common.sh
+
+mkfs_vsmfs -f "$DEV"
+# No commit by the timer inside a counted write.
+mount_vsmfs -o commit=300
+PYTHONPATH=tests/lib python3 - "$DEV" "$MNT" <<'PY'
+import hashlib, json, os, random, sys
+from vsmfs_test import P, VSP, check, Counters
+dev, mnt = sys.argv[1:3]
+c = Counters(dev)
+rnd = random.Random(24)
+models = {}
+
+def append(fd, name, n, gap=0, staged=True):
+    m = models.setdefault(name, bytearray())
+    data = rnd.randbytes(n)
+    what = "%s: %d bytes at end + %d" % (name, n, gap)
+    os.fsync(fd)
+    c.reset()
+    check(os.pwrite(fd, data, len(m) + gap) == n, what + ": short write")
+    s = c.read()
+    m += bytes(gap) + data
+    check(os.fstat(fd).st_size == len(m), what + ": size %d, not %d" % (os.fstat(fd).st_size, len(m)))
+    check(os.pread(fd, len(m) + P, 0) == m, what + ": content differs")
+    check(s["write_staged_appends"] == int(staged),
+          what + ": %d staged appends, not %d" % (s["write_staged_appends"], int(staged)))
+    return s
+
+def open_(name):
+    return os.open(os.path.join(mnt, name), os.O_RDWR | os.O_CREAT, 0o644)
+
+# A small file's first run, then appends inside its last page: the size
+# and the times alone, in a shared handle, a gap zeroed.
+fa = open_("a")
+s = append(fa, "a", 100)
+check(s["pte_swaps"] == 0, "a: first run: %d PTE swaps" % s["pte_swaps"])
+s = append(fa, "a", 200)
+check(s["trans_shared_handles"] == 1 and s["journal_lock_hold_ns"] == 0,
+      "a: in the last page: %d shared handles, transaction mutex held %d ns" %
+      (s["trans_shared_handles"], s["journal_lock_hold_ns"]))
+s = append(fa, "a", 50, gap=30)
+check(s["trans_shared_handles"] == 1, "a: gap in the last page: not in a shared handle")
+# New pages for a small file: grown in place, or a fresh run the old
+# one moves into; the new data is never swapped in, only old pages moved.
+fb = open_("b")
+for i in range(12):
+    have = (len(models["a"]) + P - 1) // P
+    s = append(fa, "a", rnd.randrange(1, 4 * P))
+    check(s["pte_swaps"] == (have if s["zfdm_migrations"] else 0),
+          "a: growth %d: %d swaps, %d moves, %d pages before" %
+          (i, s["pte_swaps"], s["zfdm_migrations"], have))
+    append(fb, "b", rnd.randrange(1, 2 * P))
+# A page skipped: made in one handle, the page between reads as zeros.
+append(fb, "b", 100, gap=2 * P, staged=False)
+
+# A large file: its first run reserves the rest of its superpage, and the
+# next append writes into that tail, no page swapped.
+fc = open_("c")
+append(fc, "c", 300 * 1024)
+s = append(fc, "c", 5000)
+check(s["pte_swaps"] == 0, "c: tail: %d PTE swaps" % s["pte_swaps"])
+# Closed, its tail goes back: the next append grows the run in its handle
+# and reserves a tail again, which the one after writes into.
+os.close(fc)
+fc = open_("c")
+append(fc, "c", 6000, staged=False)
+append(fc, "c", VSP - len(models["c"]) - 100)
+# Across a piece boundary: one handle; then on in the next piece.
+append(fc, "c", 300, staged=False)
+append(fc, "c", P + 1)
+
+sums = {}
+for name, fd in (("a", fa), ("b", fb), ("c", fc)):
+    os.fsync(fd)
+    os.close(fd)
+    sums[name] = hashlib.sha256(models[name]).hexdigest()
+with open("/tmp/append-sums.json", "w") as f:
+    json.dump(sums, f)
+PY
+umount "$MNT"
+mount_vsmfs
+PYTHONPATH=tests/lib python3 - "$MNT" <<'PY'
+import hashlib, json, os, sys
+from vsmfs_test import check
+mnt = sys.argv[1]
+with open("/tmp/append-sums.json") as f:
+    sums = json.load(f)
+for name, want in sums.items():
+    with open(os.path.join(mnt, name), "rb") as f:
+        check(hashlib.sha256(f.read()).hexdigest() == want, name + ": content differs after remount")
+print("staged appends: content and size right, before and after a remount")
+PY
+umount "$MNT"
