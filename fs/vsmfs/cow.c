@@ -1321,7 +1321,10 @@ static noinline int vsmfs_append_size(struct inode *inode, loff_t size)
 		ret = vsmfs_shandle_inode(&h, inode, &mb, &di);
 		if (!ret) {
 			vsmfs_shandle_size(inode, mb, di, size);
-			vsmfs_shandle_times(inode, mb, di, now);
+			/* Words that do not change are not journaled. */
+			if (!timespec64_equal(&inode->i_mtime, &now) ||
+			    !timespec64_equal(&inode->i_ctime, &now))
+				vsmfs_shandle_times(inode, mb, di, now);
 			vsmfs_shandle_note_inode(&h, inode);
 			vsmfs_aggr_written(inode);
 		}
@@ -1518,11 +1521,20 @@ static noinline int vsmfs_append_grow(struct inode *inode, u64 key, u64 e, u64 h
 	return vsmfs_trans_commit(&t);
 }
 
-/*
+/**
+ * vsmfs_write_append() - append with no file-system-wide lock held
+ * @inode: a regular file
+ * @pos: start of the range, at or past the size
+ * @len: its length, > 0
+ * @from: the data; a copy that stops at a fault leaves nothing done
+ * @large: the file is large (its runs start at free superpages)
+ *
  * Write [@pos, @pos + @len) past the end of the file, copying the data
  * with no file-system-wide lock held, as vsmfs_write_staged() does for an
  * overwrite: an append within one piece that starts in the file's last
- * page or right after it, where the piece's run ends with that page.
+ * page or right after it, where the piece's run ends with that page. The
+ * append is atomic (no version of the file shows part of it), whatever
+ * the data= mode.
  *
  * (a) The new pages, if any, are chosen and reserved in DRAM
  * (vsmfs_append_plan()); (b) the bytes that fall in the last page are
@@ -1538,14 +1550,15 @@ static noinline int vsmfs_append_grow(struct inode *inode, u64 key, u64 e, u64 h
  * growing the file zeroes first, as it does any), and the reserved pages
  * free.
  *
- * Context: as vsmfs_write_atomic(), with @pos at or past the size and
- * @len > 0 (the caller checks).
+ * Context: inode lock and i_idx_sem held for writing, user mappings of
+ * the range removed (invalidate_lock held if any could be made).
  * Return: the bytes written, -EAGAIN if the write is not of that kind or
- * found no room for its reserved pages beside the run's (nothing done that
- * the file shows, @from as it came), or another negative errno (the same).
+ * found no room for its reserved pages beside the run's, -EFAULT if the
+ * copy stopped at a fault (nothing done that the file shows, @from as it
+ * came), or another negative errno (the same).
  */
-static ssize_t vsmfs_write_append(struct inode *inode, loff_t pos, size_t len,
-				  struct iov_iter *from, bool large)
+ssize_t vsmfs_write_append(struct inode *inode, loff_t pos, size_t len,
+			   struct iov_iter *from, bool large)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	u64 size = i_size_read(inode), key = pos >> VSMFS_VSP_SHIFT;
@@ -1605,7 +1618,8 @@ static ssize_t vsmfs_write_append(struct inode *inode, loff_t pos, size_t len,
 			n = vsmfs_copy_from_iter(p, wto - hb, from);
 			pagefault_enable();
 			ret = n < wto - hb ? -EFAULT : 0;
-			if (!ret)
+			/* Nothing to zero stores nothing, and leaves nothing to fence. */
+			if (!ret && wto < need << VSMFS_BLOCK_SHIFT)
 				vsmfs_zero_pm(p + (wto - hb), (need << VSMFS_BLOCK_SHIFT) - wto);
 		}
 		vsmfs_data_end(ranged);

@@ -36,6 +36,8 @@ int vsmfs_extend_sparse(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64
 			u64 need, u64 wfrom, bool zfdm, u64 *nlpn);
 ssize_t vsmfs_write_new(struct vsmfs_trans *t, struct inode *inode, u64 key,
 			u64 wfrom, u64 wto, struct iov_iter *from, bool large);
+ssize_t vsmfs_write_append(struct inode *inode, loff_t pos, size_t len,
+			   struct iov_iter *from, bool large);
 
 /*
  * Worst case of the metadata blocks one copy-on-write transaction dirties

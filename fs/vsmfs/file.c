@@ -228,8 +228,10 @@ out:
 
 /*
  * Write the part of one piece at @pos, at most @len bytes, in place, in one
- * transaction (data=inplace). Returns the bytes copied (possibly short
- * after a fault on the user buffer) or a negative errno.
+ * transaction (data=inplace); an append, as far as it can, with its data
+ * copied before its handle (vsmfs_write_append()). Returns the bytes
+ * copied (possibly short after a fault on the user buffer) or a negative
+ * errno.
  */
 static ssize_t vsmfs_write_inplace(struct inode *inode, loff_t pos, size_t len,
 				   struct iov_iter *from, bool large)
@@ -246,7 +248,7 @@ static ssize_t vsmfs_write_inplace(struct inode *inode, loff_t pos, size_t len,
 	bool unmap = !mapping_empty(inode->i_mapping);
 	struct vsmfs_trans t;
 	ssize_t n;
-	int err;
+	int err = 0;
 
 	if (unmap) {
 		filemap_invalidate_lock(inode->i_mapping);
@@ -255,6 +257,16 @@ static ssize_t vsmfs_write_inplace(struct inode *inode, loff_t pos, size_t len,
 					 round_up(pos + len, PAGE_SIZE) - 1);
 	}
 	down_write(&vi->i_idx_sem);
+	/*
+	 * An append copies its data before its handle, as with data=atomic;
+	 * one it cannot make so, or whose copy stops at a fault (made again
+	 * below, where a short copy is a short write), is made here.
+	 */
+	if (pos >= size) {
+		n = vsmfs_write_append(inode, pos, len, from, large);
+		if (n != -EAGAIN && n != -EFAULT)
+			goto out;
+	}
 	vsmfs_trans_begin(sbi, &t);
 	vsmfs_trans_track(&t, inode, false);
 	/* Data stored in place stays: the inode is written whatever follows. */

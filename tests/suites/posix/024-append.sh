@@ -6,7 +6,8 @@
 # large file's first run at a free superpage, a large file's reserved tail)
 # gives the right content and size, before and after a remount; a gap in
 # the last page reads as zeros; appends that skip whole pages or span two
-# pieces are made in one handle instead, with the same result.
+# pieces are made in one handle instead, with the same result. data=inplace
+# stages its appends too.
 . tests/lib/common.sh
 
 mkfs_vsmfs -f "$DEV"
@@ -98,5 +99,28 @@ for name, want in sums.items():
     with open(os.path.join(mnt, name), "rb") as f:
         check(hashlib.sha256(f.read()).hexdigest() == want, name + ": content differs after remount")
 print("staged appends: content and size right, before and after a remount")
+PY
+umount "$MNT"
+# data=inplace makes its appends the same way.
+mount_vsmfs -o data=inplace,commit=300
+PYTHONPATH=tests/lib python3 - "$DEV" "$MNT" <<'PY'
+import os, random, sys
+from vsmfs_test import P, check, Counters
+dev, mnt = sys.argv[1:3]
+c = Counters(dev)
+rnd = random.Random(124)
+path = os.path.join(mnt, "a")
+with open(path, "rb") as f:
+    model = bytearray(f.read())
+fd = os.open(path, os.O_RDWR)
+for n in (10, 3 * P, 1, 2 * P + 5, 100):
+    data = rnd.randbytes(n)
+    c.reset()
+    check(os.pwrite(fd, data, len(model)) == n, "inplace: short append")
+    model += data
+    check(c.read()["write_staged_appends"] == 1, "inplace: append of %d not staged" % n)
+    check(os.pread(fd, len(model) + P, 0) == model, "inplace: content after append of %d" % n)
+os.close(fd)
+print("data=inplace: appends staged, content right")
 PY
 umount "$MNT"
