@@ -178,6 +178,7 @@ void vsmfs_trans_unlock(struct vsmfs_trans *t)
 	memalloc_nofs_restore(t->t_nofs);
 	up_write(&sbi->s_handles_sem);
 	atomic_set(&sbi->s_excl, 0);
+	atomic_inc(&sbi->s_excl_ends);
 	if (wq_has_sleeper(&sbi->s_excl_wq))
 		wake_up_all(&sbi->s_excl_wq);
 	mutex_unlock(&sbi->s_trans_mutex);
@@ -1230,13 +1231,23 @@ static bool vsmfs_shared_ok(struct vsmfs_sb_info *sbi)
 	       !vsmfs_journal_writethrough(sbi);
 }
 
-/* Take s_handles_sem shared, after any handle that waits to take it exclusive. */
+/*
+ * Take s_handles_sem shared, after the handle that holds it exclusive or
+ * waits to: once that one has ended, whether or not another has begun
+ * since (which down_read() then queues behind, in order), so that a
+ * stream of handles under s_trans_mutex cannot keep a shared one out.
+ */
 static void vsmfs_handles_enter(struct vsmfs_sb_info *sbi)
 {
+	int ends = atomic_read(&sbi->s_excl_ends);
+
+	/* Read the count first: pairs with the unlock's set, then increment. */
+	smp_rmb();
 	if (atomic_read(&sbi->s_excl) || !down_read_trylock(&sbi->s_handles_sem)) {
 		/* A commit waited for hands the lock over early (journal.c). */
 		atomic_inc(&sbi->s_trans_waiters);
-		wait_event(sbi->s_excl_wq, !atomic_read(&sbi->s_excl));
+		wait_event(sbi->s_excl_wq, !atomic_read(&sbi->s_excl) ||
+			   atomic_read(&sbi->s_excl_ends) != ends);
 		down_read(&sbi->s_handles_sem);
 		atomic_dec(&sbi->s_trans_waiters);
 	}
@@ -1255,12 +1266,12 @@ static __always_inline int vsmfs_shared_enter(struct vsmfs_sb_info *sbi, u32 cre
 	int ret = -EAGAIN;
 
 	/*
-	 * A handle of the other kind is waiting for the shared ones to end:
-	 * queue behind it on the mutex rather than sleep until it is done,
-	 * still holding the VFS locks of the operation (a directory's, which
-	 * every create and unlink in it then waits for).
+	 * A handle of the other kind running or about to: wait for it to end
+	 * (vsmfs_handles_enter()) rather than queue on the mutex behind every
+	 * handle waiting there and then hold it, which kept all other
+	 * handles out while this one ran.
 	 */
-	if (!vsmfs_shared_ok(sbi) || atomic_read(&sbi->s_excl))
+	if (!vsmfs_shared_ok(sbi))
 		return -EAGAIN;
 	vsmfs_handles_enter(sbi);
 	spin_lock(&run->lock);

@@ -285,9 +285,11 @@ struct vsmfs_sb_info {
 	struct rw_semaphore	s_handles_sem;	/* shared handles (trans.c) */
 	/*
 	 * A handle wants s_handles_sem for writing, or holds it: shared
-	 * handles wait on @s_excl_wq instead of taking it before the writer.
+	 * handles wait on @s_excl_wq instead of taking it before the writer,
+	 * until it ends (@s_excl_ends counts the ends).
 	 */
 	atomic_t		s_excl;
+	atomic_t		s_excl_ends;
 	wait_queue_head_t	s_excl_wq;
 	struct mutex		s_jplace_mutex;	/* journal placement (journal.c) */
 	/*
