@@ -1084,6 +1084,25 @@ static __always_inline int vsmfs_stage_switch_shared(struct inode *inode,
 }
 
 /*
+ * End the handle @t of a staged write or append whose reserved runs it
+ * takes: aborted on @ret, or where its end would abort it (an overflow,
+ * errors=remount-ro), and the runs are the caller's again; else it ends,
+ * and the runs are the transaction's even if its commit fails (*@owned).
+ * Return: @ret, or what the abort or the commit returned.
+ */
+static int vsmfs_stage_end(struct vsmfs_trans *t, int ret, bool *owned)
+{
+	if (!ret && (t->t_overflow || READ_ONCE(t->t_sbi->s_error_ro)))
+		ret = t->t_overflow ? -EFSCORRUPTED : -EROFS;
+	if (ret) {
+		vsmfs_trans_abort(t);
+		return ret;
+	}
+	*owned = true;
+	return vsmfs_trans_commit(t);
+}
+
+/*
  * (c) of a staged write in a handle that ends in the running transaction
  * under s_trans_mutex (vsmfs_stage_switch()), for what a shared handle
  * cannot do; apart from vsmfs_write_staged() so that the common write,
@@ -1133,16 +1152,7 @@ static noinline int vsmfs_stage_switch_excl(struct inode *inode, struct vsmfs_st
 	if (!ret)
 		vsmfs_fault_stop(inode->i_sb, VSMFS_FAULT_COW_STOP,
 				 "copy-on-write stopped before its commit");
-	/* A handle its end would abort (vsmfs_trans_commit()): abort it here. */
-	if (!ret && (t.t_overflow || READ_ONCE(sbi->s_error_ro)))
-		ret = t.t_overflow ? -EFSCORRUPTED : -EROFS;
-	if (ret) {
-		vsmfs_trans_abort(&t);
-		return ret;
-	}
-	/* The runs are the transaction's now, even if its commit fails. */
-	*owned = true;
-	return vsmfs_trans_commit(&t);
+	return vsmfs_stage_end(&t, ret, owned);
 }
 
 /*
@@ -1510,15 +1520,7 @@ static noinline int vsmfs_append_grow(struct inode *inode, u64 key, u64 e, u64 h
 		inode->i_ctime = inode->i_mtime;
 		ret = vsmfs_write_inode_t(&t, inode);
 	}
-	/* A handle its end would abort (vsmfs_trans_commit()): abort it here. */
-	if (!ret && (t.t_overflow || READ_ONCE(sbi->s_error_ro)))
-		ret = t.t_overflow ? -EFSCORRUPTED : -EROFS;
-	if (ret) {
-		vsmfs_trans_abort(&t);
-		return ret;
-	}
-	*owned = true;
-	return vsmfs_trans_commit(&t);
+	return vsmfs_stage_end(&t, ret, owned);
 }
 
 /**
