@@ -1311,45 +1311,6 @@ release:
 }
 
 /*
- * The handle of a staged append that stays in the file's last page: the
- * size and the times, in a shared handle beside other writes when the
- * running transaction has room for it, else in a handle of the other
- * kind. Ordering as any handle that ends in the running transaction.
- * Return: 0 or a negative errno (the size unchanged).
- */
-static noinline int vsmfs_append_size(struct inode *inode, loff_t size)
-{
-	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
-	struct timespec64 now = current_time(inode);
-	struct vsmfs_shandle h;
-	struct vsmfs_dinode *di;
-	struct vsmfs_mblk *mb;
-	struct vsmfs_trans t;
-	int ret;
-
-	if (!vsmfs_shandle_begin(sbi, &h, 1, 0)) {
-		ret = vsmfs_shandle_inode(&h, inode, &mb, &di);
-		if (!ret) {
-			vsmfs_shandle_size(inode, mb, di, size);
-			/* Words that do not change are not journaled. */
-			if (!timespec64_equal(&inode->i_mtime, &now) ||
-			    !timespec64_equal(&inode->i_ctime, &now))
-				vsmfs_shandle_times(inode, mb, di, now);
-			vsmfs_shandle_note_inode(&h, inode);
-			vsmfs_aggr_written(inode);
-		}
-		vsmfs_shandle_end(&h);
-		return ret;
-	}
-	vsmfs_trans_begin_meta(sbi, &t, 1);
-	vsmfs_trans_track(&t, inode, false);
-	i_size_write(inode, size);
-	inode->i_mtime = now;
-	inode->i_ctime = now;
-	return vsmfs_trans_end(&t, vsmfs_write_inode_t(&t, inode));
-}
-
-/*
  * Where a staged append writes the new pages of its piece, and how its
  * handle makes them the file's (vsmfs_append_plan()).
  */
@@ -1546,7 +1507,7 @@ static noinline int vsmfs_append_grow(struct inode *inode, u64 key, u64 e, u64 h
  * and written-back cached stores, holding only the inode's locks; a fence
  * on this CPU makes (b) durable before (c), one short handle, makes it
  * reachable: the size and the times alone in a shared handle
- * (vsmfs_append_size()), or the new pages joined to the run and the size
+ * (vsmfs_set_size_times(), file.c), or the new pages joined to the run and the size
  * in a handle under s_trans_mutex (vsmfs_append_grow()). A crash before
  * the commit leaves the old size, the bytes written past it (which
  * growing the file zeroes first, as it does any), and the reserved pages
@@ -1636,7 +1597,7 @@ ssize_t vsmfs_write_append(struct inode *inode, loff_t pos, size_t len,
 		ret = vsmfs_append_grow(inode, key, e, have, need, &a, large, pos + len, credits,
 					&owned);
 	else
-		ret = vsmfs_append_size(inode, pos + len);
+		ret = vsmfs_set_size_times(inode, pos + len, current_time(inode));
 	if (ret && !owned)
 		goto release;
 	vsmfs_stat_inc(sbi, write_staged_appends);

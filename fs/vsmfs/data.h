@@ -8,6 +8,7 @@
 #define _VSMFS_DATA_H
 
 #include <linux/math.h>
+#include <linux/time64.h>
 #include <linux/types.h>
 
 struct file;
@@ -28,6 +29,9 @@ struct vsmfs_trans;
  * size: it bounds the user pages held and the scratch runs remembered.
  */
 #define VSMFS_ATOMIC_MAX	(64ULL << 20)
+
+/* file.c */
+int vsmfs_set_size_times(struct inode *inode, loff_t size, struct timespec64 now);
 
 /* cow.c */
 int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,

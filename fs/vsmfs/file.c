@@ -131,13 +131,21 @@ static ssize_t vsmfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	return ret;
 }
 
-/*
- * Set the times of @inode, locked, to @now: in a shared handle beside
- * other writers when the running transaction has room for it, else in a
- * handle of the other kind. Apart from vsmfs_overwrite_inplace() so that
- * a write the clock has not moved for sets up neither handle's frame.
+/**
+ * vsmfs_set_size_times() - set a file's size and times in a short handle
+ * @inode: the file, locked
+ * @size: its new size (its size, for the times alone)
+ * @now: the time, which becomes the modification and change times
+ *
+ * In a shared handle beside other writers when the running transaction
+ * has room for it, storing only the words that change; else in a handle
+ * of the other kind. Ordering as any handle that ends in the running
+ * transaction. Used where the data is in place already: an overwrite in
+ * place, a staged append that stays in the file's last page.
+ *
+ * Return: 0 or a negative errno (nothing changed).
  */
-static noinline int vsmfs_inplace_times(struct inode *inode, struct timespec64 now)
+noinline int vsmfs_set_size_times(struct inode *inode, loff_t size, struct timespec64 now)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_shandle h;
@@ -149,15 +157,21 @@ static noinline int vsmfs_inplace_times(struct inode *inode, struct timespec64 n
 	if (!vsmfs_shandle_begin(sbi, &h, 1, 0)) {
 		ret = vsmfs_shandle_inode(&h, inode, &mb, &di);
 		if (!ret) {
-			vsmfs_shandle_times(inode, mb, di, now);
+			if (size != i_size_read(inode))
+				vsmfs_shandle_size(inode, mb, di, size);
+			/* Words that do not change are not journaled. */
+			if (!timespec64_equal(&inode->i_mtime, &now) ||
+			    !timespec64_equal(&inode->i_ctime, &now))
+				vsmfs_shandle_times(inode, mb, di, now);
 			vsmfs_shandle_note_inode(&h, inode);
 			vsmfs_aggr_written(inode);
 		}
 		vsmfs_shandle_end(&h);
 		return ret;
 	}
-	vsmfs_trans_begin(sbi, &t);
+	vsmfs_trans_begin_meta(sbi, &t, 1);
 	vsmfs_trans_track(&t, inode, false);
+	i_size_write(inode, size);
 	inode->i_mtime = now;
 	inode->i_ctime = now;
 	return vsmfs_trans_end(&t, vsmfs_write_inode_t(&t, inode));
@@ -170,7 +184,7 @@ static noinline int vsmfs_inplace_times(struct inode *inode, struct timespec64 n
  * transaction, only the inode's locks. The timestamps are updated first,
  * in a handle of their own and only if they change (as file_update_time()
  * does), so a failure writes nothing: a shared handle when it can
- * (vsmfs_inplace_times()). The bytes are fenced on return
+ * (vsmfs_set_size_times()). The bytes are fenced on return
  * (the kernel's non-temporal copy, and vsmfs_fence_pending() for any
  * written-back edges), as a write that commits a handle: durable then,
  * not atomic (data=inplace promises no atomicity).
@@ -208,7 +222,7 @@ static ssize_t vsmfs_overwrite_inplace(struct inode *inode, loff_t pos, size_t l
 	now = current_time(inode);
 	if (!timespec64_equal(&inode->i_mtime, &now) ||
 	    !timespec64_equal(&inode->i_ctime, &now)) {
-		ret = vsmfs_inplace_times(inode, now);
+		ret = vsmfs_set_size_times(inode, i_size_read(inode), now);
 		if (ret)
 			goto out;
 	}
