@@ -778,6 +778,7 @@ void vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty)
 		vsmfs_fs_error(sbi->s_sb, 0, "logical pages %llu+%llu already free", lpn, count);
 		return;
 	}
+	vsmfs_mblk_freeze(sbi, mb);
 	bitmap_clear(map, off, count);
 	vsmfs_note_bits(mb, off, count);
 	vsmfs_vsp_changed(sbi, lpn / VSMFS_VSP_PAGES);
@@ -793,6 +794,7 @@ static void vsmfs_resv_bits(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb, u6
 	u64 off = lpn % BITS_PER_BLK;
 
 	vsmfs_vsp_changed(sbi, lpn / VSMFS_VSP_PAGES);
+	vsmfs_mblk_freeze(sbi, mb);
 	if (set) {
 		bitmap_set((unsigned long *)mb->m_data, off, count);
 		bitmap_set(mb->m_resv, off, count);
@@ -813,8 +815,10 @@ static struct vsmfs_mblk *vsmfs_resv_block(struct vsmfs_sb_info *sbi, u64 lpn)
 
 	if (IS_ERR(mb))
 		return mb;
+	/* A commit writing the block reads the overlay: copied before it appears. */
+	vsmfs_mblk_freeze(sbi, mb);
 	if (!mb->m_resv)
-		mb->m_resv = kzalloc(VSMFS_BLOCK_SIZE, GFP_NOFS);
+		WRITE_ONCE(mb->m_resv, kzalloc(VSMFS_BLOCK_SIZE, GFP_NOFS));
 	if (!mb->m_resv)
 		return ERR_PTR(-ENOMEM);
 	vsmfs_wait_freed(sbi);
@@ -927,6 +931,7 @@ static unsigned int vsmfs_resv_vsp_pages(struct vsmfs_sb_info *sbi, struct vsmfs
 
 	/* VSPs and bitmap blocks start on word boundaries. */
 	BUILD_BUG_ON(VSMFS_VSP_PAGES % BITS_PER_LONG);
+	vsmfs_mblk_freeze(sbi, mb);
 	for (p = round_down(from, BITS_PER_LONG); p < last && n < max; p += BITS_PER_LONG) {
 		u64 w = (p - base) / BITS_PER_LONG;
 		unsigned long f = vsmfs_free_framed(sbi, map[w], p, last);
@@ -1222,6 +1227,7 @@ void vsmfs_resv_end(struct vsmfs_trans *t, u64 lpn, u64 count, bool claimed)
 	mb = vsmfs_lbitmap(sbi, lpn);
 	if (IS_ERR(mb))
 		return;
+	vsmfs_mblk_freeze(sbi, mb);
 	bitmap_clear(mb->m_resv, lpn % BITS_PER_BLK, count);
 	vsmfs_note_bits(mb, lpn % BITS_PER_BLK, count);
 	vsmfs_trans_dirty_commit(t, mb);
@@ -1298,6 +1304,7 @@ static int vsmfs_alloc_ino_shared(struct vsmfs_trans *t, u64 *ino)
 		mb = vsmfs_mblk_get(sbi, sbi->s_layout.ibitmap_start + cand / BITS_PER_BLK);
 		if (IS_ERR(mb))
 			return PTR_ERR(mb);
+		vsmfs_mblk_freeze(sbi, mb);
 		spin_lock(&sbi->s_ino_lock);
 		if (!sbi->s_free_inodes) {
 			spin_unlock(&sbi->s_ino_lock);

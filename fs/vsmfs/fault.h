@@ -18,7 +18,7 @@ enum vsmfs_fault {
 	VSMFS_FAULT_PAGE_ALLOC,		/* logical page allocation: -ENOMEM */
 	VSMFS_FAULT_MBLK_ALLOC,		/* metadata cache block kmalloc: -ENOMEM */
 	VSMFS_FAULT_DIR_INDEX,		/* directory index memory: -ENOMEM */
-	VSMFS_FAULT_JCOPY_ALLOC,	/* frozen copy of a commit: written under the lock */
+	VSMFS_FAULT_JCOPY_ALLOC,	/* copy of a frozen block: the task waits */
 	VSMFS_FAULT_WSRC_ALLOC,		/* DRAM copy of a write's source: -ENOMEM */
 	VSMFS_FAULT_PM_READ,		/* PM read as from poisoned memory: -EIO */
 	VSMFS_FAULT_COW_STOP,		/* copy-on-write write stops before commit */

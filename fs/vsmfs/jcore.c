@@ -157,6 +157,8 @@ void vsmfs_jdiff(const u64 *a, const u64 *b, u64 *mask)
  * @dst: the journal block holding the old version
  * @src: the new version
  * @mask: the words in which the two may differ (vsmfs_jdiff())
+ * @clear: NULL, or bits to leave out of @src (a page bitmap block's
+ *	reserved pages): each word stored is @src's without them
  * @lines: set to the 64-byte lines of @dst written (bit i: line i)
  *
  * As vsmfs_jdelta(), without reading @dst: the caller knows from DRAM which
@@ -164,7 +166,8 @@ void vsmfs_jdiff(const u64 *a, const u64 *b, u64 *mask)
  *
  * Return: bytes written.
  */
-u32 vsmfs_jdelta_mask(u64 __pm *dst, const u64 *src, const u64 *mask, u64 *lines)
+u32 vsmfs_jdelta_mask(u64 __pm *dst, const u64 *src, const u64 *mask, const u64 *clear,
+		      u64 *lines)
 {
 	u32 i, words = 0;
 	u64 touched = 0;
@@ -175,7 +178,7 @@ u32 vsmfs_jdelta_mask(u64 __pm *dst, const u64 *src, const u64 *mask, u64 *lines
 		while (m) {
 			u32 w = i * 64 + __ffs64(m);
 
-			vsmfs_pm_write(&dst[w], src[w]);
+			vsmfs_pm_write(&dst[w], clear ? src[w] & ~clear[w] : src[w]);
 			touched |= 1ULL << (w / 8);
 			words++;
 			m &= m - 1;

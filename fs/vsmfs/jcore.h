@@ -67,7 +67,8 @@ u32 vsmfs_jdelta(u64 __pm *dst, const u64 *src, u64 *lines);
 #define VSMFS_JMASK_WORDS	(VSMFS_BLOCK_SIZE / 8 / 64)
 
 void vsmfs_jdiff(const u64 *a, const u64 *b, u64 *mask);
-u32 vsmfs_jdelta_mask(u64 __pm *dst, const u64 *src, const u64 *mask, u64 *lines);
+u32 vsmfs_jdelta_mask(u64 __pm *dst, const u64 *src, const u64 *mask, const u64 *clear,
+		      u64 *lines);
 
 /*
  * A delta rewrites the journal block of the old version in place, so a

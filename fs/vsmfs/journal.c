@@ -8,10 +8,11 @@
  *
  * Handles change the DRAM copies one at a time (s_trans_mutex);
  * transactions place their journal blocks one at a time, in the same order
- * (s_jplace_mutex, taken before s_trans_mutex is released). When a handle
- * waits for s_trans_mutex, a commit takes frozen DRAM copies of its blocks
- * and hands s_trans_mutex over before its placement, so that the next
- * handle changes DRAM while this transaction is placed and
+ * (s_jplace_mutex, taken before s_trans_mutex is released). A commit
+ * freezes its blocks (no copy is taken: a task that changes one before the
+ * commit has written it copies it for the commit first, as jbd2 keeps
+ * frozen buffers) and hands s_trans_mutex over before its placement, so
+ * that the next handle changes DRAM while this transaction is placed and
  * writes its journal blocks. Commits wait for their writes to be durable
  * and commit without either lock: each takes a ticket, and the commits
  * are made in ticket order by whichever task finds the next one ready (a
@@ -40,9 +41,11 @@
  *   0. file data the transaction makes reachable was written by its
  *      handles with non-temporal stores or flushed, and fenced by each
  *      handle that did not commit (trans.c), not yet by this one; with
- *      journal_commit=parallel, when another transaction waits for
- *      s_trans_mutex, a frozen DRAM copy of each block is taken, then
- *      s_jplace_mutex, and s_trans_mutex is released; otherwise
+ *      journal_commit=parallel (and at most VSMFS_JTX_COPY_MAX blocks)
+ *      the blocks are frozen: each notes the commit (m_jc), and a task
+ *      about to change one before step 4 has written it first copies it
+ *      for the commit under the block's m_jlock (vsmfs_mblk_freeze());
+ *      then s_jplace_mutex is taken and s_trans_mutex released; otherwise
  *      s_jplace_mutex is taken inside it. Steps 1-3 hold s_jplace_mutex;
  *   1. GC or checkpoint if the journal would pass its fill threshold, once
  *      the commits in flight have finished;
@@ -65,8 +68,11 @@
  *      flushed; which words, DRAM knows: vsmfs_trans_masks()).
  *      The transaction takes the next ticket, keeps the header states step
  *      6 writes, and (journal_commit=parallel) releases the locks;
- *   4. the frozen copies are written to their journal blocks as in 3, by
- *      as many tasks at once as there are commits in flight; fence, on this
+ *   4. the frozen blocks are written to their journal blocks as in 3, by
+ *      as many tasks at once as there are commits in flight, each from
+ *      the DRAM block under its m_jlock, or from the copy a task made
+ *      before changing it; no PM store is made by the task that copies,
+ *      so the order of the stores is that of step 3; fence, on this
  *      task's CPU: data, journal blocks and headers are durable; the
  *      transaction is ready;
  *   5. once every earlier ticket has finished step 6, by this task or by
@@ -136,15 +142,18 @@
 
 /*
  * struct vsmfs_jcopy - a block placed and written outside s_trans_mutex
+ * @mb: its DRAM copy, which notes this (m_jc) until it is written
  * @home: its home block
- * @src: a frozen copy of the DRAM block, taken under s_trans_mutex (the
- *	 next transaction may change the DRAM block as soon as it is free)
+ * @src: NULL while the DRAM block is as the transaction left it; else a
+ *	 copy of it as it was, made by the first task that changed it
+ *	 since (__vsmfs_mblk_freeze()); both under @mb->m_jlock
  * @dst: the journal block on PM, owned by the commit until it is committed
  * @delta: write only the words that differ from the old version in @dst
  * @mask: with @delta and @mask_ok, the words that may differ (m_dmask)
  * @mask_ok: @mask is known
  */
 struct vsmfs_jcopy {
+	struct vsmfs_mblk *mb;
 	u64	home;
 	void	*src;
 	void __pm	*dst;
@@ -176,6 +185,7 @@ struct vsmfs_jtx {
 	u64			delta_bytes, full_bytes;
 	int			error;
 	bool			frozen;		/* every block is in @copy */
+	void			*view;		/* vsmfs_mblk_commit_view() */
 	u32			ncopy;
 	struct vsmfs_jcopy	copy[VSMFS_JTX_COPY_MAX];
 };
@@ -1005,17 +1015,17 @@ void vsmfs_journal_forget(struct vsmfs_trans *t, u64 lpn, u64 count)
 /*
  * Write only the 8-byte words of @new that differ from the journal block
  * @pm, flushing each cache line touched: those in @mask when it is given
- * (known from DRAM, vsmfs_trans_masks()), else those found different by
- * reading @pm. Return: bytes written.
+ * (known from DRAM, vsmfs_trans_masks()), without the bits of @clear if
+ * given, else those found different by reading @pm. Return: bytes written.
  */
 static u32 vsmfs_jwrite_delta(struct vsmfs_sb_info *sbi, void __pm *pm, const void *new,
-			      const u64 *mask)
+			      const u64 *mask, const unsigned long *clear)
 {
 	u64 lines;
 	u32 bytes;
 
 	if (mask) {
-		bytes = vsmfs_jdelta_mask(pm, new, mask, &lines);
+		bytes = vsmfs_jdelta_mask(pm, new, mask, (const u64 *)clear, &lines);
 	} else {
 		bytes = vsmfs_jdelta(pm, new, &lines);
 		vsmfs_stat_add(sbi, journal_read_bytes, VSMFS_BLOCK_SIZE);
@@ -1032,16 +1042,19 @@ static u32 vsmfs_jwrite_delta(struct vsmfs_sb_info *sbi, void __pm *pm, const vo
 
 /*
  * Write one version of a block into its journal block @dst: the words that
- * differ from the old version there (@delta; @mask, if known, names them),
- * or the whole block with non-temporal stores; flushed, not fenced.
+ * differ from the old version there (@delta; @mask, if known, names them,
+ * and @clear, if given, the bits of them left out of @src), or the whole
+ * block with non-temporal stores; flushed, not fenced.
  */
 static void vsmfs_jwrite_block(struct vsmfs_journal *j, struct vsmfs_jtx *tx, void __pm *dst,
-			       const void *src, bool delta, const u64 *mask)
+			       const void *src, bool delta, const u64 *mask,
+			       const unsigned long *clear)
 {
 	struct vsmfs_sb_info *sbi = j->sbi;
 
+	WARN_ON_ONCE(clear && !(delta && mask));
 	if (delta) {
-		u32 n = vsmfs_jwrite_delta(sbi, dst, src, mask);
+		u32 n = vsmfs_jwrite_delta(sbi, dst, src, mask, clear);
 
 		vsmfs_jstat_bytes(sbi, journal_delta_bytes, n);
 		vsmfs_stat_inc(sbi, journal_delta_blocks);
@@ -1136,41 +1149,78 @@ static void vsmfs_jplace(struct vsmfs_journal *j, u64 home, u32 p)
 }
 
 /*
- * Freeze @t for a commit placed after s_trans_mutex is released: a DRAM
- * copy of every dirty block goes into @tx, so that neither the placement
- * nor the journal writes read @t or the DRAM blocks, which the next
- * transaction may change. Sets @tx->frozen, or leaves no copy if the
- * transaction is too large or memory is short.
+ * Freeze @t for a commit placed after s_trans_mutex is released: each
+ * dirty block is noted in @tx with its delta mask, and notes @tx (m_jc),
+ * so that neither the placement nor the journal writes read @t, and a task
+ * that changes a block before this commit has written it first gives the
+ * commit a copy of it (__vsmfs_mblk_freeze()). No block is copied here.
+ * Sets @tx->frozen, unless the transaction is too large.
  */
 static void vsmfs_jtx_freeze(struct vsmfs_trans *t, struct vsmfs_jtx *tx)
 {
 	struct vsmfs_mblk *mb;
-	const void *view;
 
+	lockdep_assert_held(&t->t_sbi->s_trans_mutex);
+	lockdep_assert_held_write(&t->t_sbi->s_handles_sem);
 	if (t->t_nblocks > VSMFS_JTX_COPY_MAX)
 		return;
 	list_for_each_entry(mb, &t->t_dirty, m_dirty) {
-		struct vsmfs_jcopy *c = &tx->copy[tx->ncopy];
+		struct vsmfs_jcopy *c = &tx->copy[tx->ncopy++];
 
+		/* Every change of a block noted by an earlier commit gave it a copy. */
+		if (WARN_ON_ONCE(READ_ONCE(mb->m_jc)))
+			__vsmfs_mblk_freeze(t->t_sbi, mb);
+		c->mb = mb;
 		c->src = NULL;
-		if (!vsmfs_fault(VSMFS_FAULT_JCOPY_ALLOC))
-			c->src = kmalloc(VSMFS_BLOCK_SIZE, GFP_NOFS | __GFP_NOWARN);
-		if (!c->src)
-			goto undo;
-		view = vsmfs_mblk_commit_view(mb, c->src);
-		if (view != c->src)
-			memcpy(c->src, view, VSMFS_BLOCK_SIZE);
 		c->mask_ok = mb->m_dmask_ok;
 		if (c->mask_ok)
 			memcpy(c->mask, mb->m_dmask, sizeof(c->mask));
 		c->home = mb->m_blk;
-		tx->ncopy++;
+		/* Seen by every later handle, which takes the locks held here. */
+		WRITE_ONCE(mb->m_jc, c);
 	}
 	tx->frozen = true;
-	return;
-undo:
-	while (tx->ncopy)
-		kfree(tx->copy[--tx->ncopy].src);
+}
+
+/**
+ * __vsmfs_mblk_freeze() - copy a block for the commit that has still to write it
+ * @sbi: the file system
+ * @mb: the block, about to be changed, noted by a commit (m_jc) that may
+ *	have written it meanwhile
+ *
+ * As jbd2 gives a committing transaction a frozen copy of a buffer that a
+ * handle is about to change: the commit then writes the block as its
+ * transaction left it, and the caller may change the DRAM block at once.
+ * If no memory is left for the copy, this waits for the commit to write
+ * the block, which needs neither s_trans_mutex nor s_handles_sem.
+ *
+ * Context: holds s_trans_mutex or s_handles_sem; may sleep.
+ */
+void __vsmfs_mblk_freeze(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb)
+{
+	const void *view;
+	void *buf = NULL;
+	bool wait = false;
+
+	if (!vsmfs_fault(VSMFS_FAULT_JCOPY_ALLOC))
+		buf = kmalloc(VSMFS_BLOCK_SIZE, GFP_NOFS | __GFP_NOWARN);
+	spin_lock(&mb->m_jlock);
+	if (mb->m_jc && buf) {
+		view = vsmfs_mblk_commit_view(mb, buf);
+		if (view != buf)
+			memcpy(buf, view, VSMFS_BLOCK_SIZE);
+		mb->m_jc->src = buf;
+		WRITE_ONCE(mb->m_jc, NULL);
+		buf = NULL;
+		vsmfs_stat_inc(sbi, journal_frozen_copies);
+	} else if (mb->m_jc) {
+		mb->m_jwait = true;
+		wait = true;
+	}
+	spin_unlock(&mb->m_jlock);
+	kfree(buf);
+	if (wait)
+		wait_var_event(&mb->m_jc, !READ_ONCE(mb->m_jc));
 }
 
 /* Step 3 for the header at @p. */
@@ -1182,11 +1232,12 @@ static void vsmfs_jtx_header(struct vsmfs_journal *j, u32 p)
 
 /*
  * Steps 1-3 of a commit, under s_jplace_mutex: place every block (of @t,
- * or of @tx's frozen copies), write the headers (flushed, not fenced),
- * write the blocks of @t or note where the frozen copies go in step 4, and
- * queue @tx for its commit. Return: false
- * if the re-flags do not fit in @tx and memory is short; they are then in
- * j->post and j->post_state, and the commit must end under the lock.
+ * or of @tx's frozen blocks), write the headers (flushed, not fenced),
+ * write the blocks of @t or note where the frozen ones go in step 4, and
+ * queue @tx for its commit. Return: false if memory is short for the
+ * re-flags, which are then left in j->post and j->post_state, or for the
+ * copy a page bitmap block is written from, which is then j->view: the
+ * commit must end under the lock.
  */
 static bool vsmfs_jtx_place(struct vsmfs_journal *j, struct vsmfs_trans *t,
 			    struct vsmfs_jtx *tx)
@@ -1212,17 +1263,38 @@ static bool vsmfs_jtx_place(struct vsmfs_journal *j, struct vsmfs_trans *t,
 	vsmfs_jsb_store_commit(j, tx->end);
 	p = tx->start;
 	if (tx->frozen) {
+		bool view = false;
+
 		for (i = 0; i < tx->ncopy; i++, p++) {
-			tx->copy[i].dst = vsmfs_jblock(j, j->h[p].jb);
-			tx->copy[i].delta = j->slot[p].delta;
+			struct vsmfs_jcopy *c = &tx->copy[i];
+
+			c->dst = vsmfs_jblock(j, j->h[p].jb);
+			c->delta = j->slot[p].delta;
+			/*
+			 * A page bitmap block is written from a copy without
+			 * its reserved bits, unless as a delta of known words,
+			 * which leaves them out word by word. Its overlay may
+			 * appear meanwhile only once the block has been
+			 * copied for this commit (vsmfs_resv_block()).
+			 */
+			if (READ_ONCE(c->mb->m_resv) && !(c->delta && c->mask_ok))
+				view = true;
 			vsmfs_jtx_header(j, p);
+		}
+		if (view && !vsmfs_fault(VSMFS_FAULT_JCOPY_ALLOC))
+			tx->view = kmalloc(VSMFS_BLOCK_SIZE, GFP_NOFS | __GFP_NOWARN);
+		if (view && !tx->view) {
+			/* Step 4 then holds s_jplace_mutex, which guards j->view. */
+			tx->view = j->view;
+			own = false;
 		}
 		vsmfs_stat_add(j->sbi, journal_deferred_blocks, tx->ncopy);
 	} else {
 		list_for_each_entry(mb, &t->t_dirty, m_dirty) {
 			vsmfs_jwrite_block(j, tx, vsmfs_jblock(j, j->h[p].jb),
 					   vsmfs_mblk_commit_view(mb, j->view),
-					   j->slot[p].delta, mb->m_dmask_ok ? mb->m_dmask : NULL);
+					   j->slot[p].delta, mb->m_dmask_ok ? mb->m_dmask : NULL,
+					   NULL);
 			vsmfs_jtx_header(j, p++);
 		}
 	}
@@ -1354,9 +1426,45 @@ static void vsmfs_jtx_end(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 	 */
 	for (i = 0; i < tx->ncopy; i++) {
 		struct vsmfs_jcopy *c = &tx->copy[i];
+		struct vsmfs_mblk *mb = c->mb;
+		bool wake = false;
 
-		vsmfs_jwrite_block(j, tx, c->dst, c->src, c->delta, c->mask_ok ? c->mask : NULL);
-		kfree(c->src);
+		/*
+		 * Held while the block is written: a task about to change it
+		 * copies it first, or finds it written and m_jc cleared.
+		 */
+		spin_lock(&mb->m_jlock);
+		if (!c->src) {
+			const unsigned long *resv = mb->m_resv;
+			const u64 *mask = c->mask_ok ? c->mask : NULL;
+			const void *src = mb->m_data;
+
+			WARN_ON_ONCE(mb->m_jc != c);
+			if (resv && !(c->delta && mask) && !WARN_ON_ONCE(!tx->view)) {
+				src = vsmfs_mblk_commit_view(mb, tx->view);
+				resv = NULL;
+			}
+			vsmfs_jwrite_block(j, tx, c->dst, src, c->delta, mask, resv);
+			/*
+			 * Read before a task that sees NULL without the lock
+			 * changes it (vsmfs_mblk_freeze(): a control
+			 * dependency orders its stores after that load).
+			 */
+			smp_store_release(&mb->m_jc, NULL);
+			wake = mb->m_jwait;
+			mb->m_jwait = false;
+		}
+		spin_unlock(&mb->m_jlock);
+		if (c->src) {
+			vsmfs_jwrite_block(j, tx, c->dst, c->src, c->delta,
+					   c->mask_ok ? c->mask : NULL, NULL);
+			kfree(c->src);
+		}
+		if (wake) {
+			/* The store of m_jc before the waiter's queue is read. */
+			smp_mb();
+			wake_up_var(&mb->m_jc);
+		}
 	}
 	/*
 	 * Data (written by the caller), journal blocks, headers durable: the
@@ -1374,6 +1482,15 @@ static void vsmfs_jtx_end(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 	vsmfs_jtx_finish(j, tx);
 	trace_vsmfs_trans_commit(sb, tx->end - tx->start, tx->delta_blocks, tx->delta_bytes,
 				 tx->full_bytes, tx->error, tx->t0);
+}
+
+/* What a commit allocated for itself. */
+static void vsmfs_jtx_free(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
+{
+	if (tx->post_state != tx->state_inl && tx->post_state != j->post_state)
+		kvfree(tx->post_state);
+	if (tx->view != j->view)
+		kfree(tx->view);
 }
 
 /* A transaction that freed pages has committed: they may be taken. */
@@ -1423,10 +1540,10 @@ int vsmfs_journal_commit_trans(struct vsmfs_trans *t)
 	if (freed)
 		atomic_inc(&sbi->s_freeing);
 	/*
-	 * Frozen copies cost a DRAM copy of each block: worth it only when
-	 * another handle waits for the lock.
+	 * Freezing copies nothing: the next handle, or a shared handle waiting
+	 * for s_handles_sem, may change DRAM while this commit is placed.
 	 */
-	if (parallel && atomic_read(&sbi->s_trans_waiters))
+	if (parallel)
 		vsmfs_jtx_freeze(t, &tx);
 	if (!mutex_trylock(&sbi->s_jplace_mutex)) {
 		vsmfs_stat_inc(sbi, journal_place_waits);
@@ -1454,14 +1571,12 @@ int vsmfs_journal_commit_trans(struct vsmfs_trans *t)
 		vsmfs_trans_cpu_end(vsp);
 		vsmfs_jtx_end(j, &tx);
 		vsmfs_trans_freed(sbi, freed);
-		if (tx.post != tx.post_inl)
-			kvfree(tx.post_state);
+		vsmfs_jtx_free(j, &tx);
 		return tx.error;
 	}
 	vsmfs_jtx_end(j, &tx);
 	vsmfs_trans_freed(sbi, freed);
-	if (own && tx.post != tx.post_inl)
-		kvfree(tx.post_state);
+	vsmfs_jtx_free(j, &tx);
 	if (j->writethrough)
 		vsmfs_jcheckpoint(j);
 	mutex_unlock(&sbi->s_jplace_mutex);

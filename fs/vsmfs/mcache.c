@@ -96,7 +96,8 @@ static void vsmfs_mblk_free(struct vsmfs_mblk *mb)
  * Bits of runs reserved in DRAM (m_resv) are left out: a crash must find
  * their pages free.
  *
- * Context: s_trans_mutex held.
+ * Context: s_trans_mutex held, or the block noted by a commit that has
+ * still to write it and @mb->m_jlock held (journal.c).
  * Return: @mb->m_data, or @buf holding it without the reserved bits.
  */
 const void *vsmfs_mblk_commit_view(struct vsmfs_mblk *mb, void *buf)
@@ -182,6 +183,9 @@ struct vsmfs_mblk *__vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 	mb->m_resv = NULL;
 	mb->m_wmask_ok = false;
 	mb->m_dmask_ok = false;
+	spin_lock_init(&mb->m_jlock);
+	mb->m_jc = NULL;
+	mb->m_jwait = false;
 	INIT_LIST_HEAD(&mb->m_dirty);
 	INIT_LIST_HEAD(&mb->m_undo);
 	if (vsmfs_read_pm(mb->m_data, src, VSMFS_BLOCK_SIZE)) {

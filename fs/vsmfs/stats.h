@@ -66,6 +66,7 @@ enum vsmfs_stat {
 	VSMFS_STAT_journal_lock_hold_ns,
 	VSMFS_STAT_journal_order_waits,
 	VSMFS_STAT_journal_deferred_blocks,
+	VSMFS_STAT_journal_frozen_copies,
 	VSMFS_STAT_journal_drain_waits,
 	VSMFS_STAT_journal_checkpoint_parallel,
 	VSMFS_STAT_journal_pipelined,

@@ -73,6 +73,7 @@ static const char * const vsmfs_stat_names[VSMFS_NR_STATS] = {
 	[VSMFS_STAT_journal_lock_hold_ns] = "journal_lock_hold_ns",
 	[VSMFS_STAT_journal_order_waits] = "journal_order_waits",
 	[VSMFS_STAT_journal_deferred_blocks] = "journal_deferred_blocks",
+	[VSMFS_STAT_journal_frozen_copies] = "journal_frozen_copies",
 	[VSMFS_STAT_journal_drain_waits] = "journal_drain_waits",
 	[VSMFS_STAT_journal_checkpoint_parallel] = "journal_checkpoint_parallel",
 	[VSMFS_STAT_journal_pipelined] = "journal_pipelined",

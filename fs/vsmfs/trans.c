@@ -517,6 +517,7 @@ int vsmfs_trans_get_write_access(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
 	lockdep_assert_held(&t->t_sbi->s_trans_mutex);
 	if (mb->m_shadow)
 		return 0;
+	vsmfs_mblk_freeze(t->t_sbi, mb);
 	mb->m_shadow = vsmfs_shadow_alloc(t->t_sbi);
 	if (!mb->m_shadow)
 		return -ENOMEM;
@@ -558,6 +559,7 @@ int vsmfs_trans_get_write_access_range(struct vsmfs_trans *t, struct vsmfs_mblk 
 		return 0;
 	if (WARN_ON_ONCE(end > VSMFS_BLOCK_SIZE))
 		return -EFSCORRUPTED;
+	vsmfs_mblk_freeze(t->t_sbi, mb);
 	off = round_down(off, 8);
 	/*
 	 * Saved already, before the handle's first change of it (m_ranged:

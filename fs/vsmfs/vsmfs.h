@@ -222,14 +222,18 @@ enum {
  * s_ino_lock (the inode bitmap, in shared metadata handles), the lock of
  * a per-CPU page pool, s_sb_lock (the superblock in DRAM, also taken by
  * vsmfs_fs_error() inside a handle), s_aggr_lock (the inodes open for
- * writing) and the xarray lock of s_mblks. The ordering checker (pmlog.c)
+ * writing), the xarray lock of s_mblks and vsmfs_mblk.m_jlock (a block a
+ * commit writes outside s_trans_mutex). The ordering checker (pmlog.c)
  * takes pmlog.mutex alone, to turn the log on and off and read it out, and
  * pmlog.lock, innermost of all, at every logged PM store.
  *
  * Waits: a handle may wait, with s_trans_mutex held, for commits that
- * released it (vsmfs_wait_freed()); GC, checkpoint and revocation wait,
- * with s_jplace_mutex held, for the commits in flight (vsmfs_jdrain()).
- * Neither kind of commit takes either mutex again.
+ * released it (vsmfs_wait_freed()), and any task changing a block, with
+ * s_trans_mutex or s_handles_sem held, for the commit that has still to
+ * write it, when no memory is left for a copy (__vsmfs_mblk_freeze());
+ * GC, checkpoint and revocation wait, with s_jplace_mutex held, for the
+ * commits in flight (vsmfs_jdrain()). No commit takes either mutex again
+ * once it has released it.
  */
 
 /*
@@ -391,6 +395,8 @@ enum {
  * and the home block on PM is brought up to date only by a checkpoint, so
  * metadata is never read from its home block while mounted.
  */
+struct vsmfs_jcopy;
+
 struct vsmfs_mblk {
 	u64			m_blk;		/* device block */
 	struct list_head	m_dirty;	/* on the transaction's list */
@@ -443,6 +449,18 @@ struct vsmfs_mblk {
 	 * the two of an 8 KiB kmalloc object.
 	 */
 	u8			*m_data;
+	/*
+	 * A commit that handed s_trans_mutex over before writing the block
+	 * to the journal (journal.c, step 0): @m_jc, its note of the block,
+	 * is set by the commit under s_trans_mutex and s_handles_sem (held
+	 * for writing), and cleared under @m_jlock by the commit once it has
+	 * written the block, or before that by the first task to change the
+	 * block, which gives the commit a copy (vsmfs_mblk_freeze()).
+	 * @m_jwait: a task waits for the commit to clear @m_jc.
+	 */
+	spinlock_t		m_jlock;
+	struct vsmfs_jcopy	*m_jc;
+	bool			m_jwait;
 };
 
 /* In-core inodes an aborted transaction reloads from their slots. */
@@ -716,6 +734,21 @@ void vsmfs_journal_timer_start(struct vsmfs_sb_info *sbi);
 void vsmfs_journal_timer_stop(struct vsmfs_sb_info *sbi);
 ssize_t vsmfs_journal_wear_show(struct vsmfs_sb_info *sbi, char *buf);
 
+void __vsmfs_mblk_freeze(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb);
+
+/*
+ * Before a change of @mb's bytes or of its reserved bits: a commit that has
+ * still to write the block gets a copy of it first (__vsmfs_mblk_freeze()).
+ * The caller holds s_trans_mutex or s_handles_sem, of which a commit that
+ * notes blocks holds both, the semaphore for writing: a NULL @m_jc seen
+ * here stays NULL until the change is made.
+ */
+static inline void vsmfs_mblk_freeze(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb)
+{
+	if (unlikely(READ_ONCE(mb->m_jc)))
+		__vsmfs_mblk_freeze(sbi, mb);
+}
+
 /* mcache.c */
 int vsmfs_mcache_init(struct vsmfs_sb_info *sbi);
 int vsmfs_mblk_cache_create(void);
@@ -795,6 +828,7 @@ int __vsmfs_shandle_dirty(struct vsmfs_shandle *h, struct vsmfs_mblk *mb);
  */
 static inline int vsmfs_shandle_dirty(struct vsmfs_shandle *h, struct vsmfs_mblk *mb)
 {
+	vsmfs_mblk_freeze(h->h_sbi, mb);
 	/* Cleared only by a commit, which no shared handle runs beside. */
 	if (READ_ONCE(mb->m_is_dirty))
 		return 0;

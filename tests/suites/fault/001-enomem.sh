@@ -34,14 +34,16 @@ for point in page_alloc mblk_alloc dir_index; do
 	[ "$(cat $K/$point/injected)" -gt 0 ] || die "no failure injected at $point"
 done
 
-# A commit that cannot allocate the frozen copies of its blocks is placed
-# and written under the lock instead: no call fails at all. Copies are
-# taken only when another transaction waits for the lock, so four more
-# processes create and remove files meanwhile, and go on after the
-# workload until a commit has tried to take copies (how soon depends on
-# how the vCPUs are scheduled; at most 60 s). Their calls must not fail
-# either. Each operation commits (commit=sync), as copies are taken only
-# by commits.
+# A task about to change a block that a commit has still to write copies
+# it for the commit; if it cannot allocate the copy, it waits for the
+# commit to write the block. A commit that cannot allocate the buffer its
+# page bitmap blocks are written from is placed and written under the
+# lock. No call fails at all. Copies are made only when a block changes
+# while its commit is in flight, so four more processes create and remove
+# files meanwhile, and go on after the workload until an allocation has
+# failed (how soon depends on how the vCPUs are scheduled; at most 60 s).
+# Their calls must not fail either. Each operation commits (commit=sync),
+# so that commits are in flight all the time.
 mount -o remount,commit=sync "$MNT"
 echo 1 > $K/journal_copy_alloc/interval
 rm -f /tmp/bg.stop /tmp/bg.fail

@@ -777,7 +777,8 @@ def counters():
     together."""
     d = f"/sys/fs/vsmfs/{os.path.basename(DEV)}"
     return {c: int(open(f"{d}/{c}").read()) for c in
-            ("trans_commits", "journal_order_waits", "journal_pipelined")}
+            ("trans_commits", "journal_order_waits", "journal_pipelined",
+             "journal_frozen_copies")}
 
 
 def task_main(t, ops, view, pin, go, step):
@@ -948,11 +949,13 @@ def run_concurrent(label, dev, args, totals):
     rp.checked = select.checked
     waits = after["journal_order_waits"] - before["journal_order_waits"]
     pipelined = after["journal_pipelined"] - before["journal_pipelined"]
+    copies = after["journal_frozen_copies"] - before["journal_frozen_copies"]
     totals["order_waits"] += waits
     totals["pipelined"] += pipelined
     cpus = sorted({r[1] for r in log.records if r[0] != pmreplay.MARK})
     extra = (f"  {after['trans_commits'] - before['trans_commits']} commits, {waits} waited "
-             f"for their turn, {pipelined} pipelined; cpus {cpus}, {rp.moved} lines made "
+             f"for their turn, {pipelined} pipelined, {copies} blocks copied for them; "
+             f"cpus {cpus}, {rp.moved} lines made "
              f"durable after their task moved")
     report(label, dev, log, args, totals, result, expect, param, state, start, extra)
 

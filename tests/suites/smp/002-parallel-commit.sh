@@ -75,6 +75,7 @@ for mode in parallel serial; do
 		"$(counter journal_order_waits) waited for their turn," \
 		"$(counter journal_lock_waits) lock waits, $(counter journal_deferred_blocks) blocks written after the lock," \
 		"$(counter journal_pipelined) placed while the next changed DRAM," \
+		"$(counter journal_frozen_copies) blocks copied for a commit in flight," \
 		"$(counter journal_place_waits) placement waits," \
 		"$(counter journal_drain_waits) drains," \
 		"$(counter journal_checkpoints) checkpoints, $(counter journal_full_blocks) full $(counter journal_delta_blocks) delta blocks" \
@@ -92,12 +93,15 @@ for mode in parallel serial; do
 			die "no journal block written after the lock"
 		[ "$(counter journal_pipelined)" -gt 0 ] ||
 			die "no commit handed the transaction mutex over before its placement"
+		[ "$(counter journal_frozen_copies)" -gt 0 ] ||
+			die "no block was changed while its commit was in flight"
 		[ "$(counter journal_checkpoint_parallel)" -gt 0 ] ||
 			die "no checkpoint ran on several threads"
 	else
 		assert_eq "$(counter journal_order_waits)" 0 "turn waits with serial commits"
 		assert_eq "$(counter journal_deferred_blocks)" 0 "blocks written after the lock, serial"
 		assert_eq "$(counter journal_pipelined)" 0 "commits placed after the lock, serial"
+		assert_eq "$(counter journal_frozen_copies)" 0 "blocks copied for commits, serial"
 	fi
 	python3 /tmp/commit-check.py /tmp/commit.out
 	umount "$MNT"
