@@ -138,7 +138,9 @@
 /* Re-flags a commit keeps in itself; more are allocated. */
 #define VSMFS_JTX_POST_INLINE	8
 /* Blocks of a commit placed after s_trans_mutex is released; more are not. */
-#define VSMFS_JTX_COPY_MAX	8
+#define VSMFS_JTX_COPY_MAX	64
+/* Notes of frozen blocks a commit keeps in itself; more are allocated. */
+#define VSMFS_JTX_COPY_INLINE	8
 
 /*
  * struct vsmfs_jcopy - a block placed and written outside s_trans_mutex
@@ -187,7 +189,8 @@ struct vsmfs_jtx {
 	bool			frozen;		/* every block is in @copy */
 	void			*view;		/* vsmfs_mblk_commit_view() */
 	u32			ncopy;
-	struct vsmfs_jcopy	copy[VSMFS_JTX_COPY_MAX];
+	struct vsmfs_jcopy	*copy;		/* @copy_inl, or allocated */
+	struct vsmfs_jcopy	copy_inl[VSMFS_JTX_COPY_INLINE];
 };
 
 /* Headers a checkpoint thread claims at a time. */
@@ -1154,7 +1157,8 @@ static void vsmfs_jplace(struct vsmfs_journal *j, u64 home, u32 p)
  * so that neither the placement nor the journal writes read @t, and a task
  * that changes a block before this commit has written it first gives the
  * commit a copy of it (__vsmfs_mblk_freeze()). No block is copied here.
- * Sets @tx->frozen, unless the transaction is too large.
+ * Sets @tx->frozen, unless the transaction is too large, or memory for the
+ * notes of a larger one than @tx holds is short.
  */
 static void vsmfs_jtx_freeze(struct vsmfs_trans *t, struct vsmfs_jtx *tx)
 {
@@ -1164,6 +1168,12 @@ static void vsmfs_jtx_freeze(struct vsmfs_trans *t, struct vsmfs_jtx *tx)
 	lockdep_assert_held_write(&t->t_sbi->s_handles_sem);
 	if (t->t_nblocks > VSMFS_JTX_COPY_MAX)
 		return;
+	tx->copy = tx->copy_inl;
+	if (t->t_nblocks > VSMFS_JTX_COPY_INLINE) {
+		tx->copy = kmalloc_array(t->t_nblocks, sizeof(*tx->copy), GFP_NOFS | __GFP_NOWARN);
+		if (!tx->copy)
+			return;
+	}
 	list_for_each_entry(mb, &t->t_dirty, m_dirty) {
 		struct vsmfs_jcopy *c = &tx->copy[tx->ncopy++];
 
@@ -1491,6 +1501,8 @@ static void vsmfs_jtx_free(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 		kvfree(tx->post_state);
 	if (tx->view != j->view)
 		kfree(tx->view);
+	if (tx->copy != tx->copy_inl)
+		kfree(tx->copy);
 }
 
 /* A transaction that freed pages has committed: they may be taken. */
