@@ -1522,9 +1522,9 @@ static void vsmfs_trans_freed(struct vsmfs_sb_info *sbi, bool freed)
  * Places the dirty blocks in the journal and writes them, then
  * (journal_commit=parallel) waits for them to be durable and commits
  * without either lock, in the order of placement; see the steps at the top
- * of this file. With journal_commit=parallel, when another handle waits
- * for s_trans_mutex, the blocks are frozen and s_trans_mutex is handed
- * over before the placement: the next handle changes DRAM while this
+ * of this file. With journal_commit=parallel (at most VSMFS_JTX_COPY_MAX
+ * blocks) the blocks are frozen and s_trans_mutex is handed over before
+ * the placement: the next handle changes DRAM while this
  * commit is placed under s_jplace_mutex, which it takes before releasing
  * s_trans_mutex, so placements keep the order of the transactions. The
  * transaction is durable when this returns, and so is every transaction

@@ -196,10 +196,7 @@ static void vsmfs_trans_lock(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, b
 	if (!mutex_trylock(&sbi->s_trans_mutex)) {
 		t0 = ktime_get_ns();
 		vsmfs_stat_inc(sbi, journal_lock_waits);
-		/* Commits then hand the lock over before their placement. */
-		atomic_inc(&sbi->s_trans_waiters);
 		mutex_lock(&sbi->s_trans_mutex);
-		atomic_dec(&sbi->s_trans_waiters);
 	}
 	/*
 	 * The shared handles running end first; those that would begin wait
@@ -1246,12 +1243,9 @@ static void vsmfs_handles_enter(struct vsmfs_sb_info *sbi)
 	/* Read the count first: pairs with the unlock's set, then increment. */
 	smp_rmb();
 	if (atomic_read(&sbi->s_excl) || !down_read_trylock(&sbi->s_handles_sem)) {
-		/* A commit waited for hands the lock over early (journal.c). */
-		atomic_inc(&sbi->s_trans_waiters);
 		wait_event(sbi->s_excl_wq, !atomic_read(&sbi->s_excl) ||
 			   atomic_read(&sbi->s_excl_ends) != ends);
 		down_read(&sbi->s_handles_sem);
-		atomic_dec(&sbi->s_trans_waiters);
 	}
 }
 

@@ -285,7 +285,6 @@ struct vsmfs_sb_info {
 	 * (journal.c, recovery.c); the lock order is above.
 	 */
 	struct mutex		s_trans_mutex;	/* one transaction at a time */
-	atomic_t		s_trans_waiters; /* tasks waiting for it */
 	struct rw_semaphore	s_handles_sem;	/* shared handles (trans.c) */
 	/*
 	 * A handle wants s_handles_sem for writing, or holds it: shared
