@@ -1309,6 +1309,7 @@ const struct inode_operations vsmfs_dir_inode_operations = {
 	.rename		= vsmfs_rename,
 	.tmpfile	= vsmfs_tmpfile,
 	.getattr	= vsmfs_getattr,
+	.update_time	= vsmfs_update_time,
 	.setattr	= vsmfs_setattr,
 	.fileattr_get	= vsmfs_fileattr_get,
 	.fileattr_set	= vsmfs_fileattr_set,

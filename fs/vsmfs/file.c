@@ -699,6 +699,7 @@ const struct file_operations vsmfs_file_operations = {
 
 const struct inode_operations vsmfs_file_inode_operations = {
 	.getattr	= vsmfs_getattr,
+	.update_time	= vsmfs_update_time,
 	.setattr	= vsmfs_setattr,
 	.fiemap		= vsmfs_fiemap,
 	.fileattr_get	= vsmfs_fileattr_get,

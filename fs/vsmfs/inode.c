@@ -1452,6 +1452,58 @@ int vsmfs_write_inode(struct inode *inode, struct writeback_control *wbc)
 	return vsmfs_trans_commit(&t) ?: ret;
 }
 
+/**
+ * vsmfs_update_time() - set the times the VFS updates on its own
+ * @inode: the inode, its lock held shared or not at all
+ * @now: the time
+ * @flags: which times (S_ATIME, S_MTIME, S_CTIME, S_VERSION)
+ *
+ * An access time (a read, a directory listing, an mmap) is set in a
+ * shared handle beside the writers, storing the two words of the slot it
+ * changes; the commit that takes the handle writes them, as for any
+ * change. Without this the VFS marks the inode dirty and writeback
+ * stores the slot in a handle of the other kind, which waits for every
+ * shared handle to end. A shared handle changes a slot only under the
+ * inode's lock: taken shared here by trylock, as the caller may hold it
+ * shared already (a listing) or hold mmap_lock, which comes after it.
+ * Readers holding it shared meet only each other in these two words,
+ * and i_lock keeps the in-core time and the slot's in step. Anything
+ * else, or a lock or handle not had at once, takes the generic way.
+ *
+ * Return: 0 or a negative errno.
+ */
+int vsmfs_update_time(struct inode *inode, struct timespec64 *now, int flags)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_shandle h;
+	struct vsmfs_dinode *di;
+	struct vsmfs_mblk *mb;
+	int ret;
+
+	if (flags != S_ATIME || !inode->i_nlink || is_bad_inode(inode) ||
+	    !inode_trylock_shared(inode))
+		return generic_update_time(inode, now, flags);
+	if (vsmfs_shandle_begin(sbi, &h, 1, 0)) {
+		inode_unlock_shared(inode);
+		return generic_update_time(inode, now, flags);
+	}
+	ret = vsmfs_shandle_inode(&h, inode, &mb, &di);
+	if (!ret) {
+		spin_lock(&inode->i_lock);
+		inode->i_atime = *now;
+		di->i_atime = cpu_to_le64(now->tv_sec);
+		di->i_atime_ns = cpu_to_le32(now->tv_nsec);
+		spin_unlock(&inode->i_lock);
+		vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_atime));
+		vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_atime_ns));
+		set_bit(((u8 *)di - mb->m_data) / VSMFS_INODE_SIZE, &mb->m_dirty_slots);
+		vsmfs_shandle_note_inode(&h, inode);
+	}
+	vsmfs_shandle_end(&h);
+	inode_unlock_shared(inode);
+	return ret;
+}
+
 static const char *vsmfs_get_link(struct dentry *dentry, struct inode *inode,
 				  struct delayed_call *done)
 {
@@ -1486,6 +1538,7 @@ static const char *vsmfs_get_link(struct dentry *dentry, struct inode *inode,
 const struct inode_operations vsmfs_symlink_inode_operations = {
 	.get_link	= vsmfs_get_link,
 	.getattr	= vsmfs_getattr,
+	.update_time	= vsmfs_update_time,
 	.setattr	= vsmfs_setattr,
 	.listxattr	= vsmfs_listxattr,
 };
@@ -1493,12 +1546,14 @@ const struct inode_operations vsmfs_symlink_inode_operations = {
 const struct inode_operations vsmfs_fast_symlink_inode_operations = {
 	.get_link	= simple_get_link,
 	.getattr	= vsmfs_getattr,
+	.update_time	= vsmfs_update_time,
 	.setattr	= vsmfs_setattr,
 	.listxattr	= vsmfs_listxattr,
 };
 
 const struct inode_operations vsmfs_special_inode_operations = {
 	.getattr	= vsmfs_getattr,
+	.update_time	= vsmfs_update_time,
 	.setattr	= vsmfs_setattr,
 	.fileattr_get	= vsmfs_fileattr_get,
 	.fileattr_set	= vsmfs_fileattr_set,

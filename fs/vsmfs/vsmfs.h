@@ -208,8 +208,10 @@ enum {
  *     right after it, released right before it); shared, without
  *     s_trans_mutex, by a shared handle (vsmfs_shandle_begin()) and a
  *     shared metadata handle (vsmfs_trans_begin_shared(): a create, an
- *     unlink),
- *     which take no other lock of this list but the leaves;
+ *     unlink), which take no other lock of this list but the leaves; an
+ *     access time's shared handle (vsmfs_update_time()) is begun with
+ *     i_rwsem taken shared by trylock, with mmap_lock or i_rwsem itself
+ *     held shared by the caller;
  *  7. vsmfs_inode_info.i_xattr_sem: exclusive inside a handle; readers of
  *     the xattr block take it shared and no other lock but the leaves;
  *  8. s_jplace_mutex: placement in the journal, GC, checkpoint and
@@ -993,6 +995,7 @@ int vsmfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 		  struct iattr *iattr);
 
 int vsmfs_write_inode(struct inode *inode, struct writeback_control *wbc);
+int vsmfs_update_time(struct inode *inode, struct timespec64 *now, int flags);
 int vsmfs_orphan_cleanup(struct super_block *sb);
 
 /* aggr.c */

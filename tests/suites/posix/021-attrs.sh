@@ -3,8 +3,9 @@
 # open descriptors), truncation, removal, renaming, links, attribute and
 # xattr changes; append-only allows only appends and no removal; no-dump
 # and no-atime are kept; every file shows DAX; a birth time is set at
-# creation and kept; the flags, the birth times and the label
-# survive a remount, and fsck accepts them.
+# creation and kept; reads and listings set access times; the flags,
+# the birth and access times and the label survive a remount, and fsck
+# accepts them.
 . tests/lib/common.sh
 
 API="python3 $VSMFS_TOP/tests/lib/fsapi.py"
@@ -86,6 +87,18 @@ assert_eq "$(stat -c %.9W "$MNT/bt")" "$btd" "birth time after changes"
 [ "$(stat -c %Y "$MNT/bt")" -gt "$(stat -c %W "$MNT/bt")" ] || die "mtime not past the birth time"
 rootb=$(stat -c %.9W "$MNT")
 
+echo "== access times"
+# relatime: a read, a listing after a change set them; a remount keeps them.
+echo y > "$MNT/at"
+mkdir "$MNT/atd"
+touch -a -d @1000000000 "$MNT/at" "$MNT/atd"
+cat "$MNT/at" > /dev/null
+ls "$MNT/atd" > /dev/null
+at=$(stat -c %.9X "$MNT/at")
+atd=$(stat -c %.9X "$MNT/atd")
+[ "${at%.*}" -gt 1000000000 ] || die "atime not set by a read: $at"
+[ "${atd%.*}" -gt 1000000000 ] || die "atime not set by a listing: $atd"
+
 echo "== label"
 assert_eq "$($API label "$MNT")" before "label from mkfs"
 assert_eq "$($API label "$MNT" new-label)" new-label "label set"
@@ -104,6 +117,8 @@ assert_eq "$(letters "$MNT/log")" ax "append-only after the remount"
 assert_eq "$(letters "$MNT/d/child")" dAx "inherited flags after the remount"
 assert_eq "$(stat -c %.9W "$MNT/bt")" "$btd" "birth time after the remount"
 assert_eq "$(stat -c %.9W "$MNT")" "$rootb" "root's birth time after the remount"
+assert_eq "$(stat -c %.9X "$MNT/at")" "$at" "atime of a file after the remount"
+assert_eq "$(stat -c %.9X "$MNT/atd")" "$atd" "atime of a directory after the remount"
 expect_fail sh -c "echo two >> '$F'"
 assert_eq "$($API label "$MNT")" after-remount "label after the remount"
 mount -o remount,ro "$MNT"
