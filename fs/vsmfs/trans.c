@@ -1231,10 +1231,20 @@ static bool vsmfs_shared_ok(struct vsmfs_sb_info *sbi)
 }
 
 /*
+ * How long a handle about to begin beside others spins, while a handle of
+ * the other kind or a commit holds s_handles_sem or waits for it, before
+ * it sleeps: such a holder is short (a commit's freeze, an eviction), and
+ * when many tasks create, write and unlink at once a sleep and a wake-up
+ * for each waiter cost more than the wait.
+ */
+#define VSMFS_EXCL_SPIN_NS	(50 * NSEC_PER_USEC)
+
+/*
  * Take s_handles_sem shared, after the handle that holds it exclusive or
  * waits to: once that one has ended, whether or not another has begun
  * since (which down_read() then queues behind, in order), so that a
  * stream of handles under s_trans_mutex cannot keep a shared one out.
+ * It spins for VSMFS_EXCL_SPIN_NS at most before it sleeps.
  */
 static void vsmfs_handles_enter(struct vsmfs_sb_info *sbi)
 {
@@ -1243,6 +1253,11 @@ static void vsmfs_handles_enter(struct vsmfs_sb_info *sbi)
 	/* Read the count first: pairs with the unlock's set, then increment. */
 	smp_rmb();
 	if (atomic_read(&sbi->s_excl) || !down_read_trylock(&sbi->s_handles_sem)) {
+		u64 until = local_clock() + VSMFS_EXCL_SPIN_NS;
+
+		while (atomic_read(&sbi->s_excl) && atomic_read(&sbi->s_excl_ends) == ends &&
+		       !need_resched() && local_clock() < until)
+			cpu_relax();
 		wait_event(sbi->s_excl_wq, !atomic_read(&sbi->s_excl) ||
 			   atomic_read(&sbi->s_excl_ends) != ends);
 		down_read(&sbi->s_handles_sem);
