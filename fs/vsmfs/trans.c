@@ -185,6 +185,17 @@ void vsmfs_trans_unlock(struct vsmfs_trans *t)
 }
 
 /*
+ * How long a task spins for s_handles_sem before it sleeps: a handle about
+ * to begin beside others while a handle of the other kind or a commit
+ * holds it exclusive or waits to (vsmfs_handles_enter()), and one of that
+ * kind while shared handles hold it (vsmfs_trans_lock()). Holders of
+ * either kind are short (a create, an overwrite's swaps, a commit's
+ * freeze, an eviction), and when many tasks create, write and unlink at
+ * once a sleep and a wake-up for each waiter cost more than the wait.
+ */
+#define VSMFS_EXCL_SPIN_NS	(50 * NSEC_PER_USEC)
+
+/*
  * Take s_trans_mutex and set up @t, joined to the running transaction;
  * with @vsp, the handle may use the mapping layer.
  */
@@ -207,11 +218,21 @@ static void vsmfs_trans_lock(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, b
 	/* The mark before the lock: pairs with vsmfs_shandle_begin()'s trylock. */
 	smp_mb__after_atomic();
 	if (!down_write_trylock(&sbi->s_handles_sem)) {
+		u64 until = local_clock() + VSMFS_EXCL_SPIN_NS;
+		bool locked = false;
+
 		if (!t0) {
 			t0 = ktime_get_ns();
 			vsmfs_stat_inc(sbi, journal_lock_waits);
 		}
-		down_write(&sbi->s_handles_sem);
+		/* Shared handles are short: as vsmfs_handles_enter(). */
+		while (!locked && !need_resched() && local_clock() < until) {
+			if (!rwsem_is_locked(&sbi->s_handles_sem))
+				locked = down_write_trylock(&sbi->s_handles_sem);
+			cpu_relax();
+		}
+		if (!locked)
+			down_write(&sbi->s_handles_sem);
 	}
 	t->t_locked = ktime_get_ns();
 	if (t0)
@@ -1229,15 +1250,6 @@ static bool vsmfs_shared_ok(struct vsmfs_sb_info *sbi)
 	return READ_ONCE(sbi->s_jopts.commit_secs) && !READ_ONCE(sbi->s_error_ro) &&
 	       !vsmfs_journal_writethrough(sbi);
 }
-
-/*
- * How long a handle about to begin beside others spins, while a handle of
- * the other kind or a commit holds s_handles_sem or waits for it, before
- * it sleeps: such a holder is short (a commit's freeze, an eviction), and
- * when many tasks create, write and unlink at once a sleep and a wake-up
- * for each waiter cost more than the wait.
- */
-#define VSMFS_EXCL_SPIN_NS	(50 * NSEC_PER_USEC)
 
 /*
  * Take s_handles_sem shared, after the handle that holds it exclusive or
