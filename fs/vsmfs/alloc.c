@@ -1119,6 +1119,13 @@ int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsm
 		vsmfs_stat_inc(sbi, alloc_pool_pages);
 		return 0;
 	}
+	/*
+	 * Commits in flight that freed pages end without s_trans_mutex: they
+	 * are waited for before it is taken, so that the tasks queued on it
+	 * do not sleep behind a holder that sleeps (one that begins freeing
+	 * meanwhile is waited for under the mutex, vsmfs_resv_block()).
+	 */
+	vsmfs_wait_freed(sbi);
 	mutex_lock(&sbi->s_trans_mutex);
 	t0 = ktime_get_ns();
 	nofs = memalloc_nofs_save();
@@ -1154,6 +1161,8 @@ int vsmfs_resv_take_at(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, struct vsm
 	if (!count || lpn + count > sbi->s_layout.lpages ||
 	    lpn / VSMFS_VSP_PAGES != (lpn + count - 1) / VSMFS_VSP_PAGES)
 		return -ENOSPC;
+	/* As vsmfs_resv_take(). */
+	vsmfs_wait_freed(sbi);
 	mutex_lock(&sbi->s_trans_mutex);
 	t0 = ktime_get_ns();
 	nofs = memalloc_nofs_save();

@@ -230,7 +230,8 @@ enum {
  * pmlog.lock, innermost of all, at every logged PM store.
  *
  * Waits: a handle may wait, with s_trans_mutex held, for commits that
- * released it (vsmfs_wait_freed()), and any task changing a block, with
+ * released it (vsmfs_wait_freed(); a reservation waits for them first
+ * without it, then again under it if one began meanwhile), and any task changing a block, with
  * s_trans_mutex or s_handles_sem held, for the commit that has still to
  * write it, when no memory is left for a copy (__vsmfs_mblk_freeze());
  * GC, checkpoint and revocation wait, with s_jplace_mutex held, for the
