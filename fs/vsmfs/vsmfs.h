@@ -231,9 +231,10 @@ enum {
  *
  * Waits: a handle may wait, with s_trans_mutex held, for commits that
  * released it (vsmfs_wait_freed(); a reservation waits for them first
- * without it, then again under it if one began meanwhile), and any task changing a block, with
- * s_trans_mutex or s_handles_sem held, for the commit that has still to
- * write it, when no memory is left for a copy (__vsmfs_mblk_freeze());
+ * without it, then again under it if one began meanwhile), and any task
+ * changing a block, with s_trans_mutex or s_handles_sem held, for the
+ * commit that has still to write it, when no memory is left for a copy
+ * (__vsmfs_mblk_freeze());
  * GC, checkpoint and revocation wait, with s_jplace_mutex held, for the
  * commits in flight (vsmfs_jdrain()). No commit takes either mutex again
  * once it has released it.
