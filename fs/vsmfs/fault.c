@@ -56,6 +56,26 @@ static const char * const vsmfs_fault_names[VSMFS_FAULT_NR] = {
 
 static struct vsmfs_fault_point vsmfs_faults[VSMFS_FAULT_NR];
 
+DEFINE_STATIC_KEY_FALSE(vsmfs_fault_armed);
+
+static int vsmfs_interval_get(void *data, u64 *val)
+{
+	*val = READ_ONCE(((struct vsmfs_fault_point *)data)->interval);
+	return 0;
+}
+
+/* An interval set arms the points (vsmfs_fault_armed) for good. */
+static int vsmfs_interval_set(void *data, u64 val)
+{
+	if (val > U32_MAX)
+		return -EINVAL;
+	if (val)
+		static_branch_enable(&vsmfs_fault_armed);
+	WRITE_ONCE(((struct vsmfs_fault_point *)data)->interval, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(vsmfs_interval_fops, vsmfs_interval_get, vsmfs_interval_set, "%llu\n");
+
 static int vsmfs_injected_get(void *data, u64 *val)
 {
 	*val = atomic64_read(data);
@@ -64,13 +84,15 @@ static int vsmfs_injected_get(void *data, u64 *val)
 DEFINE_DEBUGFS_ATTRIBUTE(vsmfs_injected_fops, vsmfs_injected_get, NULL, "%llu\n");
 
 /**
- * vsmfs_fault() - whether a fault injection point fails this time
+ * __vsmfs_fault() - whether a fault injection point fails this time
  * @point: the point
+ *
+ * vsmfs_fault() once a point was armed.
  *
  * Context: any.
  * Return: true if the caller must fail as the point says.
  */
-bool vsmfs_fault(enum vsmfs_fault point)
+bool __vsmfs_fault(enum vsmfs_fault point)
 {
 	struct vsmfs_fault_point *f = &vsmfs_faults[point];
 	u32 interval = READ_ONCE(f->interval);
@@ -86,7 +108,7 @@ bool vsmfs_fault(enum vsmfs_fault point)
 }
 
 /**
- * vsmfs_fault_stop() - a point where PM writes stop, for crash tests
+ * __vsmfs_fault_stop() - a point where PM writes stop, for crash tests
  * @sb: the file system
  * @point: the point
  * @what: where it stops, for the log ("fault: @what")
@@ -97,9 +119,9 @@ bool vsmfs_fault(enum vsmfs_fault point)
  *
  * Context: process context, may sleep holding the caller's locks.
  */
-void vsmfs_fault_stop(struct super_block *sb, enum vsmfs_fault point, const char *what)
+void __vsmfs_fault_stop(struct super_block *sb, enum vsmfs_fault point, const char *what)
 {
-	if (!vsmfs_fault(point))
+	if (!__vsmfs_fault(point))
 		return;
 	vsmfs_err(sb, "fault: %s", what);
 	while (!fatal_signal_pending(current))
@@ -120,7 +142,8 @@ void vsmfs_fault_init(struct dentry *dir)
 	for (i = 0; i < VSMFS_FAULT_NR; i++) {
 		struct dentry *d = debugfs_create_dir(vsmfs_fault_names[i], dir);
 
-		debugfs_create_u32("interval", 0600, d, &vsmfs_faults[i].interval);
+		debugfs_create_file_unsafe("interval", 0600, d, &vsmfs_faults[i],
+					   &vsmfs_interval_fops);
 		debugfs_create_u32("skip", 0600, d, (u32 *)&vsmfs_faults[i].skip.counter);
 		debugfs_create_file_unsafe("injected", 0400, d, &vsmfs_faults[i].injected,
 					   &vsmfs_injected_fops);

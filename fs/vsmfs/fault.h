@@ -41,9 +41,35 @@ enum vsmfs_fault {
 };
 
 #ifdef CONFIG_VSMFS_FAULT_INJECTION
-bool vsmfs_fault(enum vsmfs_fault point);
-void vsmfs_fault_stop(struct super_block *sb, enum vsmfs_fault point, const char *what);
+#include <linux/jump_label.h>
+
+/*
+ * Set once a point is armed, and from then on until the module goes: until
+ * then every point is a no-op in the code, and a build with the points
+ * costs what one without them does.
+ */
+DECLARE_STATIC_KEY_FALSE(vsmfs_fault_armed);
+
+bool __vsmfs_fault(enum vsmfs_fault point);
+void __vsmfs_fault_stop(struct super_block *sb, enum vsmfs_fault point, const char *what);
 void vsmfs_fault_init(struct dentry *dir);
+
+/*
+ * Whether the fault injection point @point fails this time (__vsmfs_fault()).
+ * Context: any.
+ */
+static __always_inline bool vsmfs_fault(enum vsmfs_fault point)
+{
+	return static_branch_unlikely(&vsmfs_fault_armed) && __vsmfs_fault(point);
+}
+
+/* A point where PM writes stop, for crash tests (__vsmfs_fault_stop()). */
+static __always_inline void vsmfs_fault_stop(struct super_block *sb, enum vsmfs_fault point,
+					     const char *what)
+{
+	if (static_branch_unlikely(&vsmfs_fault_armed))
+		__vsmfs_fault_stop(sb, point, what);
+}
 #else
 static inline bool vsmfs_fault(enum vsmfs_fault point)
 {
