@@ -1127,13 +1127,13 @@ int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsm
 	 */
 	vsmfs_wait_freed(sbi);
 	mutex_lock(&sbi->s_trans_mutex);
-	t0 = ktime_get_ns();
+	t0 = vsmfs_hold_start(sbi);
 	nofs = memalloc_nofs_save();
 	ret = vsmfs_resv_get(sbi, count, large, r);
 	if (!ret && single)
 		vsmfs_pool_refill(sbi);
 	memalloc_nofs_restore(nofs);
-	vsmfs_stat_add(sbi, journal_lock_hold_ns, ktime_get_ns() - t0);
+	vsmfs_hold_end(sbi, t0);
 	mutex_unlock(&sbi->s_trans_mutex);
 	return ret;
 }
@@ -1164,7 +1164,7 @@ int vsmfs_resv_take_at(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, struct vsm
 	/* As vsmfs_resv_take(). */
 	vsmfs_wait_freed(sbi);
 	mutex_lock(&sbi->s_trans_mutex);
-	t0 = ktime_get_ns();
+	t0 = vsmfs_hold_start(sbi);
 	nofs = memalloc_nofs_save();
 	mb = vsmfs_resv_block(sbi, lpn);
 	if (IS_ERR(mb)) {
@@ -1177,7 +1177,7 @@ int vsmfs_resv_take_at(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, struct vsm
 		ret = 0;
 	}
 	memalloc_nofs_restore(nofs);
-	vsmfs_stat_add(sbi, journal_lock_hold_ns, ktime_get_ns() - t0);
+	vsmfs_hold_end(sbi, t0);
 	mutex_unlock(&sbi->s_trans_mutex);
 	return ret;
 }

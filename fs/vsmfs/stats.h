@@ -82,8 +82,14 @@ enum vsmfs_stat {
 	VSMFS_NR_STATS
 };
 
+/*
+ * struct vsmfs_stats - one CPU's counters
+ * @v: the counters, VSMFS_STAT_*
+ * @hold_tick: holds of s_trans_mutex begun on this CPU (vsmfs_hold_start())
+ */
 struct vsmfs_stats {
-	u64	v[VSMFS_NR_STATS];
+	u64		v[VSMFS_NR_STATS];
+	unsigned int	hold_tick;
 };
 
 struct vsmfs_sb_info;

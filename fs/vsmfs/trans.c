@@ -174,7 +174,7 @@ void vsmfs_trans_unlock(struct vsmfs_trans *t)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 
-	vsmfs_stat_add(sbi, journal_lock_hold_ns, ktime_get_ns() - t->t_locked);
+	vsmfs_hold_end(sbi, t->t_locked);
 	memalloc_nofs_restore(t->t_nofs);
 	up_write(&sbi->s_handles_sem);
 	atomic_set(&sbi->s_excl, 0);
@@ -234,9 +234,9 @@ static void vsmfs_trans_lock(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, b
 		if (!locked)
 			down_write(&sbi->s_handles_sem);
 	}
-	t->t_locked = ktime_get_ns();
+	t->t_locked = vsmfs_hold_start(sbi);
 	if (t0)
-		vsmfs_stat_add(sbi, journal_lock_wait_ns, t->t_locked - t0);
+		vsmfs_stat_add(sbi, journal_lock_wait_ns, (t->t_locked ?: ktime_get_ns()) - t0);
 	/*
 	 * No allocation under the mutex may recurse into the file system:
 	 * reclaim may evict an inode, and eviction may need a transaction.

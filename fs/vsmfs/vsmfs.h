@@ -503,7 +503,8 @@ struct vsmfs_trans {
 	bool			t_sync;
 	unsigned int		t_nfrees;
 	struct list_head	t_forgot;
-	u64			t_locked;	/* ktime_get_ns() at s_trans_mutex */
+	/* vsmfs_hold_start() at s_trans_mutex; local_clock() if @t_shared */
+	u64			t_locked;
 	unsigned int		t_nofs;		/* memalloc_nofs_save() */
 	/*
 	 * Where the handle saves parts of blocks: sbi->s_undo, or with
@@ -675,6 +676,29 @@ static inline void __pm *vsmfs_blk_ptr(struct vsmfs_sb_info *sbi, u64 blk)
 #define vsmfs_stat_add(sbi, stat, n) \
 	this_cpu_add((sbi)->s_stats->v[VSMFS_STAT_##stat], (n))
 #define vsmfs_stat_inc(sbi, stat)	vsmfs_stat_add(sbi, stat, 1)
+
+/*
+ * The start of a hold of s_trans_mutex, for journal_lock_hold_ns: one hold
+ * in VSMFS_HOLD_SAMPLE begun on each CPU is timed and stands for all of
+ * them, as for shared handles (vsmfs_shandle_begin()); the four clock
+ * reads of an append and its fsync were a fiftieth of their instructions.
+ * A clock that is one across CPUs, as the holder may move.
+ * Return: the time, or 0 for a hold not timed.
+ */
+static inline u64 vsmfs_hold_start(struct vsmfs_sb_info *sbi)
+{
+	if (this_cpu_inc_return(sbi->s_stats->hold_tick) & (VSMFS_HOLD_SAMPLE - 1))
+		return 0;
+	return ktime_get_ns();
+}
+
+/* The end of a hold begun at @t0, a vsmfs_hold_start() value. */
+static inline void vsmfs_hold_end(struct vsmfs_sb_info *sbi, u64 t0)
+{
+	if (t0)
+		vsmfs_stat_add(sbi, journal_lock_hold_ns,
+			       (ktime_get_ns() - t0) * VSMFS_HOLD_SAMPLE);
+}
 
 /* Messages name the device and the function. */
 #define vsmfs_err(sb, fmt, ...) \
