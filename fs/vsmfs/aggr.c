@@ -44,34 +44,65 @@ static __le32 *vsmfs_imap_entry(struct vsmfs_sb_info *sbi, u64 ino, struct vsmfs
 	return (__le32 *)mb->m_data + ino % (VSMFS_BLOCK_SIZE / 4);
 }
 
-/* The slot -> i-number map of the whole table, from the mapping table. */
+/*
+ * The slot -> i-number map of the whole table, from the mapping table, a
+ * block at a time: a block the cache holds from its copy, any other from
+ * its home through one buffer (no version newer than home exists then:
+ * mcache.c), so that the scan neither caches every block of the table
+ * nor looks each entry up. Nothing but the worker, which runs this,
+ * changes the table.
+ */
 static int vsmfs_aggr_map_init(struct vsmfs_sb_info *sbi)
 {
-	u64 n = sbi->s_layout.inodes, ino;
+	const struct vsmfs_layout *l = &sbi->s_layout;
+	u64 n = l->inodes, ino = 0, blk;
 	struct vsmfs_mblk *mb;
+	const __le32 *e;
+	__le32 *buf;
 	u32 *map;
+	int ret = -ENOMEM;
 
 	map = kvmalloc_array(n, sizeof(*map), GFP_KERNEL | __GFP_ZERO);
-	if (!map)
-		return -ENOMEM;
-	for (ino = 1; ino < n; ino++) {
-		__le32 *e = vsmfs_imap_entry(sbi, ino, &mb);
-		u32 slot;
+	buf = kmalloc(VSMFS_BLOCK_SIZE, GFP_KERNEL);
+	if (!map || !buf)
+		goto out;
+	for (blk = l->imap_start; ino < n; blk++) {
+		unsigned int i, k = min_t(u64, n - ino, VSMFS_BLOCK_SIZE / sizeof(*e));
+		const void __pm *src;
 
-		if (IS_ERR(e)) {
-			kvfree(map);
-			return PTR_ERR(e);
+		mb = vsmfs_mblk_find(sbi, blk);
+		if (mb) {
+			e = (const __le32 *)mb->m_data;
+		} else {
+			src = vsmfs_blk_ptr(sbi, blk);
+			ret = src ? 0 : -EFSCORRUPTED;
+			if (!ret && vsmfs_read_pm(buf, src, VSMFS_BLOCK_SIZE))
+				ret = -EIO;
+			if (ret)
+				goto out;
+			e = buf;
 		}
-		slot = le32_to_cpu(*e);
-		if (!slot || slot >= n || map[slot]) {
-			vsmfs_fs_error(sbi->s_sb, ino, "maps to invalid or shared slot %u", slot);
-			kvfree(map);
-			return -EFSCORRUPTED;
+		/* I-number 0 is not an inode. */
+		for (i = ino ? 0 : 1; i < k; i++) {
+			u32 slot = le32_to_cpu(e[i]);
+
+			if (!slot || slot >= n || map[slot]) {
+				vsmfs_fs_error(sbi->s_sb, ino + i,
+					       "maps to invalid or shared slot %u", slot);
+				ret = -EFSCORRUPTED;
+				goto out;
+			}
+			map[slot] = ino + i;
 		}
-		map[slot] = ino;
+		ino += k;
 	}
 	sbi->s_slot_ino = map;
-	return 0;
+	map = NULL;
+	ret = 0;
+out:
+	kfree(buf);
+	kvfree(map);
+	return ret;
 }
 
 static bool vsmfs_ino_used(struct vsmfs_sb_info *sbi, u64 ino)
