@@ -934,16 +934,14 @@ static unsigned int vsmfs_resv_vsp_pages(struct vsmfs_sb_info *sbi, struct vsmfs
 	vsmfs_mblk_freeze(sbi, mb);
 	for (p = round_down(from, BITS_PER_LONG); p < last && n < max; p += BITS_PER_LONG) {
 		u64 w = (p - base) / BITS_PER_LONG;
-		unsigned long f = vsmfs_free_framed(sbi, map[w], p, last);
+		unsigned long f = vsmfs_free_framed(sbi, map[w], p, last), taken = 0;
 
-		while (f && n < max) {
-			unsigned long bit = f & -f;
-
-			f &= f - 1;
-			map[w] |= bit;
-			mb->m_resv[w] |= bit;
-			lpn[n++] = p + __ffs(bit);
+		for (; f && n < max; f &= f - 1) {
+			taken |= f & -f;
+			lpn[n++] = p + __ffs(f);
 		}
+		map[w] |= taken;
+		mb->m_resv[w] |= taken;
 	}
 	sbi->s_free_pages -= n - start;
 	vsmfs_vsp_changed(sbi, vsp);

@@ -889,11 +889,14 @@ void vsmfs_cow_span(unsigned int mode, loff_t *start, loff_t *end)
  * @pg: with @whole false, the first page of the piece it replaces; its
  *	frames are swapped in
  * @whole: the run replaces the piece's run whole (index switch)
+ * @wfrom: where the write begins in the piece
+ * @wto: where it ends there
  */
 struct vsmfs_stage {
 	struct vsmfs_resv	r;
 	u64			key, e, pg;
 	bool			whole;
+	u32			wfrom, wto;
 };
 
 /*
@@ -1032,12 +1035,17 @@ static int vsmfs_stage_switch(struct vsmfs_trans *t, struct inode *inode,
  * before the first swap, and the times are stored after the last, when
  * nothing can fail. Ordering as vsmfs_stage_switch() in a handle that ends
  * in the running transaction.
+ *
+ * The handle dirties at most the inode table block of the slot and, for
+ * each run, the page table blocks of the file's pages and of the reserved
+ * ones: one each, as a run lies in one VSP, whose entries fill one block.
+ *
  * Return: 0, -EAGAIN if the write must take a handle of the other kind
  * (nothing done), or another negative errno (swaps undone).
  */
 static __always_inline int vsmfs_stage_switch_shared(struct inode *inode,
 						     struct vsmfs_stage *st, unsigned int n,
-						     u32 credits, const struct timespec64 *now)
+						     const struct timespec64 *now)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	/* Set up by vsmfs_shandle_begin(), vsmfs_swap_init(): not zeroed as well. */
@@ -1049,7 +1057,8 @@ static __always_inline int vsmfs_stage_switch_shared(struct inode *inode,
 	int ret;
 
 	BUILD_BUG_ON(VSMFS_STAGE_RUNS > VSMFS_SHANDLE_SWAPS);
-	ret = vsmfs_shandle_begin(sbi, &h, credits, n);
+	BUILD_BUG_ON(VSMFS_VSP_PAGES != VSMFS_PTES_PER_BLOCK);
+	ret = vsmfs_shandle_begin(sbi, &h, 1 + 2 * n, n);
 	if (ret)
 		return ret;
 	if (now) {
@@ -1236,19 +1245,16 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 			st[n].e = e;
 			st[n].pg = pg;
 			st[n].whole = whole && m == have;
+			st[n].wfrom = wfrom;
+			st[n].wto = wto;
 			n++;
 			pg += m;
 		}
 		p = pstart + wto;
 	}
 	/* (b) The copies, with no file-system-wide lock. */
-	for (i = 0; i < n && !ret; i++) {
-		u64 pstart = st[i].key << VSMFS_VSP_SHIFT;
-		u64 wfrom = max_t(u64, pos, pstart) - pstart;
-		u64 wto = min_t(u64, end - pstart, VSMFS_PIECE_SIZE);
-
-		ret = vsmfs_stage_copy(sbi, inode, &st[i], wfrom, wto, from);
-	}
+	for (i = 0; i < n && !ret; i++)
+		ret = vsmfs_stage_copy(sbi, inode, &st[i], st[i].wfrom, st[i].wto, from);
 	if (ret) {
 		/* Nothing is written: @from as it came. */
 		iov_iter_revert(from, count - iov_iter_count(from));
@@ -1280,9 +1286,7 @@ static ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 		bool tick = !timespec64_equal(&inode->i_mtime, &now) ||
 			    !timespec64_equal(&inode->i_ctime, &now);
 
-		ret = vsmfs_stage_switch_shared(inode, st, n,
-						vsmfs_cow_blocks_at(mode, pos, len),
-						tick ? &now : NULL);
+		ret = vsmfs_stage_switch_shared(inode, st, n, tick ? &now : NULL);
 		if (!ret)
 			goto done;
 		if (ret != -EAGAIN) {

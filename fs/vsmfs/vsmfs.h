@@ -97,7 +97,7 @@ struct vsmfs_resv {
 };
 
 /* Single pages a CPU's pool holds reserved at most (alloc.c). */
-#define VSMFS_POOL_PAGES	32
+#define VSMFS_POOL_PAGES	64
 
 /*
  * struct vsmfs_page_pool - single-page reservations kept for one CPU's

@@ -554,7 +554,8 @@ static void vsmfs_swap_note(struct vsmfs_swap *sw, u64 lpn, u64 count)
  * Exchange the page table entries of logical pages @a and @b (slots @sa and
  * @sb, in the DRAM copies of their blocks) and their live PTEs.
  */
-static void vsmfs_swap_one(struct vsmfs_sb_info *sbi, u64 a, __le64 *sa, u64 b, __le64 *sb)
+static __always_inline void vsmfs_swap_one(struct vsmfs_sb_info *sbi, u64 a, __le64 *sa,
+					   u64 b, __le64 *sb)
 {
 	pte_t *pa = vsmfs_vsp_pte(sbi, a), *pb = vsmfs_vsp_pte(sbi, b);
 	__le64 tmp = *sa;
@@ -586,7 +587,7 @@ static bool vsmfs_swap_valid(struct vsmfs_sb_info *sbi, u64 a, u64 b, u64 count)
 }
 
 /* @count pages swapped at @a and @b: to be shot down by @sw. */
-static void vsmfs_swap_done(struct vsmfs_swap *sw, u64 a, u64 b, u64 count)
+static __always_inline void vsmfs_swap_done(struct vsmfs_swap *sw, u64 a, u64 b, u64 count)
 {
 	sw->sw_pages += count;
 	vsmfs_swap_note(sw, a, count);
@@ -726,38 +727,36 @@ int vsmfs_pt_unwritten_t(struct vsmfs_trans *t, u64 lpn, u64 count, bool set)
 }
 
 /*
- * Cache the page table blocks of @count pages from @lpn and add them to
- * the running transaction in shared handle @h, before any is changed.
+ * Cache the page table block of @count pages from @lpn, which lie in one
+ * VSP and so in one block, and add it to the running transaction in shared
+ * handle @h, before any entry is changed: *@slot is then the entry of
+ * @lpn, *@mbp its block.
  */
-static __always_inline int vsmfs_pt_join_shared(struct vsmfs_shandle *h, u64 lpn, u64 count)
+static __always_inline int vsmfs_pt_join_shared(struct vsmfs_shandle *h, u64 lpn, u64 count,
+						__le64 **slot, struct vsmfs_mblk **mbp)
 {
-	struct vsmfs_mblk *mb;
-	u64 k;
-	int ret;
-
-	for (; count; lpn += k, count -= k) {
-		k = min_t(u64, count, VSMFS_PTES_PER_BLOCK - lpn % VSMFS_PTES_PER_BLOCK);
-		if (!vsmfs_pt_slot(h->h_sbi, lpn, &mb))
-			return -ENOMEM;
-		ret = vsmfs_shandle_dirty(h, mb);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	BUILD_BUG_ON(VSMFS_VSP_PAGES != VSMFS_PTES_PER_BLOCK);
+	if (WARN_ON_ONCE(lpn % VSMFS_PTES_PER_BLOCK + count > VSMFS_PTES_PER_BLOCK))
+		return -EINVAL;
+	*slot = vsmfs_pt_slot(h->h_sbi, lpn, mbp);
+	if (!*slot)
+		return -ENOMEM;
+	return vsmfs_shandle_dirty(h, *mbp);
 }
 
-/* Swap @count pages at @a and @b, noting the changed words of their blocks. */
-static __always_inline void vsmfs_swap_run_shared(struct vsmfs_sb_info *sbi, u64 a, u64 b,
+/*
+ * Swap @count pages at @a and @b, whose entries from @sa and @sb lie in
+ * blocks @ma and @mb, noting the changed words of the blocks.
+ */
+static __always_inline void vsmfs_swap_run_shared(struct vsmfs_sb_info *sbi,
+						  u64 a, __le64 *sa, struct vsmfs_mblk *ma,
+						  u64 b, __le64 *sb, struct vsmfs_mblk *mb,
 						  u64 count)
 {
 	u64 i;
 
 	for (i = 0; i < count; i++) {
-		struct vsmfs_mblk *ma, *mb;
-		__le64 *sa = vsmfs_pt_slot(sbi, a + i, &ma);
-		__le64 *sb = vsmfs_pt_slot(sbi, b + i, &mb);
-
-		vsmfs_swap_one(sbi, a + i, sa, b + i, sb);
+		vsmfs_swap_one(sbi, a + i, sa + i, b + i, sb + i);
 		/* Atomic: handles beside this one note words of the same block. */
 		set_bit((a + i) % VSMFS_PTES_PER_BLOCK, (unsigned long *)ma->m_cmask);
 		set_bit((b + i) % VSMFS_PTES_PER_BLOCK, (unsigned long *)mb->m_cmask);
@@ -770,7 +769,8 @@ static __always_inline void vsmfs_swap_run_shared(struct vsmfs_sb_info *sbi, u64
  * @sw: the batch this swap belongs to
  * @a: first logical page of one run
  * @b: first logical page of the other run
- * @count: pages in each run; the runs must not overlap
+ * @count: pages in each run, each run inside one VSP; the runs must not
+ *	overlap
  *
  * As vsmfs_swap_pages(). Handles beside @h may change other entries of the
  * same page table blocks: each entry is changed only by the handle that
@@ -786,18 +786,20 @@ int vsmfs_swap_pages_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw, u64 
 			    u64 count)
 {
 	struct vsmfs_sb_info *sbi = h->h_sbi;
+	struct vsmfs_mblk *ma, *mb;
+	__le64 *sa, *sb;
 	int ret;
 
 	if (!vsmfs_swap_valid(sbi, a, b, count) ||
 	    WARN_ON_ONCE(h->h_nswaps == VSMFS_SHANDLE_SWAPS))
 		return -EINVAL;
 	/* Blocks cached and in the transaction first: the swap cannot fail. */
-	ret = vsmfs_pt_join_shared(h, a, count);
+	ret = vsmfs_pt_join_shared(h, a, count, &sa, &ma);
 	if (!ret)
-		ret = vsmfs_pt_join_shared(h, b, count);
+		ret = vsmfs_pt_join_shared(h, b, count, &sb, &mb);
 	if (ret)
 		return ret;
-	vsmfs_swap_run_shared(sbi, a, b, count);
+	vsmfs_swap_run_shared(sbi, a, sa, ma, b, sb, mb, count);
 	h->h_swap[h->h_nswaps][0] = a;
 	h->h_swap[h->h_nswaps][1] = b;
 	h->h_swap[h->h_nswaps][2] = count;
@@ -818,8 +820,12 @@ void vsmfs_swap_back_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw)
 {
 	while (h->h_nswaps) {
 		const u64 *s = h->h_swap[--h->h_nswaps];
+		struct vsmfs_mblk *ma, *mb;
+		/* The blocks the swap found: cached, found again. */
+		__le64 *sa = vsmfs_pt_slot(h->h_sbi, s[0], &ma);
+		__le64 *sb = vsmfs_pt_slot(h->h_sbi, s[1], &mb);
 
-		vsmfs_swap_run_shared(h->h_sbi, s[0], s[1], s[2]);
+		vsmfs_swap_run_shared(h->h_sbi, s[0], sa, ma, s[1], sb, mb, s[2]);
 		vsmfs_swap_add(sw, s[0], s[2]);
 		vsmfs_swap_add(sw, s[1], s[2]);
 	}
