@@ -1311,13 +1311,18 @@ static __always_inline int vsmfs_shared_enter(struct vsmfs_sb_info *sbi, u32 cre
 	return ret;
 }
 
+/* Entries back from the last a scratch run looks at for one it meets. */
+#define VSMFS_SCRATCH_LOOKBACK	4
+
 /*
  * Add the scratch run of reservation [@lpn, @lpn + @count) a shared handle
- * ends to s_run.frees (which has room), as the last entry's pages if that
- * entry is such a run in the same VSP and the two meet: a CPU's pool hands
- * out the pages of a refill one after the other, so a stream of 4 KiB
- * overwrites gives back runs that meet, and the commit then ends them, and
- * shoots down their translations, run by run rather than page by page.
+ * ends to s_run.frees (which has room), as the pages of one of the last
+ * VSMFS_SCRATCH_LOOKBACK entries if that entry is such a run in the same
+ * VSP and the two meet: a CPU's pool hands out the pages of a refill one
+ * after the other, so a stream of 4 KiB overwrites gives back runs that
+ * meet, and the commit then ends them, and shoots down their
+ * translations, run by run rather than page by page; with a few writers
+ * on as many CPUs, each stream's runs meet an entry a few back.
  * Only here: no handle that could still be aborted, and so cut s_run.frees
  * back to where it began (vsmfs_trans_abort()), runs beside a shared
  * handle, and an entry is only ever grown by one. Under s_run.lock.
@@ -1325,15 +1330,20 @@ static __always_inline int vsmfs_shared_enter(struct vsmfs_sb_info *sbi, u32 cre
 static void vsmfs_run_add_scratch(struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
 {
 	struct vsmfs_running *run = &sbi->s_run;
-	struct vsmfs_frun *f = run->nfrees ? &run->frees[run->nfrees - 1] : NULL;
+	unsigned int i, lo = run->nfrees - min(run->nfrees, VSMFS_SCRATCH_LOOKBACK);
+	struct vsmfs_frun *f;
 	u64 frames;
 
-	if (!f || !f->scratch || f->resv != f->count ||
-	    lpn / VSMFS_VSP_PAGES != f->lpn / VSMFS_VSP_PAGES ||
-	    (lpn + count != f->lpn && f->lpn + f->count != lpn)) {
-		vsmfs_run_add_free(sbi, lpn, count, true, count);
-		return;
+	for (i = run->nfrees; i > lo; i--) {
+		f = &run->frees[i - 1];
+		if (f->scratch && f->resv == f->count &&
+		    lpn / VSMFS_VSP_PAGES == f->lpn / VSMFS_VSP_PAGES &&
+		    (lpn + count == f->lpn || f->lpn + f->count == lpn))
+			goto grow;
 	}
+	vsmfs_run_add_free(sbi, lpn, count, true, count);
+	return;
+grow:
 	/* Free space counts frames: pages without one free none. */
 	frames = vsmfs_frames_in(sbi, lpn, count);
 	f->lpn = min(f->lpn, lpn);
