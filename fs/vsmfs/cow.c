@@ -1057,7 +1057,6 @@ static __always_inline int vsmfs_stage_switch_shared(struct inode *inode,
 	int ret;
 
 	BUILD_BUG_ON(VSMFS_STAGE_RUNS > VSMFS_SHANDLE_SWAPS);
-	BUILD_BUG_ON(VSMFS_VSP_PAGES != VSMFS_PTES_PER_BLOCK);
 	ret = vsmfs_shandle_begin(sbi, &h, 1 + 2 * n, n);
 	if (ret)
 		return ret;

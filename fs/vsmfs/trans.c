@@ -1509,17 +1509,11 @@ int vsmfs_shandle_begin(struct vsmfs_sb_info *sbi, struct vsmfs_shandle *h, u32 
 	 * A shared handle swaps page table entries and never reads or
 	 * writes pages through the mapping layer: no vsmfs_vsp_enter(), and
 	 * so no catch-up with the swaps flushed lazily before it (vsp.c).
-	 * It may move to another CPU.
-	 *
-	 * The hold time of one handle in VSMFS_HOLD_SAMPLE, counted on this
-	 * CPU, stands for all of them (trans_shared_hold_ns): two clock
-	 * reads were a fiftieth of a 4 KiB overwrite's instructions. A clock
-	 * that is one across CPUs, as the handle may move.
+	 * It may move to another CPU. Its hold time is sampled
+	 * (trans_shared_hold_ns, vsmfs_hold_clock()), the handles numbered
+	 * by the count of those ended on this CPU.
 	 */
-	h->h_t0 = 0;
-	if (!(this_cpu_read(sbi->s_stats->v[VSMFS_STAT_trans_shared_handles]) &
-	      (VSMFS_HOLD_SAMPLE - 1)))
-		h->h_t0 = ktime_get_ns();
+	h->h_t0 = vsmfs_hold_clock(this_cpu_read(sbi->s_stats->v[VSMFS_STAT_trans_shared_handles]));
 	return 0;
 }
 
@@ -1599,8 +1593,7 @@ void vsmfs_shandle_end(struct vsmfs_shandle *h)
 	vsmfs_fence_pending();
 	vsmfs_stat_inc(sbi, trans_shared_handles);
 	if (h->h_t0)
-		vsmfs_stat_add(sbi, trans_shared_hold_ns,
-			       (ktime_get_ns() - h->h_t0) * VSMFS_HOLD_SAMPLE);
+		vsmfs_stat_add(sbi, trans_shared_hold_ns, vsmfs_hold_ns(h->h_t0));
 	vsmfs_shared_leave(sbi, h->h_credits, h->h_frees, h->h_resv, h->h_nresv, true, 0);
 }
 

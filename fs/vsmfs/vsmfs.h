@@ -534,7 +534,7 @@ struct vsmfs_trans {
  * @h_nswaps: runs of page swaps it made, in @h_swap: {a, b, count}
  * @h_nresv: reservations it ends, in @h_resv, added to s_run.frees when
  *	it ends (vsmfs_shandle_defer_resv())
- * @h_t0: ktime_get_ns() once it held s_handles_sem, for the handles whose
+ * @h_t0: vsmfs_hold_clock() once it held s_handles_sem, for the handles whose
  *	hold time is sampled (trans_shared_hold_ns), else 0
  */
 struct vsmfs_shandle {
@@ -678,26 +678,35 @@ static inline void __pm *vsmfs_blk_ptr(struct vsmfs_sb_info *sbi, u64 blk)
 #define vsmfs_stat_inc(sbi, stat)	vsmfs_stat_add(sbi, stat, 1)
 
 /*
- * The start of a hold of s_trans_mutex, for journal_lock_hold_ns: one hold
- * in VSMFS_HOLD_SAMPLE begun on each CPU is timed and stands for all of
- * them, as for shared handles (vsmfs_shandle_begin()); the four clock
- * reads of an append and its fsync were a fiftieth of their instructions.
- * A clock that is one across CPUs, as the holder may move.
- * Return: the time, or 0 for a hold not timed.
+ * Hold times of the file-system-wide locks are sampled: of the holds of
+ * one kind begun on a CPU, numbered by @tick, one in VSMFS_HOLD_SAMPLE is
+ * timed and stands for all of them (two clock reads per hold were a
+ * fiftieth of an append with its fsync, of a 4 KiB overwrite). A clock
+ * that is one across CPUs, as the holder may move.
+ * Return: the time for a hold to time, else 0.
  */
+static inline u64 vsmfs_hold_clock(u64 tick)
+{
+	return tick & (VSMFS_HOLD_SAMPLE - 1) ? 0 : ktime_get_ns();
+}
+
+/* Nanoseconds a hold timed from @t0 (vsmfs_hold_clock()) stands for, or 0. */
+static inline u64 vsmfs_hold_ns(u64 t0)
+{
+	return t0 ? (ktime_get_ns() - t0) * VSMFS_HOLD_SAMPLE : 0;
+}
+
+/* The start of a hold of s_trans_mutex, for journal_lock_hold_ns. */
 static inline u64 vsmfs_hold_start(struct vsmfs_sb_info *sbi)
 {
-	if (this_cpu_inc_return(sbi->s_stats->hold_tick) & (VSMFS_HOLD_SAMPLE - 1))
-		return 0;
-	return ktime_get_ns();
+	return vsmfs_hold_clock(this_cpu_inc_return(sbi->s_stats->hold_tick));
 }
 
 /* The end of a hold begun at @t0, a vsmfs_hold_start() value. */
 static inline void vsmfs_hold_end(struct vsmfs_sb_info *sbi, u64 t0)
 {
 	if (t0)
-		vsmfs_stat_add(sbi, journal_lock_hold_ns,
-			       (ktime_get_ns() - t0) * VSMFS_HOLD_SAMPLE);
+		vsmfs_stat_add(sbi, journal_lock_hold_ns, vsmfs_hold_ns(t0));
 }
 
 /* Messages name the device and the function. */

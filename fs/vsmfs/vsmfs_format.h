@@ -335,6 +335,8 @@ struct vsmfs_dinode {
 #define VSMFS_PTE_NONE		VSMFS_PTE_FRAME_MASK
 #define VSMFS_PTE_UNWRITTEN	(1ULL << 62)
 #define VSMFS_PTES_PER_BLOCK	(VSMFS_BLOCK_SIZE / 8)
+/* A VSP's entries fill one page table block: a run's entries lie in one. */
+static_assert(VSMFS_VSP_PAGES == VSMFS_PTES_PER_BLOCK);
 /* Most logical pages: an index entry names one in 40 bits. */
 #define VSMFS_MAX_LPAGES	(1ULL << 40)
 

@@ -735,7 +735,6 @@ int vsmfs_pt_unwritten_t(struct vsmfs_trans *t, u64 lpn, u64 count, bool set)
 static __always_inline int vsmfs_pt_join_shared(struct vsmfs_shandle *h, u64 lpn, u64 count,
 						__le64 **slot, struct vsmfs_mblk **mbp)
 {
-	BUILD_BUG_ON(VSMFS_VSP_PAGES != VSMFS_PTES_PER_BLOCK);
 	if (WARN_ON_ONCE(lpn % VSMFS_PTES_PER_BLOCK + count > VSMFS_PTES_PER_BLOCK))
 		return -EINVAL;
 	*slot = vsmfs_pt_slot(h->h_sbi, lpn, mbp);
