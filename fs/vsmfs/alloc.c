@@ -120,7 +120,8 @@ static void vsmfs_vsp_partly_init(struct vsmfs_sb_info *sbi)
 			used |= in;
 			avail |= vsmfs_free_framed(sbi, in, p, last);
 		}
-		if (used && avail)
+		/* Free VSPs with frames out of order too: for single pages. */
+		if (avail && (used || test_bit(vsp, sbi->s_vsp_mixed)))
 			__set_bit(vsp, sbi->s_vsp_partly);
 	}
 }
@@ -384,7 +385,12 @@ static bool vsmfs_vsp_free(struct vsmfs_sb_info *sbi, u64 vsp)
  * free, or without a free page, is taken off it, so that a search does not
  * pass over the same full or empty VSPs again (on a large device, each of
  * them would cost a bitmap scan for every refill of a page pool). A
- * change of a VSP's bits marks it again.
+ * change of a VSP's bits marks it again. Single pages (a page pool's
+ * refill) also take wholly free VSPs whose frames are out of order
+ * (s_vsp_mixed), which stay marked: copy-on-write of single pages, which
+ * swaps the frames of its scratch pages with the file's, then stirs the
+ * frames of VSPs it stirred before, and leaves VSPs with frames in order
+ * for large runs, which are then reached through the device mapping.
  */
 static int vsmfs_find_small(struct vsmfs_sb_info *sbi, u64 need, u64 most, u64 *lpn,
 			    u64 *got)
@@ -401,8 +407,10 @@ static int vsmfs_find_small(struct vsmfs_sb_info *sbi, u64 need, u64 most, u64 *
 		to = i ? cur : nvsp;
 		for (vsp = find_next_bit(partly, to, from); vsp < to;
 		     vsp = find_next_bit(partly, to, vsp + 1)) {
-			if (vsmfs_vsp_free(sbi, vsp)) {
-				__clear_bit(vsp, partly);
+			if (vsmfs_vsp_free(sbi, vsp) &&
+			    (need > 1 || !test_bit(vsp, sbi->s_vsp_mixed))) {
+				if (!test_bit(vsp, sbi->s_vsp_mixed))
+					__clear_bit(vsp, partly);
 				continue;
 			}
 			found = vsmfs_find_run(sbi, vsp, need, most, VSMFS_RUN_FRAMED, got);
@@ -442,8 +450,11 @@ static int vsmfs_find_free(struct vsmfs_sb_info *sbi, u64 count, bool large, u64
 	if (vsmfs_fault(VSMFS_FAULT_PAGE_ALLOC))
 		return -ENOMEM;
 	if (large) {
-		for (i = 0; i < nvsp; i++) {
+		/* One with frames in order first (s_vsp_mixed), then any. */
+		for (i = 0; i < 2 * nvsp; i++) {
 			vsp = (sbi->s_vsp_cursor + i) % nvsp;
+			if (i < nvsp && test_bit(vsp, sbi->s_vsp_mixed))
+				continue;
 			if (vsmfs_vsp_free(sbi, vsp)) {
 				sbi->s_vsp_cursor = vsp + 1;
 				*lpn = vsp * VSMFS_VSP_PAGES;

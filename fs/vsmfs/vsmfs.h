@@ -283,6 +283,14 @@ struct vsmfs_sb_info {
 	unsigned long		*s_noframe;
 	/* The same for pages whose entry is VSMFS_PTE_UNWRITTEN. */
 	unsigned long		*s_unwritten;
+	/*
+	 * A bit per VSP whose pages may not all have frames in order (frame
+	 * of page i == frame of page 0 + i): found at mount, set by every
+	 * swap since (atomic, read before set), never cleared while
+	 * mounted. A VSP without it is reached whole through the device
+	 * mapping, and the allocator keeps such VSPs for large runs.
+	 */
+	unsigned long		*s_vsp_mixed;
 
 	/*
 	 * Metadata cache (mcache.c), transactions (trans.c) and the journal

@@ -306,6 +306,15 @@ static void __pm *vsmfs_lpn_frame_ptr(struct vsmfs_sb_info *sbi, u64 lpn, u64 n)
 	f = pfn - sbi->s_frame_pfn0;
 	if (f >= sbi->s_layout.data_pages || n > sbi->s_layout.data_pages - f)
 		return NULL;
+	/*
+	 * Inside one VSP whose frames are in order (s_vsp_mixed): every swap
+	 * that changed one of these pages marked it before the caller came
+	 * to own them, as the swapping task released the locks the caller
+	 * then took.
+	 */
+	if (lpn / VSMFS_VSP_PAGES == (lpn + n - 1) / VSMFS_VSP_PAGES &&
+	    !test_bit(lpn / VSMFS_VSP_PAGES, sbi->s_vsp_mixed))
+		goto found;
 	a = (unsigned long)sbi->s_vsp_base + (lpn << VSMFS_BLOCK_SHIFT);
 	for (i = 1; i < n; i++) {
 		a += PAGE_SIZE;
@@ -314,6 +323,7 @@ static void __pm *vsmfs_lpn_frame_ptr(struct vsmfs_sb_info *sbi, u64 lpn, u64 n)
 		if (pte_pfn(ptep_get(pte)) != pfn + i)
 			return NULL;
 	}
+found:
 	return sbi->s_virt + ((sbi->s_layout.data_start + f) << VSMFS_BLOCK_SHIFT);
 }
 
@@ -369,6 +379,31 @@ static pte_t vsmfs_vsp_mkpte(struct vsmfs_sb_info *sbi, u64 entry)
 	return pfn_pte(sbi->s_frame_pfn0 + frame, PAGE_KERNEL);
 }
 
+/*
+ * Mark the VSPs whose pages do not all have frames in order (@pages: the
+ * page of each logical page's frame, the zero page for none), and the
+ * last one if the logical space ends inside it.
+ */
+static void vsmfs_vsp_mixed_init(struct vsmfs_sb_info *sbi, struct page **pages)
+{
+	u64 n = sbi->s_layout.lpages, vsp, i;
+
+	for (vsp = 0; vsp * VSMFS_VSP_PAGES < n; vsp++) {
+		u64 first = vsp * VSMFS_VSP_PAGES;
+		unsigned long pfn = page_to_pfn(pages[first]);
+
+		if (!first || n - first < VSMFS_VSP_PAGES || pages[first] == ZERO_PAGE(0)) {
+			__set_bit(vsp, sbi->s_vsp_mixed);
+			continue;
+		}
+		for (i = 1; i < VSMFS_VSP_PAGES; i++)
+			if (page_to_pfn(pages[first + i]) != pfn + i) {
+				__set_bit(vsp, sbi->s_vsp_mixed);
+				break;
+			}
+	}
+}
+
 /**
  * vsmfs_vsp_map() - map all logical pages from the persistent page table
  * @sbi: the file system, journal replayed
@@ -388,11 +423,13 @@ int vsmfs_vsp_map(struct vsmfs_sb_info *sbi)
 
 	pages = kvmalloc_array(n, sizeof(*pages), GFP_KERNEL);
 	seen = bitmap_zalloc(frames, GFP_KERNEL);
+	sbi->s_vsp_mixed = bitmap_zalloc(DIV_ROUND_UP(n, VSMFS_VSP_PAGES), GFP_KERNEL);
 	if (l->sparse) {
 		sbi->s_noframe = bitmap_zalloc(n, GFP_KERNEL);
 		sbi->s_unwritten = bitmap_zalloc(n, GFP_KERNEL);
 	}
-	if (!pages || !seen || (l->sparse && (!sbi->s_noframe || !sbi->s_unwritten))) {
+	if (!pages || !seen || !sbi->s_vsp_mixed ||
+	    (l->sparse && (!sbi->s_noframe || !sbi->s_unwritten))) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -418,6 +455,7 @@ int vsmfs_vsp_map(struct vsmfs_sb_info *sbi)
 		if (l->sparse && (entry & VSMFS_PTE_UNWRITTEN))
 			__set_bit(lpn, sbi->s_unwritten);
 	}
+	vsmfs_vsp_mixed_init(sbi, pages);
 	if (n - none != frames) {
 		vsmfs_err(sbi->s_sb, "page table: %llu of %llu frames mapped", n - none, frames);
 		goto out;
@@ -484,6 +522,8 @@ void vsmfs_vsp_unmap(struct vsmfs_sb_info *sbi)
 	sbi->s_noframe = NULL;
 	bitmap_free(sbi->s_unwritten);
 	sbi->s_unwritten = NULL;
+	bitmap_free(sbi->s_vsp_mixed);
+	sbi->s_vsp_mixed = NULL;
 }
 
 /* Persistent page table slot of @lpn, in its DRAM copy. */
@@ -551,6 +591,17 @@ static void vsmfs_swap_note(struct vsmfs_swap *sw, u64 lpn, u64 count)
 }
 
 /*
+ * Mark the VSP of logical page @lpn as one whose frames may be out of
+ * order. Read first: once marked, a VSP's word is not written again by
+ * the swaps of every CPU.
+ */
+static __always_inline void vsmfs_vsp_mix(struct vsmfs_sb_info *sbi, u64 lpn)
+{
+	if (!test_bit(lpn / VSMFS_VSP_PAGES, sbi->s_vsp_mixed))
+		set_bit(lpn / VSMFS_VSP_PAGES, sbi->s_vsp_mixed);
+}
+
+/*
  * Exchange the page table entries of logical pages @a and @b (slots @sa and
  * @sb, in the DRAM copies of their blocks) and their live PTEs.
  */
@@ -566,6 +617,8 @@ static __always_inline void vsmfs_swap_one(struct vsmfs_sb_info *sbi, u64 a, __l
 	x = ptep_get(pa);
 	set_pte(pa, ptep_get(pb));
 	set_pte(pb, x);
+	vsmfs_vsp_mix(sbi, a);
+	vsmfs_vsp_mix(sbi, b);
 	/* Atomic: swaps beside this one change bits of the same words. */
 	if (sbi->s_noframe && test_bit(a, sbi->s_noframe) != test_bit(b, sbi->s_noframe)) {
 		change_bit(a, sbi->s_noframe);
