@@ -312,7 +312,7 @@ static void __pm *vsmfs_lpn_frame_ptr(struct vsmfs_sb_info *sbi, u64 lpn, u64 n)
 	 * to own them, as the swapping task released the locks the caller
 	 * then took.
 	 */
-	if (lpn / VSMFS_VSP_PAGES == (lpn + n - 1) / VSMFS_VSP_PAGES &&
+	if (n > 1 && lpn / VSMFS_VSP_PAGES == (lpn + n - 1) / VSMFS_VSP_PAGES &&
 	    !test_bit(lpn / VSMFS_VSP_PAGES, sbi->s_vsp_mixed))
 		goto found;
 	a = (unsigned long)sbi->s_vsp_base + (lpn << VSMFS_BLOCK_SHIFT);
@@ -591,14 +591,33 @@ static void vsmfs_swap_note(struct vsmfs_swap *sw, u64 lpn, u64 count)
 }
 
 /*
- * Mark the VSP of logical page @lpn as one whose frames may be out of
- * order. Read first: once marked, a VSP's word is not written again by
- * the swaps of every CPU.
+ * Mark VSP @vsp as one whose frames may be out of order. Read first: once
+ * marked, a VSP's word is not written again by the swaps of every CPU.
  */
-static __always_inline void vsmfs_vsp_mix(struct vsmfs_sb_info *sbi, u64 lpn)
+static __always_inline void vsmfs_vsp_mix(struct vsmfs_sb_info *sbi, u64 vsp)
 {
-	if (!test_bit(lpn / VSMFS_VSP_PAGES, sbi->s_vsp_mixed))
-		set_bit(lpn / VSMFS_VSP_PAGES, sbi->s_vsp_mixed);
+	if (!test_bit(vsp, sbi->s_vsp_mixed))
+		set_bit(vsp, sbi->s_vsp_mixed);
+}
+
+/*
+ * The frames of the @count pages at @a and @b are to be swapped: mark the
+ * VSPs they are in (s_vsp_mixed) first, so that whoever owns the pages
+ * after the swapping task finds the marks. Two whole VSPs swapped keep
+ * their frames in order, unless either was out of order.
+ */
+static __always_inline void vsmfs_vsp_mix_swap(struct vsmfs_sb_info *sbi, u64 a, u64 b,
+					       u64 count)
+{
+	u64 va = a / VSMFS_VSP_PAGES, vb = b / VSMFS_VSP_PAGES, v;
+
+	if (count == VSMFS_VSP_PAGES && !(a % VSMFS_VSP_PAGES) && !(b % VSMFS_VSP_PAGES) &&
+	    !test_bit(va, sbi->s_vsp_mixed) && !test_bit(vb, sbi->s_vsp_mixed))
+		return;
+	for (v = va; v <= (a + count - 1) / VSMFS_VSP_PAGES; v++)
+		vsmfs_vsp_mix(sbi, v);
+	for (v = vb; v <= (b + count - 1) / VSMFS_VSP_PAGES; v++)
+		vsmfs_vsp_mix(sbi, v);
 }
 
 /*
@@ -617,8 +636,6 @@ static __always_inline void vsmfs_swap_one(struct vsmfs_sb_info *sbi, u64 a, __l
 	x = ptep_get(pa);
 	set_pte(pa, ptep_get(pb));
 	set_pte(pb, x);
-	vsmfs_vsp_mix(sbi, a);
-	vsmfs_vsp_mix(sbi, b);
 	/* Atomic: swaps beside this one change bits of the same words. */
 	if (sbi->s_noframe && test_bit(a, sbi->s_noframe) != test_bit(b, sbi->s_noframe)) {
 		change_bit(a, sbi->s_noframe);
@@ -683,6 +700,7 @@ int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b,
 		ret = vsmfs_pt_get_write_access(t, b, count);
 	if (ret)
 		return ret;
+	vsmfs_vsp_mix_swap(sbi, a, b, count);
 	for (i = 0; i < count; i++) {
 		struct vsmfs_mblk *ma, *mb;
 		__le64 *sa, *sb;
@@ -851,6 +869,7 @@ int vsmfs_swap_pages_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw, u64 
 		ret = vsmfs_pt_join_shared(h, b, count, &sb, &mb);
 	if (ret)
 		return ret;
+	vsmfs_vsp_mix_swap(sbi, a, b, count);
 	vsmfs_swap_run_shared(sbi, a, sa, ma, b, sb, mb, count);
 	h->h_swap[h->h_nswaps][0] = a;
 	h->h_swap[h->h_nswaps][1] = b;
