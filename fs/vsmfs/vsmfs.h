@@ -131,18 +131,19 @@ struct vsmfs_page_pool {
  * @shared_frees: entries of @frees the shared handles running may still add
  */
 struct vsmfs_running {
-	struct list_head	dirty;
-	unsigned int		nblocks;
-	unsigned int		ndata;
-	u64			tid;
+	/* What a shared handle writes as it begins and ends: one cache line. */
+	spinlock_t		lock;	/* shared handles: see above */
+	unsigned int		shared_credits;
+	unsigned int		shared_frees;
 	unsigned int		handles;
 	struct vsmfs_frun	*frees;
 	unsigned int		nfrees, maxfrees;
 	u64			free_pages;
+	u64			tid;
+	struct list_head	dirty;
+	unsigned int		nblocks;
+	unsigned int		ndata;
 	unsigned long		first;
-	spinlock_t		lock;	/* shared handles: see above */
-	unsigned int		shared_credits;
-	unsigned int		shared_frees;
 };
 
 /*
@@ -296,30 +297,38 @@ struct vsmfs_sb_info {
 	 * Metadata cache (mcache.c), transactions (trans.c) and the journal
 	 * (journal.c, recovery.c); the lock order is above.
 	 */
-	struct mutex		s_trans_mutex;	/* one transaction at a time */
-	struct rw_semaphore	s_handles_sem;	/* shared handles (trans.c) */
+	/*
+	 * What every CPU's handles write is kept on cache lines of its own,
+	 * apart from what they only read (the fields above, s_mfix):
+	 * otherwise each write of one CPU would make the others miss on
+	 * both.
+	 */
+	struct mutex		s_trans_mutex ____cacheline_aligned_in_smp;
+	struct mutex		s_jplace_mutex;	/* journal placement (journal.c) */
 	/*
 	 * A handle wants s_handles_sem for writing, or holds it: shared
 	 * handles wait on @s_excl_wq instead of taking it before the writer,
-	 * until it ends (@s_excl_ends counts the ends).
+	 * until it ends (@s_excl_ends counts the ends). Every shared handle
+	 * reads the first two and writes the semaphore: one line.
 	 */
-	atomic_t		s_excl;
+	atomic_t		s_excl ____cacheline_aligned_in_smp;
 	atomic_t		s_excl_ends;
+	struct rw_semaphore	s_handles_sem;	/* shared handles (trans.c) */
 	wait_queue_head_t	s_excl_wq;
-	struct mutex		s_jplace_mutex;	/* journal placement (journal.c) */
 	/*
 	 * Transactions that freed logical pages and released s_trans_mutex
 	 * before their commit (vsmfs_wait_freed()).
 	 */
 	atomic_t		s_freeing;
-	struct xarray		s_mblks;	/* device block -> vsmfs_mblk */
+	/* Device block -> vsmfs_mblk. */
+	struct xarray		s_mblks ____cacheline_aligned_in_smp;
 	struct vsmfs_mblk	**s_mfix;	/* the same, below data_start */
 	u64			s_nmfix;	/* entries of s_mfix */
 	/*
 	 * The running transaction (compound, under s_trans_mutex): what the
 	 * handles ended since the last commit left for the next one.
 	 */
-	struct vsmfs_running	s_run;
+	struct vsmfs_running	s_run ____cacheline_aligned_in_smp;
 	struct vsmfs_undo_log	s_undo;		/* the running handle's, s_trans_mutex */
 	/* Last transaction whose commit has finished (s_commit_wq). */
 	atomic64_t		s_commit_tid;

@@ -71,7 +71,7 @@
 #endif
 
 /* Swap batches flushed lazily, and how far each CPU has caught up. */
-static atomic64_t vsmfs_tlb_gen = ATOMIC64_INIT(0);
+static atomic64_t vsmfs_tlb_gen ____cacheline_aligned_in_smp = ATOMIC64_INIT(0);
 static DEFINE_PER_CPU(u64, vsmfs_tlb_seen);
 /* Uses of the range open on this CPU (tasks kept on it meanwhile). */
 static DEFINE_PER_CPU(unsigned int, vsmfs_vsp_users);
@@ -96,7 +96,7 @@ struct vsmfs_tlb_rec {
 	u64			gen;
 	unsigned int		n;
 	unsigned long		va[VSMFS_TLB_LOG_PAGES];
-};
+} ____cacheline_aligned_in_smp;	/* consecutive batches, on other CPUs */
 
 static struct vsmfs_tlb_rec vsmfs_tlb_log[VSMFS_TLB_LOG] = {
 	[0 ... VSMFS_TLB_LOG - 1] = { .lock = __SPIN_LOCK_UNLOCKED(vsmfs_tlb_log.lock) },
