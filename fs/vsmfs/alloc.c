@@ -407,9 +407,10 @@ static int vsmfs_find_small(struct vsmfs_sb_info *sbi, u64 need, u64 most, u64 *
 		to = i ? cur : nvsp;
 		for (vsp = find_next_bit(partly, to, from); vsp < to;
 		     vsp = find_next_bit(partly, to, vsp + 1)) {
-			if (vsmfs_vsp_free(sbi, vsp) &&
-			    (need > 1 || !test_bit(vsp, sbi->s_vsp_mixed))) {
-				if (!test_bit(vsp, sbi->s_vsp_mixed))
+			bool mixed = test_bit(vsp, sbi->s_vsp_mixed);
+
+			if ((need > 1 || !mixed) && vsmfs_vsp_free(sbi, vsp)) {
+				if (!mixed)
 					__clear_bit(vsp, partly);
 				continue;
 			}
@@ -450,10 +451,12 @@ static int vsmfs_find_free(struct vsmfs_sb_info *sbi, u64 count, bool large, u64
 	if (vsmfs_fault(VSMFS_FAULT_PAGE_ALLOC))
 		return -ENOMEM;
 	if (large) {
-		/* One with frames in order first (s_vsp_mixed), then any. */
+		/* The VSPs with frames in order first, then the others (s_vsp_mixed). */
 		for (i = 0; i < 2 * nvsp; i++) {
+			bool second = i >= nvsp;
+
 			vsp = (sbi->s_vsp_cursor + i) % nvsp;
-			if (i < nvsp && test_bit(vsp, sbi->s_vsp_mixed))
+			if (test_bit(vsp, sbi->s_vsp_mixed) != second)
 				continue;
 			if (vsmfs_vsp_free(sbi, vsp)) {
 				sbi->s_vsp_cursor = vsp + 1;

@@ -392,7 +392,7 @@ static void vsmfs_vsp_mixed_init(struct vsmfs_sb_info *sbi, struct page **pages)
 		u64 first = vsp * VSMFS_VSP_PAGES;
 		unsigned long pfn = page_to_pfn(pages[first]);
 
-		if (!first || n - first < VSMFS_VSP_PAGES || pages[first] == ZERO_PAGE(0)) {
+		if (n - first < VSMFS_VSP_PAGES || pages[first] == ZERO_PAGE(0)) {
 			__set_bit(vsp, sbi->s_vsp_mixed);
 			continue;
 		}
