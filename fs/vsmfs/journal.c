@@ -803,7 +803,6 @@ int vsmfs_journal_init(struct vsmfs_sb_info *sbi)
 	int ret;
 
 	mutex_init(&sbi->s_trans_mutex);
-	init_rwsem(&sbi->s_handles_sem);
 	atomic_set(&sbi->s_excl, 0);
 	atomic_set(&sbi->s_excl_ends, 0);
 	init_waitqueue_head(&sbi->s_excl_wq);

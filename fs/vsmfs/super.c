@@ -333,7 +333,7 @@ static int vsmfs_statfs(struct dentry *dentry, struct kstatfs *buf)
 	buf->f_blocks = l->data_pages - 1;
 	mutex_lock(&sbi->s_trans_mutex);
 	/* Pages waiting for the commit of the running transaction are free. */
-	buf->f_bfree = sbi->s_free_pages + sbi->s_run.free_pages + vsmfs_pool_count(sbi);
+	buf->f_bfree = sbi->s_free_pages + vsmfs_trans_waiting_pages(sbi) + vsmfs_pool_count(sbi);
 	buf->f_ffree = sbi->s_free_inodes;
 	mutex_unlock(&sbi->s_trans_mutex);
 	buf->f_bavail = buf->f_bfree;
@@ -896,7 +896,9 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sbi->s_sb = sb;
 	spin_lock_init(&sbi->s_sb_lock);
 	INIT_WORK(&sbi->s_error_work, vsmfs_error_work);
-	vsmfs_trans_init(sbi);
+	ret = vsmfs_trans_init(sbi);
+	if (ret)
+		return ret;
 	ratelimit_state_init(&sbi->s_error_rs, 5 * HZ, 10);
 	sbi->s_aopts = (struct vsmfs_aopts) {
 		.on = true, .threshold = VSMFS_AGGR_THRESHOLD_DEFAULT,

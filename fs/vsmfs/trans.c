@@ -59,11 +59,11 @@
  * and not s_trans_mutex: it changes single words of page table blocks
  * and of its inode's slot (vsmfs_shandle_times(), under the inode's lock)
  * that no other handle changes, notes them in the blocks' m_cmask with
- * atomic bit operations and joins the running transaction under
- * s_run.lock. The blocks join before the first change, and the times are
- * stored last, when nothing can fail. Its journal space and its entries
- * of s_run.frees are reserved when it begins (s_run.shared_credits,
- * s_run.shared_frees), so it never overflows the journal or grows the
+ * atomic bit operations and adds the blocks not yet dirty to the running
+ * transaction under s_run.lock. The blocks join before the first change,
+ * and the times are stored last, when nothing can fail. Its journal space
+ * and its entries of s_run.frees are reserved when it begins (from its
+ * CPU's share, below), so it never overflows the journal or grows the
  * array; if they do not fit,
  * or the handle must commit at once (commit=sync, write-through, an
  * error), the operation takes a handle of the other kind, which commits
@@ -72,6 +72,23 @@
  * its own CPU if that CPU stored to PM since its last fence. A commit
  * holds s_handles_sem for writing, so it sees every shared handle whole
  * or not at all.
+ *
+ * Per-CPU shares. A shared handle of either kind takes its room from its
+ * CPU's share of the running transaction (struct vsmfs_shres, under the
+ * share's own lock), not from s_run: the share reserves a batch of blocks
+ * and of entries of s_run.frees at a time (VSMFS_SHRES_CREDITS,
+ * VSMFS_SHRES_FREES) under s_run.lock, and keeps the scratch runs and the
+ * count of the handles that end into it. So the writers of many CPUs do
+ * not all write s_run's cache line twice per write. What a share holds is
+ * reserved in s_run.shared_credits and s_run.shared_frees, so it never
+ * overflows the journal or the array; it joins s_run when it holds
+ * VSMFS_SHRES_RUNS runs or VSMFS_SHRES_PAGES pages, and when a handle of
+ * the other kind or a commit takes s_handles_sem for writing
+ * (vsmfs_shres_fold()), which then sees every share whole. The first
+ * handle of a transaction still counts itself in s_run.handles, and arms
+ * the commit timer, under s_run.lock. A share's lock is taken by whichever
+ * CPU's task uses it: a handle that moved ends into the share of the CPU
+ * it ends on.
  *
  * Shared metadata handles. A create (vsmfs_mknod_common()) changes the
  * inode bitmap, the new inode's slot, an entry of its directory's block
@@ -176,13 +193,17 @@ void vsmfs_trans_unlock(struct vsmfs_trans *t)
 
 	vsmfs_hold_end(sbi, t->t_locked);
 	memalloc_nofs_restore(t->t_nofs);
-	up_write(&sbi->s_handles_sem);
-	atomic_set(&sbi->s_excl, 0);
+	rwsem_release(&sbi->s_handles_sem.dep_map, _RET_IP_);
+	/* What the handle changed before the mark goes: readers see it after. */
+	atomic_set_release(&sbi->s_excl, 0);
 	atomic_inc(&sbi->s_excl_ends);
 	if (wq_has_sleeper(&sbi->s_excl_wq))
 		wake_up_all(&sbi->s_excl_wq);
 	mutex_unlock(&sbi->s_trans_mutex);
 }
+
+static void vsmfs_shres_fold(struct vsmfs_sb_info *sbi);
+static bool vsmfs_hsem_idle(struct vsmfs_sb_info *sbi);
 
 /*
  * How long a task spins for s_handles_sem before it sleeps: a handle about
@@ -215,25 +236,26 @@ static void vsmfs_trans_lock(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, b
 	 * a while, and this one holds s_trans_mutex).
 	 */
 	atomic_set(&sbi->s_excl, 1);
-	/* The mark before the lock: pairs with vsmfs_shandle_begin()'s trylock. */
+	/* The mark before the counts: pairs with vsmfs_handles_try()'s smp_mb(). */
 	smp_mb__after_atomic();
-	if (!down_write_trylock(&sbi->s_handles_sem)) {
+	if (!vsmfs_hsem_idle(sbi)) {
 		u64 until = local_clock() + VSMFS_EXCL_SPIN_NS;
-		bool locked = false;
+		bool idle = false;
 
 		if (!t0) {
 			t0 = ktime_get_ns();
 			vsmfs_stat_inc(sbi, journal_lock_waits);
 		}
 		/* Shared handles are short: as vsmfs_handles_enter(). */
-		while (!locked && !need_resched() && local_clock() < until) {
-			if (!rwsem_is_locked(&sbi->s_handles_sem))
-				locked = down_write_trylock(&sbi->s_handles_sem);
+		while (!idle && !need_resched() && local_clock() < until) {
 			cpu_relax();
+			idle = vsmfs_hsem_idle(sbi);
 		}
-		if (!locked)
-			down_write(&sbi->s_handles_sem);
+		if (!idle)
+			wait_event(sbi->s_handles_sem.writer, vsmfs_hsem_idle(sbi));
 	}
+	rwsem_acquire(&sbi->s_handles_sem.dep_map, 0, 0, _RET_IP_);
+	vsmfs_shres_fold(sbi);
 	t->t_locked = vsmfs_hold_start(sbi);
 	if (t0)
 		vsmfs_stat_add(sbi, journal_lock_wait_ns, (t->t_locked ?: ktime_get_ns()) - t0);
@@ -274,14 +296,16 @@ static void vsmfs_trans_park(struct vsmfs_trans *t)
 
 /*
  * Free space runs short while pages wait in the running transaction to be
- * freed: its commit gives them back. Under s_run.lock or s_trans_mutex.
+ * freed: its commit gives them back. The pages CPUs' shares hold
+ * (VSMFS_SHRES_PAGES each at most) are not counted. Exact under
+ * s_trans_mutex; a hint beside shared handles.
  */
 static bool vsmfs_trans_space_short(struct vsmfs_sb_info *sbi)
 {
-	struct vsmfs_running *run = &sbi->s_run;
+	u64 waiting = READ_ONCE(sbi->s_run.free_pages);
 
-	return run->free_pages &&
-	       READ_ONCE(sbi->s_free_pages) < (sbi->s_layout.data_pages >> 4) + run->free_pages;
+	return waiting &&
+	       READ_ONCE(sbi->s_free_pages) < (sbi->s_layout.data_pages >> 4) + waiting;
 }
 
 /*
@@ -1252,41 +1276,222 @@ static bool vsmfs_shared_ok(struct vsmfs_sb_info *sbi)
 }
 
 /*
+ * Enter s_handles_sem as a reader if no writer holds it or waits to:
+ * count on this CPU, then look for the writer's mark (each side's store
+ * before its load, the Dekker pattern of vsmfs_trans_lock()); a reader
+ * that finds it takes its count back on the same CPU, so that a writer
+ * that saw the count and not the mark waits only until then.
+ * Return: whether the task entered.
+ */
+static bool vsmfs_handles_try(struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_hsem *hs = &sbi->s_handles_sem;
+	bool ok;
+
+	preempt_disable();
+	this_cpu_inc(*hs->readers);
+	/* The count before the mark: pairs with vsmfs_trans_lock()'s barrier. */
+	smp_mb();
+	ok = !atomic_read(&sbi->s_excl);
+	if (!ok) {
+		this_cpu_dec(*hs->readers);
+		/* The count before the writer's wait is looked at. */
+		if (wq_has_sleeper(&hs->writer))
+			wake_up(&hs->writer);
+	}
+	preempt_enable();
+	return ok;
+}
+
+/*
+ * Whether no reader is in s_handles_sem, for a writer that set s_excl.
+ * A count taken on one CPU and given back on another is seen given back
+ * only if it was seen taken: the reader took it before it found no mark,
+ * which the writer set before it looks.
+ */
+static bool vsmfs_hsem_idle(struct vsmfs_sb_info *sbi)
+{
+	int cpu, n = 0;
+
+	for_each_possible_cpu(cpu)
+		n += READ_ONCE(*per_cpu_ptr(sbi->s_handles_sem.readers, cpu));
+	/* What the readers did before they left: pairs with vsmfs_handles_exit(). */
+	smp_mb();
+	return !n;
+}
+
+/*
  * Take s_handles_sem shared, after the handle that holds it exclusive or
- * waits to: once that one has ended, whether or not another has begun
- * since (which down_read() then queues behind, in order), so that a
- * stream of handles under s_trans_mutex cannot keep a shared one out.
- * It spins for VSMFS_EXCL_SPIN_NS at most before it sleeps.
+ * waits to: once that one has ended. If another has begun since, the
+ * reader queues on s_trans_mutex behind it, and enters while it holds
+ * the mutex, which no writer then holds: a stream of handles under
+ * s_trans_mutex cannot keep a shared one out. It spins for
+ * VSMFS_EXCL_SPIN_NS at most before it sleeps.
  */
 static void vsmfs_handles_enter(struct vsmfs_sb_info *sbi)
 {
 	int ends = atomic_read(&sbi->s_excl_ends);
+	u64 until;
 
 	/* Read the count first: pairs with the unlock's set, then increment. */
 	smp_rmb();
-	if (atomic_read(&sbi->s_excl) || !down_read_trylock(&sbi->s_handles_sem)) {
-		u64 until = local_clock() + VSMFS_EXCL_SPIN_NS;
+	if (likely(vsmfs_handles_try(sbi)))
+		goto out;
+	until = local_clock() + VSMFS_EXCL_SPIN_NS;
+	while (atomic_read(&sbi->s_excl) && atomic_read(&sbi->s_excl_ends) == ends &&
+	       !need_resched() && local_clock() < until)
+		cpu_relax();
+	wait_event(sbi->s_excl_wq, !atomic_read(&sbi->s_excl) ||
+		   atomic_read(&sbi->s_excl_ends) != ends);
+	if (vsmfs_handles_try(sbi))
+		goto out;
+	mutex_lock(&sbi->s_trans_mutex);
+	/* A writer clears the mark before it releases the mutex. */
+	WARN_ON_ONCE(!vsmfs_handles_try(sbi));
+	mutex_unlock(&sbi->s_trans_mutex);
+out:
+	rwsem_acquire_read(&sbi->s_handles_sem.dep_map, 0, 0, _RET_IP_);
+}
 
-		while (atomic_read(&sbi->s_excl) && atomic_read(&sbi->s_excl_ends) == ends &&
-		       !need_resched() && local_clock() < until)
-			cpu_relax();
-		wait_event(sbi->s_excl_wq, !atomic_read(&sbi->s_excl) ||
-			   atomic_read(&sbi->s_excl_ends) != ends);
-		down_read(&sbi->s_handles_sem);
+/* Leave s_handles_sem as a reader, and wake a writer that waits for it. */
+static void vsmfs_handles_exit(struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_hsem *hs = &sbi->s_handles_sem;
+
+	rwsem_release(&hs->dep_map, _RET_IP_);
+	/* The handle's loads and stores before the count: see vsmfs_hsem_idle(). */
+	smp_mb();
+	this_cpu_dec(*hs->readers);
+	/* The count before the mark: a writer that missed it is woken. */
+	smp_mb();
+	if (unlikely(atomic_read(&sbi->s_excl)))
+		wake_up(&hs->writer);
+}
+
+/* What a CPU's share takes from the running transaction at a time. */
+#define VSMFS_SHRES_CREDITS	24
+#define VSMFS_SHRES_FREES	8
+
+/*
+ * Whether the running transaction has room for @credits more blocks and
+ * @frees more entries of s_run.frees reserved. Under s_run.lock.
+ */
+static bool vsmfs_run_room(struct vsmfs_sb_info *sbi, u32 credits, unsigned int frees)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+
+	return run->nblocks + run->shared_credits + credits <= vsmfs_trans_max_blocks(sbi) &&
+	       run->nfrees + run->shared_frees + frees <= run->maxfrees &&
+	       !vsmfs_trans_space_short(sbi);
+}
+
+/*
+ * Give @res at least @credits blocks and @frees entries, reserved in the
+ * running transaction: a batch of each it lacks if there is room for one,
+ * else just what it lacks. Under @res->lock.
+ * Return: 0, or -EAGAIN if the running transaction has no room.
+ */
+static int vsmfs_shres_refill(struct vsmfs_sb_info *sbi, struct vsmfs_shres *res, u32 credits,
+			      unsigned int frees)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+	u32 c = res->credits < credits ? credits - res->credits : 0;
+	unsigned int f = res->frees < frees ? frees - res->frees : 0;
+	u32 cb = c ? max_t(u32, c, VSMFS_SHRES_CREDITS - min_t(u32, res->credits,
+							       VSMFS_SHRES_CREDITS)) : 0;
+	unsigned int fb = f ? max_t(unsigned int, f, VSMFS_SHRES_FREES -
+				    min_t(unsigned int, res->frees, VSMFS_SHRES_FREES)) : 0;
+	int ret = 0;
+
+	spin_lock(&run->lock);
+	if (vsmfs_run_room(sbi, cb, fb)) {
+		c = cb;
+		f = fb;
+	} else if (!vsmfs_run_room(sbi, c, f)) {
+		ret = -EAGAIN;
+		goto out;
 	}
+	run->shared_credits += c;
+	run->shared_frees += f;
+	run->shared_used = true;
+	res->credits += c;
+	res->frees += f;
+out:
+	spin_unlock(&run->lock);
+	return ret;
+}
+
+/*
+ * Move the runs and handles @res holds into the running transaction, whose
+ * entries they hold. Under s_run.lock and @res->lock, or with
+ * s_handles_sem held for writing.
+ */
+static void vsmfs_shres_flush_locked(struct vsmfs_sb_info *sbi, struct vsmfs_shres *res)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+	unsigned int i;
+
+	for (i = 0; i < res->nruns; i++)
+		run->frees[run->nfrees++] = res->runs[i];
+	run->free_pages += res->pages;
+	run->shared_frees -= res->nruns;
+	run->handles += res->handles;
+	res->nruns = 0;
+	res->pages = 0;
+	res->handles = 0;
+}
+
+/* As vsmfs_shres_flush_locked(), under @res->lock. */
+static void vsmfs_shres_flush(struct vsmfs_sb_info *sbi, struct vsmfs_shres *res)
+{
+	spin_lock(&sbi->s_run.lock);
+	vsmfs_shres_flush_locked(sbi, res);
+	spin_unlock(&sbi->s_run.lock);
+}
+
+/*
+ * Fold every CPU's share into the running transaction (runs, handles),
+ * and give back the room the shares held, before a handle of the other
+ * kind or a commit looks at it. Only CPUs' shares refilled since the last
+ * fold can hold anything: every shared handle begins from one.
+ * With s_handles_sem held for writing: no shared handle runs.
+ */
+static void vsmfs_shres_fold(struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+	int cpu;
+
+	lockdep_assert_held_write(&sbi->s_handles_sem);
+	if (!run->shared_used)
+		return;
+	for_each_possible_cpu(cpu) {
+		struct vsmfs_shres *res = per_cpu_ptr(sbi->s_shres, cpu);
+
+		vsmfs_shres_flush_locked(sbi, res);
+		run->shared_credits -= res->credits;
+		run->shared_frees -= res->frees;
+		res->credits = 0;
+		res->frees = 0;
+	}
+	WARN_ON_ONCE(run->shared_credits || run->shared_frees);
+	run->shared_credits = 0;
+	run->shared_frees = 0;
+	run->shared_used = false;
 }
 
 /*
  * Begin a handle beside others (either kind): s_handles_sem shared, and
  * room for @credits blocks and @frees entries of s_run.frees reserved in
- * the running transaction, as vsmfs_trans_full() asks of the others.
+ * the running transaction, as vsmfs_trans_full() asks of the others. The
+ * room comes from this CPU's share, refilled from the running transaction
+ * under s_run.lock when it runs short (see "Per-CPU shares").
  * Return: 0, or -EAGAIN with nothing taken.
  */
 static __always_inline int vsmfs_shared_enter(struct vsmfs_sb_info *sbi, u32 credits,
 					      unsigned int frees)
 {
-	struct vsmfs_running *run = &sbi->s_run;
-	int ret = -EAGAIN;
+	struct vsmfs_shres *res;
+	int ret = 0;
 
 	/*
 	 * A handle of the other kind running or about to: wait for it to end
@@ -1297,95 +1502,131 @@ static __always_inline int vsmfs_shared_enter(struct vsmfs_sb_info *sbi, u32 cre
 	if (!vsmfs_shared_ok(sbi))
 		return -EAGAIN;
 	vsmfs_handles_enter(sbi);
-	spin_lock(&run->lock);
-	if (run->nblocks + run->shared_credits + credits <= vsmfs_trans_max_blocks(sbi) &&
-	    run->nfrees + run->shared_frees + frees <= run->maxfrees &&
-	    !vsmfs_trans_space_short(sbi)) {
-		run->shared_credits += credits;
-		run->shared_frees += frees;
-		ret = 0;
+	/* Short of space: the commit that frees pages comes first. */
+	if (unlikely(vsmfs_trans_space_short(sbi))) {
+		vsmfs_handles_exit(sbi);
+		return -EAGAIN;
 	}
-	spin_unlock(&run->lock);
+	/* Any CPU's share will do: the lock, not the CPU, keeps it whole. */
+	res = raw_cpu_ptr(sbi->s_shres);
+	spin_lock(&res->lock);
+	if (unlikely(res->credits < credits || res->frees < frees))
+		ret = vsmfs_shres_refill(sbi, res, credits, frees);
+	if (!ret) {
+		res->credits -= credits;
+		res->frees -= frees;
+	}
+	spin_unlock(&res->lock);
 	if (ret)
-		up_read(&sbi->s_handles_sem);
+		vsmfs_handles_exit(sbi);
 	return ret;
 }
 
-/* Entries back from the last a scratch run looks at for one it meets. */
-#define VSMFS_SCRATCH_LOOKBACK	4
-
 /*
  * Add the scratch run of reservation [@lpn, @lpn + @count) a shared handle
- * ends to s_run.frees (which has room), as the pages of one of the last
- * VSMFS_SCRATCH_LOOKBACK entries if that entry is such a run in the same
- * VSP and the two meet: a CPU's pool hands out the pages of a refill one
- * after the other, so a stream of 4 KiB overwrites gives back runs that
- * meet, and the commit then ends them, and shoots down their
- * translations, run by run rather than page by page; with a few writers
- * on as many CPUs, each stream's runs meet an entry a few back.
- * Only here: no handle that could still be aborted, and so cut s_run.frees
- * back to where it began (vsmfs_trans_abort()), runs beside a shared
- * handle, and an entry is only ever grown by one. Under s_run.lock.
+ * ends to the runs of @res, as the pages of one of them if it is such a
+ * run in the same VSP and the two meet: a CPU's pool hands out the pages
+ * of a refill one after the other, so a stream of 4 KiB overwrites gives
+ * back runs that meet, and the commit then ends them, and shoots down
+ * their translations, run by run rather than page by page. Only here: no
+ * handle that could still be aborted, and so cut s_run.frees back to where
+ * it began (vsmfs_trans_abort()), runs beside a shared handle, and a run
+ * of @res is only grown under its lock. Under @res->lock.
+ * Return: 1 if the run took a new entry (one of those the handle
+ * reserved), else 0.
  */
-static void vsmfs_run_add_scratch(struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
+static unsigned int vsmfs_shres_add_scratch(struct vsmfs_sb_info *sbi, struct vsmfs_shres *res,
+					    u64 lpn, u64 count)
 {
-	struct vsmfs_running *run = &sbi->s_run;
-	unsigned int i, lo = run->nfrees - min(run->nfrees, VSMFS_SCRATCH_LOOKBACK);
-	struct vsmfs_frun *f;
-	u64 frames;
-
-	for (i = run->nfrees; i > lo; i--) {
-		f = &run->frees[i - 1];
-		if (f->scratch && f->resv == f->count &&
-		    lpn / VSMFS_VSP_PAGES == f->lpn / VSMFS_VSP_PAGES &&
-		    (lpn + count == f->lpn || f->lpn + f->count == lpn))
-			goto grow;
-	}
-	vsmfs_run_add_free(sbi, lpn, count, true, count);
-	return;
-grow:
 	/* Free space counts frames: pages without one free none. */
-	frames = vsmfs_frames_in(sbi, lpn, count);
-	f->lpn = min(f->lpn, lpn);
-	f->count += count;
-	f->resv += count;
-	f->frames += frames;
-	run->free_pages += frames;
+	u64 frames = vsmfs_frames_in(sbi, lpn, count);
+	struct vsmfs_frun *f;
+	unsigned int i;
+
+	for (i = res->nruns; i > 0; i--) {
+		f = &res->runs[i - 1];
+		if (lpn / VSMFS_VSP_PAGES == f->lpn / VSMFS_VSP_PAGES &&
+		    (lpn + count == f->lpn || f->lpn + f->count == lpn)) {
+			f->lpn = min(f->lpn, lpn);
+			f->count += count;
+			f->resv += count;
+			f->frames += frames;
+			res->pages += frames;
+			return 0;
+		}
+	}
+	if (res->nruns == VSMFS_SHRES_RUNS)
+		vsmfs_shres_flush(sbi, res);
+	res->runs[res->nruns++] = (struct vsmfs_frun) {
+		.lpn = lpn, .count = count, .frames = frames, .scratch = true, .resv = count,
+	};
+	res->pages += frames;
+	return 1;
 }
 
 /*
  * End what vsmfs_shared_enter() began: the reservations @resv[0..@nresv)
- * join the runs the running transaction frees, in at most @nresv of the
- * @frees entries reserved (vsmfs_run_add_scratch()), and the room left of
- * @credits goes back; with
- * @counted the handle is one of the running transaction's (the first arms
- * the commit timer); the time since @t0 (local_clock(), 0 for none) adds
- * to trans_shared_hold_ns. One hold of s_run.lock for all of it.
+ * join the runs this CPU's share holds for the running transaction, in
+ * at most @nresv of the @frees entries reserved
+ * (vsmfs_shres_add_scratch()), and the room left of @credits and @frees
+ * goes back to the share; with @counted the handle is one of the running
+ * transaction's (the first arms the commit timer); the time since @t0
+ * (local_clock(), 0 for none) adds to trans_shared_hold_ns. s_run.lock
+ * only for the first handle of a transaction, and when the share holds
+ * more runs or pages than it keeps.
  */
 static __always_inline void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 credits,
 					       unsigned int frees, const struct vsmfs_resv *resv,
 					       unsigned int nresv, bool counted, u64 t0)
 {
 	struct vsmfs_running *run = &sbi->s_run;
+	struct vsmfs_shres *res = raw_cpu_ptr(sbi->s_shres);
 	bool first = false;
 	unsigned int i;
 
-	spin_lock(&run->lock);
+	spin_lock(&res->lock);
 	for (i = 0; i < nresv; i++)
-		vsmfs_run_add_scratch(sbi, resv[i].lpn, resv[i].count);
-	run->shared_credits -= credits;
-	/* Of the @frees entries reserved, at most @nresv are taken now. */
-	run->shared_frees -= frees;
-	if (counted)
-		first = !run->handles++;
-	spin_unlock(&run->lock);
+		frees -= vsmfs_shres_add_scratch(sbi, res, resv[i].lpn, resv[i].count);
+	res->credits += credits;
+	res->frees += frees;
+	/*
+	 * A commit, which would clear s_run.handles, waits for
+	 * s_handles_sem: a count seen set stays set until the share is
+	 * folded, and the handles it holds then join it.
+	 */
+	if (counted && READ_ONCE(run->handles)) {
+		res->handles++;
+		counted = false;
+	}
+	/*
+	 * Room handed back on another CPU than it was taken from piles up:
+	 * what is over two batches goes back to the running transaction.
+	 */
+	if (unlikely(counted || res->pages >= VSMFS_SHRES_PAGES ||
+		     res->credits > 2 * VSMFS_SHRES_CREDITS ||
+		     res->frees > 2 * VSMFS_SHRES_FREES)) {
+		spin_lock(&run->lock);
+		if (counted)
+			first = !run->handles++;
+		vsmfs_shres_flush_locked(sbi, res);
+		if (res->credits > 2 * VSMFS_SHRES_CREDITS) {
+			run->shared_credits -= res->credits - VSMFS_SHRES_CREDITS;
+			res->credits = VSMFS_SHRES_CREDITS;
+		}
+		if (res->frees > 2 * VSMFS_SHRES_FREES) {
+			run->shared_frees -= res->frees - VSMFS_SHRES_FREES;
+			res->frees = VSMFS_SHRES_FREES;
+		}
+		spin_unlock(&run->lock);
+	}
+	spin_unlock(&res->lock);
 	/* Before the lock goes: no commit can have taken this handle yet. */
 	if (first)
 		queue_delayed_work(system_long_wq, &sbi->s_commit_work,
 				   READ_ONCE(sbi->s_jopts.commit_secs) * HZ);
 	if (t0)
 		vsmfs_stat_add(sbi, trans_shared_hold_ns, local_clock() - t0);
-	up_read(&sbi->s_handles_sem);
+	vsmfs_handles_exit(sbi);
 }
 
 /*
@@ -1597,13 +1838,18 @@ void vsmfs_shandle_end(struct vsmfs_shandle *h)
 	vsmfs_shared_leave(sbi, h->h_credits, h->h_frees, h->h_resv, h->h_nresv, true, 0);
 }
 
+static struct lock_class_key vsmfs_handles_key;
+
 /**
  * vsmfs_trans_init() - set up the running transaction
  * @sbi: the file system, before its first handle
+ *
+ * Return: 0 or -ENOMEM (vsmfs_trans_destroy() then cleans up).
  */
-void vsmfs_trans_init(struct vsmfs_sb_info *sbi)
+int vsmfs_trans_init(struct vsmfs_sb_info *sbi)
 {
 	struct vsmfs_running *run = &sbi->s_run;
+	int cpu;
 
 	memset(run, 0, sizeof(*run));
 	memset(&sbi->s_undo, 0, sizeof(sbi->s_undo));
@@ -1614,6 +1860,32 @@ void vsmfs_trans_init(struct vsmfs_sb_info *sbi)
 	atomic64_set(&sbi->s_commit_tid, 0);
 	init_waitqueue_head(&sbi->s_commit_wq);
 	INIT_DELAYED_WORK(&sbi->s_commit_work, vsmfs_trans_commit_work);
+	init_waitqueue_head(&sbi->s_handles_sem.writer);
+	lockdep_init_map(&sbi->s_handles_sem.dep_map, "vsmfs_handles", &vsmfs_handles_key, 0);
+	sbi->s_handles_sem.readers = alloc_percpu(int);
+	sbi->s_shres = alloc_percpu(struct vsmfs_shres);
+	if (!sbi->s_shres || !sbi->s_handles_sem.readers)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu)
+		spin_lock_init(&per_cpu_ptr(sbi->s_shres, cpu)->lock);
+	return 0;
+}
+
+/**
+ * vsmfs_trans_waiting_pages() - pages the running transaction frees
+ * @sbi: the file system
+ *
+ * Context: a count of the moment beside shared handles.
+ * Return: the frames of the runs it frees when it commits.
+ */
+u64 vsmfs_trans_waiting_pages(struct vsmfs_sb_info *sbi)
+{
+	u64 n = READ_ONCE(sbi->s_run.free_pages);
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		n += READ_ONCE(per_cpu_ptr(sbi->s_shres, cpu)->pages);
+	return n;
 }
 
 /**
@@ -1664,6 +1936,11 @@ void vsmfs_trans_destroy(struct vsmfs_sb_info *sbi)
 	}
 	kvfree(sbi->s_run.frees);
 	sbi->s_run.frees = NULL;
+	/* Their runs, if any, were dropped with the running transaction's. */
+	free_percpu(sbi->s_shres);
+	sbi->s_shres = NULL;
+	free_percpu(sbi->s_handles_sem.readers);
+	sbi->s_handles_sem.readers = NULL;
 	while (sbi->s_undo.npool)
 		kfree(sbi->s_undo.pool[--sbi->s_undo.npool]);
 }

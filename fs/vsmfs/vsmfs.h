@@ -123,12 +123,13 @@ struct vsmfs_page_pool {
  * @handles: handles ended in it
  * @frees: runs to free when it commits, @nfrees of @maxfrees
  * @free_pages: pages in @frees
- * @first: jiffies when its first handle ended
  * @lock: with s_handles_sem held shared, protects @dirty, @nblocks,
- *	@ndata, @handles, @frees, @nfrees, @free_pages and the two below
+ *	@ndata, @handles, @frees, @nfrees, @free_pages and the three below
  *	(with s_trans_mutex, nothing runs beside the holder: see trans.c)
  * @shared_credits: blocks the shared handles running may still dirty
  * @shared_frees: entries of @frees the shared handles running may still add
+ * @shared_used: a CPU's share (struct vsmfs_shres) took some of the two
+ *	above since the shares were last folded into the transaction
  */
 struct vsmfs_running {
 	/* What a shared handle writes as it begins and ends: one cache line. */
@@ -143,7 +144,54 @@ struct vsmfs_running {
 	struct list_head	dirty;
 	unsigned int		nblocks;
 	unsigned int		ndata;
-	unsigned long		first;
+	bool			shared_used;
+};
+
+/*
+ * struct vsmfs_hsem - the semaphore of shared handles (s_handles_sem), a
+ * reader-writer semaphore whose readers count on their own CPU, so that
+ * the shared handles of many CPUs write no cache line in common
+ * (trans.c, vsmfs_handles_enter())
+ * @readers: per CPU, the readers that entered on it less those that left
+ *	on it; a reader may leave on another CPU, so only the sum counts
+ * @writer: where a writer waits for the readers to leave
+ * @dep_map: lockdep's view of it, as of an rw_semaphore
+ */
+struct vsmfs_hsem {
+	int __percpu		*readers;
+	wait_queue_head_t	writer;
+#ifdef CONFIG_DEBUG_LOCK_ALLOC
+	struct lockdep_map	dep_map;
+#endif
+};
+
+/* Scratch runs a CPU keeps for the running transaction, and their pages. */
+#define VSMFS_SHRES_RUNS	8
+#define VSMFS_SHRES_PAGES	256
+
+/*
+ * struct vsmfs_shres - a CPU's share of the running transaction, from which
+ * shared handles begin and into which they end without s_run.lock
+ * (trans.c, "Per-CPU shares")
+ * @lock: serializes the shared handles that use it: those that began or
+ *	end on its CPU, whichever they moved from
+ * @credits: blocks reserved in s_run.shared_credits, for no handle yet
+ * @frees: entries of s_run.frees reserved in s_run.shared_frees, for no
+ *	handle or run yet
+ * @handles: shared handles ended here, not yet counted in s_run.handles
+ * @nruns: scratch runs ended here, not yet in s_run.frees, each holding
+ *	one of the entries reserved
+ * @pages: their frames
+ * @runs: those runs
+ */
+struct vsmfs_shres {
+	spinlock_t		lock;	/* shared handles: see above */
+	unsigned int		credits;
+	unsigned int		frees;
+	unsigned int		handles;
+	unsigned int		nruns;
+	u64			pages;
+	struct vsmfs_frun	runs[VSMFS_SHRES_RUNS];
 };
 
 /*
@@ -209,7 +257,9 @@ enum {
  *     right after it, released right before it); shared, without
  *     s_trans_mutex, by a shared handle (vsmfs_shandle_begin()) and a
  *     shared metadata handle (vsmfs_trans_begin_shared(): a create, an
- *     unlink), which take no other lock of this list but the leaves; an
+ *     unlink), which take no other lock of this list but the leaves (a
+ *     reader that a writer came before twice enters while it holds
+ *     s_trans_mutex for a moment: vsmfs_handles_enter()); an
  *     access time's shared handle (vsmfs_update_time()) is begun with
  *     i_rwsem taken shared by trylock, with mmap_lock or i_rwsem itself
  *     held shared by the caller;
@@ -309,11 +359,11 @@ struct vsmfs_sb_info {
 	 * A handle wants s_handles_sem for writing, or holds it: shared
 	 * handles wait on @s_excl_wq instead of taking it before the writer,
 	 * until it ends (@s_excl_ends counts the ends). Every shared handle
-	 * reads the first two and writes the semaphore: one line.
+	 * reads the first two; only handles of the other kind write them.
 	 */
 	atomic_t		s_excl ____cacheline_aligned_in_smp;
 	atomic_t		s_excl_ends;
-	struct rw_semaphore	s_handles_sem;	/* shared handles (trans.c) */
+	struct vsmfs_hsem	s_handles_sem;	/* shared handles (trans.c) */
 	wait_queue_head_t	s_excl_wq;
 	/*
 	 * Transactions that freed logical pages and released s_trans_mutex
@@ -355,6 +405,8 @@ struct vsmfs_sb_info {
 	 * metadata handles change them beside each other (alloc.c).
 	 */
 	spinlock_t		s_ino_lock;
+	/* Per-CPU shares of the running transaction (trans.c). */
+	struct vsmfs_shres __percpu *s_shres;
 	/* Per-CPU page pools; they may hold pages while @s_pools_on. */
 	struct vsmfs_page_pool __percpu *s_pools;
 	bool			s_pools_on;
@@ -829,7 +881,8 @@ static inline struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 b
 }
 
 /* trans.c */
-void vsmfs_trans_init(struct vsmfs_sb_info *sbi);
+int vsmfs_trans_init(struct vsmfs_sb_info *sbi);
+u64 vsmfs_trans_waiting_pages(struct vsmfs_sb_info *sbi);
 void vsmfs_trans_stop(struct vsmfs_sb_info *sbi);
 void vsmfs_trans_destroy(struct vsmfs_sb_info *sbi);
 void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t);
