@@ -1311,10 +1311,13 @@ static bool vsmfs_handles_try(struct vsmfs_sb_info *sbi)
  */
 static bool vsmfs_hsem_idle(struct vsmfs_sb_info *sbi)
 {
-	int cpu, n = 0;
+	unsigned int cpu;
+	int n = 0;
 
-	for_each_possible_cpu(cpu)
-		n += READ_ONCE(*per_cpu_ptr(sbi->s_handles_sem.readers, cpu));
+	/* Every handle of the other kind looks: a plain loop, no bitmap search. */
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
+		if (cpu_possible(cpu))
+			n += READ_ONCE(*per_cpu_ptr(sbi->s_handles_sem.readers, cpu));
 	/* What the readers did before they left: pairs with vsmfs_handles_exit(). */
 	smp_mb();
 	return !n;
@@ -1459,15 +1462,20 @@ static void vsmfs_shres_flush(struct vsmfs_sb_info *sbi, struct vsmfs_shres *res
 static void vsmfs_shres_fold(struct vsmfs_sb_info *sbi)
 {
 	struct vsmfs_running *run = &sbi->s_run;
-	int cpu;
+	unsigned int cpu;
 
 	lockdep_assert_held_write(&sbi->s_handles_sem);
 	if (!run->shared_used)
 		return;
-	for_each_possible_cpu(cpu) {
-		struct vsmfs_shres *res = per_cpu_ptr(sbi->s_shres, cpu);
+	/* As vsmfs_hsem_idle(). */
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		struct vsmfs_shres *res;
 
-		vsmfs_shres_flush_locked(sbi, res);
+		if (!cpu_possible(cpu))
+			continue;
+		res = per_cpu_ptr(sbi->s_shres, cpu);
+		if (res->nruns || res->handles)
+			vsmfs_shres_flush_locked(sbi, res);
 		run->shared_credits -= res->credits;
 		run->shared_frees -= res->frees;
 		res->credits = 0;
