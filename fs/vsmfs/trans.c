@@ -1349,8 +1349,9 @@ static void vsmfs_handles_enter(struct vsmfs_sb_info *sbi)
 	if (vsmfs_handles_try(sbi))
 		goto out;
 	mutex_lock(&sbi->s_trans_mutex);
-	/* A writer clears the mark before it releases the mutex. */
-	WARN_ON_ONCE(!vsmfs_handles_try(sbi));
+	/* A writer sets the mark only while it holds the mutex. */
+	while (WARN_ON_ONCE(!vsmfs_handles_try(sbi)))
+		cpu_relax();
 	mutex_unlock(&sbi->s_trans_mutex);
 out:
 	rwsem_acquire_read(&sbi->s_handles_sem.dep_map, 0, 0, _RET_IP_);
