@@ -847,20 +847,27 @@ int vsmfs_trans_defer_resv(struct vsmfs_trans *t, const struct vsmfs_resv *r, bo
 	return ret ?: vsmfs_trans_defer(t, r->lpn, claimed ? 0 : r->count, !claimed, r->count);
 }
 
-/* Append to s_run.frees, which has room. */
-static void vsmfs_run_add_free(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, bool scratch,
-			       u64 resv)
+/* Fill in @f for the run [@lpn, @lpn + @count). Return: its frames. */
+static u64 vsmfs_frun_fill(struct vsmfs_sb_info *sbi, struct vsmfs_frun *f, u64 lpn, u64 count,
+			   bool scratch, u64 resv)
 {
-	struct vsmfs_running *run = &sbi->s_run;
-	struct vsmfs_frun *f = &run->frees[run->nfrees++];
-
 	f->lpn = lpn;
 	f->count = count;
 	/* Free space counts frames: pages without one free none. */
 	f->frames = vsmfs_frames_in(sbi, lpn, count);
 	f->scratch = scratch;
 	f->resv = resv;
-	run->free_pages += f->frames;
+	return f->frames;
+}
+
+/* Append to s_run.frees, which has room. */
+static void vsmfs_run_add_free(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, bool scratch,
+			       u64 resv)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+
+	run->free_pages += vsmfs_frun_fill(sbi, &run->frees[run->nfrees++], lpn, count, scratch,
+					   resv);
 }
 
 static int vsmfs_trans_defer(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch,
@@ -1547,15 +1554,15 @@ static __always_inline int vsmfs_shared_enter(struct vsmfs_sb_info *sbi, u32 cre
 static unsigned int vsmfs_shres_add_scratch(struct vsmfs_sb_info *sbi, struct vsmfs_shres *res,
 					    u64 lpn, u64 count)
 {
-	/* Free space counts frames: pages without one free none. */
-	u64 frames = vsmfs_frames_in(sbi, lpn, count);
 	struct vsmfs_frun *f;
 	unsigned int i;
+	u64 frames;
 
 	for (i = res->nruns; i > 0; i--) {
 		f = &res->runs[i - 1];
 		if (lpn / VSMFS_VSP_PAGES == f->lpn / VSMFS_VSP_PAGES &&
 		    (lpn + count == f->lpn || f->lpn + f->count == lpn)) {
+			frames = vsmfs_frames_in(sbi, lpn, count);
 			f->lpn = min(f->lpn, lpn);
 			f->count += count;
 			f->resv += count;
@@ -1566,10 +1573,7 @@ static unsigned int vsmfs_shres_add_scratch(struct vsmfs_sb_info *sbi, struct vs
 	}
 	if (res->nruns == VSMFS_SHRES_RUNS)
 		vsmfs_shres_flush(sbi, res);
-	res->runs[res->nruns++] = (struct vsmfs_frun) {
-		.lpn = lpn, .count = count, .frames = frames, .scratch = true, .resv = count,
-	};
-	res->pages += frames;
+	res->pages += vsmfs_frun_fill(sbi, &res->runs[res->nruns++], lpn, count, true, count);
 	return 1;
 }
 

@@ -132,7 +132,10 @@ struct vsmfs_page_pool {
  *	above since the shares were last folded into the transaction
  */
 struct vsmfs_running {
-	/* What a shared handle writes as it begins and ends: one cache line. */
+	/*
+	 * What a CPU's share writes as it takes a batch or gives its runs
+	 * back, and the first shared handle of a transaction: one line.
+	 */
 	spinlock_t		lock;	/* shared handles: see above */
 	unsigned int		shared_credits;
 	unsigned int		shared_frees;
