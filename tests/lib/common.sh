@@ -48,6 +48,16 @@ dmesg_has() {
 	dmesg | grep -Eq -- "$1" || { dmesg | tail -n 10; die "dmesg lacks '$1'"; }
 }
 
+# Counter $1 of the vsmfs mounted from $DEV (/sys/fs/vsmfs/<device>/).
+counter() {
+	cat "/sys/fs/vsmfs/$(basename "$DEV")/$1"
+}
+
+# Free blocks of the file system mounted on $MNT, as statfs counts them.
+free_blocks() {
+	stat -f -c %f "$MNT"
+}
+
 mkfs_vsmfs() {
 	"$MKFS" -q "$@"
 }

@@ -99,7 +99,6 @@ for k in range(1, 101):
 os.close(fd)
 PY
 }
-free_blocks() { stat -f -c %f "$MNT"; }
 mkfs_vsmfs -f -J 64K "$DEV"
 dmesg -C
 mount_vsmfs

@@ -8,10 +8,8 @@
 
 K=4096
 VSP=$((2 << 20))
-S=/sys/fs/vsmfs/$(basename "$DEV")
 blocks() { stat -c %b "$1"; }
 free_blocks() { sync; stat -f -c %f "$MNT"; }
-counter() { cat "$S/$1"; }
 
 mkfs_vsmfs -f "$DEV"
 "$VSMFS_TOP/tools/vsmfs-inspect" "$DEV" | grep -i "sparse\|logical" || die "inspect shows no logical pages"

@@ -9,7 +9,6 @@
 # journal_commit=serial is shown for comparison (numbers only).
 . tests/lib/common.sh
 
-S=/sys/fs/vsmfs/$(basename "$DEV")
 [ "$(nproc)" -ge 8 ] || die "the group needs 8 CPUs, the VM has $(nproc)"
 cat > /tmp/commit.py <<'PY'
 import hashlib, json, os, random, sys, time
@@ -65,7 +64,6 @@ for i in range(8):
         n += 1
 print(f"{n} files hold every record appended")
 PY
-counter() { cat "$S/$1"; }
 
 for mode in parallel serial; do
 	mkfs_vsmfs -f -J 2M "$DEV"

@@ -9,7 +9,6 @@
 # fsck finds nothing.
 . tests/lib/common.sh
 
-S=/sys/fs/vsmfs/$(basename "$DEV")
 [ "$(nproc)" -ge 8 ] || die "the group needs 8 CPUs, the VM has $(nproc)"
 cat > /tmp/ow.py <<'PY'
 import hashlib, json, os, random, sys, time
@@ -71,8 +70,6 @@ for i in range(8):
         sys.exit(f"shared, region {i}: content differs from what was written last")
 print("every file and region holds what was written last")
 PY
-counter() { cat "$S/$1"; }
-free_blocks() { stat -f -c %f "$MNT"; }
 
 mkfs_vsmfs -f "$DEV"
 mount_vsmfs -o data=atomic

@@ -12,7 +12,6 @@
 # twice); fsck finds nothing.
 . tests/lib/common.sh
 
-S=/sys/fs/vsmfs/$(basename "$DEV")
 [ "$(nproc)" -ge 8 ] || die "the group needs 8 CPUs, the VM has $(nproc)"
 cat > /tmp/mix.py <<'PY'
 import hashlib, json, os, random, sys, time
@@ -95,8 +94,6 @@ for i in range(4):
         n += 1
 print(f"4 overwritten files and {n} small files hold what was written")
 PY
-counter() { cat "$S/$1"; }
-free_blocks() { stat -f -c %f "$MNT"; }
 
 mkfs_vsmfs -f "$DEV"
 mount_vsmfs -o data=atomic
