@@ -147,8 +147,11 @@ int vsmfs_alloc_init(struct vsmfs_sb_info *sbi)
 	}
 
 	sbi->s_vsp_partly = bitmap_zalloc(DIV_ROUND_UP(l->lpages, VSMFS_VSP_PAGES), GFP_KERNEL);
-	if (!sbi->s_vsp_partly)
+	sbi->s_vsp_pooled = bitmap_zalloc(DIV_ROUND_UP(l->lpages, VSMFS_VSP_PAGES), GFP_KERNEL);
+	if (!sbi->s_vsp_partly || !sbi->s_vsp_pooled) {
+		vsmfs_alloc_destroy(sbi);
 		return -ENOMEM;
+	}
 	vsmfs_vsp_partly_init(sbi);
 	sbi->s_free_pages = vsmfs_count_free(sbi, l->lbitmap_start, l->lpages) -
 			    vsmfs_count_free_holes(sbi);
@@ -167,6 +170,8 @@ void vsmfs_alloc_destroy(struct vsmfs_sb_info *sbi)
 {
 	bitmap_free(sbi->s_vsp_partly);
 	sbi->s_vsp_partly = NULL;
+	bitmap_free(sbi->s_vsp_pooled);
+	sbi->s_vsp_pooled = NULL;
 }
 
 /*
@@ -378,7 +383,8 @@ static bool vsmfs_vsp_free(struct vsmfs_sb_info *sbi, u64 vsp)
 /*
  * The first free run of pages with frames at least @need and at most
  * @most pages long (@got: its length, if not NULL), for a small file's run:
- * first fit in partly used VSPs, then anywhere. Moves the small-run cursor.
+ * first fit in partly used VSPs, then anywhere, passing over the VSPs set
+ * in @skip (if not NULL). Moves the small-run cursor.
  *
  * Partly used VSPs are looked for among those s_vsp_partly marks (found
  * so at mount, or changed since), from the cursor on: one found wholly
@@ -393,7 +399,7 @@ static bool vsmfs_vsp_free(struct vsmfs_sb_info *sbi, u64 vsp)
  * for large runs, which are then reached through the device mapping.
  */
 static int vsmfs_find_small(struct vsmfs_sb_info *sbi, u64 need, u64 most, u64 *lpn,
-			    u64 *got)
+			    u64 *got, const unsigned long *skip)
 {
 	u64 nvsp = DIV_ROUND_UP(sbi->s_layout.lpages, VSMFS_VSP_PAGES);
 	u64 cur = sbi->s_small_cursor % nvsp, i, vsp, from, to, found;
@@ -409,6 +415,8 @@ static int vsmfs_find_small(struct vsmfs_sb_info *sbi, u64 need, u64 most, u64 *
 		     vsp = find_next_bit(partly, to, vsp + 1)) {
 			bool mixed = test_bit(vsp, sbi->s_vsp_mixed);
 
+			if (skip && test_bit(vsp, skip))
+				continue;
 			if ((need > 1 || !mixed) && vsmfs_vsp_free(sbi, vsp)) {
 				if (!mixed)
 					__clear_bit(vsp, partly);
@@ -427,6 +435,8 @@ static int vsmfs_find_small(struct vsmfs_sb_info *sbi, u64 need, u64 most, u64 *
 	/* Then any. */
 	for (i = 0; i < nvsp; i++) {
 		vsp = (cur + i) % nvsp;
+		if (skip && test_bit(vsp, skip))
+			continue;
 		found = vsmfs_find_run(sbi, vsp, need, most, VSMFS_RUN_FRAMED, got);
 		if (found) {
 			sbi->s_small_cursor = vsp;
@@ -465,7 +475,7 @@ static int vsmfs_find_free(struct vsmfs_sb_info *sbi, u64 count, bool large, u64
 			}
 		}
 	}
-	return vsmfs_find_small(sbi, count, count, lpn, NULL);
+	return vsmfs_find_small(sbi, count, count, lpn, NULL, NULL);
 }
 
 static int __vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64 *lpn,
@@ -893,10 +903,8 @@ static void vsmfs_resv_put(struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
  * before it allocates anything, so no allocation fails for pages a pool
  * holds. statfs counts pooled pages as free.
  */
-static bool vsmfs_pool_pop(struct vsmfs_sb_info *sbi, u64 *lpn)
+static bool vsmfs_pool_pop(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool, u64 *lpn)
 {
-	/* Any CPU's pool will do if the task moves: the lock guards it. */
-	struct vsmfs_page_pool *pool = raw_cpu_ptr(sbi->s_pools);
 	bool got = false;
 
 	spin_lock(&pool->lock);
@@ -909,13 +917,12 @@ static bool vsmfs_pool_pop(struct vsmfs_sb_info *sbi, u64 *lpn)
 }
 
 /*
- * Put the pages @lpn[0..@n) in this CPU's pool as far as it has room, if
- * pools are in use. Return: how many it took (the first ones).
+ * Put the pages @lpn[0..@n) in @pool as far as it has room, if pools are
+ * in use. Return: how many it took (the first ones).
  */
-static unsigned int vsmfs_pool_push(struct vsmfs_sb_info *sbi, const u64 *lpn,
-				    unsigned int n)
+static unsigned int vsmfs_pool_push(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool,
+				    const u64 *lpn, unsigned int n)
 {
-	struct vsmfs_page_pool *pool = raw_cpu_ptr(sbi->s_pools);
 	unsigned int i = 0;
 
 	spin_lock(&pool->lock);
@@ -963,41 +970,76 @@ static unsigned int vsmfs_resv_vsp_pages(struct vsmfs_sb_info *sbi, struct vsmfs
 }
 
 /*
- * Reserve up to @max single pages into @lpn, first fit as
- * vsmfs_find_small(): every free page with a frame of each VSP it finds,
- * in one pass over the VSP's bitmap words.
+ * Reserve up to @max single pages for @pool into @lpn: every free page
+ * with a frame of the VSP the pool refills from, in one pass over the
+ * VSP's bitmap words, then of the next VSPs vsmfs_find_small() finds.
+ *
+ * A pool keeps to its VSP while the VSP has free pages, and a new one is
+ * first looked for among the VSPs no other pool keeps to (s_vsp_pooled).
+ * Each fresh page of a write lies in its CPU's VSP, and so does the
+ * scratch page that takes its old frame until the commit frees it back
+ * there: the swaps of writers on different CPUs change entries of
+ * different page table blocks, with their changed-word masks, and
+ * different kernel page table lines, rather than sharing them.
+ *
  * Return: the pages reserved. Context: s_trans_mutex held, allocations
  * GFP_NOFS.
  */
-static unsigned int vsmfs_resv_singles(struct vsmfs_sb_info *sbi, u64 *lpn,
-				       unsigned int max)
+static unsigned int vsmfs_resv_singles(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool,
+				       u64 *lpn, unsigned int max)
 {
 	unsigned int n = 0, most, was;
 	struct vsmfs_mblk *mb;
-	u64 first;
+	u64 first, vsp;
 
 	while (n < max && !vsmfs_pool_low(sbi)) {
-		if (vsmfs_find_small(sbi, 1, 1, &first, NULL))
-			break;
+		if (pool->vsp) {
+			vsp = pool->vsp - 1;
+			first = vsp * VSMFS_VSP_PAGES;
+		} else {
+			/* Another pool's VSP only when no other has a free page. */
+			if (vsmfs_find_small(sbi, 1, 1, &first, NULL, sbi->s_vsp_pooled) &&
+			    vsmfs_find_small(sbi, 1, 1, &first, NULL, NULL))
+				break;
+			vsp = first / VSMFS_VSP_PAGES;
+			if (!__test_and_set_bit(vsp, sbi->s_vsp_pooled))
+				pool->vsp = vsp + 1;
+			else
+				vsmfs_stat_inc(sbi, alloc_pool_shared_vsp);
+		}
 		mb = vsmfs_resv_block(sbi, first);
 		if (IS_ERR(mb))
 			break;
 		/* Free space counts these pages: never more than it has. */
 		most = n + min_t(u64, max - n, sbi->s_free_pages);
 		was = n;
-		n = vsmfs_resv_vsp_pages(sbi, mb, first / VSMFS_VSP_PAGES, first, lpn, n, most);
-		if (n == was)
+		n = vsmfs_resv_vsp_pages(sbi, mb, vsp, first, lpn, n, most);
+		if (n < most && pool->vsp == vsp + 1) {
+			/* No free page left in it: the pool looks for another. */
+			__clear_bit(vsp, sbi->s_vsp_pooled);
+			pool->vsp = 0;
+		} else if (n == was) {
 			break;
+		}
 	}
 	return n;
 }
 
+/* @pool refills from no VSP any more. Context: s_trans_mutex held. */
+static void vsmfs_pool_unclaim(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool)
+{
+	if (pool->vsp) {
+		__clear_bit(pool->vsp - 1, sbi->s_vsp_pooled);
+		pool->vsp = 0;
+	}
+}
+
 /*
- * Refill this CPU's pool, with the mutex held, unless free space is short:
- * up to VSMFS_POOL_PAGES single pages, fewer if memory or space runs short
- * (what the pool got is kept).
+ * Refill @pool (this CPU's, unless the task moved), with the mutex held,
+ * unless free space is short: up to VSMFS_POOL_PAGES single pages, fewer
+ * if memory or space runs short (what the pool got is kept).
  */
-static void vsmfs_pool_refill(struct vsmfs_sb_info *sbi)
+static void vsmfs_pool_refill(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool)
 {
 	u64 lpn[VSMFS_POOL_PAGES];
 	unsigned int n, i;
@@ -1005,9 +1047,8 @@ static void vsmfs_pool_refill(struct vsmfs_sb_info *sbi)
 	if (vsmfs_pool_low(sbi))
 		return;
 	WRITE_ONCE(sbi->s_pools_on, true);
-	n = vsmfs_resv_singles(sbi, lpn, VSMFS_POOL_PAGES);
-	/* Any CPU's pool will do if the task moved meanwhile. */
-	i = vsmfs_pool_push(sbi, lpn, n);
+	n = vsmfs_resv_singles(sbi, pool, lpn, VSMFS_POOL_PAGES);
+	i = vsmfs_pool_push(sbi, pool, lpn, n);
 	/* What did not fit goes back. */
 	for (; i < n; i++)
 		vsmfs_resv_put(sbi, lpn[i], 1);
@@ -1060,6 +1101,7 @@ void vsmfs_pool_drain(struct vsmfs_sb_info *sbi)
 		memcpy(lpn, pool->lpn, n * sizeof(lpn[0]));
 		pool->n = 0;
 		spin_unlock(&pool->lock);
+		vsmfs_pool_unclaim(sbi, pool);
 		while (n)
 			vsmfs_resv_put(sbi, lpn[--n], 1);
 	}
@@ -1093,8 +1135,10 @@ void vsmfs_pool_forget(struct vsmfs_sb_info *sbi)
 
 	if (!sbi->s_pools)
 		return;
-	for_each_possible_cpu(cpu)
+	for_each_possible_cpu(cpu) {
 		per_cpu_ptr(sbi->s_pools, cpu)->n = 0;
+		per_cpu_ptr(sbi->s_pools, cpu)->vsp = 0;
+	}
 }
 
 /**
@@ -1121,12 +1165,14 @@ void vsmfs_pool_forget(struct vsmfs_sb_info *sbi)
  */
 int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsmfs_resv *r)
 {
+	/* Any CPU's pool will do if the task moves: its lock guards it. */
+	struct vsmfs_page_pool *pool = raw_cpu_ptr(sbi->s_pools);
 	bool single = count == 1 && !large;
 	unsigned int nofs;
 	u64 t0;
 	int ret;
 
-	if (single && vsmfs_pool_pop(sbi, &r->lpn)) {
+	if (single && vsmfs_pool_pop(sbi, pool, &r->lpn)) {
 		r->count = 1;
 		vsmfs_stat_inc(sbi, alloc_pool_pages);
 		return 0;
@@ -1141,9 +1187,17 @@ int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsm
 	mutex_lock(&sbi->s_trans_mutex);
 	t0 = vsmfs_hold_start(sbi);
 	nofs = memalloc_nofs_save();
+	/* The page from the refilled pool, in the VSP it keeps to. */
+	if (single) {
+		vsmfs_pool_refill(sbi, pool);
+		if (vsmfs_pool_pop(sbi, pool, &r->lpn)) {
+			r->count = 1;
+			ret = 0;
+			goto out;
+		}
+	}
 	ret = vsmfs_resv_get(sbi, count, large, r);
-	if (!ret && single)
-		vsmfs_pool_refill(sbi);
+out:
 	memalloc_nofs_restore(nofs);
 	vsmfs_hold_end(sbi, t0);
 	mutex_unlock(&sbi->s_trans_mutex);
@@ -1266,7 +1320,7 @@ void vsmfs_resv_end(struct vsmfs_trans *t, u64 lpn, u64 count, bool claimed)
  */
 void vsmfs_resv_release(struct vsmfs_sb_info *sbi, const struct vsmfs_resv *r)
 {
-	if (r->count == 1 && vsmfs_pool_push(sbi, &r->lpn, 1))
+	if (r->count == 1 && vsmfs_pool_push(sbi, raw_cpu_ptr(sbi->s_pools), &r->lpn, 1))
 		return;
 	mutex_lock(&sbi->s_trans_mutex);
 	vsmfs_resv_put(sbi, r->lpn, r->count);

@@ -105,11 +105,14 @@ struct vsmfs_resv {
  * @lock: protects @n and @r (the owning CPU's writers, and draining)
  * @n: reservations held
  * @lpn: the reserved pages
+ * @vsp: 1 + the VSP the pool refills from while it has free pages, or 0
+ *	(under s_trans_mutex; set in sbi->s_vsp_pooled)
  */
 struct vsmfs_page_pool {
 	spinlock_t		lock;		/* @n, @lpn and @ulog */
 	unsigned int		n;
 	u64			lpn[VSMFS_POOL_PAGES];
+	u64			vsp;
 	/* An undo log kept for the next shared metadata handle on this CPU. */
 	struct vsmfs_undo_log	*ulog;
 };
@@ -401,6 +404,11 @@ struct vsmfs_sb_info {
 	 * wholly free or without a free page (alloc.c). Under s_trans_mutex.
 	 */
 	unsigned long		*s_vsp_partly;
+	/*
+	 * VSPs a CPU's page pool refills from (struct vsmfs_page_pool.vsp):
+	 * passed over by the other pools' refills. Under s_trans_mutex.
+	 */
+	unsigned long		*s_vsp_pooled;
 	u64			s_vsp_cursor;	/* next VSP to try for large runs */
 	u64			s_ino_cursor;
 	/*
