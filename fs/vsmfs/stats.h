@@ -41,6 +41,7 @@ enum vsmfs_stat {
 	VSMFS_STAT_trans_shared_handles,
 	VSMFS_STAT_trans_shared_hold_ns,
 	VSMFS_STAT_trans_shared_meta,
+	VSMFS_STAT_trans_share_reclaims,
 	VSMFS_STAT_commits_sync,
 	VSMFS_STAT_commits_fsync,
 	VSMFS_STAT_commits_timer,

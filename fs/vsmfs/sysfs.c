@@ -48,6 +48,7 @@ static const char * const vsmfs_stat_names[VSMFS_NR_STATS] = {
 	[VSMFS_STAT_trans_shared_handles] = "trans_shared_handles",
 	[VSMFS_STAT_trans_shared_hold_ns] = "trans_shared_hold_ns",
 	[VSMFS_STAT_trans_shared_meta] = "trans_shared_meta",
+	[VSMFS_STAT_trans_share_reclaims] = "trans_share_reclaims",
 	[VSMFS_STAT_commits_sync]	= "commits_sync",
 	[VSMFS_STAT_commits_fsync]	= "commits_fsync",
 	[VSMFS_STAT_commits_timer]	= "commits_timer",

@@ -84,7 +84,13 @@
  * overflows the journal or the array; it joins s_run when it holds
  * VSMFS_SHRES_RUNS runs or VSMFS_SHRES_PAGES pages, and when a handle of
  * the other kind or a commit takes s_handles_sem for writing
- * (vsmfs_shres_fold()), which then sees every share whole. The first
+ * (vsmfs_shres_fold()), which then sees every share whole. The room a
+ * share holds stays its own across those handles and commits, into the
+ * next transactions: a handle of the other kind counts it beside its own
+ * blocks and entries, and takes it back from every share only when it
+ * needs it (vsmfs_trans_full(), vsmfs_trans_fits(), vsmfs_trans_room();
+ * vsmfs_shres_reclaim()), so that the shared handles of every CPU do not
+ * all come back to s_run.lock after each such handle. The first
  * handle of a transaction still counts itself in s_run.handles, and arms
  * the commit timer, under s_run.lock. A share's lock is taken by whichever
  * CPU's task uses it: a handle that moved ends into the share of the CPU
@@ -203,6 +209,7 @@ void vsmfs_trans_unlock(struct vsmfs_trans *t)
 }
 
 static void vsmfs_shres_fold(struct vsmfs_sb_info *sbi);
+static void vsmfs_shres_reclaim(struct vsmfs_sb_info *sbi);
 static bool vsmfs_hsem_idle(struct vsmfs_sb_info *sbi);
 
 /*
@@ -319,6 +326,9 @@ static bool vsmfs_trans_full(struct vsmfs_sb_info *sbi, u32 credits)
 	struct vsmfs_running *run = &sbi->s_run;
 	u32 max = vsmfs_trans_max_blocks(sbi);
 
+	/* The room the CPUs' shares keep, if this handle may need it. */
+	if (run->nblocks + run->shared_credits + min(credits, max) > max)
+		vsmfs_shres_reclaim(sbi);
 	if (!run->handles)
 		return false;
 	if (run->nblocks + min(credits, max) > max)
@@ -399,6 +409,10 @@ u32 vsmfs_trans_room(struct vsmfs_trans *t)
 {
 	u32 n = vsmfs_trans_max_blocks(t->t_sbi);
 
+	/* A handle of the other kind may use what the shares keep. */
+	if (!t->t_shared)
+		vsmfs_shres_reclaim(t->t_sbi);
+
 	return t->t_nblocks < n ? n - t->t_nblocks : 0;
 }
 
@@ -421,6 +435,22 @@ static void vsmfs_trans_overflow(struct vsmfs_trans *t)
 	vsmfs_fs_error(sbi->s_sb, 0,
 		       "transaction dirtied more than the %u journal blocks: not committed",
 		       vsmfs_trans_max_blocks(sbi));
+}
+
+/*
+ * Whether a handle of the other kind may add one more block to the
+ * running transaction: beside the room the CPUs' shares keep, or else
+ * once it is taken back from them.
+ */
+static bool vsmfs_trans_fits(struct vsmfs_trans *t)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	u32 max = vsmfs_trans_max_blocks(sbi);
+
+	if (t->t_nblocks + 1 + sbi->s_run.shared_credits <= max)
+		return true;
+	vsmfs_shres_reclaim(sbi);
+	return t->t_nblocks + 1 <= max;
 }
 
 /*
@@ -479,8 +509,7 @@ void vsmfs_trans_dirty(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
 	WARN_ON_ONCE(!mb->m_shadow && !mb->m_ranged);
 	if (mb->m_is_dirty)
 		return;
-	if (t->t_nblocks + 1 > vsmfs_trans_max_blocks(sbi) ||
-	    vsmfs_fault(VSMFS_FAULT_TRANS_OVERFLOW))
+	if (!vsmfs_trans_fits(t) || vsmfs_fault(VSMFS_FAULT_TRANS_OVERFLOW))
 		vsmfs_trans_overflow(t);
 	mb->m_is_dirty = true;
 	mb->m_hnew = true;
@@ -505,7 +534,7 @@ void vsmfs_trans_dirty_commit(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
 	if (mb->m_is_dirty)
 		return;
 	/* The handles that freed the runs dirtied their blocks: not reached. */
-	if (WARN_ON_ONCE(t->t_nblocks + 1 > vsmfs_trans_max_blocks(t->t_sbi)))
+	if (WARN_ON_ONCE(!vsmfs_trans_fits(t)))
 		vsmfs_trans_overflow(t);
 	mb->m_is_dirty = true;
 	list_add_tail(&mb->m_dirty, &t->t_dirty);
@@ -877,7 +906,8 @@ static int vsmfs_trans_defer(struct vsmfs_trans *t, u64 lpn, u64 count, bool scr
 
 	if (t->t_shared)
 		return -EAGAIN;
-	if (run->nfrees == run->maxfrees) {
+	/* The entries the CPUs' shares keep stay theirs. */
+	if (run->nfrees + run->shared_frees >= run->maxfrees) {
 		unsigned int n = max(16U, 2 * run->maxfrees);
 		struct vsmfs_frun *f = NULL;
 
@@ -1461,10 +1491,12 @@ static void vsmfs_shres_flush(struct vsmfs_sb_info *sbi, struct vsmfs_shres *res
 }
 
 /*
- * Fold every CPU's share into the running transaction (runs, handles),
- * and give back the room the shares held, before a handle of the other
- * kind or a commit looks at it. Only CPUs' shares refilled since the last
- * fold can hold anything: every shared handle begins from one.
+ * Fold every CPU's share into the running transaction (runs, handles)
+ * before a handle of the other kind or a commit looks at it. Only the
+ * shares that took a batch or ended a handle since the last fold can hold
+ * anything (s_run.shared_used). The room they hold stays theirs, in this
+ * transaction and the next ones, until a handle of the other kind needs
+ * it (vsmfs_shres_reclaim()).
  * With s_handles_sem held for writing: no shared handle runs.
  */
 static void vsmfs_shres_fold(struct vsmfs_sb_info *sbi)
@@ -1484,6 +1516,30 @@ static void vsmfs_shres_fold(struct vsmfs_sb_info *sbi)
 		res = per_cpu_ptr(sbi->s_shres, cpu);
 		if (res->nruns || res->handles)
 			vsmfs_shres_flush_locked(sbi, res);
+	}
+	run->shared_used = false;
+}
+
+/*
+ * Take back the room every CPU's share holds, for a handle of the other
+ * kind that needs it: the next shared handle on each CPU takes a batch
+ * again. With s_handles_sem held for writing, after vsmfs_shres_fold().
+ */
+static void vsmfs_shres_reclaim(struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+	unsigned int cpu;
+
+	lockdep_assert_held_write(&sbi->s_handles_sem);
+	if (!run->shared_credits && !run->shared_frees)
+		return;
+	vsmfs_stat_inc(sbi, trans_share_reclaims);
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		struct vsmfs_shres *res;
+
+		if (!cpu_possible(cpu))
+			continue;
+		res = per_cpu_ptr(sbi->s_shres, cpu);
 		run->shared_credits -= res->credits;
 		run->shared_frees -= res->frees;
 		res->credits = 0;
@@ -1492,7 +1548,6 @@ static void vsmfs_shres_fold(struct vsmfs_sb_info *sbi)
 	WARN_ON_ONCE(run->shared_credits || run->shared_frees);
 	run->shared_credits = 0;
 	run->shared_frees = 0;
-	run->shared_used = false;
 }
 
 /*
@@ -1632,6 +1687,12 @@ static __always_inline void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 cr
 		}
 		spin_unlock(&run->lock);
 	}
+	/*
+	 * A share that kept its room took no batch since the last fold: the
+	 * next one must still look at what it holds now.
+	 */
+	if ((res->nruns || res->handles) && !READ_ONCE(run->shared_used))
+		WRITE_ONCE(run->shared_used, true);
 	spin_unlock(&res->lock);
 	/* Before the lock goes: no commit can have taken this handle yet. */
 	if (first)

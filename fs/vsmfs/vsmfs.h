@@ -129,10 +129,11 @@ struct vsmfs_page_pool {
  * @lock: with s_handles_sem held shared, protects @dirty, @nblocks,
  *	@ndata, @handles, @frees, @nfrees, @free_pages and the three below
  *	(with s_trans_mutex, nothing runs beside the holder: see trans.c)
- * @shared_credits: blocks the shared handles running may still dirty
- * @shared_frees: entries of @frees the shared handles running may still add
- * @shared_used: a CPU's share (struct vsmfs_shres) took some of the two
- *	above since the shares were last folded into the transaction
+ * @shared_credits: blocks the CPUs' shares (struct vsmfs_shres) hold for
+ *	shared handles to dirty, kept across transactions
+ * @shared_frees: entries of @frees the shares hold for shared handles to add
+ * @shared_used: a share took some of the two above, or ended a handle,
+ *	since the shares were last folded into the transaction
  */
 struct vsmfs_running {
 	/*
