@@ -969,6 +969,15 @@ static unsigned int vsmfs_resv_vsp_pages(struct vsmfs_sb_info *sbi, struct vsmfs
 	return n;
 }
 
+/* @pool refills from no VSP any more. Context: s_trans_mutex held. */
+static void vsmfs_pool_unclaim(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool)
+{
+	if (pool->vsp) {
+		__clear_bit(pool->vsp - 1, sbi->s_vsp_pooled);
+		pool->vsp = 0;
+	}
+}
+
 /*
  * Reserve up to @max single pages for @pool into @lpn: every free page
  * with a frame of the VSP the pool refills from, in one pass over the
@@ -1016,22 +1025,12 @@ static unsigned int vsmfs_resv_singles(struct vsmfs_sb_info *sbi, struct vsmfs_p
 		n = vsmfs_resv_vsp_pages(sbi, mb, vsp, first, lpn, n, most);
 		if (n < most && pool->vsp == vsp + 1) {
 			/* No free page left in it: the pool looks for another. */
-			__clear_bit(vsp, sbi->s_vsp_pooled);
-			pool->vsp = 0;
+			vsmfs_pool_unclaim(sbi, pool);
 		} else if (n == was) {
 			break;
 		}
 	}
 	return n;
-}
-
-/* @pool refills from no VSP any more. Context: s_trans_mutex held. */
-static void vsmfs_pool_unclaim(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool)
-{
-	if (pool->vsp) {
-		__clear_bit(pool->vsp - 1, sbi->s_vsp_pooled);
-		pool->vsp = 0;
-	}
 }
 
 /*
