@@ -1190,9 +1190,12 @@ static int __init vsmfs_init(void)
 	ret = vsmfs_mblk_cache_create();
 	if (ret)
 		goto out_destroy_cache;
-	ret = vsmfs_sysfs_init();
+	ret = vsmfs_tlb_init();
 	if (ret)
 		goto out_mblk_cache;
+	ret = vsmfs_sysfs_init();
+	if (ret)
+		goto out_tlb;
 	ret = register_filesystem(&vsmfs_fs_type);
 	if (ret)
 		goto out_sysfs;
@@ -1204,6 +1207,8 @@ static int __init vsmfs_init(void)
 
 out_sysfs:
 	vsmfs_sysfs_exit();
+out_tlb:
+	vsmfs_tlb_exit();
 out_mblk_cache:
 	vsmfs_mblk_cache_destroy();
 out_destroy_cache:
@@ -1219,6 +1224,7 @@ static void __exit vsmfs_exit(void)
 	vsmfs_sysfs_exit();
 	/* Inodes are freed after an RCU grace period. */
 	rcu_barrier();
+	vsmfs_tlb_exit();
 	vsmfs_mblk_cache_destroy();
 	kmem_cache_destroy(vsmfs_inode_cachep);
 }

@@ -1013,6 +1013,8 @@ void vsmfs_swap_add(struct vsmfs_swap *sw, u64 lpn, u64 count);
 void vsmfs_swap_flush(struct vsmfs_swap *sw);
 void vsmfs_swap_undo(struct vsmfs_swap *sw, u64 lpn, const __le64 *old, const __le64 *cur,
 		     unsigned int n);
+int vsmfs_tlb_init(void);
+void vsmfs_tlb_exit(void);
 void vsmfs_vsp_enter(void);
 void vsmfs_vsp_exit(void);
 void __pm *vsmfs_data_begin(struct vsmfs_sb_info *sbi, u64 lpn, u64 off, u64 len,

@@ -15,11 +15,12 @@
  * before any page of the batch is accessed through the range again.
  *
  * Shootdown (tlb=lazy, the default): the swapping CPU bumps a generation
- * count, and every CPU, the swapping one too, drops its entries of the
- * batch before it next uses the range, when it finds the count changed
- * (vsmfs_vsp_enter()): the pages of each of the last VSMFS_TLB_LOG small
- * batches are logged by generation, and a CPU that is behind by such
- * batches only drops their pages, else all of its entries. Only a CPU
+ * count (its group of CPUs' own, a stripe), and every CPU, the swapping
+ * one too, drops its entries of the batch before it next uses the range,
+ * when it finds a count changed (vsmfs_vsp_enter()): the pages of each of
+ * a stripe's last VSMFS_TLB_LOG small batches are logged by generation,
+ * and a CPU that is behind by such batches only drops their pages, else
+ * all of its entries. Only a CPU
  * with a use of the range open (a task between vsmfs_vsp_enter() and
  * vsmfs_vsp_exit(), which may go on using it after the swap) drops its
  * entries at once. Single pages are reached through the device mapping
@@ -70,13 +71,21 @@
 #define VSMFS_USE_FLUSH_TLB_KERNEL_RANGE
 #endif
 
-/* Swap batches flushed lazily, and how far each CPU has caught up. */
-static atomic64_t vsmfs_tlb_gen ____cacheline_aligned_in_smp = ATOMIC64_INIT(0);
-static DEFINE_PER_CPU(u64, vsmfs_tlb_seen);
-/* Uses of the range open on this CPU (tasks kept on it meanwhile). */
-static DEFINE_PER_CPU(unsigned int, vsmfs_vsp_users);
+/*
+ * Stripes of the lazy shootdown. Each group of VSMFS_TLB_STRIPE_CPUS
+ * consecutive CPU numbers (up to VSMFS_TLB_STRIPES groups; more CPUs wrap
+ * around) counts and logs the batches its CPUs flush lazily in a stripe of
+ * its own: a writer bumps its stripe's count, a line the writers of the
+ * other stripes never write, and a CPU catching up reads the count of
+ * every stripe. So with dozens of CPUs overwriting, no one line is written
+ * by all of them on every write; a use of the range reads a line per
+ * stripe, most of them unchanged and cached. Consecutive numbers are
+ * mostly cores of one package, whose lines move between them cheaply.
+ */
+#define VSMFS_TLB_STRIPE_CPUS	4
+#define VSMFS_TLB_STRIPES	16
 
-/* Batches logged, and pages a logged batch holds at most. */
+/* Batches logged per stripe, and pages a logged batch holds at most. */
 #define VSMFS_TLB_LOG		64
 #define VSMFS_TLB_LOG_PAGES	8
 
@@ -98,14 +107,63 @@ struct vsmfs_tlb_rec {
 	unsigned long		va[VSMFS_TLB_LOG_PAGES];
 } ____cacheline_aligned_in_smp;	/* consecutive batches, on other CPUs */
 
-static struct vsmfs_tlb_rec vsmfs_tlb_log[VSMFS_TLB_LOG] = {
-	[0 ... VSMFS_TLB_LOG - 1] = { .lock = __SPIN_LOCK_UNLOCKED(vsmfs_tlb_log.lock) },
+/*
+ * struct vsmfs_tlb_stripe - the lazily flushed batches of a group of CPUs
+ * @gen: batches its CPUs flushed lazily (generations from 1)
+ * @log: batch g in slot g % VSMFS_TLB_LOG
+ */
+struct vsmfs_tlb_stripe {
+	atomic64_t		gen ____cacheline_aligned_in_smp;
+	struct vsmfs_tlb_rec	log[VSMFS_TLB_LOG];
 };
 
-/* Log the pages of @sw as batch @gen, if it is small. */
-static void vsmfs_tlb_log_batch(struct vsmfs_swap *sw, u64 gen)
+/* The stripes (vsmfs_tlb_init()), and how many. */
+static struct vsmfs_tlb_stripe *vsmfs_tlb;
+static unsigned int vsmfs_tlb_nstripes __read_mostly;
+/* How far each CPU has caught up with each stripe. */
+static DEFINE_PER_CPU(u64 [VSMFS_TLB_STRIPES], vsmfs_tlb_seen);
+/* Uses of the range open on this CPU (tasks kept on it meanwhile). */
+static DEFINE_PER_CPU(unsigned int, vsmfs_vsp_users);
+
+/**
+ * vsmfs_tlb_init() - set up the stripes of the lazy shootdown
+ *
+ * Context: module load.
+ * Return: 0 or -ENOMEM.
+ */
+int vsmfs_tlb_init(void)
 {
-	struct vsmfs_tlb_rec *rec = &vsmfs_tlb_log[gen % VSMFS_TLB_LOG];
+	unsigned int s, i;
+
+	vsmfs_tlb_nstripes = min_t(unsigned int, VSMFS_TLB_STRIPES,
+				   DIV_ROUND_UP(nr_cpu_ids, VSMFS_TLB_STRIPE_CPUS));
+	vsmfs_tlb = kvcalloc(vsmfs_tlb_nstripes, sizeof(*vsmfs_tlb), GFP_KERNEL);
+	if (!vsmfs_tlb)
+		return -ENOMEM;
+	for (s = 0; s < vsmfs_tlb_nstripes; s++)
+		for (i = 0; i < VSMFS_TLB_LOG; i++)
+			spin_lock_init(&vsmfs_tlb[s].log[i].lock);
+	return 0;
+}
+
+/**
+ * vsmfs_tlb_exit() - free the stripes, at module unload
+ */
+void vsmfs_tlb_exit(void)
+{
+	kvfree(vsmfs_tlb);
+}
+
+/* The stripe of CPU @cpu. */
+static unsigned int vsmfs_tlb_stripe_of(unsigned int cpu)
+{
+	return (cpu / VSMFS_TLB_STRIPE_CPUS) % vsmfs_tlb_nstripes;
+}
+
+/* Log the pages of @sw as batch @gen of @st, if it is small. */
+static void vsmfs_tlb_log_batch(struct vsmfs_tlb_stripe *st, struct vsmfs_swap *sw, u64 gen)
+{
+	struct vsmfs_tlb_rec *rec = &st->log[gen % VSMFS_TLB_LOG];
 	unsigned int r, n = 0;
 	u64 i, pages = 0;
 
@@ -133,11 +191,11 @@ out:
 }
 
 /*
- * Drop this CPU's entries of the batches after @seen up to @gen, page by
- * page. Return: false if one of them is not logged (too large, or its slot
- * taken or being written): the caller flushes everything.
+ * Drop this CPU's entries of the batches of @st after @seen up to @gen,
+ * page by page. Return: false if one of them is not logged (too large, or
+ * its slot taken or being written): the caller flushes everything.
  */
-static bool vsmfs_tlb_catch_up(u64 seen, u64 gen)
+static bool vsmfs_tlb_catch_up(struct vsmfs_tlb_stripe *st, u64 seen, u64 gen)
 {
 	unsigned long va[VSMFS_TLB_LOG_PAGES];
 	unsigned int n, i;
@@ -146,7 +204,7 @@ static bool vsmfs_tlb_catch_up(u64 seen, u64 gen)
 	if (gen - seen > VSMFS_TLB_LOG || boot_cpu_has(X86_FEATURE_PTI))
 		return false;
 	for (g = seen + 1; g <= gen; g++) {
-		struct vsmfs_tlb_rec *rec = &vsmfs_tlb_log[g % VSMFS_TLB_LOG];
+		struct vsmfs_tlb_rec *rec = &st->log[g % VSMFS_TLB_LOG];
 
 		/* Gen before the pages: pairs with the writer's smp_store_release(). */
 		if (smp_load_acquire(&rec->gen) != g)
@@ -177,18 +235,30 @@ static bool vsmfs_tlb_catch_up(u64 seen, u64 gen)
  */
 void vsmfs_vsp_enter(void)
 {
-	u64 gen;
+	bool all = false;
+	unsigned int s;
+	u64 *seen, gen;
 
 	migrate_disable();
 	this_cpu_inc(vsmfs_vsp_users);
 	preempt_disable();
-	/* Pairs with the full barrier of atomic64_inc_return() in the flush. */
-	gen = atomic64_read_acquire(&vsmfs_tlb_gen);
-	if (__this_cpu_read(vsmfs_tlb_seen) != gen) {
-		if (!vsmfs_tlb_catch_up(__this_cpu_read(vsmfs_tlb_seen), gen))
-			__flush_tlb_all();
-		__this_cpu_write(vsmfs_tlb_seen, gen);
+	seen = *this_cpu_ptr(&vsmfs_tlb_seen);
+	for (s = 0; s < vsmfs_tlb_nstripes; s++) {
+		/* Pairs with the full barrier of atomic64_inc_return() in the flush. */
+		gen = atomic64_read_acquire(&vsmfs_tlb[s].gen);
+		if (seen[s] == gen)
+			continue;
+		/*
+		 * The stripes counted before the whole flush below are
+		 * caught up by it: their batches' PTE stores came before
+		 * the counts read.
+		 */
+		if (!all && !vsmfs_tlb_catch_up(&vsmfs_tlb[s], seen[s], gen))
+			all = true;
+		seen[s] = gen;
 	}
+	if (all)
+		__flush_tlb_all();
 	preempt_enable();
 }
 
@@ -987,6 +1057,7 @@ static void vsmfs_flush_tlb_local(void *arg)
  */
 void vsmfs_swap_flush(struct vsmfs_swap *sw)
 {
+	unsigned int s;
 	u64 gen;
 
 	if (!sw->sw_pages)
@@ -996,24 +1067,25 @@ void vsmfs_swap_flush(struct vsmfs_swap *sw)
 	if (READ_ONCE(sw->sw_sbi->s_tlb_mode) == VSMFS_TLB_LAZY) {
 		/*
 		 * Every CPU at its next vsmfs_vsp_enter(). The PTE stores
-		 * above are ordered before the count by the full barrier of
-		 * atomic64_inc_return(). The batch's pages are logged after
-		 * the count: a CPU that finds the count first flushes
-		 * everything (vsmfs_tlb_catch_up()). This CPU, if it flushes
-		 * now and was up to date before this batch, is up to date
-		 * after it.
+		 * above are ordered before the count of this CPU's stripe by
+		 * the full barrier of atomic64_inc_return(). The batch's
+		 * pages are logged after the count: a CPU that finds the
+		 * count first flushes everything (vsmfs_tlb_catch_up()).
+		 * This CPU, if it flushes now and was up to date with the
+		 * stripe before this batch, is up to date after it.
 		 */
 		preempt_disable();
-		gen = atomic64_inc_return(&vsmfs_tlb_gen);
-		vsmfs_tlb_log_batch(sw, gen);
+		s = vsmfs_tlb_stripe_of(smp_processor_id());
+		gen = atomic64_inc_return(&vsmfs_tlb[s].gen);
+		vsmfs_tlb_log_batch(&vsmfs_tlb[s], sw, gen);
 		/*
 		 * A use of the range open on this CPU may go on after the
 		 * swap: our entries go now. Else at the next use.
 		 */
 		if (__this_cpu_read(vsmfs_vsp_users) && !sw->sw_unused) {
 			vsmfs_flush_tlb_local(sw);
-			if (__this_cpu_read(vsmfs_tlb_seen) == gen - 1)
-				__this_cpu_write(vsmfs_tlb_seen, gen);
+			if (__this_cpu_read(vsmfs_tlb_seen[s]) == gen - 1)
+				__this_cpu_write(vsmfs_tlb_seen[s], gen);
 		}
 		preempt_enable();
 		goto done;
