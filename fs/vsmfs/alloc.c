@@ -1390,7 +1390,7 @@ static int vsmfs_alloc_ino_shared(struct vsmfs_trans *t, u64 *ino)
 			sbi->s_free_inodes--;
 			WRITE_ONCE(sbi->s_ino_cursor, base + z + 1);
 			spin_unlock(&sbi->s_ino_lock);
-			set_bit(z / 64, (unsigned long *)mb->m_cmask);
+			vsmfs_note_word_shared(mb, z / 64);
 			*ino = base + z;
 			t->t_ino = *ino;
 			t->t_ino_mb = mb;

@@ -364,7 +364,7 @@ int vsmfs_shandle_inode(struct vsmfs_shandle *h, struct inode *inode,
 static void vsmfs_slot_word_changed(struct vsmfs_mblk *mb, struct vsmfs_dinode *di,
 				    size_t off)
 {
-	set_bit(((u8 *)di - mb->m_data + off) / 8, (unsigned long *)mb->m_cmask);
+	vsmfs_note_word_shared(mb, ((u8 *)di - mb->m_data + off) / 8);
 }
 
 /**

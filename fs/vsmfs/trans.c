@@ -74,8 +74,8 @@
  * or not at all.
  *
  * Per-CPU shares. A shared handle of either kind takes its room from its
- * CPU's share of the running transaction (struct vsmfs_shres, under the
- * share's own lock), not from s_run: the share reserves a batch of blocks
+ * CPU's share of the running transaction (struct vsmfs_shres), not from
+ * s_run: the share reserves a batch of blocks
  * and of entries of s_run.frees at a time (VSMFS_SHRES_CREDITS,
  * VSMFS_SHRES_FREES) under s_run.lock, and keeps the scratch runs and the
  * count of the handles that end into it. So the writers of many CPUs do
@@ -92,9 +92,10 @@
  * vsmfs_shres_reclaim()), so that the shared handles of every CPU do not
  * all come back to s_run.lock after each such handle. The first
  * handle of a transaction still counts itself in s_run.handles, and arms
- * the commit timer, under s_run.lock. A share's lock is taken by whichever
- * CPU's task uses it: a handle that moved ends into the share of the CPU
- * it ends on.
+ * the commit timer, under s_run.lock. A share takes no lock: only the
+ * tasks on its CPU use it, with preemption disabled, and handles of the
+ * other kind and commits only while no shared handle runs. A handle that
+ * moved ends into the share of the CPU it ends on.
  *
  * Shared metadata handles. A create (vsmfs_mknod_common()) changes the
  * inode bitmap, the new inode's slot, an entry of its directory's block
@@ -742,7 +743,7 @@ static void vsmfs_trans_handle_done(struct vsmfs_trans *t)
 		if (t->t_shared) {
 			for (w = 0; w < r->len / 8; w++)
 				if (old[w] != cur[w])
-					set_bit(r->off / 8 + w, (unsigned long *)r->mb->m_cmask);
+					vsmfs_note_word_shared(r->mb, r->off / 8 + w);
 			continue;
 		}
 		for (w = 0; w < r->len / 8; w++)
@@ -1400,9 +1401,15 @@ static void vsmfs_handles_exit(struct vsmfs_sb_info *sbi)
 	struct vsmfs_hsem *hs = &sbi->s_handles_sem;
 
 	rwsem_release(&hs->dep_map, _RET_IP_);
-	/* The handle's loads and stores before the count: see vsmfs_hsem_idle(). */
-	smp_mb();
-	this_cpu_dec(*hs->readers);
+	/*
+	 * A CPU's count is changed only by tasks on that CPU, in process
+	 * context, with preemption disabled: a load and a store do what
+	 * this_cpu_dec() would.
+	 */
+	preempt_disable();
+	/* The handle's loads and stores before the count: pairs with vsmfs_hsem_idle(). */
+	smp_store_release(this_cpu_ptr(hs->readers), __this_cpu_read(*hs->readers) - 1);
+	preempt_enable();
 	/* The count before the mark: a writer that missed it is woken. */
 	smp_mb();
 	if (unlikely(atomic_read(&sbi->s_excl)))
@@ -1429,7 +1436,7 @@ static bool vsmfs_run_room(struct vsmfs_sb_info *sbi, u32 credits, unsigned int 
 /*
  * Give @res at least @credits blocks and @frees entries, reserved in the
  * running transaction: a batch of each it lacks if there is room for one,
- * else just what it lacks. Under @res->lock.
+ * else just what it lacks. On @res's CPU, preemption disabled.
  * Return: 0, or -EAGAIN if the running transaction has no room.
  */
 static int vsmfs_shres_refill(struct vsmfs_sb_info *sbi, struct vsmfs_shres *res, u32 credits,
@@ -1464,7 +1471,7 @@ out:
 
 /*
  * Move the runs and handles @res holds into the running transaction, whose
- * entries they hold. Under s_run.lock and @res->lock, or with
+ * entries they hold. Under s_run.lock on @res's CPU, preemption disabled, or with
  * s_handles_sem held for writing.
  */
 static void vsmfs_shres_flush_locked(struct vsmfs_sb_info *sbi, struct vsmfs_shres *res)
@@ -1482,7 +1489,7 @@ static void vsmfs_shres_flush_locked(struct vsmfs_sb_info *sbi, struct vsmfs_shr
 	res->handles = 0;
 }
 
-/* As vsmfs_shres_flush_locked(), under @res->lock. */
+/* As vsmfs_shres_flush_locked(), on @res's CPU, preemption disabled. */
 static void vsmfs_shres_flush(struct vsmfs_sb_info *sbi, struct vsmfs_shres *res)
 {
 	spin_lock(&sbi->s_run.lock);
@@ -1578,16 +1585,16 @@ static __always_inline int vsmfs_shared_enter(struct vsmfs_sb_info *sbi, u32 cre
 		vsmfs_handles_exit(sbi);
 		return -EAGAIN;
 	}
-	/* Any CPU's share will do: the lock, not the CPU, keeps it whole. */
-	res = raw_cpu_ptr(sbi->s_shres);
-	spin_lock(&res->lock);
+	/* This CPU's share, to itself until preemption is enabled again. */
+	preempt_disable();
+	res = this_cpu_ptr(sbi->s_shres);
 	if (unlikely(res->credits < credits || res->frees < frees))
 		ret = vsmfs_shres_refill(sbi, res, credits, frees);
 	if (!ret) {
 		res->credits -= credits;
 		res->frees -= frees;
 	}
-	spin_unlock(&res->lock);
+	preempt_enable();
 	if (ret)
 		vsmfs_handles_exit(sbi);
 	return ret;
@@ -1602,7 +1609,7 @@ static __always_inline int vsmfs_shared_enter(struct vsmfs_sb_info *sbi, u32 cre
  * their translations, run by run rather than page by page. Only here: no
  * handle that could still be aborted, and so cut s_run.frees back to where
  * it began (vsmfs_trans_abort()), runs beside a shared handle, and a run
- * of @res is only grown under its lock. Under @res->lock.
+ * of @res is only grown on its CPU. On @res's CPU, preemption disabled.
  * Return: 1 if the run took a new entry (one of those the handle
  * reserved), else 0.
  */
@@ -1648,11 +1655,13 @@ static __always_inline void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 cr
 					       unsigned int nresv, bool counted, u64 t0)
 {
 	struct vsmfs_running *run = &sbi->s_run;
-	struct vsmfs_shres *res = raw_cpu_ptr(sbi->s_shres);
+	struct vsmfs_shres *res;
 	bool first = false;
 	unsigned int i;
 
-	spin_lock(&res->lock);
+	/* The share of the CPU the handle ends on (it may have moved). */
+	preempt_disable();
+	res = this_cpu_ptr(sbi->s_shres);
 	for (i = 0; i < nresv; i++)
 		frees -= vsmfs_shres_add_scratch(sbi, res, resv[i].lpn, resv[i].count);
 	res->credits += credits;
@@ -1693,7 +1702,7 @@ static __always_inline void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 cr
 	 */
 	if ((res->nruns || res->handles) && !READ_ONCE(run->shared_used))
 		WRITE_ONCE(run->shared_used, true);
-	spin_unlock(&res->lock);
+	preempt_enable();
 	/* Before the lock goes: no commit can have taken this handle yet. */
 	if (first)
 		queue_delayed_work(system_long_wq, &sbi->s_commit_work,
@@ -1923,7 +1932,6 @@ static struct lock_class_key vsmfs_handles_key;
 int vsmfs_trans_init(struct vsmfs_sb_info *sbi)
 {
 	struct vsmfs_running *run = &sbi->s_run;
-	int cpu;
 
 	memset(run, 0, sizeof(*run));
 	memset(&sbi->s_undo, 0, sizeof(sbi->s_undo));
@@ -1940,8 +1948,6 @@ int vsmfs_trans_init(struct vsmfs_sb_info *sbi)
 	sbi->s_shres = alloc_percpu(struct vsmfs_shres);
 	if (!sbi->s_shres || !sbi->s_handles_sem.readers)
 		return -ENOMEM;
-	for_each_possible_cpu(cpu)
-		spin_lock_init(&per_cpu_ptr(sbi->s_shres, cpu)->lock);
 	return 0;
 }
 

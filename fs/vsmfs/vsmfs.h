@@ -179,9 +179,8 @@ struct vsmfs_hsem {
 /*
  * struct vsmfs_shres - a CPU's share of the running transaction, from which
  * shared handles begin and into which they end without s_run.lock
- * (trans.c, "Per-CPU shares")
- * @lock: serializes the shared handles that use it: those that began or
- *	end on its CPU, whichever they moved from
+ * (trans.c, "Per-CPU shares"); used by the tasks on its CPU with
+ * preemption disabled, and with s_handles_sem held for writing
  * @credits: blocks reserved in s_run.shared_credits, for no handle yet
  * @frees: entries of s_run.frees reserved in s_run.shared_frees, for no
  *	handle or run yet
@@ -192,7 +191,6 @@ struct vsmfs_hsem {
  * @runs: those runs
  */
 struct vsmfs_shres {
-	spinlock_t		lock;	/* shared handles: see above */
 	unsigned int		credits;
 	unsigned int		frees;
 	unsigned int		handles;
@@ -546,6 +544,22 @@ struct vsmfs_mblk {
 	struct vsmfs_jcopy	*m_jc;
 	bool			m_jwait;
 };
+
+/*
+ * Note word @w of @mb in m_cmask from a shared handle, beside others that
+ * note words of the same block: atomically, but only if it is not noted
+ * yet. Bits are cleared only by a commit or a handle of the other kind,
+ * which hold s_handles_sem for writing, so a bit found set stays set
+ * until the handle ends. Most words a stream of handles changes are noted
+ * already (the times of a file, a bitmap word, the page table entries of
+ * a file overwritten at random), and a bit found set then costs no locked
+ * write to a line the handles of other CPUs note words in too.
+ */
+static inline void vsmfs_note_word_shared(struct vsmfs_mblk *mb, unsigned int w)
+{
+	if (!test_bit(w, (unsigned long *)mb->m_cmask))
+		set_bit(w, (unsigned long *)mb->m_cmask);
+}
 
 /* In-core inodes an aborted transaction reloads from their slots. */
 #define VSMFS_TRANS_INODES	4

@@ -898,8 +898,8 @@ static __always_inline void vsmfs_swap_run_shared(struct vsmfs_sb_info *sbi,
 	for (i = 0; i < count; i++) {
 		vsmfs_swap_one(sbi, a + i, sa + i, b + i, sb + i);
 		/* Atomic: handles beside this one note words of the same block. */
-		set_bit((a + i) % VSMFS_PTES_PER_BLOCK, (unsigned long *)ma->m_cmask);
-		set_bit((b + i) % VSMFS_PTES_PER_BLOCK, (unsigned long *)mb->m_cmask);
+		vsmfs_note_word_shared(ma, (a + i) % VSMFS_PTES_PER_BLOCK);
+		vsmfs_note_word_shared(mb, (b + i) % VSMFS_PTES_PER_BLOCK);
 	}
 }
 
