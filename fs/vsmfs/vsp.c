@@ -20,10 +20,9 @@
  * when it finds a count changed (vsmfs_vsp_enter()): the pages of each of
  * a stripe's last VSMFS_TLB_LOG small batches are logged by generation,
  * and a CPU that is behind by such batches only drops their pages, else
- * all of its entries. Only a CPU
- * with a use of the range open (a task between vsmfs_vsp_enter() and
- * vsmfs_vsp_exit(), which may go on using it after the swap) drops its
- * entries at once. Single pages are reached through the device mapping
+ * all of its entries. Only a CPU with a use of the range open (a task
+ * between vsmfs_vsp_enter() and vsmfs_vsp_exit(), which may go on using
+ * it after the swap) drops its entries at once. Single pages are reached through the device mapping
  * instead (vsmfs_lpn_frame_ptr()), whose translations never change: a
  * stream of small copy-on-write writes and reads then invalidates
  * nothing, and the entries it left stale are dropped in one go when the
@@ -120,8 +119,9 @@ struct vsmfs_tlb_stripe {
 /* The stripes (vsmfs_tlb_init()), and how many. */
 static struct vsmfs_tlb_stripe *vsmfs_tlb;
 static unsigned int vsmfs_tlb_nstripes __read_mostly;
-/* How far each CPU has caught up with each stripe. */
+/* How far each CPU has caught up with each stripe, and its own stripe. */
 static DEFINE_PER_CPU(u64 [VSMFS_TLB_STRIPES], vsmfs_tlb_seen);
+static DEFINE_PER_CPU(unsigned int, vsmfs_tlb_stripe);
 /* Uses of the range open on this CPU (tasks kept on it meanwhile). */
 static DEFINE_PER_CPU(unsigned int, vsmfs_vsp_users);
 
@@ -133,10 +133,14 @@ static DEFINE_PER_CPU(unsigned int, vsmfs_vsp_users);
  */
 int vsmfs_tlb_init(void)
 {
-	unsigned int s, i;
+	unsigned int s, i, cpu;
 
 	vsmfs_tlb_nstripes = min_t(unsigned int, VSMFS_TLB_STRIPES,
 				   DIV_ROUND_UP(nr_cpu_ids, VSMFS_TLB_STRIPE_CPUS));
+	/* Once here, not a division on every batch. */
+	for_each_possible_cpu(cpu)
+		per_cpu(vsmfs_tlb_stripe, cpu) = (cpu / VSMFS_TLB_STRIPE_CPUS) %
+						 vsmfs_tlb_nstripes;
 	vsmfs_tlb = kvcalloc(vsmfs_tlb_nstripes, sizeof(*vsmfs_tlb), GFP_KERNEL);
 	if (!vsmfs_tlb)
 		return -ENOMEM;
@@ -152,12 +156,6 @@ int vsmfs_tlb_init(void)
 void vsmfs_tlb_exit(void)
 {
 	kvfree(vsmfs_tlb);
-}
-
-/* The stripe of CPU @cpu. */
-static unsigned int vsmfs_tlb_stripe_of(unsigned int cpu)
-{
-	return (cpu / VSMFS_TLB_STRIPE_CPUS) % vsmfs_tlb_nstripes;
 }
 
 /* Log the pages of @sw as batch @gen of @st, if it is small. */
@@ -1075,7 +1073,7 @@ void vsmfs_swap_flush(struct vsmfs_swap *sw)
 		 * stripe before this batch, is up to date after it.
 		 */
 		preempt_disable();
-		s = vsmfs_tlb_stripe_of(smp_processor_id());
+		s = __this_cpu_read(vsmfs_tlb_stripe);
 		gen = atomic64_inc_return(&vsmfs_tlb[s].gen);
 		vsmfs_tlb_log_batch(&vsmfs_tlb[s], sw, gen);
 		/*
