@@ -15,27 +15,27 @@
  * before any page of the batch is accessed through the range again.
  *
  * Shootdown (tlb=lazy, the default): the swapping CPU bumps a generation
- * count (its group of CPUs' own, a stripe), and every CPU, the swapping
- * one too, drops its entries of the batch before it next uses the range,
- * when it finds a count changed (vsmfs_vsp_enter()): the pages of each of
- * a stripe's last VSMFS_TLB_LOG small batches are logged by generation,
- * and a CPU that is behind by such batches only drops their pages, else
- * all of its entries. Only a CPU with a use of the range open (a task
- * between vsmfs_vsp_enter() and vsmfs_vsp_exit(), which may go on using
- * it after the swap) drops its entries at once. Single pages are reached through the device mapping
- * instead (vsmfs_lpn_frame_ptr()), whose translations never change: a
- * stream of small copy-on-write writes and reads then invalidates
- * nothing, and the entries it left stale are dropped in one go when the
- * CPU next uses the range. The scratch runs of staged writes, which took the old frames
- * and are freed by the next commit, are shot down by that commit in one
- * batch rather than one by one (sw_defer_b). Every access to the range is
- * made between vsmfs_vsp_enter() and vsmfs_vsp_exit(), on one CPU, by a
- * task that holds the locks keeping the pages it touches from being
- * swapped meanwhile (i_idx_sem, or the transaction that owns them). So a
- * stale entry a CPU may hold is never used: the swap that made it stale
- * ended before the access began, and bumped the count first. No
- * interprocessor interrupt is needed, where an eager shootdown
- * (tlb=eager) interrupts every CPU on every batch.
+ * count (its own, a stripe; beyond 16 CPUs, its group's), and every CPU,
+ * the swapping one too, drops its entries of the batch before it next uses
+ * the range, when it finds a count changed (vsmfs_vsp_enter()): the pages
+ * of each of a stripe's last VSMFS_TLB_LOG small batches are logged by
+ * generation, and a CPU that is behind by such batches only drops their
+ * pages, else all of its entries. Only a CPU with a use of the range open
+ * (a task between vsmfs_vsp_enter() and vsmfs_vsp_exit(), which may go on
+ * using it after the swap) drops its entries at once. Single pages are
+ * reached through the device mapping instead (vsmfs_lpn_frame_ptr()), whose
+ * translations never change: a stream of small copy-on-write writes and
+ * reads then invalidates nothing, and the entries it left stale are dropped
+ * in one go when the CPU next uses the range. The scratch runs of staged
+ * writes, which took the old frames and are freed by the next commit, are
+ * shot down by that commit in one batch rather than one by one
+ * (sw_defer_b). Every access to the range is made between vsmfs_vsp_enter()
+ * and vsmfs_vsp_exit(), on one CPU, by a task that holds the locks keeping
+ * the pages it touches from being swapped meanwhile (i_idx_sem, or the
+ * transaction that owns them). So a stale entry a CPU may hold is never
+ * used: the swap that made it stale ended before the access began, and
+ * bumped the count first. No interprocessor interrupt is needed, where an
+ * eager shootdown (tlb=eager) interrupts every CPU on every batch.
  *
  * Ordering: the persistent entries are metadata blocks of the running
  * transaction, so both halves of every swap in a batch reach PM together,
@@ -50,6 +50,7 @@
 #include <linux/smp.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
+#include <linux/moduleparam.h>
 #include <asm/tlbflush.h>
 #include "vsmfs.h"
 #include "trace.h"
@@ -71,18 +72,23 @@
 #endif
 
 /*
- * Stripes of the lazy shootdown. Each group of VSMFS_TLB_STRIPE_CPUS
- * consecutive CPU numbers (up to VSMFS_TLB_STRIPES groups; more CPUs wrap
- * around) counts and logs the batches its CPUs flush lazily in a stripe of
- * its own: a writer bumps its stripe's count, a line the writers of the
- * other stripes never write, and a CPU catching up reads the count of
- * every stripe. So with dozens of CPUs overwriting, no one line is written
- * by all of them on every write; a use of the range reads a line per
- * stripe, most of them unchanged and cached. Consecutive numbers are
- * mostly cores of one package, whose lines move between them cheaply.
+ * Stripes of the lazy shootdown. Each CPU counts and logs the batches it
+ * flushes lazily in a stripe of its own: a writer bumps its stripe's
+ * count, a line the writers of the other stripes never write, and a CPU
+ * catching up reads the count of every stripe. So CPUs overwriting side
+ * by side do not pass one cache line between them on every write; a use
+ * of the range reads a line per stripe, most of them unchanged and
+ * cached. Beyond VSMFS_TLB_STRIPES CPUs, groups of consecutive CPU
+ * numbers (mostly cores of one package, whose lines move between them
+ * cheaply) share a stripe, so that a use of the range never reads more
+ * than VSMFS_TLB_STRIPES counts. The tlb_stripes parameter asks for fewer
+ * stripes, so that the shared case can be tested on few CPUs.
  */
-#define VSMFS_TLB_STRIPE_CPUS	4
 #define VSMFS_TLB_STRIPES	16
+
+static unsigned int tlb_stripes;
+module_param(tlb_stripes, uint, 0444);
+MODULE_PARM_DESC(tlb_stripes, "stripes of the lazy TLB shootdown (0: one per CPU, at most 16)");
 
 /* Batches logged per stripe, and pages a logged batch holds at most. */
 #define VSMFS_TLB_LOG		64
@@ -107,7 +113,7 @@ struct vsmfs_tlb_rec {
 } ____cacheline_aligned_in_smp;	/* consecutive batches, on other CPUs */
 
 /*
- * struct vsmfs_tlb_stripe - the lazily flushed batches of a group of CPUs
+ * struct vsmfs_tlb_stripe - the lazily flushed batches of a CPU (or group of CPUs)
  * @gen: batches its CPUs flushed lazily (generations from 1)
  * @log: batch g in slot g % VSMFS_TLB_LOG
  */
@@ -133,14 +139,15 @@ static DEFINE_PER_CPU(unsigned int, vsmfs_vsp_users);
  */
 int vsmfs_tlb_init(void)
 {
-	unsigned int s, i, cpu;
+	unsigned int s, i, cpu, per;
 
-	vsmfs_tlb_nstripes = min_t(unsigned int, VSMFS_TLB_STRIPES,
-				   DIV_ROUND_UP(nr_cpu_ids, VSMFS_TLB_STRIPE_CPUS));
+	s = tlb_stripes && tlb_stripes < VSMFS_TLB_STRIPES ? tlb_stripes : VSMFS_TLB_STRIPES;
+	/* CPUs per stripe, consecutive numbers; fewer stripes if they do not fill them. */
+	per = DIV_ROUND_UP(nr_cpu_ids, min_t(unsigned int, s, nr_cpu_ids));
+	vsmfs_tlb_nstripes = DIV_ROUND_UP(nr_cpu_ids, per);
 	/* Once here, not a division on every batch. */
 	for_each_possible_cpu(cpu)
-		per_cpu(vsmfs_tlb_stripe, cpu) = (cpu / VSMFS_TLB_STRIPE_CPUS) %
-						 vsmfs_tlb_nstripes;
+		per_cpu(vsmfs_tlb_stripe, cpu) = cpu / per;
 	vsmfs_tlb = kvcalloc(vsmfs_tlb_nstripes, sizeof(*vsmfs_tlb), GFP_KERNEL);
 	if (!vsmfs_tlb)
 		return -ENOMEM;
