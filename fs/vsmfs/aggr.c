@@ -2,15 +2,15 @@
 /*
  * vsmfs hot-inode aggregation.
  *
- * Every inode is reached through the inode mapping table (i-number ->
- * slot of the inode table), so an inode can move to another slot without
- * changing its i-number. Inodes of files open for writing are listed with
- * a count of the transactions that wrote them; a worker run every
- * aggregate_interval moves those written aggregate_threshold times or more
- * into a window of adjacent slots at the start of the inode table, so that
- * the inodes changed together share few inode-table blocks: fewer blocks
- * per commit, fewer versions in the journal, fewer blocks written home by a
- * checkpoint, each with more changed inodes in it.
+ * Every inode is reached through the inode mapping table (i-number -> slot
+ * of the inode table), so an inode can move to another slot without
+ * changing its i-number. An inode open for writing counts the transactions
+ * that write it; once the count reaches aggregate_threshold the inode is
+ * listed (until its last close), and a worker moves the listed inodes
+ * written that often into a window of adjacent slots at the start of the
+ * inode table, so that the inodes changed together share few inode-table
+ * blocks: fewer blocks per commit, fewer versions in the journal, fewer
+ * blocks written home by a checkpoint, each with more changed inodes in it.
  *
  * A migration takes a slot of the window, in order of preference, that is
  * free (its i-number is not in use), lazy (in use, its inode not in
@@ -330,23 +330,20 @@ static void vsmfs_aggr_work(struct work_struct *work)
  * @inode: its inode
  * @file: the open file
  *
- * Counts the files open for writing on a regular file's inode, and lists
- * the inode, so that its writes are counted.
+ * Counts the files open for writing on a regular file's inode, under the
+ * inode's own lock: opening and closing files takes no lock of the whole
+ * file system. The inode is listed only once its writes reach the
+ * threshold (vsmfs_aggr_written()).
  */
 void vsmfs_aggr_open(struct inode *inode, struct file *file)
 {
-	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 
 	if (!(file->f_mode & FMODE_WRITE))
 		return;
-	spin_lock(&sbi->s_aggr_lock);
-	vi->i_writers++;
-	if (list_empty(&vi->i_hot) && READ_ONCE(sbi->s_aopts.on)) {
-		atomic_set(&vi->i_wcount, 0);
-		list_add_tail(&vi->i_hot, &sbi->s_hot);
-	}
-	spin_unlock(&sbi->s_aggr_lock);
+	spin_lock(&vi->i_aggr_lock);
+	WRITE_ONCE(vi->i_writers, vi->i_writers + 1);
+	spin_unlock(&vi->i_aggr_lock);
 }
 
 /**
@@ -354,10 +351,10 @@ void vsmfs_aggr_open(struct inode *inode, struct file *file)
  * @inode: its inode
  * @file: the file
  *
- * The last writer gone, the inode leaves the list (and its count is
- * forgotten, as a closed file is no longer hot). The files are counted
- * here rather than read from i_writecount, which drops only after
- * ->release: two writers closing at once, or one closing while
+ * The last writer gone, the count of writes is forgotten (a closed file is
+ * no longer hot) and the inode leaves the list if it is on it. The files
+ * are counted here rather than read from i_writecount, which drops only
+ * after ->release: two writers closing at once, or one closing while
  * truncate(2) holds write access, would each see another.
  *
  * Return: true if @file was the last file open for writing on @inode.
@@ -370,11 +367,19 @@ bool vsmfs_aggr_release(struct inode *inode, struct file *file)
 
 	if (!(file->f_mode & FMODE_WRITE))
 		return false;
-	spin_lock(&sbi->s_aggr_lock);
-	last = !--vi->i_writers;
-	if (last)
-		list_del_init(&vi->i_hot);
-	spin_unlock(&sbi->s_aggr_lock);
+	spin_lock(&vi->i_aggr_lock);
+	WRITE_ONCE(vi->i_writers, vi->i_writers - 1);
+	last = !vi->i_writers;
+	if (last) {
+		atomic_set(&vi->i_wcount, 0);
+		/* Listed and unlisted only under i_aggr_lock: stable here. */
+		if (!list_empty(&vi->i_hot)) {
+			spin_lock(&sbi->s_aggr_lock);
+			list_del_init(&vi->i_hot);
+			spin_unlock(&sbi->s_aggr_lock);
+		}
+	}
+	spin_unlock(&vi->i_aggr_lock);
 	return last;
 }
 
@@ -401,8 +406,10 @@ void vsmfs_aggr_evict(struct inode *inode)
  * vsmfs_aggr_written() - a transaction wrote an inode
  * @inode: the inode
  *
- * Counts the write of a listed inode and starts the worker when the count
- * reaches the threshold.
+ * Counts the write of an inode open for writing. When the count reaches
+ * the threshold, lists the inode (if aggregation is on and a file is still
+ * open for writing on it, both looked at under i_aggr_lock, which the last
+ * close takes to unlist it) and starts the worker.
  *
  * Context: inside the transaction.
  */
@@ -410,11 +417,22 @@ void vsmfs_aggr_written(struct inode *inode)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	bool listed;
 
-	if (list_empty_careful(&vi->i_hot))
+	if (!READ_ONCE(vi->i_writers))
 		return;
+	if (atomic_inc_return(&vi->i_wcount) != READ_ONCE(sbi->s_aopts.threshold))
+		return;
+	spin_lock(&vi->i_aggr_lock);
+	listed = vi->i_writers && READ_ONCE(sbi->s_aopts.on);
+	if (listed && list_empty(&vi->i_hot)) {
+		spin_lock(&sbi->s_aggr_lock);
+		list_add_tail(&vi->i_hot, &sbi->s_hot);
+		spin_unlock(&sbi->s_aggr_lock);
+	}
+	spin_unlock(&vi->i_aggr_lock);
 	/* A short delay gathers the inodes that turn hot together. */
-	if (atomic_inc_return(&vi->i_wcount) == READ_ONCE(sbi->s_aopts.threshold))
+	if (listed)
 		queue_delayed_work(system_long_wq, &sbi->s_aggr_work, HZ / 10);
 }
 

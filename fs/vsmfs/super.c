@@ -1155,6 +1155,7 @@ struct inode *vsmfs_alloc_inode(struct super_block *sb)
 	vi->i_idx_mb[1] = NULL;
 	INIT_LIST_HEAD(&vi->i_hot);
 	atomic_set(&vi->i_wcount, 0);
+	spin_lock_init(&vi->i_aggr_lock);
 	vi->i_writers = 0;
 	return &vi->vfs_inode;
 }

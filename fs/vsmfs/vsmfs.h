@@ -415,8 +415,12 @@ struct vsmfs_sb_info {
 	 * metadata handles change them beside each other (alloc.c).
 	 */
 	spinlock_t		s_ino_lock;
-	/* Per-CPU shares of the running transaction (trans.c). */
-	struct vsmfs_shres __percpu *s_shres;
+	/*
+	 * Per-CPU shares of the running transaction (trans.c). This line is
+	 * read on every shared handle and write, and written by none of
+	 * them: the locks above and below keep to lines of their own.
+	 */
+	struct vsmfs_shres __percpu *s_shres ____cacheline_aligned_in_smp;
 	/* Per-CPU page pools; they may hold pages while @s_pools_on. */
 	struct vsmfs_page_pool __percpu *s_pools;
 	bool			s_pools_on;
@@ -426,8 +430,8 @@ struct vsmfs_sb_info {
 
 	/* Hot-inode aggregation (aggr.c). */
 	struct vsmfs_aopts	s_aopts;	/* changed only by remount */
-	spinlock_t		s_aggr_lock;	/* s_hot, vsmfs_inode_info.i_hot */
-	struct list_head	s_hot;		/* inodes open for writing */
+	spinlock_t		s_aggr_lock ____cacheline_aligned_in_smp; /* s_hot, i_hot */
+	struct list_head	s_hot;		/* hot inodes open for writing */
 	struct delayed_work	s_aggr_work;
 	/* Used by the worker only: slot -> i-number, and the window size. */
 	u32			*s_slot_ino;
@@ -708,11 +712,14 @@ struct vsmfs_inode_info {
 	/* The index blocks a lookup found last, per level (vsmfs_idx_mblk()). */
 	struct vsmfs_mblk	*i_idx_mb[2];
 	/*
-	 * On sbi->s_hot while open for writing, and the writes counted; the
-	 * files open for writing, counted under sbi->s_aggr_lock.
+	 * The files open for writing (i_writers) and the transactions that
+	 * wrote the inode meanwhile (i_wcount); on sbi->s_hot from the
+	 * count's reaching the threshold to the last close. Listed, unlisted
+	 * and i_writers changed under i_aggr_lock (then sbi->s_aggr_lock).
 	 */
 	struct list_head	i_hot;
 	atomic_t		i_wcount;
+	spinlock_t		i_aggr_lock;	/* i_writers, listing on s_hot */
 	unsigned int		i_writers;
 	char			i_inline[VSMFS_INLINE_LEN + 1];	/* fast symlink */
 	struct inode		vfs_inode;

@@ -1,4 +1,4 @@
-# Hot-inode aggregation keeps the inodes of files open for writing on a
+# Hot-inode aggregation keeps the hot inodes of files open for writing on a
 # list. The last writer to close takes its inode off, but the count of
 # writers drops only after ->release: a file closed while truncate(2)
 # holds write access on it, or by two writers at once, sees another writer
