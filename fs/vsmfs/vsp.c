@@ -81,14 +81,19 @@
  * cached. Beyond VSMFS_TLB_STRIPES CPUs, groups of consecutive CPU
  * numbers (mostly cores of one package, whose lines move between them
  * cheaply) share a stripe, so that a use of the range never reads more
- * than VSMFS_TLB_STRIPES counts. The tlb_stripes parameter asks for fewer
- * stripes, so that the shared case can be tested on few CPUs.
+ * than VSMFS_TLB_STRIPES counts. The tlb_stripes parameter of test builds
+ * (CONFIG_VSMFS_FAULT_INJECTION) asks for fewer stripes, so that the
+ * shared case can be tested on few CPUs.
  */
 #define VSMFS_TLB_STRIPES	16
 
+#ifdef CONFIG_VSMFS_FAULT_INJECTION
 static unsigned int tlb_stripes;
 module_param(tlb_stripes, uint, 0444);
 MODULE_PARM_DESC(tlb_stripes, "stripes of the lazy TLB shootdown (0: one per CPU, at most 16)");
+#else
+#define tlb_stripes 0U
+#endif
 
 /* Batches logged per stripe, and pages a logged batch holds at most. */
 #define VSMFS_TLB_LOG		64
