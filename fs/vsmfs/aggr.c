@@ -406,10 +406,12 @@ void vsmfs_aggr_evict(struct inode *inode)
  * vsmfs_aggr_written() - a transaction wrote an inode
  * @inode: the inode
  *
- * Counts the write of an inode open for writing. When the count reaches
- * the threshold, lists the inode (if aggregation is on and a file is still
- * open for writing on it, both looked at under i_aggr_lock, which the last
- * close takes to unlist it) and starts the worker.
+ * Counts the write of an inode open for writing, while aggregation is on
+ * (with aggregate=off a write changes nothing here). When the count
+ * reaches the threshold, lists the inode (if aggregation is still on and
+ * a file is still open for writing on it, both looked at under
+ * i_aggr_lock, which the last close takes to unlist it) and starts the
+ * worker.
  *
  * Context: inside the transaction.
  */
@@ -419,7 +421,7 @@ void vsmfs_aggr_written(struct inode *inode)
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	bool listed;
 
-	if (!READ_ONCE(vi->i_writers))
+	if (!READ_ONCE(vi->i_writers) || !READ_ONCE(sbi->s_aopts.on))
 		return;
 	if (atomic_inc_return(&vi->i_wcount) != READ_ONCE(sbi->s_aopts.threshold))
 		return;

@@ -126,6 +126,27 @@ static void vsmfs_vsp_partly_init(struct vsmfs_sb_info *sbi)
 	}
 }
 
+/* I-numbers in a cache line of the inode bitmap. */
+#define VSMFS_INO_CHUNK		(64 * BITS_PER_BYTE)
+
+/*
+ * Where CPU @cpu starts looking for free i-numbers: the i-numbers are cut
+ * in one region per possible CPU, each a whole number of cache lines of
+ * the inode bitmap (VSMFS_INO_CHUNK i-numbers), so that CPUs creating side
+ * by side set bits in bitmap lines, and fill inode-table blocks, of their
+ * own. A CPU whose region is full goes on into the next ones; where there
+ * are too few i-numbers for a region each, regions are shared.
+ */
+static u64 vsmfs_ino_region(struct vsmfs_sb_info *sbi, unsigned int cpu)
+{
+	u64 n = sbi->s_layout.inodes;
+	u64 per = max_t(u64, rounddown(div_u64(n, nr_cpu_ids), VSMFS_INO_CHUNK), VSMFS_INO_CHUNK);
+	u64 start;
+
+	div64_u64_rem(per * cpu, n, &start);
+	return max_t(u64, start, VSMFS_ROOT_INO);
+}
+
 /**
  * vsmfs_alloc_init() - count free pages and inodes
  * @sbi: the file system, journal replayed
@@ -134,11 +155,12 @@ static void vsmfs_vsp_partly_init(struct vsmfs_sb_info *sbi)
  * an image where either is free is refused, as the allocators would hand
  * them out.
  *
- * Return: 0, or -EINVAL for such an image.
+ * Return: 0, -EINVAL for such an image, or -ENOMEM.
  */
 int vsmfs_alloc_init(struct vsmfs_sb_info *sbi)
 {
 	struct vsmfs_layout *l = &sbi->s_layout;
+	unsigned int cpu;
 
 	if (!test_bit(0, vsmfs_pm_view(vsmfs_blk_ptr(sbi, l->lbitmap_start))) ||
 	    !test_bit(0, vsmfs_pm_view(vsmfs_blk_ptr(sbi, l->ibitmap_start)))) {
@@ -155,10 +177,17 @@ int vsmfs_alloc_init(struct vsmfs_sb_info *sbi)
 	vsmfs_vsp_partly_init(sbi);
 	sbi->s_free_pages = vsmfs_count_free(sbi, l->lbitmap_start, l->lpages) -
 			    vsmfs_count_free_holes(sbi);
-	sbi->s_free_inodes = vsmfs_count_free(sbi, l->ibitmap_start, l->inodes);
 	sbi->s_small_cursor = 0;
 	sbi->s_vsp_cursor = 0;
-	sbi->s_ino_cursor = VSMFS_ROOT_INO;
+	sbi->s_ino_cursors = alloc_percpu(u64);
+	if (!sbi->s_ino_cursors ||
+	    percpu_counter_init(&sbi->s_free_inodes,
+				vsmfs_count_free(sbi, l->ibitmap_start, l->inodes), GFP_KERNEL)) {
+		vsmfs_alloc_destroy(sbi);
+		return -ENOMEM;
+	}
+	for_each_possible_cpu(cpu)
+		per_cpu(*sbi->s_ino_cursors, cpu) = vsmfs_ino_region(sbi, cpu);
 	return 0;
 }
 
@@ -172,6 +201,9 @@ void vsmfs_alloc_destroy(struct vsmfs_sb_info *sbi)
 	sbi->s_vsp_partly = NULL;
 	bitmap_free(sbi->s_vsp_pooled);
 	sbi->s_vsp_pooled = NULL;
+	percpu_counter_destroy(&sbi->s_free_inodes);
+	free_percpu(sbi->s_ino_cursors);
+	sbi->s_ino_cursors = NULL;
 }
 
 /*
@@ -1345,60 +1377,94 @@ static int vsmfs_ibit(struct vsmfs_trans *t, u64 ino, bool set)
 	ret = vsmfs_trans_get_write_access_range(t, mb, ino % BITS_PER_BLK / BITS_PER_LONG * 8, 8);
 	if (ret)
 		return ret;
+	/* No shared handle runs beside this one: plain bit operations. */
 	if (set) {
 		__set_bit(ino % BITS_PER_BLK, (unsigned long *)mb->m_data);
-		sbi->s_free_inodes--;
+		percpu_counter_dec(&sbi->s_free_inodes);
+		t->t_ino_delta--;
 	} else {
 		__clear_bit(ino % BITS_PER_BLK, (unsigned long *)mb->m_data);
-		sbi->s_free_inodes++;
+		percpu_counter_inc(&sbi->s_free_inodes);
+		t->t_ino_delta++;
 	}
 	vsmfs_trans_dirty(t, mb);
 	return 0;
 }
 
 /*
- * vsmfs_alloc_ino() in a shared metadata handle: the bitmap words, the
- * free count and the cursor under s_ino_lock, as other shared handles
- * take i-numbers beside it. The handle notes the word it changed at once
+ * The first free i-number at or after @*ino's place in its bitmap block,
+ * @mb, below @lim, taken with an atomic set of its bit when @shared: other
+ * shared handles take bits of the same words beside this one, with no
+ * lock. Return: true, with @*ino, if one was taken.
+ */
+static bool vsmfs_ino_take(struct vsmfs_mblk *mb, u64 base, u64 lim, u64 *ino, bool shared)
+{
+	unsigned long *map = (unsigned long *)mb->m_data;
+	u64 z = *ino - base;
+
+	for (;;) {
+		z = find_next_zero_bit(map, lim, z);
+		if (z >= lim)
+			return false;
+		if (!shared || !test_and_set_bit(z, map))
+			break;
+	}
+	*ino = base + z;
+	return true;
+}
+
+/*
+ * Where the search for a free i-number begins: the cursor of the CPU the
+ * task runs on (vsmfs_ino_region()), a hint that the tasks on one CPU
+ * read and move with no lock; a shared handle keeps its task on the CPU
+ * (vsmfs_trans_begin_shared()).
+ */
+static u64 *vsmfs_ino_cursor(struct vsmfs_sb_info *sbi)
+{
+	return raw_cpu_ptr(sbi->s_ino_cursors);
+}
+
+/*
+ * vsmfs_alloc_ino() in a shared metadata handle: the bit set atomically,
+ * as other shared handles take i-numbers beside it, and the free count is
+ * per CPU; no lock is taken. The handle notes the word it changed at once
  * (a word another handle changes too is written by the commit all the
- * same) and, if it is aborted, clears just its bit.
+ * same) and, if it is aborted, clears just its bit
+ * (vsmfs_trans_abort_shared()).
  */
 static int vsmfs_alloc_ino_shared(struct vsmfs_trans *t, u64 *ino)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
-	u64 n = sbi->s_layout.inodes, i, cursor = READ_ONCE(sbi->s_ino_cursor);
+	u64 *cursor = vsmfs_ino_cursor(sbi);
+	u64 n = sbi->s_layout.inodes, start = READ_ONCE(*cursor), i;
 
 	if (WARN_ON_ONCE(t->t_ino))
 		return -EFSCORRUPTED;
-	for (i = 0; i < n; i++) {
-		u64 cand = (cursor + i) % n;
-		u64 base = cand - cand % BITS_PER_BLK, lim = min(n - base, BITS_PER_BLK), z;
+	/* Summed over the CPUs only near zero: no scan of a full bitmap. */
+	if (percpu_counter_compare(&sbi->s_free_inodes, 1) < 0)
+		return -ENOSPC;
+	if (start >= n)
+		start = 0;
+	for (i = 0; i < n; ) {
+		u64 cand = start + i < n ? start + i : start + i - n;
+		u64 base = cand - cand % BITS_PER_BLK, lim = min(n - base, BITS_PER_BLK);
 		struct vsmfs_mblk *mb;
 
 		mb = vsmfs_mblk_get(sbi, sbi->s_layout.ibitmap_start + cand / BITS_PER_BLK);
 		if (IS_ERR(mb))
 			return PTR_ERR(mb);
 		vsmfs_mblk_freeze(sbi, mb);
-		spin_lock(&sbi->s_ino_lock);
-		if (!sbi->s_free_inodes) {
-			spin_unlock(&sbi->s_ino_lock);
-			return -ENOSPC;
-		}
-		z = find_next_zero_bit((unsigned long *)mb->m_data, lim, cand - base);
-		if (z < lim) {
-			__set_bit(z, (unsigned long *)mb->m_data);
-			sbi->s_free_inodes--;
-			WRITE_ONCE(sbi->s_ino_cursor, base + z + 1);
-			spin_unlock(&sbi->s_ino_lock);
-			vsmfs_note_word_shared(mb, z / 64);
-			*ino = base + z;
-			t->t_ino = *ino;
+		if (vsmfs_ino_take(mb, base, lim, &cand, true)) {
+			percpu_counter_dec(&sbi->s_free_inodes);
+			WRITE_ONCE(*cursor, cand + 1);
+			vsmfs_note_word_shared(mb, (cand - base) / 64);
+			*ino = cand;
+			t->t_ino = cand;
 			t->t_ino_mb = mb;
 			vsmfs_trans_dirty(t, mb);
 			return 0;
 		}
-		spin_unlock(&sbi->s_ino_lock);
-		i += lim - (cand - base) - 1;
+		i += lim - (cand - base);
 	}
 	return -ENOSPC;
 }
@@ -1413,27 +1479,30 @@ static int vsmfs_alloc_ino_shared(struct vsmfs_trans *t, u64 *ino)
 int vsmfs_alloc_ino(struct vsmfs_trans *t, u64 *ino)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
-	u64 n = sbi->s_layout.inodes, i;
+	u64 *cursor = vsmfs_ino_cursor(sbi);
+	u64 n = sbi->s_layout.inodes, start = READ_ONCE(*cursor), i;
 
 	if (t->t_shared)
 		return vsmfs_alloc_ino_shared(t, ino);
-	if (!sbi->s_free_inodes)
+	/* Exact here: no shared handle changes the count beside this one. */
+	if (percpu_counter_compare(&sbi->s_free_inodes, 1) < 0)
 		return -ENOSPC;
-	for (i = 0; i < n; i++) {
-		u64 cand = (sbi->s_ino_cursor + i) % n;
+	if (start >= n)
+		start = 0;
+	for (i = 0; i < n; ) {
+		u64 cand = start + i < n ? start + i : start + i - n;
+		u64 base = cand - cand % BITS_PER_BLK, lim = min(n - base, BITS_PER_BLK);
 		struct vsmfs_mblk *mb;
-		u64 base = cand - cand % BITS_PER_BLK, lim = min(n - base, BITS_PER_BLK), z;
 
 		mb = vsmfs_mblk_get(sbi, sbi->s_layout.ibitmap_start + cand / BITS_PER_BLK);
 		if (IS_ERR(mb))
 			return PTR_ERR(mb);
-		z = find_next_zero_bit((unsigned long *)mb->m_data, lim, cand - base);
-		if (z < lim) {
-			*ino = base + z;
-			sbi->s_ino_cursor = *ino + 1;
-			return vsmfs_ibit(t, *ino, true);
+		if (vsmfs_ino_take(mb, base, lim, &cand, false)) {
+			*ino = cand;
+			WRITE_ONCE(*cursor, cand + 1);
+			return vsmfs_ibit(t, cand, true);
 		}
-		i += lim - (cand - base) - 1;
+		i += lim - (cand - base);
 	}
 	return -ENOSPC;
 }

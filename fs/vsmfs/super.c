@@ -334,8 +334,8 @@ static int vsmfs_statfs(struct dentry *dentry, struct kstatfs *buf)
 	mutex_lock(&sbi->s_trans_mutex);
 	/* Pages waiting for the commit of the running transaction are free. */
 	buf->f_bfree = sbi->s_free_pages + vsmfs_trans_waiting_pages(sbi) + vsmfs_pool_count(sbi);
-	buf->f_ffree = sbi->s_free_inodes;
 	mutex_unlock(&sbi->s_trans_mutex);
+	buf->f_ffree = percpu_counter_sum_positive(&sbi->s_free_inodes);
 	buf->f_bavail = buf->f_bfree;
 	buf->f_files = l->inodes - 1;
 	buf->f_namelen = VSMFS_NAME_LEN;

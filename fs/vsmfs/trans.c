@@ -107,8 +107,9 @@
  * vsmfs_trans_begin_shared(): with s_handles_sem shared, beside other
  * shared handles, and no file-system-wide mutex. Such a handle saves the
  * bytes it changes in an undo log of its own (t_log), never a whole
- * block; takes its i-number under s_ino_lock and gives it back by
- * clearing its bit (the rest of the bitmap word may be other handles');
+ * block; takes its i-number with an atomic set of its bit, starting at
+ * its CPU's cursor (alloc.c), and gives it back by clearing the bit
+ * atomically (the rest of the bitmap word may be other handles');
  * notes the words it changed in m_cmask with atomic bit operations; and
  * adds blocks to the running transaction under s_run.lock, from credits
  * reserved as it began. What it cannot do so (allocate pages: a directory
@@ -183,10 +184,9 @@ static void vsmfs_trans_undo_init(struct vsmfs_trans *t)
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 
 	t->t_free_pages = sbi->s_free_pages;
-	t->t_free_inodes = sbi->s_free_inodes;
+	t->t_ino_delta = 0;
 	t->t_small_cursor = sbi->s_small_cursor;
 	t->t_vsp_cursor = sbi->s_vsp_cursor;
-	t->t_ino_cursor = sbi->s_ino_cursor;
 	t->t_nfrees = sbi->s_run.nfrees;
 }
 
@@ -1077,11 +1077,10 @@ static void vsmfs_trans_abort_shared(struct vsmfs_trans *t)
 	}
 	u->used = 0;
 	if (t->t_ino) {
-		spin_lock(&sbi->s_ino_lock);
-		__clear_bit(t->t_ino % (VSMFS_BLOCK_SIZE * BITS_PER_BYTE),
-			    (unsigned long *)t->t_ino_mb->m_data);
-		sbi->s_free_inodes++;
-		spin_unlock(&sbi->s_ino_lock);
+		/* Atomic: other shared handles set bits of the word. */
+		clear_bit(t->t_ino % (VSMFS_BLOCK_SIZE * BITS_PER_BYTE),
+			  (unsigned long *)t->t_ino_mb->m_data);
+		percpu_counter_inc(&sbi->s_free_inodes);
 		t->t_ino = 0;
 	}
 	vsmfs_trans_reload_inodes(t);
@@ -1146,10 +1145,9 @@ void vsmfs_trans_abort(struct vsmfs_trans *t)
 		run->free_pages -= run->frees[i].frames;
 	run->nfrees = t->t_nfrees;
 	sbi->s_free_pages = t->t_free_pages;
-	sbi->s_free_inodes = t->t_free_inodes;
+	percpu_counter_sub(&sbi->s_free_inodes, t->t_ino_delta);
 	sbi->s_small_cursor = t->t_small_cursor;
 	sbi->s_vsp_cursor = t->t_vsp_cursor;
-	sbi->s_ino_cursor = t->t_ino_cursor;
 	vsmfs_trans_reload_inodes(t);
 	list_for_each_entry_safe(mb, tmp, &t->t_undo, m_undo)
 		vsmfs_shadow_free(sbi, mb);
@@ -1937,7 +1935,6 @@ int vsmfs_trans_init(struct vsmfs_sb_info *sbi)
 	memset(&sbi->s_undo, 0, sizeof(sbi->s_undo));
 	INIT_LIST_HEAD(&run->dirty);
 	spin_lock_init(&run->lock);
-	spin_lock_init(&sbi->s_ino_lock);
 	run->tid = 1;
 	atomic64_set(&sbi->s_commit_tid, 0);
 	init_waitqueue_head(&sbi->s_commit_wq);

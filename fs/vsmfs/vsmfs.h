@@ -16,6 +16,7 @@
 #include <linux/kobject.h>
 #include <linux/completion.h>
 #include <linux/workqueue.h>
+#include <linux/percpu_counter.h>
 #include "vsmfs_format.h"
 #include "verify.h"
 #include "stats.h"
@@ -277,8 +278,7 @@ enum {
  *     alone.
  * Leaves, taken under any of these, with no lock of vsmfs inside them but
  * pmlog.lock: s_run.lock (the running transaction, in shared handles),
- * s_ino_lock (the inode bitmap, in shared metadata handles), the lock of
- * a per-CPU page pool, s_sb_lock (the superblock in DRAM, also taken by
+ * the lock of a per-CPU page pool, s_sb_lock (the superblock in DRAM, also taken by
  * vsmfs_fs_error() inside a handle), s_aggr_lock (the inodes open for
  * writing), the xarray lock of s_mblks and vsmfs_mblk.m_jlock (a block a
  * commit writes outside s_trans_mutex). The ordering checker (pmlog.c)
@@ -395,7 +395,6 @@ struct vsmfs_sb_info {
 
 	/* Allocation (alloc.c), under s_trans_mutex. */
 	u64			s_free_pages;
-	u64			s_free_inodes;
 	u64			s_small_cursor;	/* next logical page for small runs */
 	/*
 	 * VSPs that may be partly used: those found so at mount, and those
@@ -409,12 +408,14 @@ struct vsmfs_sb_info {
 	 */
 	unsigned long		*s_vsp_pooled;
 	u64			s_vsp_cursor;	/* next VSP to try for large runs */
-	u64			s_ino_cursor;
 	/*
-	 * The inode bitmap, s_free_inodes and s_ino_cursor when shared
-	 * metadata handles change them beside each other (alloc.c).
+	 * I-numbers: the free count, per CPU as shared metadata handles take
+	 * them beside each other (with atomic sets of their bits), exact
+	 * under s_trans_mutex with no shared handle running; and each CPU's
+	 * cursor, a hint of where to look next (vsmfs_ino_region()).
 	 */
-	spinlock_t		s_ino_lock;
+	struct percpu_counter	s_free_inodes;
+	u64 __percpu		*s_ino_cursors;
 	/*
 	 * Per-CPU shares of the running transaction (trans.c). This line is
 	 * read on every shared handle and write, and written by none of
@@ -571,7 +572,7 @@ static inline void vsmfs_note_word_shared(struct vsmfs_mblk *mb, unsigned int w)
 /*
  * struct vsmfs_trans - a running transaction
  *
- * The undo state (@t_undo to @t_ino_cursor) lets vsmfs_trans_abort() put
+ * The undo state (@t_undo to @t_vsp_cursor) lets vsmfs_trans_abort() put
  * DRAM back as it was at vsmfs_trans_begin().
  */
 struct vsmfs_trans {
@@ -582,10 +583,9 @@ struct vsmfs_trans {
 	unsigned int		t_ninodes;
 	unsigned int		t_dirs;		/* of t_inodes: entries changed */
 	u64			t_free_pages;	/* allocator state at begin */
-	u64			t_free_inodes;
+	s64			t_ino_delta;	/* s_free_inodes changed since */
 	u64			t_small_cursor;
 	u64			t_vsp_cursor;
-	u64			t_ino_cursor;
 	unsigned int		t_nblocks;
 	unsigned int		t_ndata;	/* dirty blocks in the data area */
 	int			t_error;

@@ -7,6 +7,9 @@
 # an i-number since reused, gives ESTALE.
 . tests/lib/common.sh
 
+# On one CPU throughout: each CPU takes i-numbers from a region of its
+# own, and the reuse of an i-number below is looked for in CPU 0's.
+taskset -pc 0 $$ > /dev/null || die "cannot bind the test to CPU 0"
 API="python3 $VSMFS_TOP/tests/lib/fsapi.py"
 counts() { stat -f -c '%f %d' "$MNT"; }
 

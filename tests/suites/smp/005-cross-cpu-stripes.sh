@@ -35,7 +35,8 @@ reload() {
 }
 
 pairs "a stripe per CPU"
+# The rest of the group runs with the default layout, whatever happens here.
+trap 'umount "$MNT" 2>/dev/null || true; rmmod vsmfs; insmod "$MODULE"' EXIT
 reload tlb_stripes=2
 [ "$(cat /sys/module/vsmfs/parameters/tlb_stripes)" = 2 ] || die "tlb_stripes did not take"
 pairs "CPUs 0-3 and 4-7 sharing stripes"
-reload
