@@ -1364,8 +1364,8 @@ static int vsmfs_ibit(struct vsmfs_trans *t, u64 ino, bool set)
 	struct vsmfs_mblk *mb;
 	int ret;
 
-	/* A shared metadata handle takes i-numbers, never frees one. */
-	if (t->t_shared)
+	/* Shared handles: vsmfs_alloc_ino_shared(), vsmfs_free_ino(). */
+	if (WARN_ON_ONCE(t->t_shared))
 		return -EAGAIN;
 	mb = vsmfs_mblk_get(sbi, sbi->s_layout.ibitmap_start + ino / BITS_PER_BLK);
 	if (IS_ERR(mb))
@@ -1512,9 +1512,31 @@ int vsmfs_alloc_ino(struct vsmfs_trans *t, u64 *ino)
  * @t: running transaction
  * @ino: the i-number
  *
+ * In a shared metadata handle (vsmfs_evict_inode()) the bit is cleared at
+ * once, and a create beside it may take the i-number: this must be the
+ * handle's last change, with no abort after it.
+ *
  * Return: 0 or a negative errno.
  */
 int vsmfs_free_ino(struct vsmfs_trans *t, u64 ino)
 {
-	return vsmfs_ibit(t, ino, false);
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_mblk *mb;
+
+	if (!t->t_shared)
+		return vsmfs_ibit(t, ino, false);
+	mb = vsmfs_mblk_get(sbi, sbi->s_layout.ibitmap_start + ino / BITS_PER_BLK);
+	if (IS_ERR(mb))
+		return PTR_ERR(mb);
+	vsmfs_mblk_freeze(sbi, mb);
+	/* Atomic: other shared handles take and free bits of the word. */
+	if (!test_and_clear_bit(ino % BITS_PER_BLK, (unsigned long *)mb->m_data)) {
+		vsmfs_fs_error(sbi->s_sb, ino, "inode already free");
+		return -EFSCORRUPTED;
+	}
+	t->t_ino_freed = true;
+	percpu_counter_inc(&sbi->s_free_inodes);
+	vsmfs_note_word_shared(mb, ino % BITS_PER_BLK / 64);
+	vsmfs_trans_dirty(t, mb);
+	return 0;
 }

@@ -1039,8 +1039,9 @@ static int vsmfs_unlink_trans(struct vsmfs_trans *t, struct inode *dir,
 /*
  * Remove @dentry's entry and drop its link, in one transaction: one beside
  * other such handles (the directory and the inode are locked by the VFS;
- * an inode left with no links is freed by its eviction, under the
- * mutex), done again under s_trans_mutex if that handle cannot finish it.
+ * an inode left with no links is freed by its eviction,
+ * vsmfs_evict_inode()), done again under s_trans_mutex if that handle
+ * cannot finish it.
  */
 static int vsmfs_do_unlink(struct inode *dir, struct dentry *dentry)
 {

@@ -1159,6 +1159,107 @@ out:
 	return 0;
 }
 
+/* Blocks freeing an inode that holds nothing dirties: its slot's, the bitmap's. */
+#define VSMFS_EVICT_CREDITS	2
+
+/*
+ * Whether freeing @inode frees nothing but its slot and its i-number: no
+ * page (an empty regular file, a special file, a symlink kept in the
+ * inode), no extended attribute block, no tail of a VSP, no truncation
+ * left to finish.
+ */
+static bool vsmfs_holds_nothing(struct inode *inode)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	unsigned int i;
+
+	if (S_ISDIR(inode->i_mode) || vi->i_pages || vi->i_xattr || vi->i_tail_key ||
+	    (vi->i_flags & VSMFS_IFLAG_TRUNCATING))
+		return false;
+	if (vsmfs_inline_symlink(inode))
+		return true;
+	for (i = 0; i < ARRAY_SIZE(vi->i_index); i++)
+		if (vi->i_index[i])
+			return false;
+	return true;
+}
+
+/*
+ * Free an inode without links that holds nothing (vsmfs_holds_nothing())
+ * in a shared metadata handle, beside creates and other such frees: its
+ * slot cleared, then its i-number freed, the handle's last change
+ * (vsmfs_free_ino()). Return: 0 or a negative errno, -EAGAIN (nothing
+ * changed) if it must be done in a handle under s_trans_mutex.
+ */
+static int vsmfs_evict_shared(struct inode *inode)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_trans t;
+	int ret;
+
+	if (!vsmfs_holds_nothing(inode) ||
+	    vsmfs_trans_begin_shared(sbi, &t, VSMFS_EVICT_CREDITS))
+		return -EAGAIN;
+	vsmfs_trans_track(&t, inode, false);
+	/* An abort reloads the mode with the rest from the slot. */
+	inode->i_mode = 0;
+	ret = vsmfs_write_inode_t(&t, inode);
+	/* Its end would abort it (vsmfs_trans_commit()): not past this point. */
+	if (!ret && (t.t_error || READ_ONCE(sbi->s_error_ro)))
+		ret = t.t_error ?: -EROFS;
+	if (!ret)
+		ret = vsmfs_free_ino(&t, inode->i_ino);
+	if (ret) {
+		vsmfs_trans_abort(&t);
+		return ret;
+	}
+	return vsmfs_trans_commit(&t);
+}
+
+/*
+ * Free an inode without links under s_trans_mutex: its pages, its index,
+ * its extended attribute block, its i-number and its slot. A step that
+ * fails leaves the orphan whole, as it was.
+ */
+static int vsmfs_evict_free(struct inode *inode)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_trans t;
+	bool more = false;
+	int ret = 0;
+
+	vsmfs_trans_begin(sbi, &t);
+	vsmfs_trans_track(&t, inode, false);
+	if (!vsmfs_inline_symlink(inode))
+		ret = vsmfs_truncate_t(&t, inode, 0, &more);
+	/*
+	 * A large inode is emptied in several transactions: each commits an
+	 * orphan that names what it still holds, which the next mount frees
+	 * if this one stops.
+	 */
+	while (!ret && more) {
+		ret = vsmfs_write_inode_t(&t, inode);
+		if (ret)
+			break;		/* this part is aborted below */
+		ret = vsmfs_trans_commit(&t);
+		vsmfs_fault_stop(inode->i_sb, VSMFS_FAULT_TRUNC_STOP,
+				 "truncation stopped between two parts");
+		vsmfs_trans_begin(sbi, &t);
+		vsmfs_trans_track(&t, inode, false);
+		if (!ret)
+			ret = vsmfs_truncate_t(&t, inode, 0, &more);
+	}
+	if (!ret)
+		ret = vsmfs_xattr_drop_t(&t, inode);
+	if (!ret)
+		ret = vsmfs_free_ino(&t, inode->i_ino);
+	if (!ret) {
+		inode->i_mode = 0;
+		ret = vsmfs_write_inode_t(&t, inode);
+	}
+	return vsmfs_trans_end(&t, ret);
+}
+
 /**
  * vsmfs_evict_inode() - drop an inode; free it if it has no links
  * @inode: the inode
@@ -1174,39 +1275,9 @@ void vsmfs_evict_inode(struct inode *inode)
 	truncate_inode_pages_final(&inode->i_data);
 	vsmfs_aggr_evict(inode);
 	if (!inode->i_nlink && !is_bad_inode(inode)) {
-		bool more = false;
-
-		vsmfs_trans_begin(sbi, &t);
-		vsmfs_trans_track(&t, inode, false);
-		if (!vsmfs_inline_symlink(inode))
-			ret = vsmfs_truncate_t(&t, inode, 0, &more);
-		/*
-		 * A large inode is emptied in several transactions: each
-		 * commits an orphan that names what it still holds, which the
-		 * next mount frees if this one stops.
-		 */
-		while (!ret && more) {
-			ret = vsmfs_write_inode_t(&t, inode);
-			if (ret)
-				break;		/* this part is aborted below */
-			ret = vsmfs_trans_commit(&t);
-			vsmfs_fault_stop(inode->i_sb, VSMFS_FAULT_TRUNC_STOP,
-					 "truncation stopped between two parts");
-			vsmfs_trans_begin(sbi, &t);
-			vsmfs_trans_track(&t, inode, false);
-			if (!ret)
-				ret = vsmfs_truncate_t(&t, inode, 0, &more);
-		}
-		if (!ret)
-			ret = vsmfs_xattr_drop_t(&t, inode);
-		if (!ret)
-			ret = vsmfs_free_ino(&t, inode->i_ino);
-		if (!ret) {
-			inode->i_mode = 0;
-			ret = vsmfs_write_inode_t(&t, inode);
-		}
-		/* A step that fails leaves the orphan whole, as it was. */
-		ret = vsmfs_trans_end(&t, ret);
+		ret = vsmfs_evict_shared(inode);
+		if (ret == -EAGAIN)
+			ret = vsmfs_evict_free(inode);
 		if (ret) {
 			/* Left as an orphan: unmount tries again (vsmfs_put_super()). */
 			vsmfs_err(inode->i_sb, "freeing inode %lu failed: %d", inode->i_ino, ret);

@@ -176,6 +176,7 @@ static void vsmfs_trans_setup(struct vsmfs_trans *t, struct vsmfs_sb_info *sbi, 
 	t->t_credits = 0;
 	t->t_ino = 0;
 	t->t_ino_mb = NULL;
+	t->t_ino_freed = false;
 }
 
 /* The allocator state an abort of a handle under s_trans_mutex puts back. */
@@ -1070,6 +1071,11 @@ static void vsmfs_trans_abort_shared(struct vsmfs_trans *t)
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	struct vsmfs_undo_log *u = t->t_log;
 
+	/*
+	 * Another create may already have taken the i-number it freed; only
+	 * a file system that stopped writing since may abort it (its end).
+	 */
+	WARN_ON_ONCE(t->t_ino_freed && !READ_ONCE(sbi->s_error_ro));
 	while (u->n) {
 		struct vsmfs_undo_rec *r = &u->rec[--u->n];
 

@@ -610,11 +610,13 @@ struct vsmfs_trans {
 	 * @t_shared (vsmfs_trans_begin_shared()) a log of its own. A shared
 	 * metadata handle may still add @t_credits blocks to the running
 	 * transaction (@t_added: it added one), and allocated i-number
-	 * @t_ino (0 if none) in bitmap block @t_ino_mb.
+	 * @t_ino (0 if none) in bitmap block @t_ino_mb. @t_ino_freed: it
+	 * freed an i-number, its last change, which no abort may follow.
 	 */
 	struct vsmfs_undo_log	*t_log;
 	bool			t_shared;
 	bool			t_added;
+	bool			t_ino_freed;
 	u32			t_credits;
 	u64			t_ino;
 	struct vsmfs_mblk	*t_ino_mb;

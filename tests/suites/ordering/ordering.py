@@ -271,6 +271,9 @@ WORKLOADS = {
     "symlink-block": (None, lambda m: os.symlink("t" * 300, f"{m}/sl")),
     "link": (None, lambda m: os.link(f"{m}/f", f"{m}/d/f2")),
     "unlink": (None, lambda m: os.unlink(f"{m}/f")),
+    # Inodes that hold nothing are freed beside other handles (inode.c).
+    "unlink-empty": (None, lambda m: os.unlink(f"{m}/empty")),
+    "unlink-symlink": (None, lambda m: os.unlink(f"{m}/ln")),
     "unlink-linked": (lambda m: os.link(f"{m}/f", f"{m}/d/f2"),
                       lambda m: os.unlink(f"{m}/f")),
     "rename": (None, lambda m: os.rename(f"{m}/small", f"{m}/d/e/moved")),
