@@ -1392,81 +1392,80 @@ static int vsmfs_ibit(struct vsmfs_trans *t, u64 ino, bool set)
 }
 
 /*
- * The first free i-number at or after @*ino's place in its bitmap block,
- * @mb, below @lim, taken with an atomic set of its bit when @shared: other
- * shared handles take bits of the same words beside this one, with no
- * lock. Return: true, with @*ino, if one was taken.
+ * Find a free i-number from the cursor of the CPU the task runs on
+ * (vsmfs_ino_region()) on, around to it again. In a shared handle the
+ * bit is taken with an atomic set, as other shared handles take bits of
+ * the same words beside it with no lock; under s_trans_mutex it is only
+ * found, for vsmfs_ibit() to set. The cursor is a hint that the tasks on
+ * one CPU read and move with no lock (a shared handle keeps its task on
+ * the CPU: vsmfs_trans_begin_shared()).
+ *
+ * Return: 0 with @*ino and its bitmap block in @*mbp, or a negative errno.
  */
-static bool vsmfs_ino_take(struct vsmfs_mblk *mb, u64 base, u64 lim, u64 *ino, bool shared)
-{
-	unsigned long *map = (unsigned long *)mb->m_data;
-	u64 z = *ino - base;
-
-	for (;;) {
-		z = find_next_zero_bit(map, lim, z);
-		if (z >= lim)
-			return false;
-		if (!shared || !test_and_set_bit(z, map))
-			break;
-	}
-	*ino = base + z;
-	return true;
-}
-
-/*
- * Where the search for a free i-number begins: the cursor of the CPU the
- * task runs on (vsmfs_ino_region()), a hint that the tasks on one CPU
- * read and move with no lock; a shared handle keeps its task on the CPU
- * (vsmfs_trans_begin_shared()).
- */
-static u64 *vsmfs_ino_cursor(struct vsmfs_sb_info *sbi)
-{
-	return raw_cpu_ptr(sbi->s_ino_cursors);
-}
-
-/*
- * vsmfs_alloc_ino() in a shared metadata handle: the bit set atomically,
- * as other shared handles take i-numbers beside it, and the free count is
- * per CPU; no lock is taken. The handle notes the word it changed at once
- * (a word another handle changes too is written by the commit all the
- * same) and, if it is aborted, clears just its bit
- * (vsmfs_trans_abort_shared()).
- */
-static int vsmfs_alloc_ino_shared(struct vsmfs_trans *t, u64 *ino)
+static int vsmfs_ino_find(struct vsmfs_trans *t, u64 *ino, struct vsmfs_mblk **mbp)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
-	u64 *cursor = vsmfs_ino_cursor(sbi);
+	u64 *cursor = raw_cpu_ptr(sbi->s_ino_cursors);
 	u64 n = sbi->s_layout.inodes, start = READ_ONCE(*cursor), i;
 
-	if (WARN_ON_ONCE(t->t_ino))
-		return -EFSCORRUPTED;
-	/* Summed over the CPUs only near zero: no scan of a full bitmap. */
+	/*
+	 * Summed over the CPUs only near zero, so that a full file system is
+	 * not scanned by every create; exact under s_trans_mutex.
+	 */
 	if (percpu_counter_compare(&sbi->s_free_inodes, 1) < 0)
 		return -ENOSPC;
 	if (start >= n)
 		start = 0;
 	for (i = 0; i < n; ) {
 		u64 cand = start + i < n ? start + i : start + i - n;
-		u64 base = cand - cand % BITS_PER_BLK, lim = min(n - base, BITS_PER_BLK);
+		u64 base = cand - cand % BITS_PER_BLK, lim = min(n - base, BITS_PER_BLK), z;
 		struct vsmfs_mblk *mb;
+		unsigned long *map;
 
 		mb = vsmfs_mblk_get(sbi, sbi->s_layout.ibitmap_start + cand / BITS_PER_BLK);
 		if (IS_ERR(mb))
 			return PTR_ERR(mb);
-		vsmfs_mblk_freeze(sbi, mb);
-		if (vsmfs_ino_take(mb, base, lim, &cand, true)) {
-			percpu_counter_dec(&sbi->s_free_inodes);
-			WRITE_ONCE(*cursor, cand + 1);
-			vsmfs_note_word_shared(mb, (cand - base) / 64);
-			*ino = cand;
-			t->t_ino = cand;
-			t->t_ino_mb = mb;
-			vsmfs_trans_dirty(t, mb);
-			return 0;
+		if (t->t_shared)
+			vsmfs_mblk_freeze(sbi, mb);
+		map = (unsigned long *)mb->m_data;
+		z = cand - base;
+		while ((z = find_next_zero_bit(map, lim, z)) < lim) {
+			if (!t->t_shared || !test_and_set_bit(z, map)) {
+				*ino = base + z;
+				*mbp = mb;
+				WRITE_ONCE(*cursor, *ino + 1);
+				return 0;
+			}
+			z++;
 		}
 		i += lim - (cand - base);
 	}
 	return -ENOSPC;
+}
+
+/*
+ * vsmfs_alloc_ino() in a shared metadata handle: the bit set atomically
+ * (vsmfs_ino_find()) and the free count per CPU, with no lock. The
+ * handle notes the word it changed at once (a word another handle
+ * changes too is written by the commit all the same) and, if it is
+ * aborted, clears just its bit (vsmfs_trans_abort_shared()).
+ */
+static int vsmfs_alloc_ino_shared(struct vsmfs_trans *t, u64 *ino)
+{
+	struct vsmfs_mblk *mb;
+	int ret;
+
+	if (WARN_ON_ONCE(t->t_ino))
+		return -EFSCORRUPTED;
+	ret = vsmfs_ino_find(t, ino, &mb);
+	if (ret)
+		return ret;
+	percpu_counter_dec(&t->t_sbi->s_free_inodes);
+	vsmfs_note_word_shared(mb, *ino % BITS_PER_BLK / 64);
+	t->t_ino = *ino;
+	t->t_ino_mb = mb;
+	vsmfs_trans_dirty(t, mb);
+	return 0;
 }
 
 /**
@@ -1478,33 +1477,13 @@ static int vsmfs_alloc_ino_shared(struct vsmfs_trans *t, u64 *ino)
  */
 int vsmfs_alloc_ino(struct vsmfs_trans *t, u64 *ino)
 {
-	struct vsmfs_sb_info *sbi = t->t_sbi;
-	u64 *cursor = vsmfs_ino_cursor(sbi);
-	u64 n = sbi->s_layout.inodes, start = READ_ONCE(*cursor), i;
+	struct vsmfs_mblk *mb;
+	int ret;
 
 	if (t->t_shared)
 		return vsmfs_alloc_ino_shared(t, ino);
-	/* Exact here: no shared handle changes the count beside this one. */
-	if (percpu_counter_compare(&sbi->s_free_inodes, 1) < 0)
-		return -ENOSPC;
-	if (start >= n)
-		start = 0;
-	for (i = 0; i < n; ) {
-		u64 cand = start + i < n ? start + i : start + i - n;
-		u64 base = cand - cand % BITS_PER_BLK, lim = min(n - base, BITS_PER_BLK);
-		struct vsmfs_mblk *mb;
-
-		mb = vsmfs_mblk_get(sbi, sbi->s_layout.ibitmap_start + cand / BITS_PER_BLK);
-		if (IS_ERR(mb))
-			return PTR_ERR(mb);
-		if (vsmfs_ino_take(mb, base, lim, &cand, false)) {
-			*ino = cand;
-			WRITE_ONCE(*cursor, cand + 1);
-			return vsmfs_ibit(t, cand, true);
-		}
-		i += lim - (cand - base);
-	}
-	return -ENOSPC;
+	ret = vsmfs_ino_find(t, ino, &mb);
+	return ret ?: vsmfs_ibit(t, *ino, true);
 }
 
 /**
