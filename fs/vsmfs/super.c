@@ -150,6 +150,12 @@ static void vsmfs_error_work(struct work_struct *work)
 {
 	struct vsmfs_sb_info *sbi = container_of(work, struct vsmfs_sb_info, s_error_work);
 
+	/*
+	 * The running transaction can no longer be committed: drop it now,
+	 * so that every file it changed reports the loss at its next fsync
+	 * (vsmfs_trans_commit_all()), not only after the commit timer.
+	 */
+	vsmfs_trans_sync(sbi, VSMFS_COMMIT_SYNC);
 	vsmfs_journal_timer_stop(sbi);
 	vsmfs_aggr_stop(sbi);
 }
@@ -255,6 +261,12 @@ void __vsmfs_fs_error(struct super_block *sb, const char *func, unsigned int lin
 		 * ordered before the flag, as ext4 orders its own.
 		 */
 		smp_wmb();
+		/*
+		 * What the running transaction holds will be dropped, and
+		 * syncfs(2) of a read-only file system asks nothing of it:
+		 * report the loss to each file open here (s_wb_err) now.
+		 */
+		errseq_set(&sb->s_wb_err, -EIO);
 		sb->s_flags |= SB_RDONLY;
 		pr_crit("vsmfs (%s): file system made read-only after an error\n", sb->s_id);
 		schedule_work(&sbi->s_error_work);
@@ -312,12 +324,20 @@ static void vsmfs_put_super(struct super_block *sb)
 	vsmfs_set_clean(sbi, true);
 }
 
-/* sync(2), syncfs(2), remount and unmount: every home block up to date. */
+/*
+ * sync(2), syncfs(2), remount and unmount: every home block up to date.
+ * A commit that failed (the file system stopped writing) is reported.
+ */
 static int vsmfs_sync_fs(struct super_block *sb, int wait)
 {
-	if (wait && !sb_rdonly(sb))
-		vsmfs_journal_checkpoint(VSMFS_SB(sb));
-	return 0;
+	struct vsmfs_sb_info *sbi = VSMFS_SB(sb);
+	int err;
+
+	if (!wait || sb_rdonly(sb))
+		return 0;
+	err = vsmfs_trans_sync(sbi, VSMFS_COMMIT_SYNCFS);
+	vsmfs_journal_checkpoint(sbi);
+	return err;
 }
 
 static int vsmfs_statfs(struct dentry *dentry, struct kstatfs *buf)

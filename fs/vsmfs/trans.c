@@ -129,6 +129,7 @@
  * journal block. A block read from PM since its last commit has no
  * m_wmask: its next delta reads PM, and sets m_wmask for the one after.
  */
+#include <linux/pagemap.h>
 #include <linux/slab.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/clock.h>
@@ -925,7 +926,7 @@ static int vsmfs_trans_defer(struct vsmfs_trans *t, u64 lpn, u64 count, bool scr
 	return 0;
 }
 
-/* Transaction @tid is durable: wake those who wait for it. */
+/* Transaction @tid has finished, and every one before it: wake their waiters. */
 static void vsmfs_trans_committed(struct vsmfs_sb_info *sbi, u64 tid)
 {
 	s64 old = atomic64_read(&sbi->s_commit_tid);
@@ -948,6 +949,57 @@ static void vsmfs_trans_drop_frees(struct vsmfs_sb_info *sbi)
 
 	run->nfrees = 0;
 	run->free_pages = 0;
+}
+
+/*
+ * Nothing of transaction @tid was written (it was empty, or dropped): it
+ * has finished once @tid - 1 has, which a parallel commit may still be
+ * writing. Waiters for @tid - 1 must not be woken before that.
+ */
+static void vsmfs_trans_done_unwritten(struct vsmfs_sb_info *sbi, u64 tid)
+{
+	wait_event(sbi->s_commit_wq, atomic64_read(&sbi->s_commit_tid) >= (s64)tid - 1);
+	vsmfs_trans_committed(sbi, tid);
+}
+
+/*
+ * Transaction @tid was dropped unwritten: the changes it held are lost.
+ * Every inode it changed reports -EIO once to each file description open
+ * on it (its mapping's errseq_t, which fsync checks), and so does the file
+ * system to syncfs (s_wb_err, which mapping_set_error() sets too). Once
+ * errors=remount-ro acted, every later transaction is dropped as well:
+ * vsmfs_trans_commit_tid() fails for @tid and after (s_lost_tid). An
+ * overflow under errors=continue loses this one only.
+ */
+static void vsmfs_trans_lost(struct vsmfs_sb_info *sbi, u64 tid)
+{
+	struct super_block *sb = sbi->s_sb;
+	struct inode *inode;
+
+	if (READ_ONCE(sbi->s_error_ro))
+		atomic64_cmpxchg(&sbi->s_lost_tid, 0, tid);
+	errseq_set(&sb->s_wb_err, -EIO);
+	spin_lock(&sb->s_inode_list_lock);
+	list_for_each_entry(inode, &sb->s_inodes, i_sb_list) {
+		if ((s64)READ_ONCE(VSMFS_I(inode)->i_tid) >= (s64)tid)
+			mapping_set_error(inode->i_mapping, -EIO);
+	}
+	spin_unlock(&sb->s_inode_list_lock);
+	vsmfs_warn(sb, "transaction %llu dropped unwritten: its changes are lost", tid);
+}
+
+/* Whether transaction @tid, seen finished in s_commit_tid, was lost. */
+static bool vsmfs_trans_tid_lost(struct vsmfs_sb_info *sbi, u64 tid)
+{
+	s64 lost;
+
+	/*
+	 * The drop set s_lost_tid before it advanced s_commit_tid (with the
+	 * full barrier of the cmpxchg there): read them in the other order.
+	 */
+	smp_rmb();
+	lost = atomic64_read(&sbi->s_lost_tid);
+	return lost && (s64)tid >= lost;
 }
 
 /*
@@ -991,6 +1043,7 @@ int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause)
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	struct vsmfs_running *run = &sbi->s_run;
 	u64 tid = run->tid;
+	bool empty;
 	int err;
 
 	if (vsmfs_trans_changed(t))
@@ -1009,12 +1062,17 @@ int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause)
 	if (unlikely(READ_ONCE(sbi->s_error_ro) || t->t_overflow) && t->t_nblocks) {
 		vsmfs_trans_drop_running(t);
 		vsmfs_trans_park(t);
-		vsmfs_trans_committed(sbi, tid);
+		vsmfs_trans_lost(sbi, tid);
+		vsmfs_trans_done_unwritten(sbi, tid);
 		return -EROFS;
 	}
+	empty = !t->t_nblocks;
 	vsmfs_trans_masks(t);
 	err = vsmfs_journal_commit_trans(t);
-	vsmfs_trans_committed(sbi, tid);
+	if (empty)
+		vsmfs_trans_done_unwritten(sbi, tid);
+	else
+		vsmfs_trans_committed(sbi, tid);
 	return err;
 }
 
@@ -1262,8 +1320,10 @@ int vsmfs_trans_commit_tid(struct vsmfs_sb_info *sbi, u64 tid, unsigned int caus
 	struct vsmfs_trans t;
 	u64 wait;
 
-	if ((s64)tid <= atomic64_read(&sbi->s_commit_tid) || !sbi->s_journal)
+	if (!sbi->s_journal)
 		return 0;
+	if ((s64)tid <= atomic64_read(&sbi->s_commit_tid))
+		goto done;
 	vsmfs_trans_lock(sbi, &t, false);
 	if (sbi->s_run.tid == tid && sbi->s_run.handles)
 		return vsmfs_trans_commit_all(&t, cause);
@@ -1271,7 +1331,9 @@ int vsmfs_trans_commit_tid(struct vsmfs_sb_info *sbi, u64 tid, unsigned int caus
 	wait = min(tid, sbi->s_run.tid - 1);
 	vsmfs_trans_park(&t);
 	wait_event(sbi->s_commit_wq, atomic64_read(&sbi->s_commit_tid) >= (s64)wait);
-	return 0;
+done:
+	/* Finished is not durable: a transaction dropped unwritten is lost. */
+	return vsmfs_trans_tid_lost(sbi, tid) ? -EROFS : 0;
 }
 
 /**
@@ -1943,6 +2005,7 @@ int vsmfs_trans_init(struct vsmfs_sb_info *sbi)
 	spin_lock_init(&run->lock);
 	run->tid = 1;
 	atomic64_set(&sbi->s_commit_tid, 0);
+	atomic64_set(&sbi->s_lost_tid, 0);
 	init_waitqueue_head(&sbi->s_commit_wq);
 	INIT_DELAYED_WORK(&sbi->s_commit_work, vsmfs_trans_commit_work);
 	init_waitqueue_head(&sbi->s_handles_sem.writer);

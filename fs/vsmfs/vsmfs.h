@@ -385,8 +385,16 @@ struct vsmfs_sb_info {
 	 */
 	struct vsmfs_running	s_run ____cacheline_aligned_in_smp;
 	struct vsmfs_undo_log	s_undo;		/* the running handle's, s_trans_mutex */
-	/* Last transaction whose commit has finished (s_commit_wq). */
+	/*
+	 * Last transaction whose commit has finished (s_commit_wq), written
+	 * to PM or dropped unwritten.
+	 */
 	atomic64_t		s_commit_tid;
+	/*
+	 * First transaction dropped unwritten once errors=remount-ro acted, 0
+	 * if none: it and every later one are lost (vsmfs_trans_commit_tid()).
+	 */
+	atomic64_t		s_lost_tid;
 	wait_queue_head_t	s_commit_wq;
 	struct delayed_work	s_commit_work;	/* commit= timer */
 	struct vsmfs_journal	*s_journal;	/* under s_trans_mutex */
