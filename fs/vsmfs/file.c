@@ -252,24 +252,26 @@ static ssize_t vsmfs_write_inplace(struct inode *inode, loff_t pos, size_t len,
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	struct address_space *mapping = inode->i_mapping;
 	u64 key = pos >> VSMFS_VSP_SHIFT, wfrom = pos - (key << VSMFS_VSP_SHIFT);
 	loff_t size = i_size_read(inode);
-	/*
-	 * A hole the write fills, inside a run or past it, may be mapped (the
-	 * zero page, by a read fault): the mappings of the range go first,
-	 * and no fault maps it again until the write is done.
-	 */
-	bool unmap = !mapping_empty(inode->i_mapping);
 	struct vsmfs_trans t;
 	ssize_t n;
 	int err = 0;
 
-	if (unmap) {
-		filemap_invalidate_lock(inode->i_mapping);
-		/* Whole pages: partial ones would keep their mappings. */
+	/*
+	 * A hole the write fills, inside a run or past it, may be mapped (the
+	 * zero page, by a read fault): the mappings of the range go first,
+	 * and no fault maps it again until the write is done. Whether there
+	 * is any is decided under invalidate_lock: every mapping of a page
+	 * comes from a fault, which inserts its entry holding the lock
+	 * shared, so none is in progress, and none has left an entry unseen.
+	 * Whole pages go: partial ones would keep their mappings.
+	 */
+	filemap_invalidate_lock(mapping);
+	if (!mapping_empty(mapping))
 		truncate_pagecache_range(inode, round_down(pos, PAGE_SIZE),
 					 round_up(pos + len, PAGE_SIZE) - 1);
-	}
 	down_write(&vi->i_idx_sem);
 	/*
 	 * An append copies its data before its handle, as with data=atomic;
@@ -310,8 +312,7 @@ static ssize_t vsmfs_write_inplace(struct inode *inode, loff_t pos, size_t len,
 		err = vsmfs_trans_commit(&t);
 out:
 	up_write(&vi->i_idx_sem);
-	if (unmap)
-		filemap_invalidate_unlock(inode->i_mapping);
+	filemap_invalidate_unlock(mapping);
 	if (n < 0)
 		return n;
 	return err ?: n;

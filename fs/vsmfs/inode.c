@@ -1062,7 +1062,8 @@ static int vsmfs_free_index(struct vsmfs_trans *t, struct inode *inode, bool *mo
  * (fallocate with FALLOC_FL_KEEP_SIZE) stay, as ext4 and XFS keep them.
  * Shrinking, the bytes past the new end are inside the file until the
  * commit: the caller zeroes them after it, with vsmfs_zero_mapped(); pages
- * allocated past the old end are freed too when they lie past the new one.
+ * allocated past the old end are freed too when they lie past the new one,
+ * and so are they by a truncation to the size the file has.
  *
  * A transaction holds only so many blocks (vsmfs_trans_room()): the runs
  * are freed from the last one down, as many as fit, then the index
@@ -1341,6 +1342,28 @@ static int vsmfs_truncate_finish(struct inode *inode)
 	return ret;
 }
 
+/*
+ * Whether a regular file owns pages past the page that holds its last
+ * byte (pages fallocate() reserved with FALLOC_FL_KEEP_SIZE, kept when a
+ * truncation grew the file over part of them), or has a truncation left
+ * to finish. The caller holds the inode lock.
+ */
+static bool vsmfs_owns_past_end(struct inode *inode)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	u64 keep = DIV_ROUND_UP((u64)inode->i_size, VSMFS_BLOCK_SIZE), key;
+	bool past;
+
+	down_read(&vi->i_idx_sem);
+	/* Runs follow their keys: the last one ends last. */
+	key = vsmfs_idx_prev(inode, VSMFS_MAX_KEY - 1);
+	past = (vi->i_flags & VSMFS_IFLAG_TRUNCATING) ||
+	       (key < VSMFS_MAX_KEY &&
+		key * VSMFS_VSP_PAGES + vsmfs_idx_count(vsmfs_idx_lookup(inode, key)) > keep);
+	up_read(&vi->i_idx_sem);
+	return past;
+}
+
 /* Change attributes, including the size (vsmfs_setattr()). */
 static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 			    struct iattr *iattr)
@@ -1351,6 +1374,7 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 	struct posix_acl *acl = NULL;
 	struct vsmfs_trans t;
 	bool more = false;
+	bool trunc;
 	int ret;
 
 	ret = setattr_prepare(mnt_userns, dentry, iattr);
@@ -1358,6 +1382,12 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 		return ret;
 	if ((iattr->ia_valid & ATTR_SIZE) && !S_ISREG(inode->i_mode))
 		return -EINVAL;
+	/*
+	 * A truncation to the size the file has changes neither its size nor
+	 * its times, but gives back the pages it owns past its end, as ext4
+	 * and XFS do: as any truncation (vsmfs_truncate_t()).
+	 */
+	trunc = resize || ((iattr->ia_valid & ATTR_SIZE) && vsmfs_owns_past_end(inode));
 	/* The access ACL follows the new mode, in the same transaction. */
 	if (IS_ENABLED(CONFIG_FS_POSIX_ACL) && (iattr->ia_valid & ATTR_MODE) &&
 	    !S_ISLNK(inode->i_mode) && IS_POSIXACL(inode)) {
@@ -1371,7 +1401,7 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 				return ret;
 		}
 	}
-	if (resize) {
+	if (trunc) {
 		/*
 		 * No fault maps a page while the size changes, no pinned
 		 * page is freed, and user mappings past the new end go
@@ -1387,9 +1417,9 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 	}
 	vsmfs_trans_begin(VSMFS_SB(inode->i_sb), &t);
 	vsmfs_trans_track(&t, inode, false);
-	if (resize) {
+	if (trunc) {
 		ret = vsmfs_truncate_t(&t, inode, iattr->ia_size, &more);
-		if (!ret) {
+		if (!ret && resize) {
 			inode->i_mtime = current_time(inode);
 			inode->i_ctime = inode->i_mtime;
 		}
@@ -1446,7 +1476,7 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 				  round_up(inode->i_size, VSMFS_BLOCK_SIZE));
 		vsmfs_vsp_exit();
 	}
-	if (resize) {
+	if (trunc) {
 		up_write(&VSMFS_I(inode)->i_idx_sem);
 out_invalidate:
 		filemap_invalidate_unlock(inode->i_mapping);

@@ -1,5 +1,6 @@
 # fallocate (allocate, KEEP_SIZE, PUNCH_HOLE, ZERO_RANGE), SEEK_DATA and
-# SEEK_HOLE, FIEMAP, and exact space accounting for each.
+# SEEK_HOLE, FIEMAP, and exact space accounting for each, truncations of
+# files with pages reserved past their end included.
 . tests/lib/common.sh
 
 mkfs_vsmfs -f "$DEV"
@@ -9,6 +10,19 @@ free0=$(stat -f -c %f "$MNT")
 F=$MNT/fa
 K=4096
 VSP=$((2 * 1024 * 1024))
+
+# The logical page ranges FIEMAP reports for file $1 ("filefrag -v"),
+# adjacent extents merged: "FIRST-LAST ...". With $2 = unwritten, only the
+# extents flagged unwritten.
+fiemap_ranges() {
+	filefrag -v "$1" | awk -F'[:. ]+' -v only="${2:-}" '/^ *[0-9]+:/ {
+		if (only != "" && $0 !~ only) next
+		lo = $3; hi = $4
+		if (n && lo == last + 1) { last = hi; next }
+		if (n) printf "%d-%d ", first, last
+		first = lo; last = hi; n++
+	} END { if (n) printf "%d-%d", first, last }'
+}
 
 # Plain allocation extends the size and allocates zeroed pages.
 fallocate -l $((VSP + 5 * K)) "$F"
@@ -85,13 +99,7 @@ PY
 # run of frames) cover exactly pages 0-1 and page 1536, the last flagged.
 filefrag -v "$S" > /tmp/fiemap.txt
 cat /tmp/fiemap.txt
-ranges=$(awk -F'[:. ]+' '/^ *[0-9]+:/ {
-	lo = $3; hi = $4
-	if (n && lo == last + 1) { last = hi; next }
-	if (n) printf "%d-%d ", first, last
-	first = lo; last = hi; n++
-} END { if (n) printf "%d-%d", first, last }' /tmp/fiemap.txt)
-assert_eq "$ranges" "0-1 1536-1536" "fiemap logical ranges"
+assert_eq "$(fiemap_ranges "$S")" "0-1 1536-1536" "fiemap logical ranges"
 grep -q 'last' /tmp/fiemap.txt || die "last extent not flagged"
 
 # ZERO_RANGE: zeros inside data, blocks kept, size grows without -k.
@@ -121,6 +129,61 @@ mount_vsmfs
 assert_eq "$(stat -c %b "$R")" $((10 << 20 >> 9)) "reservation kept across a remount"
 truncate -s $((3 << 20)) "$R"
 assert_eq "$(stat -c %b "$R")" $((3 << 20 >> 9)) "blocks after shrinking"
+rm -f "$R"
+
+# A truncation to the size the file has gives back the pages reserved past
+# its end, as ext4 and XFS do (xfstests generic/092): 10 MiB reserved with
+# KEEP_SIZE, 5 MiB written, truncated to 5 MiB leaves 5 MiB of data, no
+# extent past it, and the rest free. Reserved again past the end and grown
+# to 7 MiB, the file keeps the reservation (unwritten past 5 MiB); shrunk
+# to 6 MiB, inside the reservation, it keeps nothing past 6 MiB.
+PG=$(stat -f -c %S "$MNT")
+R=$MNT/resv2
+: > "$R"
+fallocate -n -o 0 -l $((10 << 20)) "$R"
+dd if=/dev/urandom of="$R" bs=1M count=5 conv=notrunc status=none
+sync
+assert_eq "$(stat -c %b "$R")" $((10 << 20 >> 9)) "blocks of 10 MiB reserved, 5 MiB written"
+assert_eq "$(fiemap_ranges "$R" unwritten)" "1280-2559" "unwritten extents of the reservation"
+cp "$R" /tmp/resv2.model
+free_a=$(free_blocks)
+truncate -s $((5 << 20)) "$R"
+sync
+assert_eq "$(stat -c %s "$R")" $((5 << 20)) "size after a truncation to the size"
+assert_eq "$(stat -c %b "$R")" $((5 << 20 >> 9)) "blocks after a truncation to the size"
+assert_eq "$(du -k "$R" | cut -f1)" 5120 "du after a truncation to the size"
+assert_eq "$(fiemap_ranges "$R")" "0-1279" "extents after a truncation to the size"
+assert_eq "$(free_blocks)" $((free_a + (5 << 20) / PG)) "free blocks after a truncation to the size"
+cmp "$R" /tmp/resv2.model || die "data changed by a truncation to the size"
+umount "$MNT"
+"$FSCK" -n "$DEV" >/tmp/fsck.out 2>&1 || { cat /tmp/fsck.out; die "fsck after a truncation to the size"; }
+mount_vsmfs
+assert_eq "$(stat -c %b "$R")" $((5 << 20 >> 9)) "blocks after a truncation to the size, remounted"
+assert_eq "$(fiemap_ranges "$R")" "0-1279" "extents after a truncation to the size, remounted"
+# A truncation to the size with nothing past the end changes nothing.
+free_a=$(free_blocks)
+truncate -s $((5 << 20)) "$R"
+sync
+assert_eq "$(stat -c %b "$R")" $((5 << 20 >> 9)) "blocks after a second truncation to the size"
+assert_eq "$(free_blocks)" "$free_a" "free blocks after a second truncation to the size"
+fallocate -n -o $((5 << 20)) -l $((5 << 20)) "$R"
+truncate -s $((7 << 20)) "$R"
+umount "$MNT"
+mount_vsmfs
+assert_eq "$(stat -c %b "$R")" $((10 << 20 >> 9)) "blocks after growing over a new reservation"
+assert_eq "$(fiemap_ranges "$R")" "0-2559" "extents after growing over a new reservation"
+assert_eq "$(fiemap_ranges "$R" unwritten)" "1280-2559" "unwritten extents after growing"
+free_a=$(free_blocks)
+truncate -s $((6 << 20)) "$R"
+sync
+assert_eq "$(stat -c %b "$R")" $((6 << 20 >> 9)) "blocks after shrinking inside the reservation"
+assert_eq "$(fiemap_ranges "$R")" "0-1535" "extents after shrinking inside the reservation"
+assert_eq "$(free_blocks)" $((free_a + (4 << 20) / PG)) \
+	"free blocks after shrinking inside the reservation"
+umount "$MNT"
+"$FSCK" -n "$DEV" >/tmp/fsck.out 2>&1 || { cat /tmp/fsck.out; die "fsck after shrinking inside the reservation"; }
+mount_vsmfs
+cmp -n $((5 << 20)) "$R" /tmp/resv2.model || die "data changed by the truncations"
 rm -f "$R"
 
 # Collapse and insert ranges out of place are refused clearly: a collapse
