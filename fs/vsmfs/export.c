@@ -16,6 +16,7 @@
 #include <linux/fs.h>
 #include <linux/exportfs.h>
 #include "vsmfs.h"
+#include "fault.h"
 
 static int vsmfs_encode_fh(struct inode *inode, __u32 *fh, int *max_len,
 			   struct inode *parent)
@@ -79,10 +80,32 @@ static struct dentry *vsmfs_get_parent(struct dentry *child)
 	return d_obtain_alias(inode);
 }
 
-/* Every change is committed before the operation returns. */
+/*
+ * Make every change of @inode durable, for nfsd after an operation on a
+ * sync export (CREATE, MKDIR, REMOVE, RENAME, SETATTR...), as fsync
+ * does: times the VFS changed on its own are written first, then the
+ * transaction of the inode's last change is committed, unless it has
+ * committed already. nfsd passes the directories of a REMOVE and a
+ * RENAME; every operation changes a directory's inode (its times, its
+ * size or link count) in the handle that changes its entries, so that
+ * commit holds the entries too. A create commits the transaction of the
+ * new inode and of its directory, the same one. Nothing is stored to PM
+ * here but by the commit, in the order it keeps (journal.c): the
+ * transaction's blocks before its commit record.
+ *
+ * With the nfs_nocommit fault point armed (test builds), returns 0 and
+ * commits nothing, for crash tests that must see such a loss caught.
+ */
 static int vsmfs_commit_metadata(struct inode *inode)
 {
-	return 0;
+	int ret;
+
+	if (vsmfs_fault(VSMFS_FAULT_NFS_NOCOMMIT))
+		return 0;
+	ret = sync_inode_metadata(inode, 1);
+	if (!ret)
+		ret = vsmfs_trans_sync_inode(inode, VSMFS_COMMIT_FSYNC);
+	return ret;
 }
 
 const struct export_operations vsmfs_export_ops = {

@@ -37,6 +37,11 @@ enum vsmfs_fault {
 	VSMFS_FAULT_SHADOW_ALLOC,
 	VSMFS_FAULT_TRUNC_STOP,		/* truncation between two transactions */
 	VSMFS_FAULT_TRANS_OVERFLOW,	/* a dirty block overflows the journal */
+	/*
+	 * NFS commit of metadata (export.c) returns 0 and commits nothing: a
+	 * negative control for crash tests, which must see the loss.
+	 */
+	VSMFS_FAULT_NFS_NOCOMMIT,
 	VSMFS_FAULT_NR
 };
 

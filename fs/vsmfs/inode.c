@@ -1535,9 +1535,11 @@ int vsmfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
  * @inode: the inode
  * @wbc: writeback control
  *
- * vsmfs changes inodes under transactions that commit synchronously; only
- * timestamps the VFS updates by itself (atime, mtime on a write fault)
- * reach the inode through writeback.
+ * vsmfs changes inodes in handles, which join the running transaction;
+ * only timestamps the VFS updates by itself (atime, mtime on a write
+ * fault) reach the inode through writeback, in a handle of their own.
+ * Like any handle it is durable once that transaction commits (fsync,
+ * NFS's commit of metadata, sync_fs).
  *
  * Return: 0 or a negative errno.
  */

@@ -11,9 +11,9 @@
  * transaction (sbi->s_run): its blocks stay dirty in DRAM, and the running
  * transaction writes them all to the journal in one commit (compound
  * transactions, as handles join jbd2's running transaction). It commits
- *   - when fsync, fdatasync, O_SYNC or O_DSYNC needs a change it holds
- *     (vsmfs_trans_commit_tid()); an inode whose last change is already
- *     committed needs no commit;
+ *   - when fsync, fdatasync, O_SYNC, O_DSYNC or NFS's commit of metadata
+ *     needs a change it holds (vsmfs_trans_commit_tid()); an inode whose
+ *     last change is already committed needs no commit;
  *   - commit= seconds after its first handle ended (s_commit_work);
  *   - when a handle begins and the journal might not hold the handle's
  *     blocks besides, or free space runs short while pages wait in it

@@ -233,7 +233,7 @@ struct vsmfs_undo_log {
 /* Why the running transaction was committed (commits_* counters). */
 enum {
 	VSMFS_COMMIT_SYNC,	/* commit=sync, or a handle that must be durable */
-	VSMFS_COMMIT_FSYNC,	/* fsync, fdatasync, O_SYNC, O_DSYNC */
+	VSMFS_COMMIT_FSYNC,	/* fsync, fdatasync, O_SYNC, O_DSYNC, NFS */
 	VSMFS_COMMIT_TIMER,	/* commit= seconds passed */
 	VSMFS_COMMIT_FULL,	/* the journal or free space ran short */
 	VSMFS_COMMIT_SYNCFS,	/* sync, syncfs, remount, unmount */
