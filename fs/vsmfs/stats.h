@@ -42,6 +42,8 @@ enum vsmfs_stat {
 	VSMFS_STAT_trans_shared_hold_ns,
 	VSMFS_STAT_trans_shared_meta,
 	VSMFS_STAT_trans_share_reclaims,
+	VSMFS_STAT_trans_turns,
+	VSMFS_STAT_trans_turn_waits,
 	VSMFS_STAT_commits_sync,
 	VSMFS_STAT_commits_fsync,
 	VSMFS_STAT_commits_timer,

@@ -120,6 +120,27 @@
  * Its ordering is that of any handle that ends in the running
  * transaction; it stores nothing to PM.
  *
+ * Turns. A handle that may dirty most of the journal (a collapse or an
+ * insert range asks for all of it, each part of a long atomic write for
+ * as much as fits) must find the running transaction close to empty: it
+ * commits it (VSMFS_COMMIT_FULL) and tries again, and while it commits,
+ * handles on other CPUs, shared ones above all, may end in the new one,
+ * again and again, while the journal commits tiny transactions. So a
+ * handle that finds the running transaction too full a second time takes
+ * a ticket (s_turn_next) before it commits, and tries again only when it
+ * is served (s_turn_served); a handle that begins meanwhile, of either
+ * kind and whatever room its CPU's share still keeps, waits until every
+ * ticket taken before it came is served, before it takes s_trans_mutex or
+ * s_handles_sem (vsmfs_turn_wait()). The handles that had begun end, a
+ * commit empties the running transaction, and the ticket is served once
+ * its handle has begun, holding s_trans_mutex: the handles that waited
+ * then queue behind it there, as jbd2 keeps new handles out of a
+ * transaction that must commit (t_state, j_barrier). Tickets are served in
+ * the order they were taken. Commits without a handle (fsync, the commit
+ * timer) do not wait: they only make room. A handle that begins reads
+ * the two counts, which only handles that take a ticket write; the rest
+ * is the slow path. A turn changes no PM, and no order of stores.
+ *
  * Deltas in DRAM. A delta of a commit writes the new version of a block
  * over its old version in the journal, the version before the last one
  * committed (vsmfs_jplace()). So the words it must write are those the
@@ -339,14 +360,58 @@ static bool vsmfs_trans_full(struct vsmfs_sb_info *sbi, u32 credits)
 	return vsmfs_trans_space_short(sbi);
 }
 
+/* Whether a ticket taken is not yet served (see "Turns"). */
+static __always_inline bool vsmfs_turn_busy(struct vsmfs_sb_info *sbi)
+{
+	return atomic_read(&sbi->s_turn_next) != atomic_read(&sbi->s_turn_served);
+}
+
+/* Whether ticket @ticket is served, or was. */
+static bool vsmfs_turn_reached(struct vsmfs_sb_info *sbi, unsigned int ticket)
+{
+	return (int)((unsigned int)atomic_read(&sbi->s_turn_served) - ticket) >= 0;
+}
+
+/*
+ * A handle about to begin, while tickets are taken and not yet served:
+ * wait until those taken before now are, behind their handles.
+ */
+static noinline void vsmfs_turn_wait(struct vsmfs_sb_info *sbi)
+{
+	/* Ticket N is done once N + 1 is served. */
+	unsigned int next = atomic_read(&sbi->s_turn_next);
+
+	vsmfs_stat_inc(sbi, trans_turn_waits);
+	wait_event(sbi->s_turn_wq, vsmfs_turn_reached(sbi, next));
+}
+
 static void __vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits,
 				bool vsp)
 {
+	unsigned int ticket = 0;
+	bool full = false, turn = false;
+
+	if (unlikely(vsmfs_turn_busy(sbi)))
+		vsmfs_turn_wait(sbi);
 	for (;;) {
 		vsmfs_trans_lock(sbi, t, vsp);
 		if (!vsmfs_trans_full(sbi, credits))
-			return;
+			break;
+		/* Too full a second time: a turn (see "Turns"). */
+		if (full && !turn) {
+			ticket = atomic_fetch_inc(&sbi->s_turn_next);
+			turn = true;
+			vsmfs_stat_inc(sbi, trans_turns);
+		}
+		full = true;
 		vsmfs_trans_commit_all(t, VSMFS_COMMIT_FULL);
+		if (turn)
+			wait_event(sbi->s_turn_wq, vsmfs_turn_reached(sbi, ticket));
+	}
+	/* Begun, holding s_trans_mutex: the handles that waited queue behind. */
+	if (turn) {
+		atomic_inc(&sbi->s_turn_served);
+		wake_up_all(&sbi->s_turn_wq);
 	}
 }
 
@@ -1645,6 +1710,9 @@ static __always_inline int vsmfs_shared_enter(struct vsmfs_sb_info *sbi, u32 cre
 	 */
 	if (!vsmfs_shared_ok(sbi))
 		return -EAGAIN;
+	/* A handle that had to retry begins first (see "Turns"). */
+	if (unlikely(vsmfs_turn_busy(sbi)))
+		vsmfs_turn_wait(sbi);
 	vsmfs_handles_enter(sbi);
 	/* Short of space: the commit that frees pages comes first. */
 	if (unlikely(vsmfs_trans_space_short(sbi))) {
@@ -2009,6 +2077,9 @@ int vsmfs_trans_init(struct vsmfs_sb_info *sbi)
 	init_waitqueue_head(&sbi->s_commit_wq);
 	INIT_DELAYED_WORK(&sbi->s_commit_work, vsmfs_trans_commit_work);
 	init_waitqueue_head(&sbi->s_handles_sem.writer);
+	atomic_set(&sbi->s_turn_next, 0);
+	atomic_set(&sbi->s_turn_served, 0);
+	init_waitqueue_head(&sbi->s_turn_wq);
 	lockdep_init_map(&sbi->s_handles_sem.dep_map, "vsmfs_handles", &vsmfs_handles_key, 0);
 	sbi->s_handles_sem.readers = alloc_percpu(int);
 	sbi->s_shres = alloc_percpu(struct vsmfs_shres);

@@ -375,6 +375,15 @@ struct vsmfs_sb_info {
 	 * before their commit (vsmfs_wait_freed()).
 	 */
 	atomic_t		s_freeing;
+	/*
+	 * Turns of handles that found the running transaction too full for
+	 * them twice (trans.c, "Turns"): the tickets taken, and the one
+	 * served, on a line of their own that every handle reads as it
+	 * begins and only such handles write. Handles wait on @s_turn_wq.
+	 */
+	atomic_t		s_turn_next ____cacheline_aligned_in_smp;
+	atomic_t		s_turn_served;
+	wait_queue_head_t	s_turn_wq;
 	/* Device block -> vsmfs_mblk. */
 	struct xarray		s_mblks ____cacheline_aligned_in_smp;
 	struct vsmfs_mblk	**s_mfix;	/* the same, below data_start */
