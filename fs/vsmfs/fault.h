@@ -37,6 +37,7 @@ enum vsmfs_fault {
 	VSMFS_FAULT_SHADOW_ALLOC,
 	VSMFS_FAULT_TRUNC_STOP,		/* truncation between two transactions */
 	VSMFS_FAULT_TRANS_OVERFLOW,	/* a dirty block overflows the journal */
+	VSMFS_FAULT_FSYNC_NOCOMMIT,	/* fsync returns 0, commits nothing */
 	VSMFS_FAULT_NR
 };
 
