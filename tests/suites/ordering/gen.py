@@ -56,16 +56,20 @@ entries); fdatasync of a file the operations that changed its data or
 size. That is what POSIX promises and what vsmfs must keep, no more (an
 fsync of an inode no operation changed promises nothing). A recovered
 image of a sample (every USE_EVERY-th checked image of a workload, the
-last of its end point, and every image of chipmunk-recovery-dram) is
-also used: a file created in each directory, written, read back, then
+last of its end point, and every other image of chipmunk-recovery-dram)
+is also used: a file created in each directory, written, read back, then
 every file deleted and every directory removed, and fsck run again.
 
 Runs: short (make test) takes the chipmunk workloads and a seeded slice of
-SHORT_COUNT workloads of the length-1 set and the length-2 sample; long
-(make crash-long) the whole length-1 set, the length-2 sample (--len2,
-LONG_LEN2 by default) and the length-3 sample (--len3), split into shards
-with --shard I/N (workload i in shard i % N + 1). Crash images per point:
-GEN_IMAGES (vsmfs-pmreplay bounds, see ordering.py), at every crash point.
+SHORT_COUNT workloads of the length-1 set and the length-2 sample, with
+SHORT_IMAGES crash images per point, at SHORT_POINTS crash points of a
+workload of more (one at random in each equal stretch of its log, and the
+end; an unlink that frees a file's pages, or a new file's data, has
+hundreds); long (make crash-long) the chipmunk workloads, the whole
+length-1 set, the length-2 sample (--len2, LONG_LEN2 by default) and the
+length-3 sample (--len3), at every crash point, with GEN_IMAGES per point,
+split into shards with --shard I/N (workload i in shard i % N + 1). The
+bounds are vsmfs-pmreplay's (see ordering.py).
 
 The negative control (control): the fault point fsync_nocommit of the
 test module makes fsync return 0 without committing. CONTROL workloads
@@ -97,8 +101,9 @@ MODES = {"sync": "aggregate=off,checkpoint=0,commit=sync",
          # the syncs of the workload commit within its log.
          "group": "aggregate=off,checkpoint=0,commit=300"}
 GEN_IMAGES = (4, 1, 1, 8)
+SHORT_IMAGES, SHORT_POINTS = (2, 1, 1, 4), 24
 USE_EVERY = 8
-SHORT_COUNT = 3
+SHORT_COUNT = 1
 LONG_LEN2, LONG_LEN3 = 2000, 200
 FAULT = "/sys/kernel/debug/vsmfs/fsync_nocommit/interval"
 RENAME_NOREPLACE, RENAME_EXCHANGE = 1, 2
@@ -622,20 +627,24 @@ def run_gen(label, dev, args, totals, param=None, expect=None):
     def returned(p):
         return max([v for i, v in marks if i < p.pos], default=0)
 
-    use_all = label == "chipmunk-recovery-dram"
+    every = 2 if label == "chipmunk-recovery-dram" else USE_EVERY
     count = {"n": 0, "used": 0}
 
     def check(r):
         why = check_state(states, promise[r], min(r + 1, len(ops)))
         count["n"] += 1
-        if why or not (use_all or count["n"] % USE_EVERY == 1):
+        if why or count["n"] % every != 1 % every:
             return why
         count["used"] += 1
         return usable()
 
-    select = o.count_points(None)
-    result = o.check_images(label, dev, log, args, GEN_IMAGES[:3] + (0,) if expect
-                            else GEN_IMAGES, expect, returned, check, None, select)
+    # The short run: SHORT_POINTS crash points of a workload of more (one
+    # at random in each equal stretch of the log, and the end).
+    npoints = 0 if args.mode == "long" or expect else SHORT_POINTS
+    select = o.count_points(o.sample(log, npoints, args.seed, label))
+    bounds = GEN_IMAGES if args.mode == "long" else SHORT_IMAGES
+    result = o.check_images(label, dev, log, args, bounds[:3] + (0,) if expect else bounds,
+                            expect, returned, check, None, select)
     result[0].checked = select.checked
     # The image of the end, every flush made, used.
     if not expect:
@@ -677,7 +686,8 @@ def main():
         i, n = int(i), int(n)
         if not 1 <= i <= n:
             ap.error(f"bad shard {args.shard}")
-        names = [w for k, w in enumerate(one + two + three) if k % n == i - 1]
+        names = [w for k, w in enumerate(list(CHIPMUNK) + one + two + three)
+                 if k % n == i - 1]
     else:
         rnd = random.Random(f"short:{args.seed}")
         names = list(CHIPMUNK) + rnd.sample(one + two[:200], args.count)
