@@ -50,22 +50,22 @@ operations, in order (vsmfs commits whole transactions in order: nothing
 is there whose result depends on an operation that is not). With
 commit=sync, lo = r: each operation is durable when it returns. With group
 commit, lo is the promise of the syncs returned: sync and syncfs promise
-every operation before them; fsync of a file or directory promises every
-operation before it that changed that inode (data, size, times, xattrs,
-entries); fdatasync of a file the operations that changed its data or
-size. That is what POSIX promises and what vsmfs must keep, no more (an
-fsync of an inode no operation changed promises nothing). A recovered
-image of a sample (every USE_EVERY-th checked image of a workload, the
-last of its end point, and every other image of chipmunk-recovery-dram)
-is also used: a file created in each directory, written, read back, then
+every operation before them; fsync of a file or directory promises that
+inode as it is (data, size, times, xattrs, entries), so, the survivors
+being a prefix, every operation up to the last before it that changed the
+inode; fdatasync of a file the same for the operations that changed its
+data or size. No more: an fsync of an inode no operation changed promises
+nothing, though vsmfs may have committed more. A recovered image of a
+sample (every USE_EVERY-th checked image of a workload, the image of its
+end with every flush made, and every other image of
+chipmunk-recovery-dram) is also used: a file created in each directory, written, read back, then
 every file deleted and every directory removed, and fsck run again.
 
 Runs: short (make test) takes the chipmunk workloads and a seeded slice of
 SHORT_COUNT workloads of the length-1 set and the length-2 sample, with
 SHORT_IMAGES crash images per point, at SHORT_POINTS crash points of a
 workload of more (one at random in each equal stretch of its log, and the
-end; an unlink that frees a file's pages, or a new file's data, has
-hundreds); long (make crash-long) the chipmunk workloads, the whole
+end); long (make crash-long) the chipmunk workloads, the whole
 length-1 set, the length-2 sample (--len2, LONG_LEN2 by default) and the
 length-3 sample (--len3), at every crash point, with GEN_IMAGES per point,
 split into shards with --shard I/N (workload i in shard i % N + 1). The
@@ -81,15 +81,13 @@ the oracle rejects for a promise not kept; the run fails otherwise.
 import argparse
 import ctypes
 import errno
-import hashlib
 import os
 import random
 import re
 import shutil
-import stat
+import subprocess
 import sys
 import time
-import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ordering as o  # noqa: E402
@@ -486,7 +484,7 @@ def data_of(line):
 
 
 def fresh_fs(mode):
-    import subprocess
+    """mkfs, mount in @mode, the base tree, durable."""
     subprocess.run([o.MKFS, "-q", "-f", "-J", "4M", o.DEV], check=True)
     err = o.mount(MODES[mode])
     if err:
@@ -495,11 +493,10 @@ def fresh_fs(mode):
     os.sync()
 
 
-def usable(names_hint=None):
+def usable():
     """Use the image on the device: mount, a file made, written and read
     back in each directory, then everything deleted; fsck. None or what
     failed."""
-    import subprocess
     err = o.mount()
     if err:
         return f"usability: mount failed: {err}"
@@ -537,7 +534,6 @@ def usable(names_hint=None):
 def check_state(states, lo, hi):
     """None if the image on the device mounts, passes fsck and holds
     states[k] for some lo <= k <= hi, else what is wrong."""
-    import subprocess
     err = o.mount()
     if err:
         out = subprocess.run(["dmesg", "-c"], capture_output=True, text=True).stdout
