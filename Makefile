@@ -22,6 +22,12 @@
 #                     workload, every crash point, more lost-line subsets;
 #                     OPTSETS=default,ckpt,... runs those mount option sets
 #                     only (the whole run takes hours here: shard it)
+#   make crash-long   generated crash workloads (tests/suites/ordering/gen.py):
+#                     every length-1 workload and the seeded length-2 and
+#                     length-3 samples of SEED, every crash point;
+#                     SHARD=I/N runs the I-th of N shards, each within
+#                     an hour here (2,445 workloads, 40 to 90 s each:
+#                     N=60); without SHARD all SHARDS (60) in turn
 #   make install      install the tools, their manual pages, the udev rule and
 #                     the production module
 #   make uninstall    remove what make install installed
@@ -117,6 +123,12 @@ fsx-test: all
 ordering-test: all
 	VSMFS_ORDERING=long VSMFS_ORDERING_SEED=$(SEED) VSMFS_ORDERING_OPTSETS=$(OPTSETS) \
 		VSMFS_TEST_TIMEOUT=7000 tests/run ordering
+
+SHARDS ?= 60
+crash-long: all
+	set -e; for s in $(or $(SHARD),$(shell seq -s ' ' -f '%g/$(SHARDS)' 1 $(SHARDS))); do \
+		VSMFS_GEN=long VSMFS_GEN_SEED=$(SEED) VSMFS_GEN_SHARD=$$s \
+			VSMFS_TEST_TIMEOUT=10000 tests/run ordering/003-generated; done
 
 # Benchmarks against ext4-DAX and XFS-DAX (bench/README.md), not part of
 # make test: bench-quick takes about 20 minutes here, bench about two hours;
@@ -247,6 +259,6 @@ clean:
 	$(MAKE) -C tests/unit clean
 	rm -rf build
 
-.PHONY: all module pmlog release ordering-test fsx-test tools test unit demo check fuzz crash-test crash-parallel crash-atomic clean install uninstall \
+.PHONY: all module pmlog release ordering-test crash-long fsx-test tools test unit demo check fuzz crash-test crash-parallel crash-atomic clean install uninstall \
 	install-tools uninstall-tools install-module uninstall-module dkms-install dkms-uninstall \
 	intree-check intree-kernel blkid-patch-test dkms-test bench bench-quick bench-create bench-helpers bench-tlbcost

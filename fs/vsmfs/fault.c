@@ -53,6 +53,7 @@ static const char * const vsmfs_fault_names[VSMFS_FAULT_NR] = {
 	[VSMFS_FAULT_TRUNC_STOP]	= "truncate_stop",
 	[VSMFS_FAULT_TRANS_OVERFLOW]	= "trans_overflow",
 	[VSMFS_FAULT_NFS_NOCOMMIT]	= "nfs_nocommit",
+	[VSMFS_FAULT_FSYNC_NOCOMMIT]	= "fsync_nocommit",
 };
 
 static struct vsmfs_fault_point vsmfs_faults[VSMFS_FAULT_NR];

@@ -42,6 +42,7 @@ enum vsmfs_fault {
 	 * negative control for crash tests, which must see the loss.
 	 */
 	VSMFS_FAULT_NFS_NOCOMMIT,
+	VSMFS_FAULT_FSYNC_NOCOMMIT,	/* fsync returns 0, commits nothing */
 	VSMFS_FAULT_NR
 };
 

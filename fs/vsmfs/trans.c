@@ -1425,6 +1425,8 @@ int vsmfs_trans_sync(struct vsmfs_sb_info *sbi, unsigned int cause)
  */
 int vsmfs_trans_sync_inode(struct inode *inode, unsigned int cause)
 {
+	if (vsmfs_fault(VSMFS_FAULT_FSYNC_NOCOMMIT))
+		return 0;
 	return vsmfs_trans_commit_tid(VSMFS_SB(inode->i_sb), READ_ONCE(VSMFS_I(inode)->i_tid),
 				      cause);
 }
