@@ -22,6 +22,11 @@
 #                     workload, every crash point, more lost-line subsets;
 #                     OPTSETS=default,ckpt,... runs those mount option sets
 #                     only (the whole run takes hours here: shard it)
+#   make crash-recovery crashes during recovery, the long run: crash images
+#                     of every crash point of the recovery workloads, each
+#                     mounted with the log on and its recovery cut at every
+#                     one of its crash points; ONLY=journal-sync,... takes
+#                     those workloads only, SEED another sample (hours here)
 #   make install      install the tools, their manual pages, the udev rule and
 #                     the production module
 #   make uninstall    remove what make install installed
@@ -117,6 +122,10 @@ fsx-test: all
 ordering-test: all
 	VSMFS_ORDERING=long VSMFS_ORDERING_SEED=$(SEED) VSMFS_ORDERING_OPTSETS=$(OPTSETS) \
 		VSMFS_TEST_TIMEOUT=7000 tests/run ordering
+
+crash-recovery: all
+	VSMFS_RECOVERY=long VSMFS_RECOVERY_SEED=$(or $(SEED),1) VSMFS_RECOVERY_ONLY=$(ONLY) \
+		VSMFS_TEST_TIMEOUT=10000 tests/run ordering/003-recovery-crash
 
 # Benchmarks against ext4-DAX and XFS-DAX (bench/README.md), not part of
 # make test: bench-quick takes about 20 minutes here, bench about two hours;
@@ -247,6 +256,6 @@ clean:
 	$(MAKE) -C tests/unit clean
 	rm -rf build
 
-.PHONY: all module pmlog release ordering-test fsx-test tools test unit demo check fuzz crash-test crash-parallel crash-atomic clean install uninstall \
+.PHONY: all module pmlog release ordering-test crash-recovery fsx-test tools test unit demo check fuzz crash-test crash-parallel crash-atomic clean install uninstall \
 	install-tools uninstall-tools install-module uninstall-module dkms-install dkms-uninstall \
 	intree-check intree-kernel blkid-patch-test dkms-test bench bench-quick bench-create bench-helpers bench-tlbcost
