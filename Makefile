@@ -28,6 +28,11 @@
 #                     SHARD=I/N runs the I-th of N shards, each within
 #                     an hour here (2,445 workloads, 40 to 90 s each:
 #                     N=60); without SHARD all SHARDS (60) in turn
+#   make crash-recovery crashes during recovery, the long run: crash images
+#                     of every crash point of the recovery workloads, each
+#                     mounted with the log on and its recovery cut at every
+#                     one of its crash points; ONLY=journal-sync,... takes
+#                     those workloads only, SEED another sample (hours here)
 #   make install      install the tools, their manual pages, the udev rule and
 #                     the production module
 #   make uninstall    remove what make install installed
@@ -129,6 +134,9 @@ crash-long: all
 	set -e; for s in $(or $(SHARD),$(shell seq -s ' ' -f '%g/$(SHARDS)' 1 $(SHARDS))); do \
 		VSMFS_GEN=long VSMFS_GEN_SEED=$(SEED) VSMFS_GEN_SHARD=$$s \
 			VSMFS_TEST_TIMEOUT=10000 tests/run ordering/003-generated; done
+crash-recovery: all
+	VSMFS_RECOVERY=long VSMFS_RECOVERY_SEED=$(or $(SEED),1) VSMFS_RECOVERY_ONLY=$(ONLY) \
+		VSMFS_TEST_TIMEOUT=10000 tests/run ordering/005-recovery-crash
 
 # Benchmarks against ext4-DAX and XFS-DAX (bench/README.md), not part of
 # make test: bench-quick takes about 20 minutes here, bench about two hours;
@@ -259,6 +267,6 @@ clean:
 	$(MAKE) -C tests/unit clean
 	rm -rf build
 
-.PHONY: all module pmlog release ordering-test crash-long fsx-test tools test unit demo check fuzz crash-test crash-parallel crash-atomic clean install uninstall \
+.PHONY: all module pmlog release ordering-test crash-long crash-recovery fsx-test tools test unit demo check fuzz crash-test crash-parallel crash-atomic clean install uninstall \
 	install-tools uninstall-tools install-module uninstall-module dkms-install dkms-uninstall \
 	intree-check intree-kernel blkid-patch-test dkms-test bench bench-quick bench-create bench-helpers bench-tlbcost
