@@ -52,6 +52,7 @@ static const char * const vsmfs_fault_names[VSMFS_FAULT_NR] = {
 	[VSMFS_FAULT_SHADOW_ALLOC]	= "shadow_alloc",
 	[VSMFS_FAULT_TRUNC_STOP]	= "truncate_stop",
 	[VSMFS_FAULT_TRANS_OVERFLOW]	= "trans_overflow",
+	[VSMFS_FAULT_AGGR_WAIT]		= "aggr_wait",
 };
 
 static struct vsmfs_fault_point vsmfs_faults[VSMFS_FAULT_NR];
@@ -126,6 +127,31 @@ void __vsmfs_fault_stop(struct super_block *sb, enum vsmfs_fault point, const ch
 	vsmfs_err(sb, "fault: %s", what);
 	while (!fatal_signal_pending(current))
 		msleep_interruptible(1000);
+}
+
+/* Longest wait at a point of __vsmfs_fault_wait(), in milliseconds. */
+#define VSMFS_FAULT_WAIT_MS	10000
+
+/**
+ * __vsmfs_fault_wait() - a point where the task waits, for race tests
+ * @point: the point
+ *
+ * If the point fires, waits until its interval is set to 0 again, or for
+ * ten seconds at most, so that a test can change the file system while
+ * the task stands between two steps (it sees the point's injected count
+ * grow). Otherwise returns at once.
+ *
+ * Context: process context, may sleep holding the caller's locks.
+ */
+void __vsmfs_fault_wait(enum vsmfs_fault point)
+{
+	unsigned int waited;
+
+	if (!__vsmfs_fault(point))
+		return;
+	for (waited = 0; waited < VSMFS_FAULT_WAIT_MS && READ_ONCE(vsmfs_faults[point].interval);
+	     waited += 10)
+		msleep(10);
 }
 
 /**

@@ -37,6 +37,11 @@ enum vsmfs_fault {
 	VSMFS_FAULT_SHADOW_ALLOC,
 	VSMFS_FAULT_TRUNC_STOP,		/* truncation between two transactions */
 	VSMFS_FAULT_TRANS_OVERFLOW,	/* a dirty block overflows the journal */
+	/*
+	 * The aggregation worker waits between picking a slot whose inode
+	 * is not in memory and reading that inode (vsmfs_fault_wait()).
+	 */
+	VSMFS_FAULT_AGGR_WAIT,
 	VSMFS_FAULT_NR
 };
 
@@ -52,6 +57,7 @@ DECLARE_STATIC_KEY_FALSE(vsmfs_fault_armed);
 
 bool __vsmfs_fault(enum vsmfs_fault point);
 void __vsmfs_fault_stop(struct super_block *sb, enum vsmfs_fault point, const char *what);
+void __vsmfs_fault_wait(enum vsmfs_fault point);
 void vsmfs_fault_init(struct dentry *dir);
 
 /*
@@ -70,6 +76,13 @@ static __always_inline void vsmfs_fault_stop(struct super_block *sb, enum vsmfs_
 	if (static_branch_unlikely(&vsmfs_fault_armed))
 		__vsmfs_fault_stop(sb, point, what);
 }
+
+/* A point where the task waits while the point is armed (__vsmfs_fault_wait()). */
+static __always_inline void vsmfs_fault_wait(enum vsmfs_fault point)
+{
+	if (static_branch_unlikely(&vsmfs_fault_armed))
+		__vsmfs_fault_wait(point);
+}
 #else
 static inline bool vsmfs_fault(enum vsmfs_fault point)
 {
@@ -78,6 +91,10 @@ static inline bool vsmfs_fault(enum vsmfs_fault point)
 
 static inline void vsmfs_fault_stop(struct super_block *sb, enum vsmfs_fault point,
 				    const char *what)
+{
+}
+
+static inline void vsmfs_fault_wait(enum vsmfs_fault point)
 {
 }
 

@@ -1110,6 +1110,7 @@ extern const struct inode_operations vsmfs_symlink_inode_operations;
 extern const struct inode_operations vsmfs_fast_symlink_inode_operations;
 struct inode *vsmfs_iget(struct super_block *sb, u64 ino);
 struct inode *vsmfs_iget_handle(struct super_block *sb, u64 ino, u32 gen);
+struct inode *vsmfs_iget_if_used(struct super_block *sb, u64 ino);
 void vsmfs_discard_new_inode(struct inode *inode);
 struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir,
 			      const struct qstr *qstr, umode_t mode, dev_t rdev);
