@@ -53,6 +53,8 @@ static const char * const vsmfs_fault_names[VSMFS_FAULT_NR] = {
 	[VSMFS_FAULT_TRUNC_STOP]	= "truncate_stop",
 	[VSMFS_FAULT_TRANS_OVERFLOW]	= "trans_overflow",
 	[VSMFS_FAULT_AGGR_WAIT]		= "aggr_wait",
+	[VSMFS_FAULT_FREE_RUN]		= "free_run",
+	[VSMFS_FAULT_TRANS_FAIL]	= "trans_fail",
 };
 
 static struct vsmfs_fault_point vsmfs_faults[VSMFS_FAULT_NR];

@@ -42,6 +42,14 @@ enum vsmfs_fault {
 	 * is not in memory and reading that inode (vsmfs_fault_wait()).
 	 */
 	VSMFS_FAULT_AGGR_WAIT,
+	/*
+	 * A run freed or given back when the running transaction commits
+	 * (vsmfs_trans_defer()): -ENOMEM, as when the array of such runs
+	 * cannot grow.
+	 */
+	VSMFS_FAULT_FREE_RUN,
+	/* A handle's end finds a step failed (vsmfs_trans_fail()): -ENOMEM. */
+	VSMFS_FAULT_TRANS_FAIL,
 	VSMFS_FAULT_NR
 };
 

@@ -554,7 +554,9 @@ void vsmfs_discard_new_inode(struct inode *inode)
  * transaction. A directory records @dir as its parent.
  *
  * Return: the new inode (locked, I_NEW cleared by the caller through
- * d_instantiate_new()), or an ERR_PTR, after which the caller aborts @t.
+ * d_instantiate_new()), which an abort of @t discards
+ * (vsmfs_discard_new_inode()), or an ERR_PTR, after which the caller
+ * aborts @t.
  */
 struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir,
 			      const struct qstr *qstr, umode_t mode, dev_t rdev)
@@ -616,6 +618,8 @@ struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir,
 		return ERR_PTR(ret);
 	}
 	vsmfs_stat_inc(VSMFS_SB(dir->i_sb), inodes_created);
+	/* An abort of @t, wherever it comes from, discards the inode. */
+	t->t_new_inode = inode;
 	return inode;
 }
 
@@ -693,8 +697,8 @@ static __le64 *vsmfs_idx_slot(struct vsmfs_trans *t, struct inode *inode, u64 ke
 									  sizeof(*slot));
 			}
 			if (*err) {
-				/* Not linked anywhere: give the page back. */
-				vsmfs_free_pages(t, lpn, 1);
+				/* Not linked anywhere: give the page back, or fail. */
+				vsmfs_trans_fail(t, vsmfs_free_pages(t, lpn, 1));
 				return NULL;
 			}
 			vi->i_pages++;
