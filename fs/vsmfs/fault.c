@@ -152,8 +152,8 @@ void __vsmfs_fault_wait(enum vsmfs_fault point)
 	if (!__vsmfs_fault(point))
 		return;
 	for (waited = 0; waited < VSMFS_FAULT_WAIT_MS && READ_ONCE(vsmfs_faults[point].interval);
-	     waited += 10)
-		msleep(10);
+	     waited += 20)
+		msleep(20);
 }
 
 /**
