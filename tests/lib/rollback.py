@@ -33,6 +33,7 @@ LIBC = ctypes.CDLL(None, use_errno=True)
 RENAME_NOREPLACE, RENAME_EXCHANGE = 1, 2
 FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE, FALLOC_FL_ZERO_RANGE = 1, 2, 0x10
 AT_FDCWD = -100
+AT_EMPTY_PATH = 0x1000
 FS_IOC_GETFLAGS, FS_IOC_SETFLAGS = 0x80086601, 0x40086602
 FS_NODUMP_FL, FS_NOATIME_FL = 0x40, 0x80
 MAX_STEPS = 24
@@ -150,7 +151,9 @@ def tmpfile_link(b):
     """An unnamed file (O_TMPFILE), then given a name (linkat)."""
     fd = os.open(b + "/d1", os.O_TMPFILE | os.O_WRONLY, 0o644)
     try:
-        os.link(f"/proc/self/fd/{fd}", b + "/d1/linked", follow_symlinks=True)
+        if LIBC.linkat(fd, b"", AT_FDCWD, (b + "/d1/linked").encode(), AT_EMPTY_PATH):
+            e = ctypes.get_errno()
+            raise OSError(e, os.strerror(e))
     finally:
         os.close(fd)
 

@@ -54,11 +54,11 @@ umount "$MNT"
 # failure is the call's error (--strict), never a success.
 mount_vsmfs
 $roll "$MNT" --strict free_run trans_fail create mkdir mknod symlink tmpfile-link \
-	write-append write-over write-hole fallocate fallocate-punch fallocate-zero \
+	write-append write-over write-hole fallocate-punch fallocate-zero \
 	> /tmp/roll-fail.out || rc=$?
 cat /tmp/roll-fail.out
-for want in "fallocate-punch free_run" "write-over free_run" "create trans_fail" \
-	"tmpfile-link trans_fail" "write-over trans_fail"; do
+for want in "fallocate-punch free_run" "write-append free_run" "create trans_fail" \
+	"tmpfile-link trans_fail" "write-hole trans_fail"; do
 	set -- $want
 	grep -q "^$1: failed calls.* $2:[1-9]" /tmp/roll-fail.out ||
 		die "$1: no call failed at $2"
