@@ -266,8 +266,14 @@ static void vsmfs_aggr_migrate(struct vsmfs_sb_info *sbi, struct inode *hot)
 	}
 	other = sbi->s_slot_ino[to];
 	if (kind == VSMFS_CAND_LAZY) {
-		/* In memory for the exchange: nothing reads its old slot. */
-		held = vsmfs_iget(sbi->s_sb, other);
+		/* For tests: the candidate was picked, its inode not yet read. */
+		vsmfs_fault_wait(VSMFS_FAULT_AGGR_WAIT);
+		/*
+		 * In memory for the exchange: nothing reads its old slot. It
+		 * was picked with no lock held, and may have been unlinked or
+		 * freed since: then there is nothing to do, and no damage.
+		 */
+		held = vsmfs_iget_if_used(sbi->s_sb, other);
 		if (IS_ERR(held)) {
 			held = NULL;
 			goto done;

@@ -128,10 +128,11 @@ int vsmfs_extend_sparse(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64
 out:
 	if (ret) {
 		/* Frames given to the new pages go back with them. */
+		/* A run left allocated would be no file's: the handle fails. */
 		if (in_place)
-			vsmfs_free_data_pages(t, lpn + have, need - have);
+			vsmfs_trans_fail(t, vsmfs_free_data_pages(t, lpn + have, need - have));
 		else
-			vsmfs_free_data_pages(t, *nlpn, need);
+			vsmfs_trans_fail(t, vsmfs_free_data_pages(t, *nlpn, need));
 		vi->i_pages = pages;
 	} else {
 		/* The file owns the frames of its new run now, and no longer the old's. */
@@ -172,7 +173,8 @@ static int vsmfs_move_run(struct vsmfs_trans *t, struct inode *inode, u64 key, u
 	}
 	vsmfs_swap_flush(&sw);
 	if (ret) {
-		vsmfs_free_data_pages(t, nlpn, need);
+		/* A run left allocated would be no file's: the handle fails. */
+		vsmfs_trans_fail(t, vsmfs_free_data_pages(t, nlpn, need));
 		vi->i_pages -= need;
 		return ret;
 	}
@@ -308,7 +310,8 @@ int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
 		if (vi->i_tail_key) {
 			ret = vsmfs_tail_release_t(t, inode, &freed);
 			if (ret) {
-				vsmfs_free_data_pages(t, nlpn + need, VSMFS_VSP_PAGES - need);
+				vsmfs_trans_fail(t, vsmfs_free_data_pages(t, nlpn + need,
+									  VSMFS_VSP_PAGES - need));
 				goto out;
 			}
 		}
@@ -585,7 +588,8 @@ static ssize_t vsmfs_cow_whole(struct vsmfs_cow *c, struct inode *inode, u64 key
 	vsmfs_stat_add(sbi, data_user_bytes, n);
 	return n;
 fail:
-	vsmfs_free_data_pages(t, nlpn, cnt);
+	/* A run left allocated would be no file's: the handle fails. */
+	vsmfs_trans_fail(t, vsmfs_free_data_pages(t, nlpn, cnt));
 	return ret;
 }
 
@@ -636,7 +640,8 @@ static ssize_t vsmfs_cow_fine(struct vsmfs_cow *c, struct inode *inode, u64 key,
 					      ce - ws - n);
 		}
 		if (ret) {
-			vsmfs_unreserve_pages(t, scr, m);
+			/* Left reserved, it would be no file's: the handle fails. */
+			vsmfs_trans_fail(t, vsmfs_unreserve_pages(t, scr, m));
 			goto short_write;
 		}
 		vsmfs_stat_add(sbi, data_merge_bytes, (ws - cs) + (ce - ws - n));
@@ -645,7 +650,7 @@ static ssize_t vsmfs_cow_fine(struct vsmfs_cow *c, struct inode *inode, u64 key,
 		holes = m - vsmfs_frames_in(sbi, lpn + pg, m);
 		ret = vsmfs_swap_pages(t, &c->sw, lpn + pg, scr, m);
 		if (ret) {
-			vsmfs_unreserve_pages(t, scr, m);
+			vsmfs_trans_fail(t, vsmfs_unreserve_pages(t, scr, m));
 			goto short_write;
 		}
 		if (holes) {
@@ -840,6 +845,11 @@ ssize_t vsmfs_cow_write_t(struct vsmfs_trans *t, struct inode *inode, loff_t pos
 			err = vsmfs_unreserve_pages(t, c.free[i].lpn, c.free[i].count);
 		else
 			err = vsmfs_free_data_pages(t, c.free[i].lpn, c.free[i].count);
+		/*
+		 * Pages replaced or scratch pages holding old frames, left in
+		 * use by no file: the part written cannot be committed either.
+		 */
+		vsmfs_trans_fail(t, err);
 		ret = ret ?: err;
 	}
 	if (c.cowed)
@@ -1093,21 +1103,20 @@ static __always_inline int vsmfs_stage_switch_shared(struct inode *inode,
 
 /*
  * End the handle @t of a staged write or append whose reserved runs it
- * takes: aborted on @ret, or where its end would abort it (an overflow,
+ * takes: aborted on @ret, or by its end (an error recorded in it,
  * errors=remount-ro), and the runs are the caller's again; else it ends,
  * and the runs are the transaction's even if its commit fails (*@owned).
  * Return: @ret, or what the abort or the commit returned.
  */
 static int vsmfs_stage_end(struct vsmfs_trans *t, int ret, bool *owned)
 {
-	if (!ret && (t->t_overflow || READ_ONCE(t->t_sbi->s_error_ro)))
-		ret = t->t_overflow ? -EFSCORRUPTED : -EROFS;
 	if (ret) {
 		vsmfs_trans_abort(t);
 		return ret;
 	}
-	*owned = true;
-	return vsmfs_trans_commit(t);
+	ret = vsmfs_trans_commit(t);
+	*owned = !t->t_aborted;
+	return ret;
 }
 
 /*
@@ -1704,7 +1713,9 @@ static noinline ssize_t vsmfs_write_atomic_trans(struct inode *inode, loff_t pos
  *
  * Without @direct, the copy from @from must not come up short (see
  * vsmfs_wsrc_get()). An error after part of the write was done commits
- * the part done, which is atomic by itself.
+ * the part done, which is atomic by itself, unless a run the write
+ * replaced or reserved could not be freed: then the handle fails
+ * (vsmfs_trans_fail()) and the whole write with it.
  *
  * Context: inode lock held for writing.
  * Return: the bytes written, -EAGAIN with @direct if the write must be

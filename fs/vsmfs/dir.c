@@ -592,7 +592,8 @@ static int vsmfs_add_entry(struct vsmfs_trans *t, struct inode *dir,
 		if (!ret)
 			ret = vsmfs_idx_set(t, dir, blk, vsmfs_idx_make(lpn, 1));
 		if (ret) {
-			vsmfs_free_pages(t, lpn, 1);
+			/* Left allocated, it would be no file's: the handle fails. */
+			vsmfs_trans_fail(t, vsmfs_free_pages(t, lpn, 1));
 			return ret;
 		}
 		VSMFS_I(dir)->i_pages++;
@@ -824,16 +825,14 @@ static int vsmfs_mknod_trans(struct vsmfs_trans *t, struct inode *dir,
 		ret = vsmfs_write_inode_t(t, dir);
 	}
 	if (ret) {
-		/*
-		 * Out of the inode cache before its i-number is free again: a
-		 * create beside this one may take it at once, and would find
-		 * the discarded inode still hashed.
-		 */
-		vsmfs_discard_new_inode(inode);
+		/* The abort discards the inode before its i-number is free. */
 		vsmfs_trans_abort(t);
 		return ret;
 	}
 	ret = vsmfs_trans_commit(t);
+	/* An end that aborted the handle discarded the inode: no name. */
+	if (t->t_aborted)
+		return ret;
 	d_instantiate_new(dentry, inode);
 	return ret;
 }
@@ -899,12 +898,13 @@ static int vsmfs_tmpfile(struct user_namespace *ns, struct inode *dir, struct fi
 	ret = vsmfs_write_inode_t(&t, inode);
 	set_nlink(inode, 1);
 	if (ret) {
-		/* As in vsmfs_mknod_trans(): unhashed first. */
-		vsmfs_discard_new_inode(inode);
+		/* As in vsmfs_mknod_trans(): the abort discards the inode. */
 		vsmfs_trans_abort(&t);
 		return ret;
 	}
 	ret = vsmfs_trans_commit(&t);
+	if (t.t_aborted)
+		return ret;
 	d_tmpfile(file, inode);
 	unlock_new_inode(inode);
 	return ret ?: finish_open_simple(file, 0);

@@ -54,6 +54,9 @@ static const char * const vsmfs_fault_names[VSMFS_FAULT_NR] = {
 	[VSMFS_FAULT_TRANS_OVERFLOW]	= "trans_overflow",
 	[VSMFS_FAULT_NFS_NOCOMMIT]	= "nfs_nocommit",
 	[VSMFS_FAULT_FSYNC_NOCOMMIT]	= "fsync_nocommit",
+	[VSMFS_FAULT_AGGR_WAIT]		= "aggr_wait",
+	[VSMFS_FAULT_FREE_RUN]		= "free_run",
+	[VSMFS_FAULT_TRANS_FAIL]	= "trans_fail",
 };
 
 static struct vsmfs_fault_point vsmfs_faults[VSMFS_FAULT_NR];
@@ -128,6 +131,31 @@ void __vsmfs_fault_stop(struct super_block *sb, enum vsmfs_fault point, const ch
 	vsmfs_err(sb, "fault: %s", what);
 	while (!fatal_signal_pending(current))
 		msleep_interruptible(1000);
+}
+
+/* Longest wait at a point of __vsmfs_fault_wait(), in milliseconds. */
+#define VSMFS_FAULT_WAIT_MS	10000
+
+/**
+ * __vsmfs_fault_wait() - a point where the task waits, for race tests
+ * @point: the point
+ *
+ * If the point fires, waits until its interval is set to 0 again, or for
+ * ten seconds at most, so that a test can change the file system while
+ * the task stands between two steps (it sees the point's injected count
+ * grow). Otherwise returns at once.
+ *
+ * Context: process context, may sleep holding the caller's locks.
+ */
+void __vsmfs_fault_wait(enum vsmfs_fault point)
+{
+	unsigned int waited;
+
+	if (!__vsmfs_fault(point))
+		return;
+	for (waited = 0; waited < VSMFS_FAULT_WAIT_MS && READ_ONCE(vsmfs_faults[point].interval);
+	     waited += 20)
+		msleep(20);
 }
 
 /**

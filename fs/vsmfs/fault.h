@@ -43,6 +43,19 @@ enum vsmfs_fault {
 	 */
 	VSMFS_FAULT_NFS_NOCOMMIT,
 	VSMFS_FAULT_FSYNC_NOCOMMIT,	/* fsync returns 0, commits nothing */
+	/*
+	 * The aggregation worker waits between picking a slot whose inode
+	 * is not in memory and reading that inode (vsmfs_fault_wait()).
+	 */
+	VSMFS_FAULT_AGGR_WAIT,
+	/*
+	 * A run freed or given back when the running transaction commits
+	 * (vsmfs_trans_defer()): -ENOMEM, as when the array of such runs
+	 * cannot grow.
+	 */
+	VSMFS_FAULT_FREE_RUN,
+	/* A handle's end finds a step failed (vsmfs_trans_fail()): -ENOMEM. */
+	VSMFS_FAULT_TRANS_FAIL,
 	VSMFS_FAULT_NR
 };
 
@@ -58,6 +71,7 @@ DECLARE_STATIC_KEY_FALSE(vsmfs_fault_armed);
 
 bool __vsmfs_fault(enum vsmfs_fault point);
 void __vsmfs_fault_stop(struct super_block *sb, enum vsmfs_fault point, const char *what);
+void __vsmfs_fault_wait(enum vsmfs_fault point);
 void vsmfs_fault_init(struct dentry *dir);
 
 /*
@@ -76,6 +90,13 @@ static __always_inline void vsmfs_fault_stop(struct super_block *sb, enum vsmfs_
 	if (static_branch_unlikely(&vsmfs_fault_armed))
 		__vsmfs_fault_stop(sb, point, what);
 }
+
+/* A point where the task waits while the point is armed (__vsmfs_fault_wait()). */
+static __always_inline void vsmfs_fault_wait(enum vsmfs_fault point)
+{
+	if (static_branch_unlikely(&vsmfs_fault_armed))
+		__vsmfs_fault_wait(point);
+}
 #else
 static inline bool vsmfs_fault(enum vsmfs_fault point)
 {
@@ -84,6 +105,10 @@ static inline bool vsmfs_fault(enum vsmfs_fault point)
 
 static inline void vsmfs_fault_stop(struct super_block *sb, enum vsmfs_fault point,
 				    const char *what)
+{
+}
+
+static inline void vsmfs_fault_wait(enum vsmfs_fault point)
 {
 }
 

@@ -35,18 +35,24 @@ static u64 vsmfs_same_kind(struct vsmfs_sb_info *sbi, u64 lpn, u64 end)
 /*
  * Swap @n pages from @lpn with the run @donor reserved for @t, give the
  * donor back (free once @t commits, with what the swap left behind it)
- * and drop the stale translations of both.
+ * and drop the stale translations of both. If the donor cannot be given
+ * back, @t fails as a whole (vsmfs_trans_fail()).
  */
 static int vsmfs_swap_donor(struct vsmfs_trans *t, u64 lpn, u64 donor, u64 n)
 {
 	struct vsmfs_swap sw;
-	int ret;
+	int ret, err;
 
 	vsmfs_swap_init(t->t_sbi, &sw);
 	ret = vsmfs_swap_pages(t, &sw, lpn, donor, n);
-	vsmfs_unreserve_pages(t, donor, n);
+	/*
+	 * A donor left reserved would hold frames, or pages, of no file:
+	 * the handle cannot commit, and its end aborts it.
+	 */
+	err = vsmfs_unreserve_pages(t, donor, n);
+	vsmfs_trans_fail(t, err);
 	vsmfs_swap_flush(&sw);
-	return ret;
+	return ret ?: err;
 }
 
 /**

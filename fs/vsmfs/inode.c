@@ -76,6 +76,7 @@ enum vsmfs_iget_mode {
 	VSMFS_IGET_LINKED,	/* only that: anything else is corruption */
 	VSMFS_IGET_ORPHAN,	/* also one with no links (orphan cleanup) */
 	VSMFS_IGET_HANDLE,	/* a file handle's: a free inode is -ESTALE */
+	VSMFS_IGET_IF_USED,	/* one looked up with no lock: gone is -ENOENT */
 };
 
 static struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, enum vsmfs_iget_mode how);
@@ -168,6 +169,31 @@ struct inode *vsmfs_iget_handle(struct super_block *sb, u64 ino, u32 gen)
 	return inode;
 }
 
+/**
+ * vsmfs_iget_if_used() - get the in-core inode of an i-number seen in use
+ * @sb: super block
+ * @ino: i-number, in range, seen in use with no lock held
+ *
+ * For a caller that picked @ino from state it read without a lock (the
+ * aggregation worker): the inode may have been unlinked, or unlinked and
+ * freed, since. That is not damage, and is returned quietly; everything
+ * else is checked as vsmfs_iget() checks it.
+ *
+ * Context: process context, may sleep.
+ * Return: the inode with a reference held, -ENOENT if it is free or has no
+ * links left, or another ERR_PTR.
+ */
+struct inode *vsmfs_iget_if_used(struct super_block *sb, u64 ino)
+{
+	struct inode *inode = __vsmfs_iget(sb, ino, VSMFS_IGET_IF_USED);
+
+	if (!IS_ERR(inode) && !inode->i_nlink) {
+		iput(inode);
+		return ERR_PTR(-ENOENT);
+	}
+	return inode;
+}
+
 /* An in-core inode, found as @how says (enum vsmfs_iget_mode). */
 static struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, enum vsmfs_iget_mode how)
 {
@@ -190,8 +216,8 @@ static struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, enum vsmfs_ig
 		goto bad;
 	ret = -EFSCORRUPTED;
 	if ((how != VSMFS_IGET_ORPHAN && !le32_to_cpu(di->i_nlink)) || !le16_to_cpu(di->i_mode)) {
-		if (how == VSMFS_IGET_HANDLE) {
-			ret = -ESTALE;
+		if (how == VSMFS_IGET_HANDLE || how == VSMFS_IGET_IF_USED) {
+			ret = how == VSMFS_IGET_HANDLE ? -ESTALE : -ENOENT;
 			goto bad;
 		}
 		vsmfs_fs_error(sb, ino, "inode is not in use");
@@ -528,7 +554,9 @@ void vsmfs_discard_new_inode(struct inode *inode)
  * transaction. A directory records @dir as its parent.
  *
  * Return: the new inode (locked, I_NEW cleared by the caller through
- * d_instantiate_new()), or an ERR_PTR, after which the caller aborts @t.
+ * d_instantiate_new()), which an abort of @t discards
+ * (vsmfs_discard_new_inode()), or an ERR_PTR, after which the caller
+ * aborts @t.
  */
 struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir,
 			      const struct qstr *qstr, umode_t mode, dev_t rdev)
@@ -590,6 +618,8 @@ struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir,
 		return ERR_PTR(ret);
 	}
 	vsmfs_stat_inc(VSMFS_SB(dir->i_sb), inodes_created);
+	/* An abort of @t, wherever it comes from, discards the inode. */
+	t->t_new_inode = inode;
 	return inode;
 }
 
@@ -667,8 +697,8 @@ static __le64 *vsmfs_idx_slot(struct vsmfs_trans *t, struct inode *inode, u64 ke
 									  sizeof(*slot));
 			}
 			if (*err) {
-				/* Not linked anywhere: give the page back. */
-				vsmfs_free_pages(t, lpn, 1);
+				/* Not linked anywhere: give the page back, or fail. */
+				vsmfs_trans_fail(t, vsmfs_free_pages(t, lpn, 1));
 				return NULL;
 			}
 			vi->i_pages++;

@@ -49,8 +49,11 @@
  * vsmfs_trans_get_write_access_range()): vsmfs_trans_abort() puts them
  * back, takes the blocks the handle added out of the running
  * transaction (m_hnew), puts back those it dropped (t_forgot) and forgets
- * the runs it freed. The running transaction as the earlier handles left
- * it stays.
+ * the runs it freed; an inode the handle created leaves the inode cache
+ * first (t_new_inode). The running transaction as the earlier handles
+ * left it stays. A handle whose step failed in a way the caller cannot
+ * undo (a run it could not free) records the error (vsmfs_trans_fail()),
+ * and its end aborts it: t_aborted tells the caller.
  *
  * Shared handles. An operation that only swaps page table entries of pages
  * it owns and sets the times of the file it writes (the staged overwrite,
@@ -199,6 +202,8 @@ static void vsmfs_trans_setup(struct vsmfs_trans *t, struct vsmfs_sb_info *sbi, 
 	t->t_ino = 0;
 	t->t_ino_mb = NULL;
 	t->t_ino_freed = false;
+	t->t_new_inode = NULL;
+	t->t_aborted = false;
 }
 
 /* The allocator state an abort of a handle under s_trans_mutex puts back. */
@@ -503,6 +508,25 @@ static void vsmfs_trans_overflow(struct vsmfs_trans *t)
 	vsmfs_fs_error(sbi->s_sb, 0,
 		       "transaction dirtied more than the %u journal blocks: not committed",
 		       vsmfs_trans_max_blocks(sbi));
+}
+
+/**
+ * vsmfs_trans_fail() - make a handle's end abort it
+ * @t: the handle
+ * @err: the negative errno of a step that failed, or 0 (nothing done)
+ *
+ * For a step whose failure leaves the handle unable to commit what it
+ * holds (a run it cannot free any more, whose pages would be left in use
+ * by no file): the handle's end aborts it whatever the caller asks
+ * (vsmfs_trans_commit()), and returns the first error recorded. The
+ * operation then changes nothing.
+ *
+ * Context: inside the handle.
+ */
+void vsmfs_trans_fail(struct vsmfs_trans *t, int err)
+{
+	if (err && !t->t_error)
+		t->t_error = err;
 }
 
 /*
@@ -974,6 +998,8 @@ static int vsmfs_trans_defer(struct vsmfs_trans *t, u64 lpn, u64 count, bool scr
 
 	if (t->t_shared)
 		return -EAGAIN;
+	if (vsmfs_fault(VSMFS_FAULT_FREE_RUN))
+		return -ENOMEM;
 	/* The entries the CPUs' shares keep stay theirs. */
 	if (run->nfrees + run->shared_frees >= run->maxfrees) {
 		unsigned int n = max(16U, 2 * run->maxfrees);
@@ -1184,6 +1210,21 @@ static void vsmfs_trans_reload_inodes(struct vsmfs_trans *t)
 static void vsmfs_trans_end_shared(struct vsmfs_trans *t, bool changed);
 
 /*
+ * The inode the handle created (vsmfs_new_inode()) leaves the inode cache
+ * before the abort gives its i-number back: a create beside this one may
+ * take the i-number at once, and would find the discarded inode hashed.
+ * Nothing links it: the abort takes its entry out as well.
+ */
+static void vsmfs_trans_discard_new(struct vsmfs_trans *t)
+{
+	t->t_aborted = true;
+	if (t->t_new_inode) {
+		vsmfs_discard_new_inode(t->t_new_inode);
+		t->t_new_inode = NULL;
+	}
+}
+
+/*
  * vsmfs_trans_abort() of a shared metadata handle: the parts it saved go
  * back, newest first (no other handle changed them meanwhile), and its
  * i-number's bit is cleared alone. The blocks it added stay in the
@@ -1199,6 +1240,7 @@ static void vsmfs_trans_abort_shared(struct vsmfs_trans *t)
 	 * a file system that stopped writing since may abort it (its end).
 	 */
 	WARN_ON_ONCE(t->t_ino_freed && !READ_ONCE(sbi->s_error_ro));
+	vsmfs_trans_discard_new(t);
 	while (u->n) {
 		struct vsmfs_undo_rec *r = &u->rec[--u->n];
 
@@ -1229,8 +1271,9 @@ static void vsmfs_trans_abort_shared(struct vsmfs_trans *t)
  * written to PM. Pages @t freed whose metadata versions
  * vsmfs_journal_forget() revoked stay correct: their home blocks hold the
  * last committed version, and the blocks earlier handles changed are put
- * back in the running transaction. Changes @t made to file data in place,
- * and inodes it created (which the caller discards), are the caller's.
+ * back in the running transaction. An inode @t created
+ * (vsmfs_new_inode()) is discarded first. Changes @t made to file data in
+ * place are the caller's.
  *
  * Context: inside the handle; releases s_trans_mutex.
  */
@@ -1249,6 +1292,7 @@ void vsmfs_trans_abort(struct vsmfs_trans *t)
 		return;
 	}
 	lockdep_assert_held(&sbi->s_trans_mutex);
+	vsmfs_trans_discard_new(t);
 	vsmfs_swap_init(sbi, &sw);
 	list_for_each_entry_safe(mb, tmp, &t->t_forgot, m_dirty) {
 		list_move_tail(&mb->m_dirty, &t->t_dirty);
@@ -1294,22 +1338,32 @@ void vsmfs_trans_abort(struct vsmfs_trans *t)
  * transaction, after one fence that makes the file data it wrote durable
  * (see the top of this file), and is committed later.
  *
- * A handle that overflowed the journal, or any after errors=remount-ro
- * made the file system read-only, is aborted instead
- * (vsmfs_trans_abort()): nothing of it is written, and DRAM goes back to
- * the running transaction as it was.
+ * A handle that recorded an error (an overflow of the journal, a step
+ * that failed with vsmfs_trans_fail()), or any that changed something
+ * after errors=remount-ro made the file system read-only, is aborted
+ * instead (vsmfs_trans_abort()): nothing of it is written, and DRAM goes
+ * back to the running transaction as it was.
  *
  * Context: inside the handle; releases s_trans_mutex.
- * Return: 0, or the first error recorded in the handle; -EFSCORRUPTED
- * after an overflow, -EROFS after errors=remount-ro acted.
+ * Return: 0, or, the handle aborted, the first error recorded in it
+ * (-EFSCORRUPTED after an overflow) or -EROFS after errors=remount-ro
+ * acted; or an error of the commit of the running transaction.
  */
 int vsmfs_trans_commit(struct vsmfs_trans *t)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	struct vsmfs_running *run = &sbi->s_run;
 	bool changed = vsmfs_trans_changed(t);
-	int err = t->t_error;
+	int err;
 
+	/*
+	 * For tests: a step of the handle failed (vsmfs_trans_fail()). Not
+	 * after an i-number was freed beside other handles, which no abort
+	 * may follow (vsmfs_free_ino()).
+	 */
+	if (changed && !t->t_ino_freed && vsmfs_fault(VSMFS_FAULT_TRANS_FAIL))
+		vsmfs_trans_fail(t, -ENOMEM);
+	err = t->t_error;
 	if (t->t_shared) {
 		if (unlikely(err || (READ_ONCE(sbi->s_error_ro) && changed))) {
 			vsmfs_trans_abort(t);
@@ -1321,18 +1375,17 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 		vsmfs_trans_end_shared(t, changed);
 		return 0;
 	}
-	if (unlikely((t->t_overflow || READ_ONCE(sbi->s_error_ro)) && changed)) {
-		err = t->t_overflow ? -EFSCORRUPTED : -EROFS;
+	if (unlikely(err || (READ_ONCE(sbi->s_error_ro) && changed))) {
 		vsmfs_trans_abort(t);
-		return err;
+		return err ?: -EROFS;
 	}
 	if (!changed) {
 		vsmfs_trans_handle_done(t);
 		vsmfs_trans_park(t);
-		return err;
+		return 0;
 	}
 	if (t->t_sync || !sbi->s_jopts.commit_secs || vsmfs_journal_writethrough(sbi))
-		return vsmfs_trans_commit_all(t, VSMFS_COMMIT_SYNC) ?: err;
+		return vsmfs_trans_commit_all(t, VSMFS_COMMIT_SYNC);
 	vsmfs_trans_handle_done(t);
 	/*
 	 * The data this handle made reachable, before any commit of it: if
@@ -1345,7 +1398,7 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 		queue_delayed_work(system_long_wq, &sbi->s_commit_work,
 				   sbi->s_jopts.commit_secs * HZ);
 	vsmfs_trans_park(t);
-	return err;
+	return 0;
 }
 
 /**

@@ -637,6 +637,13 @@ struct vsmfs_trans {
 	u32			t_credits;
 	u64			t_ino;
 	struct vsmfs_mblk	*t_ino_mb;
+	/*
+	 * The inode the handle created (vsmfs_new_inode()), which an abort
+	 * discards; @t_aborted: the handle was aborted, by its caller or by
+	 * its end (an error recorded, errors=remount-ro).
+	 */
+	struct inode		*t_new_inode;
+	bool			t_aborted;
 };
 
 /* Runs of page swaps a shared handle can take back. */
@@ -954,6 +961,7 @@ int vsmfs_trans_defer_resv(struct vsmfs_trans *t, const struct vsmfs_resv *r, bo
 int vsmfs_trans_commit(struct vsmfs_trans *t);
 int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause);
 void vsmfs_trans_abort(struct vsmfs_trans *t);
+void vsmfs_trans_fail(struct vsmfs_trans *t, int err);
 int vsmfs_trans_end(struct vsmfs_trans *t, int err);
 int vsmfs_trans_commit_tid(struct vsmfs_sb_info *sbi, u64 tid, unsigned int cause);
 int vsmfs_trans_sync(struct vsmfs_sb_info *sbi, unsigned int cause);
@@ -1127,6 +1135,7 @@ extern const struct inode_operations vsmfs_symlink_inode_operations;
 extern const struct inode_operations vsmfs_fast_symlink_inode_operations;
 struct inode *vsmfs_iget(struct super_block *sb, u64 ino);
 struct inode *vsmfs_iget_handle(struct super_block *sb, u64 ino, u32 gen);
+struct inode *vsmfs_iget_if_used(struct super_block *sb, u64 ino);
 void vsmfs_discard_new_inode(struct inode *inode);
 struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir,
 			      const struct qstr *qstr, umode_t mode, dev_t rdev);

@@ -188,7 +188,8 @@ static struct vsmfs_mblk *vsmfs_xattr_new_block(struct vsmfs_trans *t, struct in
 	if (!ret)
 		ret = vsmfs_trans_get_write_access(t, mb);
 	if (ret) {
-		vsmfs_free_pages(t, lpn, 1);
+		/* Left allocated, it would be no file's: the handle fails. */
+		vsmfs_trans_fail(t, vsmfs_free_pages(t, lpn, 1));
 		return ERR_PTR(ret);
 	}
 	/* The frame may have held anything before; the DRAM copy is the truth. */

@@ -7,11 +7,17 @@ rest): every call that fails must leave the tree exactly as it was
 (names, types, modes, link counts, sizes, contents, times but atime,
 attribute flags, extended attributes and ACLs, free blocks and inodes).
 
-usage: rollback.py MNT [POINT...]
+A failed call that would have made a name (create, mkdir, mknod,
+symlink, O_TMPFILE then linkat) must also leave that name absent, not
+just unlisted.
+
+usage: rollback.py MNT [--strict] [POINT...] [OPERATION...]
 Prints one line per operation, with per point the calls that failed and
 those whose failure was absorbed (the call succeeded all the same, e.g. a
 create whose shared handle gave up and was done again under the mutex);
-exits 1 if any failed call changed the tree.
+exits 1 if any failed call changed the tree. With --strict, a failure the
+call absorbed is a failure of the test too: for points whose failure
+every operation named must report.
 """
 import ctypes
 import errno
@@ -27,6 +33,7 @@ LIBC = ctypes.CDLL(None, use_errno=True)
 RENAME_NOREPLACE, RENAME_EXCHANGE = 1, 2
 FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE, FALLOC_FL_ZERO_RANGE = 1, 2, 0x10
 AT_FDCWD = -100
+AT_EMPTY_PATH = 0x1000
 FS_IOC_GETFLAGS, FS_IOC_SETFLAGS = 0x80086601, 0x40086602
 FS_NODUMP_FL, FS_NOATIME_FL = 0x40, 0x80
 MAX_STEPS = 24
@@ -140,10 +147,32 @@ def snapshot(base, free=True):
     return tree
 
 
+def tmpfile_link(b):
+    """An unnamed file (O_TMPFILE), then given a name (linkat)."""
+    fd = os.open(b + "/d1", os.O_TMPFILE | os.O_WRONLY, 0o644)
+    try:
+        if LIBC.linkat(fd, b"", AT_FDCWD, (b + "/d1/linked").encode(), AT_EMPTY_PATH):
+            e = ctypes.get_errno()
+            raise OSError(e, os.strerror(e))
+    finally:
+        os.close(fd)
+
+
+# Run only when named: a failure after the open leaves the unnamed file to
+# an eviction that the fault point may make fail too (an orphan, freed at
+# unmount, which the free counts would show).
+NAMED_ONLY = {"tmpfile-link"}
+
+# Names a failed call must leave absent.
+MADE = {"create": "d1/new", "mkdir": "d1/newdir", "mknod": "d1/fifo",
+        "symlink": "d1/longlink", "tmpfile-link": "d1/linked"}
+
+
 def ops(b):
     """(name, action) pairs; each action runs on a fresh fixture."""
     return [
         ("create", lambda: write_file(b + "/d1/new", b"")),
+        ("tmpfile-link", lambda: tmpfile_link(b)),
         ("mkdir", lambda: os.mkdir(b + "/d1/newdir")),
         ("mknod", lambda: os.mkfifo(b + "/d1/fifo")),
         ("symlink", lambda: os.symlink("t" * 200, b + "/d1/longlink")),
@@ -201,11 +230,22 @@ def diff(a, b):
     return out
 
 
-def run(mnt, points, names):
+def absent(base, name):
+    """Whether the name a failed call @name would have made is absent."""
+    if name not in MADE:
+        return True
+    try:
+        os.lstat(os.path.join(base, MADE[name]))
+    except FileNotFoundError:
+        return True
+    return False
+
+
+def run(mnt, points, names, strict=False):
     base = mnt + "/t"
     bad = 0
     for name, act in ops(base):
-        if names and name not in names:
+        if (names and name not in names) or (not names and name in NAMED_ONLY):
             continue
         line = []
         for point in points:
@@ -229,6 +269,10 @@ def run(mnt, points, names):
                 if err is None:
                     if not hit:
                         break
+                    if strict:
+                        print(f"FAIL {name}: {point} after {n}: the call succeeded "
+                              "though a step of it failed")
+                        bad += 1
                     absorbed += 1
                     fixture(base)	# the failure was absorbed: start again
                     before = None
@@ -237,6 +281,10 @@ def run(mnt, points, names):
                 if err != errno.ENOMEM:
                     print(f"FAIL {name}: {point} after {n}: {errno.errorcode[err]}, "
                           "not ENOMEM")
+                    bad += 1
+                if not absent(base, name):
+                    print(f"FAIL {name}: {point} after {n}: {MADE[name]} exists after "
+                          "the failed call")
                     bad += 1
                 after = snapshot(base)
                 d = diff(before, after)
@@ -259,11 +307,12 @@ def run(mnt, points, names):
 
 def main():
     mnt = sys.argv[1]
-    args = sys.argv[2:]
+    strict = "--strict" in sys.argv[2:]
+    args = [a for a in sys.argv[2:] if a != "--strict"]
     points = [a for a in args if os.path.isdir(f"{K}/{a}")] or \
         ["shadow_alloc", "page_alloc"]
     names = [a for a in args if a not in points]
-    bad = run(mnt, points, names)
+    bad = run(mnt, points, names, strict)
     print(f"{bad} failed call(s) changed the tree" if bad else "every failed call changed nothing")
     sys.exit(1 if bad else 0)
 

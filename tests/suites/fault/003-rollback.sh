@@ -3,7 +3,10 @@
 # leaves the tree exactly as it was before the call, in DRAM and on PM:
 # create, mkdir, mknod, symlink, link, unlink, rmdir, every kind of rename,
 # writes (copy-on-write and in place), truncate, fallocate, xattrs, ACLs,
-# attribute flags.
+# attribute flags. A run that cannot be freed or given back (free_run),
+# and a handle whose end finds a step failed (trans_fail), fail the whole
+# operation: it returns an error, no block or inode is lost, a name it
+# would have made (also by O_TMPFILE and linkat) does not exist.
 . tests/lib/common.sh
 
 K=/sys/kernel/debug/vsmfs
@@ -45,6 +48,23 @@ tree "$MNT/t" > /tmp/tree.after
 cmp -s /tmp/tree.before /tmp/tree.after || die "the tree changed over a remount"
 umount "$MNT"
 [ $rc = 0 ] || die "failed calls changed the tree (data=atomic)"
+
+# Frees and reservations given back that fail, and handle ends that do,
+# in the calls that make names, write, punch and zero: every injected
+# failure is the call's error (--strict), never a success.
+mount_vsmfs
+$roll "$MNT" --strict free_run trans_fail create mkdir mknod symlink tmpfile-link \
+	write-append write-over write-hole fallocate-punch fallocate-zero \
+	> /tmp/roll-fail.out || rc=$?
+cat /tmp/roll-fail.out
+for want in "fallocate-punch free_run" "write-append free_run" "create trans_fail" \
+	"tmpfile-link trans_fail" "write-hole trans_fail"; do
+	set -- $want
+	grep -q "^$1: failed calls.* $2:[1-9]" /tmp/roll-fail.out ||
+		die "$1: no call failed at $2"
+done
+check_fsck "failed frees and handle ends"
+[ $rc = 0 ] || die "failed frees or handle ends changed the tree"
 
 mount_vsmfs -o data=inplace
 $roll "$MNT" shadow_alloc page_alloc write-append write-over write-hole truncate-grow \
