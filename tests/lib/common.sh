@@ -95,3 +95,14 @@ xattr_errno() {
 as_nobody() {
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
 }
+
+# Replace the test module by the instrumented one (build/pmlog/vsmfs.ko,
+# its log in debugfs), and put the test module back when the test exits.
+load_pmlog_module() {
+	pmlog_ko=$VSMFS_TOP/build/pmlog/vsmfs.ko
+	[ -f "$pmlog_ko" ] || die "$pmlog_ko not built: run make"
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+	rmmod vsmfs
+	trap 'umount "$MNT" 2>/dev/null || true; rmmod vsmfs; insmod "$MODULE"' EXIT
+	insmod "$pmlog_ko" pmlog_mb=64
+}

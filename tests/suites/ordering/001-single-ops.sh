@@ -7,12 +7,7 @@
 # VSMFS_ORDERING_SEED for its random subsets.
 . tests/lib/common.sh
 
-pmlog_ko=$VSMFS_TOP/build/pmlog/vsmfs.ko
-[ -f "$pmlog_ko" ] || die "$pmlog_ko not built: run make"
-mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
-rmmod vsmfs
-trap 'umount "$MNT" 2>/dev/null || true; rmmod vsmfs; insmod "$MODULE"' EXIT
-insmod "$pmlog_ko" pmlog_mb=64
+load_pmlog_module
 python3 tests/suites/ordering/ordering.py "${VSMFS_ORDERING:-short}" \
 	--seed "${VSMFS_ORDERING_SEED:-1}" --workloads single \
 	--optsets "${VSMFS_ORDERING_OPTSETS:-}"

@@ -10,12 +10,7 @@
 # whole length-1 set and the samples, VSMFS_GEN_SHARD=I/N a shard of it.
 . tests/lib/common.sh
 
-pmlog_ko=$VSMFS_TOP/build/pmlog/vsmfs.ko
-[ -f "$pmlog_ko" ] || die "$pmlog_ko not built: run make"
-mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
-rmmod vsmfs
-trap 'umount "$MNT" 2>/dev/null || true; rmmod vsmfs; insmod "$MODULE"' EXIT
-insmod "$pmlog_ko" pmlog_mb=64
+load_pmlog_module
 python3 tests/suites/ordering/gen.py "${VSMFS_GEN:-short}" \
 	--seed "${VSMFS_GEN_SEED:-1}" --shard "${VSMFS_GEN_SHARD:-1/1}" \
 	${VSMFS_GEN_ONLY:+--only "$VSMFS_GEN_ONLY"}

@@ -5,12 +5,7 @@
 # oracle rejects for a promise of the fsync not kept.
 . tests/lib/common.sh
 
-pmlog_ko=$VSMFS_TOP/build/pmlog/vsmfs.ko
-[ -f "$pmlog_ko" ] || die "$pmlog_ko not built: run make"
-mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
-rmmod vsmfs
-trap 'umount "$MNT" 2>/dev/null || true; rmmod vsmfs; insmod "$MODULE"' EXIT
-insmod "$pmlog_ko" pmlog_mb=64
+load_pmlog_module
 [ -f /sys/kernel/debug/vsmfs/fsync_nocommit/interval ] ||
 	die "the module has no fault point fsync_nocommit"
 python3 tests/suites/ordering/gen.py control

@@ -7,11 +7,6 @@
 # crash-recovery), VSMFS_RECOVERY_SEED for its samples.
 . tests/lib/common.sh
 
-pmlog_ko=$VSMFS_TOP/build/pmlog/vsmfs.ko
-[ -f "$pmlog_ko" ] || die "$pmlog_ko not built: run make"
-mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
-rmmod vsmfs
-trap 'umount "$MNT" 2>/dev/null || true; rmmod vsmfs; insmod "$MODULE"' EXIT
-insmod "$pmlog_ko" pmlog_mb=64
+load_pmlog_module
 python3 tests/suites/ordering/recovery.py "${VSMFS_RECOVERY:-short}" \
 	--seed "${VSMFS_RECOVERY_SEED:-1}" ${VSMFS_RECOVERY_ONLY:+--only "$VSMFS_RECOVERY_ONLY"}
