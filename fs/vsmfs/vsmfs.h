@@ -2,6 +2,24 @@
 /*
  * vsmfs internal definitions: DRAM structures of a mounted file system and
  * the functions each source file offers the others, grouped by file.
+ *
+ * The files stand in layers, lowest first. A file calls its own layer and
+ * the ones below; where a lower layer must reach up (a commit making freed
+ * pages free, the abort of a handle reloading inodes), it does so through
+ * a callback or an ops table that the upper layer registers. tests/layering
+ * checks this table against the module's object files:
+ *
+ *   1 primitives: verify.c jcore.c pmlog.c fault.c trace.c sb.c
+ *   2 mapping: mcache.c vsp.c
+ *   3 journal: journal.c recovery.c
+ *   4 transactions: trans.c
+ *   5 allocation: alloc.c hole.c
+ *   6 inodes: inode.c xattr.c acl.c
+ *   7 namespace and data: dir.c file.c cow.c dax.c falloc.c ioctl.c
+ *         aggr.c export.c
+ *   8 vfs glue: super.c sysfs.c
+ *
+ * Documentation/filesystems/vsmfs.rst ("Layers") says what each holds.
  */
 #ifndef _VSMFS_H
 #define _VSMFS_H
@@ -850,6 +868,11 @@ static inline void vsmfs_hold_end(struct vsmfs_sb_info *sbi, u64 t0)
 /* super.c */
 struct inode *vsmfs_alloc_inode(struct super_block *sb);
 void vsmfs_free_inode(struct inode *inode);
+
+/* sb.c */
+extern const char * const vsmfs_errors_names[];
+void vsmfs_write_super_locked(struct vsmfs_sb_info *sbi);
+void vsmfs_set_clean(struct vsmfs_sb_info *sbi, bool clean);
 __printf(5, 6)
 void __vsmfs_fs_error(struct super_block *sb, const char *func, unsigned int line,
 		      u64 ino, const char *fmt, ...);
