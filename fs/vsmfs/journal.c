@@ -134,6 +134,7 @@
 #include "fault.h"
 #include "jcore.h"
 #include "journal.h"
+#include "mcache.h"
 
 /* Re-flags a commit keeps in itself; more are allocated. */
 #define VSMFS_JTX_POST_INLINE	8
@@ -141,28 +142,6 @@
 #define VSMFS_JTX_COPY_MAX	64
 /* Notes of frozen blocks a commit keeps in itself; more are allocated. */
 #define VSMFS_JTX_COPY_INLINE	8
-
-/*
- * struct vsmfs_jcopy - a block placed and written outside s_trans_mutex
- * @mb: its DRAM copy, which notes this (m_jc) until it is written
- * @home: its home block
- * @src: NULL while the DRAM block is as the transaction left it; else a
- *	 copy of it as it was, made by the first task that changed it
- *	 since (__vsmfs_mblk_freeze()); both under @mb->m_jlock
- * @dst: the journal block on PM, owned by the commit until it is committed
- * @delta: write only the words that differ from the old version in @dst
- * @mask: with @delta and @mask_ok, the words that may differ (m_dmask)
- * @mask_ok: @mask is known
- */
-struct vsmfs_jcopy {
-	struct vsmfs_mblk *mb;
-	u64	home;
-	void	*src;
-	void __pm	*dst;
-	bool	delta;
-	bool	mask_ok;
-	u64	mask[VSMFS_JMASK_WORDS];
-};
 
 /*
  * struct vsmfs_jtx - a transaction between placement and commit
@@ -1189,47 +1168,6 @@ static void vsmfs_jtx_freeze(struct vsmfs_trans *t, struct vsmfs_jtx *tx)
 		WRITE_ONCE(mb->m_jc, c);
 	}
 	tx->frozen = true;
-}
-
-/**
- * __vsmfs_mblk_freeze() - copy a block for the commit that has still to write it
- * @sbi: the file system
- * @mb: the block, about to be changed, noted by a commit (m_jc) that may
- *	have written it meanwhile
- *
- * As jbd2 gives a committing transaction a frozen copy of a buffer that a
- * handle is about to change: the commit then writes the block as its
- * transaction left it, and the caller may change the DRAM block at once.
- * If no memory is left for the copy, this waits for the commit to write
- * the block, which needs neither s_trans_mutex nor s_handles_sem.
- *
- * Context: holds s_trans_mutex or s_handles_sem; may sleep.
- */
-void __vsmfs_mblk_freeze(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb)
-{
-	const void *view;
-	void *buf = NULL;
-	bool wait = false;
-
-	if (!vsmfs_fault(VSMFS_FAULT_JCOPY_ALLOC))
-		buf = kmalloc(VSMFS_BLOCK_SIZE, GFP_NOFS | __GFP_NOWARN);
-	spin_lock(&mb->m_jlock);
-	if (mb->m_jc && buf) {
-		view = vsmfs_mblk_commit_view(mb, buf);
-		if (view != buf)
-			memcpy(buf, view, VSMFS_BLOCK_SIZE);
-		mb->m_jc->src = buf;
-		WRITE_ONCE(mb->m_jc, NULL);
-		buf = NULL;
-		vsmfs_stat_inc(sbi, journal_frozen_copies);
-	} else if (mb->m_jc) {
-		mb->m_jwait = true;
-		wait = true;
-	}
-	spin_unlock(&mb->m_jlock);
-	kfree(buf);
-	if (wait)
-		wait_var_event(&mb->m_jc, !READ_ONCE(mb->m_jc));
 }
 
 /* Step 3 for the header at @p. */

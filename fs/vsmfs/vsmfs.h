@@ -13,7 +13,7 @@
  *   2 mapping: mcache.c vsp.c
  *   3 journal: journal.c recovery.c
  *   4 transactions: trans.c
- *   5 allocation: alloc.c hole.c
+ *   5 allocation: alloc.c hole.c ptable.c
  *   6 inodes: inode.c xattr.c acl.c
  *   7 namespace and data: dir.c file.c cow.c dax.c falloc.c ioctl.c
  *         aggr.c export.c
@@ -921,6 +921,13 @@ void vsmfs_journal_timer_start(struct vsmfs_sb_info *sbi);
 void vsmfs_journal_timer_stop(struct vsmfs_sb_info *sbi);
 ssize_t vsmfs_journal_wear_show(struct vsmfs_sb_info *sbi, char *buf);
 
+/* mcache.c */
+int vsmfs_mcache_init(struct vsmfs_sb_info *sbi);
+int vsmfs_mblk_cache_create(void);
+void vsmfs_mblk_cache_destroy(void);
+struct vsmfs_mblk *vsmfs_mblk_find(struct vsmfs_sb_info *sbi, u64 blk);
+void vsmfs_mcache_destroy(struct vsmfs_sb_info *sbi);
+struct vsmfs_mblk *__vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk);
 void __vsmfs_mblk_freeze(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb);
 
 /*
@@ -935,14 +942,6 @@ static inline void vsmfs_mblk_freeze(struct vsmfs_sb_info *sbi, struct vsmfs_mbl
 	if (unlikely(READ_ONCE(mb->m_jc)))
 		__vsmfs_mblk_freeze(sbi, mb);
 }
-
-/* mcache.c */
-int vsmfs_mcache_init(struct vsmfs_sb_info *sbi);
-int vsmfs_mblk_cache_create(void);
-void vsmfs_mblk_cache_destroy(void);
-struct vsmfs_mblk *vsmfs_mblk_find(struct vsmfs_sb_info *sbi, u64 blk);
-void vsmfs_mcache_destroy(struct vsmfs_sb_info *sbi);
-struct vsmfs_mblk *__vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk);
 
 /*
  * The DRAM copy of metadata block @blk (__vsmfs_mblk_get()): a block of the
@@ -1076,10 +1075,10 @@ int vsmfs_free_ino(struct vsmfs_trans *t, u64 ino);
 int vsmfs_vsp_map(struct vsmfs_sb_info *sbi);
 void vsmfs_vsp_unmap(struct vsmfs_sb_info *sbi);
 void vsmfs_swap_init(struct vsmfs_sb_info *sbi, struct vsmfs_swap *sw);
-int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b, u64 count);
-int vsmfs_swap_pages_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw, u64 a, u64 b,
-			    u64 count);
-void vsmfs_swap_back_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw);
+bool vsmfs_swap_valid(struct vsmfs_sb_info *sbi, u64 a, u64 b, u64 count);
+void vsmfs_vsp_mix_swap(struct vsmfs_sb_info *sbi, u64 a, u64 b, u64 count);
+void vsmfs_swap_one(struct vsmfs_sb_info *sbi, u64 a, __le64 *sa, u64 b, __le64 *sb);
+void vsmfs_swap_done(struct vsmfs_swap *sw, u64 a, u64 b, u64 count);
 void vsmfs_swap_add(struct vsmfs_swap *sw, u64 lpn, u64 count);
 void vsmfs_swap_flush(struct vsmfs_swap *sw);
 void vsmfs_swap_undo(struct vsmfs_swap *sw, u64 lpn, const __le64 *old, const __le64 *cur,
@@ -1142,8 +1141,6 @@ static inline u64 vsmfs_frames_in(const struct vsmfs_sb_info *sbi, u64 lpn, u64 
 	return __vsmfs_frames_in(sbi, lpn, count);
 }
 
-int vsmfs_pt_unwritten_t(struct vsmfs_trans *t, u64 lpn, u64 count, bool set);
-
 /* Kernel address of logical page @lpn in the mapping layer. */
 static inline void __pm *vsmfs_lpn_ptr(struct vsmfs_sb_info *sbi, u64 lpn)
 {
@@ -1151,6 +1148,13 @@ static inline void __pm *vsmfs_lpn_ptr(struct vsmfs_sb_info *sbi, u64 lpn)
 		return NULL;
 	return sbi->s_vsp_base + (lpn << VSMFS_BLOCK_SHIFT);
 }
+
+/* ptable.c */
+int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b, u64 count);
+int vsmfs_swap_pages_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw, u64 a, u64 b,
+			    u64 count);
+void vsmfs_swap_back_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw);
+int vsmfs_pt_unwritten_t(struct vsmfs_trans *t, u64 lpn, u64 count, bool set);
 
 /* inode.c */
 extern const struct inode_operations vsmfs_special_inode_operations;
