@@ -204,6 +204,8 @@ void vsmfs_alloc_destroy(struct vsmfs_sb_info *sbi)
 	percpu_counter_destroy(&sbi->s_free_inodes);
 	free_percpu(sbi->s_ino_cursors);
 	sbi->s_ino_cursors = NULL;
+	/* Reservations live in the DRAM bitmaps, which go with the mount. */
+	vsmfs_pool_forget(sbi);
 }
 
 /*
@@ -1087,15 +1089,51 @@ static void vsmfs_pool_refill(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool 
 		vsmfs_stat_inc(sbi, alloc_pool_refills);
 }
 
+/*
+ * A handle takes s_trans_mutex, before any change: if free space is short,
+ * pooled pages go back first (vsmfs_pool_drain()).
+ */
+static void vsmfs_alloc_handle_begin(struct vsmfs_sb_info *sbi)
+{
+	if (unlikely(vsmfs_pool_low(sbi)) && READ_ONCE(sbi->s_pools_on))
+		vsmfs_pool_drain(sbi);
+}
+
+/*
+ * The committing handle frees in DRAM run @f of its transaction: a
+ * reservation ends (claimed, or a scratch run behind old frames), else the
+ * run's bits are cleared (an error is the bitmap's, reported by
+ * vsmfs_fs_error()).
+ */
+static void vsmfs_alloc_free_run(struct vsmfs_trans *t, const struct vsmfs_frun *f)
+{
+	if (f->resv)
+		vsmfs_resv_end(t, f->lpn, f->resv, !f->scratch);
+	else
+		vsmfs_lbits_clear(t, f->lpn, f->count, !f->scratch);
+}
+
+/* What the transactions ask of the allocator (vsmfs.h). */
+static const struct vsmfs_trans_aops vsmfs_alloc_trans_aops = {
+	.handle_begin	= vsmfs_alloc_handle_begin,
+	.free_run	= vsmfs_alloc_free_run,
+	.bits_restored	= vsmfs_alloc_bits_restored,
+};
+
 /**
  * vsmfs_pool_init() - set up the per-CPU page pools of a mount
  * @sbi: the file system
+ *
+ * Also registers what the transactions below ask of the allocator
+ * (sbi->s_trans_aops), before the first handle.
  *
  * Return: 0 or -ENOMEM.
  */
 int vsmfs_pool_init(struct vsmfs_sb_info *sbi)
 {
 	int cpu;
+
+	sbi->s_trans_aops = &vsmfs_alloc_trans_aops;
 
 	sbi->s_pools = alloc_percpu(struct vsmfs_page_pool);
 	if (!sbi->s_pools)
@@ -1337,6 +1375,28 @@ void vsmfs_resv_end(struct vsmfs_trans *t, u64 lpn, u64 count, bool claimed)
 	bitmap_clear(mb->m_resv, lpn % BITS_PER_BLK, count);
 	vsmfs_note_bits(mb, lpn % BITS_PER_BLK, count);
 	vsmfs_trans_dirty_commit(t, mb);
+}
+
+/**
+ * vsmfs_trans_defer_resv() - end a reservation when the running
+ *	transaction commits
+ * @t: the handle
+ * @r: the reservation (vsmfs_resv_take())
+ * @claimed: @t allocated its pages (vsmfs_resv_claim()); else they are
+ *	scratch pages that took a file's old frames in page swaps, free once
+ *	the commit is durable
+ *
+ * If @t is aborted, the reservation is the caller's again.
+ *
+ * Context: inside the handle.
+ * Return: 0 or -ENOMEM.
+ */
+int vsmfs_trans_defer_resv(struct vsmfs_trans *t, const struct vsmfs_resv *r, bool claimed)
+{
+	/* Scratch pages given back are never marked unwritten. */
+	int ret = claimed ? 0 : vsmfs_pt_unwritten_t(t, r->lpn, r->count, false);
+
+	return ret ?: vsmfs_trans_defer(t, r->lpn, claimed ? 0 : r->count, !claimed, r->count);
 }
 
 /**

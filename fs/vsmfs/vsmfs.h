@@ -11,8 +11,8 @@
  *
  *   1 primitives: verify.c jcore.c pmlog.c fault.c trace.c sb.c
  *   2 mapping: mcache.c vsp.c
- *   3 journal: journal.c recovery.c
- *   4 transactions: trans.c
+ *   3 journal: journal.c jcommit.c jgc.c recovery.c
+ *   4 transactions: trans.c trans_shared.c trans_commit.c
  *   5 allocation: alloc.c hole.c ptable.c
  *   6 inodes: inode.c xattr.c acl.c
  *   7 namespace and data: dir.c file.c cow.c dax.c falloc.c ioctl.c
@@ -147,7 +147,7 @@ struct vsmfs_page_pool {
  * @free_pages: pages in @frees
  * @lock: with s_handles_sem held shared, protects @dirty, @nblocks,
  *	@ndata, @handles, @frees, @nfrees, @free_pages and the three below
- *	(with s_trans_mutex, nothing runs beside the holder: see trans.c)
+ *	(with s_trans_mutex, nothing runs beside the holder: see trans_shared.c)
  * @shared_credits: blocks the CPUs' shares (struct vsmfs_shres) hold for
  *	shared handles to dirty, kept across transactions
  * @shared_frees: entries of @frees the shares hold for shared handles to add
@@ -177,7 +177,7 @@ struct vsmfs_running {
  * struct vsmfs_hsem - the semaphore of shared handles (s_handles_sem), a
  * reader-writer semaphore whose readers count on their own CPU, so that
  * the shared handles of many CPUs write no cache line in common
- * (trans.c, vsmfs_handles_enter())
+ * (trans_shared.c, vsmfs_handles_enter())
  * @readers: per CPU, the readers that entered on it less those that left
  *	on it; a reader may leave on another CPU, so only the sum counts
  * @writer: where a writer waits for the readers to leave
@@ -191,31 +191,54 @@ struct vsmfs_hsem {
 #endif
 };
 
-/* Scratch runs a CPU keeps for the running transaction, and their pages. */
-#define VSMFS_SHRES_RUNS	8
-#define VSMFS_SHRES_PAGES	256
+struct vsmfs_shres;	/* a CPU's share of the running transaction (trans.h) */
+struct vsmfs_trans;
 
 /*
- * struct vsmfs_shres - a CPU's share of the running transaction, from which
- * shared handles begin and into which they end without s_run.lock
- * (trans.c, "Per-CPU shares"); used by the tasks on its CPU with
- * preemption disabled, and with s_handles_sem held for writing
- * @credits: blocks reserved in s_run.shared_credits, for no handle yet
- * @frees: entries of s_run.frees reserved in s_run.shared_frees, for no
- *	handle or run yet
- * @handles: shared handles ended here, not yet counted in s_run.handles
- * @nruns: scratch runs ended here, not yet in s_run.frees, each holding
- *	one of the entries reserved
- * @pages: their frames
- * @runs: those runs
+ * struct vsmfs_trans_aops - what the transactions ask of the allocator
+ * above them (alloc.c registers them, vsmfs_pool_init())
+ * @handle_begin: a handle takes s_trans_mutex, before any change: pooled
+ *	pages go back first if free space is short
+ * @free_run: the committing handle frees in DRAM a run a handle of its
+ *	transaction freed, or ends a reservation (@f->resv)
+ * @bits_restored: an aborted handle put back @len bytes at @off of block
+ *	@blk (vsmfs_alloc_bits_restored())
  */
-struct vsmfs_shres {
-	unsigned int		credits;
-	unsigned int		frees;
-	unsigned int		handles;
-	unsigned int		nruns;
-	u64			pages;
-	struct vsmfs_frun	runs[VSMFS_SHRES_RUNS];
+struct vsmfs_trans_aops {
+	void (*handle_begin)(struct vsmfs_sb_info *sbi);
+	void (*free_run)(struct vsmfs_trans *t, const struct vsmfs_frun *f);
+	void (*bits_restored)(struct vsmfs_sb_info *sbi, u64 blk, unsigned int off,
+			      unsigned int len);
+};
+
+/*
+ * struct vsmfs_trans_iops - what an abort asks of the inodes above the
+ * transactions (super.c registers them)
+ * @reload: read an in-core inode again from its slot
+ * @discard_new: drop an inode the aborted handle created
+ * @dir_index_free: drop a directory's DRAM index, rebuilt at its next use
+ */
+struct vsmfs_trans_iops {
+	void (*reload)(struct inode *inode);
+	void (*discard_new)(struct inode *inode);
+	void (*dir_index_free)(struct inode *inode);
+};
+
+/*
+ * struct vsmfs_jclient_ops - what a commit or a checkpoint asks of the
+ * transactions above the journal (trans_commit.c registers them,
+ * vsmfs_trans_init())
+ * @sync: commit the running transaction, before a checkpoint
+ * @release: the blocks of the committing handle are placed or frozen, no
+ *	longer dirty in it
+ * @unlock: the committing handle hands s_trans_mutex over
+ * @freed: the commit ended; @freed: it freed pages, which may be taken now
+ */
+struct vsmfs_jclient_ops {
+	int (*sync)(struct vsmfs_sb_info *sbi, unsigned int cause);
+	void (*release)(struct vsmfs_trans *t);
+	void (*unlock)(struct vsmfs_trans *t);
+	void (*freed)(struct vsmfs_sb_info *sbi, bool freed);
 };
 
 /*
@@ -366,8 +389,13 @@ struct vsmfs_sb_info {
 	 */
 	unsigned long		*s_vsp_mixed;
 
+	/* Callbacks the upper layers register below them (set at mount). */
+	const struct vsmfs_trans_aops	*s_trans_aops;
+	const struct vsmfs_trans_iops	*s_trans_iops;
+	const struct vsmfs_jclient_ops	*s_jclient;
+
 	/*
-	 * Metadata cache (mcache.c), transactions (trans.c) and the journal
+	 * Metadata cache (mcache.c), transactions (trans*.c) and the journal
 	 * (journal.c, recovery.c); the lock order is above.
 	 */
 	/*
@@ -386,7 +414,7 @@ struct vsmfs_sb_info {
 	 */
 	atomic_t		s_excl ____cacheline_aligned_in_smp;
 	atomic_t		s_excl_ends;
-	struct vsmfs_hsem	s_handles_sem;	/* shared handles (trans.c) */
+	struct vsmfs_hsem	s_handles_sem;	/* shared handles (trans_shared.c) */
 	wait_queue_head_t	s_excl_wq;
 	/*
 	 * Transactions that freed logical pages and released s_trans_mutex
@@ -452,7 +480,7 @@ struct vsmfs_sb_info {
 	struct percpu_counter	s_free_inodes;
 	u64 __percpu		*s_ino_cursors;
 	/*
-	 * Per-CPU shares of the running transaction (trans.c). This line is
+	 * Per-CPU shares of the running transaction (trans_shared.c). This line is
 	 * read on every shared handle and write, and written by none of
 	 * them: the locks above and below keep to lines of their own.
 	 */
@@ -670,7 +698,7 @@ struct vsmfs_trans {
 #define VSMFS_HOLD_SAMPLE	16
 
 /*
- * struct vsmfs_shandle - a handle that runs beside others (trans.c)
+ * struct vsmfs_shandle - a handle that runs beside others (trans_shared.c)
  * @h_sbi: the file system
  * @h_credits: blocks it may still add to the running transaction
  * @h_frees: entries of s_run.frees it reserved
@@ -914,7 +942,8 @@ int vsmfs_journal_commit_trans(struct vsmfs_trans *t);
 const void *vsmfs_mblk_commit_view(struct vsmfs_mblk *mb, void *buf);
 bool vsmfs_journal_writethrough(struct vsmfs_sb_info *sbi);
 u32 vsmfs_journal_blocks(struct vsmfs_sb_info *sbi);
-void vsmfs_journal_forget(struct vsmfs_trans *t, u64 lpn, u64 count);
+bool vsmfs_journal_has_data(struct vsmfs_sb_info *sbi);
+bool vsmfs_journal_revoke(struct vsmfs_sb_info *sbi, u64 blk);
 void vsmfs_journal_checkpoint(struct vsmfs_sb_info *sbi);
 void vsmfs_journal_set_writethrough(struct vsmfs_sb_info *sbi, bool on);
 void vsmfs_journal_timer_start(struct vsmfs_sb_info *sbi);
@@ -979,7 +1008,8 @@ int vsmfs_trans_get_write_access_range(struct vsmfs_trans *t, struct vsmfs_mblk 
 void vsmfs_trans_track(struct vsmfs_trans *t, struct inode *inode, bool entries);
 void vsmfs_trans_note_inode(struct vsmfs_trans *t, struct inode *inode);
 int vsmfs_trans_defer_free(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch);
-int vsmfs_trans_defer_resv(struct vsmfs_trans *t, const struct vsmfs_resv *r, bool claimed);
+int vsmfs_trans_defer(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch, u64 resv);
+void vsmfs_journal_forget(struct vsmfs_trans *t, u64 lpn, u64 count);
 int vsmfs_trans_commit(struct vsmfs_trans *t);
 int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause);
 void vsmfs_trans_abort(struct vsmfs_trans *t);
@@ -1034,6 +1064,7 @@ int vsmfs_resv_take_at(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, struct vsm
 int vsmfs_resv_claim(struct vsmfs_trans *t, const struct vsmfs_resv *r);
 void vsmfs_resv_end(struct vsmfs_trans *t, u64 lpn, u64 count, bool claimed);
 void vsmfs_resv_release(struct vsmfs_sb_info *sbi, const struct vsmfs_resv *r);
+int vsmfs_trans_defer_resv(struct vsmfs_trans *t, const struct vsmfs_resv *r, bool claimed);
 int vsmfs_pool_init(struct vsmfs_sb_info *sbi);
 void vsmfs_pool_drain(struct vsmfs_sb_info *sbi);
 u64 vsmfs_pool_count(struct vsmfs_sb_info *sbi);
