@@ -13,7 +13,7 @@
  *   2 mapping: mcache.c vsp.c
  *   3 journal: journal.c jcommit.c jgc.c recovery.c
  *   4 transactions: trans.c trans_shared.c trans_commit.c
- *   5 allocation: alloc.c hole.c ptable.c
+ *   5 allocation: alloc.c resv.c ialloc.c hole.c ptable.c
  *   6 inodes: inode.c xattr.c acl.c
  *   7 namespace and data: dir.c file.c cow.c dax.c falloc.c ioctl.c
  *         aggr.c export.c
