@@ -388,7 +388,7 @@ static bool vsmfs_vsp_free(struct vsmfs_sb_info *sbi, u64 vsp)
  * Return: 0 or -ENOSPC.
  */
 int vsmfs_find_small(struct vsmfs_sb_info *sbi, u64 need, u64 most, u64 *lpn,
-			    u64 *got, const unsigned long *skip)
+		     u64 *got, const unsigned long *skip)
 {
 	u64 nvsp = DIV_ROUND_UP(sbi->s_layout.lpages, VSMFS_VSP_PAGES);
 	u64 cur = sbi->s_small_cursor % nvsp, i, vsp, from, to, found;

@@ -9,12 +9,12 @@
  * Garbage collection (vsmfs_jgc()) compacts the checkpoint area with two
  * pointers, swapping the first invalid header with the last valid one (in
  * header batches, vsmfs_jbatch_flush() in journal.c), then moves the
- * checkpoint pointer down with one 8-byte store, flushed, fence. Checkpoint (vsmfs_jcheckpoint()) copies the
- * latest valid versions home with non-temporal stores, spread over the
- * checkpoint threads, which claim runs of headers by compare-and-swap and
- * each fence on their own CPU; once all have, it empties the journal with
- * one 8-byte store of j_checkpoint, flushed, fence. Both run only when no
- * commit is in flight.
+ * checkpoint pointer down with one 8-byte store, flushed, fence.
+ * Checkpoint (vsmfs_jcheckpoint()) copies the latest valid versions home
+ * with non-temporal stores, spread over the checkpoint threads, which
+ * claim runs of headers by compare-and-swap and each fence on their own
+ * CPU; once all have, it empties the journal with one 8-byte store of
+ * j_checkpoint, flushed, fence. Both run only when no commit is in flight.
  *
  * A metadata block in the data area (directory, index, xattr blocks) that is
  * freed may become file data: its versions are revoked at once

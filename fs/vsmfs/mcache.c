@@ -14,6 +14,12 @@
  * table, inode table, page table) in an array indexed by device block
  * (sbi->s_mfix: one load finds the inode slot or page table entry a write
  * changes), the others in an xarray (sbi->s_mblks).
+ *
+ * A commit that writes its blocks after it handed s_trans_mutex over
+ * notes each of them (m_jc, jcommit.c); the first task to change such a
+ * block before the commit has written it gives the commit a copy of it
+ * first (__vsmfs_mblk_freeze()), as jbd2 gives a committing transaction a
+ * frozen buffer. No store to PM is made here: the commit writes the copy.
  */
 #include <linux/slab.h>
 #include <linux/xarray.h>

@@ -2,10 +2,10 @@
 /*
  * vsmfs transactions: the running transaction and its commit triggers.
  *
- * A handle that ends joins the running
- * transaction (sbi->s_run): its blocks stay dirty in DRAM, and the running
- * transaction writes them all to the journal in one commit (compound
- * transactions, as handles join jbd2's running transaction). It commits
+ * A handle that ends joins the running transaction (sbi->s_run): its
+ * blocks stay dirty in DRAM, and the running transaction writes them all
+ * to the journal in one commit (compound transactions, as handles join
+ * jbd2's running transaction). It commits
  *   - when fsync, fdatasync, O_SYNC, O_DSYNC or NFS's commit of metadata
  *     needs a change it holds (vsmfs_trans_commit_tid()); an inode whose
  *     last change is already committed needs no commit;
@@ -20,9 +20,10 @@
  * The committer is the task that needs the commit, never a kernel thread
  * it would wait for; the writing is the journal's
  * (vsmfs_journal_commit_trans(), jcommit.c), which asks back what it
- * needs of this layer through the ops registered here (sbi->s_jclient). A handle never spans two transactions,
- * so each operation is atomic, and a crash leaves the state after some
- * prefix of the committed transactions.
+ * needs of this layer through the ops registered here (sbi->s_jclient).
+ * A handle never spans two transactions, so each operation is atomic, and
+ * a crash leaves the state after some prefix of the committed
+ * transactions.
  *
  * Ordering. Pages a handle frees, and scratch pages that took old frames
  * in a copy-on-write, hold what a crash before the commit gives back to
@@ -50,9 +51,8 @@
  * journal block. A block read from PM since its last commit has no
  * m_wmask: its next delta reads PM, and sets m_wmask for the one after.
  *
- * The delta masks of the commit: m_dmask from
- * the last commit's m_wmask and the handles' m_cmask, which becomes the
- * next m_wmask.
+ * The delta masks of the commit: m_dmask from the last commit's m_wmask
+ * and the handles' m_cmask, which becomes the next m_wmask.
  */
 static void vsmfs_trans_masks(struct vsmfs_trans *t)
 {
@@ -143,7 +143,7 @@ int vsmfs_trans_defer_free(struct vsmfs_trans *t, u64 lpn, u64 count, bool scrat
  * Return: the frames of its pages (free space counts frames).
  */
 u64 vsmfs_frun_fill(struct vsmfs_sb_info *sbi, struct vsmfs_frun *f, u64 lpn, u64 count,
-			   bool scratch, u64 resv)
+		    bool scratch, u64 resv)
 {
 	f->lpn = lpn;
 	f->count = count;
@@ -175,8 +175,7 @@ static void vsmfs_run_add_free(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, bo
  * Context: inside the handle.
  * Return: 0, -ENOMEM, or -EAGAIN in a shared metadata handle.
  */
-int vsmfs_trans_defer(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch,
-			     u64 resv)
+int vsmfs_trans_defer(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch, u64 resv)
 {
 	struct vsmfs_running *run = &t->t_sbi->s_run;
 
@@ -304,7 +303,6 @@ static const enum vsmfs_stat vsmfs_commit_stat[] = {
 	[VSMFS_COMMIT_FULL]	= VSMFS_STAT_commits_full,
 	[VSMFS_COMMIT_SYNCFS]	= VSMFS_STAT_commits_syncfs,
 };
-
 
 /**
  * vsmfs_trans_commit_all() - end a handle and commit the running transaction

@@ -480,8 +480,8 @@ struct vsmfs_sb_info {
 	struct percpu_counter	s_free_inodes;
 	u64 __percpu		*s_ino_cursors;
 	/*
-	 * Per-CPU shares of the running transaction (trans_shared.c). This line is
-	 * read on every shared handle and write, and written by none of
+	 * Per-CPU shares of the running transaction (trans_shared.c). This
+	 * line is read on every shared handle and write, and written by none of
 	 * them: the locks above and below keep to lines of their own.
 	 */
 	struct vsmfs_shres __percpu *s_shres ____cacheline_aligned_in_smp;
