@@ -196,7 +196,7 @@ struct vsmfs_trans;
 
 /*
  * struct vsmfs_trans_aops - what the transactions ask of the allocator
- * above them (alloc.c registers them, vsmfs_pool_init())
+ * above them (resv.c registers them, vsmfs_pool_init())
  * @handle_begin: a handle takes s_trans_mutex, before any change: pooled
  *	pages go back first if free space is short
  * @free_run: the committing handle frees in DRAM a run a handle of its
@@ -396,7 +396,7 @@ struct vsmfs_sb_info {
 
 	/*
 	 * Metadata cache (mcache.c), transactions (trans*.c) and the journal
-	 * (journal.c, recovery.c); the lock order is above.
+	 * (journal.c, jcommit.c, jgc.c, recovery.c); the lock order is above.
 	 */
 	/*
 	 * What every CPU's handles write is kept on cache lines of its own,
@@ -935,7 +935,7 @@ int vsmfs_set_label(struct vsmfs_sb_info *sbi, const char *label, size_t len);
 /* sysfs.c */
 u64 vsmfs_stat_read(struct vsmfs_sb_info *sbi, enum vsmfs_stat stat);
 
-/* journal.c */
+/* journal.c, jcommit.c, jgc.c */
 int vsmfs_journal_init(struct vsmfs_sb_info *sbi);
 void vsmfs_journal_destroy(struct vsmfs_sb_info *sbi);
 int vsmfs_journal_commit_trans(struct vsmfs_trans *t);
@@ -990,7 +990,7 @@ static inline struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 b
 	return __vsmfs_mblk_get(sbi, blk);
 }
 
-/* trans.c */
+/* trans.c, trans_shared.c, trans_commit.c */
 int vsmfs_trans_init(struct vsmfs_sb_info *sbi);
 u64 vsmfs_trans_waiting_pages(struct vsmfs_sb_info *sbi);
 void vsmfs_trans_stop(struct vsmfs_sb_info *sbi);
@@ -1057,7 +1057,7 @@ void vsmfs_shandle_defer_resv(struct vsmfs_shandle *h, const struct vsmfs_resv *
 void vsmfs_shandle_note_inode(struct vsmfs_shandle *h, struct inode *inode);
 void vsmfs_shandle_end(struct vsmfs_shandle *h);
 
-/* alloc.c */
+/* alloc.c, resv.c */
 void vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty);
 int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsmfs_resv *r);
 int vsmfs_resv_take_at(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, struct vsmfs_resv *r);
@@ -1094,13 +1094,15 @@ int vsmfs_alloc_holes(struct vsmfs_trans *t, u64 count, u64 *lpn);
 int vsmfs_reserve_frames(struct vsmfs_trans *t, u64 count, u64 *lpn);
 int vsmfs_alloc_holes_at(struct vsmfs_trans *t, u64 lpn, u64 count);
 
+/* ialloc.c */
+int vsmfs_alloc_ino(struct vsmfs_trans *t, u64 *ino);
+int vsmfs_free_ino(struct vsmfs_trans *t, u64 ino);
+
 /* hole.c */
 int vsmfs_fill_holes_t(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 count,
 		       bool unwritten);
 int vsmfs_punch_frames_t(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 count,
 			 u64 *next);
-int vsmfs_alloc_ino(struct vsmfs_trans *t, u64 *ino);
-int vsmfs_free_ino(struct vsmfs_trans *t, u64 ino);
 
 /* vsp.c */
 int vsmfs_vsp_map(struct vsmfs_sb_info *sbi);
