@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vsmfs allocation of logical pages and i-numbers, from bitmaps that are
- * metadata blocks changed under the running transaction.
+ * vsmfs allocation of logical pages: the page bitmap, a metadata block
+ * changed under the running transaction, its search, and the runs handles
+ * allocate, reserve for themselves and free. Reservations outside any
+ * handle and the per-CPU page pools are in resv.c, i-numbers in ialloc.c.
  *
  * Policy for logical pages: a run never crosses a virtual superpage (VSP).
  * Runs for large files start at a wholly free, aligned VSP, so they can
@@ -18,10 +20,8 @@
  * blocks are written or frozen copies of them taken), and a bitmap block
  * reaches PM only through the journal blocks of a commit, so the reserved
  * bits never reach PM. Freed runs, too, are cleared only by the commit
- * (vsmfs_free_pages()). Runs reserved outside any handle, by writes that
- * copy their data first (vsmfs_resv_take()), outlive commits: their bits
- * are also set in an overlay of the block (m_resv) that keeps them out of
- * every version the journal writes (vsmfs_mblk_commit_view()).
+ * (vsmfs_free_pages(), vsmfs_lbits_clear() through the transactions' call
+ * back, resv.c). Runs reserved outside any handle (resv.c) outlive commits.
  *
  * On a sparse file system some logical pages have no frame (s_noframe).
  * Free space is counted in frames: s_free_pages is the number of free
@@ -35,13 +35,7 @@
 #include <linux/slab.h>
 #include "vsmfs.h"
 #include "fault.h"
-
-#define BITS_PER_BLK	(VSMFS_BLOCK_SIZE * 8ULL)
-
-static struct vsmfs_mblk *vsmfs_lbitmap(struct vsmfs_sb_info *sbi, u64 lpn)
-{
-	return vsmfs_mblk_get(sbi, sbi->s_layout.lbitmap_start + lpn / BITS_PER_BLK);
-}
+#include "alloc.h"
 
 static u64 vsmfs_count_free(struct vsmfs_sb_info *sbi, u64 start, u64 nbits)
 {
@@ -73,29 +67,6 @@ static u64 vsmfs_count_free_holes(struct vsmfs_sb_info *sbi)
 	return n;
 }
 
-/* Whether @count pages from @lpn all have frames. */
-static bool vsmfs_framed(struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
-{
-	return !sbi->s_noframe ||
-	       find_next_bit(sbi->s_noframe, lpn + count, lpn) >= lpn + count;
-}
-
-/*
- * Of the bitmap word @in holding the bits of pages [@p, @p + BITS_PER_LONG)
- * (@p word-aligned), the free pages with frames below @last.
- */
-static unsigned long vsmfs_free_framed(struct vsmfs_sb_info *sbi, unsigned long in, u64 p,
-				       u64 last)
-{
-	unsigned long f = ~in;
-
-	if (last - p < BITS_PER_LONG)
-		f &= BIT(last - p) - 1;
-	if (sbi->s_noframe)
-		f &= ~sbi->s_noframe[p / BITS_PER_LONG];
-	return f;
-}
-
 /*
  * Mark the VSPs that have both pages in use and free pages with frames
  * (s_vsp_partly), from the bitmap on PM, a word at a time.
@@ -124,27 +95,6 @@ static void vsmfs_vsp_partly_init(struct vsmfs_sb_info *sbi)
 		if (avail && (used || test_bit(vsp, sbi->s_vsp_mixed)))
 			__set_bit(vsp, sbi->s_vsp_partly);
 	}
-}
-
-/* I-numbers in a cache line of the inode bitmap. */
-#define VSMFS_INO_CHUNK		(64 * BITS_PER_BYTE)
-
-/*
- * Where CPU @cpu starts looking for free i-numbers: the i-numbers are cut
- * in one region per possible CPU, each a whole number of cache lines of
- * the inode bitmap (VSMFS_INO_CHUNK i-numbers), so that CPUs creating side
- * by side set bits in bitmap lines, and fill inode-table blocks, of their
- * own. A CPU whose region is full goes on into the next ones; where there
- * are too few i-numbers for a region each, regions are shared.
- */
-static u64 vsmfs_ino_region(struct vsmfs_sb_info *sbi, unsigned int cpu)
-{
-	u64 n = sbi->s_layout.inodes;
-	u64 per = max_t(u64, rounddown(div_u64(n, nr_cpu_ids), VSMFS_INO_CHUNK), VSMFS_INO_CHUNK);
-	u64 start;
-
-	div64_u64_rem(per * cpu, n, &start);
-	return max_t(u64, start, VSMFS_ROOT_INO);
 }
 
 /**
@@ -204,15 +154,8 @@ void vsmfs_alloc_destroy(struct vsmfs_sb_info *sbi)
 	percpu_counter_destroy(&sbi->s_free_inodes);
 	free_percpu(sbi->s_ino_cursors);
 	sbi->s_ino_cursors = NULL;
-}
-
-/*
- * The page bits of VSP @vsp changed: the small-run search looks at it
- * again (s_vsp_partly). Context: s_trans_mutex held.
- */
-static void vsmfs_vsp_changed(struct vsmfs_sb_info *sbi, u64 vsp)
-{
-	__set_bit(vsp, sbi->s_vsp_partly);
+	/* Reservations live in the DRAM bitmaps, which go with the mount. */
+	vsmfs_pool_forget(sbi);
 }
 
 /**
@@ -241,7 +184,10 @@ void vsmfs_alloc_bits_restored(struct vsmfs_sb_info *sbi, u64 blk, unsigned int 
 		   last / VSMFS_VSP_PAGES - first / VSMFS_VSP_PAGES + 1);
 }
 
-/*
+/**
+ * vsmfs_wait_freed() - wait for the commits whose freed pages are not yet free
+ * @sbi: the file system
+ *
  * Pages freed by a commit that released s_trans_mutex before it was
  * durable (journal_commit=parallel) are free in DRAM at once, but until that
  * commit a crash gives them back to their files: no data may be written
@@ -252,7 +198,7 @@ void vsmfs_alloc_bits_restored(struct vsmfs_sb_info *sbi, u64 blk, unsigned int 
  * no new one can begin, and commits in flight need neither it nor
  * anything this transaction holds.
  */
-static void vsmfs_wait_freed(struct vsmfs_sb_info *sbi)
+void vsmfs_wait_freed(struct vsmfs_sb_info *sbi)
 {
 	/* Acquire: pairs with the full barrier of the commit's decrement. */
 	if (likely(!atomic_read_acquire(&sbi->s_freeing)))
@@ -412,7 +358,15 @@ static bool vsmfs_vsp_free(struct vsmfs_sb_info *sbi, u64 vsp)
 			     first % BITS_PER_BLK) >= first % BITS_PER_BLK + VSMFS_VSP_PAGES;
 }
 
-/*
+/**
+ * vsmfs_find_small() - find a free run for a small file
+ * @sbi: the file system
+ * @need: fewest pages
+ * @most: most pages
+ * @lpn: the run's first page, found
+ * @got: its length, if not NULL
+ * @skip: VSPs to pass over, or NULL
+ *
  * The first free run of pages with frames at least @need and at most
  * @most pages long (@got: its length, if not NULL), for a small file's run:
  * first fit in partly used VSPs, then anywhere, passing over the VSPs set
@@ -429,9 +383,12 @@ static bool vsmfs_vsp_free(struct vsmfs_sb_info *sbi, u64 vsp)
  * swaps the frames of its scratch pages with the file's, then stirs the
  * frames of VSPs it stirred before, and leaves VSPs with frames in order
  * for large runs, which are then reached through the device mapping.
+ *
+ * Context: s_trans_mutex held.
+ * Return: 0 or -ENOSPC.
  */
-static int vsmfs_find_small(struct vsmfs_sb_info *sbi, u64 need, u64 most, u64 *lpn,
-			    u64 *got, const unsigned long *skip)
+int vsmfs_find_small(struct vsmfs_sb_info *sbi, u64 need, u64 most, u64 *lpn,
+		     u64 *got, const unsigned long *skip)
 {
 	u64 nvsp = DIV_ROUND_UP(sbi->s_layout.lpages, VSMFS_VSP_PAGES);
 	u64 cur = sbi->s_small_cursor % nvsp, i, vsp, from, to, found;
@@ -479,11 +436,20 @@ static int vsmfs_find_small(struct vsmfs_sb_info *sbi, u64 need, u64 most, u64 *
 	return -ENOSPC;
 }
 
-/*
+/**
+ * vsmfs_find_free() - find a free run of pages with frames
+ * @sbi: the file system
+ * @count: pages
+ * @large: for a large file
+ * @lpn: the run's first page, found
+ *
  * Find a free run of @count pages: for a large file at a wholly free VSP,
  * else as vsmfs_find_small(). Moves the cursors.
+ *
+ * Context: s_trans_mutex held.
+ * Return: 0, -ENOSPC or -ENOMEM.
  */
-static int vsmfs_find_free(struct vsmfs_sb_info *sbi, u64 count, bool large, u64 *lpn)
+int vsmfs_find_free(struct vsmfs_sb_info *sbi, u64 count, bool large, u64 *lpn)
 {
 	u64 nvsp = DIV_ROUND_UP(sbi->s_layout.lpages, VSMFS_VSP_PAGES);
 	u64 i, vsp;
@@ -793,18 +759,6 @@ int vsmfs_free_data_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
 	return __vsmfs_free_pages(t, lpn, count, false);
 }
 
-/*
- * Note for the delta the 8-byte words of bitmap block @mb holding bits
- * [@off, @off + @count), changed without an undo copy to compare with.
- */
-static void vsmfs_note_bits(struct vsmfs_mblk *mb, u64 off, u64 count)
-{
-	u64 w;
-
-	for (w = off / 64; w <= (off + count - 1) / 64; w++)
-		mb->m_cmask[w / 64] |= 1ULL << (w % 64);
-}
-
 /**
  * vsmfs_lbits_clear() - clear a run's bits in the page bitmap at commit
  * @t: the handle committing the running transaction
@@ -841,681 +795,4 @@ void vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty)
 	if (dirty)
 		vsmfs_trans_dirty_commit(t, mb);
 	sbi->s_free_pages += vsmfs_frames_in(sbi, lpn, count);
-}
-
-/* Set or clear the bits of @count reserved pages in the bitmap and its overlay. */
-static void vsmfs_resv_bits(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb, u64 lpn,
-			    u64 count, bool set)
-{
-	u64 off = lpn % BITS_PER_BLK;
-
-	vsmfs_vsp_changed(sbi, lpn / VSMFS_VSP_PAGES);
-	vsmfs_mblk_freeze(sbi, mb);
-	if (set) {
-		bitmap_set((unsigned long *)mb->m_data, off, count);
-		bitmap_set(mb->m_resv, off, count);
-	} else {
-		bitmap_clear((unsigned long *)mb->m_data, off, count);
-		bitmap_clear(mb->m_resv, off, count);
-	}
-}
-
-/*
- * The bitmap block of free pages about to be reserved from @lpn, with its
- * overlay, once no commit that freed pages is still on its way (they may
- * be among them). Context: s_trans_mutex held, allocations GFP_NOFS.
- */
-static struct vsmfs_mblk *vsmfs_resv_block(struct vsmfs_sb_info *sbi, u64 lpn)
-{
-	struct vsmfs_mblk *mb = vsmfs_lbitmap(sbi, lpn);
-
-	if (IS_ERR(mb))
-		return mb;
-	/* A commit writing the block reads the overlay: copied before it appears. */
-	vsmfs_mblk_freeze(sbi, mb);
-	if (!mb->m_resv)
-		WRITE_ONCE(mb->m_resv, kzalloc(VSMFS_BLOCK_SIZE, GFP_NOFS));
-	if (!mb->m_resv)
-		return ERR_PTR(-ENOMEM);
-	vsmfs_wait_freed(sbi);
-	return mb;
-}
-
-/* Reserve the free pages [@lpn, @lpn + @count) of @mb. */
-static void vsmfs_resv_add(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb, u64 lpn,
-			   u64 count)
-{
-	vsmfs_resv_bits(sbi, mb, lpn, count, true);
-	sbi->s_free_pages -= count;
-}
-
-/*
- * Reserve @count pages from @large's policy into @r.
- * Context: s_trans_mutex held, allocations GFP_NOFS.
- */
-static int vsmfs_resv_get(struct vsmfs_sb_info *sbi, u64 count, bool large,
-			  struct vsmfs_resv *r)
-{
-	struct vsmfs_mblk *mb;
-	u64 lpn;
-	int ret;
-
-	ret = vsmfs_find_free(sbi, count, large, &lpn);
-	if (ret)
-		return ret;
-	mb = vsmfs_resv_block(sbi, lpn);
-	if (IS_ERR(mb))
-		return PTR_ERR(mb);
-	vsmfs_resv_add(sbi, mb, lpn, count);
-	r->lpn = lpn;
-	r->count = count;
-	return 0;
-}
-
-/* End a reservation nothing took over. Context: s_trans_mutex held. */
-static void vsmfs_resv_put(struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
-{
-	struct vsmfs_mblk *mb = vsmfs_lbitmap(sbi, lpn);
-
-	if (!IS_ERR(mb))
-		vsmfs_resv_bits(sbi, mb, lpn, count, false);
-	sbi->s_free_pages += vsmfs_frames_in(sbi, lpn, count);
-}
-
-/*
- * Per-CPU page pools. A write that replaces one page (the common 4 KiB
- * overwrite) reserves its fresh page from the pool of the CPU it runs on,
- * under that pool's spinlock, instead of taking s_trans_mutex: writers on
- * different CPUs share no lock until their handles. A pooled page is an
- * ordinary reservation (bits set in the DRAM bitmap and in its overlay),
- * so no version the journal writes has it and a crash finds it free; a
- * pool is refilled with up to VSMFS_POOL_PAGES of them in one hold of
- * s_trans_mutex. When free space runs short (vsmfs_pool_low()), pools are
- * not refilled and the next handle empties them (vsmfs_pool_drain())
- * before it allocates anything, so no allocation fails for pages a pool
- * holds. statfs counts pooled pages as free.
- */
-static bool vsmfs_pool_pop(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool, u64 *lpn)
-{
-	bool got = false;
-
-	spin_lock(&pool->lock);
-	if (pool->n) {
-		*lpn = pool->lpn[--pool->n];
-		got = true;
-	}
-	spin_unlock(&pool->lock);
-	return got;
-}
-
-/*
- * Put the pages @lpn[0..@n) in @pool as far as it has room, if pools are
- * in use. Return: how many it took (the first ones).
- */
-static unsigned int vsmfs_pool_push(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool,
-				    const u64 *lpn, unsigned int n)
-{
-	unsigned int i = 0;
-
-	spin_lock(&pool->lock);
-	/* Read under the lock: a drain clears it before taking each lock. */
-	if (READ_ONCE(sbi->s_pools_on))
-		for (; i < n && pool->n < VSMFS_POOL_PAGES; i++)
-			pool->lpn[pool->n++] = lpn[i];
-	spin_unlock(&pool->lock);
-	return i;
-}
-
-/*
- * Reserve into @lpn[@n..@max) free pages with frames of VSP @vsp from its
- * page @from on, a bitmap word at a time: the bits of each page are set
- * with the word in hand, not looked for again. Return: the new @n.
- * Context: s_trans_mutex held.
- */
-static unsigned int vsmfs_resv_vsp_pages(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb,
-					 u64 vsp, u64 from, u64 *lpn, unsigned int n,
-					 unsigned int max)
-{
-	u64 first = vsp * VSMFS_VSP_PAGES;
-	u64 last = min_t(u64, first + VSMFS_VSP_PAGES, sbi->s_layout.lpages);
-	u64 base = first - first % BITS_PER_BLK, p;
-	unsigned long *map = (unsigned long *)mb->m_data;
-	unsigned int start = n;
-
-	/* VSPs and bitmap blocks start on word boundaries. */
-	BUILD_BUG_ON(VSMFS_VSP_PAGES % BITS_PER_LONG);
-	vsmfs_mblk_freeze(sbi, mb);
-	for (p = round_down(from, BITS_PER_LONG); p < last && n < max; p += BITS_PER_LONG) {
-		u64 w = (p - base) / BITS_PER_LONG;
-		unsigned long f = vsmfs_free_framed(sbi, map[w], p, last), taken = 0;
-
-		for (; f && n < max; f &= f - 1) {
-			taken |= f & -f;
-			lpn[n++] = p + __ffs(f);
-		}
-		map[w] |= taken;
-		mb->m_resv[w] |= taken;
-	}
-	sbi->s_free_pages -= n - start;
-	vsmfs_vsp_changed(sbi, vsp);
-	return n;
-}
-
-/* @pool refills from no VSP any more. Context: s_trans_mutex held. */
-static void vsmfs_pool_unclaim(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool)
-{
-	if (pool->vsp) {
-		__clear_bit(pool->vsp - 1, sbi->s_vsp_pooled);
-		pool->vsp = 0;
-	}
-}
-
-/*
- * Reserve up to @max single pages for @pool into @lpn: every free page
- * with a frame of the VSP the pool refills from, in one pass over the
- * VSP's bitmap words, then of the next VSPs vsmfs_find_small() finds.
- *
- * A pool keeps to its VSP while the VSP has free pages, and a new one is
- * first looked for among the VSPs no other pool keeps to (s_vsp_pooled).
- * Each fresh page of a write lies in its CPU's VSP, and so does the
- * scratch page that takes its old frame until the commit frees it back
- * there: the swaps of writers on different CPUs change entries of
- * different page table blocks, with their changed-word masks, and
- * different kernel page table lines, rather than sharing them.
- *
- * Return: the pages reserved. Context: s_trans_mutex held, allocations
- * GFP_NOFS.
- */
-static unsigned int vsmfs_resv_singles(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool,
-				       u64 *lpn, unsigned int max)
-{
-	unsigned int n = 0, most, was;
-	struct vsmfs_mblk *mb;
-	u64 first, vsp;
-
-	while (n < max && !vsmfs_pool_low(sbi)) {
-		if (pool->vsp) {
-			vsp = pool->vsp - 1;
-			first = vsp * VSMFS_VSP_PAGES;
-		} else {
-			/* Another pool's VSP only when no other has a free page. */
-			if (vsmfs_find_small(sbi, 1, 1, &first, NULL, sbi->s_vsp_pooled) &&
-			    vsmfs_find_small(sbi, 1, 1, &first, NULL, NULL))
-				break;
-			vsp = first / VSMFS_VSP_PAGES;
-			if (!__test_and_set_bit(vsp, sbi->s_vsp_pooled))
-				pool->vsp = vsp + 1;
-			else
-				vsmfs_stat_inc(sbi, alloc_pool_shared_vsp);
-		}
-		mb = vsmfs_resv_block(sbi, first);
-		if (IS_ERR(mb))
-			break;
-		/* Free space counts these pages: never more than it has. */
-		most = n + min_t(u64, max - n, sbi->s_free_pages);
-		was = n;
-		n = vsmfs_resv_vsp_pages(sbi, mb, vsp, first, lpn, n, most);
-		if (n < most && pool->vsp == vsp + 1) {
-			/* No free page left in it: the pool looks for another. */
-			vsmfs_pool_unclaim(sbi, pool);
-		} else if (n == was) {
-			break;
-		}
-	}
-	return n;
-}
-
-/*
- * Refill @pool (this CPU's, unless the task moved), with the mutex held,
- * unless free space is short: up to VSMFS_POOL_PAGES single pages, fewer
- * if memory or space runs short (what the pool got is kept).
- */
-static void vsmfs_pool_refill(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool)
-{
-	u64 lpn[VSMFS_POOL_PAGES];
-	unsigned int n, i;
-
-	if (vsmfs_pool_low(sbi))
-		return;
-	WRITE_ONCE(sbi->s_pools_on, true);
-	n = vsmfs_resv_singles(sbi, pool, lpn, VSMFS_POOL_PAGES);
-	i = vsmfs_pool_push(sbi, pool, lpn, n);
-	/* What did not fit goes back. */
-	for (; i < n; i++)
-		vsmfs_resv_put(sbi, lpn[i], 1);
-	if (n)
-		vsmfs_stat_inc(sbi, alloc_pool_refills);
-}
-
-/**
- * vsmfs_pool_init() - set up the per-CPU page pools of a mount
- * @sbi: the file system
- *
- * Return: 0 or -ENOMEM.
- */
-int vsmfs_pool_init(struct vsmfs_sb_info *sbi)
-{
-	int cpu;
-
-	sbi->s_pools = alloc_percpu(struct vsmfs_page_pool);
-	if (!sbi->s_pools)
-		return -ENOMEM;
-	for_each_possible_cpu(cpu)
-		spin_lock_init(&per_cpu_ptr(sbi->s_pools, cpu)->lock);
-	return 0;
-}
-
-/**
- * vsmfs_pool_drain() - give every pooled page back to the allocator
- * @sbi: the file system
- *
- * Called by a handle as it begins, before it changes anything, when free
- * space is short: the bits of pooled pages are cleared in the DRAM bitmap
- * and its overlay at once, so the versions the journal writes, which never
- * had them, do not change.
- *
- * Context: s_trans_mutex held, outside any handle's changes.
- */
-void vsmfs_pool_drain(struct vsmfs_sb_info *sbi)
-{
-	int cpu;
-
-	lockdep_assert_held(&sbi->s_trans_mutex);
-	WRITE_ONCE(sbi->s_pools_on, false);
-	for_each_possible_cpu(cpu) {
-		struct vsmfs_page_pool *pool = per_cpu_ptr(sbi->s_pools, cpu);
-		u64 lpn[VSMFS_POOL_PAGES];
-		unsigned int n;
-
-		spin_lock(&pool->lock);
-		n = pool->n;
-		memcpy(lpn, pool->lpn, n * sizeof(lpn[0]));
-		pool->n = 0;
-		spin_unlock(&pool->lock);
-		vsmfs_pool_unclaim(sbi, pool);
-		while (n)
-			vsmfs_resv_put(sbi, lpn[--n], 1);
-	}
-}
-
-/**
- * vsmfs_pool_count() - pages the per-CPU pools hold
- * @sbi: the file system
- *
- * Return: the sum, as of each pool's last change (for statfs).
- */
-u64 vsmfs_pool_count(struct vsmfs_sb_info *sbi)
-{
-	u64 n = 0;
-	int cpu;
-
-	if (!READ_ONCE(sbi->s_pools_on))
-		return 0;
-	for_each_possible_cpu(cpu)
-		n += READ_ONCE(per_cpu_ptr(sbi->s_pools, cpu)->n);
-	return n;
-}
-
-/**
- * vsmfs_pool_forget() - empty the pools without touching the bitmaps
- * @sbi: the file system, being torn down
- */
-void vsmfs_pool_forget(struct vsmfs_sb_info *sbi)
-{
-	int cpu;
-
-	if (!sbi->s_pools)
-		return;
-	for_each_possible_cpu(cpu) {
-		per_cpu_ptr(sbi->s_pools, cpu)->n = 0;
-		per_cpu_ptr(sbi->s_pools, cpu)->vsp = 0;
-	}
-}
-
-/**
- * vsmfs_resv_take() - reserve logical pages in DRAM, outside any handle
- * @sbi: the file system
- * @count: pages, 1..VSMFS_VSP_PAGES, within one VSP
- * @large: for a large file's run: start it at a free VSP
- * @r: the reservation, filled in
- *
- * For a write that copies its data into fresh pages before its handle
- * begins, so that no file-system-wide lock is held during the copy. The
- * bits of the run are set in the DRAM bitmap, so the allocator skips the
- * run, and in the block's overlay (m_resv), so that no version the
- * journal writes has them (vsmfs_mblk_commit_view()): a commit may write
- * the block meanwhile, and a crash must find the pages free. The run ends
- * in the write's handle (vsmfs_resv_claim(), vsmfs_trans_defer_resv()) or,
- * if the write gives up, with vsmfs_resv_release(). As for any
- * allocation, the run holds no page freed by a commit not yet durable
- * (vsmfs_wait_freed()). A single page of a small run comes from the CPU's
- * page pool, refilled when empty.
- *
- * Context: process context; takes s_trans_mutex unless the pool has a page.
- * Return: 0, -ENOSPC or -ENOMEM.
- */
-int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsmfs_resv *r)
-{
-	/* Any CPU's pool will do if the task moves: its lock guards it. */
-	struct vsmfs_page_pool *pool = raw_cpu_ptr(sbi->s_pools);
-	bool single = count == 1 && !large;
-	unsigned int nofs;
-	u64 t0;
-	int ret;
-
-	if (single && vsmfs_pool_pop(sbi, pool, &r->lpn)) {
-		r->count = 1;
-		vsmfs_stat_inc(sbi, alloc_pool_pages);
-		return 0;
-	}
-	/*
-	 * Commits in flight that freed pages end without s_trans_mutex: they
-	 * are waited for before it is taken, so that the tasks queued on it
-	 * do not sleep behind a holder that sleeps (one that begins freeing
-	 * meanwhile is waited for under the mutex, vsmfs_resv_block()).
-	 */
-	vsmfs_wait_freed(sbi);
-	mutex_lock(&sbi->s_trans_mutex);
-	t0 = vsmfs_hold_start(sbi);
-	nofs = memalloc_nofs_save();
-	/* The page from the refilled pool, in the VSP it keeps to. */
-	if (single) {
-		vsmfs_pool_refill(sbi, pool);
-		if (vsmfs_pool_pop(sbi, pool, &r->lpn)) {
-			r->count = 1;
-			ret = 0;
-			goto out;
-		}
-	}
-	ret = vsmfs_resv_get(sbi, count, large, r);
-out:
-	memalloc_nofs_restore(nofs);
-	vsmfs_hold_end(sbi, t0);
-	mutex_unlock(&sbi->s_trans_mutex);
-	return ret;
-}
-
-/**
- * vsmfs_resv_take_at() - reserve a given run of logical pages in DRAM
- * @sbi: the file system
- * @lpn: first page
- * @count: pages; the run must not cross a VSP
- * @r: the reservation, filled in
- *
- * As vsmfs_resv_take(), for the pages right after a run that is to grow
- * in place: each must be free and have a frame.
- *
- * Context: process context; takes s_trans_mutex.
- * Return: 0, -ENOSPC if any page is in use or has no frame, or -ENOMEM.
- */
-int vsmfs_resv_take_at(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, struct vsmfs_resv *r)
-{
-	struct vsmfs_mblk *mb;
-	unsigned int nofs;
-	u64 off = lpn % BITS_PER_BLK, t0;
-	int ret = -ENOSPC;
-
-	if (!count || lpn + count > sbi->s_layout.lpages ||
-	    lpn / VSMFS_VSP_PAGES != (lpn + count - 1) / VSMFS_VSP_PAGES)
-		return -ENOSPC;
-	/* As vsmfs_resv_take(). */
-	vsmfs_wait_freed(sbi);
-	mutex_lock(&sbi->s_trans_mutex);
-	t0 = vsmfs_hold_start(sbi);
-	nofs = memalloc_nofs_save();
-	mb = vsmfs_resv_block(sbi, lpn);
-	if (IS_ERR(mb)) {
-		ret = PTR_ERR(mb);
-	} else if (find_next_bit((unsigned long *)mb->m_data, off + count, off) >= off + count &&
-		   vsmfs_framed(sbi, lpn, count)) {
-		vsmfs_resv_add(sbi, mb, lpn, count);
-		r->lpn = lpn;
-		r->count = count;
-		ret = 0;
-	}
-	memalloc_nofs_restore(nofs);
-	vsmfs_hold_end(sbi, t0);
-	mutex_unlock(&sbi->s_trans_mutex);
-	return ret;
-}
-
-/**
- * vsmfs_resv_claim() - let a handle allocate a reserved run
- * @t: the handle
- * @r: the reservation, from vsmfs_resv_take()
- *
- * The bitmap block joins the transaction now (the handle counts it); the
- * run becomes allocated in the versions the journal writes when the
- * running transaction commits, which ends the reservation
- * (vsmfs_trans_defer_resv() with @claimed). If the handle is aborted, the
- * reservation is the caller's again (vsmfs_resv_release()).
- *
- * Context: inside the handle.
- * Return: 0 or a negative errno.
- */
-int vsmfs_resv_claim(struct vsmfs_trans *t, const struct vsmfs_resv *r)
-{
-	struct vsmfs_mblk *mb = vsmfs_lbitmap(t->t_sbi, r->lpn);
-	int ret;
-
-	if (IS_ERR(mb))
-		return PTR_ERR(mb);
-	/* Unchanged in the handle: the commit sets the bits. */
-	ret = vsmfs_trans_get_write_access_range(t, mb, 0, 0);
-	if (ret)
-		return ret;
-	vsmfs_trans_dirty(t, mb);
-	return 0;
-}
-
-/**
- * vsmfs_resv_end() - end a reservation when its transaction commits
- * @t: the handle committing the running transaction
- * @lpn: the reservation's first page
- * @count: its pages
- * @claimed: its pages are allocated (vsmfs_resv_claim()): their bits stay
- *	set and from now on reach the journal; else they are free again
- *
- * As vsmfs_lbits_clear(), the change needs no memory and notes the words
- * it changes for the delta.
- *
- * Context: inside the committing handle.
- */
-void vsmfs_resv_end(struct vsmfs_trans *t, u64 lpn, u64 count, bool claimed)
-{
-	struct vsmfs_sb_info *sbi = t->t_sbi;
-	struct vsmfs_mblk *mb;
-
-	if (!claimed) {
-		vsmfs_resv_put(sbi, lpn, count);
-		return;
-	}
-	mb = vsmfs_lbitmap(sbi, lpn);
-	if (IS_ERR(mb))
-		return;
-	vsmfs_mblk_freeze(sbi, mb);
-	bitmap_clear(mb->m_resv, lpn % BITS_PER_BLK, count);
-	vsmfs_note_bits(mb, lpn % BITS_PER_BLK, count);
-	vsmfs_trans_dirty_commit(t, mb);
-}
-
-/**
- * vsmfs_resv_release() - give back a reservation no handle took over
- * @sbi: the file system
- * @r: the reservation; its pages hold nothing reachable
- *
- * A single page goes back to the CPU's pool if it has room.
- *
- * Context: process context, no handle running in the task; takes
- * s_trans_mutex unless the page goes back to the pool.
- */
-void vsmfs_resv_release(struct vsmfs_sb_info *sbi, const struct vsmfs_resv *r)
-{
-	if (r->count == 1 && vsmfs_pool_push(sbi, raw_cpu_ptr(sbi->s_pools), &r->lpn, 1))
-		return;
-	mutex_lock(&sbi->s_trans_mutex);
-	vsmfs_resv_put(sbi, r->lpn, r->count);
-	mutex_unlock(&sbi->s_trans_mutex);
-}
-
-static int vsmfs_ibit(struct vsmfs_trans *t, u64 ino, bool set)
-{
-	struct vsmfs_sb_info *sbi = t->t_sbi;
-	struct vsmfs_mblk *mb;
-	int ret;
-
-	/* Shared handles: vsmfs_alloc_ino_shared(), vsmfs_free_ino(). */
-	if (WARN_ON_ONCE(t->t_shared))
-		return -EAGAIN;
-	mb = vsmfs_mblk_get(sbi, sbi->s_layout.ibitmap_start + ino / BITS_PER_BLK);
-	if (IS_ERR(mb))
-		return PTR_ERR(mb);
-	if (test_bit(ino % BITS_PER_BLK, (unsigned long *)mb->m_data) == set) {
-		vsmfs_fs_error(sbi->s_sb, ino, "inode already %s", set ? "in use" : "free");
-		return -EFSCORRUPTED;
-	}
-	ret = vsmfs_trans_get_write_access_range(t, mb, ino % BITS_PER_BLK / BITS_PER_LONG * 8, 8);
-	if (ret)
-		return ret;
-	/* No shared handle runs beside this one: plain bit operations. */
-	if (set) {
-		__set_bit(ino % BITS_PER_BLK, (unsigned long *)mb->m_data);
-		percpu_counter_dec(&sbi->s_free_inodes);
-		t->t_ino_delta--;
-	} else {
-		__clear_bit(ino % BITS_PER_BLK, (unsigned long *)mb->m_data);
-		percpu_counter_inc(&sbi->s_free_inodes);
-		t->t_ino_delta++;
-	}
-	vsmfs_trans_dirty(t, mb);
-	return 0;
-}
-
-/*
- * Find a free i-number from the cursor of the CPU the task runs on
- * (vsmfs_ino_region()) on, around to it again. In a shared handle the
- * bit is taken with an atomic set, as other shared handles take bits of
- * the same words beside it with no lock; under s_trans_mutex it is only
- * found, for vsmfs_ibit() to set. The cursor is a hint that the tasks on
- * one CPU read and move with no lock (a shared handle keeps its task on
- * the CPU: vsmfs_trans_begin_shared()).
- *
- * Return: 0 with @*ino and its bitmap block in @*mbp, or a negative errno.
- */
-static int vsmfs_ino_find(struct vsmfs_trans *t, u64 *ino, struct vsmfs_mblk **mbp)
-{
-	struct vsmfs_sb_info *sbi = t->t_sbi;
-	u64 *cursor = raw_cpu_ptr(sbi->s_ino_cursors);
-	u64 n = sbi->s_layout.inodes, start = READ_ONCE(*cursor), i;
-
-	/*
-	 * Summed over the CPUs only near zero, so that a full file system is
-	 * not scanned by every create; exact under s_trans_mutex.
-	 */
-	if (percpu_counter_compare(&sbi->s_free_inodes, 1) < 0)
-		return -ENOSPC;
-	if (start >= n)
-		start = 0;
-	for (i = 0; i < n; ) {
-		u64 cand = start + i < n ? start + i : start + i - n;
-		u64 base = cand - cand % BITS_PER_BLK, lim = min(n - base, BITS_PER_BLK), z;
-		struct vsmfs_mblk *mb;
-		unsigned long *map;
-
-		mb = vsmfs_mblk_get(sbi, sbi->s_layout.ibitmap_start + cand / BITS_PER_BLK);
-		if (IS_ERR(mb))
-			return PTR_ERR(mb);
-		if (t->t_shared)
-			vsmfs_mblk_freeze(sbi, mb);
-		map = (unsigned long *)mb->m_data;
-		z = cand - base;
-		while ((z = find_next_zero_bit(map, lim, z)) < lim) {
-			if (!t->t_shared || !test_and_set_bit(z, map)) {
-				*ino = base + z;
-				*mbp = mb;
-				WRITE_ONCE(*cursor, *ino + 1);
-				return 0;
-			}
-			z++;
-		}
-		i += lim - (cand - base);
-	}
-	return -ENOSPC;
-}
-
-/*
- * vsmfs_alloc_ino() in a shared metadata handle: the bit set atomically
- * (vsmfs_ino_find()) and the free count per CPU, with no lock. The
- * handle notes the word it changed at once (a word another handle
- * changes too is written by the commit all the same) and, if it is
- * aborted, clears just its bit (vsmfs_trans_abort_shared()).
- */
-static int vsmfs_alloc_ino_shared(struct vsmfs_trans *t, u64 *ino)
-{
-	struct vsmfs_mblk *mb;
-	int ret;
-
-	if (WARN_ON_ONCE(t->t_ino))
-		return -EFSCORRUPTED;
-	ret = vsmfs_ino_find(t, ino, &mb);
-	if (ret)
-		return ret;
-	percpu_counter_dec(&t->t_sbi->s_free_inodes);
-	vsmfs_note_word_shared(mb, *ino % BITS_PER_BLK / 64);
-	t->t_ino = *ino;
-	t->t_ino_mb = mb;
-	vsmfs_trans_dirty(t, mb);
-	return 0;
-}
-
-/**
- * vsmfs_alloc_ino() - allocate an i-number
- * @t: running transaction
- * @ino: the i-number
- *
- * Return: 0, -ENOSPC, or another negative errno.
- */
-int vsmfs_alloc_ino(struct vsmfs_trans *t, u64 *ino)
-{
-	struct vsmfs_mblk *mb;
-	int ret;
-
-	if (t->t_shared)
-		return vsmfs_alloc_ino_shared(t, ino);
-	ret = vsmfs_ino_find(t, ino, &mb);
-	return ret ?: vsmfs_ibit(t, *ino, true);
-}
-
-/**
- * vsmfs_free_ino() - free an i-number
- * @t: running transaction
- * @ino: the i-number
- *
- * In a shared metadata handle (vsmfs_evict_inode()) the bit is cleared at
- * once, and a create beside it may take the i-number: this must be the
- * handle's last change, with no abort after it.
- *
- * Return: 0 or a negative errno.
- */
-int vsmfs_free_ino(struct vsmfs_trans *t, u64 ino)
-{
-	struct vsmfs_sb_info *sbi = t->t_sbi;
-	struct vsmfs_mblk *mb;
-
-	if (!t->t_shared)
-		return vsmfs_ibit(t, ino, false);
-	mb = vsmfs_mblk_get(sbi, sbi->s_layout.ibitmap_start + ino / BITS_PER_BLK);
-	if (IS_ERR(mb))
-		return PTR_ERR(mb);
-	vsmfs_mblk_freeze(sbi, mb);
-	/* Atomic: other shared handles take and free bits of the word. */
-	if (!test_and_clear_bit(ino % BITS_PER_BLK, (unsigned long *)mb->m_data)) {
-		vsmfs_fs_error(sbi->s_sb, ino, "inode already free");
-		return -EFSCORRUPTED;
-	}
-	t->t_ino_freed = true;
-	percpu_counter_inc(&sbi->s_free_inodes);
-	vsmfs_note_word_shared(mb, ino % BITS_PER_BLK / 64);
-	vsmfs_trans_dirty(t, mb);
-	return 0;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The DRAM state of the journal, shared by the journal (journal.c) and its
- * recovery at mount (recovery.c); nothing else looks inside it.
+ * The DRAM state of the journal, shared by the files of the journal layer
+ * (journal.c, jcommit.c, jgc.c) and its recovery at mount (recovery.c);
+ * nothing else looks inside it.
  */
 #ifndef _VSMFS_JOURNAL_H
 #define _VSMFS_JOURNAL_H
@@ -99,12 +100,40 @@ static inline bool vsmfs_jvalid(struct vsmfs_journal *j, u32 pos)
 	return j->h[pos].flags & VSMFS_JH_VALID;
 }
 
-/* journal.c */
+/* Journal block @jb on PM. */
+static inline void __pm *vsmfs_jblock(struct vsmfs_journal *j, u32 jb)
+{
+	return j->blocks + ((u64)jb << VSMFS_BLOCK_SHIFT);
+}
+
+/* Bytes written to the journal area: the total and one of its parts. */
+#define vsmfs_jstat_bytes(sbi, part, n) do {				\
+	struct vsmfs_sb_info *__sbi = (sbi);				\
+	u64 __n = (n);							\
+									\
+	vsmfs_stat_add(__sbi, journal_bytes, __n);			\
+	vsmfs_stat_add(__sbi, part, __n);				\
+} while (0)
+
+/* journal.c: placement */
 struct vsmfs_jent *vsmfs_jfind(struct vsmfs_journal *j, u64 home);
 struct vsmfs_jent *vsmfs_jent_new(struct vsmfs_journal *j, u64 home);
+void vsmfs_jent_free(struct vsmfs_journal *j, struct vsmfs_jent *e);
 void vsmfs_jrehash(struct vsmfs_journal *j, u32 pos);
 void vsmfs_jh_write(struct vsmfs_journal *j, u32 pos);
 void vsmfs_jh_write_state(struct vsmfs_journal *j, u32 pos);
+void vsmfs_jsb_store_state(struct vsmfs_journal *j, u32 start, u32 end);
+void vsmfs_jsb_store_commit(struct vsmfs_journal *j, u32 end);
+void vsmfs_jbatch_flush(struct vsmfs_journal *j);
+void vsmfs_jbatch_room(struct vsmfs_journal *j);
+void vsmfs_jswap(struct vsmfs_journal *j, u32 a, u32 b);
+void vsmfs_jplace(struct vsmfs_journal *j, u64 home, u32 p);
+
+/* jgc.c: GC, checkpoint, revocation */
+void vsmfs_jcheckpoint(struct vsmfs_journal *j);
+void vsmfs_jreserve(struct vsmfs_journal *j, u32 k);
+void vsmfs_jtimer_fn(struct work_struct *work);
+void vsmfs_jthreads_start(struct vsmfs_journal *j, unsigned int total);
 
 /* recovery.c */
 int vsmfs_jrestore_copies(struct vsmfs_journal *j, u32 count);

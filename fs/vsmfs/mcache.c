@@ -14,13 +14,21 @@
  * table, inode table, page table) in an array indexed by device block
  * (sbi->s_mfix: one load finds the inode slot or page table entry a write
  * changes), the others in an xarray (sbi->s_mblks).
+ *
+ * A commit that writes its blocks after it handed s_trans_mutex over
+ * notes each of them (m_jc, jcommit.c); the first task to change such a
+ * block before the commit has written it gives the commit a copy of it
+ * first (__vsmfs_mblk_freeze()), as jbd2 gives a committing transaction a
+ * frozen buffer. No store to PM is made here: the commit writes the copy.
  */
 #include <linux/slab.h>
 #include <linux/xarray.h>
 #include <linux/bitmap.h>
+#include <linux/wait_bit.h>
 #include "vsmfs.h"
 #include "pmem.h"
 #include "fault.h"
+#include "mcache.h"
 
 static struct kmem_cache *vsmfs_mblk_cachep;
 
@@ -209,4 +217,45 @@ struct vsmfs_mblk *__vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 		return xa_is_err(old) ? ERR_PTR(xa_err(old)) : old;
 	}
 	return mb;
+}
+
+/**
+ * __vsmfs_mblk_freeze() - copy a block for the commit that has still to write it
+ * @sbi: the file system
+ * @mb: the block, about to be changed, noted by a commit (m_jc) that may
+ *	have written it meanwhile
+ *
+ * As jbd2 gives a committing transaction a frozen copy of a buffer that a
+ * handle is about to change: the commit then writes the block as its
+ * transaction left it, and the caller may change the DRAM block at once.
+ * If no memory is left for the copy, this waits for the commit to write
+ * the block, which needs neither s_trans_mutex nor s_handles_sem.
+ *
+ * Context: holds s_trans_mutex or s_handles_sem; may sleep.
+ */
+void __vsmfs_mblk_freeze(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb)
+{
+	const void *view;
+	void *buf = NULL;
+	bool wait = false;
+
+	if (!vsmfs_fault(VSMFS_FAULT_JCOPY_ALLOC))
+		buf = kmalloc(VSMFS_BLOCK_SIZE, GFP_NOFS | __GFP_NOWARN);
+	spin_lock(&mb->m_jlock);
+	if (mb->m_jc && buf) {
+		view = vsmfs_mblk_commit_view(mb, buf);
+		if (view != buf)
+			memcpy(buf, view, VSMFS_BLOCK_SIZE);
+		mb->m_jc->src = buf;
+		WRITE_ONCE(mb->m_jc, NULL);
+		buf = NULL;
+		vsmfs_stat_inc(sbi, journal_frozen_copies);
+	} else if (mb->m_jc) {
+		mb->m_jwait = true;
+		wait = true;
+	}
+	spin_unlock(&mb->m_jlock);
+	kfree(buf);
+	if (wait)
+		wait_var_event(&mb->m_jc, !READ_ONCE(mb->m_jc));
 }

@@ -22,6 +22,13 @@
 #include "fault.h"
 
 static struct kmem_cache *vsmfs_inode_cachep;
+/* What an aborted handle asks of the inodes (vsmfs.h, trans.c). */
+static const struct vsmfs_trans_iops vsmfs_trans_iops = {
+	.reload		= vsmfs_inode_reload,
+	.discard_new	= vsmfs_discard_new_inode,
+	.dir_index_free	= vsmfs_dir_index_free,
+};
+
 /* /sys/kernel/debug/vsmfs: the test aids of fault.c and pmlog.c, if built. */
 static struct dentry *vsmfs_debugfs;
 
@@ -685,6 +692,7 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sbi->s_sb = sb;
 	spin_lock_init(&sbi->s_sb_lock);
 	INIT_WORK(&sbi->s_error_work, vsmfs_error_work);
+	sbi->s_trans_iops = &vsmfs_trans_iops;
 	ret = vsmfs_trans_init(sbi);
 	if (ret)
 		return ret;

@@ -11,9 +11,9 @@
  *
  *   1 primitives: verify.c jcore.c pmlog.c fault.c trace.c sb.c
  *   2 mapping: mcache.c vsp.c
- *   3 journal: journal.c recovery.c
- *   4 transactions: trans.c
- *   5 allocation: alloc.c hole.c
+ *   3 journal: journal.c jcommit.c jgc.c recovery.c
+ *   4 transactions: trans.c trans_shared.c trans_commit.c
+ *   5 allocation: alloc.c resv.c ialloc.c hole.c ptable.c
  *   6 inodes: inode.c xattr.c acl.c
  *   7 namespace and data: dir.c file.c cow.c dax.c falloc.c ioctl.c
  *         aggr.c export.c
@@ -147,7 +147,7 @@ struct vsmfs_page_pool {
  * @free_pages: pages in @frees
  * @lock: with s_handles_sem held shared, protects @dirty, @nblocks,
  *	@ndata, @handles, @frees, @nfrees, @free_pages and the three below
- *	(with s_trans_mutex, nothing runs beside the holder: see trans.c)
+ *	(with s_trans_mutex, nothing runs beside the holder: see trans_shared.c)
  * @shared_credits: blocks the CPUs' shares (struct vsmfs_shres) hold for
  *	shared handles to dirty, kept across transactions
  * @shared_frees: entries of @frees the shares hold for shared handles to add
@@ -177,7 +177,7 @@ struct vsmfs_running {
  * struct vsmfs_hsem - the semaphore of shared handles (s_handles_sem), a
  * reader-writer semaphore whose readers count on their own CPU, so that
  * the shared handles of many CPUs write no cache line in common
- * (trans.c, vsmfs_handles_enter())
+ * (trans_shared.c, vsmfs_handles_enter())
  * @readers: per CPU, the readers that entered on it less those that left
  *	on it; a reader may leave on another CPU, so only the sum counts
  * @writer: where a writer waits for the readers to leave
@@ -191,31 +191,54 @@ struct vsmfs_hsem {
 #endif
 };
 
-/* Scratch runs a CPU keeps for the running transaction, and their pages. */
-#define VSMFS_SHRES_RUNS	8
-#define VSMFS_SHRES_PAGES	256
+struct vsmfs_shres;	/* a CPU's share of the running transaction (trans.h) */
+struct vsmfs_trans;
 
 /*
- * struct vsmfs_shres - a CPU's share of the running transaction, from which
- * shared handles begin and into which they end without s_run.lock
- * (trans.c, "Per-CPU shares"); used by the tasks on its CPU with
- * preemption disabled, and with s_handles_sem held for writing
- * @credits: blocks reserved in s_run.shared_credits, for no handle yet
- * @frees: entries of s_run.frees reserved in s_run.shared_frees, for no
- *	handle or run yet
- * @handles: shared handles ended here, not yet counted in s_run.handles
- * @nruns: scratch runs ended here, not yet in s_run.frees, each holding
- *	one of the entries reserved
- * @pages: their frames
- * @runs: those runs
+ * struct vsmfs_trans_aops - what the transactions ask of the allocator
+ * above them (resv.c registers them, vsmfs_pool_init())
+ * @handle_begin: a handle takes s_trans_mutex, before any change: pooled
+ *	pages go back first if free space is short
+ * @free_run: the committing handle frees in DRAM a run a handle of its
+ *	transaction freed, or ends a reservation (@f->resv)
+ * @bits_restored: an aborted handle put back @len bytes at @off of block
+ *	@blk (vsmfs_alloc_bits_restored())
  */
-struct vsmfs_shres {
-	unsigned int		credits;
-	unsigned int		frees;
-	unsigned int		handles;
-	unsigned int		nruns;
-	u64			pages;
-	struct vsmfs_frun	runs[VSMFS_SHRES_RUNS];
+struct vsmfs_trans_aops {
+	void (*handle_begin)(struct vsmfs_sb_info *sbi);
+	void (*free_run)(struct vsmfs_trans *t, const struct vsmfs_frun *f);
+	void (*bits_restored)(struct vsmfs_sb_info *sbi, u64 blk, unsigned int off,
+			      unsigned int len);
+};
+
+/*
+ * struct vsmfs_trans_iops - what an abort asks of the inodes above the
+ * transactions (super.c registers them)
+ * @reload: read an in-core inode again from its slot
+ * @discard_new: drop an inode the aborted handle created
+ * @dir_index_free: drop a directory's DRAM index, rebuilt at its next use
+ */
+struct vsmfs_trans_iops {
+	void (*reload)(struct inode *inode);
+	void (*discard_new)(struct inode *inode);
+	void (*dir_index_free)(struct inode *inode);
+};
+
+/*
+ * struct vsmfs_jclient_ops - what a commit or a checkpoint asks of the
+ * transactions above the journal (trans_commit.c registers them,
+ * vsmfs_trans_init())
+ * @sync: commit the running transaction, before a checkpoint
+ * @release: the blocks of the committing handle are placed or frozen, no
+ *	longer dirty in it
+ * @unlock: the committing handle hands s_trans_mutex over
+ * @freed: the commit ended; @freed: it freed pages, which may be taken now
+ */
+struct vsmfs_jclient_ops {
+	int (*sync)(struct vsmfs_sb_info *sbi, unsigned int cause);
+	void (*release)(struct vsmfs_trans *t);
+	void (*unlock)(struct vsmfs_trans *t);
+	void (*freed)(struct vsmfs_sb_info *sbi, bool freed);
 };
 
 /*
@@ -366,9 +389,14 @@ struct vsmfs_sb_info {
 	 */
 	unsigned long		*s_vsp_mixed;
 
+	/* Callbacks the upper layers register below them (set at mount). */
+	const struct vsmfs_trans_aops	*s_trans_aops;
+	const struct vsmfs_trans_iops	*s_trans_iops;
+	const struct vsmfs_jclient_ops	*s_jclient;
+
 	/*
-	 * Metadata cache (mcache.c), transactions (trans.c) and the journal
-	 * (journal.c, recovery.c); the lock order is above.
+	 * Metadata cache (mcache.c), transactions (trans*.c) and the journal
+	 * (journal.c, jcommit.c, jgc.c, recovery.c); the lock order is above.
 	 */
 	/*
 	 * What every CPU's handles write is kept on cache lines of its own,
@@ -386,7 +414,7 @@ struct vsmfs_sb_info {
 	 */
 	atomic_t		s_excl ____cacheline_aligned_in_smp;
 	atomic_t		s_excl_ends;
-	struct vsmfs_hsem	s_handles_sem;	/* shared handles (trans.c) */
+	struct vsmfs_hsem	s_handles_sem;	/* shared handles (trans_shared.c) */
 	wait_queue_head_t	s_excl_wq;
 	/*
 	 * Transactions that freed logical pages and released s_trans_mutex
@@ -452,8 +480,8 @@ struct vsmfs_sb_info {
 	struct percpu_counter	s_free_inodes;
 	u64 __percpu		*s_ino_cursors;
 	/*
-	 * Per-CPU shares of the running transaction (trans.c). This line is
-	 * read on every shared handle and write, and written by none of
+	 * Per-CPU shares of the running transaction (trans_shared.c). This
+	 * line is read on every shared handle and write, and written by none of
 	 * them: the locks above and below keep to lines of their own.
 	 */
 	struct vsmfs_shres __percpu *s_shres ____cacheline_aligned_in_smp;
@@ -670,7 +698,7 @@ struct vsmfs_trans {
 #define VSMFS_HOLD_SAMPLE	16
 
 /*
- * struct vsmfs_shandle - a handle that runs beside others (trans.c)
+ * struct vsmfs_shandle - a handle that runs beside others (trans_shared.c)
  * @h_sbi: the file system
  * @h_credits: blocks it may still add to the running transaction
  * @h_frees: entries of s_run.frees it reserved
@@ -907,20 +935,28 @@ int vsmfs_set_label(struct vsmfs_sb_info *sbi, const char *label, size_t len);
 /* sysfs.c */
 u64 vsmfs_stat_read(struct vsmfs_sb_info *sbi, enum vsmfs_stat stat);
 
-/* journal.c */
+/* journal.c, jcommit.c, jgc.c */
 int vsmfs_journal_init(struct vsmfs_sb_info *sbi);
 void vsmfs_journal_destroy(struct vsmfs_sb_info *sbi);
 int vsmfs_journal_commit_trans(struct vsmfs_trans *t);
 const void *vsmfs_mblk_commit_view(struct vsmfs_mblk *mb, void *buf);
 bool vsmfs_journal_writethrough(struct vsmfs_sb_info *sbi);
 u32 vsmfs_journal_blocks(struct vsmfs_sb_info *sbi);
-void vsmfs_journal_forget(struct vsmfs_trans *t, u64 lpn, u64 count);
+bool vsmfs_journal_has_data(struct vsmfs_sb_info *sbi);
+bool vsmfs_journal_revoke(struct vsmfs_sb_info *sbi, u64 blk);
 void vsmfs_journal_checkpoint(struct vsmfs_sb_info *sbi);
 void vsmfs_journal_set_writethrough(struct vsmfs_sb_info *sbi, bool on);
 void vsmfs_journal_timer_start(struct vsmfs_sb_info *sbi);
 void vsmfs_journal_timer_stop(struct vsmfs_sb_info *sbi);
 ssize_t vsmfs_journal_wear_show(struct vsmfs_sb_info *sbi, char *buf);
 
+/* mcache.c */
+int vsmfs_mcache_init(struct vsmfs_sb_info *sbi);
+int vsmfs_mblk_cache_create(void);
+void vsmfs_mblk_cache_destroy(void);
+struct vsmfs_mblk *vsmfs_mblk_find(struct vsmfs_sb_info *sbi, u64 blk);
+void vsmfs_mcache_destroy(struct vsmfs_sb_info *sbi);
+struct vsmfs_mblk *__vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk);
 void __vsmfs_mblk_freeze(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb);
 
 /*
@@ -935,14 +971,6 @@ static inline void vsmfs_mblk_freeze(struct vsmfs_sb_info *sbi, struct vsmfs_mbl
 	if (unlikely(READ_ONCE(mb->m_jc)))
 		__vsmfs_mblk_freeze(sbi, mb);
 }
-
-/* mcache.c */
-int vsmfs_mcache_init(struct vsmfs_sb_info *sbi);
-int vsmfs_mblk_cache_create(void);
-void vsmfs_mblk_cache_destroy(void);
-struct vsmfs_mblk *vsmfs_mblk_find(struct vsmfs_sb_info *sbi, u64 blk);
-void vsmfs_mcache_destroy(struct vsmfs_sb_info *sbi);
-struct vsmfs_mblk *__vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk);
 
 /*
  * The DRAM copy of metadata block @blk (__vsmfs_mblk_get()): a block of the
@@ -962,7 +990,7 @@ static inline struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 b
 	return __vsmfs_mblk_get(sbi, blk);
 }
 
-/* trans.c */
+/* trans.c, trans_shared.c, trans_commit.c */
 int vsmfs_trans_init(struct vsmfs_sb_info *sbi);
 u64 vsmfs_trans_waiting_pages(struct vsmfs_sb_info *sbi);
 void vsmfs_trans_stop(struct vsmfs_sb_info *sbi);
@@ -980,7 +1008,8 @@ int vsmfs_trans_get_write_access_range(struct vsmfs_trans *t, struct vsmfs_mblk 
 void vsmfs_trans_track(struct vsmfs_trans *t, struct inode *inode, bool entries);
 void vsmfs_trans_note_inode(struct vsmfs_trans *t, struct inode *inode);
 int vsmfs_trans_defer_free(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch);
-int vsmfs_trans_defer_resv(struct vsmfs_trans *t, const struct vsmfs_resv *r, bool claimed);
+int vsmfs_trans_defer(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch, u64 resv);
+void vsmfs_journal_forget(struct vsmfs_trans *t, u64 lpn, u64 count);
 int vsmfs_trans_commit(struct vsmfs_trans *t);
 int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause);
 void vsmfs_trans_abort(struct vsmfs_trans *t);
@@ -1028,13 +1057,14 @@ void vsmfs_shandle_defer_resv(struct vsmfs_shandle *h, const struct vsmfs_resv *
 void vsmfs_shandle_note_inode(struct vsmfs_shandle *h, struct inode *inode);
 void vsmfs_shandle_end(struct vsmfs_shandle *h);
 
-/* alloc.c */
+/* alloc.c, resv.c */
 void vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty);
 int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsmfs_resv *r);
 int vsmfs_resv_take_at(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, struct vsmfs_resv *r);
 int vsmfs_resv_claim(struct vsmfs_trans *t, const struct vsmfs_resv *r);
 void vsmfs_resv_end(struct vsmfs_trans *t, u64 lpn, u64 count, bool claimed);
 void vsmfs_resv_release(struct vsmfs_sb_info *sbi, const struct vsmfs_resv *r);
+int vsmfs_trans_defer_resv(struct vsmfs_trans *t, const struct vsmfs_resv *r, bool claimed);
 int vsmfs_pool_init(struct vsmfs_sb_info *sbi);
 void vsmfs_pool_drain(struct vsmfs_sb_info *sbi);
 u64 vsmfs_pool_count(struct vsmfs_sb_info *sbi);
@@ -1064,22 +1094,24 @@ int vsmfs_alloc_holes(struct vsmfs_trans *t, u64 count, u64 *lpn);
 int vsmfs_reserve_frames(struct vsmfs_trans *t, u64 count, u64 *lpn);
 int vsmfs_alloc_holes_at(struct vsmfs_trans *t, u64 lpn, u64 count);
 
+/* ialloc.c */
+int vsmfs_alloc_ino(struct vsmfs_trans *t, u64 *ino);
+int vsmfs_free_ino(struct vsmfs_trans *t, u64 ino);
+
 /* hole.c */
 int vsmfs_fill_holes_t(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 count,
 		       bool unwritten);
 int vsmfs_punch_frames_t(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 count,
 			 u64 *next);
-int vsmfs_alloc_ino(struct vsmfs_trans *t, u64 *ino);
-int vsmfs_free_ino(struct vsmfs_trans *t, u64 ino);
 
 /* vsp.c */
 int vsmfs_vsp_map(struct vsmfs_sb_info *sbi);
 void vsmfs_vsp_unmap(struct vsmfs_sb_info *sbi);
 void vsmfs_swap_init(struct vsmfs_sb_info *sbi, struct vsmfs_swap *sw);
-int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b, u64 count);
-int vsmfs_swap_pages_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw, u64 a, u64 b,
-			    u64 count);
-void vsmfs_swap_back_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw);
+bool vsmfs_swap_valid(struct vsmfs_sb_info *sbi, u64 a, u64 b, u64 count);
+void vsmfs_vsp_mix_swap(struct vsmfs_sb_info *sbi, u64 a, u64 b, u64 count);
+void vsmfs_swap_one(struct vsmfs_sb_info *sbi, u64 a, __le64 *sa, u64 b, __le64 *sb);
+void vsmfs_swap_done(struct vsmfs_swap *sw, u64 a, u64 b, u64 count);
 void vsmfs_swap_add(struct vsmfs_swap *sw, u64 lpn, u64 count);
 void vsmfs_swap_flush(struct vsmfs_swap *sw);
 void vsmfs_swap_undo(struct vsmfs_swap *sw, u64 lpn, const __le64 *old, const __le64 *cur,
@@ -1142,8 +1174,6 @@ static inline u64 vsmfs_frames_in(const struct vsmfs_sb_info *sbi, u64 lpn, u64 
 	return __vsmfs_frames_in(sbi, lpn, count);
 }
 
-int vsmfs_pt_unwritten_t(struct vsmfs_trans *t, u64 lpn, u64 count, bool set);
-
 /* Kernel address of logical page @lpn in the mapping layer. */
 static inline void __pm *vsmfs_lpn_ptr(struct vsmfs_sb_info *sbi, u64 lpn)
 {
@@ -1151,6 +1181,13 @@ static inline void __pm *vsmfs_lpn_ptr(struct vsmfs_sb_info *sbi, u64 lpn)
 		return NULL;
 	return sbi->s_vsp_base + (lpn << VSMFS_BLOCK_SHIFT);
 }
+
+/* ptable.c */
+int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b, u64 count);
+int vsmfs_swap_pages_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw, u64 a, u64 b,
+			    u64 count);
+void vsmfs_swap_back_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw);
+int vsmfs_pt_unwritten_t(struct vsmfs_trans *t, u64 lpn, u64 count, bool set);
 
 /* inode.c */
 extern const struct inode_operations vsmfs_special_inode_operations;

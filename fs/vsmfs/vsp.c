@@ -8,11 +8,13 @@
  * except accesses inside one page, which reach the page's frame through
  * the device mapping (vsmfs_lpn_frame_ptr()).
  *
- * Pages change frames by swapping: vsmfs_swap_pages() exchanges the frames
- * behind two logical pages in the persistent page table (under the caller's
- * transaction) and in the live kernel PTEs. Swaps are batched: the TLB
- * entries of the whole batch are shot down once, by vsmfs_swap_flush(),
- * before any page of the batch is accessed through the range again.
+ * Pages change frames by swapping: vsmfs_swap_one() exchanges the frames
+ * behind two logical pages in the DRAM copy of the persistent page table
+ * and in the live kernel PTEs; the journaled update around it (the blocks'
+ * place in the caller's handle) is ptable.c's (vsmfs_swap_pages()). Swaps
+ * are batched: the TLB entries of the whole batch are shot down once, by
+ * vsmfs_swap_flush(), before any page of the batch is accessed through the
+ * range again.
  *
  * Shootdown (tlb=lazy, the default): the swapping CPU bumps a generation
  * count (its own, a stripe; beyond 16 CPUs, its group's), and every CPU,
@@ -37,12 +39,9 @@
  * bumped the count first. No interprocessor interrupt is needed, where an
  * eager shootdown (tlb=eager) interrupts every CPU on every batch.
  *
- * Ordering: the persistent entries are metadata blocks of the running
- * transaction, so both halves of every swap in a batch reach PM together,
- * at commit, after the fence that makes the data written through the new
- * mapping durable. A crash before the commit leaves the old page table,
- * which still matches the old index. The live PTEs are DRAM state and are
- * rebuilt from the page table at mount.
+ * Ordering: nothing here stores to PM. The persistent entries reach PM
+ * with the running transaction (ptable.c); the live PTEs are DRAM state
+ * and are rebuilt from the page table at mount.
  */
 #include <linux/mm.h>
 #include <linux/vmalloc.h>
@@ -606,42 +605,6 @@ void vsmfs_vsp_unmap(struct vsmfs_sb_info *sbi)
 	sbi->s_vsp_mixed = NULL;
 }
 
-/* Persistent page table slot of @lpn, in its DRAM copy. */
-static __always_inline __le64 *vsmfs_pt_slot(struct vsmfs_sb_info *sbi, u64 lpn,
-					     struct vsmfs_mblk **mbp)
-{
-	struct vsmfs_mblk *mb;
-
-	mb = vsmfs_mblk_get(sbi, sbi->s_layout.ptable_start + lpn / (VSMFS_BLOCK_SIZE / 8));
-	if (IS_ERR(mb))
-		return NULL;
-	*mbp = mb;
-	return (__le64 *)mb->m_data + lpn % (VSMFS_BLOCK_SIZE / 8);
-}
-
-/*
- * Get write access in @t to the page table entries of @count logical pages
- * from @lpn: the words of each block they are in.
- */
-static int vsmfs_pt_get_write_access(struct vsmfs_trans *t, u64 lpn, u64 count)
-{
-	struct vsmfs_mblk *mb;
-	__le64 *slot;
-	u64 k;
-	int ret;
-
-	for (; count; lpn += k, count -= k) {
-		k = min_t(u64, count, VSMFS_PTES_PER_BLOCK - lpn % VSMFS_PTES_PER_BLOCK);
-		slot = vsmfs_pt_slot(t->t_sbi, lpn, &mb);
-		if (!slot)
-			return -ENOMEM;
-		ret = vsmfs_trans_get_write_access_range(t, mb, (u8 *)slot - mb->m_data, k * 8);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
 /**
  * vsmfs_swap_init() - start a batch of page swaps
  * @sbi: the file system
@@ -680,14 +643,19 @@ static __always_inline void vsmfs_vsp_mix(struct vsmfs_sb_info *sbi, u64 vsp)
 		set_bit(vsp, sbi->s_vsp_mixed);
 }
 
-/*
+/**
+ * vsmfs_vsp_mix_swap() - note the VSPs of two runs about to be swapped
+ * @sbi: the file system
+ * @a: first logical page of one run
+ * @b: first logical page of the other run
+ * @count: pages in each run
+ *
  * The frames of the @count pages at @a and @b are to be swapped: mark the
  * VSPs they are in (s_vsp_mixed) first, so that whoever owns the pages
  * after the swapping task finds the marks. Two whole VSPs swapped keep
  * their frames in order, unless either was out of order.
  */
-static __always_inline void vsmfs_vsp_mix_swap(struct vsmfs_sb_info *sbi, u64 a, u64 b,
-					       u64 count)
+void vsmfs_vsp_mix_swap(struct vsmfs_sb_info *sbi, u64 a, u64 b, u64 count)
 {
 	u64 va = a / VSMFS_VSP_PAGES, vb = b / VSMFS_VSP_PAGES, v;
 
@@ -700,12 +668,19 @@ static __always_inline void vsmfs_vsp_mix_swap(struct vsmfs_sb_info *sbi, u64 a,
 		vsmfs_vsp_mix(sbi, v);
 }
 
-/*
- * Exchange the page table entries of logical pages @a and @b (slots @sa and
- * @sb, in the DRAM copies of their blocks) and their live PTEs.
+/**
+ * vsmfs_swap_one() - exchange the frames behind two logical pages
+ * @sbi: the file system
+ * @a: one logical page
+ * @sa: its page table entry, in the DRAM copy of its block
+ * @b: the other logical page
+ * @sb: its entry
+ *
+ * Exchanges the entries and the live PTEs (and the pages' bits of
+ * s_noframe and s_unwritten). The caller has the entries' blocks in its
+ * handle, and shoots the pages down with its batch (vsmfs_swap_done()).
  */
-static __always_inline void vsmfs_swap_one(struct vsmfs_sb_info *sbi, u64 a, __le64 *sa,
-					   u64 b, __le64 *sb)
+void vsmfs_swap_one(struct vsmfs_sb_info *sbi, u64 a, __le64 *sa, u64 b, __le64 *sb)
 {
 	pte_t *pa = vsmfs_vsp_pte(sbi, a), *pb = vsmfs_vsp_pte(sbi, b);
 	__le64 tmp = *sa;
@@ -727,8 +702,16 @@ static __always_inline void vsmfs_swap_one(struct vsmfs_sb_info *sbi, u64 a, __l
 	}
 }
 
-/* Two runs of @count logical pages that may be swapped: in range, apart. */
-static bool vsmfs_swap_valid(struct vsmfs_sb_info *sbi, u64 a, u64 b, u64 count)
+/**
+ * vsmfs_swap_valid() - whether two runs may be swapped
+ * @sbi: the file system
+ * @a: first logical page of one run
+ * @b: first logical page of the other run
+ * @count: pages in each run
+ *
+ * Return: true if both runs are in range and apart (else a warning).
+ */
+bool vsmfs_swap_valid(struct vsmfs_sb_info *sbi, u64 a, u64 b, u64 count)
 {
 	u64 n = sbi->s_layout.lpages;
 
@@ -736,250 +719,20 @@ static bool vsmfs_swap_valid(struct vsmfs_sb_info *sbi, u64 a, u64 b, u64 count)
 			     (a < b + count && b < a + count));
 }
 
-/* @count pages swapped at @a and @b: to be shot down by @sw. */
-static __always_inline void vsmfs_swap_done(struct vsmfs_swap *sw, u64 a, u64 b, u64 count)
+/**
+ * vsmfs_swap_done() - pages swapped, to be shot down by their batch
+ * @sw: the batch
+ * @a: first logical page of one run swapped
+ * @b: first logical page of the other (not with @sw->sw_defer_b)
+ * @count: pages in each run
+ */
+void vsmfs_swap_done(struct vsmfs_swap *sw, u64 a, u64 b, u64 count)
 {
 	sw->sw_pages += count;
 	vsmfs_swap_note(sw, a, count);
 	if (!sw->sw_defer_b)
 		vsmfs_swap_note(sw, b, count);
 	vsmfs_stat_add(sw->sw_sbi, pte_swaps, count);
-}
-
-/**
- * vsmfs_swap_pages() - exchange the frames behind two runs of logical pages
- * @t: running transaction; the page table blocks are dirtied in it
- * @sw: the batch this swap belongs to
- * @a: first logical page of one run
- * @b: first logical page of the other run
- * @count: pages in each run; the runs must not overlap
- *
- * After the swap, logical page @a + i reads what @b + i read before and
- * the other way round; no data is copied. The caller holds whatever keeps
- * others from using both runs, and must not access either through the
- * mapping layer before vsmfs_swap_flush() (nor @b ever, with
- * @sw->sw_defer_b: its stale translations are dropped when the commit
- * that frees it is made, vsmfs_trans_apply_frees()).
- *
- * Return: 0 or a negative errno; on error nothing has been changed.
- */
-int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b, u64 count)
-{
-	struct vsmfs_sb_info *sbi = t->t_sbi;
-	u64 i;
-	int ret;
-
-	if (!vsmfs_swap_valid(sbi, a, b, count))
-		return -EINVAL;
-	/*
-	 * Get write access first, so a failure changes nothing: metadata
-	 * blocks stay cached once read, so the second pass cannot fail.
-	 */
-	ret = vsmfs_pt_get_write_access(t, a, count);
-	if (!ret)
-		ret = vsmfs_pt_get_write_access(t, b, count);
-	if (ret)
-		return ret;
-	vsmfs_vsp_mix_swap(sbi, a, b, count);
-	for (i = 0; i < count; i++) {
-		struct vsmfs_mblk *ma, *mb;
-		__le64 *sa, *sb;
-
-		sa = vsmfs_pt_slot(sbi, a + i, &ma);
-		sb = vsmfs_pt_slot(sbi, b + i, &mb);
-		if (WARN_ON_ONCE(!sa || !sb))
-			return -EIO;
-		vsmfs_swap_one(sbi, a + i, sa, b + i, sb);
-		vsmfs_trans_dirty(t, ma);
-		vsmfs_trans_dirty(t, mb);
-	}
-	vsmfs_swap_done(sw, a, b, count);
-	return 0;
-}
-
-/* Whether marking @count pages from @lpn (un)written changes an entry. */
-static bool vsmfs_unwritten_changes(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, bool set)
-{
-	u64 i;
-
-	if (!set)
-		return vsmfs_any_unwritten(sbi, lpn, count);
-	for (i = lpn; i < lpn + count; i++)
-		if (!vsmfs_lpn_unwritten(sbi, i) && !vsmfs_lpn_hole(sbi, i))
-			return true;
-	return false;
-}
-
-/* Set or clear the unwritten flag of page @lpn, with write access to its block. */
-static int vsmfs_pt_mark(struct vsmfs_trans *t, u64 lpn, bool set)
-{
-	struct vsmfs_sb_info *sbi = t->t_sbi;
-	struct vsmfs_mblk *mb;
-	__le64 *slot = vsmfs_pt_slot(sbi, lpn, &mb);
-
-	if (WARN_ON_ONCE(!slot))
-		return -EIO;
-	if (set)
-		*slot |= cpu_to_le64(VSMFS_PTE_UNWRITTEN);
-	else
-		*slot &= ~cpu_to_le64(VSMFS_PTE_UNWRITTEN);
-	assign_bit(lpn, sbi->s_unwritten, set);
-	vsmfs_trans_dirty(t, mb);
-	return 0;
-}
-
-/**
- * vsmfs_pt_unwritten_t() - mark pages fallocated and not written, or not
- * @t: running transaction
- * @lpn: first logical page
- * @count: pages
- * @set: set VSMFS_PTE_UNWRITTEN in the entries of the pages with frames,
- *	or clear it in all of them
- *
- * The page table blocks join @t only where an entry changes.
- *
- * Return: 0 or a negative errno; on error nothing has changed.
- */
-int vsmfs_pt_unwritten_t(struct vsmfs_trans *t, u64 lpn, u64 count, bool set)
-{
-	struct vsmfs_sb_info *sbi = t->t_sbi;
-	u64 i, k, end = lpn + count;
-	int ret;
-
-	if (!sbi->s_unwritten)
-		return 0;
-	/* Write access to every block first, so a failure changes nothing. */
-	for (i = lpn; i < end; i += k) {
-		k = min_t(u64, end - i, VSMFS_PTES_PER_BLOCK - i % VSMFS_PTES_PER_BLOCK);
-		if (!vsmfs_unwritten_changes(sbi, i, k, set))
-			continue;
-		ret = vsmfs_pt_get_write_access(t, i, k);
-		if (ret)
-			return ret;
-	}
-	if (!set) {
-		/* Only the pages marked: a run freed has few or none. */
-		i = lpn;
-		for_each_set_bit_from(i, sbi->s_unwritten, end) {
-			ret = vsmfs_pt_mark(t, i, false);
-			if (ret)
-				return ret;
-		}
-		return 0;
-	}
-	for (i = lpn; i < end; i++) {
-		if (!vsmfs_unwritten_changes(sbi, i, 1, set))
-			continue;
-		ret = vsmfs_pt_mark(t, i, true);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
-/*
- * Cache the page table block of @count pages from @lpn, which lie in one
- * VSP and so in one block, and add it to the running transaction in shared
- * handle @h, before any entry is changed: *@slot is then the entry of
- * @lpn, *@mbp its block.
- */
-static __always_inline int vsmfs_pt_join_shared(struct vsmfs_shandle *h, u64 lpn, u64 count,
-						__le64 **slot, struct vsmfs_mblk **mbp)
-{
-	if (WARN_ON_ONCE(lpn % VSMFS_PTES_PER_BLOCK + count > VSMFS_PTES_PER_BLOCK))
-		return -EINVAL;
-	*slot = vsmfs_pt_slot(h->h_sbi, lpn, mbp);
-	if (!*slot)
-		return -ENOMEM;
-	return vsmfs_shandle_dirty(h, *mbp);
-}
-
-/*
- * Swap @count pages at @a and @b, whose entries from @sa and @sb lie in
- * blocks @ma and @mb, noting the changed words of the blocks.
- */
-static __always_inline void vsmfs_swap_run_shared(struct vsmfs_sb_info *sbi,
-						  u64 a, __le64 *sa, struct vsmfs_mblk *ma,
-						  u64 b, __le64 *sb, struct vsmfs_mblk *mb,
-						  u64 count)
-{
-	u64 i;
-
-	for (i = 0; i < count; i++) {
-		vsmfs_swap_one(sbi, a + i, sa + i, b + i, sb + i);
-		/* Atomic: handles beside this one note words of the same block. */
-		vsmfs_note_word_shared(ma, (a + i) % VSMFS_PTES_PER_BLOCK);
-		vsmfs_note_word_shared(mb, (b + i) % VSMFS_PTES_PER_BLOCK);
-	}
-}
-
-/**
- * vsmfs_swap_pages_shared() - vsmfs_swap_pages() in a shared handle
- * @h: the handle (vsmfs_shandle_begin())
- * @sw: the batch this swap belongs to
- * @a: first logical page of one run
- * @b: first logical page of the other run
- * @count: pages in each run, each run inside one VSP; the runs must not
- *	overlap
- *
- * As vsmfs_swap_pages(). Handles beside @h may change other entries of the
- * same page table blocks: each entry is changed only by the handle that
- * owns its page (the file's, under the caller's locks, or a reserved
- * run's), with whole-word stores, and the words changed are noted in the
- * blocks' m_cmask with atomic bit operations. A handle that changes
- * whole blocks, and may put them back from a copy, does not run beside
- * any (s_handles_sem).
- *
- * Return: 0 or a negative errno; on error nothing has been changed.
- */
-int vsmfs_swap_pages_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw, u64 a, u64 b,
-			    u64 count)
-{
-	struct vsmfs_sb_info *sbi = h->h_sbi;
-	struct vsmfs_mblk *ma, *mb;
-	__le64 *sa, *sb;
-	int ret;
-
-	if (!vsmfs_swap_valid(sbi, a, b, count) ||
-	    WARN_ON_ONCE(h->h_nswaps == VSMFS_SHANDLE_SWAPS))
-		return -EINVAL;
-	/* Blocks cached and in the transaction first: the swap cannot fail. */
-	ret = vsmfs_pt_join_shared(h, a, count, &sa, &ma);
-	if (!ret)
-		ret = vsmfs_pt_join_shared(h, b, count, &sb, &mb);
-	if (ret)
-		return ret;
-	vsmfs_vsp_mix_swap(sbi, a, b, count);
-	vsmfs_swap_run_shared(sbi, a, sa, ma, b, sb, mb, count);
-	h->h_swap[h->h_nswaps][0] = a;
-	h->h_swap[h->h_nswaps][1] = b;
-	h->h_swap[h->h_nswaps][2] = count;
-	h->h_nswaps++;
-	vsmfs_swap_done(sw, a, b, count);
-	return 0;
-}
-
-/**
- * vsmfs_swap_back_shared() - undo the swaps of a shared handle
- * @h: the handle, which gives up
- * @sw: the batch the pages swapped back join (flushed by the caller)
- *
- * A swap is its own inverse: each run is swapped again, newest first. The
- * blocks stay in the running transaction, with their words as they were.
- */
-void vsmfs_swap_back_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw)
-{
-	while (h->h_nswaps) {
-		const u64 *s = h->h_swap[--h->h_nswaps];
-		struct vsmfs_mblk *ma, *mb;
-		/* The blocks the swap found: cached, found again. */
-		__le64 *sa = vsmfs_pt_slot(h->h_sbi, s[0], &ma);
-		__le64 *sb = vsmfs_pt_slot(h->h_sbi, s[1], &mb);
-
-		vsmfs_swap_run_shared(h->h_sbi, s[0], sa, ma, s[1], sb, mb, s[2]);
-		vsmfs_swap_add(sw, s[0], s[2]);
-		vsmfs_swap_add(sw, s[1], s[2]);
-	}
 }
 
 /**

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vsmfs journaled page table updates: swaps of the frames behind logical
+ * pages (vsmfs_swap_pages(), and vsmfs_swap_pages_shared() in a shared
+ * handle) and the unwritten marks of fallocated pages
+ * (vsmfs_pt_unwritten_t()). Each changes the entries in the DRAM copies of
+ * the page table blocks, in the caller's handle, and the live mapping
+ * through vsp.c, which holds the pure mapping (PTE swaps, TLB shootdowns,
+ * uses of the range).
+ *
+ * Ordering: the persistent entries are metadata blocks of the running
+ * transaction, so both halves of every swap in a batch reach PM together,
+ * at commit, after the fence that makes the data written through the new
+ * mapping durable. A crash before the commit leaves the old page table,
+ * which still matches the old index.
+ */
+#include "vsmfs.h"
+
+/* Persistent page table slot of @lpn, in its DRAM copy. */
+static __always_inline __le64 *vsmfs_pt_slot(struct vsmfs_sb_info *sbi, u64 lpn,
+					     struct vsmfs_mblk **mbp)
+{
+	struct vsmfs_mblk *mb;
+
+	mb = vsmfs_mblk_get(sbi, sbi->s_layout.ptable_start + lpn / (VSMFS_BLOCK_SIZE / 8));
+	if (IS_ERR(mb))
+		return NULL;
+	*mbp = mb;
+	return (__le64 *)mb->m_data + lpn % (VSMFS_BLOCK_SIZE / 8);
+}
+
+/*
+ * Get write access in @t to the page table entries of @count logical pages
+ * from @lpn: the words of each block they are in.
+ */
+static int vsmfs_pt_get_write_access(struct vsmfs_trans *t, u64 lpn, u64 count)
+{
+	struct vsmfs_mblk *mb;
+	__le64 *slot;
+	u64 k;
+	int ret;
+
+	for (; count; lpn += k, count -= k) {
+		k = min_t(u64, count, VSMFS_PTES_PER_BLOCK - lpn % VSMFS_PTES_PER_BLOCK);
+		slot = vsmfs_pt_slot(t->t_sbi, lpn, &mb);
+		if (!slot)
+			return -ENOMEM;
+		ret = vsmfs_trans_get_write_access_range(t, mb, (u8 *)slot - mb->m_data, k * 8);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/**
+ * vsmfs_swap_pages() - exchange the frames behind two runs of logical pages
+ * @t: running transaction; the page table blocks are dirtied in it
+ * @sw: the batch this swap belongs to
+ * @a: first logical page of one run
+ * @b: first logical page of the other run
+ * @count: pages in each run; the runs must not overlap
+ *
+ * After the swap, logical page @a + i reads what @b + i read before and
+ * the other way round; no data is copied. The caller holds whatever keeps
+ * others from using both runs, and must not access either through the
+ * mapping layer before vsmfs_swap_flush() (nor @b ever, with
+ * @sw->sw_defer_b: its stale translations are dropped when the commit
+ * that frees it is made, vsmfs_trans_apply_frees()).
+ *
+ * Return: 0 or a negative errno; on error nothing has been changed.
+ */
+int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b, u64 count)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	u64 i;
+	int ret;
+
+	if (!vsmfs_swap_valid(sbi, a, b, count))
+		return -EINVAL;
+	/*
+	 * Get write access first, so a failure changes nothing: metadata
+	 * blocks stay cached once read, so the second pass cannot fail.
+	 */
+	ret = vsmfs_pt_get_write_access(t, a, count);
+	if (!ret)
+		ret = vsmfs_pt_get_write_access(t, b, count);
+	if (ret)
+		return ret;
+	vsmfs_vsp_mix_swap(sbi, a, b, count);
+	for (i = 0; i < count; i++) {
+		struct vsmfs_mblk *ma, *mb;
+		__le64 *sa, *sb;
+
+		sa = vsmfs_pt_slot(sbi, a + i, &ma);
+		sb = vsmfs_pt_slot(sbi, b + i, &mb);
+		if (WARN_ON_ONCE(!sa || !sb))
+			return -EIO;
+		vsmfs_swap_one(sbi, a + i, sa, b + i, sb);
+		vsmfs_trans_dirty(t, ma);
+		vsmfs_trans_dirty(t, mb);
+	}
+	vsmfs_swap_done(sw, a, b, count);
+	return 0;
+}
+
+/* Whether marking @count pages from @lpn (un)written changes an entry. */
+static bool vsmfs_unwritten_changes(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, bool set)
+{
+	u64 i;
+
+	if (!set)
+		return vsmfs_any_unwritten(sbi, lpn, count);
+	for (i = lpn; i < lpn + count; i++)
+		if (!vsmfs_lpn_unwritten(sbi, i) && !vsmfs_lpn_hole(sbi, i))
+			return true;
+	return false;
+}
+
+/* Set or clear the unwritten flag of page @lpn, with write access to its block. */
+static int vsmfs_pt_mark(struct vsmfs_trans *t, u64 lpn, bool set)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_mblk *mb;
+	__le64 *slot = vsmfs_pt_slot(sbi, lpn, &mb);
+
+	if (WARN_ON_ONCE(!slot))
+		return -EIO;
+	if (set)
+		*slot |= cpu_to_le64(VSMFS_PTE_UNWRITTEN);
+	else
+		*slot &= ~cpu_to_le64(VSMFS_PTE_UNWRITTEN);
+	assign_bit(lpn, sbi->s_unwritten, set);
+	vsmfs_trans_dirty(t, mb);
+	return 0;
+}
+
+/**
+ * vsmfs_pt_unwritten_t() - mark pages fallocated and not written, or not
+ * @t: running transaction
+ * @lpn: first logical page
+ * @count: pages
+ * @set: set VSMFS_PTE_UNWRITTEN in the entries of the pages with frames,
+ *	or clear it in all of them
+ *
+ * The page table blocks join @t only where an entry changes.
+ *
+ * Return: 0 or a negative errno; on error nothing has changed.
+ */
+int vsmfs_pt_unwritten_t(struct vsmfs_trans *t, u64 lpn, u64 count, bool set)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	u64 i, k, end = lpn + count;
+	int ret;
+
+	if (!sbi->s_unwritten)
+		return 0;
+	/* Write access to every block first, so a failure changes nothing. */
+	for (i = lpn; i < end; i += k) {
+		k = min_t(u64, end - i, VSMFS_PTES_PER_BLOCK - i % VSMFS_PTES_PER_BLOCK);
+		if (!vsmfs_unwritten_changes(sbi, i, k, set))
+			continue;
+		ret = vsmfs_pt_get_write_access(t, i, k);
+		if (ret)
+			return ret;
+	}
+	if (!set) {
+		/* Only the pages marked: a run freed has few or none. */
+		i = lpn;
+		for_each_set_bit_from(i, sbi->s_unwritten, end) {
+			ret = vsmfs_pt_mark(t, i, false);
+			if (ret)
+				return ret;
+		}
+		return 0;
+	}
+	for (i = lpn; i < end; i++) {
+		if (!vsmfs_unwritten_changes(sbi, i, 1, set))
+			continue;
+		ret = vsmfs_pt_mark(t, i, true);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * Cache the page table block of @count pages from @lpn, which lie in one
+ * VSP and so in one block, and add it to the running transaction in shared
+ * handle @h, before any entry is changed: *@slot is then the entry of
+ * @lpn, *@mbp its block.
+ */
+static __always_inline int vsmfs_pt_join_shared(struct vsmfs_shandle *h, u64 lpn, u64 count,
+						__le64 **slot, struct vsmfs_mblk **mbp)
+{
+	if (WARN_ON_ONCE(lpn % VSMFS_PTES_PER_BLOCK + count > VSMFS_PTES_PER_BLOCK))
+		return -EINVAL;
+	*slot = vsmfs_pt_slot(h->h_sbi, lpn, mbp);
+	if (!*slot)
+		return -ENOMEM;
+	return vsmfs_shandle_dirty(h, *mbp);
+}
+
+/*
+ * Swap @count pages at @a and @b, whose entries from @sa and @sb lie in
+ * blocks @ma and @mb, noting the changed words of the blocks.
+ */
+static __always_inline void vsmfs_swap_run_shared(struct vsmfs_sb_info *sbi,
+						  u64 a, __le64 *sa, struct vsmfs_mblk *ma,
+						  u64 b, __le64 *sb, struct vsmfs_mblk *mb,
+						  u64 count)
+{
+	u64 i;
+
+	for (i = 0; i < count; i++) {
+		vsmfs_swap_one(sbi, a + i, sa + i, b + i, sb + i);
+		/* Atomic: handles beside this one note words of the same block. */
+		vsmfs_note_word_shared(ma, (a + i) % VSMFS_PTES_PER_BLOCK);
+		vsmfs_note_word_shared(mb, (b + i) % VSMFS_PTES_PER_BLOCK);
+	}
+}
+
+/**
+ * vsmfs_swap_pages_shared() - vsmfs_swap_pages() in a shared handle
+ * @h: the handle (vsmfs_shandle_begin())
+ * @sw: the batch this swap belongs to
+ * @a: first logical page of one run
+ * @b: first logical page of the other run
+ * @count: pages in each run, each run inside one VSP; the runs must not
+ *	overlap
+ *
+ * As vsmfs_swap_pages(). Handles beside @h may change other entries of the
+ * same page table blocks: each entry is changed only by the handle that
+ * owns its page (the file's, under the caller's locks, or a reserved
+ * run's), with whole-word stores, and the words changed are noted in the
+ * blocks' m_cmask with atomic bit operations. A handle that changes
+ * whole blocks, and may put them back from a copy, does not run beside
+ * any (s_handles_sem).
+ *
+ * Return: 0 or a negative errno; on error nothing has been changed.
+ */
+int vsmfs_swap_pages_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw, u64 a, u64 b,
+			    u64 count)
+{
+	struct vsmfs_sb_info *sbi = h->h_sbi;
+	struct vsmfs_mblk *ma, *mb;
+	__le64 *sa, *sb;
+	int ret;
+
+	if (!vsmfs_swap_valid(sbi, a, b, count) ||
+	    WARN_ON_ONCE(h->h_nswaps == VSMFS_SHANDLE_SWAPS))
+		return -EINVAL;
+	/* Blocks cached and in the transaction first: the swap cannot fail. */
+	ret = vsmfs_pt_join_shared(h, a, count, &sa, &ma);
+	if (!ret)
+		ret = vsmfs_pt_join_shared(h, b, count, &sb, &mb);
+	if (ret)
+		return ret;
+	vsmfs_vsp_mix_swap(sbi, a, b, count);
+	vsmfs_swap_run_shared(sbi, a, sa, ma, b, sb, mb, count);
+	h->h_swap[h->h_nswaps][0] = a;
+	h->h_swap[h->h_nswaps][1] = b;
+	h->h_swap[h->h_nswaps][2] = count;
+	h->h_nswaps++;
+	vsmfs_swap_done(sw, a, b, count);
+	return 0;
+}
+
+/**
+ * vsmfs_swap_back_shared() - undo the swaps of a shared handle
+ * @h: the handle, which gives up
+ * @sw: the batch the pages swapped back join (flushed by the caller)
+ *
+ * A swap is its own inverse: each run is swapped again, newest first. The
+ * blocks stay in the running transaction, with their words as they were.
+ */
+void vsmfs_swap_back_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw)
+{
+	while (h->h_nswaps) {
+		const u64 *s = h->h_swap[--h->h_nswaps];
+		struct vsmfs_mblk *ma, *mb;
+		/* The blocks the swap found: cached, found again. */
+		__le64 *sa = vsmfs_pt_slot(h->h_sbi, s[0], &ma);
+		__le64 *sb = vsmfs_pt_slot(h->h_sbi, s[1], &mb);
+
+		vsmfs_swap_run_shared(h->h_sbi, s[0], sa, ma, s[1], sb, mb, s[2]);
+		vsmfs_swap_add(sw, s[0], s[2]);
+		vsmfs_swap_add(sw, s[1], s[2]);
+	}
+}

@@ -1,0 +1,539 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vsmfs transactions: the running transaction and its commit triggers.
+ *
+ * A handle that ends joins the running transaction (sbi->s_run): its
+ * blocks stay dirty in DRAM, and the running transaction writes them all
+ * to the journal in one commit (compound transactions, as handles join
+ * jbd2's running transaction). It commits
+ *   - when fsync, fdatasync, O_SYNC, O_DSYNC or NFS's commit of metadata
+ *     needs a change it holds (vsmfs_trans_commit_tid()); an inode whose
+ *     last change is already committed needs no commit;
+ *   - commit= seconds after its first handle ended (s_commit_work);
+ *   - when a handle begins and the journal might not hold the handle's
+ *     blocks besides, or free space runs short while pages wait in it
+ *     to be freed (vsmfs_trans_full());
+ *   - at sync, syncfs, remount and unmount (vsmfs_trans_sync());
+ *   - with commit=sync at the end of every handle (every operation durable
+ *     on return), and at the end of handles that must be durable (t_sync:
+ *     page faults that allocate, for MAP_SYNC).
+ * The committer is the task that needs the commit, never a kernel thread
+ * it would wait for; the writing is the journal's
+ * (vsmfs_journal_commit_trans(), jcommit.c), which asks back what it
+ * needs of this layer through the ops registered here (sbi->s_jclient).
+ * A handle never spans two transactions, so each operation is atomic, and
+ * a crash leaves the state after some prefix of the committed
+ * transactions.
+ *
+ * Ordering. Pages a handle frees, and scratch pages that took old frames
+ * in a copy-on-write, hold what a crash before the commit gives back to
+ * their files: they are freed in DRAM only by the commit (s_run.frees,
+ * vsmfs_trans_apply_frees(), through the allocator's ops), and taken again
+ * only once it is durable (s_freeing, alloc.c). The commit itself, and the
+ * order of its stores, is the journal's (jcommit.c).
+ */
+#include <linux/pagemap.h>
+#include <linux/slab.h>
+#include <linux/wait_bit.h>
+#include <linux/workqueue.h>
+#include "vsmfs.h"
+#include "pmem.h"
+#include "fault.h"
+#include "trans.h"
+
+/*
+ * Deltas in DRAM. A delta of a commit writes the new version of a block
+ * over its old version in the journal, the version before the last one
+ * committed (vsmfs_jplace()). So the words it must write are those the
+ * last commit of the block changed (m_wmask) and those the handles of
+ * this one changed (m_cmask, the union of each handle's difference
+ * between the block and its shadow): m_dmask, known without reading the
+ * journal block. A block read from PM since its last commit has no
+ * m_wmask: its next delta reads PM, and sets m_wmask for the one after.
+ *
+ * The delta masks of the commit: m_dmask from the last commit's m_wmask
+ * and the handles' m_cmask, which becomes the next m_wmask.
+ */
+static void vsmfs_trans_masks(struct vsmfs_trans *t)
+{
+	bool delta = t->t_sbi->s_jopts.delta;
+	struct vsmfs_mblk *mb;
+	unsigned int i;
+
+	list_for_each_entry(mb, &t->t_dirty, m_dirty) {
+		mb->m_dmask_ok = false;
+		/*
+		 * With deltas off (journal_delta=off, which a remount may turn
+		 * on again) the commit's change is not noted: forget the last.
+		 */
+		if (!delta) {
+			mb->m_wmask_ok = false;
+		} else {
+			if (mb->m_wmask_ok) {
+				for (i = 0; i < VSMFS_JMASK_WORDS; i++)
+					mb->m_dmask[i] = mb->m_wmask[i] | mb->m_cmask[i];
+				mb->m_dmask_ok = true;
+			}
+			memcpy(mb->m_wmask, mb->m_cmask, sizeof(mb->m_wmask));
+			mb->m_wmask_ok = true;
+		}
+		memset(mb->m_cmask, 0, sizeof(mb->m_cmask));
+	}
+}
+
+/*
+ * Free in DRAM the runs the handles of the committing transaction freed
+ * (the allocator's free_run(), sbi->s_trans_aops): from here the commit
+ * carries the bitmap changes. Freed runs clear their bits and dirty the
+ * bitmap block; scratch runs were never in the bitmap on PM and only clear
+ * their bits. The pages are taken again only once the commit is durable
+ * (t_freed, s_freeing).
+ */
+static void vsmfs_trans_apply_frees(struct vsmfs_trans *t)
+{
+	struct vsmfs_running *run = &t->t_sbi->s_run;
+	struct vsmfs_swap sw;
+	unsigned int i;
+
+	vsmfs_swap_init(t->t_sbi, &sw);
+	for (i = 0; i < run->nfrees; i++) {
+		struct vsmfs_frun *f = &run->frees[i];
+
+		/*
+		 * A staged write's scratch run, behind old frames: its stale
+		 * translations (sw_defer_b) go before it can be taken again,
+		 * at the earliest once this commit is durable.
+		 */
+		if (f->resv && f->scratch)
+			vsmfs_swap_add(&sw, f->lpn, f->count);
+		t->t_sbi->s_trans_aops->free_run(t, f);
+	}
+	vsmfs_swap_flush(&sw);
+	if (run->nfrees)
+		t->t_freed = true;
+	run->nfrees = 0;
+	run->free_pages = 0;
+}
+
+/**
+ * vsmfs_trans_defer_free() - free a run of logical pages when the
+ *	running transaction commits
+ * @t: the handle
+ * @lpn: first page
+ * @count: pages, within one VSP
+ * @scratch: the run was reserved (vsmfs_reserve_pages()), not allocated
+ *
+ * Context: inside the handle.
+ * Return: 0 or -ENOMEM.
+ */
+int vsmfs_trans_defer_free(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch)
+{
+	return vsmfs_trans_defer(t, lpn, count, scratch, 0);
+}
+
+/**
+ * vsmfs_frun_fill() - fill in a run to free at commit
+ * @sbi: the file system
+ * @f: the run
+ * @lpn: its first logical page
+ * @count: its pages
+ * @scratch: the run was reserved, not allocated
+ * @resv: pages of the reservation from @lpn it ends, or 0
+ *
+ * Return: the frames of its pages (free space counts frames).
+ */
+u64 vsmfs_frun_fill(struct vsmfs_sb_info *sbi, struct vsmfs_frun *f, u64 lpn, u64 count,
+		    bool scratch, u64 resv)
+{
+	f->lpn = lpn;
+	f->count = count;
+	/* Free space counts frames: pages without one free none. */
+	f->frames = vsmfs_frames_in(sbi, lpn, count);
+	f->scratch = scratch;
+	f->resv = resv;
+	return f->frames;
+}
+
+/* Append to s_run.frees, which has room. */
+static void vsmfs_run_add_free(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, bool scratch,
+			       u64 resv)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+
+	run->free_pages += vsmfs_frun_fill(sbi, &run->frees[run->nfrees++], lpn, count, scratch,
+					   resv);
+}
+
+/**
+ * vsmfs_trans_defer() - add a run to those the running transaction frees
+ * @t: the handle, not a shared one
+ * @lpn: first page
+ * @count: pages, within one VSP
+ * @scratch: the run was reserved (vsmfs_reserve_pages()), not allocated
+ * @resv: pages of the reservation from @lpn it ends (vsmfs_resv_end()), or 0
+ *
+ * Context: inside the handle.
+ * Return: 0, -ENOMEM, or -EAGAIN in a shared metadata handle.
+ */
+int vsmfs_trans_defer(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch, u64 resv)
+{
+	struct vsmfs_running *run = &t->t_sbi->s_run;
+
+	if (t->t_shared)
+		return -EAGAIN;
+	if (vsmfs_fault(VSMFS_FAULT_FREE_RUN))
+		return -ENOMEM;
+	/* The entries the CPUs' shares keep stay theirs. */
+	if (run->nfrees + run->shared_frees >= run->maxfrees) {
+		unsigned int n = max(16U, 2 * run->maxfrees);
+		struct vsmfs_frun *f = NULL;
+
+		if (!vsmfs_fault(VSMFS_FAULT_SHADOW_ALLOC))
+			f = kvrealloc(run->frees, run->maxfrees * sizeof(*f), n * sizeof(*f),
+				      GFP_NOFS);
+		if (!f)
+			return -ENOMEM;
+		run->frees = f;
+		run->maxfrees = n;
+	}
+	vsmfs_run_add_free(t->t_sbi, lpn, count, scratch, resv);
+	return 0;
+}
+
+/* Transaction @tid has finished, and every one before it: wake their waiters. */
+static void vsmfs_trans_committed(struct vsmfs_sb_info *sbi, u64 tid)
+{
+	s64 old = atomic64_read(&sbi->s_commit_tid);
+
+	/* Commits finish in order, but their tasks may return out of it. */
+	while (old < (s64)tid) {
+		s64 prev = atomic64_cmpxchg(&sbi->s_commit_tid, old, tid);
+
+		if (prev == old)
+			break;
+		old = prev;
+	}
+	wake_up_all(&sbi->s_commit_wq);
+}
+
+/* Forget the runs the running transaction would free, and its reservations. */
+static void vsmfs_trans_drop_frees(struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+
+	run->nfrees = 0;
+	run->free_pages = 0;
+}
+
+/*
+ * Nothing of transaction @tid was written (it was empty, or dropped): it
+ * has finished once @tid - 1 has, which a parallel commit may still be
+ * writing. Waiters for @tid - 1 must not be woken before that.
+ */
+static void vsmfs_trans_done_unwritten(struct vsmfs_sb_info *sbi, u64 tid)
+{
+	wait_event(sbi->s_commit_wq, atomic64_read(&sbi->s_commit_tid) >= (s64)tid - 1);
+	vsmfs_trans_committed(sbi, tid);
+}
+
+/*
+ * Transaction @tid was dropped unwritten: the changes it held are lost.
+ * Every inode it changed reports -EIO once to each file description open
+ * on it (its mapping's errseq_t, which fsync checks), and so does the file
+ * system to syncfs (s_wb_err, which mapping_set_error() sets too). Once
+ * errors=remount-ro acted, every later transaction is dropped as well:
+ * vsmfs_trans_commit_tid() fails for @tid and after (s_lost_tid). An
+ * overflow under errors=continue loses this one only.
+ */
+static void vsmfs_trans_lost(struct vsmfs_sb_info *sbi, u64 tid)
+{
+	struct super_block *sb = sbi->s_sb;
+	struct inode *inode;
+
+	if (READ_ONCE(sbi->s_error_ro))
+		atomic64_cmpxchg(&sbi->s_lost_tid, 0, tid);
+	errseq_set(&sb->s_wb_err, -EIO);
+	spin_lock(&sb->s_inode_list_lock);
+	list_for_each_entry(inode, &sb->s_inodes, i_sb_list) {
+		if ((s64)READ_ONCE(VSMFS_I(inode)->i_tid) >= (s64)tid)
+			mapping_set_error(inode->i_mapping, -EIO);
+	}
+	spin_unlock(&sb->s_inode_list_lock);
+	vsmfs_warn(sb, "transaction %llu dropped unwritten: its changes are lost", tid);
+}
+
+/* Whether transaction @tid, seen finished in s_commit_tid, was lost. */
+static bool vsmfs_trans_tid_lost(struct vsmfs_sb_info *sbi, u64 tid)
+{
+	s64 lost;
+
+	/*
+	 * The drop set s_lost_tid before it advanced s_commit_tid (with the
+	 * full barrier of the cmpxchg there): read them in the other order.
+	 */
+	smp_rmb();
+	lost = atomic64_read(&sbi->s_lost_tid);
+	return lost && (s64)tid >= lost;
+}
+
+/*
+ * The running transaction cannot be committed (errors=remount-ro acted):
+ * its blocks leave it unwritten, and PM keeps the last committed state.
+ */
+static void vsmfs_trans_drop_running(struct vsmfs_trans *t)
+{
+	struct vsmfs_mblk *mb, *tmp;
+
+	list_for_each_entry_safe(mb, tmp, &t->t_dirty, m_dirty) {
+		list_del_init(&mb->m_dirty);
+		mb->m_is_dirty = false;
+		memset(mb->m_cmask, 0, sizeof(mb->m_cmask));
+		mb->m_wmask_ok = false;
+	}
+	t->t_nblocks = 0;
+	t->t_ndata = 0;
+	vsmfs_trans_drop_frees(t->t_sbi);
+}
+
+/* The commits_* counter of each VSMFS_COMMIT_* cause. */
+static const enum vsmfs_stat vsmfs_commit_stat[] = {
+	[VSMFS_COMMIT_SYNC]	= VSMFS_STAT_commits_sync,
+	[VSMFS_COMMIT_FSYNC]	= VSMFS_STAT_commits_fsync,
+	[VSMFS_COMMIT_TIMER]	= VSMFS_STAT_commits_timer,
+	[VSMFS_COMMIT_FULL]	= VSMFS_STAT_commits_full,
+	[VSMFS_COMMIT_SYNCFS]	= VSMFS_STAT_commits_syncfs,
+};
+
+/**
+ * vsmfs_trans_commit_all() - end a handle and commit the running transaction
+ * @t: the handle, joined to the running transaction
+ * @cause: VSMFS_COMMIT_*, for the counters
+ *
+ * Context: inside the handle; releases s_trans_mutex.
+ * Return: 0 or a negative errno (-EROFS once errors=remount-ro acted).
+ */
+int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_running *run = &sbi->s_run;
+	u64 tid = run->tid;
+	bool empty;
+	int err;
+
+	if (vsmfs_trans_changed(t))
+		run->handles++;
+	vsmfs_trans_apply_frees(t);
+	vsmfs_trans_handle_done(t);
+	if (run->handles) {
+		vsmfs_stat_add(sbi, trans_handles, run->handles);
+		this_cpu_inc(sbi->s_stats->v[vsmfs_commit_stat[cause]]);
+	}
+	run->handles = 0;
+	run->tid++;
+	/* Its blocks are the handle's now: the next one starts empty. */
+	run->nblocks = 0;
+	run->ndata = 0;
+	if (unlikely(READ_ONCE(sbi->s_error_ro) || t->t_overflow) && t->t_nblocks) {
+		vsmfs_trans_drop_running(t);
+		vsmfs_trans_park(t);
+		vsmfs_trans_lost(sbi, tid);
+		vsmfs_trans_done_unwritten(sbi, tid);
+		return -EROFS;
+	}
+	empty = !t->t_nblocks;
+	vsmfs_trans_masks(t);
+	err = vsmfs_journal_commit_trans(t);
+	if (empty)
+		vsmfs_trans_done_unwritten(sbi, tid);
+	else
+		vsmfs_trans_committed(sbi, tid);
+	return err;
+}
+
+/**
+ * vsmfs_trans_commit_tid() - make transaction @tid durable
+ * @sbi: the file system
+ * @tid: a transaction number, as vsmfs_trans_note_inode() noted it
+ * @cause: VSMFS_COMMIT_*, for the counters
+ *
+ * Returns at once if @tid is committed; commits it if it is running;
+ * else waits for the commit in flight.
+ *
+ * Context: process context, no handle running in the task.
+ * Return: 0 or a negative errno from the commit.
+ */
+int vsmfs_trans_commit_tid(struct vsmfs_sb_info *sbi, u64 tid, unsigned int cause)
+{
+	struct vsmfs_trans t;
+	u64 wait;
+
+	if (!sbi->s_journal)
+		return 0;
+	if ((s64)tid <= atomic64_read(&sbi->s_commit_tid))
+		goto done;
+	vsmfs_trans_lock(sbi, &t, false);
+	if (sbi->s_run.tid == tid && sbi->s_run.handles)
+		return vsmfs_trans_commit_all(&t, cause);
+	/* Nothing of it is left running: committed, or being committed. */
+	wait = min(tid, sbi->s_run.tid - 1);
+	vsmfs_trans_park(&t);
+	wait_event(sbi->s_commit_wq, atomic64_read(&sbi->s_commit_tid) >= (s64)wait);
+done:
+	/* Finished is not durable: a transaction dropped unwritten is lost. */
+	return vsmfs_trans_tid_lost(sbi, tid) ? -EROFS : 0;
+}
+
+/**
+ * vsmfs_trans_sync() - commit the running transaction
+ * @sbi: the file system
+ * @cause: VSMFS_COMMIT_*, for the counters
+ *
+ * Context: process context, no handle running in the task.
+ * Return: 0 or a negative errno from the commit.
+ */
+int vsmfs_trans_sync(struct vsmfs_sb_info *sbi, unsigned int cause)
+{
+	if (!sbi->s_journal)
+		return 0;
+	return vsmfs_trans_commit_tid(sbi, READ_ONCE(sbi->s_run.tid), cause);
+}
+
+/**
+ * vsmfs_trans_sync_inode() - make every change of @inode durable
+ * @inode: the inode
+ * @cause: VSMFS_COMMIT_*, for the counters
+ *
+ * Return: 0 or a negative errno from the commit.
+ */
+int vsmfs_trans_sync_inode(struct inode *inode, unsigned int cause)
+{
+	if (vsmfs_fault(VSMFS_FAULT_FSYNC_NOCOMMIT))
+		return 0;
+	return vsmfs_trans_commit_tid(VSMFS_SB(inode->i_sb), READ_ONCE(VSMFS_I(inode)->i_tid),
+				      cause);
+}
+
+static void vsmfs_trans_commit_work(struct work_struct *work)
+{
+	struct vsmfs_sb_info *sbi = container_of(to_delayed_work(work), struct vsmfs_sb_info,
+						 s_commit_work);
+
+	vsmfs_trans_sync(sbi, VSMFS_COMMIT_TIMER);
+}
+
+/* A transaction that freed pages has committed: they may be taken. */
+static void vsmfs_trans_freed(struct vsmfs_sb_info *sbi, bool freed)
+{
+	/* Full barrier: the commit's stores precede the count (alloc.c). */
+	if (freed && atomic_dec_and_test(&sbi->s_freeing))
+		wake_up_var(&sbi->s_freeing);
+}
+
+/* The blocks of the handle committing are placed or frozen. */
+static void vsmfs_jclient_release(struct vsmfs_trans *t)
+{
+	vsmfs_trans_release(t);
+}
+
+/* The committing handle hands s_trans_mutex over. */
+static void vsmfs_jclient_unlock(struct vsmfs_trans *t)
+{
+	vsmfs_trans_unlock(t);
+}
+
+/* What a commit or a checkpoint asks of this layer (journal.h, jcommit.c). */
+static const struct vsmfs_jclient_ops vsmfs_trans_jclient = {
+	.sync		= vsmfs_trans_sync,
+	.release	= vsmfs_jclient_release,
+	.unlock		= vsmfs_jclient_unlock,
+	.freed		= vsmfs_trans_freed,
+};
+
+static struct lock_class_key vsmfs_handles_key;
+
+/**
+ * vsmfs_trans_init() - set up the running transaction
+ * @sbi: the file system, before its first handle
+ *
+ * Return: 0 or -ENOMEM (vsmfs_trans_destroy() then cleans up).
+ */
+int vsmfs_trans_init(struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+
+	sbi->s_jclient = &vsmfs_trans_jclient;
+	memset(run, 0, sizeof(*run));
+	memset(&sbi->s_undo, 0, sizeof(sbi->s_undo));
+	INIT_LIST_HEAD(&run->dirty);
+	spin_lock_init(&run->lock);
+	run->tid = 1;
+	atomic64_set(&sbi->s_commit_tid, 0);
+	atomic64_set(&sbi->s_lost_tid, 0);
+	init_waitqueue_head(&sbi->s_commit_wq);
+	INIT_DELAYED_WORK(&sbi->s_commit_work, vsmfs_trans_commit_work);
+	init_waitqueue_head(&sbi->s_handles_sem.writer);
+	atomic_set(&sbi->s_turn_next, 0);
+	atomic_set(&sbi->s_turn_served, 0);
+	init_waitqueue_head(&sbi->s_turn_wq);
+	lockdep_init_map(&sbi->s_handles_sem.dep_map, "vsmfs_handles", &vsmfs_handles_key, 0);
+	sbi->s_handles_sem.readers = alloc_percpu(int);
+	sbi->s_shres = alloc_percpu(struct vsmfs_shres);
+	if (!sbi->s_shres || !sbi->s_handles_sem.readers)
+		return -ENOMEM;
+	return 0;
+}
+
+/**
+ * vsmfs_trans_stop() - commit what runs and stop the commit timer
+ * @sbi: the file system
+ *
+ * Context: process context, no handle running in the task.
+ */
+void vsmfs_trans_stop(struct vsmfs_sb_info *sbi)
+{
+	vsmfs_trans_sync(sbi, VSMFS_COMMIT_SYNCFS);
+	cancel_delayed_work_sync(&sbi->s_commit_work);
+}
+
+/**
+ * vsmfs_trans_destroy() - free the running transaction's state
+ * @sbi: the file system, after its last handle
+ */
+void vsmfs_trans_destroy(struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_mblk *mb, *tmp;
+
+	cancel_delayed_work_sync(&sbi->s_commit_work);
+	/*
+	 * Unmount committed the running transaction, unless an error made
+	 * the file system read-only first (or a failed mount never had
+	 * one): what it holds is dropped, PM keeps the last commit.
+	 */
+	WARN_ON_ONCE(sbi->s_run.nblocks && !READ_ONCE(sbi->s_error_ro));
+	list_for_each_entry_safe(mb, tmp, &sbi->s_run.dirty, m_dirty) {
+		list_del_init(&mb->m_dirty);
+		mb->m_is_dirty = false;
+	}
+	sbi->s_run.nblocks = 0;
+	sbi->s_run.ndata = 0;
+	vsmfs_trans_drop_frees(sbi);
+	if (sbi->s_pools) {
+		int cpu;
+
+		for_each_possible_cpu(cpu) {
+			struct vsmfs_page_pool *pool = per_cpu_ptr(sbi->s_pools, cpu);
+
+			kfree(pool->ulog);
+			pool->ulog = NULL;
+		}
+	}
+	kvfree(sbi->s_run.frees);
+	sbi->s_run.frees = NULL;
+	/* Their runs, if any, were dropped with the running transaction's. */
+	free_percpu(sbi->s_shres);
+	sbi->s_shres = NULL;
+	free_percpu(sbi->s_handles_sem.readers);
+	sbi->s_handles_sem.readers = NULL;
+	while (sbi->s_undo.npool)
+		kfree(sbi->s_undo.pool[--sbi->s_undo.npool]);
+}

@@ -1,0 +1,773 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vsmfs transactions: shared handles, which run beside each other without
+ * s_trans_mutex, and the per-CPU shares of the running transaction they
+ * take their room from.
+ *
+ * Shared handles. An operation that only swaps page table entries of pages
+ * it owns and sets the times of the file it writes (the staged overwrite,
+ * cow.c; the overwrite in place, file.c) runs in a shared handle (struct
+ * vsmfs_shandle) beside other such handles, holding s_handles_sem shared
+ * and not s_trans_mutex: it changes single words of page table blocks
+ * and of its inode's slot (vsmfs_shandle_times(), under the inode's lock)
+ * that no other handle changes, notes them in the blocks' m_cmask with
+ * atomic bit operations and adds the blocks not yet dirty to the running
+ * transaction under s_run.lock. The blocks join before the first change,
+ * and the times are stored last, when nothing can fail. Its journal space
+ * and its entries of s_run.frees are reserved when it begins (from its
+ * CPU's share, below), so it never overflows the journal or grows the
+ * array; if they do not fit,
+ * or the handle must commit at once (commit=sync, write-through, an
+ * error), the operation takes a handle of the other kind, which commits
+ * first if needed. It undoes its swaps by swapping again. Its ordering is
+ * that of any handle that ends in the running transaction: one fence on
+ * its own CPU if that CPU stored to PM since its last fence. A commit
+ * holds s_handles_sem for writing, so it sees every shared handle whole
+ * or not at all.
+ */
+#include <linux/slab.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/clock.h>
+#include <linux/workqueue.h>
+#include "vsmfs.h"
+#include "pmem.h"
+#include "fault.h"
+#include "trans.h"
+
+/* Whether handles may end without committing, so beside each other. */
+static bool vsmfs_shared_ok(struct vsmfs_sb_info *sbi)
+{
+	return READ_ONCE(sbi->s_jopts.commit_secs) && !READ_ONCE(sbi->s_error_ro) &&
+	       !vsmfs_journal_writethrough(sbi);
+}
+
+/*
+ * Enter s_handles_sem as a reader if no writer holds it or waits to:
+ * count on this CPU, then look for the writer's mark (each side's store
+ * before its load, the Dekker pattern of vsmfs_trans_lock()); a reader
+ * that finds it takes its count back on the same CPU, so that a writer
+ * that saw the count and not the mark waits only until then.
+ * Return: whether the task entered.
+ */
+static bool vsmfs_handles_try(struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_hsem *hs = &sbi->s_handles_sem;
+	bool ok;
+
+	preempt_disable();
+	this_cpu_inc(*hs->readers);
+	/* The count before the mark: pairs with vsmfs_trans_lock()'s barrier. */
+	smp_mb();
+	ok = !atomic_read(&sbi->s_excl);
+	if (!ok) {
+		this_cpu_dec(*hs->readers);
+		/* The count before the writer's wait is looked at. */
+		if (wq_has_sleeper(&hs->writer))
+			wake_up(&hs->writer);
+	}
+	preempt_enable();
+	return ok;
+}
+
+/**
+ * vsmfs_hsem_idle() - whether no reader is in s_handles_sem
+ * @sbi: the file system, whose s_excl a writer set
+ *
+ * A count taken on one CPU and given back on another is seen given back
+ * only if it was seen taken: the reader took it before it found no mark,
+ * which the writer set before it looks.
+ *
+ * Return: true if no shared handle runs.
+ */
+bool vsmfs_hsem_idle(struct vsmfs_sb_info *sbi)
+{
+	unsigned int cpu;
+	int n = 0;
+
+	/* Every handle of the other kind looks: a plain loop, no bitmap search. */
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
+		if (cpu_possible(cpu))
+			n += READ_ONCE(*per_cpu_ptr(sbi->s_handles_sem.readers, cpu));
+	/* What the readers did before they left: pairs with vsmfs_handles_exit(). */
+	smp_mb();
+	return !n;
+}
+
+/*
+ * Take s_handles_sem shared, after the handle that holds it exclusive or
+ * waits to: once that one has ended. If another has begun since, the
+ * reader queues on s_trans_mutex behind it, and enters while it holds
+ * the mutex, which no writer then holds: a stream of handles under
+ * s_trans_mutex cannot keep a shared one out. It spins for
+ * VSMFS_EXCL_SPIN_NS at most before it sleeps.
+ */
+static void vsmfs_handles_enter(struct vsmfs_sb_info *sbi)
+{
+	int ends = atomic_read(&sbi->s_excl_ends);
+	u64 until;
+
+	/* Read the count first: pairs with the unlock's set, then increment. */
+	smp_rmb();
+	if (likely(vsmfs_handles_try(sbi)))
+		goto out;
+	until = local_clock() + VSMFS_EXCL_SPIN_NS;
+	while (atomic_read(&sbi->s_excl) && atomic_read(&sbi->s_excl_ends) == ends &&
+	       !need_resched() && local_clock() < until)
+		cpu_relax();
+	wait_event(sbi->s_excl_wq, !atomic_read(&sbi->s_excl) ||
+		   atomic_read(&sbi->s_excl_ends) != ends);
+	if (vsmfs_handles_try(sbi))
+		goto out;
+	mutex_lock(&sbi->s_trans_mutex);
+	/* A writer sets the mark only while it holds the mutex. */
+	while (WARN_ON_ONCE(!vsmfs_handles_try(sbi)))
+		cpu_relax();
+	mutex_unlock(&sbi->s_trans_mutex);
+out:
+	rwsem_acquire_read(&sbi->s_handles_sem.dep_map, 0, 0, _RET_IP_);
+}
+
+/* Leave s_handles_sem as a reader, and wake a writer that waits for it. */
+static void vsmfs_handles_exit(struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_hsem *hs = &sbi->s_handles_sem;
+
+	rwsem_release(&hs->dep_map, _RET_IP_);
+	/*
+	 * A CPU's count is changed only by tasks on that CPU, in process
+	 * context, with preemption disabled: a load and a store do what
+	 * this_cpu_dec() would.
+	 */
+	preempt_disable();
+	/* The handle's loads and stores before the count: pairs with vsmfs_hsem_idle(). */
+	smp_store_release(this_cpu_ptr(hs->readers), __this_cpu_read(*hs->readers) - 1);
+	preempt_enable();
+	/* The count before the mark: a writer that missed it is woken. */
+	smp_mb();
+	if (unlikely(atomic_read(&sbi->s_excl)))
+		wake_up(&hs->writer);
+}
+
+/*
+ * Per-CPU shares. A shared handle of either kind takes its room from its
+ * CPU's share of the running transaction (struct vsmfs_shres), not from
+ * s_run: the share reserves a batch of blocks
+ * and of entries of s_run.frees at a time (VSMFS_SHRES_CREDITS,
+ * VSMFS_SHRES_FREES) under s_run.lock, and keeps the scratch runs and the
+ * count of the handles that end into it. So the writers of many CPUs do
+ * not all write s_run's cache line twice per write. What a share holds is
+ * reserved in s_run.shared_credits and s_run.shared_frees, so it never
+ * overflows the journal or the array; it joins s_run when it holds
+ * VSMFS_SHRES_RUNS runs or VSMFS_SHRES_PAGES pages, and when a handle of
+ * the other kind or a commit takes s_handles_sem for writing
+ * (vsmfs_shres_fold()), which then sees every share whole. The room a
+ * share holds stays its own across those handles and commits, into the
+ * next transactions: a handle of the other kind counts it beside its own
+ * blocks and entries, and takes it back from every share only when it
+ * needs it (vsmfs_trans_full(), vsmfs_trans_fits(), vsmfs_trans_room();
+ * vsmfs_shres_reclaim()), so that the shared handles of every CPU do not
+ * all come back to s_run.lock after each such handle. The first
+ * handle of a transaction still counts itself in s_run.handles, and arms
+ * the commit timer, under s_run.lock. A share takes no lock: only the
+ * tasks on its CPU use it, with preemption disabled, and handles of the
+ * other kind and commits only while no shared handle runs. A handle that
+ * moved ends into the share of the CPU it ends on.
+ */
+
+/* What a CPU's share takes from the running transaction at a time. */
+#define VSMFS_SHRES_CREDITS	24
+#define VSMFS_SHRES_FREES	8
+
+/*
+ * Whether the running transaction has room for @credits more blocks and
+ * @frees more entries of s_run.frees reserved. Under s_run.lock.
+ */
+static bool vsmfs_run_room(struct vsmfs_sb_info *sbi, u32 credits, unsigned int frees)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+
+	return run->nblocks + run->shared_credits + credits <= vsmfs_trans_max_blocks(sbi) &&
+	       run->nfrees + run->shared_frees + frees <= run->maxfrees &&
+	       !vsmfs_trans_space_short(sbi);
+}
+
+/*
+ * Give @res at least @credits blocks and @frees entries, reserved in the
+ * running transaction: a batch of each it lacks if there is room for one,
+ * else just what it lacks. On @res's CPU, preemption disabled.
+ * Return: 0, or -EAGAIN if the running transaction has no room.
+ */
+static int vsmfs_shres_refill(struct vsmfs_sb_info *sbi, struct vsmfs_shres *res, u32 credits,
+			      unsigned int frees)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+	u32 c = res->credits < credits ? credits - res->credits : 0;
+	unsigned int f = res->frees < frees ? frees - res->frees : 0;
+	u32 cb = c ? max_t(u32, c, VSMFS_SHRES_CREDITS - min_t(u32, res->credits,
+							       VSMFS_SHRES_CREDITS)) : 0;
+	unsigned int fb = f ? max_t(unsigned int, f, VSMFS_SHRES_FREES -
+				    min_t(unsigned int, res->frees, VSMFS_SHRES_FREES)) : 0;
+	int ret = 0;
+
+	spin_lock(&run->lock);
+	if (vsmfs_run_room(sbi, cb, fb)) {
+		c = cb;
+		f = fb;
+	} else if (!vsmfs_run_room(sbi, c, f)) {
+		ret = -EAGAIN;
+		goto out;
+	}
+	run->shared_credits += c;
+	run->shared_frees += f;
+	run->shared_used = true;
+	res->credits += c;
+	res->frees += f;
+out:
+	spin_unlock(&run->lock);
+	return ret;
+}
+
+/*
+ * Move the runs and handles @res holds into the running transaction, whose
+ * entries they hold. Under s_run.lock on @res's CPU, preemption disabled, or with
+ * s_handles_sem held for writing.
+ */
+static void vsmfs_shres_flush_locked(struct vsmfs_sb_info *sbi, struct vsmfs_shres *res)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+	unsigned int i;
+
+	for (i = 0; i < res->nruns; i++)
+		run->frees[run->nfrees++] = res->runs[i];
+	run->free_pages += res->pages;
+	run->shared_frees -= res->nruns;
+	run->handles += res->handles;
+	res->nruns = 0;
+	res->pages = 0;
+	res->handles = 0;
+}
+
+/* As vsmfs_shres_flush_locked(), on @res's CPU, preemption disabled. */
+static void vsmfs_shres_flush(struct vsmfs_sb_info *sbi, struct vsmfs_shres *res)
+{
+	spin_lock(&sbi->s_run.lock);
+	vsmfs_shres_flush_locked(sbi, res);
+	spin_unlock(&sbi->s_run.lock);
+}
+
+/**
+ * vsmfs_shres_fold() - fold every CPU's share into the running transaction
+ * @sbi: the file system
+ *
+ * The runs and handles the shares hold join the running transaction
+ * before a handle of the other kind or a commit looks at it. Only the
+ * shares that took a batch or ended a handle since the last fold can hold
+ * anything (s_run.shared_used). The room they hold stays theirs, in this
+ * transaction and the next ones, until a handle of the other kind needs
+ * it (vsmfs_shres_reclaim()).
+ *
+ * Context: s_handles_sem held for writing: no shared handle runs.
+ */
+void vsmfs_shres_fold(struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+	unsigned int cpu;
+
+	lockdep_assert_held_write(&sbi->s_handles_sem);
+	if (!run->shared_used)
+		return;
+	/* As vsmfs_hsem_idle(). */
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		struct vsmfs_shres *res;
+
+		if (!cpu_possible(cpu))
+			continue;
+		res = per_cpu_ptr(sbi->s_shres, cpu);
+		if (res->nruns || res->handles)
+			vsmfs_shres_flush_locked(sbi, res);
+	}
+	run->shared_used = false;
+}
+
+/**
+ * vsmfs_shres_reclaim() - take back the room every CPU's share holds
+ * @sbi: the file system
+ *
+ * For a handle of the other kind that needs it: the next shared handle on
+ * each CPU takes a batch again.
+ *
+ * Context: s_handles_sem held for writing, after vsmfs_shres_fold().
+ */
+void vsmfs_shres_reclaim(struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+	unsigned int cpu;
+
+	lockdep_assert_held_write(&sbi->s_handles_sem);
+	if (!run->shared_credits && !run->shared_frees)
+		return;
+	vsmfs_stat_inc(sbi, trans_share_reclaims);
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		struct vsmfs_shres *res;
+
+		if (!cpu_possible(cpu))
+			continue;
+		res = per_cpu_ptr(sbi->s_shres, cpu);
+		run->shared_credits -= res->credits;
+		run->shared_frees -= res->frees;
+		res->credits = 0;
+		res->frees = 0;
+	}
+	WARN_ON_ONCE(run->shared_credits || run->shared_frees);
+	run->shared_credits = 0;
+	run->shared_frees = 0;
+}
+
+/*
+ * Begin a handle beside others (either kind): s_handles_sem shared, and
+ * room for @credits blocks and @frees entries of s_run.frees reserved in
+ * the running transaction, as vsmfs_trans_full() asks of the others. The
+ * room comes from this CPU's share, refilled from the running transaction
+ * under s_run.lock when it runs short (see "Per-CPU shares" above).
+ * Return: 0, or -EAGAIN with nothing taken.
+ */
+static __always_inline int vsmfs_shared_enter(struct vsmfs_sb_info *sbi, u32 credits,
+					      unsigned int frees)
+{
+	struct vsmfs_shres *res;
+	int ret = 0;
+
+	/*
+	 * A handle of the other kind running or about to: wait for it to end
+	 * (vsmfs_handles_enter()) rather than queue on the mutex behind every
+	 * handle waiting there and then hold it, which kept all other
+	 * handles out while this one ran.
+	 */
+	if (!vsmfs_shared_ok(sbi))
+		return -EAGAIN;
+	/* A handle that had to retry begins first (see "Turns", trans.c). */
+	if (unlikely(vsmfs_turn_busy(sbi)))
+		vsmfs_turn_wait(sbi);
+	vsmfs_handles_enter(sbi);
+	/* Short of space: the commit that frees pages comes first. */
+	if (unlikely(vsmfs_trans_space_short(sbi))) {
+		vsmfs_handles_exit(sbi);
+		return -EAGAIN;
+	}
+	/* This CPU's share, to itself until preemption is enabled again. */
+	preempt_disable();
+	res = this_cpu_ptr(sbi->s_shres);
+	if (unlikely(res->credits < credits || res->frees < frees))
+		ret = vsmfs_shres_refill(sbi, res, credits, frees);
+	if (!ret) {
+		res->credits -= credits;
+		res->frees -= frees;
+	}
+	preempt_enable();
+	if (ret)
+		vsmfs_handles_exit(sbi);
+	return ret;
+}
+
+/*
+ * Add the scratch run of reservation [@lpn, @lpn + @count) a shared handle
+ * ends to the runs of @res, as the pages of one of them if it is such a
+ * run in the same VSP and the two meet: a CPU's pool hands out the pages
+ * of a refill one after the other, so a stream of 4 KiB overwrites gives
+ * back runs that meet, and the commit then ends them, and shoots down
+ * their translations, run by run rather than page by page. Only here: no
+ * handle that could still be aborted, and so cut s_run.frees back to where
+ * it began (vsmfs_trans_abort()), runs beside a shared handle, and a run
+ * of @res is only grown on its CPU. On @res's CPU, preemption disabled.
+ * Return: 1 if the run took a new entry (one of those the handle
+ * reserved), else 0.
+ */
+static unsigned int vsmfs_shres_add_scratch(struct vsmfs_sb_info *sbi, struct vsmfs_shres *res,
+					    u64 lpn, u64 count)
+{
+	struct vsmfs_frun *f;
+	unsigned int i;
+	u64 frames;
+
+	for (i = res->nruns; i > 0; i--) {
+		f = &res->runs[i - 1];
+		if (lpn / VSMFS_VSP_PAGES == f->lpn / VSMFS_VSP_PAGES &&
+		    (lpn + count == f->lpn || f->lpn + f->count == lpn)) {
+			frames = vsmfs_frames_in(sbi, lpn, count);
+			f->lpn = min(f->lpn, lpn);
+			f->count += count;
+			f->resv += count;
+			f->frames += frames;
+			res->pages += frames;
+			return 0;
+		}
+	}
+	if (res->nruns == VSMFS_SHRES_RUNS)
+		vsmfs_shres_flush(sbi, res);
+	res->pages += vsmfs_frun_fill(sbi, &res->runs[res->nruns++], lpn, count, true, count);
+	return 1;
+}
+
+/*
+ * End what vsmfs_shared_enter() began: the reservations @resv[0..@nresv)
+ * join the runs this CPU's share holds for the running transaction, in
+ * at most @nresv of the @frees entries reserved
+ * (vsmfs_shres_add_scratch()), and the room left of @credits and @frees
+ * goes back to the share; with @counted the handle is one of the running
+ * transaction's (the first arms the commit timer); the time since @t0
+ * (local_clock(), 0 for none) adds to trans_shared_hold_ns. s_run.lock
+ * only for the first handle of a transaction, and when the share holds
+ * more runs or pages than it keeps.
+ */
+static __always_inline void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 credits,
+					       unsigned int frees, const struct vsmfs_resv *resv,
+					       unsigned int nresv, bool counted, u64 t0)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+	struct vsmfs_shres *res;
+	bool first = false;
+	unsigned int i;
+
+	/* The share of the CPU the handle ends on (it may have moved). */
+	preempt_disable();
+	res = this_cpu_ptr(sbi->s_shres);
+	for (i = 0; i < nresv; i++)
+		frees -= vsmfs_shres_add_scratch(sbi, res, resv[i].lpn, resv[i].count);
+	res->credits += credits;
+	res->frees += frees;
+	/*
+	 * A commit, which would clear s_run.handles, waits for
+	 * s_handles_sem: a count seen set stays set until the share is
+	 * folded, and the handles it holds then join it.
+	 */
+	if (counted && READ_ONCE(run->handles)) {
+		res->handles++;
+		counted = false;
+	}
+	/*
+	 * Room handed back on another CPU than it was taken from piles up:
+	 * what is over two batches goes back to the running transaction.
+	 */
+	if (unlikely(counted || res->pages >= VSMFS_SHRES_PAGES ||
+		     res->credits > 2 * VSMFS_SHRES_CREDITS ||
+		     res->frees > 2 * VSMFS_SHRES_FREES)) {
+		spin_lock(&run->lock);
+		if (counted)
+			first = !run->handles++;
+		vsmfs_shres_flush_locked(sbi, res);
+		if (res->credits > 2 * VSMFS_SHRES_CREDITS) {
+			run->shared_credits -= res->credits - VSMFS_SHRES_CREDITS;
+			res->credits = VSMFS_SHRES_CREDITS;
+		}
+		if (res->frees > 2 * VSMFS_SHRES_FREES) {
+			run->shared_frees -= res->frees - VSMFS_SHRES_FREES;
+			res->frees = VSMFS_SHRES_FREES;
+		}
+		spin_unlock(&run->lock);
+	}
+	/*
+	 * A share that kept its room took no batch since the last fold: the
+	 * next one must still look at what it holds now.
+	 */
+	if ((res->nruns || res->handles) && !READ_ONCE(run->shared_used))
+		WRITE_ONCE(run->shared_used, true);
+	preempt_enable();
+	/* Before the lock goes: no commit can have taken this handle yet. */
+	if (first)
+		queue_delayed_work(system_long_wq, &sbi->s_commit_work,
+				   READ_ONCE(sbi->s_jopts.commit_secs) * HZ);
+	if (t0)
+		vsmfs_stat_add(sbi, trans_shared_hold_ns, local_clock() - t0);
+	vsmfs_handles_exit(sbi);
+}
+
+/*
+ * Shared metadata handles. A create (vsmfs_mknod_common()) changes the
+ * inode bitmap, the new inode's slot, an entry of its directory's block
+ * and the directory's slot; an unlink or rmdir (vsmfs_do_unlink()) an
+ * entry, the directory's slot and the inode's. But for the bitmap, these
+ * are bytes no other handle changes meanwhile (a new inode is its own,
+ * the VFS locks the directory and the inode unlinked). So each runs in a
+ * handle like any other (struct vsmfs_trans, the same calls), begun by
+ * vsmfs_trans_begin_shared(): with s_handles_sem shared, beside other
+ * shared handles, and no file-system-wide mutex. Such a handle saves the
+ * bytes it changes in an undo log of its own (t_log), never a whole
+ * block; takes its i-number with an atomic set of its bit, starting at
+ * its CPU's cursor (alloc.c), and gives it back by clearing the bit
+ * atomically (the rest of the bitmap word may be other handles');
+ * notes the words it changed in m_cmask with atomic bit operations; and
+ * adds blocks to the running transaction under s_run.lock, from credits
+ * reserved as it began. What it cannot do so (allocate pages: a directory
+ * block, an xattr block; a change too large for its log; a commit at its
+ * end) makes the call return -EAGAIN: the caller aborts it and does the
+ * operation again in a handle of the other kind. An aborted shared handle
+ * leaves the blocks it added in the running transaction, as they were.
+ * Its ordering is that of any handle that ends in the running
+ * transaction; it stores nothing to PM.
+ */
+
+/*
+ * An undo log for a shared metadata handle on this CPU: the one the CPU
+ * keeps, or a new one. Migration is disabled.
+ */
+static struct vsmfs_undo_log *vsmfs_slog_get(struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_page_pool *pool = this_cpu_ptr(sbi->s_pools);
+	struct vsmfs_undo_log *u;
+
+	spin_lock(&pool->lock);
+	u = pool->ulog;
+	pool->ulog = NULL;
+	spin_unlock(&pool->lock);
+	if (!u && !vsmfs_fault(VSMFS_FAULT_SHADOW_ALLOC))
+		u = kmalloc(sizeof(*u), GFP_NOFS);
+	if (u) {
+		u->n = 0;
+		u->used = 0;
+	}
+	return u;
+}
+
+/* Keep @u for this CPU's next shared metadata handle, or free it. */
+static void vsmfs_slog_put(struct vsmfs_sb_info *sbi, struct vsmfs_undo_log *u)
+{
+	struct vsmfs_page_pool *pool = this_cpu_ptr(sbi->s_pools);
+
+	spin_lock(&pool->lock);
+	if (!pool->ulog) {
+		pool->ulog = u;
+		u = NULL;
+	}
+	spin_unlock(&pool->lock);
+	kfree(u);
+}
+
+/**
+ * vsmfs_trans_begin_shared() - start a metadata handle beside others
+ * @sbi: the file system
+ * @t: the handle to initialize
+ * @credits: the most blocks it may add to the running transaction
+ *
+ * See "Shared metadata handles" above. The handle is
+ * used and ended as one from vsmfs_trans_begin(); a call in it that it
+ * cannot make returns -EAGAIN, after which the caller aborts it and does
+ * the operation in a handle from vsmfs_trans_begin().
+ *
+ * Context: process context; holds s_handles_sem shared, and makes the
+ * task's allocations GFP_NOFS, until the handle ends.
+ * Return: 0, or -EAGAIN (nothing taken) if the operation must use a
+ * handle of the other kind: the running transaction must commit first,
+ * or every handle commits as it ends.
+ */
+int vsmfs_trans_begin_shared(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits)
+{
+	struct vsmfs_undo_log *u;
+
+	if (vsmfs_shared_enter(sbi, credits, 0))
+		return -EAGAIN;
+	migrate_disable();
+	u = vsmfs_slog_get(sbi);
+	if (!u) {
+		migrate_enable();
+		vsmfs_shared_leave(sbi, credits, 0, NULL, 0, false, 0);
+		return -EAGAIN;
+	}
+	vsmfs_trans_setup(t, sbi, false);
+	t->t_log = u;
+	t->t_shared = true;
+	t->t_credits = credits;
+	t->t_nofs = memalloc_nofs_save();
+	t->t_locked = local_clock();
+	return 0;
+}
+
+/**
+ * vsmfs_trans_end_shared() - end a shared metadata handle
+ * @t: the handle
+ * @changed: it changed something
+ *
+ * Its credits left go back, and if it changed anything or added a block
+ * it is one of the running transaction's handles (which commits the
+ * blocks it added, changed or not).
+ */
+void vsmfs_trans_end_shared(struct vsmfs_trans *t, bool changed)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+
+	vsmfs_stat_inc(sbi, trans_shared_meta);
+	vsmfs_slog_put(sbi, t->t_log);
+	t->t_log = NULL;
+	memalloc_nofs_restore(t->t_nofs);
+	vsmfs_shared_leave(sbi, t->t_credits, 0, NULL, 0, changed || t->t_added, t->t_locked);
+	migrate_enable();
+}
+
+/**
+ * vsmfs_trans_abort_shared() - vsmfs_trans_abort() of a shared metadata handle
+ * @t: the handle
+ *
+ * The parts it saved go back, newest first (no other handle changed them
+ * meanwhile), and its i-number's bit is cleared alone. The blocks it added
+ * stay in the running transaction, as they were.
+ */
+void vsmfs_trans_abort_shared(struct vsmfs_trans *t)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_undo_log *u = t->t_log;
+
+	/*
+	 * Another create may already have taken the i-number it freed; only
+	 * a file system that stopped writing since may abort it (its end).
+	 */
+	WARN_ON_ONCE(t->t_ino_freed && !READ_ONCE(sbi->s_error_ro));
+	vsmfs_trans_discard_new(t);
+	while (u->n) {
+		struct vsmfs_undo_rec *r = &u->rec[--u->n];
+
+		memcpy(r->mb->m_data + r->off, u->bytes + r->at / 8, r->len);
+	}
+	u->used = 0;
+	if (t->t_ino) {
+		/* Atomic: other shared handles set bits of the word. */
+		clear_bit(t->t_ino % (VSMFS_BLOCK_SIZE * BITS_PER_BYTE),
+			  (unsigned long *)t->t_ino_mb->m_data);
+		percpu_counter_inc(&sbi->s_free_inodes);
+		t->t_ino = 0;
+	}
+	vsmfs_trans_reload_inodes(t);
+	vsmfs_stat_inc(sbi, trans_aborts);
+	vsmfs_trans_end_shared(t, false);
+}
+
+/**
+ * vsmfs_shandle_begin() - start a shared handle
+ * @sbi: the file system
+ * @h: the handle to initialize
+ * @credits: the most blocks it may add to the running transaction
+ * @frees: the most runs it may give vsmfs_shandle_defer_resv()
+ *
+ * See "Shared handles" at the top of this file.
+ *
+ * Context: process context; holds s_handles_sem shared until
+ * vsmfs_shandle_end().
+ * Return: 0, or -EAGAIN (nothing taken) if the operation must use a
+ * handle of the other kind.
+ */
+int vsmfs_shandle_begin(struct vsmfs_sb_info *sbi, struct vsmfs_shandle *h, u32 credits,
+			unsigned int frees)
+{
+	if (vsmfs_shared_enter(sbi, credits, frees))
+		return -EAGAIN;
+	h->h_sbi = sbi;
+	h->h_credits = credits;
+	h->h_frees = frees;
+	h->h_nswaps = 0;
+	h->h_nresv = 0;
+	/*
+	 * A shared handle swaps page table entries and never reads or
+	 * writes pages through the mapping layer: no vsmfs_vsp_enter(), and
+	 * so no catch-up with the swaps flushed lazily before it (vsp.c).
+	 * It may move to another CPU. Its hold time is sampled
+	 * (trans_shared_hold_ns, vsmfs_hold_clock()), the handles numbered
+	 * by the count of those ended on this CPU.
+	 */
+	h->h_t0 = vsmfs_hold_clock(this_cpu_read(sbi->s_stats->v[VSMFS_STAT_trans_shared_handles]));
+	return 0;
+}
+
+/**
+ * __vsmfs_shandle_dirty() - add a block to the running transaction
+ * @h: a shared handle
+ * @mb: the block, before the handle changes it, found not dirty by
+ *	vsmfs_shandle_dirty()
+ *
+ * Return: 0, or -EFSCORRUPTED if the handle has dirtied more blocks than
+ * it said it would (nothing done).
+ */
+int __vsmfs_shandle_dirty(struct vsmfs_shandle *h, struct vsmfs_mblk *mb)
+{
+	struct vsmfs_running *run = &h->h_sbi->s_run;
+	int ret = 0;
+
+	spin_lock(&run->lock);
+	if (!mb->m_is_dirty) {
+		if (WARN_ON_ONCE(!h->h_credits)) {
+			ret = -EFSCORRUPTED;
+			goto out;
+		}
+		h->h_credits--;
+		run->shared_credits--;
+		WRITE_ONCE(mb->m_is_dirty, true);
+		list_add_tail(&mb->m_dirty, &run->dirty);
+		run->nblocks++;
+		if (mb->m_blk >= h->h_sbi->s_layout.data_start)
+			run->ndata++;
+	}
+out:
+	spin_unlock(&run->lock);
+	return ret;
+}
+
+/**
+ * vsmfs_shandle_defer_resv() - free a reservation's pages when the
+ *	running transaction commits
+ * @h: a shared handle, with one of the entries it reserved left
+ * @r: scratch pages that took a file's old frames in page swaps
+ *
+ * As vsmfs_trans_defer_resv() with @claimed false; the handle adds it to
+ * the running transaction as it ends (no commit runs beside it).
+ */
+void vsmfs_shandle_defer_resv(struct vsmfs_shandle *h, const struct vsmfs_resv *r)
+{
+	if (WARN_ON_ONCE(h->h_nresv == h->h_frees || h->h_nresv == VSMFS_SHANDLE_SWAPS))
+		return;
+	h->h_resv[h->h_nresv++] = *r;
+}
+
+/**
+ * vsmfs_shandle_note_inode() - as vsmfs_trans_note_inode()
+ * @h: a shared handle
+ * @inode: the inode, whose next fsync needs the running transaction
+ */
+void vsmfs_shandle_note_inode(struct vsmfs_shandle *h, struct inode *inode)
+{
+	/* Changed only by a commit, which no shared handle runs beside. */
+	VSMFS_I(inode)->i_tid = h->h_sbi->s_run.tid;
+}
+
+/**
+ * vsmfs_shandle_end() - end a shared handle in the running transaction
+ * @h: the handle; one that gave up has swapped back
+ *	(vsmfs_swap_back_shared()) and ends all the same, its blocks
+ *	unchanged in the running transaction
+ *
+ * Context: releases s_handles_sem.
+ */
+void vsmfs_shandle_end(struct vsmfs_shandle *h)
+{
+	struct vsmfs_sb_info *sbi = h->h_sbi;
+
+	/* The data the handle made reachable: see vsmfs_trans_commit(). */
+	vsmfs_fence_pending();
+	vsmfs_stat_inc(sbi, trans_shared_handles);
+	if (h->h_t0)
+		vsmfs_stat_add(sbi, trans_shared_hold_ns, vsmfs_hold_ns(h->h_t0));
+	vsmfs_shared_leave(sbi, h->h_credits, h->h_frees, h->h_resv, h->h_nresv, true, 0);
+}
+
+/**
+ * vsmfs_trans_waiting_pages() - pages the running transaction frees
+ * @sbi: the file system
+ *
+ * Context: a count of the moment beside shared handles.
+ * Return: the frames of the runs it frees when it commits.
+ */
+u64 vsmfs_trans_waiting_pages(struct vsmfs_sb_info *sbi)
+{
+	u64 n = READ_ONCE(sbi->s_run.free_pages);
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		n += READ_ONCE(per_cpu_ptr(sbi->s_shres, cpu)->pages);
+	return n;
+}
