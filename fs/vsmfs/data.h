@@ -30,9 +30,6 @@ struct vsmfs_trans;
  */
 #define VSMFS_ATOMIC_MAX	(64ULL << 20)
 
-/* file.c */
-int vsmfs_set_size_times(struct inode *inode, loff_t size, struct timespec64 now);
-
 /* cow.c */
 int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
 		     u64 need, u64 wfrom, u64 wto, bool large, u64 *runp, u64 *havep);
@@ -136,7 +133,6 @@ ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
 extern const struct iomap_ops vsmfs_iomap_ops;
 extern const struct iomap_ops vsmfs_iomap_report_ops;
 int vsmfs_file_mmap(struct file *file, struct vm_area_struct *vma);
-int vsmfs_break_layouts_range(struct inode *inode, loff_t start, loff_t end);
 
 /* falloc.c */
 long vsmfs_fallocate(struct file *file, int mode, loff_t offset, loff_t len);
