@@ -7,7 +7,7 @@
  *
  * Ordering: pages a write fault allocates in a hole are zeroed and
  * reachable only once the fault's transaction commits (vsmfs_extend_run()
- * in cow.c); on a MAP_SYNC mapping the fault commits the inode before the
+ * in grow.c); on a MAP_SYNC mapping the fault commits the inode before the
  * page is mapped, see vsmfs_iomap_begin(). Data stored through a mapping
  * is written back by vsmfs_dax_writepages() and fenced by vsmfs_fsync() in
  * file.c.

@@ -2,8 +2,9 @@
 /*
  * vsmfs regular files: the read and write entry points, the source of an
  * atomic write, fsync, open and release, SEEK_DATA/SEEK_HOLE and FIEMAP.
- * The copy-on-write engine of data=atomic and run growth are in cow.c,
- * iomap, DAX faults and mmap in dax.c, fallocate in falloc.c.
+ * The atomic write engine of data=atomic is in cow.c, staged writes in
+ * stage.c, run growth in grow.c, iomap, DAX faults and mmap in dax.c,
+ * fallocate in falloc.c.
  *
  * Each 2 MiB piece of a file is backed by one run of contiguous logical
  * pages, so a read or write of a piece is one copy through the kernel
@@ -11,7 +12,7 @@
  * free; otherwise a longer run is allocated and the frames holding the
  * file's data are swapped into it (vsmfs_swap_pages()), so no data is
  * copied and the physical pages a user mapping points at stay the same
- * (vsmfs_extend_run() in cow.c).
+ * (vsmfs_extend_run() in grow.c).
  *
  * Ordering: new data is written with non-temporal stores (or flushed) and
  * the transaction that makes it reachable (index entry, page table swaps,

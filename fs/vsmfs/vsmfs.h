@@ -15,7 +15,8 @@
  *   4 transactions: trans.c
  *   5 allocation: alloc.c hole.c
  *   6 inodes: index.c inode.c aggr.c xattr.c acl.c ioctl.c iops.c
- *   7 namespace and data: dir.c file.c cow.c dax.c falloc.c export.c
+ *   7 namespace and data: dir.c file.c cow.c stage.c grow.c dax.c falloc.c
+ *         export.c
  *   8 vfs glue: super.c sysfs.c
  *
  * The inode layer takes the operations of each kind of inode, and a hook of
