@@ -15,8 +15,8 @@
  *   4 transactions: trans.c
  *   5 allocation: alloc.c hole.c
  *   6 inodes: index.c inode.c aggr.c xattr.c acl.c ioctl.c iops.c
- *   7 namespace and data: dir.c file.c cow.c stage.c grow.c dax.c falloc.c
- *         export.c
+ *   7 namespace and data: namei.c dir.c export.c file.c falloc.c cow.c
+ *         stage.c dax.c grow.c
  *   8 vfs glue: super.c sysfs.c
  *
  * The inode layer takes the operations of each kind of inode, and a hook of
@@ -1281,8 +1281,10 @@ extern const struct export_operations vsmfs_export_ops;
 
 /* dir.c */
 extern const struct file_operations vsmfs_dir_operations;
-extern const struct inode_operations vsmfs_dir_inode_operations;
 void vsmfs_dir_index_free(struct inode *inode);
+
+/* namei.c */
+extern const struct inode_operations vsmfs_dir_inode_operations;
 
 /* xattr.c */
 extern const struct xattr_handler *vsmfs_xattr_handlers[];
