@@ -15,15 +15,17 @@
  *   4 transactions: trans.c
  *   5 allocation: alloc.c hole.c
  *   6 inodes: index.c inode.c aggr.c xattr.c acl.c ioctl.c iops.c
- *   7 namespace and data: namei.c dir.c export.c file.c falloc.c cow.c
- *         stage.c dax.c grow.c
+ *   7 namespace and data: grow.c dax.c stage.c cow.c falloc.c file.c
+ *         dir.c namei.c export.c
  *   8 vfs glue: super.c sysfs.c
  *
- * The inode layer takes the operations of each kind of inode, and a hook of
- * eviction, from the layers above it (struct vsmfs_inode_ops). aggr.c and
- * ioctl.c stand in it, as they call nothing above it: every handle that
- * writes an inode counts the write for aggregation, which moves inode
- * slots; ioctl.c keeps the attribute flags of inodes.
+ * In layers 6 and 7 a file is listed after those it calls (inode.c and
+ * aggr.c call each other). The inode layer takes the operations of each
+ * kind of inode, and a hook of eviction, from the layers above it (struct
+ * vsmfs_inode_ops). aggr.c and ioctl.c stand in it, as they call nothing
+ * above it: every handle that writes an inode counts the write for
+ * aggregation, which moves inode slots; ioctl.c keeps the attribute flags
+ * of inodes.
  *
  * Documentation/filesystems/vsmfs.rst ("Layers") says what each holds.
  */
