@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * vsmfs data path: what file.c (read, write, fsync), cow.c (copy-on-write
- * of data=atomic, run growth), dax.c (iomap, DAX faults, mmap, layouts)
- * and falloc.c (fallocate) share, and nothing else includes.
+ * vsmfs data path: what file.c (read, write, fsync), grow.c (run growth),
+ * stage.c (staged writes), cow.c (the atomic write engine of data=atomic),
+ * dax.c (iomap, DAX faults, mmap) and falloc.c (fallocate) share, and
+ * nothing else includes.
  */
 #ifndef _VSMFS_DATA_H
 #define _VSMFS_DATA_H
@@ -10,6 +11,8 @@
 #include <linux/math.h>
 #include <linux/time64.h>
 #include <linux/types.h>
+#include "pmem.h"
+#include "fault.h"
 
 struct file;
 struct inode;
@@ -30,18 +33,37 @@ struct vsmfs_trans;
  */
 #define VSMFS_ATOMIC_MAX	(64ULL << 20)
 
-/* file.c */
-int vsmfs_set_size_times(struct inode *inode, loff_t size, struct timespec64 now);
-
-/* cow.c */
+/* grow.c */
 int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
 		     u64 need, u64 wfrom, u64 wto, bool large, u64 *runp, u64 *havep);
 int vsmfs_extend_sparse(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 have,
 			u64 need, u64 wfrom, bool zfdm, u64 *nlpn);
 ssize_t vsmfs_write_new(struct vsmfs_trans *t, struct inode *inode, u64 key,
 			u64 wfrom, u64 wto, struct iov_iter *from, bool large);
+
+/* stage.c */
+ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
+			   struct iov_iter *from, bool large, unsigned int mode);
 ssize_t vsmfs_write_append(struct inode *inode, loff_t pos, size_t len,
 			   struct iov_iter *from, bool large);
+
+/*
+ * Merge @len bytes of an old page at @src into the fresh page at @dst:
+ * durable after the next fence (vsmfs_copy_mc_pm()). A poisoned @src
+ * fails the merge rather than the machine, and the caller gives up the
+ * fresh page, so the file keeps its old page.
+ * Return: 0, or -EIO if @src could not be read.
+ */
+static inline int vsmfs_merge_old(void __pm *dst, const void __pm *src, size_t len)
+{
+	if (!len)
+		return 0;
+	if (vsmfs_fault(VSMFS_FAULT_PM_READ) || vsmfs_copy_mc_pm(dst, src, len))
+		return -EIO;
+	return 0;
+}
+
+/* cow.c */
 
 /*
  * Worst case of the metadata blocks one copy-on-write transaction dirties
@@ -136,7 +158,6 @@ ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
 extern const struct iomap_ops vsmfs_iomap_ops;
 extern const struct iomap_ops vsmfs_iomap_report_ops;
 int vsmfs_file_mmap(struct file *file, struct vm_area_struct *vma);
-int vsmfs_break_layouts_range(struct inode *inode, loff_t start, loff_t end);
 
 /* falloc.c */
 long vsmfs_fallocate(struct file *file, int mode, loff_t offset, loff_t len);

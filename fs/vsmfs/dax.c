@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vsmfs DAX: the iomap of a file (for DAX faults, SEEK_DATA/SEEK_HOLE and
- * FIEMAP), DAX page faults and mmap, writeback of mapped data, and the
- * wait for pinned pages before their frames are freed or replaced
- * (vsmfs_break_layouts()).
+ * FIEMAP), DAX page faults and mmap, and writeback of mapped data. The
+ * wait for pinned pages before their frames are freed or replaced is
+ * vsmfs_break_layouts(), in iops.c.
  *
  * Ordering: pages a write fault allocates in a hole are zeroed and
  * reachable only once the fault's transaction commits (vsmfs_extend_run()
- * in cow.c); on a MAP_SYNC mapping the fault commits the inode before the
+ * in grow.c); on a MAP_SYNC mapping the fault commits the inode before the
  * page is mapped, see vsmfs_iomap_begin(). Data stored through a mapping
  * is written back by vsmfs_dax_writepages() and fenced by vsmfs_fsync() in
  * file.c.
@@ -252,57 +252,3 @@ const struct address_space_operations vsmfs_dax_aops = {
 	.direct_IO	= noop_direct_IO,
 	.dirty_folio	= noop_dirty_folio,
 };
-
-static int vsmfs_wait_dax_page(struct inode *inode)
-{
-	filemap_invalidate_unlock(inode->i_mapping);
-	schedule();
-	filemap_invalidate_lock(inode->i_mapping);
-	return 0;
-}
-
-/**
- * vsmfs_break_layouts_range() - wait until no page of a range is pinned
- * @inode: a regular file
- * @start: first byte of the range
- * @end: last byte of the range (inclusive)
- *
- * Wait until no page of [@start, @end] of a file is pinned, as
- * vsmfs_break_layouts() does for the whole file.
- *
- * Context: inode lock and invalidate_lock held for writing.
- * Return: 0, or -ERESTARTSYS if a signal ended the wait.
- */
-int vsmfs_break_layouts_range(struct inode *inode, loff_t start, loff_t end)
-{
-	struct page *page;
-	int ret;
-
-	do {
-		page = dax_layout_busy_page_range(inode->i_mapping, start, end);
-		if (!page)
-			return 0;
-		ret = ___wait_var_event(&page->_refcount,
-					atomic_read(&page->_refcount) == 1,
-					TASK_INTERRUPTIBLE, 0, 0,
-					vsmfs_wait_dax_page(inode));
-	} while (!ret);
-	return ret;
-}
-
-/**
- * vsmfs_break_layouts() - wait until no page of a file is pinned
- * @inode: a regular file
- *
- * Pages pinned by get_user_pages() (direct I/O of another file into a
- * mapping of this one, RDMA) must not be freed or given other contents
- * under the pin. Called before truncation, hole punching and zeroing, and
- * (for the range written) before a copy-on-write write.
- *
- * Context: inode lock and invalidate_lock held for writing.
- * Return: 0, or -ERESTARTSYS if a signal ended the wait.
- */
-int vsmfs_break_layouts(struct inode *inode)
-{
-	return vsmfs_break_layouts_range(inode, 0, LLONG_MAX);
-}

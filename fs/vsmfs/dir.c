@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vsmfs directories and namespace operations.
+ * vsmfs directories: their blocks and entries, the DRAM index of each, and
+ * readdir. The namespace operations that change entries (lookup, create,
+ * link, unlink, rename) are in namei.c.
  *
  * A directory is a sequence of 4 KiB blocks (metadata, changed under
  * transactions) holding variable-length entries that never cross a block.
@@ -33,17 +35,14 @@
  * PM through the journal (journal.c); the index is never on PM.
  */
 #include <linux/fs.h>
-#include <linux/namei.h>
 #include <linux/hash.h>
 #include <linux/log2.h>
 #include <linux/slab.h>
 #include <linux/sched/mm.h>
 #include "vsmfs.h"
-#include "trace.h"
-#include "pmem.h"
 #include "fault.h"
+#include "dir.h"
 
-#define DIRENT_LEN(n)		round_up(VSMFS_DIRENT_BASE + (n), VSMFS_DIRENT_ALIGN)
 #define VSMFS_DIR_MIN_BITS	4
 
 /* A hash table slot: an entry's name hash and its position / 8 + 1. */
@@ -76,13 +75,6 @@ struct vsmfs_dir_index {
 	u16			*room;
 	u16			*tail;
 	u16			*inner;
-};
-
-/* Where an entry is: its block, its DRAM copy and the entry in it. */
-struct vsmfs_dpos {
-	u64			blk;
-	struct vsmfs_mblk	*mb;
-	struct vsmfs_ddirent	*de;
 };
 
 /*
@@ -280,8 +272,14 @@ static void vsmfs_room_set(struct vsmfs_dir_index *idx, u64 blk, unsigned int ro
 		idx->room[i] = max(idx->room[2 * i], idx->room[2 * i + 1]);
 }
 
-/* First block with a span of @need bytes free, or U64_MAX. */
-static u64 vsmfs_room_find(const struct vsmfs_dir_index *idx, unsigned int need)
+/**
+ * vsmfs_room_find() - the first block of a directory with room for an entry
+ * @idx: the directory's index
+ * @need: bytes of the entry (DIRENT_LEN())
+ *
+ * Return: the first block with a span of @need bytes free, or U64_MAX.
+ */
+u64 vsmfs_room_find(const struct vsmfs_dir_index *idx, unsigned int need)
 {
 	u64 i = 1;
 
@@ -418,11 +416,16 @@ fail:
 	return ERR_PTR(ret);
 }
 
-/*
+/**
+ * vsmfs_dir_index() - the DRAM index of a directory
+ * @dir: the directory
+ *
  * The index of @dir, built if there is none yet.
+ *
  * Context: i_rwsem of @dir held, shared or exclusive.
+ * Return: the index, or an ERR_PTR.
  */
-static struct vsmfs_dir_index *vsmfs_dir_index(struct inode *dir)
+struct vsmfs_dir_index *vsmfs_dir_index(struct inode *dir)
 {
 	struct vsmfs_inode_info *vi = VSMFS_I(dir);
 	struct vsmfs_dir_index *idx;
@@ -444,11 +447,18 @@ static struct vsmfs_dir_index *vsmfs_dir_index(struct inode *dir)
 	return idx;
 }
 
-/*
- * The index of @dir with room for one more entry, and for one more block.
+/**
+ * vsmfs_dir_reserve() - the DRAM index of a directory, with room to grow
+ * @dir: the directory
+ *
+ * The index of @dir with room for one more entry, and for one more block,
+ * so that a change that has begun its transaction never fails for lack of
+ * DRAM.
+ *
  * Context: i_rwsem of @dir held exclusive, no transaction running.
+ * Return: the index, or an ERR_PTR.
  */
-static struct vsmfs_dir_index *vsmfs_dir_reserve(struct inode *dir)
+struct vsmfs_dir_index *vsmfs_dir_reserve(struct inode *dir)
 {
 	struct vsmfs_dir_index *idx = vsmfs_dir_index(dir);
 	int ret = 0;
@@ -496,8 +506,18 @@ static int vsmfs_dir_entry(struct inode *dir, u64 p, struct vsmfs_dpos *pos)
 	return 0;
 }
 
-static int vsmfs_find_entry(struct inode *dir, struct vsmfs_dir_index *idx,
-			    const struct qstr *name, struct vsmfs_dpos *pos)
+/**
+ * vsmfs_find_entry() - the live entry of a name in a directory
+ * @dir: the directory
+ * @idx: its index (vsmfs_dir_index())
+ * @name: the name
+ * @pos: set to where the entry is
+ *
+ * Return: 0, -ENOENT if @dir has no entry of @name, or another negative
+ * errno.
+ */
+int vsmfs_find_entry(struct inode *dir, struct vsmfs_dir_index *idx,
+		     const struct qstr *name, struct vsmfs_dpos *pos)
 {
 	u32 hash = vsmfs_name_hash(name->name, name->len);
 	u32 mask = (1U << idx->bits) - 1, i;
@@ -517,15 +537,23 @@ static int vsmfs_find_entry(struct inode *dir, struct vsmfs_dir_index *idx,
 	return -ENOENT;
 }
 
-/*
+/**
+ * vsmfs_add_entry() - add an entry to a directory
+ * @t: running transaction
+ * @dir: the directory; written here
+ * @idx: its index, from vsmfs_dir_reserve()
+ * @name: the name of the entry
+ * @inode: the inode it names
+ *
  * Add an entry for @inode named @name, into the first block with room or a
- * new block at the end. @idx comes from vsmfs_dir_reserve(). Only the
- * bytes the entry changes in an existing block are saved for an abort:
- * the header of the entry whose space it takes and the new entry.
+ * new block at the end. Only the bytes the entry changes in an existing
+ * block are saved for an abort: the header of the entry whose space it
+ * takes and the new entry.
+ *
+ * Return: 0 or a negative errno.
  */
-static int vsmfs_add_entry(struct vsmfs_trans *t, struct inode *dir,
-			   struct vsmfs_dir_index *idx, const struct qstr *name,
-			   struct inode *inode)
+int vsmfs_add_entry(struct vsmfs_trans *t, struct inode *dir, struct vsmfs_dir_index *idx,
+		    const struct qstr *name, struct inode *inode)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	unsigned int need = DIRENT_LEN(name->len), off;
@@ -630,16 +658,32 @@ static int vsmfs_add_entry(struct vsmfs_trans *t, struct inode *dir,
 	return vsmfs_write_inode_t(t, dir);
 }
 
-/* Let @t change the header of the entry at @pos (its inode and type). */
-static int vsmfs_de_write_access(struct vsmfs_trans *t, struct vsmfs_dpos *pos)
+/**
+ * vsmfs_de_write_access() - prepare to change the header of an entry
+ * @t: running transaction
+ * @pos: the entry
+ *
+ * Let @t change the header of the entry at @pos (its inode and type).
+ *
+ * Return: 0 or a negative errno.
+ */
+int vsmfs_de_write_access(struct vsmfs_trans *t, struct vsmfs_dpos *pos)
 {
 	return vsmfs_trans_get_write_access_range(t, pos->mb, (u8 *)pos->de - pos->mb->m_data,
 						  VSMFS_DIRENT_BASE);
 }
 
-/* Remove the entry at @pos (found through @idx); the caller writes @dir. */
-static int vsmfs_del_entry(struct vsmfs_trans *t, struct inode *dir,
-			   struct vsmfs_dir_index *idx, struct vsmfs_dpos *pos)
+/**
+ * vsmfs_del_entry() - remove an entry from a directory
+ * @t: running transaction
+ * @dir: the directory; the caller writes it
+ * @idx: its index
+ * @pos: the entry, found through @idx
+ *
+ * Return: 0 or a negative errno.
+ */
+int vsmfs_del_entry(struct vsmfs_trans *t, struct inode *dir, struct vsmfs_dir_index *idx,
+		    struct vsmfs_dpos *pos)
 {
 	struct vsmfs_ddirent *de = pos->de;
 	u32 hash = vsmfs_name_hash(de->d_name, de->d_name_len);
@@ -694,8 +738,14 @@ static int vsmfs_del_entry(struct vsmfs_trans *t, struct inode *dir,
 	return 0;
 }
 
-/* 0 if @dir has no entries, -ENOTEMPTY if it has, or a negative errno. */
-static int vsmfs_check_empty(struct inode *dir)
+/**
+ * vsmfs_check_empty() - whether a directory has no entries
+ * @dir: the directory
+ *
+ * Return: 0 if @dir has no entries, -ENOTEMPTY if it has, or another
+ * negative errno.
+ */
+int vsmfs_check_empty(struct inode *dir)
 {
 	struct vsmfs_dir_index *idx;
 	struct vsmfs_dir_iter it;
@@ -745,461 +795,6 @@ static int vsmfs_readdir(struct file *file, struct dir_context *ctx)
 	return 0;
 }
 
-static struct dentry *vsmfs_do_lookup(struct inode *dir, struct dentry *dentry,
-				      unsigned int flags)
-{
-	struct vsmfs_dir_index *idx;
-	struct inode *inode = NULL;
-	struct vsmfs_dpos pos;
-	int ret;
-
-	if (dentry->d_name.len > VSMFS_NAME_LEN)
-		return ERR_PTR(-ENAMETOOLONG);
-	idx = vsmfs_dir_index(dir);
-	if (IS_ERR(idx))
-		return ERR_CAST(idx);
-	ret = vsmfs_find_entry(dir, idx, &dentry->d_name, &pos);
-	if (!ret) {
-		inode = vsmfs_iget(dir->i_sb, le64_to_cpu(pos.de->d_ino));
-		if (IS_ERR(inode))
-			return ERR_CAST(inode);
-	} else if (ret != -ENOENT) {
-		return ERR_PTR(ret);
-	}
-	return d_splice_alias(inode, dentry);
-}
-
-/*
- * Blocks a create dirties in a shared metadata handle: the inode bitmap,
- * the new inode's and the directory's inode table blocks, and the
- * directory block taking the entry.
- */
-#define VSMFS_CREATE_CREDITS	4
-
-/* vsmfs_mknod_common() in handle @t, which it ends. */
-static int vsmfs_mknod_trans(struct vsmfs_trans *t, struct inode *dir,
-			     struct vsmfs_dir_index *idx, struct dentry *dentry, umode_t mode,
-			     dev_t rdev, const char *symname)
-{
-	struct vsmfs_sb_info *sbi = t->t_sbi;
-	struct inode *inode;
-	int ret = 0;
-
-	vsmfs_trans_track(t, dir, true);
-	inode = vsmfs_new_inode(t, dir, &dentry->d_name, mode, rdev);
-	if (IS_ERR(inode)) {
-		vsmfs_trans_abort(t);
-		return PTR_ERR(inode);
-	}
-	if (symname) {
-		size_t len = strlen(symname);
-		struct vsmfs_inode_info *vi = VSMFS_I(inode);
-
-		if (len <= VSMFS_INLINE_LEN) {
-			memcpy(vi->i_inline, symname, len);
-			inode->i_link = vi->i_inline;
-		} else {
-			u64 lpn;
-			void __pm *p;
-
-			ret = vsmfs_alloc_pages(t, 1, false, &lpn);
-			if (!ret) {
-				vi->i_pages = 1;
-				vi->i_index[0] = vsmfs_idx_make(lpn, 1);
-				p = vsmfs_lpn_ptr(sbi, lpn);
-				/* Target durable before the commit publishes it. */
-				vsmfs_memcpy_nt(p, symname, len);
-				inode->i_op = &vsmfs_symlink_inode_operations;
-				inode->i_link = NULL;
-			}
-		}
-		i_size_write(inode, len);
-		inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
-		if (!ret)
-			ret = vsmfs_write_inode_t(t, inode);
-	}
-	if (!ret)
-		ret = vsmfs_add_entry(t, dir, idx, &dentry->d_name, inode);
-	if (!ret && S_ISDIR(mode)) {
-		inc_nlink(dir);
-		ret = vsmfs_write_inode_t(t, dir);
-	}
-	if (ret) {
-		/* The abort discards the inode before its i-number is free. */
-		vsmfs_trans_abort(t);
-		return ret;
-	}
-	ret = vsmfs_trans_commit(t);
-	/* An end that aborted the handle discarded the inode: no name. */
-	if (t->t_aborted)
-		return ret;
-	d_instantiate_new(dentry, inode);
-	return ret;
-}
-
-/*
- * Create an inode of @mode and link it at @dentry, in one transaction:
- * one beside other creates if the directory has room for the entry
- * (vsmfs_trans_begin_shared()), done again under s_trans_mutex if that
- * handle cannot finish it.
- */
-static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t mode,
-			      dev_t rdev, const char *symname)
-{
-	struct vsmfs_sb_info *sbi = VSMFS_SB(dir->i_sb);
-	struct vsmfs_dir_index *idx;
-	struct vsmfs_trans t;
-	int ret;
-
-	if (dentry->d_name.len > VSMFS_NAME_LEN)
-		return -ENAMETOOLONG;
-	if (S_ISDIR(mode) && dir->i_nlink >= VSMFS_LINK_MAX)
-		return -EMLINK;
-	idx = vsmfs_dir_reserve(dir);
-	if (IS_ERR(idx))
-		return PTR_ERR(idx);
-	if (vsmfs_room_find(idx, DIRENT_LEN(dentry->d_name.len)) != U64_MAX &&
-	    (!symname || strlen(symname) <= VSMFS_INLINE_LEN) &&
-	    !vsmfs_trans_begin_shared(sbi, &t, VSMFS_CREATE_CREDITS)) {
-		ret = vsmfs_mknod_trans(&t, dir, idx, dentry, mode, rdev, symname);
-		if (ret != -EAGAIN)
-			return ret;
-		/* Its abort dropped the directory's index. */
-		idx = vsmfs_dir_reserve(dir);
-		if (IS_ERR(idx))
-			return PTR_ERR(idx);
-	}
-	vsmfs_trans_begin(sbi, &t);
-	return vsmfs_mknod_trans(&t, dir, idx, dentry, mode, rdev, symname);
-}
-
-/*
- * An unnamed regular file (O_TMPFILE), created with no links: an orphan
- * from its first commit, so a crash before it is linked or closed leaves
- * it to orphan cleanup at the next mount (vsmfs_orphan_cleanup()). The
- * in-core count drops to zero only in d_tmpfile(), which also lets linkat()
- * give it a name (vsmfs_do_link()).
- */
-static int vsmfs_tmpfile(struct user_namespace *ns, struct inode *dir, struct file *file,
-			 umode_t mode)
-{
-	struct vsmfs_trans t;
-	struct inode *inode;
-	int ret;
-
-	vsmfs_trans_begin(VSMFS_SB(dir->i_sb), &t);
-	inode = vsmfs_new_inode(&t, dir, &file->f_path.dentry->d_name, mode | S_IFREG, 0);
-	if (IS_ERR(inode)) {
-		vsmfs_trans_abort(&t);
-		return PTR_ERR(inode);
-	}
-	/* On PM with no links; in core with the one d_tmpfile() drops. */
-	clear_nlink(inode);
-	ret = vsmfs_write_inode_t(&t, inode);
-	set_nlink(inode, 1);
-	if (ret) {
-		/* As in vsmfs_mknod_trans(): the abort discards the inode. */
-		vsmfs_trans_abort(&t);
-		return ret;
-	}
-	ret = vsmfs_trans_commit(&t);
-	if (t.t_aborted)
-		return ret;
-	d_tmpfile(file, inode);
-	unlock_new_inode(inode);
-	return ret ?: finish_open_simple(file, 0);
-}
-
-static int vsmfs_do_create(struct user_namespace *ns, struct inode *dir,
-			   struct dentry *dentry, umode_t mode, bool excl)
-{
-	return vsmfs_mknod_common(dir, dentry, mode | S_IFREG, 0, NULL);
-}
-
-static int vsmfs_do_mknod(struct user_namespace *ns, struct inode *dir,
-			  struct dentry *dentry, umode_t mode, dev_t rdev)
-{
-	if (MAJOR(rdev) >= 4096 || MINOR(rdev) >= (1U << 20))
-		return -EINVAL;	/* does not fit new_encode_dev() */
-	return vsmfs_mknod_common(dir, dentry, mode, rdev, NULL);
-}
-
-static int vsmfs_do_mkdir(struct user_namespace *ns, struct inode *dir,
-			  struct dentry *dentry, umode_t mode)
-{
-	return vsmfs_mknod_common(dir, dentry, mode | S_IFDIR, 0, NULL);
-}
-
-static int vsmfs_do_symlink(struct user_namespace *ns, struct inode *dir,
-			    struct dentry *dentry, const char *symname)
-{
-	if (strlen(symname) >= VSMFS_BLOCK_SIZE)
-		return -ENAMETOOLONG;
-	return vsmfs_mknod_common(dir, dentry, S_IFLNK | 0777, 0, symname);
-}
-
-static int vsmfs_do_link(struct dentry *old, struct inode *dir, struct dentry *dentry)
-{
-	struct inode *inode = d_inode(old);
-	struct vsmfs_dir_index *idx;
-	struct vsmfs_trans t;
-	int ret;
-
-	if (dentry->d_name.len > VSMFS_NAME_LEN)
-		return -ENAMETOOLONG;
-	if (inode->i_nlink >= VSMFS_LINK_MAX)
-		return -EMLINK;
-	idx = vsmfs_dir_reserve(dir);
-	if (IS_ERR(idx))
-		return PTR_ERR(idx);
-	vsmfs_trans_begin(VSMFS_SB(dir->i_sb), &t);
-	vsmfs_trans_track(&t, dir, true);
-	vsmfs_trans_track(&t, inode, false);
-	ret = vsmfs_add_entry(&t, dir, idx, &dentry->d_name, inode);
-	if (!ret) {
-		inc_nlink(inode);
-		inode->i_ctime = current_time(inode);
-		ret = vsmfs_write_inode_t(&t, inode);
-	}
-	ret = vsmfs_trans_end(&t, ret);
-	if (!ret) {
-		ihold(inode);
-		d_instantiate(dentry, inode);
-	}
-	return ret;
-}
-
-/*
- * Drop a link of @inode, which a directory entry held; a directory keeps
- * at least two (its entry in its parent and its own "."). A link count too
- * low for that is damage on PM: it is reported and left, not wrapped
- * around or taken to zero, which would free an inode still linked.
- */
-static void vsmfs_drop_link(struct inode *inode)
-{
-	unsigned int min = S_ISDIR(inode->i_mode) ? 2 : 0;
-
-	if (inode->i_nlink > min) {
-		drop_nlink(inode);
-		return;
-	}
-	vsmfs_fs_error(inode->i_sb, inode->i_ino, "link count %u too low to drop, left",
-		       inode->i_nlink);
-}
-
-/* Remove @dentry's entry and drop the link it held, in transaction @t. */
-static int vsmfs_unlink_t(struct vsmfs_trans *t, struct inode *dir,
-			  struct vsmfs_dir_index *idx, struct dentry *dentry)
-{
-	struct inode *inode = d_inode(dentry);
-	struct vsmfs_dpos pos;
-	int ret;
-
-	ret = vsmfs_find_entry(dir, idx, &dentry->d_name, &pos);
-	if (!ret)
-		ret = vsmfs_del_entry(t, dir, idx, &pos);
-	if (ret)
-		return ret;
-	inode->i_ctime = dir->i_ctime;
-	if (S_ISDIR(inode->i_mode)) {
-		clear_nlink(inode);
-		vsmfs_drop_link(dir);
-	} else {
-		vsmfs_drop_link(inode);
-	}
-	ret = vsmfs_write_inode_t(t, dir);
-	if (!ret)
-		ret = vsmfs_write_inode_t(t, inode);
-	return ret;
-}
-
-/* vsmfs_do_unlink() in handle @t, which it ends. */
-static int vsmfs_unlink_trans(struct vsmfs_trans *t, struct inode *dir,
-			      struct vsmfs_dir_index *idx, struct dentry *dentry)
-{
-	int ret;
-
-	vsmfs_trans_track(t, dir, true);
-	vsmfs_trans_track(t, d_inode(dentry), false);
-	ret = vsmfs_unlink_t(t, dir, idx, dentry);
-	if (ret) {
-		vsmfs_trans_abort(t);
-		return ret;
-	}
-	return vsmfs_trans_commit(t);
-}
-
-/*
- * Blocks an unlink dirties in a shared metadata handle: the directory
- * block losing the entry, and the inode table blocks of the directory and
- * of the inode.
- */
-#define VSMFS_UNLINK_CREDITS	3
-
-/*
- * Remove @dentry's entry and drop its link, in one transaction: one beside
- * other such handles (the directory and the inode are locked by the VFS;
- * an inode left with no links is freed by its eviction,
- * vsmfs_evict_inode()), done again under s_trans_mutex if that handle
- * cannot finish it.
- */
-static int vsmfs_do_unlink(struct inode *dir, struct dentry *dentry)
-{
-	struct vsmfs_sb_info *sbi = VSMFS_SB(dir->i_sb);
-	struct vsmfs_dir_index *idx = vsmfs_dir_index(dir);
-	struct vsmfs_trans t;
-	int ret;
-
-	if (IS_ERR(idx))
-		return PTR_ERR(idx);
-	if (!vsmfs_trans_begin_shared(sbi, &t, VSMFS_UNLINK_CREDITS)) {
-		ret = vsmfs_unlink_trans(&t, dir, idx, dentry);
-		if (ret != -EAGAIN)
-			return ret;
-		/* Its abort dropped the directory's index. */
-		idx = vsmfs_dir_index(dir);
-		if (IS_ERR(idx))
-			return PTR_ERR(idx);
-	}
-	vsmfs_trans_begin(sbi, &t);
-	return vsmfs_unlink_trans(&t, dir, idx, dentry);
-}
-
-static int vsmfs_do_rmdir(struct inode *dir, struct dentry *dentry)
-{
-	int ret = vsmfs_check_empty(d_inode(dentry));
-
-	return ret ?: vsmfs_do_unlink(dir, dentry);
-}
-
-static int vsmfs_do_rename(struct user_namespace *ns, struct inode *old_dir,
-			   struct dentry *old_dentry, struct inode *new_dir,
-			   struct dentry *new_dentry, unsigned int flags)
-{
-	struct inode *old_inode = d_inode(old_dentry);
-	struct inode *new_inode = d_inode(new_dentry);
-	bool is_dir = S_ISDIR(old_inode->i_mode);
-	struct vsmfs_dir_index *oidx, *nidx;
-	struct vsmfs_dpos opos, npos;
-	struct vsmfs_trans t;
-	int ret;
-
-	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
-		return -EINVAL;
-	if (new_dentry->d_name.len > VSMFS_NAME_LEN)
-		return -ENAMETOOLONG;
-	if (new_inode && S_ISDIR(new_inode->i_mode) && !(flags & RENAME_EXCHANGE)) {
-		ret = vsmfs_check_empty(new_inode);
-		if (ret)
-			return ret;
-	}
-	oidx = vsmfs_dir_index(old_dir);
-	if (IS_ERR(oidx))
-		return PTR_ERR(oidx);
-	/* A new entry is added only when no entry of the new name exists. */
-	nidx = new_inode ? vsmfs_dir_index(new_dir) : vsmfs_dir_reserve(new_dir);
-	if (IS_ERR(nidx))
-		return PTR_ERR(nidx);
-
-	vsmfs_trans_begin(VSMFS_SB(old_dir->i_sb), &t);
-	vsmfs_trans_track(&t, old_dir, true);
-	vsmfs_trans_track(&t, new_dir, true);
-	vsmfs_trans_track(&t, old_inode, false);
-	if (new_inode)
-		vsmfs_trans_track(&t, new_inode, false);
-	ret = vsmfs_find_entry(old_dir, oidx, &old_dentry->d_name, &opos);
-	if (ret)
-		goto out;
-	if (flags & RENAME_EXCHANGE) {
-		ret = vsmfs_find_entry(new_dir, nidx, &new_dentry->d_name, &npos);
-		if (!ret)
-			ret = vsmfs_de_write_access(&t, &opos);
-		if (!ret)
-			ret = vsmfs_de_write_access(&t, &npos);
-		if (ret)
-			goto out;
-		opos.de->d_ino = cpu_to_le64(new_inode->i_ino);
-		opos.de->d_type = fs_umode_to_dtype(new_inode->i_mode);
-		npos.de->d_ino = cpu_to_le64(old_inode->i_ino);
-		npos.de->d_type = fs_umode_to_dtype(old_inode->i_mode);
-		vsmfs_trans_dirty(&t, opos.mb);
-		vsmfs_trans_dirty(&t, npos.mb);
-		if (old_dir != new_dir) {
-			if (is_dir)
-				VSMFS_I(old_inode)->i_parent = new_dir->i_ino;
-			if (S_ISDIR(new_inode->i_mode))
-				VSMFS_I(new_inode)->i_parent = old_dir->i_ino;
-		}
-		if (old_dir != new_dir && S_ISDIR(new_inode->i_mode) != is_dir) {
-			if (is_dir) {
-				vsmfs_drop_link(old_dir);
-				inc_nlink(new_dir);
-			} else {
-				inc_nlink(old_dir);
-				vsmfs_drop_link(new_dir);
-			}
-		}
-		old_dir->i_ctime = current_time(old_dir);
-		old_dir->i_mtime = old_dir->i_ctime;
-		new_dir->i_mtime = old_dir->i_ctime;
-		new_dir->i_ctime = old_dir->i_ctime;
-		old_inode->i_ctime = old_dir->i_ctime;
-		new_inode->i_ctime = old_dir->i_ctime;
-		ret = vsmfs_write_inode_t(&t, old_inode);
-		if (!ret)
-			ret = vsmfs_write_inode_t(&t, new_inode);
-		goto dirs;
-	}
-	if (new_inode) {
-		ret = vsmfs_find_entry(new_dir, nidx, &new_dentry->d_name, &npos);
-		if (!ret)
-			ret = vsmfs_de_write_access(&t, &npos);
-		if (ret)
-			goto out;
-		npos.de->d_ino = cpu_to_le64(old_inode->i_ino);
-		npos.de->d_type = fs_umode_to_dtype(old_inode->i_mode);
-		vsmfs_trans_dirty(&t, npos.mb);
-		new_inode->i_ctime = current_time(new_inode);
-		if (is_dir)
-			clear_nlink(new_inode);
-		else
-			vsmfs_drop_link(new_inode);
-		ret = vsmfs_write_inode_t(&t, new_inode);
-		if (ret)
-			goto out;
-		new_dir->i_mtime = new_inode->i_ctime;
-		new_dir->i_ctime = new_inode->i_ctime;
-		if (is_dir)
-			vsmfs_drop_link(new_dir);
-	} else {
-		ret = vsmfs_add_entry(&t, new_dir, nidx, &new_dentry->d_name, old_inode);
-		if (ret)
-			goto out;
-	}
-	/* Entries never move: opos still holds the old entry. */
-	ret = vsmfs_del_entry(&t, old_dir, oidx, &opos);
-	if (ret)
-		goto out;
-	if (is_dir && old_dir != new_dir) {
-		vsmfs_drop_link(old_dir);
-		inc_nlink(new_dir);
-		VSMFS_I(old_inode)->i_parent = new_dir->i_ino;
-	}
-	old_inode->i_ctime = current_time(old_inode);
-	ret = vsmfs_write_inode_t(&t, old_inode);
-dirs:
-	if (!ret)
-		ret = vsmfs_write_inode_t(&t, old_dir);
-	if (!ret && new_dir != old_dir)
-		ret = vsmfs_write_inode_t(&t, new_dir);
-out:
-	if (ret) {
-		vsmfs_trans_abort(&t);
-		return ret;
-	}
-	return vsmfs_trans_commit(&t);
-}
-
 const struct file_operations vsmfs_dir_operations = {
 	.llseek		= generic_file_llseek,
 	.read		= generic_read_dir,
@@ -1207,114 +802,4 @@ const struct file_operations vsmfs_dir_operations = {
 	.fsync		= vsmfs_fsync,
 	.unlocked_ioctl	= vsmfs_ioctl,
 	.compat_ioctl	= vsmfs_compat_ioctl,
-};
-
-/* Entry points: the operations above, timed for their trace events. */
-static struct dentry *vsmfs_lookup(struct inode *dir, struct dentry *dentry,
-				   unsigned int flags)
-{
-	u64 t0 = vsmfs_trace_start(vsmfs_lookup);
-	struct dentry *d = vsmfs_do_lookup(dir, dentry, flags);
-
-	trace_vsmfs_lookup(dir, IS_ERR_OR_NULL(d) ? dentry : d, PTR_ERR_OR_ZERO(d), t0);
-	return d;
-}
-
-static int vsmfs_create(struct user_namespace *ns, struct inode *dir,
-			struct dentry *dentry, umode_t mode, bool excl)
-{
-	u64 t0 = vsmfs_trace_start(vsmfs_create);
-	int ret = vsmfs_do_create(ns, dir, dentry, mode, excl);
-
-	trace_vsmfs_create(dir, dentry, ret, t0);
-	return ret;
-}
-
-static int vsmfs_mknod(struct user_namespace *ns, struct inode *dir,
-		       struct dentry *dentry, umode_t mode, dev_t rdev)
-{
-	u64 t0 = vsmfs_trace_start(vsmfs_mknod);
-	int ret = vsmfs_do_mknod(ns, dir, dentry, mode, rdev);
-
-	trace_vsmfs_mknod(dir, dentry, ret, t0);
-	return ret;
-}
-
-static int vsmfs_mkdir(struct user_namespace *ns, struct inode *dir,
-		       struct dentry *dentry, umode_t mode)
-{
-	u64 t0 = vsmfs_trace_start(vsmfs_mkdir);
-	int ret = vsmfs_do_mkdir(ns, dir, dentry, mode);
-
-	trace_vsmfs_mkdir(dir, dentry, ret, t0);
-	return ret;
-}
-
-static int vsmfs_symlink(struct user_namespace *ns, struct inode *dir,
-			 struct dentry *dentry, const char *symname)
-{
-	u64 t0 = vsmfs_trace_start(vsmfs_symlink);
-	int ret = vsmfs_do_symlink(ns, dir, dentry, symname);
-
-	trace_vsmfs_symlink(dir, dentry, ret, t0);
-	return ret;
-}
-
-static int vsmfs_link(struct dentry *old, struct inode *dir, struct dentry *dentry)
-{
-	u64 t0 = vsmfs_trace_start(vsmfs_link);
-	int ret = vsmfs_do_link(old, dir, dentry);
-
-	trace_vsmfs_link(dir, dentry, ret, t0);
-	return ret;
-}
-
-static int vsmfs_unlink(struct inode *dir, struct dentry *dentry)
-{
-	u64 t0 = vsmfs_trace_start(vsmfs_unlink);
-	int ret = vsmfs_do_unlink(dir, dentry);
-
-	trace_vsmfs_unlink(dir, dentry, ret, t0);
-	return ret;
-}
-
-static int vsmfs_rmdir(struct inode *dir, struct dentry *dentry)
-{
-	u64 t0 = vsmfs_trace_start(vsmfs_rmdir);
-	int ret = vsmfs_do_rmdir(dir, dentry);
-
-	trace_vsmfs_rmdir(dir, dentry, ret, t0);
-	return ret;
-}
-
-static int vsmfs_rename(struct user_namespace *ns, struct inode *old_dir,
-			struct dentry *old_dentry, struct inode *new_dir,
-			struct dentry *new_dentry, unsigned int flags)
-{
-	u64 t0 = vsmfs_trace_start(vsmfs_rename);
-	int ret = vsmfs_do_rename(ns, old_dir, old_dentry, new_dir, new_dentry, flags);
-
-	trace_vsmfs_rename(new_dir, new_dentry, ret, t0);
-	return ret;
-}
-
-const struct inode_operations vsmfs_dir_inode_operations = {
-	.lookup		= vsmfs_lookup,
-	.create		= vsmfs_create,
-	.link		= vsmfs_link,
-	.unlink		= vsmfs_unlink,
-	.symlink	= vsmfs_symlink,
-	.mkdir		= vsmfs_mkdir,
-	.rmdir		= vsmfs_rmdir,
-	.mknod		= vsmfs_mknod,
-	.rename		= vsmfs_rename,
-	.tmpfile	= vsmfs_tmpfile,
-	.getattr	= vsmfs_getattr,
-	.update_time	= vsmfs_update_time,
-	.setattr	= vsmfs_setattr,
-	.fileattr_get	= vsmfs_fileattr_get,
-	.fileattr_set	= vsmfs_fileattr_set,
-	.listxattr	= vsmfs_listxattr,
-	.get_acl	= vsmfs_get_acl,
-	.set_acl	= vsmfs_set_acl,
 };

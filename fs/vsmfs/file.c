@@ -2,8 +2,9 @@
 /*
  * vsmfs regular files: the read and write entry points, the source of an
  * atomic write, fsync, open and release, SEEK_DATA/SEEK_HOLE and FIEMAP.
- * The copy-on-write engine of data=atomic and run growth are in cow.c,
- * iomap, DAX faults and mmap in dax.c, fallocate in falloc.c.
+ * The atomic write engine of data=atomic is in cow.c, staged writes in
+ * stage.c, run growth in grow.c, iomap, DAX faults and mmap in dax.c,
+ * fallocate in falloc.c.
  *
  * Each 2 MiB piece of a file is backed by one run of contiguous logical
  * pages, so a read or write of a piece is one copy through the kernel
@@ -11,7 +12,7 @@
  * free; otherwise a longer run is allocated and the frames holding the
  * file's data are swapped into it (vsmfs_swap_pages()), so no data is
  * copied and the physical pages a user mapping points at stay the same
- * (vsmfs_extend_run() in cow.c).
+ * (vsmfs_extend_run() in grow.c).
  *
  * Ordering: new data is written with non-temporal stores (or flushed) and
  * the transaction that makes it reachable (index entry, page table swaps,
@@ -129,52 +130,6 @@ static ssize_t vsmfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 
 	trace_vsmfs_read(file_inode(iocb->ki_filp), pos, len, ret, t0);
 	return ret;
-}
-
-/**
- * vsmfs_set_size_times() - set a file's size and times in a short handle
- * @inode: the file, locked
- * @size: its new size (its size, for the times alone)
- * @now: the time, which becomes the modification and change times
- *
- * In a shared handle beside other writers when the running transaction
- * has room for it, storing only the words that change; else in a handle
- * of the other kind. Ordering as any handle that ends in the running
- * transaction. Used where the data is in place already: an overwrite in
- * place, a staged append that stays in the file's last page.
- *
- * Return: 0 or a negative errno (nothing changed).
- */
-noinline int vsmfs_set_size_times(struct inode *inode, loff_t size, struct timespec64 now)
-{
-	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
-	struct vsmfs_shandle h;
-	struct vsmfs_dinode *di;
-	struct vsmfs_mblk *mb;
-	struct vsmfs_trans t;
-	int ret;
-
-	if (!vsmfs_shandle_begin(sbi, &h, 1, 0)) {
-		ret = vsmfs_shandle_inode(&h, inode, &mb, &di);
-		if (!ret) {
-			if (size != i_size_read(inode))
-				vsmfs_shandle_size(inode, mb, di, size);
-			/* Words that do not change are not journaled. */
-			if (!timespec64_equal(&inode->i_mtime, &now) ||
-			    !timespec64_equal(&inode->i_ctime, &now))
-				vsmfs_shandle_times(inode, mb, di, now);
-			vsmfs_shandle_note_inode(&h, inode);
-			vsmfs_aggr_written(inode);
-		}
-		vsmfs_shandle_end(&h);
-		return ret;
-	}
-	vsmfs_trans_begin_meta(sbi, &t, 1);
-	vsmfs_trans_track(&t, inode, false);
-	i_size_write(inode, size);
-	inode->i_mtime = now;
-	inode->i_ctime = now;
-	return vsmfs_trans_end(&t, vsmfs_write_inode_t(&t, inode));
 }
 
 /*

@@ -6,8 +6,9 @@
  * FS_IOC_SETFSLABEL).
  *
  * The flags live in the on-media inode (VSMFS_IFLAG_USER) and are mirrored
- * in the VFS inode flags (S_IMMUTABLE, S_APPEND, S_NOATIME), through which
- * the VFS refuses what an immutable or append-only inode forbids. Every
+ * in the VFS inode flags (S_IMMUTABLE, S_APPEND, S_NOATIME) by
+ * vsmfs_set_inode_flags() in inode.c, through which the VFS refuses what an
+ * immutable or append-only inode forbids. Every
  * file is DAX, so FS_XFLAG_DAX (FS_DAX_FL) is shown on regular files and
  * directories and cannot be cleared.
  */
@@ -30,26 +31,6 @@ static const struct {
 };
 
 #define VSMFS_FL_USER	(FS_IMMUTABLE_FL | FS_APPEND_FL | FS_NODUMP_FL | FS_NOATIME_FL)
-
-/**
- * vsmfs_set_inode_flags() - mirror the on-media flags in the VFS inode
- * @inode: the inode, its VSMFS_I(inode)->i_flags just set
- *
- * Context: the inode locked, or not yet visible (iget, inode creation).
- */
-void vsmfs_set_inode_flags(struct inode *inode)
-{
-	u32 f = VSMFS_I(inode)->i_flags;
-	unsigned int flags = 0;
-
-	if (f & VSMFS_IFLAG_IMMUTABLE)
-		flags |= S_IMMUTABLE;
-	if (f & VSMFS_IFLAG_APPEND)
-		flags |= S_APPEND;
-	if (f & VSMFS_IFLAG_NOATIME)
-		flags |= S_NOATIME;
-	inode_set_flags(inode, flags, S_IMMUTABLE | S_APPEND | S_NOATIME);
-}
 
 /**
  * vsmfs_fileattr_get() - the attribute flags of an inode, for the VFS

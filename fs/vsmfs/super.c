@@ -205,6 +205,22 @@ static int vsmfs_show_options(struct seq_file *seq, struct dentry *root)
 	return 0;
 }
 
+/*
+ * The operations of each kind of inode, and the hook of eviction, that the
+ * inode layer takes from the layers above it (struct vsmfs_inode_ops).
+ */
+static const struct vsmfs_inode_ops vsmfs_iops = {
+	.file_iops		= &vsmfs_file_inode_operations,
+	.file_fops		= &vsmfs_file_operations,
+	.file_aops		= &vsmfs_dax_aops,
+	.dir_iops		= &vsmfs_dir_inode_operations,
+	.dir_fops		= &vsmfs_dir_operations,
+	.symlink_iops		= &vsmfs_symlink_inode_operations,
+	.fast_symlink_iops	= &vsmfs_fast_symlink_inode_operations,
+	.special_iops		= &vsmfs_special_inode_operations,
+	.evict			= vsmfs_dir_index_free,
+};
+
 static const struct super_operations vsmfs_sops = {
 	.alloc_inode	= vsmfs_alloc_inode,
 	.evict_inode	= vsmfs_evict_inode,
@@ -690,6 +706,8 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		return -ENOMEM;
 	sb->s_fs_info = sbi;
 	sbi->s_sb = sb;
+	/* Before any inode is read, or evicted by a teardown. */
+	sbi->s_iops = &vsmfs_iops;
 	spin_lock_init(&sbi->s_sb_lock);
 	INIT_WORK(&sbi->s_error_work, vsmfs_error_work);
 	sbi->s_trans_iops = &vsmfs_trans_iops;

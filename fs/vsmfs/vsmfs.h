@@ -14,10 +14,18 @@
  *   3 journal: journal.c jcommit.c jgc.c recovery.c
  *   4 transactions: trans.c trans_shared.c trans_commit.c
  *   5 allocation: alloc.c resv.c ialloc.c hole.c ptable.c
- *   6 inodes: inode.c xattr.c acl.c
- *   7 namespace and data: dir.c file.c cow.c dax.c falloc.c ioctl.c
- *         aggr.c export.c
+ *   6 inodes: index.c inode.c aggr.c xattr.c acl.c ioctl.c iops.c
+ *   7 namespace and data: grow.c dax.c stage.c cow.c falloc.c file.c
+ *         dir.c namei.c export.c
  *   8 vfs glue: super.c sysfs.c
+ *
+ * In layers 6 and 7 a file is listed after those it calls (inode.c and
+ * aggr.c call each other). The inode layer takes the operations of each
+ * kind of inode, and a hook of eviction, from the layers above it (struct
+ * vsmfs_inode_ops). aggr.c and ioctl.c stand in it, as they call nothing
+ * above it: every handle that writes an inode counts the write for
+ * aggregation, which moves inode slots; ioctl.c keeps the attribute flags
+ * of inodes.
  *
  * Documentation/filesystems/vsmfs.rst ("Layers") says what each holds.
  */
@@ -506,6 +514,9 @@ struct vsmfs_sb_info {
 	unsigned int		s_cow_mode;	/* VSMFS_COW_* */
 	unsigned int		s_tlb_mode;	/* VSMFS_TLB_* */
 
+	/* What the inode layer takes from the upper layers (super.c). */
+	const struct vsmfs_inode_ops *s_iops;
+
 	/* Counters (stats.h) and their sysfs directory (sysfs.c). */
 	struct vsmfs_stats __percpu *s_stats;
 	struct kobject		s_kobj;
@@ -795,6 +806,34 @@ struct vsmfs_inode_info {
 	unsigned int		i_writers;
 	char			i_inline[VSMFS_INLINE_LEN + 1];	/* fast symlink */
 	struct inode		vfs_inode;
+};
+
+/*
+ * struct vsmfs_inode_ops - what the inode layer takes from the layers above
+ * it, which register it at mount (sbi->s_iops, super.c): the operations it
+ * gives each kind of inode it reads or makes (vsmfs_set_ops()), and what it
+ * calls as an inode is evicted
+ * @file_iops: regular files
+ * @file_fops: their file operations
+ * @file_aops: their address space operations
+ * @dir_iops: directories
+ * @dir_fops: their file operations
+ * @symlink_iops: symlinks whose target is in a block
+ * @fast_symlink_iops: symlinks whose target is in the inode
+ * @special_iops: device nodes, FIFOs and sockets
+ * @evict: frees what the upper layers keep in DRAM for an inode (a
+ *	directory's index), before clear_inode(); any inode may be passed
+ */
+struct vsmfs_inode_ops {
+	const struct inode_operations		*file_iops;
+	const struct file_operations		*file_fops;
+	const struct address_space_operations	*file_aops;
+	const struct inode_operations		*dir_iops;
+	const struct file_operations		*dir_fops;
+	const struct inode_operations		*symlink_iops;
+	const struct inode_operations		*fast_symlink_iops;
+	const struct inode_operations		*special_iops;
+	void (*evict)(struct inode *inode);
 };
 
 /* Index entries: the run of logical pages behind one key. */
@@ -1190,15 +1229,21 @@ void vsmfs_swap_back_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw);
 int vsmfs_pt_unwritten_t(struct vsmfs_trans *t, u64 lpn, u64 count, bool set);
 
 /* inode.c */
-extern const struct inode_operations vsmfs_special_inode_operations;
-extern const struct inode_operations vsmfs_symlink_inode_operations;
-extern const struct inode_operations vsmfs_fast_symlink_inode_operations;
+/* What __vsmfs_iget() accepts beyond an inode in use with links. */
+enum vsmfs_iget_mode {
+	VSMFS_IGET_LINKED,	/* only that: anything else is corruption */
+	VSMFS_IGET_ORPHAN,	/* also one with no links (orphan cleanup) */
+	VSMFS_IGET_HANDLE,	/* a file handle's: a free inode is -ESTALE */
+	VSMFS_IGET_IF_USED,	/* one looked up with no lock: gone is -ENOENT */
+};
+
+struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, enum vsmfs_iget_mode how);
 struct inode *vsmfs_iget(struct super_block *sb, u64 ino);
 struct inode *vsmfs_iget_handle(struct super_block *sb, u64 ino, u32 gen);
 struct inode *vsmfs_iget_if_used(struct super_block *sb, u64 ino);
+void vsmfs_set_ops(struct inode *inode);
+void vsmfs_set_inode_flags(struct inode *inode);
 void vsmfs_discard_new_inode(struct inode *inode);
-struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir,
-			      const struct qstr *qstr, umode_t mode, dev_t rdev);
 int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode);
 int vsmfs_inode_get_write_access(struct vsmfs_trans *t, struct inode *inode);
 int vsmfs_shandle_inode(struct vsmfs_shandle *h, struct inode *inode,
@@ -1207,24 +1252,36 @@ void vsmfs_shandle_times(struct inode *inode, struct vsmfs_mblk *mb, struct vsmf
 			 struct timespec64 now);
 void vsmfs_shandle_size(struct inode *inode, struct vsmfs_mblk *mb, struct vsmfs_dinode *di,
 			loff_t size);
+int vsmfs_set_size_times(struct inode *inode, loff_t size, struct timespec64 now);
 void vsmfs_inode_reload(struct inode *inode);
-void vsmfs_evict_inode(struct inode *inode);
+int vsmfs_write_inode(struct inode *inode, struct writeback_control *wbc);
+int vsmfs_update_time(struct inode *inode, struct timespec64 *now, int flags);
+
+/* index.c */
 u64 vsmfs_lpn_blk(struct vsmfs_sb_info *sbi, u64 lpn);
 u64 vsmfs_idx_lookup(struct inode *inode, u64 key);
 u64 vsmfs_idx_next(struct inode *inode, u64 key);
+u64 vsmfs_idx_prev(struct inode *inode, u64 key);
 void vsmfs_zero_mapped(struct inode *inode, loff_t from, loff_t to);
 int vsmfs_idx_set(struct vsmfs_trans *t, struct inode *inode, u64 key, u64 val);
 int vsmfs_truncate_t(struct vsmfs_trans *t, struct inode *inode, loff_t size, bool *more);
 u64 vsmfs_tail_pages(u64 e);
 int vsmfs_tail_release_t(struct vsmfs_trans *t, struct inode *inode, u64 *freed);
+
+/* iops.c */
+extern const struct inode_operations vsmfs_special_inode_operations;
+extern const struct inode_operations vsmfs_symlink_inode_operations;
+extern const struct inode_operations vsmfs_fast_symlink_inode_operations;
+struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir,
+			      const struct qstr *qstr, umode_t mode, dev_t rdev);
+void vsmfs_evict_inode(struct inode *inode);
 int vsmfs_getattr(struct user_namespace *mnt_userns, const struct path *path,
 		  struct kstat *stat, u32 request_mask, unsigned int query_flags);
 int vsmfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 		  struct iattr *iattr);
-
-int vsmfs_write_inode(struct inode *inode, struct writeback_control *wbc);
-int vsmfs_update_time(struct inode *inode, struct timespec64 *now, int flags);
 int vsmfs_orphan_cleanup(struct super_block *sb);
+int vsmfs_break_layouts(struct inode *inode);
+int vsmfs_break_layouts_range(struct inode *inode, loff_t start, loff_t end);
 
 /* aggr.c */
 void vsmfs_aggr_init(struct vsmfs_sb_info *sbi);
@@ -1245,11 +1302,9 @@ u64 vsmfs_atomic_write_max(struct vsmfs_sb_info *sbi, unsigned int cow);
 
 /* dax.c */
 extern const struct address_space_operations vsmfs_dax_aops;
-int vsmfs_break_layouts(struct inode *inode);
 
 /* ioctl.c */
 struct fileattr;
-void vsmfs_set_inode_flags(struct inode *inode);
 int vsmfs_fileattr_get(struct dentry *dentry, struct fileattr *fa);
 int vsmfs_fileattr_set(struct user_namespace *mnt_userns, struct dentry *dentry,
 		       struct fileattr *fa);
@@ -1265,8 +1320,10 @@ extern const struct export_operations vsmfs_export_ops;
 
 /* dir.c */
 extern const struct file_operations vsmfs_dir_operations;
-extern const struct inode_operations vsmfs_dir_inode_operations;
 void vsmfs_dir_index_free(struct inode *inode);
+
+/* namei.c */
+extern const struct inode_operations vsmfs_dir_inode_operations;
 
 /* xattr.c */
 extern const struct xattr_handler *vsmfs_xattr_handlers[];

@@ -1,0 +1,770 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vsmfs staged writes: an overwrite inside a file's runs and size
+ * (vsmfs_write_staged()) and an append past its end (vsmfs_write_append())
+ * whose data is copied into reserved pages, or past the end, holding only
+ * the inode's locks, and made the file's by one short handle: a shared one
+ * beside other writers when it only swaps pages or sets the size and the
+ * times, else one under s_trans_mutex.
+ *
+ * Ordering: the PM store ordering of the staged write is given at
+ * vsmfs_write_staged(), that of the staged append at vsmfs_write_append(),
+ * and each helper that writes PM states its own beside its code.
+ */
+#include <linux/fs.h>
+#include <linux/uio.h>
+#include <linux/mm.h>
+#include "vsmfs.h"
+#include "trace.h"
+#include "pmem.h"
+#include "fault.h"
+#include "data.h"
+
+/* Runs a staged write reserves at most; a write needing more is not staged. */
+#define VSMFS_STAGE_RUNS	8
+
+/*
+ * struct vsmfs_stage - one reserved run of a staged write
+ * @r: the reservation
+ * @key: the piece it belongs to
+ * @e: the piece's index entry (unchanged until the switch: i_idx_sem)
+ * @pg: with @whole false, the first page of the piece it replaces; its
+ *	frames are swapped in
+ * @whole: the run replaces the piece's run whole (index switch)
+ * @wfrom: where the write begins in the piece
+ * @wto: where it ends there
+ */
+struct vsmfs_stage {
+	struct vsmfs_resv	r;
+	u64			key, e, pg;
+	bool			whole;
+	u32			wfrom, wto;
+};
+
+/*
+ * Copy into the reserved run @st the bytes [@wfrom, @wto) of its piece
+ * from @from, and the old bytes of the pages it replaces around them:
+ * durable at the next fence on this CPU, or after a switch to another
+ * CPU and a fence there. Return: 0, -EIO if old bytes could not be read,
+ * -EFAULT if the copy came up short.
+ */
+static int vsmfs_stage_copy(struct vsmfs_sb_info *sbi, struct inode *inode,
+			    struct vsmfs_stage *st, u64 wfrom, u64 wto, struct iov_iter *from)
+{
+	u64 old = vsmfs_idx_lpn(st->e) + st->pg, bytes = st->r.count << VSMFS_BLOCK_SHIFT;
+	bool ranged, old_ranged = false;
+	char __pm *sp, *op;
+	u64 cs, ce, ws, we, n;
+	int ret = 0;
+
+	/*
+	 * A single page, or a run of consecutive frames, through the device
+	 * mapping, which needs no catch-up with the swaps of other writes,
+	 * any other run as one range (vsmfs_data_begin()). An old page
+	 * without a frame reads as zeros.
+	 */
+	sp = vsmfs_data_begin(sbi, st->r.lpn, 0, bytes, &ranged);
+	if (!sp) {
+		vsmfs_data_end(ranged);
+		return -EFSCORRUPTED;
+	}
+	cs = st->pg << VSMFS_BLOCK_SHIFT;
+	ce = (st->pg + st->r.count) << VSMFS_BLOCK_SHIFT;
+	ws = max(wfrom, cs);
+	we = min(wto, ce);
+	/*
+	 * The old bytes first, if the new ones leave any (not for whole
+	 * pages): a copy from a user buffer that fences by itself then
+	 * orders them too (vsmfs_copy_from_iter()).
+	 */
+	if (ws > cs || we < ce) {
+		op = vsmfs_data_begin(sbi, old, 0, bytes, &old_ranged);
+		if (op) {
+			ret = vsmfs_merge_old(sp, op, ws - cs);
+			if (!ret)
+				ret = vsmfs_merge_old(sp + (we - cs), op + (we - cs), ce - we);
+		} else {
+			vsmfs_zero_pm(sp, ws - cs);
+			vsmfs_zero_pm(sp + (we - cs), ce - we);
+			ret = 0;
+		}
+		if (ret)
+			goto out;
+	}
+	pagefault_disable();
+	n = vsmfs_copy_from_iter(sp + (ws - cs), we - ws, from);
+	pagefault_enable();
+	if (n < we - ws) {
+		ret = -EFAULT;
+		goto out;
+	}
+	vsmfs_stat_add(sbi, data_user_bytes, n);
+	vsmfs_stat_add(sbi, data_merge_bytes, (ws - cs) + (ce - we));
+out:
+	vsmfs_data_end(old_ranged);
+	vsmfs_data_end(ranged);
+	return ret;
+}
+
+/* Pages without frames among the file's pages staged runs replace. */
+static u64 vsmfs_stage_holes(struct vsmfs_sb_info *sbi, const struct vsmfs_stage *st,
+			     unsigned int n)
+{
+	u64 holes = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		holes += st[i].r.count -
+			 vsmfs_frames_in(sbi, vsmfs_idx_lpn(st[i].e) + st[i].pg, st[i].r.count);
+	return holes;
+}
+
+/*
+ * The handle of a staged write: each whole run is allocated and switched
+ * into the index, the piece's old run freed when the transaction commits;
+ * each partial run's frames are swapped with the file's pages, and the
+ * run, now behind the old frames, is free once the commit is durable.
+ * Return: 0 or a negative errno, with @t to be aborted.
+ */
+static int vsmfs_stage_switch(struct vsmfs_trans *t, struct inode *inode,
+			      struct vsmfs_stage *st, unsigned int n, struct vsmfs_swap *sw)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	unsigned int i;
+	u64 freed;
+	int ret;
+
+	/* The file's holes the write covers take frames (the runs have all). */
+	vi->i_pages += vsmfs_stage_holes(t->t_sbi, st, n);
+	for (i = 0; i < n; i++) {
+		u64 e = st[i].e, lpn = vsmfs_idx_lpn(e);
+
+		if (!st[i].whole) {
+			ret = vsmfs_swap_pages(t, sw, lpn + st[i].pg, st[i].r.lpn,
+					       st[i].r.count);
+			if (!ret)
+				ret = vsmfs_trans_defer_resv(t, &st[i].r, false);
+			if (ret)
+				return ret;
+			vsmfs_stat_inc(t->t_sbi, mcow_fine);
+			continue;
+		}
+		ret = vsmfs_resv_claim(t, &st[i].r);
+		if (!ret && vi->i_tail_key == st[i].key + 1)
+			ret = vsmfs_tail_release_t(t, inode, &freed);
+		if (!ret)
+			ret = vsmfs_idx_set(t, inode, st[i].key,
+					    vsmfs_idx_make(st[i].r.lpn, st[i].r.count));
+		if (!ret)
+			ret = vsmfs_free_data_pages(t, lpn, vsmfs_idx_count(e));
+		if (!ret)
+			ret = vsmfs_trans_defer_resv(t, &st[i].r, true);
+		if (ret)
+			return ret;
+		if (READ_ONCE(t->t_sbi->s_cow_mode) == VSMFS_COW_MULTI)
+			vsmfs_stat_inc(t->t_sbi, mcow_coarse);
+	}
+	inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
+	return 0;
+}
+
+/*
+ * (c) of a staged write whose runs all swap pages into their pieces (none
+ * replaces a piece whole) and that changes no word of the inode slot but
+ * the times (when @now is set: the clock ticked since the file's last
+ * change): in a shared handle (trans.c), beside other writes of the kind,
+ * with no file-system-wide lock held. The slot's block joins the handle
+ * before the first swap, and the times are stored after the last, when
+ * nothing can fail. Ordering as vsmfs_stage_switch() in a handle that ends
+ * in the running transaction.
+ *
+ * The handle dirties at most the inode table block of the slot and, for
+ * each run, the page table blocks of the file's pages and of the reserved
+ * ones: one each, as a run lies in one VSP, whose entries fill one block.
+ *
+ * Return: 0, -EAGAIN if the write must take a handle of the other kind
+ * (nothing done), or another negative errno (swaps undone).
+ */
+static __always_inline int vsmfs_stage_switch_shared(struct inode *inode,
+						     struct vsmfs_stage *st, unsigned int n,
+						     const struct timespec64 *now)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	/* Set up by vsmfs_shandle_begin(), vsmfs_swap_init(): not zeroed as well. */
+	struct vsmfs_shandle h __uninitialized;
+	struct vsmfs_swap sw __uninitialized;
+	struct vsmfs_dinode *di = NULL;
+	struct vsmfs_mblk *imb = NULL;
+	unsigned int i;
+	int ret;
+
+	BUILD_BUG_ON(VSMFS_STAGE_RUNS > VSMFS_SHANDLE_SWAPS);
+	ret = vsmfs_shandle_begin(sbi, &h, 1 + 2 * n, n);
+	if (ret)
+		return ret;
+	if (now) {
+		ret = vsmfs_shandle_inode(&h, inode, &imb, &di);
+		if (ret) {
+			vsmfs_shandle_end(&h);
+			return ret;
+		}
+	}
+	vsmfs_swap_init(sbi, &sw);
+	sw.sw_defer_b = true;
+	for (i = 0; i < n && !ret; i++)
+		ret = vsmfs_swap_pages_shared(&h, &sw, vsmfs_idx_lpn(st[i].e) + st[i].pg,
+					      st[i].r.lpn, st[i].r.count);
+	if (ret)
+		vsmfs_swap_back_shared(&h, &sw);
+	/* One shootdown, before the commit frees any page swapped out. */
+	vsmfs_swap_flush(&sw);
+	if (!ret) {
+		for (i = 0; i < n; i++)
+			vsmfs_shandle_defer_resv(&h, &st[i].r);
+		vsmfs_stat_add(sbi, mcow_fine, n);
+		if (now)
+			vsmfs_shandle_times(inode, imb, di, *now);
+		vsmfs_shandle_note_inode(&h, inode);
+		vsmfs_aggr_written(inode);
+		vsmfs_fault_stop(inode->i_sb, VSMFS_FAULT_COW_STOP,
+				 "copy-on-write stopped before its commit");
+	}
+	vsmfs_shandle_end(&h);
+	return ret;
+}
+
+/*
+ * End the handle @t of a staged write or append whose reserved runs it
+ * takes: aborted on @ret, or by its end (an error recorded in it,
+ * errors=remount-ro), and the runs are the caller's again; else it ends,
+ * and the runs are the transaction's even if its commit fails (*@owned).
+ * Return: @ret, or what the abort or the commit returned.
+ */
+static int vsmfs_stage_end(struct vsmfs_trans *t, int ret, bool *owned)
+{
+	if (ret) {
+		vsmfs_trans_abort(t);
+		return ret;
+	}
+	ret = vsmfs_trans_commit(t);
+	*owned = !t->t_aborted;
+	return ret;
+}
+
+/*
+ * (c) of a staged write in a handle that ends in the running transaction
+ * under s_trans_mutex (vsmfs_stage_switch()), for what a shared handle
+ * cannot do; apart from vsmfs_write_staged() so that the common write,
+ * which swaps pages in a shared handle, does not set up this frame.
+ * @owned: set if the transaction took the runs (committed, even if the
+ *	commit failed); else the handle was aborted and they are the
+ *	caller's again.
+ * Return: 0 or a negative errno.
+ */
+static noinline int vsmfs_stage_switch_excl(struct inode *inode, struct vsmfs_stage *st,
+					    unsigned int n, bool slot, u32 credits, bool *owned)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct timespec64 now;
+	struct vsmfs_swap sw;
+	struct vsmfs_trans t;
+	int ret;
+
+	*owned = false;
+	/* Metadata only from here: no page is read or written. */
+	vsmfs_trans_begin_meta(sbi, &t, credits);
+	vsmfs_trans_track(&t, inode, false);
+	vsmfs_swap_init(sbi, &sw);
+	sw.sw_defer_b = true;
+	/* Nor are the swapped pages. */
+	sw.sw_unused = true;
+	ret = vsmfs_stage_switch(&t, inode, st, n, &sw);
+	/* One shootdown for the write, before any page freed here is reused. */
+	vsmfs_swap_flush(&sw);
+	if (!ret) {
+		now = current_time(inode);
+		/*
+		 * Page swaps alone leave the slot as it is while the clock
+		 * does not tick: no copy of it to save, write and journal.
+		 * An fsync still needs this transaction.
+		 */
+		if (slot || !timespec64_equal(&inode->i_mtime, &now) ||
+		    !timespec64_equal(&inode->i_ctime, &now)) {
+			inode->i_mtime = now;
+			inode->i_ctime = now;
+			ret = vsmfs_write_inode_t(&t, inode);
+		} else {
+			vsmfs_trans_note_inode(&t, inode);
+			vsmfs_aggr_written(inode);
+		}
+	}
+	if (!ret)
+		vsmfs_fault_stop(inode->i_sb, VSMFS_FAULT_COW_STOP,
+				 "copy-on-write stopped before its commit");
+	return vsmfs_stage_end(&t, ret, owned);
+}
+
+/**
+ * vsmfs_write_staged() - overwrite with no file-system-wide lock held
+ * @inode: a regular file
+ * @pos: start of the range
+ * @len: its length
+ * @from: the data; a copy that stops at a fault leaves nothing done
+ * @large: the file is large (its runs start at free superpages)
+ * @mode: cow= mode
+ *
+ * Write [@pos, @pos + @len) atomically, copying the data with no
+ * file-system-wide lock held: an overwrite inside the file's runs and its
+ * size (no run grows, no page is new). (a) Fresh runs are reserved in
+ * DRAM (vsmfs_resv_take(), s_trans_mutex for each only; no version the
+ * journal writes has their bits); (b) the user
+ * data and the old bytes around it are copied into them under the locks
+ * of the inode alone (inode lock, invalidate_lock, i_idx_sem), with
+ * non-temporal stores and written-back cached stores; (c) one short
+ * handle switches the index entries or swaps the page table entries
+ * (vsmfs_stage_switch()) and ends (in a shared handle, beside others,
+ * if it only swaps pages and changes no word of the inode slot but the
+ * times: vsmfs_stage_switch_shared()). A fence between (b) and (c), with no
+ * file-system-wide lock held, makes (b) durable before the handle makes
+ * it reachable (a migration to another CPU during (b) orders what came
+ * before it); a copy from a user buffer that ends with a fence of its own
+ * is that fence (vsmfs_copy_from_iter()), the old bytes merged before it.
+ * A crash before the commit leaves the old index and page table, whose
+ * frames were never written, and the reserved runs free.
+ *
+ * Context: as vsmfs_write_atomic(); @mode is not cow=superpage, and
+ * [@pos, @pos + @len) is a non-empty range inside the size (the caller
+ * checks, so that other writes do not pay for this function's frame).
+ * Return: the bytes written, or -EAGAIN if the write is not of that kind
+ * (nothing done, @from untouched), or another negative errno (nothing
+ * written).
+ */
+ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
+			   struct iov_iter *from, bool large, unsigned int mode)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	/* Entries [0, n) are filled before they are read: not zeroed at entry. */
+	struct vsmfs_stage st[VSMFS_STAGE_RUNS] __uninitialized;
+	size_t count = iov_iter_count(from);
+	loff_t end = pos + len, p;
+	unsigned int n = 0, i, ncoarse;
+	bool slot, owned;
+	struct timespec64 now;
+	int ret = 0;
+
+	/* (a) Which runs, and that every page written exists. */
+	for (p = pos; p < end;) {
+		u64 key = p >> VSMFS_VSP_SHIFT, pstart = key << VSMFS_VSP_SHIFT;
+		u64 wfrom = p - pstart, wto = min_t(u64, end - pstart, VSMFS_PIECE_SIZE);
+		u64 e = vsmfs_idx_lookup(inode, key), have = e ? vsmfs_idx_count(e) : 0;
+		u64 pg = wfrom >> VSMFS_BLOCK_SHIFT, need = DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE);
+		bool whole = mode == VSMFS_COW_MULTI && !wfrom && wto == VSMFS_PIECE_SIZE;
+
+		if (!have || need > have) {
+			ret = -EAGAIN;
+			goto release;
+		}
+		if (whole) {
+			pg = 0;
+			need = have;
+		}
+		while (pg < need) {
+			u64 m = mode == VSMFS_COW_PAGE ? 1 : need - pg;
+
+			if (n == VSMFS_STAGE_RUNS) {
+				ret = -EAGAIN;
+				goto release;
+			}
+			for (;;) {
+				bool big = whole && (large || m == VSMFS_VSP_PAGES);
+
+				ret = vsmfs_resv_take(sbi, m, big, &st[n].r);
+				/* Scattered free space: smaller runs, page swaps. */
+				if (ret != -ENOSPC || m == 1)
+					break;
+				m /= 2;
+				whole = false;
+			}
+			if (ret == -ENOSPC)
+				ret = -EAGAIN;
+			if (ret)
+				goto release;
+			st[n].key = key;
+			st[n].e = e;
+			st[n].pg = pg;
+			st[n].whole = whole && m == have;
+			st[n].wfrom = wfrom;
+			st[n].wto = wto;
+			n++;
+			pg += m;
+		}
+		p = pstart + wto;
+	}
+	/* (b) The copies, with no file-system-wide lock. */
+	for (i = 0; i < n && !ret; i++)
+		ret = vsmfs_stage_copy(sbi, inode, &st[i], st[i].wfrom, st[i].wto, from);
+	if (ret) {
+		/* Nothing is written: @from as it came. */
+		iov_iter_revert(from, count - iov_iter_count(from));
+		goto release;
+	}
+	/*
+	 * (b) durable before the handle begins: the handle stores
+	 * nothing to PM, so it fences no more (vsmfs_trans_commit()), and no
+	 * other writer waits for this fence.
+	 */
+	vsmfs_fence_pending();
+	/* (c) The switch, in one short handle. */
+	for (i = 0, ncoarse = 0; i < n; i++)
+		ncoarse += st[i].whole;
+	/*
+	 * Holes filled change the block count: the slot is written. Unwritten
+	 * pages replaced leave their flag to the scratch pages, cleared in a
+	 * handle of the other kind (vsmfs_trans_defer_resv()).
+	 */
+	slot = ncoarse;
+	for (i = 0; i < n && !slot; i++) {
+		u64 old = vsmfs_idx_lpn(st[i].e) + st[i].pg;
+
+		slot = vsmfs_frames_in(sbi, old, st[i].r.count) < st[i].r.count ||
+		       vsmfs_any_unwritten(sbi, old, st[i].r.count);
+	}
+	now = current_time(inode);
+	if (!slot) {
+		bool tick = !timespec64_equal(&inode->i_mtime, &now) ||
+			    !timespec64_equal(&inode->i_ctime, &now);
+
+		ret = vsmfs_stage_switch_shared(inode, st, n, tick ? &now : NULL);
+		if (!ret)
+			goto done;
+		if (ret != -EAGAIN) {
+			iov_iter_revert(from, count - iov_iter_count(from));
+			goto release;
+		}
+		ret = 0;
+	}
+	ret = vsmfs_stage_switch_excl(inode, st, n, slot, vsmfs_cow_blocks_at(mode, pos, len),
+				      &owned);
+	if (!owned) {
+		/* Swaps and index switches undone: the runs are the write's again. */
+		iov_iter_revert(from, count - iov_iter_count(from));
+		goto release;
+	}
+done:
+	vsmfs_stat_inc(sbi, mcow_writes);
+	vsmfs_stat_inc(sbi, write_staged);
+	trace_vsmfs_mcow_write(inode, pos, len, ncoarse, n - ncoarse, 0, 0, ret ?: len);
+	return ret ?: len;
+
+release:
+	for (i = 0; i < n; i++)
+		vsmfs_resv_release(sbi, &st[i].r);
+	return ret;
+}
+
+/*
+ * Where a staged append writes the new pages of its piece, and how its
+ * handle makes them the file's (vsmfs_append_plan()).
+ */
+enum vsmfs_append_kind {
+	VSMFS_APPEND_TAIL,	/* the reserved tail of a large file's VSP: its own */
+	VSMFS_APPEND_AFTER,	/* reserved pages right after the run: grown in place */
+	VSMFS_APPEND_FIRST,	/* a reserved run, the piece's first */
+	VSMFS_APPEND_MOVE,	/* a reserved run the old one moves into */
+};
+
+/*
+ * struct vsmfs_append - a staged append's new pages
+ * @kind: VSMFS_APPEND_*
+ * @r: the pages reserved, for every kind but VSMFS_APPEND_TAIL
+ * @dst: the first logical page the new pages' data is copied into
+ */
+struct vsmfs_append {
+	enum vsmfs_append_kind	kind;
+	struct vsmfs_resv	r;
+	u64			dst;
+};
+
+/*
+ * Choose where the new pages [@have, @need) of piece @key (index entry
+ * @e) are written, as vsmfs_extend_run() would place them, and reserve
+ * them: in a large file's own tail; a large file's first run of the piece
+ * at a free VSP (whose rest it then reserves); for a small file right
+ * after its run, or else in a fresh run that becomes the piece's, the old
+ * run's frames swapped into it. A large file's run that must move into a
+ * fresh VSP, and a small file that kept a tail, grow in their handle.
+ * Return: 0, -EAGAIN if the append is not staged, -ENOSPC or -ENOMEM.
+ */
+static int vsmfs_append_plan(struct inode *inode, u64 key, u64 e, u64 have, u64 need,
+			     bool large, struct vsmfs_append *a)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	u64 lpn = vsmfs_idx_lpn(e), k = need - have, tail = VSMFS_I(inode)->i_tail_key;
+	int ret;
+
+	if (tail == key + 1) {
+		if (need > have + vsmfs_tail_pages(e) || vsmfs_frames_in(sbi, lpn + have, k) != k ||
+		    vsmfs_any_unwritten(sbi, lpn + have, k))
+			return -EAGAIN;
+		a->kind = VSMFS_APPEND_TAIL;
+		a->dst = lpn + have;
+		return 0;
+	}
+	if (large || tail) {
+		if (have || !large)
+			return -EAGAIN;
+		a->kind = VSMFS_APPEND_FIRST;
+		ret = vsmfs_resv_take(sbi, need, true, &a->r);
+		a->dst = a->r.lpn;
+		return ret;
+	}
+	if (have && lpn % VSMFS_VSP_PAGES + need <= VSMFS_VSP_PAGES &&
+	    !vsmfs_resv_take_at(sbi, lpn + have, k, &a->r)) {
+		a->kind = VSMFS_APPEND_AFTER;
+		a->dst = a->r.lpn;
+		return 0;
+	}
+	ret = vsmfs_resv_take(sbi, need, false, &a->r);
+	a->kind = have ? VSMFS_APPEND_MOVE : VSMFS_APPEND_FIRST;
+	a->dst = a->r.lpn + have;
+	return ret;
+}
+
+/*
+ * The run of piece @key (index entry @e) becomes @a's reserved run, the
+ * @have pages of the old one moved into it by swapping their frames (as
+ * vsmfs_move_run() does), and the old pages freed by the commit.
+ */
+static int vsmfs_append_move(struct vsmfs_trans *t, struct inode *inode, u64 key, u64 e,
+			     u64 have, const struct vsmfs_append *a, bool large)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	u64 lpn = vsmfs_idx_lpn(e), freed;
+	struct vsmfs_swap sw;
+	int ret;
+
+	ret = vsmfs_resv_claim(t, &a->r);
+	if (!ret)
+		ret = vsmfs_idx_set(t, inode, key, vsmfs_idx_make(a->r.lpn, a->r.count));
+	if (ret || !have)
+		goto out;
+	vsmfs_swap_init(t->t_sbi, &sw);
+	ret = vsmfs_swap_pages(t, &sw, lpn, a->r.lpn, have);
+	if (!ret)
+		ret = vsmfs_free_data_pages(t, lpn, have);
+	vsmfs_swap_flush(&sw);
+	if (!ret) {
+		trace_vsmfs_zfdm(inode, key, have, true);
+		vsmfs_stat_inc(t->t_sbi, zfdm_migrations);
+		vsmfs_stat_add(t->t_sbi, zfdm_migrated_pages, have);
+	}
+out:
+	if (!ret)
+		ret = vsmfs_trans_defer_resv(t, &a->r, true);
+	if (!ret)
+		vi->i_pages += a->r.count - have;
+	/* A large file's run reserves the rest of its VSP, as it would grown. */
+	if (!ret && large && a->r.count < VSMFS_VSP_PAGES &&
+	    !vsmfs_alloc_pages_at(t, a->r.lpn + a->r.count, VSMFS_VSP_PAGES - a->r.count)) {
+		/* On error the handle is aborted, the pages with it. */
+		if (vi->i_tail_key)
+			ret = vsmfs_tail_release_t(t, inode, &freed);
+		if (!ret) {
+			vi->i_pages += VSMFS_VSP_PAGES - a->r.count;
+			vi->i_tail_key = key + 1;
+			vi->i_flags &= ~VSMFS_IFLAG_TAIL_RELEASED;
+		}
+	}
+	inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
+	return ret;
+}
+
+/*
+ * The handle of a staged append that gives piece @key (index entry @e)
+ * the new pages [@have, @need), whose data @a holds, and the file the size
+ * @size. Ordering as vsmfs_stage_switch(): the data was fenced before the
+ * handle began, nothing here is stored to PM, and a moved run's stale
+ * translations are shot down before its old pages can be taken again.
+ * @owned: set if the transaction took @a's reservation (committed, even
+ *	if the commit failed); else the handle was aborted and it is the
+ *	caller's again.
+ * Return: 0 or a negative errno.
+ */
+static noinline int vsmfs_append_grow(struct inode *inode, u64 key, u64 e, u64 have, u64 need,
+				      const struct vsmfs_append *a, bool large, loff_t size,
+				      u32 credits, bool *owned)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	struct vsmfs_trans t;
+	u64 run, had;
+	int ret;
+
+	*owned = false;
+	vsmfs_trans_begin_credits(sbi, &t, credits);
+	vsmfs_trans_track(&t, inode, false);
+	switch (a->kind) {
+	case VSMFS_APPEND_AFTER:
+		ret = vsmfs_resv_claim(&t, &a->r);
+		if (!ret)
+			ret = vsmfs_idx_set(&t, inode, key, vsmfs_idx_make(vsmfs_idx_lpn(e), need));
+		if (!ret)
+			ret = vsmfs_trans_defer_resv(&t, &a->r, true);
+		if (!ret) {
+			vi->i_pages += a->r.count;
+			inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
+		}
+		break;
+	case VSMFS_APPEND_FIRST:
+	case VSMFS_APPEND_MOVE:
+		ret = vsmfs_append_move(&t, inode, key, e, have, a, large);
+		break;
+	case VSMFS_APPEND_TAIL:
+		/* Pages the file owns, written by the caller: none is zeroed. */
+		ret = vsmfs_extend_run(&t, inode, key, need, have << VSMFS_BLOCK_SHIFT,
+				       need << VSMFS_BLOCK_SHIFT, large, &run, &had);
+		if (!ret && WARN_ON_ONCE(had != have || run + have != a->dst))
+			ret = -EFSCORRUPTED;
+		break;
+	}
+	if (!ret) {
+		i_size_write(inode, size);
+		inode->i_mtime = current_time(inode);
+		inode->i_ctime = inode->i_mtime;
+		ret = vsmfs_write_inode_t(&t, inode);
+	}
+	return vsmfs_stage_end(&t, ret, owned);
+}
+
+/**
+ * vsmfs_write_append() - append with no file-system-wide lock held
+ * @inode: a regular file
+ * @pos: start of the range, at or past the size
+ * @len: its length, > 0
+ * @from: the data; a copy that stops at a fault leaves nothing done
+ * @large: the file is large (its runs start at free superpages)
+ *
+ * Write [@pos, @pos + @len) past the end of the file, copying the data
+ * with no file-system-wide lock held, as vsmfs_write_staged() does for an
+ * overwrite: an append within one piece that starts in the file's last
+ * page or right after it, where the piece's run ends with that page. The
+ * append is atomic (no version of the file shows part of it), whatever
+ * the data= mode.
+ *
+ * (a) The new pages, if any, are chosen and reserved in DRAM
+ * (vsmfs_append_plan()); (b) the bytes that fall in the last page are
+ * written in place, past the end (they belong to no version of the file
+ * yet; a gap between the end and the write is zeroed), and the rest into
+ * the new pages, the end of the last one zeroed, with non-temporal stores
+ * and written-back cached stores, holding only the inode's locks; a fence
+ * on this CPU makes (b) durable before (c), one short handle, makes it
+ * reachable: the size and the times alone in a shared handle
+ * (vsmfs_set_size_times(), inode.c), or the new pages joined to the run and the size
+ * in a handle under s_trans_mutex (vsmfs_append_grow()). A crash before
+ * the commit leaves the old size, the bytes written past it (which
+ * growing the file zeroes first, as it does any), and the reserved pages
+ * free.
+ *
+ * Context: inode lock and i_idx_sem held for writing, user mappings of
+ * the range removed (invalidate_lock held if any could be made).
+ * Return: the bytes written, -EAGAIN if the write is not of that kind or
+ * found no room for its reserved pages beside the run's, -EFAULT if the
+ * copy stopped at a fault (nothing done that the file shows, @from as it
+ * came), or another negative errno (the same).
+ */
+ssize_t vsmfs_write_append(struct inode *inode, loff_t pos, size_t len,
+			   struct iov_iter *from, bool large)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	u64 size = i_size_read(inode), key = pos >> VSMFS_VSP_SHIFT;
+	u64 pstart = key << VSMFS_VSP_SHIFT, wfrom = pos - pstart, wto = wfrom + len;
+	u64 e = vsmfs_idx_lookup(inode, key), have = e ? vsmfs_idx_count(e) : 0;
+	u64 need = DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE), hb = have << VSMFS_BLOCK_SHIFT;
+	u32 credits = vsmfs_cow_blocks_at(VSMFS_COW_MULTI, pos, len);
+	size_t count = iov_iter_count(from), n;
+	struct vsmfs_append a = { };
+	bool ranged, owned = false;
+	char __pm *p;
+	int ret;
+
+	/*
+	 * The end in this piece, the run ending with the end's page, no
+	 * whole page skipped, and the handle's worst case in the journal.
+	 */
+	if (size < pstart || wto > VSMFS_PIECE_SIZE ||
+	    DIV_ROUND_UP(size - pstart, VSMFS_BLOCK_SIZE) != have || wfrom > hb ||
+	    credits > vsmfs_trans_max_blocks(sbi))
+		return -EAGAIN;
+	/* A last page written into needs its frame, and data in it. */
+	if (wfrom < hb && (!vsmfs_frames_in(sbi, vsmfs_idx_lpn(e) + have - 1, 1) ||
+			   vsmfs_any_unwritten(sbi, vsmfs_idx_lpn(e) + have - 1, 1)))
+		return -EAGAIN;
+	/* (a) */
+	if (need > have) {
+		ret = vsmfs_append_plan(inode, key, e, have, need, large, &a);
+		if (ret)
+			return ret == -ENOSPC ? -EAGAIN : ret;
+	}
+	/* (b) The last page. */
+	if (wfrom < hb) {
+		u64 pg = hb - VSMFS_BLOCK_SIZE, to = min(wto, hb);
+
+		p = vsmfs_data_begin(sbi, vsmfs_idx_lpn(e) + have - 1, 0, VSMFS_BLOCK_SIZE,
+				     &ranged);
+		ret = -EFSCORRUPTED;
+		if (p) {
+			if (wfrom > size - pstart)
+				vsmfs_zero_pm(p + (size - pstart - pg), wfrom - (size - pstart));
+			pagefault_disable();
+			n = vsmfs_copy_from_iter(p + (wfrom - pg), to - wfrom, from);
+			pagefault_enable();
+			ret = n < to - wfrom ? -EFAULT : 0;
+		}
+		vsmfs_data_end(ranged);
+		if (ret)
+			goto release;
+	}
+	/* (b) The new pages, from the start of the first. */
+	if (need > have) {
+		p = vsmfs_data_begin(sbi, a.dst, 0, (need - have) << VSMFS_BLOCK_SHIFT, &ranged);
+		ret = -EFSCORRUPTED;
+		if (p) {
+			pagefault_disable();
+			n = vsmfs_copy_from_iter(p, wto - hb, from);
+			pagefault_enable();
+			ret = n < wto - hb ? -EFAULT : 0;
+			/* Nothing to zero stores nothing, and leaves nothing to fence. */
+			if (!ret && wto < need << VSMFS_BLOCK_SHIFT)
+				vsmfs_zero_pm(p + (wto - hb), (need << VSMFS_BLOCK_SHIFT) - wto);
+		}
+		vsmfs_data_end(ranged);
+		if (ret)
+			goto release;
+	}
+	vsmfs_stat_add(sbi, data_user_bytes, len);
+	/* (b) durable before (c) begins. */
+	vsmfs_fence_pending();
+	/* (c) */
+	if (need > have)
+		ret = vsmfs_append_grow(inode, key, e, have, need, &a, large, pos + len, credits,
+					&owned);
+	else
+		ret = vsmfs_set_size_times(inode, pos + len, current_time(inode));
+	if (ret && !owned)
+		goto release;
+	vsmfs_stat_inc(sbi, write_staged_appends);
+	trace_vsmfs_mcow_write(inode, pos, len, 0, 0, 0, 0, ret ?: len);
+	return ret ?: len;
+
+release:
+	/* Nothing is written that the file shows: @from as it came. */
+	iov_iter_revert(from, count - iov_iter_count(from));
+	if (a.r.count)
+		vsmfs_resv_release(sbi, &a.r);
+	/*
+	 * Out of space with the reserved pages taken besides the run's own
+	 * (vsmfs_append_grow() swapping them in): the write is made in one
+	 * handle, which needs the run's alone.
+	 */
+	return ret == -ENOSPC ? -EAGAIN : ret;
+}
