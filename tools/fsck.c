@@ -1361,9 +1361,8 @@ int main(int argc, char **argv)
 	static const struct option lopts[] = {
 		COMMON_LONG_OPTIONS,
 	};
-	u64 dev_bytes, used_pages = 0, used_inodes = 0, used_frames = 0, frames = 0;
-	int c, flags, modes = 0, ret;
-	struct stat st;
+	u64 used_pages = 0, used_inodes = 0, used_frames = 0, frames = 0;
+	int c, modes = 0, ret;
 	bool clean;
 
 	progname = "fsck.vsmfs";
@@ -1398,18 +1397,9 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	img.path = argv[optind];
-
-	if (stat(img.path, &st))
-		return fail(EXIT_OPERATIONAL, "%s: %s", img.path, strerror(errno));
-	flags = run == RUN_CHECK ? O_RDONLY : O_RDWR;
-	/* Exclusive: a mounted device is refused. Direct: no stale cache. */
-	if (S_ISBLK(st.st_mode))
-		flags |= O_EXCL | O_DIRECT;
-	img.fd = open_device(img.path, flags, &dev_bytes);
-	if (img.fd < 0)
+	/* Exclusive, also to check: a mounted device is refused. */
+	if (image_open(argv[optind], (run == RUN_CHECK ? O_RDONLY : O_RDWR) | O_EXCL))
 		return EXIT_OPERATIONAL;
-	img.blocks = dev_bytes >> VSMFS_BLOCK_SHIFT;
 	if (img.blocks < 2)
 		fatal("%s: no vsmfs file system found (device too small)", img.path);
 

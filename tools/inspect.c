@@ -1101,15 +1101,17 @@ static void md_dir_block(u8 *b)
 {
 	unsigned int off = 0;
 
-	while (off + VSMFS_DIRENT_BASE <= VSMFS_BLOCK_SIZE) {
+	/* Free entries too: a removed entry keeps its name. */
+	while (off < VSMFS_BLOCK_SIZE) {
 		struct vsmfs_ddirent *de = (struct vsmfs_ddirent *)(b + off);
-		unsigned int rec = le16_to_cpu(de->d_rec_len), nl = de->d_name_len;
+		unsigned int rec, nl;
 		u32 old, now;
 
-		if (rec < VSMFS_DIRENT_BASE || rec % VSMFS_DIRENT_ALIGN ||
-		    off + rec > VSMFS_BLOCK_SIZE)
+		if (!vsmfs_dirent_rec_ok(de, off))
 			break;
-		if (nl && VSMFS_DIRENT_BASE + nl <= rec) {
+		rec = le16_to_cpu(de->d_rec_len);
+		nl = de->d_name_len;
+		if (nl && vsmfs_dirent_len(nl) <= rec) {
 			old = vsmfs_name_hash(de->d_name, nl);
 			md_name((u8 *)de->d_name, (u8)nl);
 			now = vsmfs_name_hash(de->d_name, nl);
@@ -1126,23 +1128,19 @@ static void md_xattr_block(u8 *b)
 {
 	const struct vsmfs_dxattr_hdr *h = (const struct vsmfs_dxattr_hdr *)b;
 	unsigned int off = sizeof(*h), i;
+	const struct vsmfs_dxattr_entry *e;
 
 	if (le32_to_cpu(h->x_magic) != VSMFS_XATTR_MAGIC)
 		return;
+	/* The whole block, whatever x_used says: a damaged header hides no name. */
 	for (i = 0; i < le16_to_cpu(h->x_count); i++) {
-		struct vsmfs_dxattr_entry *e = (struct vsmfs_dxattr_entry *)(b + off);
-		unsigned int end;
-
-		if (off + sizeof(*e) > VSMFS_BLOCK_SIZE)
-			break;
-		end = off + sizeof(*e) + e->e_name_len + le16_to_cpu(e->e_value_len);
-		if (end > VSMFS_BLOCK_SIZE)
+		e = vsmfs_xattr_next(b, &off, VSMFS_BLOCK_SIZE);
+		if (!e)
 			break;
 		if (e->e_name_index == VSMFS_XATTR_INDEX_USER ||
 		    e->e_name_index == VSMFS_XATTR_INDEX_TRUSTED ||
 		    e->e_name_index == VSMFS_XATTR_INDEX_SECURITY)
-			md_name(e->e_name, e->e_name_len);
-		off = roundup(end, VSMFS_XATTR_ALIGN);
+			md_name((u8 *)e->e_name, e->e_name_len);
 	}
 }
 
@@ -1237,39 +1235,36 @@ static void md_flush(FILE *f, const char *out, const u8 *buf, u64 start, u32 cnt
 }
 
 /* Walk the inodes as recovery sees them and as the home blocks hold them. */
-static void md_walk(void)
+/* Run @fn; should it fail (fatal()), say that @what and go on. */
+static void md_try(void (*fn)(void), const char *what)
 {
 	jmp_buf jb;
-	u32 saved = img.ov_count;
 
 	soft_fail = &jb;
 	if (setjmp(jb))
-		fprintf(stderr, "%s: inodes as the journal has them not walked: their blocks"
-			" may be missing from the dump\n", progname);
+		fprintf(stderr, "%s: %s\n", progname, what);
 	else
-		md_walk_inodes();
-	img.ov_count = 0;
-	if (setjmp(jb))
-		fprintf(stderr, "%s: inodes as their home blocks hold them not walked: their"
-			" blocks may be missing from the dump\n", progname);
-	else
-		md_walk_inodes();
-	img.ov_count = saved;
+		fn();
 	soft_fail = NULL;
+}
+
+static void md_walk(void)
+{
+	u32 saved = img.ov_count;
+
+	md_try(md_walk_inodes, "inodes as the journal has them not walked: their blocks"
+	       " may be missing from the dump");
+	img.ov_count = 0;
+	md_try(md_walk_inodes, "inodes as their home blocks hold them not walked: their"
+	       " blocks may be missing from the dump");
+	img.ov_count = saved;
 }
 
 /* A damaged journal is dumped as it is, and its versions not used. */
 static void md_read_journal(void)
 {
-	jmp_buf jb;
-
-	soft_fail = &jb;
-	if (setjmp(jb))
-		fprintf(stderr, "%s: the journal is dumped as it is; blocks only its versions"
-			" name may be missing\n", progname);
-	else
-		read_journal();
-	soft_fail = NULL;
+	md_try(read_journal, "the journal is dumped as it is; blocks only its versions"
+	       " name may be missing");
 }
 
 static int metadump(const char *out, bool obfuscate)
@@ -1445,9 +1440,7 @@ int main(int argc, char **argv)
 	bool only_journal = false, only_frag = false, files = false;
 	bool obfuscate = true, do_restore = false;
 	const char *dump = NULL;
-	struct stat st;
-	u64 dev_bytes;
-	int c, flags = O_RDONLY;
+	int c;
 
 	progname = "vsmfs-inspect";
 	fatal_hook = soft_return;
@@ -1507,15 +1500,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	img.path = argv[optind];
-	if (stat(img.path, &st))
-		return fail(EXIT_OPERATIONAL, "%s: %s", img.path, strerror(errno));
-	if (S_ISBLK(st.st_mode))
-		flags |= O_DIRECT;	/* no stale page cache over DAX writes */
-	img.fd = open_device(img.path, flags, &dev_bytes);
-	if (img.fd < 0)
+	if (image_open(argv[optind], O_RDONLY))
 		return EXIT_OPERATIONAL;
-	img.blocks = dev_bytes >> VSMFS_BLOCK_SHIFT;
 	if (img.blocks < 2) {
 		if (export)
 			return EXIT_OPERATIONAL;

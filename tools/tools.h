@@ -61,6 +61,7 @@ struct image {
 
 extern struct image img;
 
+int image_open(const char *path, int flags);
 void dev_io(bool wr, u64 blk, u64 count, void *buf);
 void read_blocks(u64 blk, u64 count, void *buf);
 void *read_region(u64 start, u64 blocks);

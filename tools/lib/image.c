@@ -7,16 +7,44 @@
  * commit area discarded, and of the versions of each block, the latest
  * committed one in place of its home block.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "vsmfs_format.h"
 #include "../tools.h"
 
 struct image img = { .fd = -1 };
+
+/*
+ * Open the device or image file @path with @flags (O_RDONLY or O_RDWR,
+ * O_EXCL to refuse a mounted block device): a block device with O_DIRECT,
+ * as the module writes it through DAX and its page cache may be stale.
+ * Returns 0, or -1 after saying why not.
+ */
+int image_open(const char *path, int flags)
+{
+	struct stat st;
+	u64 bytes;
+
+	img.path = path;
+	if (stat(path, &st))
+		return -fail(1, "%s: %s", path, strerror(errno));
+	if (S_ISBLK(st.st_mode))
+		flags |= O_DIRECT;
+	else
+		flags &= ~O_EXCL;
+	img.fd = open_device(path, flags, &bytes);
+	if (img.fd < 0)
+		return -1;
+	img.blocks = bytes >> VSMFS_BLOCK_SHIFT;
+	return 0;
+}
 
 /* Read or write @count blocks from @blk; any failure is fatal. */
 void dev_io(bool wr, u64 blk, u64 count, void *buf)
