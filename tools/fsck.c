@@ -543,6 +543,7 @@ static void ibad(u64 ino, const char *fmt, ...)
 }
 
 struct walk {
+	struct index_walk iw;	/* first: a walk is its index walk */
 	u64	ino;
 	u8	type;
 	u64	size;
@@ -618,8 +619,9 @@ static void eof_pages(struct walk *w, u64 key, u64 lpn, u64 cnt)
 	}
 }
 
-static void walk_entry(struct walk *w, u64 key, u64 e)
+static void walk_entry(struct index_walk *iw, u64 key, u64 e)
 {
+	struct walk *w = (struct walk *)iw;
 	u64 lpn = e & VSMFS_IDX_LPN_MASK, cnt = (e & IDX_COUNT_MASK) >> VSMFS_IDX_COUNT_SHIFT;
 
 	if (w->release) {
@@ -699,20 +701,17 @@ static void walk_entry(struct walk *w, u64 key, u64 e)
 	}
 }
 
-/* Walk an index block of @depth levels whose first key is @key0. */
-static void walk_tree(struct walk *w, u64 ptr, int depth, u64 key0)
+/* The entries of the index block at logical page @ptr, @depth levels above them. */
+static const __le64 *walk_block(struct index_walk *iw, u64 ptr, int depth)
 {
-	const __le64 *e = (const __le64 *)w->buf[depth - 1];
-	u64 i;
+	struct walk *w = (struct walk *)iw;
 
-	if (!ptr)
-		return;
 	if (ptr >= L.lpages) {
 		owners_incomplete = true;
 		if (!w->release)
 			ibad(w->ino, "%s indirect index pointer 0x%" PRIx64 " is invalid",
 			     depth == 2 ? "double" : "single", ptr);
-		return;
+		return NULL;
 	}
 	claim(w, ptr, 1, "index block");
 	if (!read_lpn(ptr, w->buf[depth - 1])) {
@@ -720,26 +719,16 @@ static void walk_tree(struct walk *w, u64 ptr, int depth, u64 key0)
 		if (!w->release)
 			ibad(w->ino, "index block at logical page %" PRIu64 " has no %sframe",
 			     ptr, lpn_framed(ptr) ? "valid " : "");
-		return;
+		return NULL;
 	}
-	for (i = 0; i < VSMFS_IND_ENTRIES; i++) {
-		u64 v = le64_to_cpu(e[i]);
-
-		if (depth == 1)
-			walk_entry(w, key0 + i, v);
-		else
-			walk_tree(w, v, 1, key0 + i * VSMFS_IND_ENTRIES);
-	}
+	return (const __le64 *)w->buf[depth - 1];
 }
 
 static void walk_index(struct walk *w, const struct vsmfs_dinode *di)
 {
-	int i;
-
-	for (i = 0; i < VSMFS_NDIRECT; i++)
-		walk_entry(w, i, le64_to_cpu(di->i_direct[i]));
-	walk_tree(w, le64_to_cpu(di->i_ind), 1, VSMFS_NDIRECT);
-	walk_tree(w, le64_to_cpu(di->i_dind), 2, VSMFS_NDIRECT + VSMFS_IND_ENTRIES);
+	w->iw.entry = walk_entry;
+	w->iw.block = walk_block;
+	index_walk(&w->iw, di);
 }
 
 static struct walk walker;
@@ -1024,12 +1013,7 @@ static void check_dir(u64 dir)
 			if (t->state == I_USED && de->d_type != t->dtype)
 				dbad(dir, b, off, de, "type %u, but inode %" PRIu64 " is of type %u (%s)",
 				     de->d_type, ino, t->dtype, type_name(t->dtype));
-			if (nnames == cap) {
-				cap = cap ? 2 * cap : 64;
-				names = realloc(names, cap * sizeof(*names));
-				if (!names)
-					fatal("out of memory");
-			}
+			names = xgrow(names, nnames, &cap, sizeof(*names));
 			names[nnames].blk = b;
 			names[nnames].off = off;
 			names[nnames].len = nl;

@@ -551,13 +551,15 @@ struct hole_run {
 
 /* The runs of one regular file. */
 struct file_runs {
+	struct index_walk iw;		/* first: walked with index_walk() */
 	u64 runs, holes, nhr, cap;
 	struct hole_run *hr;		/* runs with holes, in key order */
 };
 
 /* Index entry @key (@e) of a regular file: a run, and its holes. */
-static void visit_run(struct file_runs *fr, u64 key, u64 e)
+static void visit_run(struct index_walk *iw, u64 key, u64 e)
 {
+	struct file_runs *fr = (struct file_runs *)iw;
 	u64 lpn = e & VSMFS_IDX_LPN_MASK, cnt = (e & IDX_COUNT_MASK) >> VSMFS_IDX_COUNT_SHIFT;
 	u64 holes = 0, i;
 
@@ -571,32 +573,20 @@ static void visit_run(struct file_runs *fr, u64 key, u64 e)
 	if (!holes)
 		return;
 	fr->holes += holes;
-	if (fr->nhr == fr->cap) {
-		fr->cap = fr->cap ? 2 * fr->cap : 16;
-		fr->hr = realloc(fr->hr, fr->cap * sizeof(*fr->hr));
-		if (!fr->hr)
-			fatal("out of memory");
-	}
+	fr->hr = xgrow(fr->hr, fr->nhr, &fr->cap, sizeof(*fr->hr));
 	fr->hr[fr->nhr++] = (struct hole_run){ key, lpn, cnt, holes };
 }
 
-/* The runs of an index block of @depth levels at logical page @ptr. */
-static void walk_runs(struct file_runs *fr, u64 ptr, int depth, u64 key0)
+/* The entries of the index block at logical page @ptr, @depth levels above them. */
+static const __le64 *runs_block(struct index_walk *iw, u64 ptr, int depth)
 {
-	const __le64 *e = (const __le64 *)idx_buf[depth - 1];
-	u64 blk = lpn_block(ptr), i;
+	u64 blk = lpn_block(ptr);
 
-	if (!ptr || !blk)
-		return;
+	(void)iw;	/* the buffers are shared by every walk */
+	if (!blk)
+		return NULL;
 	read_blocks(blk, 1, idx_buf[depth - 1]);
-	for (i = 0; i < VSMFS_IND_ENTRIES; i++) {
-		u64 v = le64_to_cpu(e[i]);
-
-		if (depth == 1)
-			visit_run(fr, key0 + i, v);
-		else
-			walk_runs(fr, v, 1, key0 + i * VSMFS_IND_ENTRIES);
-	}
+	return (const __le64 *)idx_buf[depth - 1];
 }
 
 /* Runs with holes listed in the text output of a file, at most. */
@@ -656,11 +646,10 @@ static void print_files(void)
 		printf("Regular files\n  %10s %14s %10s %8s %10s %8s %s\n", "inode", "size",
 		       "pages", "runs", "holes", "tail key", "flags");
 	for (ino = 1; ino < L.inodes; ino++) {
-		struct file_runs fr = { 0 };
+		struct file_runs fr = { .iw = { visit_run, runs_block } };
 		const struct vsmfs_dinode *di;
 		u64 slot;
 		u32 flags;
-		int i;
 
 		if (!tbit(ibitmap, ino))
 			continue;
@@ -671,10 +660,7 @@ static void print_files(void)
 		if (!S_ISREG(le16_to_cpu(di->i_mode)))
 			continue;
 		/* The index blocks are read through the page table cache too. */
-		for (i = 0; i < VSMFS_NDIRECT; i++)
-			visit_run(&fr, (u64)i, le64_to_cpu(di->i_direct[i]));
-		walk_runs(&fr, le64_to_cpu(di->i_ind), 1, VSMFS_NDIRECT);
-		walk_runs(&fr, le64_to_cpu(di->i_dind), 2, VSMFS_NDIRECT + VSMFS_IND_ENTRIES);
+		index_walk(&fr.iw, di);
 		flags = le32_to_cpu(di->i_flags);
 		if (json) {
 			printf("%s{\"ino\":%" PRIu64 ",\"size\":%" PRIu64 ",\"pages\":%" PRIu64
@@ -855,12 +841,7 @@ static void md_mark(u64 b, u8 kind)
 	md_want[b / 8] |= 1U << (b % 8);
 	if (kind == MK_NONE)
 		return;
-	if (md_nkinds == md_kinds_cap) {
-		md_kinds_cap = md_kinds_cap ? 2 * md_kinds_cap : 1024;
-		md_kinds = realloc(md_kinds, md_kinds_cap * sizeof(*md_kinds));
-		if (!md_kinds)
-			fatal("out of memory");
-	}
+	md_kinds = xgrow(md_kinds, md_nkinds, &md_kinds_cap, sizeof(*md_kinds));
 	md_kinds[md_nkinds].blk = b;
 	md_kinds[md_nkinds++].kind = kind;
 }
@@ -884,12 +865,22 @@ static void md_mark_run(u64 lpn, u64 cnt, u64 first, u8 kind)
 		md_mark_lpn(lpn + i, kind);
 }
 
+/* The walk of the index of an inode of @kind, @size bytes. */
+struct md_walk {
+	struct index_walk iw;		/* first: walked with index_walk() */
+	u8 kind;
+	u64 size;
+};
+
 /*
  * Index entry @key of an inode of @kind (MK_NONE: a regular file of @size
  * bytes, whose runs are data except pages past the end).
  */
-static void md_entry(u64 key, u64 e, u8 kind, u64 size)
+static void md_entry(struct index_walk *iw, u64 key, u64 e)
 {
+	const struct md_walk *mw = (const struct md_walk *)iw;
+	u8 kind = mw->kind;
+	u64 size = mw->size;
 	u64 lpn = e & VSMFS_IDX_LPN_MASK, cnt = (e & IDX_COUNT_MASK) >> VSMFS_IDX_COUNT_SHIFT;
 	u64 first = key * VSMFS_VSP_PAGES, eof = DIV_ROUND_UP(size, VSMFS_BLOCK_SIZE);
 
@@ -901,23 +892,14 @@ static void md_entry(u64 key, u64 e, u8 kind, u64 size)
 		md_mark_run(lpn, cnt, eof > first ? eof - first : 0, MK_NONE);
 }
 
-static void md_tree(u64 ptr, int depth, u64 key0, u8 kind, u64 size)
+/* Index blocks are metadata: dumped. */
+static const __le64 *md_block(struct index_walk *iw, u64 ptr, int depth)
 {
-	const __le64 *e = (const __le64 *)idx_buf[depth - 1];
-	u64 blk = lpn_block(ptr), i;
+	const __le64 *e = runs_block(iw, ptr, depth);
 
-	if (!blk)
-		return;
-	md_mark(blk, MK_NONE);
-	read_blocks(blk, 1, idx_buf[depth - 1]);
-	for (i = 0; i < VSMFS_IND_ENTRIES; i++) {
-		u64 v = le64_to_cpu(e[i]);
-
-		if (depth == 1)
-			md_entry(key0 + i, v, kind, size);
-		else
-			md_tree(v, 1, key0 + i * VSMFS_IND_ENTRIES, kind, size);
-	}
+	if (e)
+		md_mark(lpn_block(ptr), MK_NONE);
+	return e;
 }
 
 /* The metadata blocks in the data area every inode in use names. */
@@ -929,11 +911,11 @@ static void md_walk_inodes(void)
 
 	pt_cache_blk = ~0ULL;
 	for (ino = 1; ino < L.inodes; ino++) {
+		struct md_walk mw = { .iw = { md_entry, md_block } };
 		const struct vsmfs_dinode *di;
 		u64 slot = le32_to_cpu(imap[ino]), size;
 		u16 mode;
 		u8 kind;
-		int i;
 
 		if (slot >= L.inodes)
 			continue;
@@ -952,10 +934,9 @@ static void md_walk_inodes(void)
 			kind = MK_NONE;
 		else
 			continue;	/* no index, or a fast symlink */
-		for (i = 0; i < VSMFS_NDIRECT; i++)
-			md_entry(i, le64_to_cpu(di->i_direct[i]), kind, size);
-		md_tree(le64_to_cpu(di->i_ind), 1, VSMFS_NDIRECT, kind, size);
-		md_tree(le64_to_cpu(di->i_dind), 2, VSMFS_NDIRECT + VSMFS_IND_ENTRIES, kind, size);
+		mw.kind = kind;
+		mw.size = size;
+		index_walk(&mw.iw, di);
 	}
 	free(iblk);
 	free(imap);

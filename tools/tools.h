@@ -23,6 +23,7 @@ int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 extern void (*fatal_hook)(void);
 void *xalloc(u64 size);
+void *xgrow(void *p, u64 n, u64 *cap, size_t size);
 int parse_size(const char *s, u64 *out);
 int parse_uuid(const char *s, u8 uuid[16]);
 void format_uuid(const u8 uuid[16], char out[37]);
@@ -102,6 +103,20 @@ struct journal {
 	u32			nver;
 	u64			start;
 };
+
+/**
+ * struct index_walk - a walk over the index of an inode (index_walk())
+ * @entry: called for each entry of the index, 0 for none, with its key
+ * @block: gives the entries of the index block at logical page @ptr, read
+ *	into a buffer of its own for each @depth (1 for a block of entries,
+ *	2 for a block of single indirect pointers), or NULL to pass it over
+ */
+struct index_walk {
+	void (*entry)(struct index_walk *w, u64 key, u64 e);
+	const __le64 *(*block)(struct index_walk *w, u64 ptr, int depth);
+};
+
+void index_walk(struct index_walk *w, const struct vsmfs_dinode *di);
 
 bool journal_load(struct journal *j, const struct vsmfs_layout *l);
 void journal_overlay(struct journal *j);

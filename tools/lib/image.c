@@ -104,6 +104,38 @@ void *read_region(u64 start, u64 blocks)
 	return buf;
 }
 
+static void index_tree(struct index_walk *w, u64 ptr, int depth, u64 key0)
+{
+	const __le64 *e;
+	u64 i;
+
+	if (!ptr)
+		return;
+	e = w->block(w, ptr, depth);
+	if (!e)
+		return;
+	for (i = 0; i < VSMFS_IND_ENTRIES; i++) {
+		if (depth == 1)
+			w->entry(w, key0 + i, le64_to_cpu(e[i]));
+		else
+			index_tree(w, le64_to_cpu(e[i]), 1, key0 + i * VSMFS_IND_ENTRIES);
+	}
+}
+
+/*
+ * Walk the index of @di: its direct entries, then its single and double
+ * indirect trees, the entries in key order.
+ */
+void index_walk(struct index_walk *w, const struct vsmfs_dinode *di)
+{
+	int i;
+
+	for (i = 0; i < VSMFS_NDIRECT; i++)
+		w->entry(w, i, le64_to_cpu(di->i_direct[i]));
+	index_tree(w, le64_to_cpu(di->i_ind), 1, VSMFS_NDIRECT);
+	index_tree(w, le64_to_cpu(di->i_dind), 2, VSMFS_NDIRECT + VSMFS_IND_ENTRIES);
+}
+
 static int ver_home_cmp(const void *a, const void *b)
 {
 	const struct vsmfs_jver *x = a, *y = b;

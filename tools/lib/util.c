@@ -67,6 +67,22 @@ void *xalloc(u64 size)
 }
 
 /*
+ * Room for element @n in the array @p of *@cap elements of @size bytes:
+ * @p, or a copy twice as large (*@cap updated) when it is full. Running
+ * out of memory is fatal.
+ */
+void *xgrow(void *p, u64 n, u64 *cap, size_t size)
+{
+	if (n < *cap)
+		return p;
+	*cap = *cap ? 2 * *cap : 64;
+	p = realloc(p, *cap * size);
+	if (!p)
+		fatal("out of memory");
+	return p;
+}
+
+/*
  * The end of every tool's getopt switch: -V prints the version, -h the
  * help, both on stdout and exit 0; any other option is a usage error.
  */
