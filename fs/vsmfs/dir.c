@@ -118,7 +118,8 @@ static bool vsmfs_de_ok(struct inode *dir, struct vsmfs_ddirent *de, unsigned in
 	const char *why = vsmfs_dirent_check(de, off);
 
 	if (why) {
-		vsmfs_fs_error(dir->i_sb, dir->i_ino, "directory: corrupt entry at %u: %s", off, why);
+		vsmfs_fs_error(dir->i_sb, dir->i_ino, "directory: corrupt entry at %u: %s",
+			       off, why);
 		return false;
 	}
 	return true;

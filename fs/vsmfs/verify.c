@@ -505,6 +505,7 @@ const char *vsmfs_xattr_block_check(const void *blk, u64 ino, struct vsmfs_xattr
 	unsigned int used = le16_to_cpu(h->x_used), off = sizeof(*h), n = 0, prev, at;
 	const struct vsmfs_dxattr_entry *e, *o;
 	struct vsmfs_xattr_scan dummy;
+	bool acl;
 
 	if (!s)
 		s = &dummy;
@@ -522,7 +523,8 @@ const char *vsmfs_xattr_block_check(const void *blk, u64 ino, struct vsmfs_xattr
 		if (e->e_name_index < VSMFS_XATTR_INDEX_USER ||
 		    e->e_name_index > VSMFS_XATTR_INDEX_ACL_DEFAULT)
 			return "unknown name index";
-		if ((e->e_name_index >= VSMFS_XATTR_INDEX_ACL_ACCESS) != !e->e_name_len)
+		acl = e->e_name_index >= VSMFS_XATTR_INDEX_ACL_ACCESS;
+		if (acl != !e->e_name_len)
 			return e->e_name_len ? "name on an ACL" : "empty name";
 		for (at = sizeof(*h); at < prev;) {
 			o = vsmfs_xattr_next(blk, &at, used);
