@@ -39,10 +39,11 @@ open("/tmp/xattr.blk", "wb").write(b)' "$1"
 xpatch 'assert b[32:36] == bytes([1, 5, 4, 0]) and b[36:41] == b"color", b[32:48]
 assert b[48:52] == bytes([1, 5, 5, 0]) and b[52:57] == b"shade", b[48:64]'
 
+# The values, each followed by a space (--only-values prints no newline).
 values() {
-	getfattr --absolute-names --only-values -n user.color "$MNT/f"
-	getfattr --absolute-names --only-values -n user.shade "$MNT/f"
-	getfattr --absolute-names --only-values -n trusted.level "$MNT/f"
+	for n in user.color user.shade trusted.level; do
+		printf '%s ' "$(getfattr --absolute-names --only-values -n "$n" "$MNT/f")"
+	done
 }
 
 repair_case() {	# kind statement message...
@@ -60,7 +61,7 @@ repair_case() {	# kind statement message...
 	fsck_says "$WHERE" "$@" "repaired"
 	fsck_expect 0 -n "$DEV"
 	mount_vsmfs
-	assert_eq "$(values | tr '\n' ' ')" "blue 12345 3 " "attributes after the repair of $kind"
+	assert_eq "$(values)" "blue 12345 3 " "attributes after the repair of $kind"
 	umount "$MNT"
 }
 
