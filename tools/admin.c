@@ -32,7 +32,6 @@
 #include "../fs/vsmfs/verify.h"
 #include "tools.h"
 
-#define EXIT_USAGE	16
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 static const char *dev;
@@ -58,7 +57,7 @@ static const struct {
 	{ "journal_commit", true }, { "checkpoint_threads", true }, { "errors", true },
 };
 
-static int dev_io(bool wr, u64 b)
+static int blk_io(bool wr, u64 b)
 {
 	ssize_t n = wr ? pwrite(fd, blk, VSMFS_BLOCK_SIZE, (off_t)(b << VSMFS_BLOCK_SHIFT)) :
 			 pread(fd, blk, VSMFS_BLOCK_SIZE, (off_t)(b << VSMFS_BLOCK_SHIFT));
@@ -102,7 +101,7 @@ static int read_super(void)
 {
 	const char *why;
 
-	if (dev_io(false, VSMFS_SB_BLOCK))
+	if (blk_io(false, VSMFS_SB_BLOCK))
 		return 1;
 	memcpy(&sb, blk, sizeof(sb));
 	why = vsmfs_sb_check(&sb, dev_blocks);
@@ -122,11 +121,11 @@ static int write_super(void)
 	sb.s_checksum = cpu_to_le32(vsmfs_sb_csum(&sb));
 	memset(blk, 0, VSMFS_BLOCK_SIZE);
 	memcpy(blk, &sb, sizeof(sb));
-	if (dev_io(true, L.sb_backup))
+	if (blk_io(true, L.sb_backup))
 		return 1;
 	if (fsync(fd))
 		return fail(1, "%s: sync: %s", dev, strerror(errno));
-	if (dev_io(true, VSMFS_SB_BLOCK))
+	if (blk_io(true, VSMFS_SB_BLOCK))
 		return 1;
 	if (fsync(fd))
 		return fail(1, "%s: sync: %s", dev, strerror(errno));
@@ -289,9 +288,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		COMMON_LONG_OPTIONS,
 	};
 	const char *label = NULL, *uuid_arg = NULL, *errs = NULL, *opts = NULL;
 	bool list = false, force = false, change;
@@ -320,16 +317,8 @@ int main(int argc, char **argv)
 		case 'f':
 			force = true;
 			break;
-		case 'V':
-			printf("vsmfs-admin %s (format %d)\n", VSMFS_TOOLS_VERSION,
-			       VSMFS_FORMAT_VERSION);
-			return 0;
-		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			common_option(c, usage, EXIT_USAGE);
 		}
 	}
 	if (optind != argc - 1 || (errs && strcmp(errs, "show") && strcmp(errs, "clear")) ||

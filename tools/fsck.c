@@ -57,14 +57,9 @@
 
 #define EXIT_FIXED		1
 #define EXIT_UNCORRECTED	4
-#define EXIT_OPERATIONAL	8
-#define EXIT_USAGE		16
 
 #define BITS_PER_BLK	(VSMFS_BLOCK_SIZE * 8ULL)
 #define IDX_COUNT_MASK	(0x3ffULL << VSMFS_IDX_COUNT_SHIFT)
-#define MAX_KEY		(VSMFS_NDIRECT + VSMFS_IND_ENTRIES + \
-			 (u64)VSMFS_IND_ENTRIES * VSMFS_IND_ENTRIES)
-#define DIRENT_LEN(n)	roundup(VSMFS_DIRENT_BASE + (n), VSMFS_DIRENT_ALIGN)
 #define MAX_MESSAGES	1000
 
 /* File types as directory entries store them (DT_*). */
@@ -93,11 +88,8 @@ struct ino_info {
 	u64	pages;		/* logical pages found in its index that have a frame */
 };
 
-static const char *dev;
-static int fd = -1;
 static enum run_mode run = RUN_CHECK;
 static int verbose;
-static u64 dev_blocks;
 
 static struct vsmfs_dsb sb;		/* the superblock checked against */
 static struct vsmfs_layout L;
@@ -112,11 +104,6 @@ static u64 nfixed, nleft, nfixable, nstruct, nshown, nhidden;
  */
 static bool owners_incomplete, dirs_incomplete;
 
-/* Latest committed versions not written home, sorted by home block. */
-static u32 ov_count;
-static u64 *ov_home;
-static u8 *ov_data;
-
 static u8 *itable, *itable_dirty;
 static __le32 *imap;
 static __le64 *ptable;
@@ -129,11 +116,6 @@ static u8 *ptable_dirty;
 static u64 *unused;			/* sparse: frames backing no logical page */
 static u64 nunused;
 
-static bool tbit(const u8 *map, u64 n)
-{
-	return map[n / 8] >> (n % 8) & 1;
-}
-
 static void sbit(u8 *map, u64 n, bool v)
 {
 	if (v)
@@ -142,35 +124,10 @@ static void sbit(u8 *map, u64 n, bool v)
 		map[n / 8] &= (u8)~(1U << (n % 8));
 }
 
-static void __attribute__((noreturn)) fatal(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fprintf(stderr, "%s: ", progname);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(EXIT_OPERATIONAL);
-}
-
-/* Zeroed, block aligned memory (O_DIRECT buffers); running out is fatal. */
-static void *xalloc(u64 size)
-{
-	void *p;
-
-	size = roundup(size ? size : 1, (u64)VSMFS_BLOCK_SIZE);
-	if (posix_memalign(&p, VSMFS_BLOCK_SIZE, size))
-		fatal("out of memory (%" PRIu64 " bytes)", size);
-	memset(p, 0, size);
-	return p;
-}
-
 static void msg_prefix(void)
 {
 	if (run == RUN_PREEN)
-		printf("%s: ", dev);
+		printf("%s: ", img.path);
 }
 
 static void info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -225,47 +182,6 @@ static bool problem(int fix, const char *fmt, ...)
 	return repair;
 }
 
-static void dev_io(bool wr, u64 blk, u64 count, void *buf)
-{
-	u64 len = count << VSMFS_BLOCK_SHIFT, off = blk << VSMFS_BLOCK_SHIFT;
-	char *p = buf;
-
-	if (blk + count > dev_blocks || blk + count < blk)
-		fatal("%s: block %" PRIu64 "+%" PRIu64 " is past the end of the device",
-		      dev, blk, count);
-	while (len) {
-		ssize_t n = wr ? pwrite(fd, p, len, (off_t)off) : pread(fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			fatal("%s: %s at block %" PRIu64 ": %s", dev, wr ? "write" : "read",
-			      off >> VSMFS_BLOCK_SHIFT, n ? strerror(errno) : "short transfer");
-		p += n;
-		len -= (u64)n;
-		off += (u64)n;
-	}
-}
-
-/* Read blocks as they are after the journal replay, if one is pending. */
-static void read_blocks(u64 blk, u64 count, void *buf)
-{
-	u32 lo = 0, hi = ov_count, i;
-
-	dev_io(false, blk, count, buf);
-	while (lo < hi) {
-		u32 mid = lo + (hi - lo) / 2;
-
-		if (ov_home[mid] < blk)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (i = lo; i < ov_count && ov_home[i] < blk + count; i++)
-		memcpy((u8 *)buf + ((ov_home[i] - blk) << VSMFS_BLOCK_SHIFT),
-		       ov_data + ((u64)i << VSMFS_BLOCK_SHIFT), VSMFS_BLOCK_SIZE);
-}
-
 static void write_blocks(u64 blk, u64 count, const void *buf)
 {
 	dev_io(true, blk, count, (void *)buf);
@@ -273,22 +189,8 @@ static void write_blocks(u64 blk, u64 count, const void *buf)
 
 static void dev_sync(void)
 {
-	if (fsync(fd))
-		fatal("%s: fsync: %s", dev, strerror(errno));
-}
-
-static void *read_region(u64 start, u64 blocks)
-{
-	u8 *buf = xalloc(blocks << VSMFS_BLOCK_SHIFT);
-	u64 done = 0;
-
-	while (done < blocks) {
-		u64 n = blocks - done < 1024 ? blocks - done : 1024;
-
-		read_blocks(start + done, n, buf + (done << VSMFS_BLOCK_SHIFT));
-		done += n;
-	}
-	return buf;
+	if (fsync(img.fd))
+		fatal("%s: fsync: %s", img.path, strerror(errno));
 }
 
 static const char *type_name(u8 t)
@@ -335,14 +237,14 @@ static bool check_super(void)
 
 	dev_io(false, VSMFS_SB_BLOCK, 1, blk);
 	memcpy(p, blk, sizeof(*p));
-	pw = vsmfs_sb_check(p, dev_blocks);
+	pw = vsmfs_sb_check(p, img.blocks);
 	magic = le32_to_cpu(p->s_magic) == VSMFS_MAGIC;
 
 	if (!pw) {
 		sb = *p;
 		vsmfs_layout_of_sb(&L, &sb);
 		dev_io(false, L.sb_backup, 1, blk);
-		bw = vsmfs_sb_backup_check(b, L.sb_backup, dev_blocks);
+		bw = vsmfs_sb_backup_check(b, L.sb_backup, img.blocks);
 		if (memcmp(p, b, sizeof(*p)) &&
 		    problem(FIX_PREEN, "backup superblock (block %" PRIu64
 			    ") differs from the primary%s%s", L.sb_backup, bw ? ": " : "",
@@ -353,9 +255,9 @@ static bool check_super(void)
 	for (i = 0; i < 2; i++) {
 		const char *w;
 
-		at = vsmfs_sb_backup_guess(dev_blocks, (int)i);
+		at = vsmfs_sb_backup_guess(img.blocks, (int)i);
 		dev_io(false, at, 1, blk);
-		w = vsmfs_sb_backup_check(b, at, dev_blocks);
+		w = vsmfs_sb_backup_check(b, at, img.blocks);
 		if (!w) {
 			/* A torn update (bad checksum) is what mount itself repairs. */
 			bool torn = magic && le32_to_cpu(p->s_checksum) != vsmfs_sb_csum(p);
@@ -376,7 +278,7 @@ static bool check_super(void)
 		}
 	}
 	if (!magic)
-		fatal("%s: no vsmfs file system found (%s)", dev, pw);
+		fatal("%s: no vsmfs file system found (%s)", img.path, pw);
 	problem(FIX_NONE, "superblock: %s; backup superblock: %s", pw, bw);
 	free(blk);
 	free(p);
@@ -386,7 +288,7 @@ found:
 	free(p);
 
 	if (le32_to_cpu(sb.s_feature_ro_compat) & ~VSMFS_FEATURE_RO_COMPAT_SUPP)
-		fatal("%s: unknown read-only compatible features 0x%x: cannot check", dev,
+		fatal("%s: unknown read-only compatible features 0x%x: cannot check", img.path,
 		      le32_to_cpu(sb.s_feature_ro_compat) & ~VSMFS_FEATURE_RO_COMPAT_SUPP);
 	for (i = 0; i < sizeof(sb.s_reserved); i++)
 		if (sb.s_reserved[i])
@@ -415,179 +317,57 @@ found:
 
 /* ---- pass 2: journal ---- */
 
-/* A valid version in the checkpoint area. */
 /*
- * The journal as recovery at mount sees it: header copies of an interrupted
- * update restored, the commit area discarded, the latest valid version of
- * each block to be written home (of two flagged latest, the one inside the
- * last transaction). "-n" checks the file system through those versions;
- * a repair writes them home and empties the journal.
+ * The journal as recovery at mount sees it (journal_load()): header copies
+ * of an interrupted update restored, the commit area discarded, the latest
+ * valid version of each block to be written home (of two flagged latest,
+ * the one inside the last transaction). "-n" checks the file system
+ * through those versions; a repair writes them home and empties the
+ * journal.
  */
 static void check_journal(void)
 {
-	struct vsmfs_djsb *jsb = xalloc(VSMFS_BLOCK_SIZE);
-	struct vsmfs_djhdr *hdr = NULL, *copies = xalloc(VSMFS_BLOCK_SIZE);
-	struct vsmfs_jver *ver = NULL;
-	struct vsmfs_jh *jh = NULL;
-	u32 n, hdr_blocks, ckpt, last, commit, hcopy, i, k, nchanged, nremap, at;
-	u32 *jb_owner = NULL, *changed = NULL;
-	const char *why;
-	u64 state, jblocks_start;
-	bool bad = false;
+	struct journal j;
+	u32 i, uncommitted;
 
-	dev_io(false, L.journal_start, 1, jsb);
-	if (le32_to_cpu(jsb->j_magic) != VSMFS_JOURNAL_MAGIC) {
-		problem(FIX_NONE, "journal superblock (block %" PRIu64 "): bad magic 0x%08x",
-			L.journal_start, le32_to_cpu(jsb->j_magic));
+	if (!journal_load(&j, &L)) {
+		problem(FIX_NONE, "%s", journal_problem(&j, &L));
 		goto out;
 	}
-	n = vsmfs_journal_geometry(L.journal_blocks, &hdr_blocks);
-	if (le32_to_cpu(jsb->j_blocks) != n || le32_to_cpu(jsb->j_hdr_blocks) != hdr_blocks) {
-		problem(FIX_NONE, "journal superblock: %u journal blocks in %u header blocks,"
-			" the journal size calls for %u in %u", le32_to_cpu(jsb->j_blocks),
-			le32_to_cpu(jsb->j_hdr_blocks), n, hdr_blocks);
+	/* Nothing else is wrong: nothing keeps the reserved bytes from being zeroed. */
+	if (j.sb_why &&
+	    problem(FIX_YES, "journal superblock (block %" PRIu64 "): %s", L.journal_start,
+		    j.sb_why)) {
+		memset(j.jsb->j_reserved, 0, sizeof(j.jsb->j_reserved));
+		write_blocks(L.journal_start, 1, j.jsb);
+		dev_sync();
+	}
+	journal_overlay(&j);
+	uncommitted = j.s.commit > j.s.ckpt ? (u32)j.s.commit - j.s.ckpt : 0;
+	if (!j.nver && !j.s.hcopy && j.s.commit <= j.s.ckpt && !j.nremap)
 		goto out;
-	}
-	for (i = 0; i < sizeof(jsb->j_reserved); i++)
-		if (jsb->j_reserved[i])
-			break;
-	if (i < sizeof(jsb->j_reserved))
-		problem(FIX_NONE, "journal superblock: reserved byte %u is not zero", i);
-	state = le64_to_cpu(jsb->j_checkpoint);
-	ckpt = (u32)state;
-	last = (u32)(state >> 32);
-	commit = (u32)le64_to_cpu(jsb->j_commit);
-	hcopy = le32_to_cpu(jsb->j_hcopy);
-	if (ckpt > n || last > ckpt) {
-		problem(FIX_NONE, "journal superblock: checkpoint pointer %u (last transaction"
-			" at %u) past the %u headers", ckpt, last, n);
-		goto out;
-	}
-	if (hcopy > VSMFS_JH_PER_BLOCK) {
-		problem(FIX_NONE, "journal superblock: %u header copies, at most %u", hcopy,
-			VSMFS_JH_PER_BLOCK);
-		goto out;
-	}
-	hdr = xalloc((u64)hdr_blocks << VSMFS_BLOCK_SHIFT);
-	dev_io(false, L.journal_start + 1, hdr_blocks, hdr);
-	dev_io(false, L.journal_start + 1 + hdr_blocks, 1, copies);
-	jblocks_start = L.journal_start + 2 + hdr_blocks;
-	why = vsmfs_jcopies_check(copies, hcopy, n, &at);
-	if (why) {
-		problem(FIX_NONE, "journal: header copy %u: %s", at, why);
-		goto out;
-	}
-	for (i = 0; i < hcopy; i++)
-		hdr[vsmfs_jh_num(&copies[i])] = copies[i];
-
-	jb_owner = xalloc((u64)n * sizeof(*jb_owner));
-	jh = xalloc((u64)n * sizeof(*jh));
-	for (i = 0; i < n; i++) {
-		u64 st = le64_to_cpu(hdr[i].h_state), map = le64_to_cpu(hdr[i].h_map);
-
-		why = vsmfs_jh_decode(&hdr[i], i, n, i < ckpt, &L, &jh[i]);
-		if (why) {
-			problem(FIX_NONE, "journal: header %u: %s (number %u, journal block %u,"
-				" flags 0x%x, home block %" PRIu64 ")", i, why, vsmfs_jh_num(&hdr[i]),
-				(u32)(map & VSMFS_JH_JB_MASK), (u32)(st & VSMFS_JH_FLAGS),
-				(u64)(map >> VSMFS_JH_HOME_SHIFT));
-			bad = true;
-		}
-	}
-	if (bad)
-		goto out;
-
-	/*
-	 * The recovery rules of the module: a journal block named by two
-	 * headers (a swap cut short) is given back, then what a mount writes
-	 * home.
-	 */
-	changed = xalloc((u64)n * sizeof(*changed));
-	why = vsmfs_jremap(jh, n, ckpt, jb_owner, changed, &nremap, &at);
-	if (why) {
-		problem(FIX_NONE, "journal: header %u maps journal block %u, already mapped"
-			" by header %u", at, jh[at].jb, jb_owner[jh[at].jb]);
-		goto out;
-	}
-	for (i = 0; i < nremap; i++) {
-		hdr[changed[i]].h_state = cpu_to_le64(vsmfs_jh_state(&jh[changed[i]], changed[i]));
-		hdr[changed[i]].h_map = cpu_to_le64(vsmfs_jh_map(&jh[changed[i]]));
-	}
-	ver = xalloc((u64)(ckpt ? ckpt : 1) * sizeof(*ver));
-	why = vsmfs_jrecover(jh, ckpt, last, ver, changed, &nchanged, &at);
-	if (why) {
-		problem(FIX_NONE, "journal: header %u, block %" PRIu64 ": %s", at, jh[at].home,
-			why);
-		goto out;
-	}
-	k = 0;
-	for (i = 0; i < ckpt; i++) {
-		if (!vsmfs_jh_is_latest(&jh[i]))
-			continue;
-		ver[k].home = jh[i].home;
-		ver[k++].pos = i;
-	}
-
-	/*
-	 * Versions already equal to their home block (a mount replayed them,
-	 * or a checkpoint was cut short) need no replay.
-	 */
-	if (k) {
-		u8 *home = xalloc(VSMFS_BLOCK_SIZE);
-		u32 m = 0;
-
-		ov_data = xalloc((u64)k << VSMFS_BLOCK_SHIFT);
-		for (i = 0; i < k; i++) {
-			u8 *v = ov_data + ((u64)m << VSMFS_BLOCK_SHIFT);
-
-			dev_io(false, jblocks_start + jh[ver[i].pos].jb, 1, v);
-			dev_io(false, ver[i].home, 1, home);
-			if (!memcmp(v, home, VSMFS_BLOCK_SIZE))
-				continue;
-			ver[m++] = ver[i];
-		}
-		free(home);
-		k = m;
-	}
-	if (!k && !hcopy && commit <= ckpt && !nremap) {
-		free(ov_data);
-		ov_data = NULL;
-		goto out;
-	}
 	if (problem(FIX_PREEN, "journal: %u committed blocks not yet written home (replay needed)"
 		    "; %u header copies, %u uncommitted blocks, %u journal blocks named twice",
-		    k, hcopy, commit > ckpt ? commit - ckpt : 0, nremap)) {
+		    j.nver, j.s.hcopy, uncommitted, j.nremap)) {
 		/*
 		 * As a checkpoint: blocks home and durable, then the headers
 		 * (copies restored), then the journal emptied.
 		 */
-		for (i = 0; i < k; i++)
-			write_blocks(ver[i].home, 1, ov_data + ((u64)i << VSMFS_BLOCK_SHIFT));
+		for (i = 0; i < j.nver; i++)
+			write_blocks(j.ver[i].home, 1, img.ov_data + ((u64)i << VSMFS_BLOCK_SHIFT));
 		dev_sync();
-		write_blocks(L.journal_start + 1, hdr_blocks, hdr);
+		write_blocks(L.journal_start + 1, j.s.hdr_blocks, j.hdr);
 		dev_sync();
-		jsb->j_checkpoint = 0;
-		jsb->j_commit = 0;
-		jsb->j_hcopy = 0;
-		write_blocks(L.journal_start, 1, jsb);
+		j.jsb->j_checkpoint = 0;
+		j.jsb->j_commit = 0;
+		j.jsb->j_hcopy = 0;
+		write_blocks(L.journal_start, 1, j.jsb);
 		dev_sync();
-		free(ov_data);
-		ov_data = NULL;
-	} else {
-		/* Check the file system as the replay will leave it. */
-		ov_count = k;
-		ov_home = xalloc((u64)(k ? k : 1) * sizeof(*ov_home));
-		for (i = 0; i < k; i++)
-			ov_home[i] = ver[i].home;
+		/* The home blocks now hold what the overlay did. */
+		img.ov_count = 0;
 	}
 out:
-	free(changed);
-	free(jh);
-	free(jb_owner);
-	free(ver);
-	free(hdr);
-	free(copies);
-	free(jsb);
+	journal_free(&j);
 }
 
 /* ---- pass 3: page table ---- */
@@ -763,6 +543,7 @@ static void ibad(u64 ino, const char *fmt, ...)
 }
 
 struct walk {
+	struct index_walk iw;	/* first: a walk is its index walk */
 	u64	ino;
 	u8	type;
 	u64	size;
@@ -816,16 +597,6 @@ static u64 vsp_end(u64 lpn)
 	return (lpn / VSMFS_VSP_PAGES + 1) * VSMFS_VSP_PAGES;
 }
 
-static bool all_zero(const void *p, size_t n)
-{
-	const u8 *b = p;
-
-	while (n--)
-		if (*b++)
-			return false;
-	return true;
-}
-
 /*
  * Pages of a run past the end of a regular file are allowed (fallocate with
  * FALLOC_FL_KEEP_SIZE, or one cut off by a crash before the commit that
@@ -840,7 +611,7 @@ static void eof_pages(struct walk *w, u64 key, u64 lpn, u64 cnt)
 	if (w->truncating)
 		return;		/* the next read-write mount frees them */
 	for (i = eof > first ? eof - first : 0; i < cnt; i++) {
-		if (!read_lpn(lpn + i, buf) || all_zero(buf, sizeof(buf)))
+		if (!read_lpn(lpn + i, buf) || vsmfs_all_zero(buf, sizeof(buf)))
 			continue;
 		ibad(w->ino, "index entry %" PRIu64 ": page %" PRIu64 " of its run is past"
 		     " the end of the file (size %" PRIu64 ") and not zero", key, i, w->size);
@@ -848,8 +619,9 @@ static void eof_pages(struct walk *w, u64 key, u64 lpn, u64 cnt)
 	}
 }
 
-static void walk_entry(struct walk *w, u64 key, u64 e)
+static void walk_entry(struct index_walk *iw, u64 key, u64 e)
 {
+	struct walk *w = (struct walk *)iw;
 	u64 lpn = e & VSMFS_IDX_LPN_MASK, cnt = (e & IDX_COUNT_MASK) >> VSMFS_IDX_COUNT_SHIFT;
 
 	if (w->release) {
@@ -929,20 +701,17 @@ static void walk_entry(struct walk *w, u64 key, u64 e)
 	}
 }
 
-/* Walk an index block of @depth levels whose first key is @key0. */
-static void walk_tree(struct walk *w, u64 ptr, int depth, u64 key0)
+/* The entries of the index block at logical page @ptr, @depth levels above them. */
+static const __le64 *walk_block(struct index_walk *iw, u64 ptr, int depth)
 {
-	const __le64 *e = (const __le64 *)w->buf[depth - 1];
-	u64 i;
+	struct walk *w = (struct walk *)iw;
 
-	if (!ptr)
-		return;
 	if (ptr >= L.lpages) {
 		owners_incomplete = true;
 		if (!w->release)
 			ibad(w->ino, "%s indirect index pointer 0x%" PRIx64 " is invalid",
 			     depth == 2 ? "double" : "single", ptr);
-		return;
+		return NULL;
 	}
 	claim(w, ptr, 1, "index block");
 	if (!read_lpn(ptr, w->buf[depth - 1])) {
@@ -950,39 +719,57 @@ static void walk_tree(struct walk *w, u64 ptr, int depth, u64 key0)
 		if (!w->release)
 			ibad(w->ino, "index block at logical page %" PRIu64 " has no %sframe",
 			     ptr, lpn_framed(ptr) ? "valid " : "");
-		return;
+		return NULL;
 	}
-	for (i = 0; i < VSMFS_IND_ENTRIES; i++) {
-		u64 v = le64_to_cpu(e[i]);
-
-		if (depth == 1)
-			walk_entry(w, key0 + i, v);
-		else
-			walk_tree(w, v, 1, key0 + i * VSMFS_IND_ENTRIES);
-	}
+	return (const __le64 *)w->buf[depth - 1];
 }
 
 static void walk_index(struct walk *w, const struct vsmfs_dinode *di)
 {
-	int i;
-
-	for (i = 0; i < VSMFS_NDIRECT; i++)
-		walk_entry(w, i, le64_to_cpu(di->i_direct[i]));
-	walk_tree(w, le64_to_cpu(di->i_ind), 1, VSMFS_NDIRECT);
-	walk_tree(w, le64_to_cpu(di->i_dind), 2, VSMFS_NDIRECT + VSMFS_IND_ENTRIES);
-}
-
-static bool index_empty(const struct vsmfs_dinode *di)
-{
-	int i;
-
-	for (i = 0; i < VSMFS_NDIRECT; i++)
-		if (di->i_direct[i])
-			return false;
-	return !di->i_ind && !di->i_dind;
+	w->iw.entry = walk_entry;
+	w->iw.block = walk_block;
+	index_walk(&w->iw, di);
 }
 
 static struct walk walker;
+
+/*
+ * The xattr block of inode @ino at logical page @lpn (vsmfs_xattr_block_check()).
+ * With sound entries, what is wrong follows from them and from the owner,
+ * provided no other inode claims the block: the entry count, the owner,
+ * bytes that must be zero. That much is repaired; damaged entries are not
+ * (which attribute, or which of two copies of one, is lost is not known).
+ */
+static void check_xattr(u64 ino, u64 lpn)
+{
+	static u8 blk[VSMFS_BLOCK_SIZE] __attribute__((aligned(VSMFS_BLOCK_SIZE)));
+	struct vsmfs_dxattr_hdr *h = (struct vsmfs_dxattr_hdr *)blk;
+	struct vsmfs_xattr_scan xs;
+	const char *why;
+	unsigned int used;
+
+	if (!read_lpn(lpn, blk))
+		return;		/* a bad frame: the page table pass said so */
+	why = vsmfs_xattr_block_check(blk, ino, &xs);
+	if (!why)
+		return;
+	if (!xs.derivable || owner[lpn] != ino || tbit(multi, lpn)) {
+		ibad(ino, "xattr block at logical page %" PRIu64 ": %s (entry at %u)", lpn, why,
+		     xs.bad);
+		return;
+	}
+	if (!problem(FIX_YES, "inode %" PRIu64 " (%s): xattr block at logical page %" PRIu64
+		     ": %s (%u entries, %u counted, owner %" PRIu64 ")", ino,
+		     type_name(ii[ino].dtype), lpn, why, xs.count, le16_to_cpu(h->x_count),
+		     (u64)le64_to_cpu(h->x_ino)))
+		return;
+	used = le16_to_cpu(h->x_used);
+	h->x_count = cpu_to_le16(xs.count);
+	h->x_ino = cpu_to_le64(ino);
+	memset(h->x_reserved, 0, sizeof(h->x_reserved));
+	memset(blk + used, 0, VSMFS_BLOCK_SIZE - used);
+	write_blocks(lpn_block(lpn), 1, blk);
+}
 
 static void check_inode(u64 ino)
 {
@@ -993,39 +780,31 @@ static void check_inode(u64 ino)
 	u64 size = le64_to_cpu(di->i_size), xattr = le64_to_cpu(di->i_xattr);
 	u64 stored, want;
 	u32 flags = le32_to_cpu(di->i_flags);
-	u8 t = (mode >> 12) & 0xf;
+	u8 t = vsmfs_dinode_type(di);
+	const char *why;
+	bool size_ok;
 
 	if (!mode) {
 		in->state = I_FREE;
 		return;
 	}
 	in->state = I_USED;
-	switch (t) {
-	case T_REG: case T_DIR: case T_LNK: case T_CHR: case T_BLK: case T_FIFO: case T_SOCK:
-		in->dtype = t;
-		break;
-	default:
+	in->dtype = t;
+	if (!t) {
 		owners_incomplete = true;
 		dirs_incomplete = true;
 		ibad(ino, "invalid mode 0%o", mode);
 		return;
 	}
-	if (di->i_tail_key && t != T_REG)
-		ibad(ino, "tail key %u set on a %s", le32_to_cpu(di->i_tail_key), type_name(t));
-	if (di->i_reserved0 || !all_zero(di->i_reserved2, sizeof(di->i_reserved2)))
-		ibad(ino, "reserved fields are not zero");
-	if (flags & ~VSMFS_IFLAG_ALL)
-		ibad(ino, "unknown flags 0x%x", flags);
-	if ((flags & VSMFS_IFLAG_TRUNCATING) && t != T_REG && t != T_DIR && t != T_LNK)
-		ibad(ino, "truncation flag set on a %s", type_name(t));
-	if (di->i_parent && t != T_DIR)
-		ibad(ino, "parent %" PRIu64 " set on a %s", le64_to_cpu(di->i_parent),
-		     type_name(t));
-	if (le32_to_cpu(di->i_atime_ns) >= 1000000000 || le32_to_cpu(di->i_mtime_ns) >= 1000000000 ||
-	    le32_to_cpu(di->i_ctime_ns) >= 1000000000 || le32_to_cpu(di->i_crtime_ns) >= 1000000000)
-		ibad(ino, "timestamp nanoseconds out of range");
-	if (di->i_rdev && t != T_CHR && t != T_BLK)
-		ibad(ino, "device number 0x%x set", le32_to_cpu(di->i_rdev));
+	why = vsmfs_dinode_check(di);
+	size_ok = !why;
+	if (why)
+		ibad(ino, "%s (size %" PRIu64 ")", why, size);
+	why = vsmfs_dinode_fields_check(di);
+	if (why)
+		ibad(ino, "%s (flags 0x%x, tail key %u, parent %" PRIu64 ", device 0x%x)", why,
+		     flags, le32_to_cpu(di->i_tail_key), (u64)le64_to_cpu(di->i_parent),
+		     le32_to_cpu(di->i_rdev));
 
 	memset(w, 0, offsetof(struct walk, buf));
 	w->ino = ino;
@@ -1037,8 +816,6 @@ static void check_inode(u64 ino)
 		     " the next read-write mount finishes it", ino, size);
 	switch (t) {
 	case T_REG:
-		if (size > (u64)INT64_MAX)
-			ibad(ino, "size %" PRIu64 " too large", size);
 		w->tail_key = le32_to_cpu(di->i_tail_key);
 		walk_index(w, di);
 		if (w->tail_key && !w->tail_seen)
@@ -1046,31 +823,17 @@ static void check_inode(u64 ino)
 			     w->tail_key);
 		break;
 	case T_DIR:
-		if (size % VSMFS_BLOCK_SIZE || size / VSMFS_BLOCK_SIZE > MAX_KEY) {
+		if (!size_ok) {
 			owners_incomplete = true;
 			dirs_incomplete = true;
-			ibad(ino, "directory size %" PRIu64 " is not a whole number of blocks", size);
 			break;
 		}
 		w->nblk = size / VSMFS_BLOCK_SIZE;
 		walk_index(w, di);
 		break;
 	case T_LNK:
-		if (!size || size >= VSMFS_BLOCK_SIZE) {
-			ibad(ino, "symlink size %" PRIu64 " out of range (1..%u)", size,
-			     VSMFS_BLOCK_SIZE - 1);
-		} else if (size <= VSMFS_INLINE_LEN) {
-			if (strnlen((const char *)di->i_inline, size) != size)
-				ibad(ino, "fast symlink target shorter than its size %" PRIu64, size);
-		} else {
+		if (size_ok && size > VSMFS_INLINE_LEN)
 			walk_index(w, di);
-		}
-		break;
-	default:
-		if (size)
-			ibad(ino, "size %" PRIu64 ", should be 0", size);
-		if (!index_empty(di))
-			ibad(ino, "index entries set");
 		break;
 	}
 	if (xattr) {
@@ -1082,6 +845,8 @@ static void check_inode(u64 ino)
 			if (!lpn_framed(xattr))
 				ibad(ino, "xattr block at logical page %" PRIu64 " has no frame",
 				     xattr);
+			else
+				check_xattr(ino, xattr);
 		}
 	}
 
@@ -1146,7 +911,7 @@ static void dbad(u64 dir, u64 blk, unsigned int off, const struct vsmfs_ddirent 
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	if (de && de->d_ino && (unsigned int)DIRENT_LEN(de->d_name_len) <= VSMFS_BLOCK_SIZE - off)
+	if (de && de->d_ino && vsmfs_dirent_len(de->d_name_len) <= VSMFS_BLOCK_SIZE - off)
 		problem(FIX_NONE, "directory %" PRIu64 ", block %" PRIu64 ", entry at %u ('%s'): %s",
 			dir, blk, off, show_name(de->d_name, de->d_name_len), buf);
 	else
@@ -1209,31 +974,31 @@ static void check_dir(u64 dir)
 		}
 		while (off < VSMFS_BLOCK_SIZE) {
 			const struct vsmfs_ddirent *de = (const void *)(blk + off);
-			unsigned int rec = le16_to_cpu(de->d_rec_len), nl = de->d_name_len;
-			u64 ino = le64_to_cpu(de->d_ino);
+			const char *why = vsmfs_dirent_check(de, off);
+			unsigned int rec, nl;
 			struct ino_info *t;
+			u64 ino;
 
-			if (rec < VSMFS_DIRENT_BASE || rec % VSMFS_DIRENT_ALIGN ||
-			    off + rec > VSMFS_BLOCK_SIZE) {
-				dbad(dir, b, off, NULL, "bad record length %u", rec);
+			if (why) {
+				/* Past this, not even the header of the entry is in the block. */
+				bool whole = off <= VSMFS_BLOCK_SIZE - VSMFS_DIRENT_BASE;
+
+				dbad(dir, b, off, NULL, "%s (record length %u, name length %u)", why,
+				     whole ? le16_to_cpu(de->d_rec_len) : 0, whole ? de->d_name_len : 0);
 				dirs_incomplete = true;
-				break;
+				if (!vsmfs_dirent_rec_ok(de, off))
+					break;
+				off += le16_to_cpu(de->d_rec_len);
+				continue;
 			}
+			rec = le16_to_cpu(de->d_rec_len);
+			nl = de->d_name_len;
+			ino = le64_to_cpu(de->d_ino);
 			if (!ino)
 				goto next;
-			if (!nl || DIRENT_LEN(nl) > rec) {
-				dbad(dir, b, off, NULL, "name length %u does not fit record length %u",
-				     nl, rec);
-				dirs_incomplete = true;
-				goto next;
-			}
-			if (memchr(de->d_name, '/', nl) || memchr(de->d_name, 0, nl))
-				dbad(dir, b, off, de, "name contains '/' or NUL");
-			else if ((nl == 1 && de->d_name[0] == '.') ||
-				 (nl == 2 && de->d_name[0] == '.' && de->d_name[1] == '.'))
-				dbad(dir, b, off, de, "'.' and '..' are implicit and never stored");
-			if (le32_to_cpu(de->d_hash) != vsmfs_name_hash(de->d_name, nl))
-				dbad(dir, b, off, de, "name hash 0x%08x, should be 0x%08x",
+			why = vsmfs_dirent_name_check(de);
+			if (why)
+				dbad(dir, b, off, de, "%s (hash 0x%08x, of the name 0x%08x)", why,
 				     le32_to_cpu(de->d_hash), vsmfs_name_hash(de->d_name, nl));
 			if (ino >= L.inodes) {
 				dbad(dir, b, off, de, "inode %" PRIu64 " is past the last inode %"
@@ -1248,12 +1013,7 @@ static void check_dir(u64 dir)
 			if (t->state == I_USED && de->d_type != t->dtype)
 				dbad(dir, b, off, de, "type %u, but inode %" PRIu64 " is of type %u (%s)",
 				     de->d_type, ino, t->dtype, type_name(t->dtype));
-			if (nnames == cap) {
-				cap = cap ? 2 * cap : 64;
-				names = realloc(names, cap * sizeof(*names));
-				if (!names)
-					fatal("out of memory");
-			}
+			names = xgrow(names, nnames, &cap, sizeof(*names));
 			names[nnames].blk = b;
 			names[nnames].off = off;
 			names[nnames].len = nl;
@@ -1583,13 +1343,10 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		COMMON_LONG_OPTIONS,
 	};
-	u64 dev_bytes, used_pages = 0, used_inodes = 0, used_frames = 0, frames = 0;
-	int c, flags, modes = 0, ret;
-	struct stat st;
+	u64 used_pages = 0, used_inodes = 0, used_frames = 0, frames = 0;
+	int c, modes = 0, ret;
 	bool clean;
 
 	progname = "fsck.vsmfs";
@@ -1614,15 +1371,8 @@ int main(int argc, char **argv)
 		case 'v':
 			verbose = 1;
 			break;
-		case 'V':
-			printf("fsck.vsmfs %s (format %d)\n", VSMFS_TOOLS_VERSION, VSMFS_FORMAT_VERSION);
-			return 0;
-		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			common_option(c, usage, EXIT_USAGE);
 		}
 	}
 	if (optind != argc - 1 || (modes & (modes - 1))) {
@@ -1631,20 +1381,11 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	dev = argv[optind];
-
-	if (stat(dev, &st))
-		return fail(EXIT_OPERATIONAL, "%s: %s", dev, strerror(errno));
-	flags = run == RUN_CHECK ? O_RDONLY : O_RDWR;
-	/* Exclusive: a mounted device is refused. Direct: no stale cache. */
-	if (S_ISBLK(st.st_mode))
-		flags |= O_EXCL | O_DIRECT;
-	fd = open_device(dev, flags, &dev_bytes);
-	if (fd < 0)
+	/* Exclusive, also to check: a mounted device is refused. */
+	if (image_open(argv[optind], (run == RUN_CHECK ? O_RDONLY : O_RDWR) | O_EXCL))
 		return EXIT_OPERATIONAL;
-	dev_blocks = dev_bytes >> VSMFS_BLOCK_SHIFT;
-	if (dev_blocks < 2)
-		fatal("%s: no vsmfs file system found (device too small)", dev);
+	if (img.blocks < 2)
+		fatal("%s: no vsmfs file system found (device too small)", img.path);
 
 	if (!check_super())
 		goto done;
@@ -1715,7 +1456,7 @@ done:
 		write_super();
 	if (nhidden)
 		info("%" PRIu64 " further problems not shown", nhidden);
-	printf("%s: ", dev);
+	printf("%s: ", img.path);
 	if (L.inodes && L.sparse)
 		printf("%" PRIu64 "/%" PRIu64 " inodes, %" PRIu64 "/%" PRIu64 " logical pages, %"
 		       PRIu64 "/%" PRIu64 " frames in use; ", used_inodes, L.inodes - 1,
@@ -1731,8 +1472,8 @@ done:
 	else
 		printf("%" PRIu64 " errors repaired, %" PRIu64 " left uncorrected%s\n",
 		       nfixed, nleft, nfixable && run != RUN_YES ? " (run with -y to repair)" : "");
-	if (close(fd))
-		fatal("%s: close: %s", dev, strerror(errno));
+	if (close(img.fd))
+		fatal("%s: close: %s", img.path, strerror(errno));
 	ret = (nfixed ? EXIT_FIXED : 0) | (nleft ? EXIT_UNCORRECTED : 0);
 	return ret;
 }

@@ -36,9 +36,6 @@
 #include "../fs/vsmfs/jcore.h"
 #include "tools.h"
 
-#define EXIT_OPERATIONAL	8
-#define EXIT_USAGE		16
-
 #define IDX_COUNT_MASK		(0x3ffULL << VSMFS_IDX_COUNT_SHIFT)
 #define PTE_PER_BLOCK		(VSMFS_BLOCK_SIZE / 8)
 #define WEAR_BUCKETS		16
@@ -50,19 +47,11 @@ static u64 min_u64(u64 a, u64 b)
 	return a < b ? a : b;
 }
 
-static const char *dev;
-static int fd = -1;
-static u64 dev_blocks;
 static struct vsmfs_dsb sb;
 static struct vsmfs_layout L;
 static bool json;
 static bool export;			/* --export: udev properties only */
 static bool sb_backup;			/* the backup superblock is in use */
-
-/* Latest committed versions in the journal, sorted by home block. */
-static u32 ov_count;
-static u64 *ov_home;
-static u8 *ov_data;
 
 /* Journal state, gathered by read_journal(). */
 struct jstate {
@@ -79,92 +68,11 @@ static struct jstate js;
 /* While set, fatal() returns there: a metadata dump goes on without the part. */
 static jmp_buf *soft_fail;
 
-static void __attribute__((noreturn)) fatal(const char *fmt, ...)
+/* fatal_hook: a metadata dump goes on without the part that failed. */
+static void soft_return(void)
 {
-	va_list ap;
-
-	fflush(stdout);
-	fprintf(stderr, "%s: ", progname);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
 	if (soft_fail)
 		longjmp(*soft_fail, 1);
-	exit(EXIT_OPERATIONAL);
-}
-
-/* Zeroed, block aligned memory (O_DIRECT buffers); running out is fatal. */
-static void *xalloc(u64 size)
-{
-	void *p;
-
-	if (!size)
-		size = 1;
-	if (posix_memalign(&p, VSMFS_BLOCK_SIZE, roundup(size, VSMFS_BLOCK_SIZE)))
-		fatal("out of memory");
-	memset(p, 0, size);
-	return p;
-}
-
-static void dev_read(u64 blk, u64 count, void *buf)
-{
-	u64 len = count << VSMFS_BLOCK_SHIFT, off = blk << VSMFS_BLOCK_SHIFT;
-	char *p = buf;
-
-	if (blk + count > dev_blocks || blk + count < blk)
-		fatal("%s: block %" PRIu64 "+%" PRIu64 " is past the end of the device",
-		      dev, blk, count);
-	while (len) {
-		ssize_t n = pread(fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			fatal("%s: read at block %" PRIu64 ": %s", dev, off >> VSMFS_BLOCK_SHIFT,
-			      n ? strerror(errno) : "short transfer");
-		p += n;
-		len -= (u64)n;
-		off += (u64)n;
-	}
-}
-
-/* Read blocks as recovery would leave them. */
-static void read_blocks(u64 blk, u64 count, void *buf)
-{
-	u32 lo = 0, hi = ov_count, i;
-
-	dev_read(blk, count, buf);
-	while (lo < hi) {
-		u32 mid = lo + (hi - lo) / 2;
-
-		if (ov_home[mid] < blk)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (i = lo; i < ov_count && ov_home[i] < blk + count; i++)
-		memcpy((u8 *)buf + ((ov_home[i] - blk) << VSMFS_BLOCK_SHIFT),
-		       ov_data + ((u64)i << VSMFS_BLOCK_SHIFT), VSMFS_BLOCK_SIZE);
-}
-
-static void *read_region(u64 start, u64 blocks)
-{
-	u8 *buf = xalloc(blocks << VSMFS_BLOCK_SHIFT);
-	u64 done = 0;
-
-	while (done < blocks) {
-		u64 n = blocks - done < 1024 ? blocks - done : 1024;
-
-		read_blocks(start + done, n, buf + (done << VSMFS_BLOCK_SHIFT));
-		done += n;
-	}
-	return buf;
-}
-
-static bool tbit(const u8 *map, u64 n)
-{
-	return map[n / 8] & (1U << (n % 8));
 }
 
 /* Bits set in [from, to) of @map. */
@@ -211,8 +119,8 @@ static void read_super(void)
 	bool magic;
 	int i;
 
-	dev_read(VSMFS_SB_BLOCK, 1, blk);
-	pw = vsmfs_sb_check(p, dev_blocks);
+	dev_io(false, VSMFS_SB_BLOCK, 1, blk);
+	pw = vsmfs_sb_check(p, img.blocks);
 	magic = le32_to_cpu(p->s_magic) == VSMFS_MAGIC;
 	/* As mount: without the magic in block 0 the device holds no vsmfs. */
 	if (export && !magic)
@@ -223,11 +131,11 @@ static void read_super(void)
 	}
 	/* The primary cannot say where its backup is: look where mkfs puts it. */
 	for (i = 0; i < 2; i++) {
-		u64 at = vsmfs_sb_backup_guess(dev_blocks, i);
+		u64 at = vsmfs_sb_backup_guess(img.blocks, i);
 		const char *w;
 
-		dev_read(at, 1, blk);
-		w = vsmfs_sb_backup_check(p, at, dev_blocks);
+		dev_io(false, at, 1, blk);
+		w = vsmfs_sb_backup_check(p, at, img.blocks);
 		if (!w) {
 			sb = *p;
 			sb_backup = true;
@@ -241,8 +149,8 @@ static void read_super(void)
 		}
 	}
 	if (!magic)
-		fatal("%s: not a vsmfs file system (no vsmfs superblock found)", dev);
-	fatal("%s: no usable vsmfs superblock: %s; backup: %s", dev, pw, bw ? bw : pw);
+		fatal("%s: not a vsmfs file system (no vsmfs superblock found)", img.path);
+	fatal("%s: no usable vsmfs superblock: %s; backup: %s", img.path, pw, bw ? bw : pw);
 found:
 	free(blk);
 	vsmfs_layout_of_sb(&L, &sb);
@@ -251,113 +159,51 @@ found:
 /* ---- journal ---- */
 
 /*
- * Read the journal superblock and headers: counts, wear histogram, and the
- * latest committed version of every block (the overlay read_blocks() uses).
+ * Read the journal as recovery does (journal_load()): counts, wear
+ * histogram, and the latest committed version of every block, the overlay
+ * read_blocks() uses.
  */
 static void read_journal(void)
 {
-	struct vsmfs_djsb *jsb = xalloc(VSMFS_BLOCK_SIZE);
-	struct vsmfs_djhdr *hdr, *copies = xalloc(VSMFS_BLOCK_SIZE);
-	struct vsmfs_jver *ver;
-	struct vsmfs_jh *jh;
-	const char *why;
-	u32 i, k, hdr_blocks, nchanged, at, *changed;
-	u8 *home;
-	u64 state, jstart;
+	struct journal j;
+	u32 i;
 
-	dev_read(L.journal_start, 1, jsb);
-	if (le32_to_cpu(jsb->j_magic) != VSMFS_JOURNAL_MAGIC)
-		fatal("%s: journal superblock (block %" PRIu64 "): bad magic 0x%08x", dev,
-		      L.journal_start, le32_to_cpu(jsb->j_magic));
-	js.n = vsmfs_journal_geometry(L.journal_blocks, &hdr_blocks);
-	js.hdr_blocks = le32_to_cpu(jsb->j_hdr_blocks);
-	if (le32_to_cpu(jsb->j_blocks) != js.n || js.hdr_blocks != hdr_blocks)
-		fatal("%s: journal superblock: %u journal blocks in %u header blocks, the"
-		      " journal size calls for %u in %u", dev, le32_to_cpu(jsb->j_blocks),
-		      js.hdr_blocks, js.n, hdr_blocks);
-	state = le64_to_cpu(jsb->j_checkpoint);
-	js.ckpt = (u32)state;
-	js.last = (u32)(state >> 32);
-	js.commit = (u32)le64_to_cpu(jsb->j_commit);
-	js.hcopy = le32_to_cpu(jsb->j_hcopy);
-	js.sequence = le64_to_cpu(jsb->j_sequence);
-	if (js.ckpt > js.n || js.last > js.ckpt || js.commit > js.n)
-		fatal("%s: journal superblock: pointers (checkpoint %u, last transaction %u,"
-		      " commit %u) past the %u headers", dev, js.ckpt, js.last, js.commit, js.n);
-	if (js.hcopy > VSMFS_JH_PER_BLOCK)
-		fatal("%s: journal superblock: %u header copies, at most %u", dev, js.hcopy,
-		      VSMFS_JH_PER_BLOCK);
-
-	hdr = xalloc((u64)hdr_blocks << VSMFS_BLOCK_SHIFT);
-	dev_read(L.journal_start + 1, hdr_blocks, hdr);
-	dev_read(L.journal_start + 1 + hdr_blocks, 1, copies);
-	jstart = L.journal_start + 2 + hdr_blocks;
-	why = vsmfs_jcopies_check(copies, js.hcopy, js.n, &at);
-	if (why)
-		fatal("%s: journal: header copy %u: %s (run fsck.vsmfs)", dev, at, why);
-	for (i = 0; i < js.hcopy; i++)
-		hdr[vsmfs_jh_num(&copies[i])] = copies[i];
-
-	jh = xalloc((u64)(js.n ? js.n : 1) * sizeof(*jh));
+	if (!journal_load(&j, &L))
+		fatal("%s: %s (run fsck.vsmfs)", img.path, journal_problem(&j, &L));
+	js.n = j.s.n;
+	js.hdr_blocks = j.s.hdr_blocks;
+	js.ckpt = j.s.ckpt;
+	js.last = j.s.last;
+	js.commit = (u32)j.s.commit;
+	js.hcopy = j.s.hcopy;
+	js.sequence = j.s.sequence;
 	js.wc_min = UINT32_MAX;
 	for (i = 0; i < js.n; i++) {
-		why = vsmfs_jh_decode(&hdr[i], i, js.n, i < js.ckpt, &L, &jh[i]);
-		if (why)
-			fatal("%s: journal: header %u: %s (run fsck.vsmfs)", dev, i, why);
-		js.wc_min = jh[i].wc < js.wc_min ? jh[i].wc : js.wc_min;
-		js.wc_max = jh[i].wc > js.wc_max ? jh[i].wc : js.wc_max;
-		js.wc_sum += jh[i].wc;
+		const struct vsmfs_jh *h = &j.jh[i];
+
+		js.wc_min = h->wc < js.wc_min ? h->wc : js.wc_min;
+		js.wc_max = h->wc > js.wc_max ? h->wc : js.wc_max;
+		js.wc_sum += h->wc;
 		if (i >= js.ckpt)
 			continue;	/* free, whatever the flags said */
 		js.used++;
-		if (!(jh[i].flags & VSMFS_JH_VALID)) {
+		if (!(h->flags & VSMFS_JH_VALID)) {
 			js.holes++;
 			continue;
 		}
 		js.valid++;
-		if (jh[i].flags & VSMFS_JH_LATEST)
+		if (h->flags & VSMFS_JH_LATEST)
 			js.latest++;
 	}
 	if (!js.n)
 		js.wc_min = 0;
 	js.wc_width = DIV_ROUND_UP(js.wc_max - js.wc_min + 1, WEAR_BUCKETS);
 	for (i = 0; i < js.n; i++)
-		js.bucket[(jh[i].wc - js.wc_min) / js.wc_width]++;
-
-	/* What a mount writes home, by the module's recovery rules. */
-	ver = xalloc((u64)(js.ckpt ? js.ckpt : 1) * sizeof(*ver));
-	changed = xalloc((u64)(js.ckpt ? js.ckpt : 1) * sizeof(*changed));
-	why = vsmfs_jrecover(jh, js.ckpt, js.last, ver, changed, &nchanged, &at);
-	if (why)
-		fatal("%s: journal: header %u: %s (run fsck.vsmfs)", dev, at, why);
-	k = 0;
-	for (i = 0; i < js.ckpt; i++) {
-		if (!vsmfs_jh_is_latest(&jh[i]))
-			continue;
-		ver[k].home = jh[i].home;
-		ver[k++].pos = i;
-	}
-	ov_home = xalloc((u64)(k ? k : 1) * sizeof(*ov_home));
-	ov_data = xalloc((u64)k << VSMFS_BLOCK_SHIFT);
-	home = xalloc(VSMFS_BLOCK_SIZE);
-	for (i = 0; i < k; i++) {
-		u8 *v = ov_data + ((u64)i << VSMFS_BLOCK_SHIFT);
-
-		ov_home[i] = ver[i].home;
-		dev_read(jstart + jh[ver[i].pos].jb, 1, v);
-		/* Versions equal to their home block need no replay. */
-		dev_read(ver[i].home, 1, home);
-		if (memcmp(v, home, VSMFS_BLOCK_SIZE))
-			js.pending++;
-	}
-	ov_count = k;
-	free(home);
-	free(changed);
-	free(jh);
-	free(ver);
-	free(hdr);
-	free(copies);
-	free(jsb);
+		js.bucket[(j.jh[i].wc - js.wc_min) / js.wc_width]++;
+	/* What a mount writes home: versions equal to their home block need no replay. */
+	journal_overlay(&j);
+	js.pending = j.nver;
+	journal_free(&j);
 }
 
 static void print_journal(void)
@@ -554,7 +400,7 @@ static void print_summary(void)
 		       ",\"inodes_used\":%" PRIu64 ",\"inodes_free\":%" PRIu64 "},", pages, pused,
 		       pages - pused, frames, fused, frames - fused, inodes, iused, inodes - iused);
 	} else {
-		printf("vsmfs on %s: %" PRIu64 " blocks of %u bytes (%" PRIu64 " MiB)\n", dev,
+		printf("vsmfs on %s: %" PRIu64 " blocks of %u bytes (%" PRIu64 " MiB)\n", img.path,
 		       L.blocks, VSMFS_BLOCK_SIZE, L.blocks >> (20 - VSMFS_BLOCK_SHIFT));
 		printf("  uuid %s", uuid);
 		if (sb.s_label[0]) {
@@ -705,13 +551,15 @@ struct hole_run {
 
 /* The runs of one regular file. */
 struct file_runs {
+	struct index_walk iw;		/* first: walked with index_walk() */
 	u64 runs, holes, nhr, cap;
 	struct hole_run *hr;		/* runs with holes, in key order */
 };
 
 /* Index entry @key (@e) of a regular file: a run, and its holes. */
-static void visit_run(struct file_runs *fr, u64 key, u64 e)
+static void visit_run(struct index_walk *iw, u64 key, u64 e)
 {
+	struct file_runs *fr = (struct file_runs *)iw;
 	u64 lpn = e & VSMFS_IDX_LPN_MASK, cnt = (e & IDX_COUNT_MASK) >> VSMFS_IDX_COUNT_SHIFT;
 	u64 holes = 0, i;
 
@@ -725,32 +573,20 @@ static void visit_run(struct file_runs *fr, u64 key, u64 e)
 	if (!holes)
 		return;
 	fr->holes += holes;
-	if (fr->nhr == fr->cap) {
-		fr->cap = fr->cap ? 2 * fr->cap : 16;
-		fr->hr = realloc(fr->hr, fr->cap * sizeof(*fr->hr));
-		if (!fr->hr)
-			fatal("out of memory");
-	}
+	fr->hr = xgrow(fr->hr, fr->nhr, &fr->cap, sizeof(*fr->hr));
 	fr->hr[fr->nhr++] = (struct hole_run){ key, lpn, cnt, holes };
 }
 
-/* The runs of an index block of @depth levels at logical page @ptr. */
-static void walk_runs(struct file_runs *fr, u64 ptr, int depth, u64 key0)
+/* The entries of the index block at logical page @ptr, @depth levels above them. */
+static const __le64 *runs_block(struct index_walk *iw, u64 ptr, int depth)
 {
-	const __le64 *e = (const __le64 *)idx_buf[depth - 1];
-	u64 blk = lpn_block(ptr), i;
+	u64 blk = lpn_block(ptr);
 
-	if (!ptr || !blk)
-		return;
+	(void)iw;	/* the buffers are shared by every walk */
+	if (!blk)
+		return NULL;
 	read_blocks(blk, 1, idx_buf[depth - 1]);
-	for (i = 0; i < VSMFS_IND_ENTRIES; i++) {
-		u64 v = le64_to_cpu(e[i]);
-
-		if (depth == 1)
-			visit_run(fr, key0 + i, v);
-		else
-			walk_runs(fr, v, 1, key0 + i * VSMFS_IND_ENTRIES);
-	}
+	return (const __le64 *)idx_buf[depth - 1];
 }
 
 /* Runs with holes listed in the text output of a file, at most. */
@@ -810,11 +646,10 @@ static void print_files(void)
 		printf("Regular files\n  %10s %14s %10s %8s %10s %8s %s\n", "inode", "size",
 		       "pages", "runs", "holes", "tail key", "flags");
 	for (ino = 1; ino < L.inodes; ino++) {
-		struct file_runs fr = { 0 };
+		struct file_runs fr = { .iw = { visit_run, runs_block } };
 		const struct vsmfs_dinode *di;
 		u64 slot;
 		u32 flags;
-		int i;
 
 		if (!tbit(ibitmap, ino))
 			continue;
@@ -825,10 +660,7 @@ static void print_files(void)
 		if (!S_ISREG(le16_to_cpu(di->i_mode)))
 			continue;
 		/* The index blocks are read through the page table cache too. */
-		for (i = 0; i < VSMFS_NDIRECT; i++)
-			visit_run(&fr, (u64)i, le64_to_cpu(di->i_direct[i]));
-		walk_runs(&fr, le64_to_cpu(di->i_ind), 1, VSMFS_NDIRECT);
-		walk_runs(&fr, le64_to_cpu(di->i_dind), 2, VSMFS_NDIRECT + VSMFS_IND_ENTRIES);
+		index_walk(&fr.iw, di);
 		flags = le32_to_cpu(di->i_flags);
 		if (json) {
 			printf("%s{\"ino\":%" PRIu64 ",\"size\":%" PRIu64 ",\"pages\":%" PRIu64
@@ -1004,17 +836,12 @@ static u64 md_nkinds, md_kinds_cap;
 
 static void md_mark(u64 b, u8 kind)
 {
-	if (b >= dev_blocks)
+	if (b >= img.blocks)
 		return;
 	md_want[b / 8] |= 1U << (b % 8);
 	if (kind == MK_NONE)
 		return;
-	if (md_nkinds == md_kinds_cap) {
-		md_kinds_cap = md_kinds_cap ? 2 * md_kinds_cap : 1024;
-		md_kinds = realloc(md_kinds, md_kinds_cap * sizeof(*md_kinds));
-		if (!md_kinds)
-			fatal("out of memory");
-	}
+	md_kinds = xgrow(md_kinds, md_nkinds, &md_kinds_cap, sizeof(*md_kinds));
 	md_kinds[md_nkinds].blk = b;
 	md_kinds[md_nkinds++].kind = kind;
 }
@@ -1038,12 +865,22 @@ static void md_mark_run(u64 lpn, u64 cnt, u64 first, u8 kind)
 		md_mark_lpn(lpn + i, kind);
 }
 
+/* The walk of the index of an inode of @kind, @size bytes. */
+struct md_walk {
+	struct index_walk iw;		/* first: walked with index_walk() */
+	u8 kind;
+	u64 size;
+};
+
 /*
  * Index entry @key of an inode of @kind (MK_NONE: a regular file of @size
  * bytes, whose runs are data except pages past the end).
  */
-static void md_entry(u64 key, u64 e, u8 kind, u64 size)
+static void md_entry(struct index_walk *iw, u64 key, u64 e)
 {
+	const struct md_walk *mw = (const struct md_walk *)iw;
+	u8 kind = mw->kind;
+	u64 size = mw->size;
 	u64 lpn = e & VSMFS_IDX_LPN_MASK, cnt = (e & IDX_COUNT_MASK) >> VSMFS_IDX_COUNT_SHIFT;
 	u64 first = key * VSMFS_VSP_PAGES, eof = DIV_ROUND_UP(size, VSMFS_BLOCK_SIZE);
 
@@ -1055,23 +892,14 @@ static void md_entry(u64 key, u64 e, u8 kind, u64 size)
 		md_mark_run(lpn, cnt, eof > first ? eof - first : 0, MK_NONE);
 }
 
-static void md_tree(u64 ptr, int depth, u64 key0, u8 kind, u64 size)
+/* Index blocks are metadata: dumped. */
+static const __le64 *md_block(struct index_walk *iw, u64 ptr, int depth)
 {
-	const __le64 *e = (const __le64 *)idx_buf[depth - 1];
-	u64 blk = lpn_block(ptr), i;
+	const __le64 *e = runs_block(iw, ptr, depth);
 
-	if (!blk)
-		return;
-	md_mark(blk, MK_NONE);
-	read_blocks(blk, 1, idx_buf[depth - 1]);
-	for (i = 0; i < VSMFS_IND_ENTRIES; i++) {
-		u64 v = le64_to_cpu(e[i]);
-
-		if (depth == 1)
-			md_entry(key0 + i, v, kind, size);
-		else
-			md_tree(v, 1, key0 + i * VSMFS_IND_ENTRIES, kind, size);
-	}
+	if (e)
+		md_mark(lpn_block(ptr), MK_NONE);
+	return e;
 }
 
 /* The metadata blocks in the data area every inode in use names. */
@@ -1083,11 +911,11 @@ static void md_walk_inodes(void)
 
 	pt_cache_blk = ~0ULL;
 	for (ino = 1; ino < L.inodes; ino++) {
+		struct md_walk mw = { .iw = { md_entry, md_block } };
 		const struct vsmfs_dinode *di;
 		u64 slot = le32_to_cpu(imap[ino]), size;
 		u16 mode;
 		u8 kind;
-		int i;
 
 		if (slot >= L.inodes)
 			continue;
@@ -1106,10 +934,9 @@ static void md_walk_inodes(void)
 			kind = MK_NONE;
 		else
 			continue;	/* no index, or a fast symlink */
-		for (i = 0; i < VSMFS_NDIRECT; i++)
-			md_entry(i, le64_to_cpu(di->i_direct[i]), kind, size);
-		md_tree(le64_to_cpu(di->i_ind), 1, VSMFS_NDIRECT, kind, size);
-		md_tree(le64_to_cpu(di->i_dind), 2, VSMFS_NDIRECT + VSMFS_IND_ENTRIES, kind, size);
+		mw.kind = kind;
+		mw.size = size;
+		index_walk(&mw.iw, di);
 	}
 	free(iblk);
 	free(imap);
@@ -1255,15 +1082,17 @@ static void md_dir_block(u8 *b)
 {
 	unsigned int off = 0;
 
-	while (off + VSMFS_DIRENT_BASE <= VSMFS_BLOCK_SIZE) {
+	/* Free entries too: a removed entry keeps its name. */
+	while (off < VSMFS_BLOCK_SIZE) {
 		struct vsmfs_ddirent *de = (struct vsmfs_ddirent *)(b + off);
-		unsigned int rec = le16_to_cpu(de->d_rec_len), nl = de->d_name_len;
+		unsigned int rec, nl;
 		u32 old, now;
 
-		if (rec < VSMFS_DIRENT_BASE || rec % VSMFS_DIRENT_ALIGN ||
-		    off + rec > VSMFS_BLOCK_SIZE)
+		if (!vsmfs_dirent_rec_ok(de, off))
 			break;
-		if (nl && VSMFS_DIRENT_BASE + nl <= rec) {
+		rec = le16_to_cpu(de->d_rec_len);
+		nl = de->d_name_len;
+		if (nl && vsmfs_dirent_len(nl) <= rec) {
 			old = vsmfs_name_hash(de->d_name, nl);
 			md_name((u8 *)de->d_name, (u8)nl);
 			now = vsmfs_name_hash(de->d_name, nl);
@@ -1280,23 +1109,19 @@ static void md_xattr_block(u8 *b)
 {
 	const struct vsmfs_dxattr_hdr *h = (const struct vsmfs_dxattr_hdr *)b;
 	unsigned int off = sizeof(*h), i;
+	const struct vsmfs_dxattr_entry *e;
 
 	if (le32_to_cpu(h->x_magic) != VSMFS_XATTR_MAGIC)
 		return;
+	/* The whole block, whatever x_used says: a damaged header hides no name. */
 	for (i = 0; i < le16_to_cpu(h->x_count); i++) {
-		struct vsmfs_dxattr_entry *e = (struct vsmfs_dxattr_entry *)(b + off);
-		unsigned int end;
-
-		if (off + sizeof(*e) > VSMFS_BLOCK_SIZE)
-			break;
-		end = off + sizeof(*e) + e->e_name_len + le16_to_cpu(e->e_value_len);
-		if (end > VSMFS_BLOCK_SIZE)
+		e = vsmfs_xattr_next(b, &off, VSMFS_BLOCK_SIZE);
+		if (!e)
 			break;
 		if (e->e_name_index == VSMFS_XATTR_INDEX_USER ||
 		    e->e_name_index == VSMFS_XATTR_INDEX_TRUSTED ||
 		    e->e_name_index == VSMFS_XATTR_INDEX_SECURITY)
-			md_name(e->e_name, e->e_name_len);
-		off = roundup(end, VSMFS_XATTR_ALIGN);
+			md_name((u8 *)e->e_name, e->e_name_len);
 	}
 }
 
@@ -1364,7 +1189,7 @@ static u8 *md_journal_kinds(u64 *jstart, u32 *n)
 	*jstart = L.journal_start + 2 + hdr_blocks;
 	kinds = xalloc(*n ? *n : 1);
 	hdr = xalloc((u64)(hdr_blocks + 1) << VSMFS_BLOCK_SHIFT);
-	dev_read(L.journal_start + 1, hdr_blocks + 1, hdr);
+	dev_io(false, L.journal_start + 1, hdr_blocks + 1, hdr);
 	for (i = 0; i < (hdr_blocks + 1) * VSMFS_JH_PER_BLOCK; i++) {
 		u64 map = le64_to_cpu(hdr[i].h_map);
 
@@ -1390,50 +1215,37 @@ static void md_flush(FILE *f, const char *out, const u8 *buf, u64 start, u32 cnt
 	md_write(f, buf, (size_t)cnt << VSMFS_BLOCK_SHIFT, out);
 }
 
-static bool md_zero(const u8 *b)
-{
-	unsigned int i;
-
-	for (i = 0; i < VSMFS_BLOCK_SIZE; i++)
-		if (b[i])
-			return false;
-	return true;
-}
-
 /* Walk the inodes as recovery sees them and as the home blocks hold them. */
-static void md_walk(void)
+/* Run @fn; should it fail (fatal()), say that @what and go on. */
+static void md_try(void (*fn)(void), const char *what)
 {
 	jmp_buf jb;
-	u32 saved = ov_count;
 
 	soft_fail = &jb;
 	if (setjmp(jb))
-		fprintf(stderr, "%s: inodes as the journal has them not walked: their blocks"
-			" may be missing from the dump\n", progname);
+		fprintf(stderr, "%s: %s\n", progname, what);
 	else
-		md_walk_inodes();
-	ov_count = 0;
-	if (setjmp(jb))
-		fprintf(stderr, "%s: inodes as their home blocks hold them not walked: their"
-			" blocks may be missing from the dump\n", progname);
-	else
-		md_walk_inodes();
-	ov_count = saved;
+		fn();
 	soft_fail = NULL;
+}
+
+static void md_walk(void)
+{
+	u32 saved = img.ov_count;
+
+	md_try(md_walk_inodes, "inodes as the journal has them not walked: their blocks"
+	       " may be missing from the dump");
+	img.ov_count = 0;
+	md_try(md_walk_inodes, "inodes as their home blocks hold them not walked: their"
+	       " blocks may be missing from the dump");
+	img.ov_count = saved;
 }
 
 /* A damaged journal is dumped as it is, and its versions not used. */
 static void md_read_journal(void)
 {
-	jmp_buf jb;
-
-	soft_fail = &jb;
-	if (setjmp(jb))
-		fprintf(stderr, "%s: the journal is dumped as it is; blocks only its versions"
-			" name may be missing\n", progname);
-	else
-		read_journal();
-	soft_fail = NULL;
+	md_try(read_journal, "the journal is dumped as it is; blocks only its versions"
+	       " name may be missing");
 }
 
 static int metadump(const char *out, bool obfuscate)
@@ -1444,15 +1256,15 @@ static int metadump(const char *out, bool obfuscate)
 	u32 n, cnt = 0;
 	FILE *f;
 
-	md_want = xalloc(DIV_ROUND_UP(dev_blocks, 8));
+	md_want = xalloc(DIV_ROUND_UP(img.blocks, 8));
 	pt_cache = xalloc(VSMFS_BLOCK_SIZE);
 	idx_buf[0] = xalloc(VSMFS_BLOCK_SIZE);
 	idx_buf[1] = xalloc(VSMFS_BLOCK_SIZE);
 	md_read_journal();
-	for (b = 0; b < L.data_start && b < dev_blocks; b++)
+	for (b = 0; b < L.data_start && b < img.blocks; b++)
 		md_mark(b, MK_NONE);
 	md_mark(L.sb_backup, MK_NONE);
-	md_mark(vsmfs_sb_backup_guess(dev_blocks, 0), MK_NONE);
+	md_mark(vsmfs_sb_backup_guess(img.blocks, 0), MK_NONE);
 	md_walk();
 	qsort(md_kinds, md_nkinds, sizeof(*md_kinds), md_kind_cmp);
 	jkinds = md_journal_kinds(&jstart, &n);
@@ -1461,9 +1273,9 @@ static int metadump(const char *out, bool obfuscate)
 	if (!f)
 		fatal("%s: %s", out, strerror(errno));
 	md_write(f, &h, sizeof(h), out);	/* completed at the end */
-	for (b = 0; b <= dev_blocks; b++) {
+	for (b = 0; b <= img.blocks; b++) {
 		u8 *p;
-		bool take = b < dev_blocks && tbit(md_want, b);
+		bool take = b < img.blocks && tbit(md_want, b);
 
 		if (cnt == MD_RUN_MAX || (cnt && !take)) {
 			md_flush(f, out, buf, run_start, cnt);
@@ -1474,12 +1286,12 @@ static int metadump(const char *out, bool obfuscate)
 		if (!take)
 			continue;
 		p = buf + ((u64)cnt << VSMFS_BLOCK_SHIFT);
-		dev_read(b, 1, p);
+		dev_io(false, b, 1, p);
 		if (obfuscate && b >= jstart && b < jstart + n)
 			md_obfuscate(p, jkinds[b - jstart]);
 		else if (obfuscate)
 			md_obfuscate(p, md_kind_of(b));
-		if (md_zero(p)) {
+		if (vsmfs_all_zero(p, VSMFS_BLOCK_SIZE)) {
 			if (cnt) {
 				md_flush(f, out, buf, run_start, cnt);
 				runs++;
@@ -1495,7 +1307,7 @@ static int metadump(const char *out, bool obfuscate)
 	h.version = cpu_to_le32(MD_VERSION);
 	h.flags = cpu_to_le32(obfuscate ? MD_OBFUSCATED : 0);
 	h.block_size = cpu_to_le32(VSMFS_BLOCK_SIZE);
-	h.bytes = cpu_to_le64(dev_blocks << VSMFS_BLOCK_SHIFT);
+	h.bytes = cpu_to_le64(img.blocks << VSMFS_BLOCK_SHIFT);
 	h.runs = cpu_to_le64(runs);
 	h.blocks = cpu_to_le64(blocks);
 	if (fseek(f, 0, SEEK_SET))
@@ -1504,7 +1316,7 @@ static int metadump(const char *out, bool obfuscate)
 	if (fclose(f))
 		fatal("%s: write: %s", out, strerror(errno));
 	printf("%s: %" PRIu64 " metadata blocks of %s (%" PRIu64 " blocks) in %" PRIu64
-	       " runs%s\n", out, blocks, dev, dev_blocks, runs,
+	       " runs%s\n", out, blocks, img.path, img.blocks, runs,
 	       obfuscate ? ", names obfuscated" : "");
 	return 0;
 }
@@ -1601,21 +1413,18 @@ int main(int argc, char **argv)
 		{ "files", no_argument, NULL, 'i' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "export", no_argument, NULL, 'E' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
 		{ "metadump", required_argument, NULL, 'M' },
 		{ "no-obfuscate", no_argument, NULL, 'N' },
 		{ "restore", no_argument, NULL, 'R' },
-		{ NULL, 0, NULL, 0 },
+		COMMON_LONG_OPTIONS,
 	};
 	bool only_journal = false, only_frag = false, files = false;
 	bool obfuscate = true, do_restore = false;
 	const char *dump = NULL;
-	struct stat st;
-	u64 dev_bytes;
-	int c, flags = O_RDONLY;
+	int c;
 
 	progname = "vsmfs-inspect";
+	fatal_hook = soft_return;
 	while ((c = getopt_long(argc, argv, "jfiVh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
@@ -1642,16 +1451,8 @@ int main(int argc, char **argv)
 		case 'R':
 			do_restore = true;
 			break;
-		case 'V':
-			printf("vsmfs-inspect %s (format %d)\n", VSMFS_TOOLS_VERSION,
-			       VSMFS_FORMAT_VERSION);
-			return 0;
-		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			common_option(c, usage, EXIT_USAGE);
 		}
 	}
 	if (export && (json || only_journal || only_frag || files || dump || do_restore ||
@@ -1680,19 +1481,12 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	dev = argv[optind];
-	if (stat(dev, &st))
-		return fail(EXIT_OPERATIONAL, "%s: %s", dev, strerror(errno));
-	if (S_ISBLK(st.st_mode))
-		flags |= O_DIRECT;	/* no stale page cache over DAX writes */
-	fd = open_device(dev, flags, &dev_bytes);
-	if (fd < 0)
+	if (image_open(argv[optind], O_RDONLY))
 		return EXIT_OPERATIONAL;
-	dev_blocks = dev_bytes >> VSMFS_BLOCK_SHIFT;
-	if (dev_blocks < 2) {
+	if (img.blocks < 2) {
 		if (export)
 			return EXIT_OPERATIONAL;
-		fatal("%s: not a vsmfs file system (device too small)", dev);
+		fatal("%s: not a vsmfs file system (device too small)", img.path);
 	}
 
 	read_super();
@@ -1700,7 +1494,7 @@ int main(int argc, char **argv)
 		print_export();
 		if (fflush(stdout) || ferror(stdout))
 			fatal("write error on standard output");
-		close(fd);
+		close(img.fd);
 		return 0;
 	}
 	if (dump)
@@ -1710,7 +1504,7 @@ int main(int argc, char **argv)
 	if (json)
 		printf("{\"device\":");
 	if (json) {
-		json_str(dev, strlen(dev));
+		json_str(img.path, strlen(img.path));
 		printf(",");
 	}
 	if (!only_journal && !only_frag) {
@@ -1740,6 +1534,6 @@ int main(int argc, char **argv)
 		printf("}\n");
 	if (fflush(stdout) || ferror(stdout))
 		fatal("write error on standard output");
-	close(fd);
+	close(img.fd);
 	return 0;
 }

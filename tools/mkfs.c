@@ -347,9 +347,7 @@ int main(int argc, char **argv)
 		{ "force", no_argument, NULL, 'f' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "quiet", no_argument, NULL, 'q' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		COMMON_LONG_OPTIONS,
 	};
 	const char *label = "", *uuid_arg = NULL, *why, *dev;
 	bool force = false, dry = false, quiet = false, sparse_off = false;
@@ -410,15 +408,8 @@ int main(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
-		case 'V':
-			printf("mkfs.vsmfs %s (format %d)\n", VSMFS_TOOLS_VERSION, VSMFS_FORMAT_VERSION);
-			return 0;
-		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			usage(stderr);
-			return 1;
+			common_option(c, usage, 1);
 		}
 	}
 	if (optind != argc - 1) {

@@ -107,12 +107,11 @@ static struct vsmfs_mblk *vsmfs_dir_block(struct inode *dir, u64 blk)
 /* Sanity of one entry at @off of a block; false if corrupt. */
 static bool vsmfs_de_ok(struct inode *dir, struct vsmfs_ddirent *de, unsigned int off)
 {
-	unsigned int rec = le16_to_cpu(de->d_rec_len);
+	const char *why = vsmfs_dirent_check(de, off);
 
-	if (rec < VSMFS_DIRENT_BASE || rec % VSMFS_DIRENT_ALIGN ||
-	    off + rec > VSMFS_BLOCK_SIZE ||
-	    (de->d_ino && DIRENT_LEN(de->d_name_len) > rec)) {
-		vsmfs_fs_error(dir->i_sb, dir->i_ino, "directory: corrupt entry at %u", off);
+	if (why) {
+		vsmfs_fs_error(dir->i_sb, dir->i_ino, "directory: corrupt entry at %u: %s",
+			       off, why);
 		return false;
 	}
 	return true;

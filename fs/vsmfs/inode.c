@@ -46,27 +46,6 @@ static int vsmfs_dinode_get(struct vsmfs_sb_info *sbi, u64 ino,
 	return 0;
 }
 
-/*
- * Whether an on-media size can be the size of its inode: no regular file
- * past the largest the index maps, a directory a whole number of blocks
- * the index can hold, a symlink target shorter than a block.
- */
-static bool vsmfs_size_ok(struct inode *inode)
-{
-	loff_t size = inode->i_size;
-
-	if (size < 0)
-		return false;
-	if (S_ISREG(inode->i_mode))
-		return size <= VSMFS_MAX_FILE_SIZE;
-	if (S_ISDIR(inode->i_mode))
-		return !(size & (VSMFS_BLOCK_SIZE - 1)) &&
-		       size <= (loff_t)VSMFS_MAX_KEY << VSMFS_BLOCK_SHIFT;
-	if (S_ISLNK(inode->i_mode))
-		return size < VSMFS_BLOCK_SIZE;
-	return true;
-}
-
 /**
  * vsmfs_set_ops() - give an inode the operations of its kind
  * @inode: an inode being read or made, its mode set
@@ -183,6 +162,7 @@ struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, enum vsmfs_iget_mode
 	struct vsmfs_dinode *di;
 	struct vsmfs_mblk *mb;
 	struct inode *inode;
+	const char *why;
 	u64 slot;
 	int ret, i;
 
@@ -227,8 +207,10 @@ struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, enum vsmfs_iget_mode
 	vi->i_parent = S_ISDIR(inode->i_mode) ? le64_to_cpu(di->i_parent) : 0;
 	vi->i_xattr = le64_to_cpu(di->i_xattr);
 	memset(vi->i_inline, 0, sizeof(vi->i_inline));
-	if (!vsmfs_size_ok(inode)) {
-		vsmfs_fs_error(sb, ino, "invalid size %lld", inode->i_size);
+	why = vsmfs_dinode_check(di);
+	if (why) {
+		vsmfs_fs_error(sb, ino, "%s (mode 0%o, size %lld)", why, inode->i_mode,
+			       inode->i_size);
 		goto bad;
 	}
 	if (vsmfs_inline_symlink(inode)) {
@@ -239,13 +221,6 @@ struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, enum vsmfs_iget_mode
 			vi->i_index[i] = le64_to_cpu(di->i_direct[i]);
 		vi->i_index[VSMFS_NDIRECT] = le64_to_cpu(di->i_ind);
 		vi->i_index[VSMFS_NDIRECT + 1] = le64_to_cpu(di->i_dind);
-	}
-	if (!S_ISREG(inode->i_mode) && !S_ISDIR(inode->i_mode) &&
-	    !S_ISLNK(inode->i_mode) && !S_ISCHR(inode->i_mode) &&
-	    !S_ISBLK(inode->i_mode) && !S_ISFIFO(inode->i_mode) &&
-	    !S_ISSOCK(inode->i_mode)) {
-		vsmfs_fs_error(sb, ino, "invalid mode 0%o", inode->i_mode);
-		goto bad;
 	}
 	vsmfs_set_ops(inode);
 	vsmfs_set_inode_flags(inode);

@@ -352,7 +352,8 @@ int vsmfs_journal_init(struct vsmfs_sb_info *sbi)
 	struct super_block *sb = sbi->s_sb;
 	struct vsmfs_journal *j;
 	u32 n, hdr_blocks, ckpt, last, commit, hcopy, pos, count = 0;
-	u64 state;
+	struct vsmfs_jsb_state js;
+	const char *why;
 	int ret;
 
 	mutex_init(&sbi->s_trans_mutex);
@@ -364,23 +365,17 @@ int vsmfs_journal_init(struct vsmfs_sb_info *sbi)
 	ret = vsmfs_mcache_init(sbi);
 	if (ret)
 		return ret;
-	n = vsmfs_journal_geometry(sbi->s_layout.journal_blocks, &hdr_blocks);
-	if (le32_to_cpu(vsmfs_pm_read(&jsb->j_magic)) != VSMFS_JOURNAL_MAGIC ||
-	    le32_to_cpu(vsmfs_pm_read(&jsb->j_blocks)) != n ||
-	    le32_to_cpu(vsmfs_pm_read(&jsb->j_hdr_blocks)) != hdr_blocks) {
-		vsmfs_err(sb, "journal superblock is corrupt");
-		return -EINVAL;
-	}
-	state = le64_to_cpu(vsmfs_pm_read(&jsb->j_checkpoint));
-	ckpt = (u32)state;
-	last = state >> 32;
-	commit = (u32)le64_to_cpu(vsmfs_pm_read(&jsb->j_commit));
-	hcopy = le32_to_cpu(vsmfs_pm_read(&jsb->j_hcopy));
-	if (ckpt > n || last > ckpt) {
-		vsmfs_err(sb, "journal: checkpoint pointer %u (last transaction at %u) past %u headers",
-			  ckpt, last, n);
+	why = vsmfs_jsb_check(vsmfs_pm_view(jsb), sbi->s_layout.journal_blocks, &js);
+	if (why) {
+		vsmfs_err(sb, "journal superblock is corrupt: %s", why);
 		return -EFSCORRUPTED;
 	}
+	n = js.n;
+	hdr_blocks = js.hdr_blocks;
+	ckpt = js.ckpt;
+	last = js.last;
+	commit = js.commit;
+	hcopy = js.hcopy;
 	if ((ckpt || hcopy || commit != ckpt) && bdev_read_only(sb->s_bdev)) {
 		vsmfs_err(sb, "journal needs recovery but the device is read-only");
 		return -EROFS;

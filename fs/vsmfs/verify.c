@@ -363,3 +363,336 @@ u32 vsmfs_name_hash(const char *name, unsigned int len)
 	}
 	return h;
 }
+
+/**
+ * vsmfs_all_zero() - whether bytes are all zero
+ * @p: the bytes
+ * @len: how many
+ *
+ * Return: true if every byte of [@p, @p + @len) is zero.
+ */
+bool vsmfs_all_zero(const void *p, size_t len)
+{
+	const u8 *b = p;
+
+	while (len--)
+		if (*b++)
+			return false;
+	return true;
+}
+
+/**
+ * vsmfs_dirent_rec_ok() - whether the record of a directory entry is sound
+ * @de: the entry, at byte @off of its block
+ * @off: its offset in the block, a multiple of VSMFS_DIRENT_ALIGN
+ *
+ * The entry's header lies inside the block (nothing else of it is read
+ * otherwise), and its record length is aligned, holds a header and ends
+ * inside the block: the walk of the block can go on to the next entry.
+ *
+ * Return: true if so.
+ */
+bool vsmfs_dirent_rec_ok(const struct vsmfs_ddirent *de, unsigned int off)
+{
+	unsigned int rec;
+
+	if (off > VSMFS_BLOCK_SIZE - VSMFS_DIRENT_BASE)
+		return false;
+	rec = le16_to_cpu(de->d_rec_len);
+	return rec >= VSMFS_DIRENT_BASE && !(rec % VSMFS_DIRENT_ALIGN) &&
+	       rec <= VSMFS_BLOCK_SIZE - off;
+}
+
+/**
+ * vsmfs_dirent_check() - verify one entry of a directory block
+ * @de: the entry, at byte @off of its block
+ * @off: its offset in the block, a multiple of VSMFS_DIRENT_ALIGN
+ *
+ * What every walk of a directory block needs: a sound record
+ * (vsmfs_dirent_rec_ok()) and, for an entry in use, a name that is not
+ * empty and fits the record. The name itself is for
+ * vsmfs_dirent_name_check().
+ *
+ * Return: NULL if sound, otherwise the reason.
+ */
+const char *vsmfs_dirent_check(const struct vsmfs_ddirent *de, unsigned int off)
+{
+	if (!vsmfs_dirent_rec_ok(de, off))
+		return "bad record length";
+	if (!de->d_ino)
+		return NULL;
+	if (!de->d_name_len)
+		return "entry in use without a name";
+	if (vsmfs_dirent_len(de->d_name_len) > le16_to_cpu(de->d_rec_len))
+		return "name length does not fit the record length";
+	return NULL;
+}
+
+/**
+ * vsmfs_dirent_name_check() - verify the name of an entry in use
+ * @de: an entry vsmfs_dirent_check() accepted, in use
+ *
+ * A name holds neither '/' nor NUL, is neither "." nor ".." (they are
+ * implicit, never stored), and @d_hash is its vsmfs_name_hash().
+ *
+ * Return: NULL if sound, otherwise the reason.
+ */
+const char *vsmfs_dirent_name_check(const struct vsmfs_ddirent *de)
+{
+	unsigned int nl = de->d_name_len;
+
+	if (memchr(de->d_name, '/', nl) || memchr(de->d_name, 0, nl))
+		return "name contains '/' or NUL";
+	if (de->d_name[0] == '.' && (nl == 1 || (nl == 2 && de->d_name[1] == '.')))
+		return "'.' and '..' are implicit and never stored";
+	if (le32_to_cpu(de->d_hash) != vsmfs_name_hash(de->d_name, nl))
+		return "name hash mismatch";
+	return NULL;
+}
+
+/**
+ * vsmfs_xattr_next() - step to the next entry of an xattr block
+ * @blk: the block
+ * @off: offset of the entry; set to the offset of the one after it
+ * @end: where the entries end (x_used, or the block size for a walk that
+ *	does not trust the header)
+ *
+ * Return: the entry at *@off if all of it (header, name, value, padding)
+ * lies before @end, else NULL (and *@off is left alone).
+ */
+const struct vsmfs_dxattr_entry *vsmfs_xattr_next(const void *blk, unsigned int *off,
+						  unsigned int end)
+{
+	const struct vsmfs_dxattr_entry *e = blk + *off;
+	unsigned int len;
+
+	if (end > VSMFS_BLOCK_SIZE || *off > end || end - *off < sizeof(*e))
+		return NULL;
+	len = vsmfs_xentry_size(e->e_name_len, le16_to_cpu(e->e_value_len));
+	if (len > end - *off)
+		return NULL;
+	*off += len;
+	return e;
+}
+
+/* Whether two entries name the same attribute. */
+static bool vsmfs_xattr_same(const struct vsmfs_dxattr_entry *a,
+			     const struct vsmfs_dxattr_entry *b)
+{
+	return a->e_name_index == b->e_name_index && a->e_name_len == b->e_name_len &&
+	       !memcmp(a->e_name, b->e_name, a->e_name_len);
+}
+
+/**
+ * vsmfs_xattr_block_check() - verify an extended attribute block
+ * @blk: the block, VSMFS_BLOCK_SIZE bytes
+ * @ino: i-number of the inode whose @i_xattr names it
+ * @s: filled in with what was found, or NULL
+ *
+ * The header has the magic and a used size inside the block; the entries
+ * before it each lie there whole, name a known namespace, have a name
+ * (none for an ACL), and no two name the same attribute (the kernel finds
+ * the first and would leave the other for good). Entries are kept in no
+ * order. Checked last, as what can be derived from sound entries: the
+ * entry count, the owner, the reserved bytes and the bytes past the used
+ * size, all zero.
+ *
+ * Return: NULL if sound, otherwise the reason.
+ */
+const char *vsmfs_xattr_block_check(const void *blk, u64 ino, struct vsmfs_xattr_scan *s)
+{
+	const struct vsmfs_dxattr_hdr *h = blk;
+	unsigned int used = le16_to_cpu(h->x_used), off = sizeof(*h), n = 0, prev, at;
+	const struct vsmfs_dxattr_entry *e, *o;
+	struct vsmfs_xattr_scan dummy;
+	bool acl;
+
+	if (!s)
+		s = &dummy;
+	memset(s, 0, sizeof(*s));
+	if (le32_to_cpu(h->x_magic) != VSMFS_XATTR_MAGIC)
+		return "bad magic";
+	if (used < sizeof(*h) || used > VSMFS_BLOCK_SIZE || used % VSMFS_XATTR_ALIGN)
+		return "bad used size";
+	while (off < used) {
+		prev = off;
+		e = vsmfs_xattr_next(blk, &off, used);
+		s->bad = prev;
+		if (!e)
+			return "entry crosses the used size";
+		if (e->e_name_index < VSMFS_XATTR_INDEX_USER ||
+		    e->e_name_index > VSMFS_XATTR_INDEX_ACL_DEFAULT)
+			return "unknown name index";
+		acl = e->e_name_index >= VSMFS_XATTR_INDEX_ACL_ACCESS;
+		if (acl != !e->e_name_len)
+			return e->e_name_len ? "name on an ACL" : "empty name";
+		for (at = sizeof(*h); at < prev;) {
+			o = vsmfs_xattr_next(blk, &at, used);
+			if (vsmfs_xattr_same(o, e))
+				return "two entries of one attribute";
+		}
+		n++;
+	}
+	s->bad = 0;
+	s->count = n;
+	s->derivable = true;
+	if (le16_to_cpu(h->x_count) != n)
+		return "entry count mismatch";
+	if (le64_to_cpu(h->x_ino) != ino)
+		return "owned by another inode";
+	if (!vsmfs_all_zero(h->x_reserved, sizeof(h->x_reserved)))
+		return "reserved bytes are not zero";
+	if (!vsmfs_all_zero(blk + used, VSMFS_BLOCK_SIZE - used))
+		return "bytes past the used size are not zero";
+	return NULL;
+}
+
+/* File types as i_mode holds them (bits 12-15), the DT_* values of entries. */
+#define VSMFS_FT_FIFO	1
+#define VSMFS_FT_CHR	2
+#define VSMFS_FT_DIR	4
+#define VSMFS_FT_BLK	6
+#define VSMFS_FT_REG	8
+#define VSMFS_FT_LNK	10
+#define VSMFS_FT_SOCK	12
+
+/**
+ * vsmfs_dinode_type() - the file type of an on-media inode
+ * @di: the inode
+ *
+ * Return: the type as a directory entry stores it (DT_REG, DT_DIR, ...),
+ * or 0 if @i_mode holds none (a free inode, or a damaged mode).
+ */
+u8 vsmfs_dinode_type(const struct vsmfs_dinode *di)
+{
+	u8 t = le16_to_cpu(di->i_mode) >> 12 & 0xf;
+
+	switch (t) {
+	case VSMFS_FT_FIFO: case VSMFS_FT_CHR: case VSMFS_FT_DIR: case VSMFS_FT_BLK:
+	case VSMFS_FT_REG: case VSMFS_FT_LNK: case VSMFS_FT_SOCK:
+		return t;
+	}
+	return 0;
+}
+
+/**
+ * vsmfs_dinode_check() - verify what an inode in use needs to be used
+ * @di: the inode, @i_mode not zero
+ *
+ * The mode names a file type, and the size fits it: a regular file no
+ * larger than its index maps, a directory a whole number of blocks its
+ * index can hold, a symlink target of 1 to VSMFS_BLOCK_SIZE - 1 bytes.
+ * What the kernel can live with is left to vsmfs_dinode_fields_check().
+ *
+ * Return: NULL if sound, otherwise the reason.
+ */
+const char *vsmfs_dinode_check(const struct vsmfs_dinode *di)
+{
+	u64 size = le64_to_cpu(di->i_size);
+
+	switch (vsmfs_dinode_type(di)) {
+	case 0:
+		return "invalid mode";
+	case VSMFS_FT_REG:
+		if (size > VSMFS_IDX_KEYS << VSMFS_VSP_SHIFT)
+			return "size past the largest file";
+		break;
+	case VSMFS_FT_DIR:
+		if (size % VSMFS_BLOCK_SIZE || size >> VSMFS_BLOCK_SHIFT > VSMFS_IDX_KEYS)
+			return "directory size is not a whole number of blocks";
+		break;
+	case VSMFS_FT_LNK:
+		if (!size || size >= VSMFS_BLOCK_SIZE)
+			return "symlink size out of range";
+		break;
+	}
+	return NULL;
+}
+
+/**
+ * vsmfs_dinode_fields_check() - verify the other fields of an inode in use
+ * @di: an inode vsmfs_dinode_check() accepted
+ *
+ * Fields that are zero, or known values, for every inode or for its type;
+ * mount does not look at them, fsck.vsmfs does: reserved fields, flags,
+ * the tail key of regular files, the parent of directories, nanoseconds,
+ * the device number of devices, the target of a fast symlink, and the
+ * size and index of special files.
+ *
+ * Return: NULL if sound, otherwise the reason.
+ */
+const char *vsmfs_dinode_fields_check(const struct vsmfs_dinode *di)
+{
+	u32 flags = le32_to_cpu(di->i_flags);
+	u64 size = le64_to_cpu(di->i_size);
+	u8 t = vsmfs_dinode_type(di);
+	bool special = t != VSMFS_FT_REG && t != VSMFS_FT_DIR && t != VSMFS_FT_LNK;
+
+	if (di->i_reserved0 || !vsmfs_all_zero(di->i_reserved2, sizeof(di->i_reserved2)))
+		return "reserved fields are not zero";
+	if (flags & ~VSMFS_IFLAG_ALL)
+		return "unknown flags";
+	if ((flags & VSMFS_IFLAG_TRUNCATING) && special)
+		return "truncation flag set on a special file";
+	if (di->i_tail_key && t != VSMFS_FT_REG)
+		return "tail key set on an inode that is not a regular file";
+	if (di->i_parent && t != VSMFS_FT_DIR)
+		return "parent set on an inode that is not a directory";
+	if (le32_to_cpu(di->i_atime_ns) >= 1000000000 ||
+	    le32_to_cpu(di->i_mtime_ns) >= 1000000000 ||
+	    le32_to_cpu(di->i_ctime_ns) >= 1000000000 ||
+	    le32_to_cpu(di->i_crtime_ns) >= 1000000000)
+		return "timestamp nanoseconds out of range";
+	if (di->i_rdev && t != VSMFS_FT_CHR && t != VSMFS_FT_BLK)
+		return "device number set on an inode that is not a device";
+	if (t == VSMFS_FT_LNK && size <= VSMFS_INLINE_LEN &&
+	    strnlen((const char *)di->i_inline, size) != size)
+		return "fast symlink target shorter than its size";
+	if (special && size)
+		return "size set on a special file";
+	if (special && !vsmfs_all_zero(di->i_inline, sizeof(di->i_inline)))
+		return "index entries set on a special file";
+	return NULL;
+}
+
+/**
+ * vsmfs_jsb_check() - verify a journal superblock
+ * @jsb: the journal superblock
+ * @journal_blocks: size of the journal region (s_journal_blocks)
+ * @js: filled in with the decoded fields, whatever is found
+ *
+ * The magic; the journal blocks and header blocks the region's size calls
+ * for; the checkpoint pointer inside the headers and not before the start
+ * of the last transaction; the commit pointer inside the headers; no more
+ * header copies than the copy region holds; and, last, the reserved bytes
+ * zero (@js->only_reserved tells that nothing else is wrong).
+ *
+ * Return: NULL if sound, otherwise the reason.
+ */
+const char *vsmfs_jsb_check(const struct vsmfs_djsb *jsb, u64 journal_blocks,
+			    struct vsmfs_jsb_state *js)
+{
+	u64 state = le64_to_cpu(jsb->j_checkpoint);
+
+	js->n = vsmfs_journal_geometry(journal_blocks, &js->hdr_blocks);
+	js->ckpt = (u32)state;
+	js->last = (u32)(state >> 32);
+	js->commit = le64_to_cpu(jsb->j_commit);
+	js->hcopy = le32_to_cpu(jsb->j_hcopy);
+	js->sequence = le64_to_cpu(jsb->j_sequence);
+	js->only_reserved = false;
+	if (le32_to_cpu(jsb->j_magic) != VSMFS_JOURNAL_MAGIC)
+		return "bad magic";
+	if (le32_to_cpu(jsb->j_blocks) != js->n || le32_to_cpu(jsb->j_hdr_blocks) != js->hdr_blocks)
+		return "journal and header blocks not those the journal size calls for";
+	if (js->ckpt > js->n || js->last > js->ckpt)
+		return "checkpoint pointer past the headers or before the last transaction";
+	if (js->commit > js->n)
+		return "commit pointer past the headers";
+	if (js->hcopy > VSMFS_JH_PER_BLOCK)
+		return "more header copies than the copy region holds";
+	js->only_reserved = true;
+	if (!vsmfs_all_zero(jsb->j_reserved, sizeof(jsb->j_reserved)))
+		return "reserved bytes are not zero";
+	return NULL;
+}

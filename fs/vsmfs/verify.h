@@ -66,5 +66,68 @@ const char *vsmfs_sb_mount_opts_check(const struct vsmfs_dsb *dsb);
 u64 vsmfs_sb_backup_guess(u64 dev_blocks, int i);
 void vsmfs_layout_of_sb(struct vsmfs_layout *l, const struct vsmfs_dsb *dsb);
 u32 vsmfs_name_hash(const char *name, unsigned int len);
+bool vsmfs_all_zero(const void *p, size_t len);
+
+/* Keys an inode's index maps: direct, single and double indirect entries. */
+#define VSMFS_IDX_KEYS	(VSMFS_NDIRECT + VSMFS_IND_ENTRIES + \
+			 (u64)VSMFS_IND_ENTRIES * VSMFS_IND_ENTRIES)
+
+/* Bytes a directory entry with a name of @name_len bytes takes at least. */
+static inline unsigned int vsmfs_dirent_len(unsigned int name_len)
+{
+	return roundup(VSMFS_DIRENT_BASE + name_len, VSMFS_DIRENT_ALIGN);
+}
+
+bool vsmfs_dirent_rec_ok(const struct vsmfs_ddirent *de, unsigned int off);
+const char *vsmfs_dirent_check(const struct vsmfs_ddirent *de, unsigned int off);
+const char *vsmfs_dirent_name_check(const struct vsmfs_ddirent *de);
+
+/* Bytes an xattr entry with @name_len bytes of name and @value_len of value takes. */
+static inline unsigned int vsmfs_xentry_size(unsigned int name_len, unsigned int value_len)
+{
+	return roundup(sizeof(struct vsmfs_dxattr_entry) + name_len + value_len,
+		       VSMFS_XATTR_ALIGN);
+}
+
+/**
+ * struct vsmfs_xattr_scan - what vsmfs_xattr_block_check() found
+ * @count: entries walked
+ * @bad: offset of the entry found wrong, or 0
+ * @derivable: the entries are sound; what is wrong, if anything, can be
+ *	derived from them and the owner (count, owner, zero bytes)
+ */
+struct vsmfs_xattr_scan {
+	unsigned int count;
+	unsigned int bad;
+	bool derivable;
+};
+
+const struct vsmfs_dxattr_entry *vsmfs_xattr_next(const void *blk, unsigned int *off,
+						  unsigned int end);
+const char *vsmfs_xattr_block_check(const void *blk, u64 ino, struct vsmfs_xattr_scan *s);
+
+u8 vsmfs_dinode_type(const struct vsmfs_dinode *di);
+const char *vsmfs_dinode_check(const struct vsmfs_dinode *di);
+const char *vsmfs_dinode_fields_check(const struct vsmfs_dinode *di);
+
+/**
+ * struct vsmfs_jsb_state - a journal superblock, decoded
+ * @n: journal blocks (and headers) the journal size calls for
+ * @hdr_blocks: header blocks the journal size calls for
+ * @ckpt: checkpoint pointer
+ * @last: first header of the last committed transaction
+ * @commit: end of the commit area
+ * @hcopy: header copies to restore
+ * @sequence: transactions committed since mkfs
+ * @only_reserved: nothing is wrong but (perhaps) the reserved bytes
+ */
+struct vsmfs_jsb_state {
+	u32 n, hdr_blocks, ckpt, last, hcopy;
+	u64 commit, sequence;
+	bool only_reserved;
+};
+
+const char *vsmfs_jsb_check(const struct vsmfs_djsb *jsb, u64 journal_blocks,
+			    struct vsmfs_jsb_state *js);
 
 #endif /* _VSMFS_VERIFY_H */

@@ -36,31 +36,8 @@ static inline unsigned int vsmfs_xentry_len(const struct vsmfs_dxattr_entry *e)
 /* Check the header and every entry of an xattr block; false if corrupt. */
 static bool vsmfs_xattr_block_ok(struct inode *inode, struct vsmfs_mblk *mb)
 {
-	struct vsmfs_dxattr_hdr *h = vsmfs_xhdr(mb);
-	unsigned int used = le16_to_cpu(h->x_used), count = le16_to_cpu(h->x_count);
-	unsigned int off = sizeof(*h), n = 0;
-	const char *why = NULL;
+	const char *why = vsmfs_xattr_block_check(mb->m_data, inode->i_ino, NULL);
 
-	if (le32_to_cpu(h->x_magic) != VSMFS_XATTR_MAGIC)
-		why = "bad magic";
-	else if (le64_to_cpu(h->x_ino) != inode->i_ino)
-		why = "owned by another inode";
-	else if (used < sizeof(*h) || used > VSMFS_BLOCK_SIZE || used % VSMFS_XATTR_ALIGN)
-		why = "bad used size";
-	while (!why && off < used) {
-		struct vsmfs_dxattr_entry *e = (void *)mb->m_data + off;
-
-		if (off + sizeof(*e) > used || off + vsmfs_xentry_len(e) > used)
-			why = "entry crosses the used size";
-		else if (e->e_name_index < VSMFS_XATTR_INDEX_USER ||
-			 e->e_name_index > VSMFS_XATTR_INDEX_ACL_DEFAULT)
-			why = "unknown name index";
-		else
-			off += vsmfs_xentry_len(e);
-		n++;
-	}
-	if (!why && n != count)
-		why = "entry count mismatch";
 	if (why) {
 		vsmfs_fs_error(inode->i_sb, inode->i_ino, "corrupt xattr block: %s", why);
 		return false;

@@ -2,8 +2,10 @@
 /*
  * User-space unit tests of the shared format code (fs/vsmfs/verify.c):
  * checksum, name hash, layout computation over many device sizes (sparse
- * and not), and the superblock verifier against good and damaged
- * superblocks.
+ * and not), the superblock verifier against good and damaged superblocks,
+ * and the checks of directory entries, xattr blocks, inodes and the
+ * journal superblock, each against a sound structure and every kind of
+ * damage it finds.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -313,9 +315,349 @@ static void test_mount_opts(void)
 	      "options without the feature refused: %s", why);
 }
 
+/* @why is a reason that contains @want (NULL: none expected). */
+#define CHECK_WHY(why, want, what) do {						\
+	const char *__w = (why), *__x = (want);					\
+	if (__x)								\
+		CHECK(__w && strstr(__w, __x), "%s: '%s', expected '%s'", what,	\
+		      __w ? __w : "(none)", __x);					\
+	else									\
+		CHECK(!__w, "%s: sound, refused: %s", what, __w);		\
+} while (0)
+
+static u8 blk[VSMFS_BLOCK_SIZE] __attribute__((aligned(8)));
+
+/* Put an entry for @name at @off of blk, taking @rec bytes. */
+static struct vsmfs_ddirent *put_dirent(unsigned int off, unsigned int rec, u64 ino,
+					const char *name)
+{
+	struct vsmfs_ddirent *de = (struct vsmfs_ddirent *)(blk + off);
+
+	memset(de, 0, rec < VSMFS_DIRENT_BASE ? VSMFS_DIRENT_BASE : rec);
+	de->d_ino = cpu_to_le64(ino);
+	de->d_rec_len = cpu_to_le16(rec);
+	de->d_name_len = strlen(name);
+	de->d_type = 8;
+	memcpy(de->d_name, name, strlen(name));
+	de->d_hash = cpu_to_le32(vsmfs_name_hash(name, strlen(name)));
+	return de;
+}
+
+static void test_dirent(void)
+{
+	struct vsmfs_ddirent *de;
+
+	memset(blk, 0, sizeof(blk));
+	de = put_dirent(0, 24, 5, "file");
+	CHECK_WHY(vsmfs_dirent_check(de, 0), NULL, "an entry");
+	CHECK_WHY(vsmfs_dirent_name_check(de), NULL, "its name");
+	de = put_dirent(24, VSMFS_BLOCK_SIZE - 24, 0, "");
+	CHECK_WHY(vsmfs_dirent_check(de, 24), NULL, "a free entry to the end of the block");
+	CHECK(vsmfs_dirent_len(1) == 24 && vsmfs_dirent_len(8) == 24 &&
+	      vsmfs_dirent_len(9) == 32, "entry lengths");
+
+	de = put_dirent(0, 13, 5, "f");
+	CHECK_WHY(vsmfs_dirent_check(de, 0), "bad record length", "record shorter than a header");
+	CHECK(!vsmfs_dirent_rec_ok(de, 0), "record shorter than a header: walk stops");
+	de = put_dirent(0, 28, 5, "f");
+	CHECK_WHY(vsmfs_dirent_check(de, 0), "bad record length", "unaligned record");
+	de = put_dirent(4080, 24, 5, "f");
+	CHECK_WHY(vsmfs_dirent_check(de, 4080), "bad record length", "record past the block");
+	de = (struct vsmfs_ddirent *)(blk + VSMFS_BLOCK_SIZE - 16);
+	CHECK(vsmfs_dirent_rec_ok(de, VSMFS_BLOCK_SIZE - 16) == (le16_to_cpu(de->d_rec_len) == 16),
+	      "last 16 bytes");
+	/* The header itself would cross the end: nothing of it is read. */
+	CHECK_WHY(vsmfs_dirent_check((struct vsmfs_ddirent *)(blk + VSMFS_BLOCK_SIZE - 8),
+				     VSMFS_BLOCK_SIZE - 8), "bad record length", "header past the block");
+	de = put_dirent(0, 24, 5, "");
+	CHECK_WHY(vsmfs_dirent_check(de, 0), "without a name", "entry in use without a name");
+	de->d_ino = 0;
+	CHECK_WHY(vsmfs_dirent_check(de, 0), NULL, "a free entry without a name");
+	de = put_dirent(0, 24, 5, "ninechars");
+	CHECK_WHY(vsmfs_dirent_check(de, 0), "does not fit", "name longer than the record");
+	CHECK(vsmfs_dirent_rec_ok(de, 0), "name longer than the record: walk goes on");
+
+	de = put_dirent(0, 24, 5, "a/b");
+	CHECK_WHY(vsmfs_dirent_name_check(de), "'/' or NUL", "a slash");
+	de = put_dirent(0, 24, 5, "a");
+	de->d_name[0] = 0;
+	de->d_hash = cpu_to_le32(vsmfs_name_hash(de->d_name, 1));
+	CHECK_WHY(vsmfs_dirent_name_check(de), "'/' or NUL", "a NUL");
+	de = put_dirent(0, 24, 5, ".");
+	CHECK_WHY(vsmfs_dirent_name_check(de), "implicit", "'.'");
+	de = put_dirent(0, 24, 5, "..");
+	CHECK_WHY(vsmfs_dirent_name_check(de), "implicit", "'..'");
+	de = put_dirent(0, 24, 5, "...");
+	CHECK_WHY(vsmfs_dirent_name_check(de), NULL, "'...'");
+	de->d_hash = cpu_to_le32(le32_to_cpu(de->d_hash) ^ 1);
+	CHECK_WHY(vsmfs_dirent_name_check(de), "hash", "a wrong hash");
+}
+
+/* Append an attribute to the xattr block in blk. */
+static void put_xattr(int index, const char *name, unsigned int vlen)
+{
+	struct vsmfs_dxattr_hdr *h = (struct vsmfs_dxattr_hdr *)blk;
+	unsigned int used = le16_to_cpu(h->x_used), nl = strlen(name);
+	struct vsmfs_dxattr_entry *e = (struct vsmfs_dxattr_entry *)(blk + used);
+
+	e->e_name_index = index;
+	e->e_name_len = nl;
+	e->e_value_len = cpu_to_le16(vlen);
+	memcpy(e->e_name, name, nl);
+	memset(e->e_name + nl, 'v', vlen);
+	h->x_used = cpu_to_le16(used + vsmfs_xentry_size(nl, vlen));
+	h->x_count = cpu_to_le16(le16_to_cpu(h->x_count) + 1);
+}
+
+static void make_xattr(void)
+{
+	struct vsmfs_dxattr_hdr *h = (struct vsmfs_dxattr_hdr *)blk;
+
+	memset(blk, 0, sizeof(blk));
+	h->x_magic = cpu_to_le32(VSMFS_XATTR_MAGIC);
+	h->x_used = cpu_to_le16(sizeof(*h));
+	h->x_ino = cpu_to_le64(12);
+	put_xattr(VSMFS_XATTR_INDEX_USER, "color", 3);
+	put_xattr(VSMFS_XATTR_INDEX_ACL_ACCESS, "", 28);
+	put_xattr(VSMFS_XATTR_INDEX_SECURITY, "selinux", 0);
+	put_xattr(VSMFS_XATTR_INDEX_USER, "colour", 5);
+}
+
+/* The first entry, at the header's end. */
+#define XE0	((struct vsmfs_dxattr_entry *)(blk + sizeof(struct vsmfs_dxattr_hdr)))
+
+static void test_xattr(void)
+{
+	struct vsmfs_dxattr_hdr *h = (struct vsmfs_dxattr_hdr *)blk;
+	struct vsmfs_xattr_scan xs;
+	const struct vsmfs_dxattr_entry *e;
+	unsigned int off, n;
+
+	memset(blk, 0, sizeof(blk));
+	h->x_magic = cpu_to_le32(VSMFS_XATTR_MAGIC);
+	h->x_used = cpu_to_le16(sizeof(*h));
+	h->x_ino = cpu_to_le64(12);
+	CHECK_WHY(vsmfs_xattr_block_check(blk, 12, NULL), NULL, "an empty block");
+	make_xattr();
+	CHECK_WHY(vsmfs_xattr_block_check(blk, 12, &xs), NULL, "four attributes");
+	CHECK(xs.count == 4 && xs.derivable, "four attributes: %u counted", xs.count);
+	for (off = sizeof(*h), n = 0; (e = vsmfs_xattr_next(blk, &off, le16_to_cpu(h->x_used)));)
+		n++;
+	CHECK(n == 4 && off == le16_to_cpu(h->x_used), "walk: %u entries, end %u", n, off);
+
+	make_xattr();
+	h->x_magic = 0;
+	CHECK_WHY(vsmfs_xattr_block_check(blk, 12, &xs), "magic", "bad magic");
+	CHECK(!xs.derivable, "bad magic: not derivable");
+	make_xattr();
+	h->x_used = cpu_to_le16(VSMFS_BLOCK_SIZE + 4);
+	CHECK_WHY(vsmfs_xattr_block_check(blk, 12, NULL), "used size", "used past the block");
+	make_xattr();
+	h->x_used = cpu_to_le16(le16_to_cpu(h->x_used) - 2);
+	CHECK_WHY(vsmfs_xattr_block_check(blk, 12, NULL), "used size", "unaligned used size");
+	make_xattr();
+	h->x_used = cpu_to_le16(le16_to_cpu(h->x_used) - 4);
+	CHECK_WHY(vsmfs_xattr_block_check(blk, 12, &xs), "crosses", "last entry past the used size");
+	CHECK(!xs.derivable && xs.bad > sizeof(*h), "crossing entry at %u", xs.bad);
+	make_xattr();
+	XE0->e_value_len = cpu_to_le16(VSMFS_BLOCK_SIZE);
+	CHECK_WHY(vsmfs_xattr_block_check(blk, 12, &xs), "crosses", "value past the block");
+	CHECK(xs.bad == sizeof(*h), "bad entry at %u", xs.bad);
+	make_xattr();
+	XE0->e_name_index = 9;
+	CHECK_WHY(vsmfs_xattr_block_check(blk, 12, NULL), "name index", "unknown namespace");
+	make_xattr();
+	XE0->e_name_index = 0;
+	CHECK_WHY(vsmfs_xattr_block_check(blk, 12, NULL), "name index", "namespace 0");
+	make_xattr();
+	XE0->e_name_index = VSMFS_XATTR_INDEX_ACL_DEFAULT;
+	CHECK_WHY(vsmfs_xattr_block_check(blk, 12, NULL), "name on an ACL", "an ACL with a name");
+	make_xattr();
+	XE0->e_name_len = 0;
+	XE0->e_value_len = cpu_to_le16(3 + 5);
+	CHECK_WHY(vsmfs_xattr_block_check(blk, 12, NULL), "empty name", "user. without a name");
+	make_xattr();
+	put_xattr(VSMFS_XATTR_INDEX_USER, "color", 1);
+	CHECK_WHY(vsmfs_xattr_block_check(blk, 12, &xs), "two entries", "one attribute twice");
+	CHECK(!xs.derivable, "one attribute twice: not derivable");
+	make_xattr();
+	put_xattr(VSMFS_XATTR_INDEX_TRUSTED, "color", 1);
+	CHECK_WHY(vsmfs_xattr_block_check(blk, 12, NULL), NULL, "one name in two namespaces");
+
+	/* What follows from sound entries. */
+	make_xattr();
+	h->x_count = cpu_to_le16(7);
+	CHECK_WHY(vsmfs_xattr_block_check(blk, 12, &xs), "count", "wrong count");
+	CHECK(xs.derivable && xs.count == 4, "wrong count: derivable, %u entries", xs.count);
+	make_xattr();
+	CHECK_WHY(vsmfs_xattr_block_check(blk, 13, &xs), "another inode", "another owner");
+	CHECK(xs.derivable, "another owner: derivable");
+	make_xattr();
+	h->x_reserved[15] = 1;
+	CHECK_WHY(vsmfs_xattr_block_check(blk, 12, &xs), "reserved", "reserved bytes");
+	CHECK(xs.derivable, "reserved bytes: derivable");
+	make_xattr();
+	blk[VSMFS_BLOCK_SIZE - 1] = 1;
+	CHECK_WHY(vsmfs_xattr_block_check(blk, 12, &xs), "past the used size", "junk at the end");
+	CHECK(xs.derivable, "junk at the end: derivable");
+}
+
+static void make_dinode(struct vsmfs_dinode *di, u16 mode, u64 size)
+{
+	memset(di, 0, sizeof(*di));
+	di->i_mode = cpu_to_le16(mode);
+	di->i_nlink = cpu_to_le32(1);
+	di->i_size = cpu_to_le64(size);
+}
+
+static void test_dinode(void)
+{
+	static const u16 types[] = { 0010644, 0020644, 0040755, 0060644, 0100644, 0120777,
+				     0140755 };
+	u64 max_file = VSMFS_IDX_KEYS << VSMFS_VSP_SHIFT;
+	struct vsmfs_dinode di;
+	size_t i;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		make_dinode(&di, types[i], types[i] >> 12 == 10 ? 1 : 0);
+		if (types[i] >> 12 == 10)
+			di.i_inline[0] = 'x';
+		CHECK(vsmfs_dinode_type(&di) == types[i] >> 12, "type of mode 0%o", types[i]);
+		CHECK_WHY(vsmfs_dinode_check(&di), NULL, "an inode");
+		CHECK_WHY(vsmfs_dinode_fields_check(&di), NULL, "its fields");
+	}
+	make_dinode(&di, 0170644, 0);
+	CHECK(!vsmfs_dinode_type(&di), "no type in mode 0170644");
+	CHECK_WHY(vsmfs_dinode_check(&di), "invalid mode", "mode 0170644");
+	make_dinode(&di, 0, 0);
+	CHECK_WHY(vsmfs_dinode_check(&di), "invalid mode", "mode 0");
+
+	make_dinode(&di, 0100644, max_file);
+	CHECK_WHY(vsmfs_dinode_check(&di), NULL, "the largest file");
+	make_dinode(&di, 0100644, max_file + 1);
+	CHECK_WHY(vsmfs_dinode_check(&di), "largest file", "a file one byte larger");
+	make_dinode(&di, 0100644, ~0ULL);
+	CHECK_WHY(vsmfs_dinode_check(&di), "largest file", "a negative size");
+	make_dinode(&di, 0040755, 5000);
+	CHECK_WHY(vsmfs_dinode_check(&di), "whole number of blocks", "directory of 5000 bytes");
+	make_dinode(&di, 0040755, (VSMFS_IDX_KEYS + 1) << VSMFS_BLOCK_SHIFT);
+	CHECK_WHY(vsmfs_dinode_check(&di), "whole number of blocks", "directory past the index");
+	make_dinode(&di, 0040755, VSMFS_IDX_KEYS << VSMFS_BLOCK_SHIFT);
+	CHECK_WHY(vsmfs_dinode_check(&di), NULL, "largest directory");
+	make_dinode(&di, 0120777, 0);
+	CHECK_WHY(vsmfs_dinode_check(&di), "symlink size", "empty symlink");
+	make_dinode(&di, 0120777, VSMFS_BLOCK_SIZE);
+	CHECK_WHY(vsmfs_dinode_check(&di), "symlink size", "symlink of a block");
+	make_dinode(&di, 0120777, VSMFS_BLOCK_SIZE - 1);
+	CHECK_WHY(vsmfs_dinode_check(&di), NULL, "long symlink");
+	CHECK_WHY(vsmfs_dinode_fields_check(&di), NULL, "long symlink's fields");
+
+#define FIELD_CASE(mode, size, stmt, want) do {				\
+	make_dinode(&di, mode, size);					\
+	stmt;								\
+	CHECK_WHY(vsmfs_dinode_check(&di), NULL, want " (core)");	\
+	CHECK_WHY(vsmfs_dinode_fields_check(&di), want, want);		\
+} while (0)
+	FIELD_CASE(0100644, 0, di.i_reserved0 = cpu_to_le16(1), "reserved fields");
+	FIELD_CASE(0100644, 0, di.i_reserved2[63] = 1, "reserved fields");
+	FIELD_CASE(0100644, 0, di.i_flags = cpu_to_le32(0x80), "unknown flags");
+	FIELD_CASE(0010644, 0, di.i_flags = cpu_to_le32(VSMFS_IFLAG_TRUNCATING),
+		   "truncation flag");
+	FIELD_CASE(0040755, 0, di.i_tail_key = cpu_to_le32(1), "tail key");
+	FIELD_CASE(0100644, 0, di.i_parent = cpu_to_le64(1), "parent");
+	FIELD_CASE(0100644, 0, di.i_mtime_ns = cpu_to_le32(1000000000), "nanoseconds");
+	FIELD_CASE(0100644, 0, di.i_rdev = cpu_to_le32(0x103), "device number");
+	FIELD_CASE(0120777, 3, memcpy(di.i_inline, "a\0b", 3), "fast symlink target");
+	FIELD_CASE(0010644, 0, di.i_ind = cpu_to_le64(9), "index entries");
+#undef FIELD_CASE
+	make_dinode(&di, 0100644, 5);
+	di.i_flags = cpu_to_le32(VSMFS_IFLAG_ALL);
+	di.i_tail_key = cpu_to_le32(3);
+	CHECK_WHY(vsmfs_dinode_fields_check(&di), NULL, "every flag and a tail key on a file");
+	make_dinode(&di, 0020644, 0);
+	di.i_rdev = cpu_to_le32(0x103);
+	CHECK_WHY(vsmfs_dinode_fields_check(&di), NULL, "a device number on a device");
+	make_dinode(&di, 0010644, 1);
+	CHECK_WHY(vsmfs_dinode_fields_check(&di), "size set on a special", "a fifo with a size");
+}
+
+static void make_jsb(struct vsmfs_djsb *jsb, u64 journal_blocks)
+{
+	u32 hb, n = vsmfs_journal_geometry(journal_blocks, &hb);
+
+	memset(jsb, 0, sizeof(*jsb));
+	jsb->j_magic = cpu_to_le32(VSMFS_JOURNAL_MAGIC);
+	jsb->j_blocks = cpu_to_le32(n);
+	jsb->j_hdr_blocks = cpu_to_le32(hb);
+	jsb->j_checkpoint = cpu_to_le64(5 | 2ULL << 32);
+	jsb->j_commit = cpu_to_le64(7);
+	jsb->j_hcopy = cpu_to_le32(1);
+	jsb->j_sequence = cpu_to_le64(99);
+}
+
+static void test_jsb(void)
+{
+	static struct vsmfs_djsb jsb;
+	struct vsmfs_jsb_state js;
+	const u64 jb = 2048;
+	u32 hb, n = vsmfs_journal_geometry(jb, &hb);
+
+	make_jsb(&jsb, jb);
+	CHECK_WHY(vsmfs_jsb_check(&jsb, jb, &js), NULL, "a journal superblock");
+	CHECK(js.n == n && js.hdr_blocks == hb && js.ckpt == 5 && js.last == 2 &&
+	      js.commit == 7 && js.hcopy == 1 && js.sequence == 99, "decoded fields");
+
+	make_jsb(&jsb, jb);
+	jsb.j_magic = cpu_to_le32(0x1234);
+	CHECK_WHY(vsmfs_jsb_check(&jsb, jb, &js), "bad magic", "bad magic");
+	CHECK(!js.only_reserved, "bad magic is not only the reserved bytes");
+	make_jsb(&jsb, jb);
+	CHECK_WHY(vsmfs_jsb_check(&jsb, jb + 16, &js), "journal size", "another journal size");
+	make_jsb(&jsb, jb);
+	jsb.j_hdr_blocks = cpu_to_le32(hb + 1);
+	CHECK_WHY(vsmfs_jsb_check(&jsb, jb, &js), "journal size", "header blocks");
+	make_jsb(&jsb, jb);
+	jsb.j_checkpoint = cpu_to_le64(3 | 5ULL << 32);
+	CHECK_WHY(vsmfs_jsb_check(&jsb, jb, &js), "checkpoint pointer", "last transaction past it");
+	CHECK(js.ckpt == 3 && js.last == 5, "fields decoded whatever is wrong");
+	make_jsb(&jsb, jb);
+	jsb.j_checkpoint = cpu_to_le64(n + 1);
+	CHECK_WHY(vsmfs_jsb_check(&jsb, jb, &js), "checkpoint pointer", "checkpoint past the headers");
+	make_jsb(&jsb, jb);
+	jsb.j_checkpoint = cpu_to_le64(n | (u64)n << 32);
+	jsb.j_commit = cpu_to_le64(n);
+	CHECK_WHY(vsmfs_jsb_check(&jsb, jb, &js), NULL, "a full journal");
+	make_jsb(&jsb, jb);
+	jsb.j_commit = cpu_to_le64(n + 1);
+	CHECK_WHY(vsmfs_jsb_check(&jsb, jb, &js), "commit pointer", "commit past the headers");
+	make_jsb(&jsb, jb);
+	jsb.j_commit = cpu_to_le64(1ULL << 32);
+	CHECK_WHY(vsmfs_jsb_check(&jsb, jb, &js), "commit pointer", "commit in the high word");
+	make_jsb(&jsb, jb);
+	jsb.j_hcopy = cpu_to_le32(VSMFS_JH_PER_BLOCK + 1);
+	CHECK_WHY(vsmfs_jsb_check(&jsb, jb, &js), "header copies", "too many header copies");
+	make_jsb(&jsb, jb);
+	jsb.j_reserved[4055] = 1;
+	CHECK_WHY(vsmfs_jsb_check(&jsb, jb, &js), "reserved", "reserved bytes");
+	CHECK(js.only_reserved, "reserved bytes: nothing else wrong");
+}
+
+static void test_all_zero(void)
+{
+	static const u8 z[9], nz[9] = { [8] = 1 };
+
+	CHECK(vsmfs_all_zero(z, sizeof(z)) && vsmfs_all_zero(nz, 0) &&
+	      vsmfs_all_zero(nz, 8) && !vsmfs_all_zero(nz, 9), "all zero");
+}
+
 int main(void)
 {
 	test_crc();
+	test_all_zero();
+	test_dirent();
+	test_xattr();
+	test_dinode();
+	test_jsb();
 	test_mount_opts();
 	test_name_hash();
 	test_layouts();

@@ -32,6 +32,74 @@ int fail(int code, const char *fmt, ...)
 	return code;
 }
 
+/*
+ * Called by fatal() before it exits: a tool that can go on without the
+ * part that failed jumps back from here.
+ */
+void (*fatal_hook)(void);
+
+/* Print "progname: message" on stderr and exit with an operational error. */
+void fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "%s: ", progname);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	if (fatal_hook)
+		fatal_hook();
+	exit(EXIT_OPERATIONAL);
+}
+
+/* Zeroed, block aligned memory (O_DIRECT buffers); running out is fatal. */
+void *xalloc(u64 size)
+{
+	void *p;
+
+	size = roundup(size ? size : 1, (u64)VSMFS_BLOCK_SIZE);
+	if (posix_memalign(&p, VSMFS_BLOCK_SIZE, size))
+		fatal("out of memory (%" PRIu64 " bytes)", size);
+	memset(p, 0, size);
+	return p;
+}
+
+/*
+ * Room for element @n in the array @p of *@cap elements of @size bytes:
+ * @p, or a copy twice as large (*@cap updated) when it is full. Running
+ * out of memory is fatal.
+ */
+void *xgrow(void *p, u64 n, u64 *cap, size_t size)
+{
+	if (n < *cap)
+		return p;
+	*cap = *cap ? 2 * *cap : 64;
+	p = realloc(p, *cap * size);
+	if (!p)
+		fatal("out of memory");
+	return p;
+}
+
+/*
+ * The end of every tool's getopt switch: -V prints the version, -h the
+ * help, both on stdout and exit 0; any other option is a usage error.
+ */
+void common_option(int c, void (*usage)(FILE *f), int usage_status)
+{
+	if (c == 'V') {
+		printf("%s %s (format %d)\n", progname, VSMFS_TOOLS_VERSION, VSMFS_FORMAT_VERSION);
+		exit(0);
+	}
+	if (c == 'h') {
+		usage(stdout);
+		exit(0);
+	}
+	usage(stderr);
+	exit(usage_status);
+}
+
 /* Parse "123", "64K", "128M", "2G", "1T", "4P" into bytes (or plain counts). */
 int parse_size(const char *s, u64 *out)
 {

@@ -26,7 +26,7 @@ c_sb_both() { "$SB" "$DEV" set inodes=4001; "$SB" -b "$DEV" set inodes=4001; }
 damage_case sb_both "superblock: inode count out of range" "backup superblock:"
 
 c_jsb_magic() { "$POKE" "$DEV" jsb set magic=0x1234; }
-damage_case jsb_magic "journal superblock (block $journal_start): bad magic 0x00001234"
+damage_case jsb_magic "journal superblock (block $journal_start): bad magic" "(magic 0x00001234,"
 
 c_jhome_bad() { "$POKE" -j "$DEV" inode "$F1" set nlink=2; "$POKE" "$DEV" jhdr 0 set home=1; }
 damage_case jhome_bad "journal: header 0: bad home block" "home block 1)"
@@ -45,7 +45,8 @@ c_jflags() { "$POKE" -j "$DEV" inode "$F1" set nlink=2; "$POKE" "$DEV" jhdr 0 se
 damage_case jflags "journal: header 0: bad flags in the checkpoint area" "flags 0x10,"
 
 c_jpointer() { "$POKE" "$DEV" jsb set checkpoint=$(( (5 << 32) | 3 )); }
-damage_case jpointer "journal superblock: checkpoint pointer 3 (last transaction at 5)"
+damage_case jpointer "journal superblock (block $journal_start): checkpoint pointer past" \
+	"checkpoint 3, last transaction at 5,"
 
 c_jlatest2() {
 	"$POKE" -j "$DEV" inode "$F1" set nlink=2
@@ -70,10 +71,11 @@ c_bad_mode() { "$POKE" "$DEV" inode "$MID" set mode=0170644; }
 damage_case bad_mode "inode $MID (invalid type): invalid mode 0170644"
 
 c_bad_flags() { "$POKE" "$DEV" inode "$MID" set flags=0x80; }
-damage_case bad_flags "inode $MID (regular file): unknown flags 0x80"
+damage_case bad_flags "inode $MID (regular file): unknown flags (flags 0x80,"
 
 c_file_parent() { "$POKE" "$DEV" inode "$MID" set parent="$D1"; }
-damage_case file_parent "inode $MID (regular file): parent $D1 set on a regular file"
+damage_case file_parent "inode $MID (regular file): parent set on an inode that is not a directory" \
+	"parent $D1,"
 
 c_reserved() { "$POKE" "$DEV" inode "$MID" set reserved2=1; }
 damage_case reserved "inode $MID (regular file): reserved fields are not zero"
@@ -111,22 +113,23 @@ c_xattr_owned() {
 damage_case xattr_owned "inode $MID (regular file): xattr block at logical page" "already owned" "by inode $F1"
 
 c_dir_size() { "$POKE" "$DEV" inode "$D1" set size=5000; }
-damage_case dir_size "inode $D1 (directory): directory size 5000 is not a whole number of blocks"
+damage_case dir_size "inode $D1 (directory): directory size is not a whole number of blocks (size 5000)"
 
 c_dir_hole() { "$POKE" "$DEV" inode "$D3" set direct3=0; }
 damage_case dir_hole "inode $D3 (directory): directory block 3 is missing"
 
 c_rec_len() { "$POKE" "$DEV" dirent "$ROOT" f1 set rec_len=13; }
-damage_case rec_len "directory $ROOT, block 0, entry at" "bad record length 13"
+damage_case rec_len "directory $ROOT, block 0, entry at" "bad record length (record length 13,"
 
 c_name_len() { "$POKE" "$DEV" dirent "$ROOT" sl set name_len=200; }
-damage_case name_len "directory $ROOT, block 0, entry at" "name length 200 does not fit record length"
+damage_case name_len "directory $ROOT, block 0, entry at" "name length does not fit the record length" \
+	"name length 200)"
 
 c_d_type() { "$POKE" "$DEV" dirent "$ROOT" f1 set type=4; }
 damage_case d_type "('f1'): type 4, but inode $F1 is of type 8 (regular file)"
 
 c_d_hash() { "$POKE" "$DEV" dirent "$ROOT" f1 set hash=0x1234; }
-damage_case d_hash "('f1'): name hash 0x00001234, should be 0x14226d78"
+damage_case d_hash "('f1'): name hash mismatch (hash 0x00001234, of the name 0x14226d78)"
 
 c_name_slash() { "$POKE" "$DEV" dirent "$ROOT" f1 set name=a/; }
 damage_case name_slash "('a/'): name contains '/' or NUL"
@@ -163,10 +166,10 @@ c_root_free() { "$POKE" "$DEV" inode "$ROOT" set mode=0; }
 damage_case root_free "root inode 1 is not in use"
 
 c_symlink_size() { "$POKE" "$DEV" inode "$SL" set size=0; }
-damage_case symlink_size "inode $SL (symlink): symlink size 0 out of range"
+damage_case symlink_size "inode $SL (symlink): symlink size out of range (size 0)"
 
 c_fifo_index() { "$POKE" "$DEV" inode "$FIFO" set direct2=0x1000000000007; }
-damage_case fifo_index "inode $FIFO (fifo): index entries set"
+damage_case fifo_index "inode $FIFO (fifo): index entries set on a special file"
 
 # The first MiB zeroed: the primary is restored from the backup in the
 # last block, but the journal went with it, which is not repaired.
