@@ -105,13 +105,13 @@ N ?=
 SEED ?= 1
 
 fuzz: all
-	tests/crash/fuzz -s $(SEED) -n $(or $(N),2000)
+	tests/suites/crash/fuzz -s $(SEED) -n $(or $(N),2000)
 
 crash-test: all
-	tests/crash/power-cut -s $(SEED) -n $(or $(N),50)
+	tests/suites/crash/power-cut -s $(SEED) -n $(or $(N),50)
 
 crash-parallel: all
-	tests/crash/power-cut --parallel 4 -s $(SEED) -n $(or $(N),20)
+	tests/suites/crash/power-cut --parallel 4 -s $(SEED) -n $(or $(N),20)
 	tests/run persist/007-parallel-cut
 
 crash-atomic: all

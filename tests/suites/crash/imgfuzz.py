@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Guest side of the hostile-image fuzzer (tests/crash/fuzz drives it).
+"""Guest side of the hostile-image fuzzer (tests/suites/crash/fuzz drives it).
 
   imgfuzz.py build SEEDIMG
         mkfs the test device, populate it so that every on-media structure

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Power-cut workload and checker, run inside the VM (tests/crash/power-cut
+"""Power-cut workload and checker, run inside the VM (tests/suites/crash/power-cut
 drives them).
 
   workload.py run MNT ORACLE SEED     steps of SEED until killed
