@@ -11,7 +11,8 @@
 #                     installs, without fault injection or the log
 #   make test         build, then run the test suite in QEMU VMs
 #   make demo         build, boot a VM, mkfs + mount + a short fio run
-#   make check        checkpatch, sparse and kernel-doc over the module
+#   make check        checkpatch, sparse and kernel-doc over the module; every
+#                     test listed in its group's README.md (tests/check-tables)
 #   make fuzz         hostile-image fuzzer: N mutants (default 2000) of SEED
 #   make crash-test   power-cut loop: N crash points (default 50) from SEED
 #   make crash-parallel  power cuts while four workloads run at once: N crash
@@ -187,6 +188,7 @@ bench-create: all
 check:
 	$(MAKE) $(KBUILD_ARGS) C=2 modules
 	tests/hygiene
+	tests/check-tables
 
 # Installation, with the usual DESTDIR, PREFIX (manual pages, default
 # /usr/local), SBINDIR (default /sbin, on root's $PATH, where mkfs(8) and
