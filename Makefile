@@ -10,7 +10,9 @@
 #   make release      build/release/vsmfs.ko only: the module make install
 #                     installs, without fault injection or the log
 #   make test         build, then run the test suite in QEMU VMs
-#   make demo         build, boot a VM, mkfs + mount + a short fio run
+#   make demo         build, boot a VM, mkfs + mount + a short fio run against
+#                     ext4-DAX with the PM bytes written per byte, then
+#                     power cuts during overwrites (a few minutes)
 #   make check        checkpatch, sparse and kernel-doc over the module; every
 #                     test listed in its group's README.md (tests/check-tables)
 #   make fuzz         hostile-image fuzzer: N mutants (default 2000) of SEED
