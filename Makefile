@@ -10,8 +10,11 @@
 #   make release      build/release/vsmfs.ko only: the module make install
 #                     installs, without fault injection or the log
 #   make test         build, then run the test suite in QEMU VMs
-#   make demo         build, boot a VM, mkfs + mount + a short fio run
-#   make check        checkpatch, sparse and kernel-doc over the module
+#   make demo         build, boot a VM, mkfs + mount + a short fio run against
+#                     ext4-DAX with the PM bytes written per byte, then
+#                     power cuts during overwrites (a few minutes)
+#   make check        checkpatch, sparse and kernel-doc over the module; every
+#                     test listed in its group's README.md (tests/check-tables)
 #   make fuzz         hostile-image fuzzer: N mutants (default 2000) of SEED
 #   make crash-test   power-cut loop: N crash points (default 50) from SEED
 #   make crash-parallel  power cuts while four workloads run at once: N crash
@@ -105,13 +108,13 @@ N ?=
 SEED ?= 1
 
 fuzz: all
-	tests/crash/fuzz -s $(SEED) -n $(or $(N),2000)
+	tests/suites/crash/fuzz -s $(SEED) -n $(or $(N),2000)
 
 crash-test: all
-	tests/crash/power-cut -s $(SEED) -n $(or $(N),50)
+	tests/suites/crash/power-cut -s $(SEED) -n $(or $(N),50)
 
 crash-parallel: all
-	tests/crash/power-cut --parallel 4 -s $(SEED) -n $(or $(N),20)
+	tests/suites/crash/power-cut --parallel 4 -s $(SEED) -n $(or $(N),20)
 	tests/run persist/007-parallel-cut
 
 crash-atomic: all
@@ -187,6 +190,7 @@ bench-create: all
 check:
 	$(MAKE) $(KBUILD_ARGS) C=2 modules
 	tests/hygiene
+	tests/check-tables
 
 # Installation, with the usual DESTDIR, PREFIX (manual pages, default
 # /usr/local), SBINDIR (default /sbin, on root's $PATH, where mkfs(8) and

@@ -8,7 +8,7 @@
 
 K=/sys/kernel/debug/vsmfs
 [ -d $K ] || skip "module built without CONFIG_VSMFS_FAULT_INJECTION"
-load="python3 tests/crash/faultload.py"
+load="python3 tests/lib/faultload.py"
 
 mkfs_vsmfs -f "$DEV"
 mount_vsmfs
