@@ -12,6 +12,8 @@
 #include <linux/posix_acl.h>
 #include <linux/posix_acl_xattr.h>
 #include "vsmfs.h"
+#include "trans.h"
+#include "inode.h"
 
 /* The on-media tags are the Linux ACL API's values. */
 static_assert(VSMFS_ACL_USER_OBJ == ACL_USER_OBJ);

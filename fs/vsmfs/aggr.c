@@ -28,6 +28,10 @@
 #include <linux/vmalloc.h>
 #include <linux/bitops.h>
 #include "vsmfs.h"
+#include "mcache.h"
+#include "trans.h"
+#include "alloc.h"
+#include "inode.h"
 #include "trace.h"
 #include "fault.h"
 

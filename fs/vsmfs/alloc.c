@@ -34,6 +34,9 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include "vsmfs.h"
+#include "mcache.h"
+#include "vsp.h"
+#include "trans.h"
 #include "fault.h"
 #include "alloc.h"
 

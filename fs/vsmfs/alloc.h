@@ -10,6 +10,7 @@
 
 #include <linux/bitmap.h>
 #include "vsmfs.h"
+#include "mcache.h"
 
 #define BITS_PER_BLK	(VSMFS_BLOCK_SIZE * 8ULL)
 
@@ -70,5 +71,59 @@ int vsmfs_find_free(struct vsmfs_sb_info *sbi, u64 count, bool large, u64 *lpn);
 
 /* ialloc.c */
 u64 vsmfs_ino_region(struct vsmfs_sb_info *sbi, unsigned int cpu);
+
+/* alloc.c, resv.c */
+void vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty);
+int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsmfs_resv *r);
+int vsmfs_resv_take_at(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, struct vsmfs_resv *r);
+int vsmfs_resv_claim(struct vsmfs_trans *t, const struct vsmfs_resv *r);
+void vsmfs_resv_end(struct vsmfs_trans *t, u64 lpn, u64 count, bool claimed);
+void vsmfs_resv_release(struct vsmfs_sb_info *sbi, const struct vsmfs_resv *r);
+int vsmfs_trans_defer_resv(struct vsmfs_trans *t, const struct vsmfs_resv *r, bool claimed);
+int vsmfs_pool_init(struct vsmfs_sb_info *sbi);
+void vsmfs_pool_drain(struct vsmfs_sb_info *sbi);
+u64 vsmfs_pool_count(struct vsmfs_sb_info *sbi);
+void vsmfs_pool_forget(struct vsmfs_sb_info *sbi);
+
+/*
+ * Whether free space is short enough that page pools are emptied and not
+ * refilled: under a sixteenth of the device.
+ */
+static inline bool vsmfs_pool_low(struct vsmfs_sb_info *sbi)
+{
+	return sbi->s_free_pages < (sbi->s_layout.data_pages >> 4);
+}
+
+int vsmfs_alloc_init(struct vsmfs_sb_info *sbi);
+void vsmfs_alloc_destroy(struct vsmfs_sb_info *sbi);
+void vsmfs_alloc_bits_restored(struct vsmfs_sb_info *sbi, u64 blk, unsigned int off,
+			       unsigned int len);
+int vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64 *lpn);
+int vsmfs_alloc_pages_at(struct vsmfs_trans *t, u64 lpn, u64 count);
+int vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count);
+int vsmfs_free_data_pages(struct vsmfs_trans *t, u64 lpn, u64 count);
+int vsmfs_reserve_pages(struct vsmfs_trans *t, u64 count, u64 *lpn);
+int vsmfs_unreserve_pages(struct vsmfs_trans *t, u64 lpn, u64 count);
+int vsmfs_reserve_holes(struct vsmfs_trans *t, u64 count, u64 *lpn, u64 *got);
+int vsmfs_alloc_holes(struct vsmfs_trans *t, u64 count, u64 *lpn);
+int vsmfs_reserve_frames(struct vsmfs_trans *t, u64 count, u64 *lpn);
+int vsmfs_alloc_holes_at(struct vsmfs_trans *t, u64 lpn, u64 count);
+
+/* ialloc.c */
+int vsmfs_alloc_ino(struct vsmfs_trans *t, u64 *ino);
+int vsmfs_free_ino(struct vsmfs_trans *t, u64 ino);
+
+/* hole.c */
+int vsmfs_fill_holes_t(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 count,
+		       bool unwritten);
+int vsmfs_punch_frames_t(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 count,
+			 u64 *next);
+
+/* ptable.c */
+int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b, u64 count);
+int vsmfs_swap_pages_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw, u64 a, u64 b,
+			    u64 count);
+void vsmfs_swap_back_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw);
+int vsmfs_pt_unwritten_t(struct vsmfs_trans *t, u64 lpn, u64 count, bool set);
 
 #endif /* _VSMFS_ALLOC_H */

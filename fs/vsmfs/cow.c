@@ -18,6 +18,11 @@
 #include <linux/mm.h>
 #include <linux/pagemap.h>
 #include "vsmfs.h"
+#include "vsp.h"
+#include "journal.h"
+#include "trans.h"
+#include "alloc.h"
+#include "inode.h"
 #include "trace.h"
 #include "pmem.h"
 #include "fault.h"

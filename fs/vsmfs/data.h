@@ -13,6 +13,7 @@
 #include <linux/types.h>
 #include "pmem.h"
 #include "fault.h"
+#include "trans.h"
 
 struct file;
 struct inode;

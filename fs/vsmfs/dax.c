@@ -21,6 +21,10 @@
 #include <linux/writeback.h>
 #include <linux/huge_mm.h>
 #include "vsmfs.h"
+#include "vsp.h"
+#include "trans.h"
+#include "alloc.h"
+#include "inode.h"
 #include "trace.h"
 #include "pmem.h"
 #include "fault.h"

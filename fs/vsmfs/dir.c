@@ -40,6 +40,10 @@
 #include <linux/slab.h>
 #include <linux/sched/mm.h>
 #include "vsmfs.h"
+#include "mcache.h"
+#include "trans.h"
+#include "alloc.h"
+#include "inode.h"
 #include "fault.h"
 #include "dir.h"
 

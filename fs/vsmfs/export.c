@@ -16,6 +16,8 @@
 #include <linux/fs.h>
 #include <linux/exportfs.h>
 #include "vsmfs.h"
+#include "trans.h"
+#include "inode.h"
 #include "fault.h"
 
 static int vsmfs_encode_fh(struct inode *inode, __u32 *fh, int *max_len,

@@ -14,6 +14,10 @@
 #include <linux/falloc.h>
 #include <linux/pagemap.h>
 #include "vsmfs.h"
+#include "vsp.h"
+#include "trans.h"
+#include "alloc.h"
+#include "inode.h"
 #include "trace.h"
 #include "pmem.h"
 #include "fault.h"

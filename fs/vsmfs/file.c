@@ -42,6 +42,10 @@
 #include <linux/writeback.h>
 #include <linux/huge_mm.h>
 #include "vsmfs.h"
+#include "vsp.h"
+#include "journal.h"
+#include "trans.h"
+#include "inode.h"
 #include "trace.h"
 #include "pmem.h"
 #include "fault.h"

@@ -17,6 +17,11 @@
 #include <linux/fs.h>
 #include <linux/uio.h>
 #include "vsmfs.h"
+#include "vsp.h"
+#include "journal.h"
+#include "trans.h"
+#include "alloc.h"
+#include "inode.h"
 #include "trace.h"
 #include "pmem.h"
 #include "data.h"

@@ -23,6 +23,10 @@
  */
 #include <linux/bitmap.h>
 #include "vsmfs.h"
+#include "vsp.h"
+#include "journal.h"
+#include "trans.h"
+#include "alloc.h"
 
 /* Pages from @lpn, up to @end, of the same kind as @lpn (hole or not). */
 static u64 vsmfs_same_kind(struct vsmfs_sb_info *sbi, u64 lpn, u64 end)

@@ -12,6 +12,8 @@
 #include <linux/bitmap.h>
 #include <linux/percpu_counter.h>
 #include "vsmfs.h"
+#include "mcache.h"
+#include "trans.h"
 #include "alloc.h"
 
 /* I-numbers in a cache line of the inode bitmap. */

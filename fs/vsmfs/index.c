@@ -16,6 +16,11 @@
  */
 #include <linux/fs.h>
 #include "vsmfs.h"
+#include "mcache.h"
+#include "vsp.h"
+#include "trans.h"
+#include "alloc.h"
+#include "inode.h"
 #include "pmem.h"
 
 /**

@@ -15,6 +15,10 @@
  */
 #include <linux/fs.h>
 #include "vsmfs.h"
+#include "mcache.h"
+#include "trans.h"
+#include "alloc.h"
+#include "inode.h"
 
 /* DRAM copy of the block holding the on-media inode of @ino. */
 static int vsmfs_dinode_get(struct vsmfs_sb_info *sbi, u64 ino,

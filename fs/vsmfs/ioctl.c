@@ -18,6 +18,8 @@
 #include <linux/uaccess.h>
 #include <linux/compat.h>
 #include "vsmfs.h"
+#include "trans.h"
+#include "inode.h"
 
 /* FS_*_FL flags vsmfs keeps, and the VSMFS_IFLAG_* bit of each. */
 static const struct {

@@ -19,6 +19,10 @@
 #include <linux/pagemap.h>
 #include <linux/posix_acl.h>
 #include "vsmfs.h"
+#include "vsp.h"
+#include "trans.h"
+#include "alloc.h"
+#include "inode.h"
 #include "trace.h"
 #include "pmem.h"
 #include "fault.h"

@@ -86,6 +86,8 @@
 #include <linux/slab.h>
 #include <linux/wait_bit.h>
 #include "vsmfs.h"
+#include "vsp.h"
+#include "trans.h"
 #include "trace.h"
 #include "pmem.h"
 #include "fault.h"

@@ -24,6 +24,7 @@
 #include <linux/slab.h>
 #include <linux/kthread.h>
 #include "vsmfs.h"
+#include "mcache.h"
 #include "trace.h"
 #include "pmem.h"
 #include "fault.h"

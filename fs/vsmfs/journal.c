@@ -38,6 +38,7 @@
 #include <linux/log2.h>
 #include <linux/kthread.h>
 #include "vsmfs.h"
+#include "mcache.h"
 #include "trace.h"
 #include "pmem.h"
 #include "fault.h"

@@ -33,4 +33,44 @@ struct vsmfs_jcopy {
 	u64	mask[VSMFS_JMASK_WORDS];
 };
 
+/* mcache.c */
+int vsmfs_mcache_init(struct vsmfs_sb_info *sbi);
+int vsmfs_mblk_cache_create(void);
+void vsmfs_mblk_cache_destroy(void);
+struct vsmfs_mblk *vsmfs_mblk_find(struct vsmfs_sb_info *sbi, u64 blk);
+void vsmfs_mcache_destroy(struct vsmfs_sb_info *sbi);
+struct vsmfs_mblk *__vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk);
+void __vsmfs_mblk_freeze(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb);
+
+/*
+ * Before a change of @mb's bytes or of its reserved bits: a commit that has
+ * still to write the block gets a copy of it first (__vsmfs_mblk_freeze()).
+ * The caller holds s_trans_mutex or s_handles_sem, of which a commit that
+ * notes blocks holds both, the semaphore for writing: a NULL @m_jc seen
+ * here stays NULL until the change is made.
+ */
+static inline void vsmfs_mblk_freeze(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb)
+{
+	if (unlikely(READ_ONCE(mb->m_jc)))
+		__vsmfs_mblk_freeze(sbi, mb);
+}
+
+/*
+ * The DRAM copy of metadata block @blk (__vsmfs_mblk_get()): a block of the
+ * fixed regions cached already, the page table and inode table blocks every
+ * write looks up, is one load here.
+ */
+static inline struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
+{
+	struct vsmfs_mblk *mb;
+
+	if (blk < sbi->s_nmfix) {
+		/* Pairs with the cmpxchg_release() of __vsmfs_mblk_get(). */
+		mb = smp_load_acquire(&sbi->s_mfix[blk]);
+		if (mb)
+			return mb;
+	}
+	return __vsmfs_mblk_get(sbi, blk);
+}
+
 #endif /* _VSMFS_MCACHE_H */

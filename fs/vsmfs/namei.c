@@ -18,6 +18,10 @@
 #include <linux/fs.h>
 #include <linux/namei.h>
 #include "vsmfs.h"
+#include "vsp.h"
+#include "trans.h"
+#include "alloc.h"
+#include "inode.h"
 #include "trace.h"
 #include "pmem.h"
 #include "dir.h"

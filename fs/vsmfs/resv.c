@@ -20,6 +20,9 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include "vsmfs.h"
+#include "mcache.h"
+#include "vsp.h"
+#include "trans.h"
 #include "alloc.h"
 
 /* Set or clear the bits of @count reserved pages in the bitmap and its overlay. */

@@ -15,6 +15,11 @@
 #include <linux/uio.h>
 #include <linux/mm.h>
 #include "vsmfs.h"
+#include "vsp.h"
+#include "journal.h"
+#include "trans.h"
+#include "alloc.h"
+#include "inode.h"
 #include "trace.h"
 #include "pmem.h"
 #include "fault.h"

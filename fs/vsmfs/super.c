@@ -18,6 +18,12 @@
 #include <linux/debugfs.h>
 #include <linux/exportfs.h>
 #include "vsmfs.h"
+#include "mcache.h"
+#include "vsp.h"
+#include "journal.h"
+#include "trans.h"
+#include "alloc.h"
+#include "inode.h"
 #include "pmem.h"
 #include "fault.h"
 

@@ -12,6 +12,7 @@
 #include <linux/sysfs.h>
 #include <linux/slab.h>
 #include "vsmfs.h"
+#include "journal.h"
 
 struct vsmfs_attr {
 	struct attribute	attr;

@@ -47,6 +47,10 @@
 #include <linux/sched/clock.h>
 #include <linux/workqueue.h>
 #include "vsmfs.h"
+#include "mcache.h"
+#include "vsp.h"
+#include "journal.h"
+#include "alloc.h"
 #include "pmem.h"
 #include "fault.h"
 #include "jcore.h"

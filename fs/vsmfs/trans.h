@@ -9,6 +9,7 @@
 #define _VSMFS_TRANS_H
 
 #include "vsmfs.h"
+#include "mcache.h"
 
 /* Scratch runs a CPU keeps for the running transaction, and their pages. */
 #define VSMFS_SHRES_RUNS	8
@@ -89,5 +90,72 @@ void vsmfs_trans_abort_shared(struct vsmfs_trans *t);
 /* trans_commit.c */
 u64 vsmfs_frun_fill(struct vsmfs_sb_info *sbi, struct vsmfs_frun *f, u64 lpn, u64 count,
 		    bool scratch, u64 resv);
+
+/* trans.c, trans_shared.c, trans_commit.c */
+int vsmfs_trans_init(struct vsmfs_sb_info *sbi);
+u64 vsmfs_trans_waiting_pages(struct vsmfs_sb_info *sbi);
+void vsmfs_trans_stop(struct vsmfs_sb_info *sbi);
+void vsmfs_trans_destroy(struct vsmfs_sb_info *sbi);
+void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t);
+int vsmfs_trans_begin_shared(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits);
+void vsmfs_trans_begin_credits(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits);
+void vsmfs_trans_begin_meta(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits);
+void vsmfs_trans_unlock(struct vsmfs_trans *t);
+void vsmfs_trans_dirty(struct vsmfs_trans *t, struct vsmfs_mblk *mb);
+void vsmfs_trans_dirty_commit(struct vsmfs_trans *t, struct vsmfs_mblk *mb);
+int vsmfs_trans_get_write_access(struct vsmfs_trans *t, struct vsmfs_mblk *mb);
+int vsmfs_trans_get_write_access_range(struct vsmfs_trans *t, struct vsmfs_mblk *mb,
+				       unsigned int off, unsigned int len);
+void vsmfs_trans_track(struct vsmfs_trans *t, struct inode *inode, bool entries);
+void vsmfs_trans_note_inode(struct vsmfs_trans *t, struct inode *inode);
+int vsmfs_trans_defer_free(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch);
+int vsmfs_trans_defer(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch, u64 resv);
+void vsmfs_journal_forget(struct vsmfs_trans *t, u64 lpn, u64 count);
+int vsmfs_trans_commit(struct vsmfs_trans *t);
+int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause);
+void vsmfs_trans_abort(struct vsmfs_trans *t);
+void vsmfs_trans_fail(struct vsmfs_trans *t, int err);
+int vsmfs_trans_end(struct vsmfs_trans *t, int err);
+int vsmfs_trans_commit_tid(struct vsmfs_sb_info *sbi, u64 tid, unsigned int cause);
+int vsmfs_trans_sync(struct vsmfs_sb_info *sbi, unsigned int cause);
+int vsmfs_trans_sync_inode(struct inode *inode, unsigned int cause);
+
+/**
+ * vsmfs_trans_max_blocks() - most blocks one transaction may dirty
+ * @sbi: the file system
+ *
+ * A commit needs a free journal block for each dirty block, and a
+ * checkpoint empties the journal for it: the limit is the number of
+ * journal blocks. Operations that may dirty more split their work into
+ * several handles (vsmfs_trans_room()).
+ *
+ * Return: the number of journal blocks.
+ */
+static inline u32 vsmfs_trans_max_blocks(const struct vsmfs_sb_info *sbi)
+{
+	return sbi->s_trans_max;
+}
+
+u32 vsmfs_trans_room(struct vsmfs_trans *t);
+int vsmfs_shandle_begin(struct vsmfs_sb_info *sbi, struct vsmfs_shandle *h, u32 credits,
+			unsigned int frees);
+int __vsmfs_shandle_dirty(struct vsmfs_shandle *h, struct vsmfs_mblk *mb);
+
+/*
+ * Add @mb to the running transaction in shared handle @h, before the handle
+ * changes it, unless it is there already (__vsmfs_shandle_dirty()).
+ */
+static inline int vsmfs_shandle_dirty(struct vsmfs_shandle *h, struct vsmfs_mblk *mb)
+{
+	vsmfs_mblk_freeze(h->h_sbi, mb);
+	/* Cleared only by a commit, which no shared handle runs beside. */
+	if (READ_ONCE(mb->m_is_dirty))
+		return 0;
+	return __vsmfs_shandle_dirty(h, mb);
+}
+
+void vsmfs_shandle_defer_resv(struct vsmfs_shandle *h, const struct vsmfs_resv *r);
+void vsmfs_shandle_note_inode(struct vsmfs_shandle *h, struct inode *inode);
+void vsmfs_shandle_end(struct vsmfs_shandle *h);
 
 #endif /* _VSMFS_TRANS_H */

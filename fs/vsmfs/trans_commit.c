@@ -37,6 +37,8 @@
 #include <linux/wait_bit.h>
 #include <linux/workqueue.h>
 #include "vsmfs.h"
+#include "vsp.h"
+#include "journal.h"
 #include "pmem.h"
 #include "fault.h"
 #include "trans.h"

@@ -30,6 +30,8 @@
 #include <linux/sched/clock.h>
 #include <linux/workqueue.h>
 #include "vsmfs.h"
+#include "vsp.h"
+#include "journal.h"
 #include "pmem.h"
 #include "fault.h"
 #include "trans.h"

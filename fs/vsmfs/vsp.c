@@ -52,6 +52,8 @@
 #include <linux/moduleparam.h>
 #include <asm/tlbflush.h>
 #include "vsmfs.h"
+#include "vsp.h"
+#include "journal.h"
 #include "trace.h"
 
 /*

@@ -19,6 +19,10 @@
 #include <linux/posix_acl_xattr.h>
 #include <linux/security.h>
 #include "vsmfs.h"
+#include "mcache.h"
+#include "trans.h"
+#include "alloc.h"
+#include "inode.h"
 
 #define XENTRY_LEN(nlen, vlen) \
 	round_up(sizeof(struct vsmfs_dxattr_entry) + (nlen) + (vlen), VSMFS_XATTR_ALIGN)
