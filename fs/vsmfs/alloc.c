@@ -34,6 +34,8 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include "vsmfs.h"
+#include "ptable.h"
+#include "ialloc.h"
 #include "mcache.h"
 #include "vsp.h"
 #include "trans.h"
@@ -157,8 +159,6 @@ void vsmfs_alloc_destroy(struct vsmfs_sb_info *sbi)
 	percpu_counter_destroy(&sbi->s_free_inodes);
 	free_percpu(sbi->s_ino_cursors);
 	sbi->s_ino_cursors = NULL;
-	/* Reservations live in the DRAM bitmaps, which go with the mount. */
-	vsmfs_pool_forget(sbi);
 }
 
 /**

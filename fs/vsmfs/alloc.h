@@ -12,8 +12,6 @@
 #include "vsmfs.h"
 #include "mcache.h"
 
-#define BITS_PER_BLK	(VSMFS_BLOCK_SIZE * 8ULL)
-
 static inline struct vsmfs_mblk *vsmfs_lbitmap(struct vsmfs_sb_info *sbi, u64 lpn)
 {
 	return vsmfs_mblk_get(sbi, sbi->s_layout.lbitmap_start + lpn / BITS_PER_BLK);
@@ -69,9 +67,6 @@ int vsmfs_find_small(struct vsmfs_sb_info *sbi, u64 need, u64 most, u64 *lpn, u6
 		     const unsigned long *skip);
 int vsmfs_find_free(struct vsmfs_sb_info *sbi, u64 count, bool large, u64 *lpn);
 
-/* ialloc.c */
-u64 vsmfs_ino_region(struct vsmfs_sb_info *sbi, unsigned int cpu);
-
 /* alloc.c, resv.c */
 void vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty);
 int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsmfs_resv *r);
@@ -109,21 +104,10 @@ int vsmfs_alloc_holes(struct vsmfs_trans *t, u64 count, u64 *lpn);
 int vsmfs_reserve_frames(struct vsmfs_trans *t, u64 count, u64 *lpn);
 int vsmfs_alloc_holes_at(struct vsmfs_trans *t, u64 lpn, u64 count);
 
-/* ialloc.c */
-int vsmfs_alloc_ino(struct vsmfs_trans *t, u64 *ino);
-int vsmfs_free_ino(struct vsmfs_trans *t, u64 ino);
-
 /* hole.c */
 int vsmfs_fill_holes_t(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 count,
 		       bool unwritten);
 int vsmfs_punch_frames_t(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 count,
 			 u64 *next);
-
-/* ptable.c */
-int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b, u64 count);
-int vsmfs_swap_pages_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw, u64 a, u64 b,
-			    u64 count);
-void vsmfs_swap_back_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw);
-int vsmfs_pt_unwritten_t(struct vsmfs_trans *t, u64 lpn, u64 count, bool set);
 
 #endif /* _VSMFS_ALLOC_H */

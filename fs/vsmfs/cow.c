@@ -18,6 +18,7 @@
 #include <linux/mm.h>
 #include <linux/pagemap.h>
 #include "vsmfs.h"
+#include "ptable.h"
 #include "vsp.h"
 #include "journal.h"
 #include "trans.h"
@@ -58,35 +59,6 @@ u64 vsmfs_atomic_write_max(struct vsmfs_sb_info *sbi, unsigned int cow)
 		u64 mid = lo + (hi - lo + 1) / 2;
 
 		if (vsmfs_cow_blocks_any(cow, mid) <= room)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	return lo;
-}
-
-/**
- * __vsmfs_atomic_part() - the next part of an atomic write too long for
- *	one transaction
- * @sbi: the file system
- * @cow: cow= mode
- * @pos: where the write goes on
- * @len: the bytes left to write, more than vsmfs_atomic_part() takes whole
- * @extra: blocks the caller dirties besides, in the same transaction
- *
- * Return: the length of the longest part from @pos whose worst case, and
- * @extra blocks besides, fits in the journal (at least one byte).
- */
-u64 __vsmfs_atomic_part(struct vsmfs_sb_info *sbi, unsigned int cow, u64 pos, u64 len,
-			u32 extra)
-{
-	u64 room = vsmfs_trans_max_blocks(sbi) - extra, lo = 1, hi;
-
-	hi = min_t(u64, len, VSMFS_ATOMIC_MAX);
-	while (lo < hi) {
-		u64 mid = lo + (hi - lo + 1) / 2;
-
-		if (vsmfs_cow_blocks_at(cow, pos, mid) <= room)
 			lo = mid;
 		else
 			hi = mid - 1;

@@ -14,6 +14,7 @@
 #include <linux/falloc.h>
 #include <linux/pagemap.h>
 #include "vsmfs.h"
+#include "ptable.h"
 #include "vsp.h"
 #include "trans.h"
 #include "alloc.h"

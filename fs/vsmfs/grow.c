@@ -17,6 +17,7 @@
 #include <linux/fs.h>
 #include <linux/uio.h>
 #include "vsmfs.h"
+#include "ptable.h"
 #include "vsp.h"
 #include "journal.h"
 #include "trans.h"

@@ -23,6 +23,7 @@
  */
 #include <linux/bitmap.h>
 #include "vsmfs.h"
+#include "ptable.h"
 #include "vsp.h"
 #include "journal.h"
 #include "trans.h"

@@ -12,9 +12,9 @@
 #include <linux/bitmap.h>
 #include <linux/percpu_counter.h>
 #include "vsmfs.h"
+#include "ialloc.h"
 #include "mcache.h"
 #include "trans.h"
-#include "alloc.h"
 
 /* I-numbers in a cache line of the inode bitmap. */
 #define VSMFS_INO_CHUNK		(64 * BITS_PER_BYTE)

@@ -19,6 +19,7 @@
 #include <linux/pagemap.h>
 #include <linux/posix_acl.h>
 #include "vsmfs.h"
+#include "ialloc.h"
 #include "vsp.h"
 #include "trans.h"
 #include "alloc.h"

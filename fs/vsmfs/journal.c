@@ -276,7 +276,11 @@ void vsmfs_jswap(struct vsmfs_journal *j, u32 a, u32 b)
 	vsmfs_jbatch_add(j, b);
 }
 
-static void vsmfs_journal_free(struct vsmfs_journal *j)
+/**
+ * vsmfs_journal_free() - free the DRAM state of a journal
+ * @j: the journal, or NULL
+ */
+void vsmfs_journal_free(struct vsmfs_journal *j)
 {
 	unsigned int i;
 
@@ -295,140 +299,6 @@ static void vsmfs_journal_free(struct vsmfs_journal *j)
 	kvfree(j->slot);
 	kvfree(j->h);
 	kfree(j);
-}
-
-static struct vsmfs_journal *vsmfs_journal_alloc(struct vsmfs_sb_info *sbi, u32 n)
-{
-	struct vsmfs_journal *j;
-	u32 i;
-
-	j = kzalloc(sizeof(*j), GFP_KERNEL);
-	if (!j)
-		return NULL;
-	j->sbi = sbi;
-	j->n = n;
-	j->hash_bits = ilog2(roundup_pow_of_two(n));
-	j->h = kvcalloc(n, sizeof(*j->h), GFP_KERNEL);
-	j->slot = kvcalloc(n, sizeof(*j->slot), GFP_KERNEL);
-	j->wlink = kvcalloc(n, sizeof(*j->wlink), GFP_KERNEL);
-	j->wlist_idx = kvcalloc(n, sizeof(*j->wlist_idx), GFP_KERNEL);
-	j->hash = kvcalloc(1U << j->hash_bits, sizeof(*j->hash), GFP_KERNEL);
-	j->ents = kvcalloc(n, sizeof(*j->ents), GFP_KERNEL);
-	j->post = kvcalloc(2 * n, sizeof(*j->post), GFP_KERNEL);
-	j->post_state = kvcalloc(2 * n, sizeof(*j->post_state), GFP_KERNEL);
-	j->view = kmalloc(VSMFS_BLOCK_SIZE, GFP_KERNEL);
-	if (!j->h || !j->slot || !j->wlink || !j->wlist_idx || !j->hash || !j->ents || !j->post ||
-	    !j->post_state || !j->view) {
-		vsmfs_journal_free(j);
-		return NULL;
-	}
-	INIT_HLIST_HEAD(&j->ent_free);
-	INIT_LIST_HEAD(&j->ent_live);
-	for (i = 0; i < n; i++)
-		hlist_add_head(&j->ents[i].node, &j->ent_free);
-	vsmfs_wlists_init(&j->free, j->h, j->wlink, j->wlist_idx, n);
-	init_waitqueue_head(&j->order_wq);
-	spin_lock_init(&j->tx_lock);
-	INIT_LIST_HEAD(&j->txs);
-	init_waitqueue_head(&j->cp_wq);
-	INIT_DELAYED_WORK(&j->ckpt_work, vsmfs_jtimer_fn);
-	return j;
-}
-
-/**
- * vsmfs_journal_init() - recover the journal
- * @sbi: the file system, mapped, superblock verified
- *
- * Restores an interrupted header batch, discards the uncommitted area,
- * writes the latest valid version of every block home and rebuilds the
- * hash and the free tree. Reads only the journal superblock, the headers
- * and the journal blocks it replays.
- *
- * Context: mount, before anything reads metadata.
- * Return: 0 or a negative errno.
- */
-int vsmfs_journal_init(struct vsmfs_sb_info *sbi)
-{
-	struct vsmfs_djsb __pm *jsb = vsmfs_blk_ptr(sbi, sbi->s_layout.journal_start);
-	struct super_block *sb = sbi->s_sb;
-	struct vsmfs_journal *j;
-	u32 n, hdr_blocks, ckpt, last, commit, hcopy, pos, count = 0;
-	struct vsmfs_jsb_state js;
-	const char *why;
-	int ret;
-
-	mutex_init(&sbi->s_trans_mutex);
-	atomic_set(&sbi->s_excl, 0);
-	atomic_set(&sbi->s_excl_ends, 0);
-	init_waitqueue_head(&sbi->s_excl_wq);
-	mutex_init(&sbi->s_jplace_mutex);
-	atomic_set(&sbi->s_freeing, 0);
-	ret = vsmfs_mcache_init(sbi);
-	if (ret)
-		return ret;
-	why = vsmfs_jsb_check(vsmfs_pm_view(jsb), sbi->s_layout.journal_blocks, &js);
-	if (why) {
-		vsmfs_err(sb, "journal superblock is corrupt: %s", why);
-		return -EFSCORRUPTED;
-	}
-	n = js.n;
-	hdr_blocks = js.hdr_blocks;
-	ckpt = js.ckpt;
-	last = js.last;
-	commit = js.commit;
-	hcopy = js.hcopy;
-	if ((ckpt || hcopy || commit != ckpt) && bdev_read_only(sb->s_bdev)) {
-		vsmfs_err(sb, "journal needs recovery but the device is read-only");
-		return -EROFS;
-	}
-
-	j = vsmfs_journal_alloc(sbi, n);
-	if (!j)
-		return -ENOMEM;
-	j->jsb = jsb;
-	j->hdr = (void __pm *)jsb + VSMFS_BLOCK_SIZE;
-	j->copies = (void __pm *)jsb + ((u64)(1 + hdr_blocks) << VSMFS_BLOCK_SHIFT);
-	j->blocks = (void __pm *)jsb + ((u64)(2 + hdr_blocks) << VSMFS_BLOCK_SHIFT);
-	sbi->s_journal = j;
-	sbi->s_trans_max = n;
-
-	if (hcopy) {
-		ret = vsmfs_jrestore_copies(j, hcopy);
-		if (ret)
-			return ret;
-	}
-	ret = vsmfs_jscan(j, ckpt);
-	if (ret)
-		return ret;
-	j->ckpt = ckpt;
-	ret = vsmfs_jrebuild(j, last);
-	if (ret)
-		return ret;
-	if (commit != ckpt) {
-		if (commit > ckpt)
-			vsmfs_info(sb, "journal: discarded %u uncommitted blocks", commit - ckpt);
-		vsmfs_jsb_store_commit(j, ckpt);
-		vsmfs_fence();
-	}
-	for (pos = 0; pos < ckpt; pos++) {
-		struct vsmfs_jh *h = &j->h[pos];
-
-		if (!vsmfs_jh_is_latest(h))
-			continue;
-		vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, h->home), vsmfs_pm_view(vsmfs_jblock(j, h->jb)),
-				VSMFS_BLOCK_SIZE);
-		count++;
-	}
-	/* Home blocks durable before anything reads or changes them. */
-	vsmfs_fence();
-	vsmfs_stat_add(sbi, home_bytes, (u64)count * VSMFS_BLOCK_SIZE);
-	if (count)
-		vsmfs_info(sb, "journal: replayed %u blocks", count);
-	for (pos = ckpt; pos < n; pos++)
-		vsmfs_wlists_add(&j->free, pos);
-	j->resv = ckpt;
-	vsmfs_jthreads_start(j, sbi->s_jopts.threads);
-	return 0;
 }
 
 /**

@@ -136,15 +136,11 @@ void vsmfs_jtimer_fn(struct work_struct *work);
 void vsmfs_jthreads_start(struct vsmfs_journal *j, unsigned int total);
 
 /* recovery.c */
-int vsmfs_jrestore_copies(struct vsmfs_journal *j, u32 count);
-int vsmfs_jscan(struct vsmfs_journal *j, u32 ckpt);
-int vsmfs_jrebuild(struct vsmfs_journal *j, u32 last);
+int vsmfs_journal_init(struct vsmfs_sb_info *sbi);
 
 /* journal.c, jcommit.c, jgc.c */
-int vsmfs_journal_init(struct vsmfs_sb_info *sbi);
 void vsmfs_journal_destroy(struct vsmfs_sb_info *sbi);
 int vsmfs_journal_commit_trans(struct vsmfs_trans *t);
-const void *vsmfs_mblk_commit_view(struct vsmfs_mblk *mb, void *buf);
 bool vsmfs_journal_writethrough(struct vsmfs_sb_info *sbi);
 u32 vsmfs_journal_blocks(struct vsmfs_sb_info *sbi);
 bool vsmfs_journal_has_data(struct vsmfs_sb_info *sbi);
@@ -154,5 +150,7 @@ void vsmfs_journal_set_writethrough(struct vsmfs_sb_info *sbi, bool on);
 void vsmfs_journal_timer_start(struct vsmfs_sb_info *sbi);
 void vsmfs_journal_timer_stop(struct vsmfs_sb_info *sbi);
 ssize_t vsmfs_journal_wear_show(struct vsmfs_sb_info *sbi, char *buf);
+
+void vsmfs_journal_free(struct vsmfs_journal *j);
 
 #endif /* _VSMFS_JOURNAL_H */

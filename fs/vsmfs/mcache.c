@@ -26,7 +26,6 @@
 #include <linux/bitmap.h>
 #include <linux/wait_bit.h>
 #include "vsmfs.h"
-#include "journal.h"
 #include "pmem.h"
 #include "fault.h"
 #include "mcache.h"

@@ -34,6 +34,7 @@ struct vsmfs_jcopy {
 };
 
 /* mcache.c */
+const void *vsmfs_mblk_commit_view(struct vsmfs_mblk *mb, void *buf);
 int vsmfs_mcache_init(struct vsmfs_sb_info *sbi);
 int vsmfs_mblk_cache_create(void);
 void vsmfs_mblk_cache_destroy(void);

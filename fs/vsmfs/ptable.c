@@ -15,10 +15,10 @@
  * which still matches the old index.
  */
 #include "vsmfs.h"
+#include "ptable.h"
 #include "mcache.h"
 #include "vsp.h"
 #include "trans.h"
-#include "alloc.h"
 
 /* Persistent page table slot of @lpn, in its DRAM copy. */
 static __always_inline __le64 *vsmfs_pt_slot(struct vsmfs_sb_info *sbi, u64 lpn,

@@ -20,6 +20,7 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include "vsmfs.h"
+#include "ptable.h"
 #include "mcache.h"
 #include "vsp.h"
 #include "trans.h"

@@ -15,6 +15,7 @@
 #include <linux/uio.h>
 #include <linux/mm.h>
 #include "vsmfs.h"
+#include "ptable.h"
 #include "vsp.h"
 #include "journal.h"
 #include "trans.h"

@@ -943,6 +943,8 @@ static void vsmfs_kill_sb(struct super_block *sb)
 	vsmfs_aggr_destroy(sbi);
 	vsmfs_vsp_unmap(sbi);
 	vsmfs_trans_destroy(sbi);
+	/* Reservations live in the DRAM bitmaps, which go with the mount. */
+	vsmfs_pool_forget(sbi);
 	vsmfs_alloc_destroy(sbi);
 	vsmfs_journal_destroy(sbi);
 	fs_put_dax(sbi->s_daxdev, NULL);

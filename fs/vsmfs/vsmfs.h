@@ -123,6 +123,9 @@ struct vsmfs_resv {
 	u64			lpn, count;
 };
 
+/* Bits of an allocation bitmap block. */
+#define BITS_PER_BLK	(VSMFS_BLOCK_SIZE * 8ULL)
+
 /* Single pages a CPU's pool holds reserved at most (alloc.c). */
 #define VSMFS_POOL_PAGES	64
 

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vsmfs journaled page table updates (ptable.c): page swaps made in a
+ * handle, and the unwritten flag of page table entries.
+ */
+#ifndef _VSMFS_PTABLE_H
+#define _VSMFS_PTABLE_H
+
+#include "vsmfs.h"
+
+int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b, u64 count);
+int vsmfs_swap_pages_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw, u64 a, u64 b,
+			    u64 count);
+void vsmfs_swap_back_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw);
+int vsmfs_pt_unwritten_t(struct vsmfs_trans *t, u64 lpn, u64 count, bool set);
+
+#endif /* _VSMFS_PTABLE_H */
