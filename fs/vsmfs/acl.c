@@ -146,7 +146,7 @@ struct posix_acl *vsmfs_get_acl(struct inode *inode, int type, bool rcu)
 }
 
 /**
- * vsmfs_set_acl_t() - store or remove an ACL in a transaction
+ * __vsmfs_set_acl() - store or remove an ACL in a transaction
  * @t: running transaction
  * @inode: the inode; the caller writes it
  * @acl: the ACL, NULL to remove it
@@ -155,7 +155,7 @@ struct posix_acl *vsmfs_get_acl(struct inode *inode, int type, bool rcu)
  * Context: inside the transaction.
  * Return: 0, or a negative errno and nothing changed.
  */
-int vsmfs_set_acl_t(struct vsmfs_trans *t, struct inode *inode, struct posix_acl *acl,
+int __vsmfs_set_acl(struct vsmfs_trans *t, struct inode *inode, struct posix_acl *acl,
 		    int type)
 {
 	void *value = NULL;
@@ -167,7 +167,7 @@ int vsmfs_set_acl_t(struct vsmfs_trans *t, struct inode *inode, struct posix_acl
 		if (IS_ERR(value))
 			return PTR_ERR(value);
 	}
-	ret = vsmfs_xattr_set_t(t, inode, vsmfs_acl_index(type), "", value, size, 0);
+	ret = vsmfs_xattr_set(t, inode, vsmfs_acl_index(type), "", value, size, 0);
 	kfree(value);
 	if (ret == -ENODATA && !acl)
 		ret = 0;	/* removing an ACL that is not there */
@@ -203,11 +203,11 @@ int vsmfs_set_acl(struct user_namespace *mnt_userns, struct inode *inode,
 	}
 	vsmfs_trans_begin(VSMFS_SB(inode->i_sb), &t);
 	vsmfs_trans_track(&t, inode, false);
-	ret = vsmfs_set_acl_t(&t, inode, acl, type);
+	ret = __vsmfs_set_acl(&t, inode, acl, type);
 	if (!ret) {
 		inode->i_mode = mode;
 		inode->i_ctime = current_time(inode);
-		ret = vsmfs_write_inode_t(&t, inode);
+		ret = vsmfs_mark_inode_dirty(&t, inode);
 	}
 	if (ret) {
 		vsmfs_xattr_abort(&t, inode);
@@ -218,7 +218,7 @@ int vsmfs_set_acl(struct user_namespace *mnt_userns, struct inode *inode,
 }
 
 /**
- * vsmfs_init_acl_t() - ACLs of a new inode, from its directory's default ACL
+ * vsmfs_init_acl() - ACLs of a new inode, from its directory's default ACL
  * @t: running transaction
  * @inode: the new inode; its mode may change; the caller writes it
  * @dir: its directory
@@ -228,7 +228,7 @@ int vsmfs_set_acl(struct user_namespace *mnt_userns, struct inode *inode,
  * Context: inside the transaction.
  * Return: 0 or a negative errno.
  */
-int vsmfs_init_acl_t(struct vsmfs_trans *t, struct inode *inode, struct inode *dir)
+int vsmfs_init_acl(struct vsmfs_trans *t, struct inode *inode, struct inode *dir)
 {
 	struct posix_acl *default_acl, *acl;
 	int ret;
@@ -237,11 +237,11 @@ int vsmfs_init_acl_t(struct vsmfs_trans *t, struct inode *inode, struct inode *d
 	if (ret)
 		return ret;
 	if (default_acl)
-		ret = vsmfs_set_acl_t(t, inode, default_acl, ACL_TYPE_DEFAULT);
+		ret = __vsmfs_set_acl(t, inode, default_acl, ACL_TYPE_DEFAULT);
 	else
 		set_cached_acl(inode, ACL_TYPE_DEFAULT, NULL);
 	if (acl && !ret)
-		ret = vsmfs_set_acl_t(t, inode, acl, ACL_TYPE_ACCESS);
+		ret = __vsmfs_set_acl(t, inode, acl, ACL_TYPE_ACCESS);
 	else if (!acl)
 		set_cached_acl(inode, ACL_TYPE_ACCESS, NULL);
 	posix_acl_release(default_acl);

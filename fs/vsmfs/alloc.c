@@ -607,7 +607,7 @@ int vsmfs_reserve_frames(struct vsmfs_trans *t, u64 count, u64 *lpn)
  * @lpn: first page of the run
  *
  * For a file's run whose pages get frames only where they are written
- * (vsmfs_fill_holes_t()): a run of pages without frames if one is free,
+ * (vsmfs_fill_holes()): a run of pages without frames if one is free,
  * which leaves free space untouched, else any free run, whose pages with
  * frames (vsmfs_frames_in()) are taken from free space.
  *
@@ -680,7 +680,7 @@ int vsmfs_unreserve_pages(struct vsmfs_trans *t, u64 lpn, u64 count)
 		return -EFSCORRUPTED;
 	}
 	/* Free pages are never marked unwritten (a swap may have brought it). */
-	ret = vsmfs_pt_unwritten_t(t, lpn, count, false);
+	ret = vsmfs_pt_unwritten(t, lpn, count, false);
 	return ret ?: vsmfs_trans_defer_free(t, lpn, count, true);
 }
 
@@ -710,7 +710,7 @@ static int __vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count, bool me
 	 * counts it (vsmfs_trans_room()); the commit changes it. Free pages
 	 * are never marked unwritten.
 	 */
-	ret = vsmfs_pt_unwritten_t(t, lpn, count, false);
+	ret = vsmfs_pt_unwritten(t, lpn, count, false);
 	if (!ret)
 		ret = vsmfs_trans_get_write_access_range(t, mb, 0, 0);
 	if (!ret)

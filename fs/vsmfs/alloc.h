@@ -105,9 +105,9 @@ int vsmfs_reserve_frames(struct vsmfs_trans *t, u64 count, u64 *lpn);
 int vsmfs_alloc_holes_at(struct vsmfs_trans *t, u64 lpn, u64 count);
 
 /* hole.c */
-int vsmfs_fill_holes_t(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 count,
-		       bool unwritten);
-int vsmfs_punch_frames_t(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 count,
-			 u64 *next);
+int vsmfs_fill_holes(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 count,
+		     bool unwritten);
+int vsmfs_punch_frames(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 count,
+		       u64 *next);
 
 #endif /* _VSMFS_ALLOC_H */

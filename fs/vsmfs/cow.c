@@ -4,7 +4,7 @@
  * atomic and the parts a longer one is cut into (vsmfs_atomic_write_max(),
  * __vsmfs_atomic_part()), bounded by the worst case of the metadata a
  * copy-on-write transaction dirties (vsmfs_cow_blocks() in data.h); the
- * copy-on-write of a range in one transaction (vsmfs_cow_write_t()), by
+ * copy-on-write of a range in one transaction (vsmfs_cow_write()), by
  * whole runs or single pages (vsmfs_cow_whole(), vsmfs_cow_fine()); and the
  * atomic write itself (vsmfs_write_atomic()), which stages the overwrites
  * and appends it can (stage.c) and makes the others in one handle.
@@ -179,7 +179,7 @@ static ssize_t vsmfs_cow_whole(struct vsmfs_cow *c, struct inode *inode, u64 key
 	c->nmerged += copied;
 
 	if (vi->i_tail_key == key + 1) {
-		ret = vsmfs_tail_release_t(t, inode, &freed);
+		ret = vsmfs_tail_release(t, inode, &freed);
 		if (ret)
 			goto fail;
 	}
@@ -320,8 +320,8 @@ static ssize_t vsmfs_write_eof_page(struct vsmfs_trans *t, struct inode *inode, 
 
 	if (!p)
 		return -EFSCORRUPTED;
-	ret = vsmfs_fill_holes_t(t, inode, vsmfs_idx_lpn(e) + pg,
-				 DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE) - pg, false);
+	ret = vsmfs_fill_holes(t, inode, vsmfs_idx_lpn(e) + pg,
+			       DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE) - pg, false);
 	if (ret)
 		return ret;
 	pagefault_disable();
@@ -360,7 +360,7 @@ static u64 vsmfs_cow_pages(struct inode *inode, loff_t pos, loff_t end, unsigned
 }
 
 /**
- * vsmfs_cow_write_t() - copy-on-write of a range in a transaction
+ * vsmfs_cow_write() - copy-on-write of a range in a transaction
  * @t: the transaction
  * @inode: a regular file
  * @pos: start of the range
@@ -381,8 +381,8 @@ static u64 vsmfs_cow_pages(struct inode *inode, loff_t pos, loff_t end, unsigned
  * Return: the bytes written; -ENOSPC before anything changed if the pages
  * the write needs are not free, or another negative errno.
  */
-ssize_t vsmfs_cow_write_t(struct vsmfs_trans *t, struct inode *inode, loff_t pos,
-			  size_t len, struct iov_iter *from, bool large,
+ssize_t vsmfs_cow_write(struct vsmfs_trans *t, struct inode *inode, loff_t pos,
+			size_t len, struct iov_iter *from, bool large,
 			  unsigned int mode, int *errp)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
@@ -516,7 +516,7 @@ static noinline ssize_t vsmfs_write_atomic_trans(struct inode *inode, loff_t pos
 	vsmfs_trans_begin_credits(sbi, &t, vsmfs_cow_blocks_at(mode, pos, len));
 	vsmfs_trans_track(&t, inode, false);
 	count = iov_iter_count(from);
-	n = vsmfs_cow_write_t(&t, inode, pos, len, from, large, mode, &err);
+	n = vsmfs_cow_write(&t, inode, pos, len, from, large, mode, &err);
 	if (direct && n >= 0 && n < len && !err) {
 		/* Cut short by a fault: undone whole, to be made again. */
 		vsmfs_trans_abort(&t);
@@ -529,7 +529,7 @@ static noinline ssize_t vsmfs_write_atomic_trans(struct inode *inode, loff_t pos
 		inode->i_mtime = current_time(inode);
 		inode->i_ctime = inode->i_mtime;
 	}
-	err = vsmfs_write_inode_t(&t, inode);
+	err = vsmfs_mark_inode_dirty(&t, inode);
 	if (n <= 0 || err) {
 		/* A failed copy-on-write leaves the old version, swaps undone. */
 		vsmfs_trans_abort(&t);

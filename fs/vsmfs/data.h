@@ -129,7 +129,7 @@ static inline u64 vsmfs_cow_blocks_at(unsigned int cow, u64 pos, u64 len)
  * @extra blocks besides, fits in the journal (at least one byte).
  */
 static inline u64 __vsmfs_atomic_part(struct vsmfs_sb_info *sbi, unsigned int cow, u64 pos,
-				       u64 len, u32 extra)
+				      u64 len, u32 extra)
 {
 	u64 room = vsmfs_trans_max_blocks(sbi) - extra, lo = 1, hi;
 
@@ -174,8 +174,8 @@ static inline u64 vsmfs_atomic_part(struct vsmfs_sb_info *sbi, unsigned int cow,
 	return __vsmfs_atomic_part(sbi, cow, pos, len, extra);
 }
 
-ssize_t vsmfs_cow_write_t(struct vsmfs_trans *t, struct inode *inode, loff_t pos,
-			  size_t len, struct iov_iter *from, bool large,
+ssize_t vsmfs_cow_write(struct vsmfs_trans *t, struct inode *inode, loff_t pos,
+			size_t len, struct iov_iter *from, bool large,
 			  unsigned int mode, int *errp);
 void vsmfs_cow_span(unsigned int mode, loff_t *start, loff_t *end);
 ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,

@@ -77,9 +77,9 @@ static int __vsmfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
 				       pg << VSMFS_BLOCK_SHIFT, pg << VSMFS_BLOCK_SHIFT,
 				       i_size_read(inode) >= VSMFS_LARGE_FILE, &run, &have);
 		if (!ret)
-			ret = vsmfs_fill_holes_t(&t, inode, run + pg, 1, false);
+			ret = vsmfs_fill_holes(&t, inode, run + pg, 1, false);
 		if (!ret)
-			ret = vsmfs_write_inode_t(&t, inode);
+			ret = vsmfs_mark_inode_dirty(&t, inode);
 		ret = vsmfs_trans_end(&t, ret);
 		if (ret)
 			goto out;

@@ -658,7 +658,7 @@ int vsmfs_add_entry(struct vsmfs_trans *t, struct inode *dir, struct vsmfs_dir_i
 
 	dir->i_ctime = current_time(dir);
 	dir->i_mtime = dir->i_ctime;
-	return vsmfs_write_inode_t(t, dir);
+	return vsmfs_mark_inode_dirty(t, dir);
 }
 
 /**

@@ -2,7 +2,7 @@
 /*
  * vsmfs fallocate: preallocation (keeping the size or not), hole punching
  * and zeroing of a range; under data=atomic, zeroing is a copy-on-write of
- * zeros (vsmfs_cow_zero_t(), through cow.c).
+ * zeros (vsmfs_cow_zero(), through cow.c).
  *
  * Ordering: the PM store ordering of each step is stated beside its code
  * here and, for the copy-on-write of zeros, at vsmfs_write_atomic() in
@@ -25,7 +25,7 @@
 #include "data.h"
 
 /* Make the size @size in @t; bytes past the old end are zeroed first. */
-static void vsmfs_fallocate_size_t(struct inode *inode, loff_t size)
+static void vsmfs_fallocate_size(struct inode *inode, loff_t size)
 {
 	loff_t old = i_size_read(inode);
 
@@ -36,13 +36,13 @@ static void vsmfs_fallocate_size_t(struct inode *inode, loff_t size)
 
 /*
  * Zero [@from, @to) of the file by copy-on-write in @t, as a write of zeros
- * would (vsmfs_cow_write_t()): the range is zero once @t commits and
+ * would (vsmfs_cow_write()): the range is zero once @t commits and
  * untouched before. Returns the bytes zeroed (short if pages ran out part
  * way), or the errno of another error, after which the part before it is
  * zero once @t commits.
  */
-static ssize_t vsmfs_cow_zero_t(struct vsmfs_trans *t, struct inode *inode, loff_t from,
-				loff_t to)
+static ssize_t vsmfs_cow_zero(struct vsmfs_trans *t, struct inode *inode, loff_t from,
+			      loff_t to)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	size_t len = to - from, nseg = DIV_ROUND_UP(len, PAGE_SIZE), i;
@@ -60,8 +60,8 @@ static ssize_t vsmfs_cow_zero_t(struct vsmfs_trans *t, struct inode *inode, loff
 		bv[i].bv_len = min_t(size_t, len - i * PAGE_SIZE, PAGE_SIZE);
 	}
 	iov_iter_bvec(&it, ITER_SOURCE, bv, nseg, len);
-	n = vsmfs_cow_write_t(t, inode, from, len, &it,
-			      i_size_read(inode) >= VSMFS_LARGE_FILE,
+	n = vsmfs_cow_write(t, inode, from, len, &it,
+			    i_size_read(inode) >= VSMFS_LARGE_FILE,
 			      READ_ONCE(sbi->s_cow_mode), &err);
 	kvfree(bv);
 	/* Zeros never come up short: say which error stopped them. */
@@ -135,8 +135,8 @@ static int vsmfs_clear_piece(struct inode *inode, u64 key, loff_t from, loff_t t
 	 */
 	last = zto > from ? (zto - pstart) >> VSMFS_BLOCK_SHIFT : 0;
 	if (punch && sbi->s_noframe && e && first < last) {
-		ret = vsmfs_punch_frames_t(&t, inode, vsmfs_idx_lpn(e) + first, last - first,
-					   &next);
+		ret = vsmfs_punch_frames(&t, inode, vsmfs_idx_lpn(e) + first, last - first,
+					 &next);
 		next -= vsmfs_idx_lpn(e);
 		zend[0] = min_t(loff_t, zto, pstart + (first << VSMFS_BLOCK_SHIFT));
 		zfrom[1] = max_t(loff_t, from, pstart + (next << VSMFS_BLOCK_SHIFT));
@@ -158,7 +158,7 @@ static int vsmfs_clear_piece(struct inode *inode, u64 key, loff_t from, loff_t t
 					   zend[i] - zfrom[i]) <=
 		       vsmfs_trans_room(&t) - VSMFS_CLEAR_BLOCKS;
 		if (atomic && fits)
-			n = vsmfs_cow_zero_t(&t, inode, zfrom[i], zend[i]);
+			n = vsmfs_cow_zero(&t, inode, zfrom[i], zend[i]);
 		if (n == -ENOSPC && (punch || !atomic))
 			in_place[i] = true;
 		else if (n < 0)
@@ -170,7 +170,7 @@ static int vsmfs_clear_piece(struct inode *inode, u64 key, loff_t from, loff_t t
 	}
 	/* A run that shrinks gives up the reserved tail after it first. */
 	if (!ret && shrink && vi->i_tail_key == key + 1)
-		ret = vsmfs_tail_release_t(&t, inode, &freed);
+		ret = vsmfs_tail_release(&t, inode, &freed);
 	if (!ret && shrink) {
 		/* The copy-on-write may have moved the run: look it up again. */
 		e = vsmfs_idx_lookup(inode, key);
@@ -191,7 +191,7 @@ static int vsmfs_clear_piece(struct inode *inode, u64 key, loff_t from, loff_t t
 	inode->i_mtime = current_time(inode);
 	inode->i_ctime = inode->i_mtime;
 	if (!ret)
-		ret = vsmfs_write_inode_t(&t, inode);
+		ret = vsmfs_mark_inode_dirty(&t, inode);
 	/*
 	 * Zeros written in place cannot be taken back by an abort: they are
 	 * written once nothing else can fail, over pages the run keeps.
@@ -238,17 +238,17 @@ static int vsmfs_alloc_piece(struct inode *inode, u64 key, loff_t from, loff_t t
 			have = h;
 		/* New pages are fallocated and unwritten (zeroed already). */
 		if (!ret && !again && h < need)
-			ret = vsmfs_pt_unwritten_t(&t, run + h, need - h, true);
+			ret = vsmfs_pt_unwritten(&t, run + h, need - h, true);
 		again = true;
 		if (!ret)
-			ret = vsmfs_fill_holes_t(&t, inode, run + first, need - first, true);
+			ret = vsmfs_fill_holes(&t, inode, run + first, need - first, true);
 		more = ret == -E2BIG;
 		if (more)
 			ret = 0;
 		if (!ret && size && !more)
-			vsmfs_fallocate_size_t(inode, size);
+			vsmfs_fallocate_size(inode, size);
 		if (!ret)
-			ret = vsmfs_write_inode_t(&t, inode);
+			ret = vsmfs_mark_inode_dirty(&t, inode);
 		ret = vsmfs_trans_end(&t, ret);
 	} while (!ret && more);
 	up_write(&vi->i_idx_sem);
@@ -381,9 +381,9 @@ static int vsmfs_shift_range(struct inode *inode, loff_t offset, loff_t len, boo
 	vsmfs_trans_track(&t, inode, false);
 	vsmfs_swap_init(sbi, &sw);
 	/* No reserved tail, and nothing past the end, to move along. */
-	ret = vsmfs_tail_release_t(&t, inode, &freed);
+	ret = vsmfs_tail_release(&t, inode, &freed);
 	if (!ret)
-		ret = vsmfs_truncate_t(&t, inode, size, &more);
+		ret = vsmfs_truncate(&t, inode, size, &more);
 	if (!ret && more)
 		ret = -EFBIG;
 	if (!ret && !insert) {
@@ -393,7 +393,7 @@ static int vsmfs_shift_range(struct inode *inode, loff_t offset, loff_t len, boo
 			left = min(left, s + n - i);
 			if (!lpn)
 				continue;
-			ret = vsmfs_punch_frames_t(&t, inode, lpn, left, &next);
+			ret = vsmfs_punch_frames(&t, inode, lpn, left, &next);
 			if (!ret && next != lpn + left)
 				ret = vsmfs_trans_room(&t) < 2 ? -EFBIG : -ENOSPC;
 		}
@@ -413,14 +413,14 @@ static int vsmfs_shift_range(struct inode *inode, loff_t offset, loff_t len, boo
 	}
 	vsmfs_swap_flush(&sw);
 	if (!ret && !insert)
-		ret = vsmfs_truncate_t(&t, inode, nsize, &more);
+		ret = vsmfs_truncate(&t, inode, nsize, &more);
 	if (!ret && !insert && more)
 		ret = -EFBIG;
 	if (!ret) {
 		i_size_write(inode, nsize);
 		inode->i_mtime = current_time(inode);
 		inode->i_ctime = inode->i_mtime;
-		ret = vsmfs_write_inode_t(&t, inode);
+		ret = vsmfs_mark_inode_dirty(&t, inode);
 	}
 	/* Nothing of a shift that failed part way is kept. */
 	if (ret)
@@ -562,8 +562,8 @@ static long vsmfs_do_fallocate(struct file *file, int mode, loff_t offset, loff_
 		down_write(&VSMFS_I(inode)->i_idx_sem);
 		vsmfs_trans_begin(sbi, &t);
 		vsmfs_trans_track(&t, inode, false);
-		vsmfs_fallocate_size_t(inode, end);
-		ret = vsmfs_write_inode_t(&t, inode);
+		vsmfs_fallocate_size(inode, end);
+		ret = vsmfs_mark_inode_dirty(&t, inode);
 		ret = vsmfs_trans_end(&t, ret);
 		up_write(&VSMFS_I(inode)->i_idx_sem);
 	}

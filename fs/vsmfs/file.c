@@ -262,7 +262,7 @@ static ssize_t vsmfs_write_inplace(struct inode *inode, loff_t pos, size_t len,
 		inode->i_mtime = current_time(inode);
 		inode->i_ctime = inode->i_mtime;
 	}
-	err = vsmfs_write_inode_t(&t, inode);
+	err = vsmfs_mark_inode_dirty(&t, inode);
 	/* Nothing written: the pages allocated for it are given back. */
 	if (n <= 0 || err)
 		vsmfs_trans_abort(&t);
@@ -587,11 +587,11 @@ static int vsmfs_release(struct inode *inode, struct file *file)
 
 		vsmfs_trans_begin(sbi, &t);
 		vsmfs_trans_track(&t, inode, false);
-		ret = vsmfs_tail_release_t(&t, inode, &freed);
+		ret = vsmfs_tail_release(&t, inode, &freed);
 		if (!ret && freed)
 			vi->i_flags |= VSMFS_IFLAG_TAIL_RELEASED;
 		if (!ret)
-			ret = vsmfs_write_inode_t(&t, inode);
+			ret = vsmfs_mark_inode_dirty(&t, inode);
 		ret = vsmfs_trans_end(&t, ret);
 		if (ret)
 			vsmfs_err_ratelimited(inode->i_sb, "inode %lu: releasing the tail failed: %d",

@@ -101,7 +101,7 @@ int vsmfs_extend_sparse(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64
 	 * as do skipped ones for which no page without a frame is left.
 	 */
 	if (first > have && vsmfs_frames_in(sbi, *nlpn + have, min(first, need) - have)) {
-		ret = vsmfs_punch_frames_t(t, inode, *nlpn + have, min(first, need) - have, &i);
+		ret = vsmfs_punch_frames(t, inode, *nlpn + have, min(first, need) - have, &i);
 		if (ret)
 			goto out;
 	}
@@ -109,7 +109,7 @@ int vsmfs_extend_sparse(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64
 		if (!vsmfs_lpn_hole(sbi, *nlpn + i))
 			vsmfs_zero_pm(vsmfs_lpn_ptr(sbi, *nlpn + i), VSMFS_BLOCK_SIZE);
 	/* The written pages first: the old run moves only once they have frames. */
-	ret = vsmfs_fill_holes_t(t, inode, *nlpn + first, need - first, false);
+	ret = vsmfs_fill_holes(t, inode, *nlpn + first, need - first, false);
 	if (!ret && !in_place && have) {
 		vsmfs_swap_init(t->t_sbi, &sw);
 		ret = vsmfs_swap_pages(t, &sw, lpn, *nlpn, have);
@@ -242,7 +242,7 @@ int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
 	if (ret)
 		return ret;
 	if (tail && need > have + vsmfs_tail_pages(e)) {
-		ret = vsmfs_tail_release_t(t, inode, &freed);
+		ret = vsmfs_tail_release(t, inode, &freed);
 		if (ret)
 			return ret;
 		tail = false;
@@ -251,7 +251,7 @@ int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
 	    !vsmfs_alloc_pages_at(t, lpn + have, VSMFS_VSP_PAGES - have)) {
 		/* The rest of the VSP is still free: reserve it again in place. */
 		if (vi->i_tail_key) {
-			ret = vsmfs_tail_release_t(t, inode, &freed);
+			ret = vsmfs_tail_release(t, inode, &freed);
 			if (ret)
 				return ret;
 		}
@@ -308,7 +308,7 @@ int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
 		   !vsmfs_alloc_pages_at(t, nlpn + need, VSMFS_VSP_PAGES - need)) {
 		/* A large file's last run reserves the rest of its VSP. */
 		if (vi->i_tail_key) {
-			ret = vsmfs_tail_release_t(t, inode, &freed);
+			ret = vsmfs_tail_release(t, inode, &freed);
 			if (ret) {
 				vsmfs_trans_fail(t, vsmfs_free_data_pages(t, nlpn + need,
 									  VSMFS_VSP_PAGES - need));
@@ -354,8 +354,8 @@ ssize_t vsmfs_write_new(struct vsmfs_trans *t, struct inode *inode, u64 key,
 	ret = vsmfs_extend_run(t, inode, key, need, wfrom, wto, large, &run, &have);
 	/* Pages of the old run written in place need frames. */
 	if (!ret && wfrom >> VSMFS_BLOCK_SHIFT < have)
-		ret = vsmfs_fill_holes_t(t, inode, run + (wfrom >> VSMFS_BLOCK_SHIFT),
-					 min(need, have) - (wfrom >> VSMFS_BLOCK_SHIFT), false);
+		ret = vsmfs_fill_holes(t, inode, run + (wfrom >> VSMFS_BLOCK_SHIFT),
+				       min(need, have) - (wfrom >> VSMFS_BLOCK_SHIFT), false);
 	if (ret)
 		return ret;
 	p = vsmfs_lpn_ptr(sbi, run);

@@ -61,7 +61,7 @@ static int vsmfs_swap_donor(struct vsmfs_trans *t, u64 lpn, u64 donor, u64 n)
 }
 
 /**
- * vsmfs_fill_holes_t() - give frames to the holes of part of a run
+ * vsmfs_fill_holes() - give frames to the holes of part of a run
  * @t: the running transaction
  * @inode: the file owning the run
  * @lpn: first logical page of the part
@@ -78,8 +78,8 @@ static int vsmfs_swap_donor(struct vsmfs_trans *t, u64 lpn, u64 donor, u64 n)
  * the transaction has no room for more); the holes filled before an error
  * stay filled in @t.
  */
-int vsmfs_fill_holes_t(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 count,
-		       bool unwritten)
+int vsmfs_fill_holes(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 count,
+		     bool unwritten)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
@@ -111,7 +111,7 @@ int vsmfs_fill_holes_t(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 
 		vi->i_pages += n;
 		vsmfs_stat_add(sbi, holes_filled, n);
 		if (unwritten)
-			ret = vsmfs_pt_unwritten_t(t, i, n, true);
+			ret = vsmfs_pt_unwritten(t, i, n, true);
 		if (ret)
 			break;
 		i += n;
@@ -119,12 +119,12 @@ int vsmfs_fill_holes_t(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 
 	inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
 	/* Written in place from now on: no longer fallocated and unwritten. */
 	if (!ret && !unwritten)
-		ret = vsmfs_pt_unwritten_t(t, lpn, count, false);
+		ret = vsmfs_pt_unwritten(t, lpn, count, false);
 	return ret;
 }
 
 /**
- * vsmfs_punch_frames_t() - take the frames away from part of a run
+ * vsmfs_punch_frames() - take the frames away from part of a run
  * @t: the running transaction
  * @inode: the file owning the run
  * @lpn: first logical page of the part
@@ -140,8 +140,8 @@ int vsmfs_fill_holes_t(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 
  * Return: 0 or a negative errno; the pages punched before an error stay
  * punched in @t.
  */
-int vsmfs_punch_frames_t(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 count,
-			 u64 *next)
+int vsmfs_punch_frames(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 count,
+		       u64 *next)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);

@@ -12,7 +12,7 @@
  *
  * Ordering: index blocks change only in their DRAM copies, which reach PM
  * through the journal; the ordering of zeroed data bytes is given at
- * vsmfs_zero_mapped() and vsmfs_truncate_t().
+ * vsmfs_zero_mapped() and vsmfs_truncate().
  */
 #include <linux/fs.h>
 #include "vsmfs.h"
@@ -347,7 +347,7 @@ u64 vsmfs_tail_pages(u64 e)
 }
 
 /**
- * vsmfs_tail_release_t() - give back the reserved tail of a file's last VSP
+ * vsmfs_tail_release() - give back the reserved tail of a file's last VSP
  * @t: running transaction
  * @inode: a regular file; written by the caller afterwards
  * @freed: pages given back
@@ -360,7 +360,7 @@ u64 vsmfs_tail_pages(u64 e)
  * Context: i_idx_sem held for writing.
  * Return: 0 or a negative errno.
  */
-int vsmfs_tail_release_t(struct vsmfs_trans *t, struct inode *inode, u64 *freed)
+int vsmfs_tail_release(struct vsmfs_trans *t, struct inode *inode, u64 *freed)
 {
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	u64 e, n;
@@ -505,7 +505,7 @@ static int vsmfs_free_index(struct vsmfs_trans *t, struct inode *inode, bool *mo
 }
 
 /**
- * vsmfs_truncate_t() - change the size of an inode, freeing what is past it
+ * vsmfs_truncate() - change the size of an inode, freeing what is past it
  * @t: running transaction
  * @inode: the inode; written by the caller afterwards
  * @size: new size
@@ -537,7 +537,7 @@ static int vsmfs_free_index(struct vsmfs_trans *t, struct inode *inode, bool *mo
  * has removed user mappings past @size.
  * Return: 0 or a negative errno.
  */
-int vsmfs_truncate_t(struct vsmfs_trans *t, struct inode *inode, loff_t size, bool *more)
+int vsmfs_truncate(struct vsmfs_trans *t, struct inode *inode, loff_t size, bool *more)
 {
 	bool reg = S_ISREG(inode->i_mode);
 	u64 keep_pages = DIV_ROUND_UP((u64)size, VSMFS_BLOCK_SIZE);
@@ -547,7 +547,7 @@ int vsmfs_truncate_t(struct vsmfs_trans *t, struct inode *inode, loff_t size, bo
 	if (more)
 		*more = false;
 	if (reg) {
-		ret = vsmfs_tail_release_t(t, inode, &freed);
+		ret = vsmfs_tail_release(t, inode, &freed);
 		if (ret)
 			return ret;
 

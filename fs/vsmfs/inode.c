@@ -2,8 +2,8 @@
 /*
  * vsmfs inode I/O: the in-core inode and its on-media slot, reached through
  * the inode mapping table. Reading an inode (vsmfs_iget()), storing it in
- * a handle (vsmfs_write_inode_t()), changing single words of its slot in a
- * shared handle beside other writers (vsmfs_shandle_inode() and those after
+ * a handle (vsmfs_mark_inode_dirty()), changing single words of its slot in a
+ * shared handle beside other writers (vsmfs_whandle_inode() and those after
  * it, vsmfs_set_size_times(), vsmfs_update_time()), and putting it back as
  * its slot has it when a handle is aborted (vsmfs_inode_reload()).
  *
@@ -274,7 +274,7 @@ static void vsmfs_dinode_fill(struct inode *inode, struct vsmfs_dinode *di)
 }
 
 /**
- * vsmfs_write_inode_t() - store an in-core inode in its on-media slot
+ * vsmfs_mark_inode_dirty() - store an in-core inode in its on-media slot
  * @t: running transaction
  * @inode: the inode
  *
@@ -284,7 +284,7 @@ static void vsmfs_dinode_fill(struct inode *inode, struct vsmfs_dinode *di)
  *
  * Return: 0 or a negative errno.
  */
-int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode)
+int vsmfs_mark_inode_dirty(struct vsmfs_trans *t, struct inode *inode)
 {
 	/* Filled whole by vsmfs_dinode_fill(): not zeroed at entry as well. */
 	struct vsmfs_dinode nd __uninitialized;
@@ -321,7 +321,7 @@ int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode)
 }
 
 /**
- * vsmfs_shandle_inode() - add an inode's slot to a shared handle
+ * vsmfs_whandle_inode() - add an inode's slot to a shared handle
  * @h: a shared handle that has changed nothing yet
  * @inode: the inode, locked by the caller (i_rwsem)
  * @mbp: set to the slot's inode-table block
@@ -330,13 +330,13 @@ int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode)
  * The slot of an inode is changed by a shared handle only under the
  * inode's lock, and by a handle of the other kind (or moved by inode
  * aggregation) only while no shared handle runs: the slot found here, and
- * the words vsmfs_shandle_times() stores in it, are @h's alone until it
+ * the words vsmfs_whandle_times() stores in it, are @h's alone until it
  * ends. Its block joins the running transaction now, so that what
  * follows cannot fail.
  *
  * Return: 0, or a negative errno (nothing changed).
  */
-int vsmfs_shandle_inode(struct vsmfs_shandle *h, struct inode *inode,
+int vsmfs_whandle_inode(struct vsmfs_whandle *h, struct inode *inode,
 			struct vsmfs_mblk **mbp, struct vsmfs_dinode **dip)
 {
 	u64 slot;
@@ -344,7 +344,7 @@ int vsmfs_shandle_inode(struct vsmfs_shandle *h, struct inode *inode,
 
 	/* A block read for the first time is allocated GFP_NOFS (mcache.c). */
 	ret = vsmfs_dinode_get(h->h_sbi, inode->i_ino, mbp, dip, &slot);
-	return ret ?: vsmfs_shandle_dirty(h, *mbp);
+	return ret ?: vsmfs_whandle_dirty(h, *mbp);
 }
 
 /* Note word @off (a byte offset in the slot @di of @mb) as changed. */
@@ -355,10 +355,10 @@ static void vsmfs_slot_word_changed(struct vsmfs_mblk *mb, struct vsmfs_dinode *
 }
 
 /**
- * vsmfs_shandle_times() - set an inode's modification and change times in
+ * vsmfs_whandle_times() - set an inode's modification and change times in
  *	a shared handle
  * @inode: the inode, still locked by the caller, in a shared handle to
- *	which vsmfs_shandle_inode() added @mb
+ *	which vsmfs_whandle_inode() added @mb
  * @mb: the slot's block
  * @di: the slot
  * @now: the time, which becomes both
@@ -368,9 +368,9 @@ static void vsmfs_slot_word_changed(struct vsmfs_mblk *mb, struct vsmfs_dinode *
  * it), with their bits set in m_cmask by atomic operations: other shared
  * handles change other slots of the block meanwhile. Stores nothing to
  * PM: the commit that takes @h writes the slot. The caller notes the
- * inode in @h (vsmfs_shandle_note_inode()) as for any change.
+ * inode in @h (vsmfs_whandle_note_inode()) as for any change.
  */
-void vsmfs_shandle_times(struct inode *inode, struct vsmfs_mblk *mb, struct vsmfs_dinode *di,
+void vsmfs_whandle_times(struct inode *inode, struct vsmfs_mblk *mb, struct vsmfs_dinode *di,
 			 struct timespec64 now)
 {
 	inode->i_mtime = now;
@@ -387,17 +387,17 @@ void vsmfs_shandle_times(struct inode *inode, struct vsmfs_mblk *mb, struct vsmf
 }
 
 /**
- * vsmfs_shandle_size() - set an inode's size in a shared handle
+ * vsmfs_whandle_size() - set an inode's size in a shared handle
  * @inode: the inode, still locked by the caller, in a shared handle to
- *	which vsmfs_shandle_inode() added @mb
+ *	which vsmfs_whandle_inode() added @mb
  * @mb: the slot's block
  * @di: the slot
  * @size: the new size
  *
- * As vsmfs_shandle_times(), for the size word: a write that grows a file
+ * As vsmfs_whandle_times(), for the size word: a write that grows a file
  * within its last page changes no other word of the slot but the times.
  */
-void vsmfs_shandle_size(struct inode *inode, struct vsmfs_mblk *mb, struct vsmfs_dinode *di,
+void vsmfs_whandle_size(struct inode *inode, struct vsmfs_mblk *mb, struct vsmfs_dinode *di,
 			loff_t size)
 {
 	i_size_write(inode, size);
@@ -411,7 +411,7 @@ void vsmfs_shandle_size(struct inode *inode, struct vsmfs_mblk *mb, struct vsmfs
  * @t: running transaction
  * @inode: the inode
  *
- * After this, vsmfs_write_inode_t() of @inode in @t cannot fail: for a
+ * After this, vsmfs_mark_inode_dirty() of @inode in @t cannot fail: for a
  * change that cannot be undone (data stored in place), made only once
  * nothing else can fail.
  *
@@ -446,25 +446,25 @@ int vsmfs_inode_get_write_access(struct vsmfs_trans *t, struct inode *inode)
 noinline int vsmfs_set_size_times(struct inode *inode, loff_t size, struct timespec64 now)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
-	struct vsmfs_shandle h;
+	struct vsmfs_whandle h;
 	struct vsmfs_dinode *di;
 	struct vsmfs_mblk *mb;
 	struct vsmfs_trans t;
 	int ret;
 
-	if (!vsmfs_shandle_begin(sbi, &h, 1, 0)) {
-		ret = vsmfs_shandle_inode(&h, inode, &mb, &di);
+	if (!vsmfs_whandle_begin(sbi, &h, 1, 0)) {
+		ret = vsmfs_whandle_inode(&h, inode, &mb, &di);
 		if (!ret) {
 			if (size != i_size_read(inode))
-				vsmfs_shandle_size(inode, mb, di, size);
+				vsmfs_whandle_size(inode, mb, di, size);
 			/* Words that do not change are not journaled. */
 			if (!timespec64_equal(&inode->i_mtime, &now) ||
 			    !timespec64_equal(&inode->i_ctime, &now))
-				vsmfs_shandle_times(inode, mb, di, now);
-			vsmfs_shandle_note_inode(&h, inode);
+				vsmfs_whandle_times(inode, mb, di, now);
+			vsmfs_whandle_note_inode(&h, inode);
 			vsmfs_aggr_written(inode);
 		}
-		vsmfs_shandle_end(&h);
+		vsmfs_whandle_end(&h);
 		return ret;
 	}
 	vsmfs_trans_begin_meta(sbi, &t, 1);
@@ -472,7 +472,7 @@ noinline int vsmfs_set_size_times(struct inode *inode, loff_t size, struct times
 	i_size_write(inode, size);
 	inode->i_mtime = now;
 	inode->i_ctime = now;
-	return vsmfs_trans_end(&t, vsmfs_write_inode_t(&t, inode));
+	return vsmfs_trans_end(&t, vsmfs_mark_inode_dirty(&t, inode));
 }
 
 /**
@@ -589,7 +589,7 @@ int vsmfs_write_inode(struct inode *inode, struct writeback_control *wbc)
 	if (!inode->i_nlink || is_bad_inode(inode))
 		return 0;
 	vsmfs_trans_begin(VSMFS_SB(inode->i_sb), &t);
-	ret = vsmfs_write_inode_t(&t, inode);
+	ret = vsmfs_mark_inode_dirty(&t, inode);
 	return vsmfs_trans_commit(&t) ?: ret;
 }
 
@@ -616,7 +616,7 @@ int vsmfs_write_inode(struct inode *inode, struct writeback_control *wbc)
 int vsmfs_update_time(struct inode *inode, struct timespec64 *now, int flags)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
-	struct vsmfs_shandle h;
+	struct vsmfs_whandle h;
 	struct vsmfs_dinode *di;
 	struct vsmfs_mblk *mb;
 	int ret;
@@ -624,11 +624,11 @@ int vsmfs_update_time(struct inode *inode, struct timespec64 *now, int flags)
 	if (flags != S_ATIME || !inode->i_nlink || is_bad_inode(inode) ||
 	    !inode_trylock_shared(inode))
 		return generic_update_time(inode, now, flags);
-	if (vsmfs_shandle_begin(sbi, &h, 1, 0)) {
+	if (vsmfs_whandle_begin(sbi, &h, 1, 0)) {
 		inode_unlock_shared(inode);
 		return generic_update_time(inode, now, flags);
 	}
-	ret = vsmfs_shandle_inode(&h, inode, &mb, &di);
+	ret = vsmfs_whandle_inode(&h, inode, &mb, &di);
 	if (!ret) {
 		spin_lock(&inode->i_lock);
 		inode->i_atime = *now;
@@ -638,9 +638,9 @@ int vsmfs_update_time(struct inode *inode, struct timespec64 *now, int flags)
 		vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_atime));
 		vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_atime_ns));
 		set_bit(((u8 *)di - mb->m_data) / VSMFS_INODE_SIZE, &mb->m_dirty_slots);
-		vsmfs_shandle_note_inode(&h, inode);
+		vsmfs_whandle_note_inode(&h, inode);
 	}
-	vsmfs_shandle_end(&h);
+	vsmfs_whandle_end(&h);
 	inode_unlock_shared(inode);
 	return ret;
 }

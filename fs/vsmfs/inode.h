@@ -23,13 +23,13 @@ struct inode *vsmfs_iget_if_used(struct super_block *sb, u64 ino);
 void vsmfs_set_ops(struct inode *inode);
 void vsmfs_set_inode_flags(struct inode *inode);
 void vsmfs_discard_new_inode(struct inode *inode);
-int vsmfs_write_inode_t(struct vsmfs_trans *t, struct inode *inode);
+int vsmfs_mark_inode_dirty(struct vsmfs_trans *t, struct inode *inode);
 int vsmfs_inode_get_write_access(struct vsmfs_trans *t, struct inode *inode);
-int vsmfs_shandle_inode(struct vsmfs_shandle *h, struct inode *inode,
+int vsmfs_whandle_inode(struct vsmfs_whandle *h, struct inode *inode,
 			struct vsmfs_mblk **mbp, struct vsmfs_dinode **dip);
-void vsmfs_shandle_times(struct inode *inode, struct vsmfs_mblk *mb, struct vsmfs_dinode *di,
+void vsmfs_whandle_times(struct inode *inode, struct vsmfs_mblk *mb, struct vsmfs_dinode *di,
 			 struct timespec64 now);
-void vsmfs_shandle_size(struct inode *inode, struct vsmfs_mblk *mb, struct vsmfs_dinode *di,
+void vsmfs_whandle_size(struct inode *inode, struct vsmfs_mblk *mb, struct vsmfs_dinode *di,
 			loff_t size);
 int vsmfs_set_size_times(struct inode *inode, loff_t size, struct timespec64 now);
 void vsmfs_inode_reload(struct inode *inode);
@@ -43,9 +43,9 @@ u64 vsmfs_idx_next(struct inode *inode, u64 key);
 u64 vsmfs_idx_prev(struct inode *inode, u64 key);
 void vsmfs_zero_mapped(struct inode *inode, loff_t from, loff_t to);
 int vsmfs_idx_set(struct vsmfs_trans *t, struct inode *inode, u64 key, u64 val);
-int vsmfs_truncate_t(struct vsmfs_trans *t, struct inode *inode, loff_t size, bool *more);
+int vsmfs_truncate(struct vsmfs_trans *t, struct inode *inode, loff_t size, bool *more);
 u64 vsmfs_tail_pages(u64 e);
-int vsmfs_tail_release_t(struct vsmfs_trans *t, struct inode *inode, u64 *freed);
+int vsmfs_tail_release(struct vsmfs_trans *t, struct inode *inode, u64 *freed);
 
 /* iops.c */
 extern const struct inode_operations vsmfs_special_inode_operations;
@@ -87,33 +87,33 @@ long vsmfs_compat_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 extern const struct xattr_handler *vsmfs_xattr_handlers[];
 int vsmfs_xattr_get(struct inode *inode, int index, const char *name, void *buf,
 		    size_t size);
-int vsmfs_xattr_set_t(struct vsmfs_trans *t, struct inode *inode, int index,
-		      const char *name, const void *value, size_t size, int flags);
-int vsmfs_xattr_drop_t(struct vsmfs_trans *t, struct inode *inode);
+int vsmfs_xattr_set(struct vsmfs_trans *t, struct inode *inode, int index,
+		    const char *name, const void *value, size_t size, int flags);
+int vsmfs_xattr_drop(struct vsmfs_trans *t, struct inode *inode);
 void vsmfs_xattr_abort(struct vsmfs_trans *t, struct inode *inode);
 ssize_t vsmfs_listxattr(struct dentry *dentry, char *buf, size_t size);
-int vsmfs_init_security_t(struct vsmfs_trans *t, struct inode *inode, struct inode *dir,
-			  const struct qstr *qstr);
+int vsmfs_init_security(struct vsmfs_trans *t, struct inode *inode, struct inode *dir,
+			const struct qstr *qstr);
 
 /* acl.c */
 #ifdef CONFIG_FS_POSIX_ACL
 struct posix_acl *vsmfs_get_acl(struct inode *inode, int type, bool rcu);
 int vsmfs_set_acl(struct user_namespace *mnt_userns, struct inode *inode,
 		  struct posix_acl *acl, int type);
-int vsmfs_set_acl_t(struct vsmfs_trans *t, struct inode *inode, struct posix_acl *acl,
+int __vsmfs_set_acl(struct vsmfs_trans *t, struct inode *inode, struct posix_acl *acl,
 		    int type);
-int vsmfs_init_acl_t(struct vsmfs_trans *t, struct inode *inode, struct inode *dir);
+int vsmfs_init_acl(struct vsmfs_trans *t, struct inode *inode, struct inode *dir);
 #else
 #define vsmfs_get_acl	NULL
 #define vsmfs_set_acl	NULL
-static inline int vsmfs_set_acl_t(struct vsmfs_trans *t, struct inode *inode,
+static inline int __vsmfs_set_acl(struct vsmfs_trans *t, struct inode *inode,
 				  struct posix_acl *acl, int type)
 {
 	return -EOPNOTSUPP;
 }
 
-static inline int vsmfs_init_acl_t(struct vsmfs_trans *t, struct inode *inode,
-				   struct inode *dir)
+static inline int vsmfs_init_acl(struct vsmfs_trans *t, struct inode *inode,
+				 struct inode *dir)
 {
 	return 0;
 }

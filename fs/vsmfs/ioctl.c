@@ -94,7 +94,7 @@ int vsmfs_fileattr_set(struct user_namespace *mnt_userns, struct dentry *dentry,
 	/* An abort reloads both from the slot (vsmfs_inode_reload()). */
 	WRITE_ONCE(vi->i_flags, iflags);
 	inode->i_ctime = current_time(inode);
-	ret = vsmfs_write_inode_t(&t, inode);
+	ret = vsmfs_mark_inode_dirty(&t, inode);
 	ret = vsmfs_trans_end(&t, ret);
 	if (!ret)
 		vsmfs_set_inode_flags(inode);

@@ -11,7 +11,7 @@
  * handles, which reach PM through the journal; what a truncation zeroes in
  * place is ordered after the commit of the new size (vsmfs_do_setattr()),
  * and a large truncation or eviction commits each part in turn
- * (vsmfs_truncate_t()).
+ * (vsmfs_truncate()).
  */
 #include <linux/fs.h>
 #include <linux/mm.h>
@@ -89,11 +89,11 @@ struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir,
 		iput(inode);
 		return ERR_PTR(-EFSCORRUPTED);
 	}
-	ret = vsmfs_init_acl_t(t, inode, dir);
+	ret = vsmfs_init_acl(t, inode, dir);
 	if (!ret)
-		ret = vsmfs_init_security_t(t, inode, dir, qstr);
+		ret = vsmfs_init_security(t, inode, dir, qstr);
 	if (!ret)
-		ret = vsmfs_write_inode_t(t, inode);
+		ret = vsmfs_mark_inode_dirty(t, inode);
 	if (ret) {
 		/*
 		 * Nothing refers to the inode yet: the caller aborts @t, which
@@ -154,7 +154,7 @@ static int vsmfs_evict_shared(struct inode *inode)
 	vsmfs_trans_track(&t, inode, false);
 	/* An abort reloads the mode with the rest from the slot. */
 	inode->i_mode = 0;
-	ret = vsmfs_write_inode_t(&t, inode);
+	ret = vsmfs_mark_inode_dirty(&t, inode);
 	/* Its end would abort it (vsmfs_trans_commit()): not past this point. */
 	if (!ret && (t.t_error || READ_ONCE(sbi->s_error_ro)))
 		ret = t.t_error ?: -EROFS;
@@ -182,14 +182,14 @@ static int vsmfs_evict_free(struct inode *inode)
 	vsmfs_trans_begin(sbi, &t);
 	vsmfs_trans_track(&t, inode, false);
 	if (!vsmfs_inline_symlink(inode))
-		ret = vsmfs_truncate_t(&t, inode, 0, &more);
+		ret = vsmfs_truncate(&t, inode, 0, &more);
 	/*
 	 * A large inode is emptied in several transactions: each commits an
 	 * orphan that names what it still holds, which the next mount frees
 	 * if this one stops.
 	 */
 	while (!ret && more) {
-		ret = vsmfs_write_inode_t(&t, inode);
+		ret = vsmfs_mark_inode_dirty(&t, inode);
 		if (ret)
 			break;		/* this part is aborted below */
 		ret = vsmfs_trans_commit(&t);
@@ -198,15 +198,15 @@ static int vsmfs_evict_free(struct inode *inode)
 		vsmfs_trans_begin(sbi, &t);
 		vsmfs_trans_track(&t, inode, false);
 		if (!ret)
-			ret = vsmfs_truncate_t(&t, inode, 0, &more);
+			ret = vsmfs_truncate(&t, inode, 0, &more);
 	}
 	if (!ret)
-		ret = vsmfs_xattr_drop_t(&t, inode);
+		ret = vsmfs_xattr_drop(&t, inode);
 	if (!ret)
 		ret = vsmfs_free_ino(&t, inode->i_ino);
 	if (!ret) {
 		inode->i_mode = 0;
-		ret = vsmfs_write_inode_t(&t, inode);
+		ret = vsmfs_mark_inode_dirty(&t, inode);
 	}
 	return vsmfs_trans_end(&t, ret);
 }
@@ -241,9 +241,9 @@ void vsmfs_evict_inode(struct inode *inode)
 
 		vsmfs_trans_begin(sbi, &t);
 		vsmfs_trans_track(&t, inode, false);
-		ret = vsmfs_tail_release_t(&t, inode, &freed);
+		ret = vsmfs_tail_release(&t, inode, &freed);
 		if (!ret)
-			ret = vsmfs_write_inode_t(&t, inode);
+			ret = vsmfs_mark_inode_dirty(&t, inode);
 		ret = vsmfs_trans_end(&t, ret);
 		if (ret)
 			vsmfs_err(inode->i_sb, "releasing the tail of inode %lu failed: %d",
@@ -256,8 +256,8 @@ void vsmfs_evict_inode(struct inode *inode)
 
 /*
  * One part of a truncation of @inode to @size in a transaction of its own
- * (vsmfs_truncate_t()); *@more is set if more parts are left. The caller
- * holds what vsmfs_truncate_t() asks for.
+ * (vsmfs_truncate()); *@more is set if more parts are left. The caller
+ * holds what vsmfs_truncate() asks for.
  */
 static int vsmfs_truncate_part(struct inode *inode, loff_t size, bool *more)
 {
@@ -266,9 +266,9 @@ static int vsmfs_truncate_part(struct inode *inode, loff_t size, bool *more)
 
 	vsmfs_trans_begin(VSMFS_SB(inode->i_sb), &t);
 	vsmfs_trans_track(&t, inode, false);
-	ret = vsmfs_truncate_t(&t, inode, size, more);
+	ret = vsmfs_truncate(&t, inode, size, more);
 	if (!ret)
-		ret = vsmfs_write_inode_t(&t, inode);
+		ret = vsmfs_mark_inode_dirty(&t, inode);
 	return vsmfs_trans_end(&t, ret);
 }
 
@@ -336,7 +336,7 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 	/*
 	 * A truncation to the size the file has changes neither its size nor
 	 * its times, but gives back the pages it owns past its end, as ext4
-	 * and XFS do: as any truncation (vsmfs_truncate_t()).
+	 * and XFS do: as any truncation (vsmfs_truncate()).
 	 */
 	trunc = resize || ((iattr->ia_valid & ATTR_SIZE) && vsmfs_owns_past_end(inode));
 	/* The access ACL follows the new mode, in the same transaction. */
@@ -369,7 +369,7 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 	vsmfs_trans_begin(VSMFS_SB(inode->i_sb), &t);
 	vsmfs_trans_track(&t, inode, false);
 	if (trunc) {
-		ret = vsmfs_truncate_t(&t, inode, iattr->ia_size, &more);
+		ret = vsmfs_truncate(&t, inode, iattr->ia_size, &more);
 		if (!ret && resize) {
 			inode->i_mtime = current_time(inode);
 			inode->i_ctime = inode->i_mtime;
@@ -377,11 +377,11 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 	}
 	/* On error it changes nothing: then neither does the mode. */
 	if (!ret && acl)
-		ret = vsmfs_set_acl_t(&t, inode, acl, ACL_TYPE_ACCESS);
+		ret = __vsmfs_set_acl(&t, inode, acl, ACL_TYPE_ACCESS);
 	if (!ret)
 		setattr_copy(mnt_userns, inode, iattr);
 	if (!ret)
-		ret = vsmfs_write_inode_t(&t, inode);
+		ret = vsmfs_mark_inode_dirty(&t, inode);
 	if (ret) {
 		/* Nothing changes, the cached ACL included. */
 		vsmfs_xattr_abort(&t, inode);
@@ -418,7 +418,7 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 	 * on PM too (the handle above committed): zeroed before the commit, a
 	 * crash would leave the old size over zeros. Left as they are by a
 	 * crash now, they are zeroed again before the file grows over them
-	 * (vsmfs_truncate_t(), the write and fallocate paths).
+	 * (vsmfs_truncate(), the write and fallocate paths).
 	 */
 	if (shrink && !ret) {
 		/* Outside the transaction: this CPU may hold old translations. */

@@ -97,13 +97,13 @@ static int vsmfs_mknod_trans(struct vsmfs_trans *t, struct inode *dir,
 		i_size_write(inode, len);
 		inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
 		if (!ret)
-			ret = vsmfs_write_inode_t(t, inode);
+			ret = vsmfs_mark_inode_dirty(t, inode);
 	}
 	if (!ret)
 		ret = vsmfs_add_entry(t, dir, idx, &dentry->d_name, inode);
 	if (!ret && S_ISDIR(mode)) {
 		inc_nlink(dir);
-		ret = vsmfs_write_inode_t(t, dir);
+		ret = vsmfs_mark_inode_dirty(t, dir);
 	}
 	if (ret) {
 		/* The abort discards the inode before its i-number is free. */
@@ -176,7 +176,7 @@ static int vsmfs_tmpfile(struct user_namespace *ns, struct inode *dir, struct fi
 	}
 	/* On PM with no links; in core with the one d_tmpfile() drops. */
 	clear_nlink(inode);
-	ret = vsmfs_write_inode_t(&t, inode);
+	ret = vsmfs_mark_inode_dirty(&t, inode);
 	set_nlink(inode, 1);
 	if (ret) {
 		/* As in vsmfs_mknod_trans(): the abort discards the inode. */
@@ -240,7 +240,7 @@ static int vsmfs_do_link(struct dentry *old, struct inode *dir, struct dentry *d
 	if (!ret) {
 		inc_nlink(inode);
 		inode->i_ctime = current_time(inode);
-		ret = vsmfs_write_inode_t(&t, inode);
+		ret = vsmfs_mark_inode_dirty(&t, inode);
 	}
 	ret = vsmfs_trans_end(&t, ret);
 	if (!ret) {
@@ -269,7 +269,7 @@ static void vsmfs_drop_link(struct inode *inode)
 }
 
 /* Remove @dentry's entry and drop the link it held, in transaction @t. */
-static int vsmfs_unlink_t(struct vsmfs_trans *t, struct inode *dir,
+static int __vsmfs_unlink(struct vsmfs_trans *t, struct inode *dir,
 			  struct vsmfs_dir_index *idx, struct dentry *dentry)
 {
 	struct inode *inode = d_inode(dentry);
@@ -288,9 +288,9 @@ static int vsmfs_unlink_t(struct vsmfs_trans *t, struct inode *dir,
 	} else {
 		vsmfs_drop_link(inode);
 	}
-	ret = vsmfs_write_inode_t(t, dir);
+	ret = vsmfs_mark_inode_dirty(t, dir);
 	if (!ret)
-		ret = vsmfs_write_inode_t(t, inode);
+		ret = vsmfs_mark_inode_dirty(t, inode);
 	return ret;
 }
 
@@ -302,7 +302,7 @@ static int vsmfs_unlink_trans(struct vsmfs_trans *t, struct inode *dir,
 
 	vsmfs_trans_track(t, dir, true);
 	vsmfs_trans_track(t, d_inode(dentry), false);
-	ret = vsmfs_unlink_t(t, dir, idx, dentry);
+	ret = __vsmfs_unlink(t, dir, idx, dentry);
 	if (ret) {
 		vsmfs_trans_abort(t);
 		return ret;
@@ -426,9 +426,9 @@ static int vsmfs_do_rename(struct user_namespace *ns, struct inode *old_dir,
 		new_dir->i_ctime = old_dir->i_ctime;
 		old_inode->i_ctime = old_dir->i_ctime;
 		new_inode->i_ctime = old_dir->i_ctime;
-		ret = vsmfs_write_inode_t(&t, old_inode);
+		ret = vsmfs_mark_inode_dirty(&t, old_inode);
 		if (!ret)
-			ret = vsmfs_write_inode_t(&t, new_inode);
+			ret = vsmfs_mark_inode_dirty(&t, new_inode);
 		goto dirs;
 	}
 	if (new_inode) {
@@ -445,7 +445,7 @@ static int vsmfs_do_rename(struct user_namespace *ns, struct inode *old_dir,
 			clear_nlink(new_inode);
 		else
 			vsmfs_drop_link(new_inode);
-		ret = vsmfs_write_inode_t(&t, new_inode);
+		ret = vsmfs_mark_inode_dirty(&t, new_inode);
 		if (ret)
 			goto out;
 		new_dir->i_mtime = new_inode->i_ctime;
@@ -467,12 +467,12 @@ static int vsmfs_do_rename(struct user_namespace *ns, struct inode *old_dir,
 		VSMFS_I(old_inode)->i_parent = new_dir->i_ino;
 	}
 	old_inode->i_ctime = current_time(old_inode);
-	ret = vsmfs_write_inode_t(&t, old_inode);
+	ret = vsmfs_mark_inode_dirty(&t, old_inode);
 dirs:
 	if (!ret)
-		ret = vsmfs_write_inode_t(&t, old_dir);
+		ret = vsmfs_mark_inode_dirty(&t, old_dir);
 	if (!ret && new_dir != old_dir)
-		ret = vsmfs_write_inode_t(&t, new_dir);
+		ret = vsmfs_mark_inode_dirty(&t, new_dir);
 out:
 	if (ret) {
 		vsmfs_trans_abort(&t);

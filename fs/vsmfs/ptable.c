@@ -3,7 +3,7 @@
  * vsmfs journaled page table updates: swaps of the frames behind logical
  * pages (vsmfs_swap_pages(), and vsmfs_swap_pages_shared() in a shared
  * handle) and the unwritten marks of fallocated pages
- * (vsmfs_pt_unwritten_t()). Each changes the entries in the DRAM copies of
+ * (vsmfs_pt_unwritten()). Each changes the entries in the DRAM copies of
  * the page table blocks, in the caller's handle, and the live mapping
  * through vsp.c, which holds the pure mapping (PTE swaps, TLB shootdowns,
  * uses of the range).
@@ -139,7 +139,7 @@ static int vsmfs_pt_mark(struct vsmfs_trans *t, u64 lpn, bool set)
 }
 
 /**
- * vsmfs_pt_unwritten_t() - mark pages fallocated and not written, or not
+ * vsmfs_pt_unwritten() - mark pages fallocated and not written, or not
  * @t: running transaction
  * @lpn: first logical page
  * @count: pages
@@ -150,7 +150,7 @@ static int vsmfs_pt_mark(struct vsmfs_trans *t, u64 lpn, bool set)
  *
  * Return: 0 or a negative errno; on error nothing has changed.
  */
-int vsmfs_pt_unwritten_t(struct vsmfs_trans *t, u64 lpn, u64 count, bool set)
+int vsmfs_pt_unwritten(struct vsmfs_trans *t, u64 lpn, u64 count, bool set)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	u64 i, k, end = lpn + count;
@@ -193,7 +193,7 @@ int vsmfs_pt_unwritten_t(struct vsmfs_trans *t, u64 lpn, u64 count, bool set)
  * handle @h, before any entry is changed: *@slot is then the entry of
  * @lpn, *@mbp its block.
  */
-static __always_inline int vsmfs_pt_join_shared(struct vsmfs_shandle *h, u64 lpn, u64 count,
+static __always_inline int vsmfs_pt_join_shared(struct vsmfs_whandle *h, u64 lpn, u64 count,
 						__le64 **slot, struct vsmfs_mblk **mbp)
 {
 	if (WARN_ON_ONCE(lpn % VSMFS_PTES_PER_BLOCK + count > VSMFS_PTES_PER_BLOCK))
@@ -201,7 +201,7 @@ static __always_inline int vsmfs_pt_join_shared(struct vsmfs_shandle *h, u64 lpn
 	*slot = vsmfs_pt_slot(h->h_sbi, lpn, mbp);
 	if (!*slot)
 		return -ENOMEM;
-	return vsmfs_shandle_dirty(h, *mbp);
+	return vsmfs_whandle_dirty(h, *mbp);
 }
 
 /*
@@ -225,7 +225,7 @@ static __always_inline void vsmfs_swap_run_shared(struct vsmfs_sb_info *sbi,
 
 /**
  * vsmfs_swap_pages_shared() - vsmfs_swap_pages() in a shared handle
- * @h: the handle (vsmfs_shandle_begin())
+ * @h: the handle (vsmfs_whandle_begin())
  * @sw: the batch this swap belongs to
  * @a: first logical page of one run
  * @b: first logical page of the other run
@@ -242,7 +242,7 @@ static __always_inline void vsmfs_swap_run_shared(struct vsmfs_sb_info *sbi,
  *
  * Return: 0 or a negative errno; on error nothing has been changed.
  */
-int vsmfs_swap_pages_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw, u64 a, u64 b,
+int vsmfs_swap_pages_shared(struct vsmfs_whandle *h, struct vsmfs_swap *sw, u64 a, u64 b,
 			    u64 count)
 {
 	struct vsmfs_sb_info *sbi = h->h_sbi;
@@ -251,7 +251,7 @@ int vsmfs_swap_pages_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw, u64 
 	int ret;
 
 	if (!vsmfs_swap_valid(sbi, a, b, count) ||
-	    WARN_ON_ONCE(h->h_nswaps == VSMFS_SHANDLE_SWAPS))
+	    WARN_ON_ONCE(h->h_nswaps == VSMFS_WHANDLE_SWAPS))
 		return -EINVAL;
 	/* Blocks cached and in the transaction first: the swap cannot fail. */
 	ret = vsmfs_pt_join_shared(h, a, count, &sa, &ma);
@@ -277,7 +277,7 @@ int vsmfs_swap_pages_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw, u64 
  * A swap is its own inverse: each run is swapped again, newest first. The
  * blocks stay in the running transaction, with their words as they were.
  */
-void vsmfs_swap_back_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw)
+void vsmfs_swap_back_shared(struct vsmfs_whandle *h, struct vsmfs_swap *sw)
 {
 	while (h->h_nswaps) {
 		const u64 *s = h->h_swap[--h->h_nswaps];

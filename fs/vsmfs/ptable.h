@@ -9,9 +9,9 @@
 #include "vsmfs.h"
 
 int vsmfs_swap_pages(struct vsmfs_trans *t, struct vsmfs_swap *sw, u64 a, u64 b, u64 count);
-int vsmfs_swap_pages_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw, u64 a, u64 b,
+int vsmfs_swap_pages_shared(struct vsmfs_whandle *h, struct vsmfs_swap *sw, u64 a, u64 b,
 			    u64 count);
-void vsmfs_swap_back_shared(struct vsmfs_shandle *h, struct vsmfs_swap *sw);
-int vsmfs_pt_unwritten_t(struct vsmfs_trans *t, u64 lpn, u64 count, bool set);
+void vsmfs_swap_back_shared(struct vsmfs_whandle *h, struct vsmfs_swap *sw);
+int vsmfs_pt_unwritten(struct vsmfs_trans *t, u64 lpn, u64 count, bool set);
 
 #endif /* _VSMFS_PTABLE_H */

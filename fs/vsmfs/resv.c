@@ -286,7 +286,7 @@ static void vsmfs_alloc_handle_begin(struct vsmfs_sb_info *sbi)
  * run's bits are cleared (an error is the bitmap's, reported by
  * vsmfs_fs_error()).
  */
-static void vsmfs_alloc_free_run(struct vsmfs_trans *t, const struct vsmfs_frun *f)
+static void vsmfs_alloc_free_run(struct vsmfs_trans *t, const struct vsmfs_free_run *f)
 {
 	if (f->resv)
 		vsmfs_resv_end(t, f->lpn, f->resv, !f->scratch);
@@ -575,7 +575,7 @@ void vsmfs_resv_end(struct vsmfs_trans *t, u64 lpn, u64 count, bool claimed)
 int vsmfs_trans_defer_resv(struct vsmfs_trans *t, const struct vsmfs_resv *r, bool claimed)
 {
 	/* Scratch pages given back are never marked unwritten. */
-	int ret = claimed ? 0 : vsmfs_pt_unwritten_t(t, r->lpn, r->count, false);
+	int ret = claimed ? 0 : vsmfs_pt_unwritten(t, r->lpn, r->count, false);
 
 	return ret ?: vsmfs_trans_defer(t, r->lpn, claimed ? 0 : r->count, !claimed, r->count);
 }

@@ -157,7 +157,7 @@ static int vsmfs_stage_switch(struct vsmfs_trans *t, struct inode *inode,
 		}
 		ret = vsmfs_resv_claim(t, &st[i].r);
 		if (!ret && vi->i_tail_key == st[i].key + 1)
-			ret = vsmfs_tail_release_t(t, inode, &freed);
+			ret = vsmfs_tail_release(t, inode, &freed);
 		if (!ret)
 			ret = vsmfs_idx_set(t, inode, st[i].key,
 					    vsmfs_idx_make(st[i].r.lpn, st[i].r.count));
@@ -196,22 +196,22 @@ static __always_inline int vsmfs_stage_switch_shared(struct inode *inode,
 						     const struct timespec64 *now)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
-	/* Set up by vsmfs_shandle_begin(), vsmfs_swap_init(): not zeroed as well. */
-	struct vsmfs_shandle h __uninitialized;
+	/* Set up by vsmfs_whandle_begin(), vsmfs_swap_init(): not zeroed as well. */
+	struct vsmfs_whandle h __uninitialized;
 	struct vsmfs_swap sw __uninitialized;
 	struct vsmfs_dinode *di = NULL;
 	struct vsmfs_mblk *imb = NULL;
 	unsigned int i;
 	int ret;
 
-	BUILD_BUG_ON(VSMFS_STAGE_RUNS > VSMFS_SHANDLE_SWAPS);
-	ret = vsmfs_shandle_begin(sbi, &h, 1 + 2 * n, n);
+	BUILD_BUG_ON(VSMFS_STAGE_RUNS > VSMFS_WHANDLE_SWAPS);
+	ret = vsmfs_whandle_begin(sbi, &h, 1 + 2 * n, n);
 	if (ret)
 		return ret;
 	if (now) {
-		ret = vsmfs_shandle_inode(&h, inode, &imb, &di);
+		ret = vsmfs_whandle_inode(&h, inode, &imb, &di);
 		if (ret) {
-			vsmfs_shandle_end(&h);
+			vsmfs_whandle_end(&h);
 			return ret;
 		}
 	}
@@ -226,16 +226,16 @@ static __always_inline int vsmfs_stage_switch_shared(struct inode *inode,
 	vsmfs_swap_flush(&sw);
 	if (!ret) {
 		for (i = 0; i < n; i++)
-			vsmfs_shandle_defer_resv(&h, &st[i].r);
+			vsmfs_whandle_defer_resv(&h, &st[i].r);
 		vsmfs_stat_add(sbi, mcow_fine, n);
 		if (now)
-			vsmfs_shandle_times(inode, imb, di, *now);
-		vsmfs_shandle_note_inode(&h, inode);
+			vsmfs_whandle_times(inode, imb, di, *now);
+		vsmfs_whandle_note_inode(&h, inode);
 		vsmfs_aggr_written(inode);
 		vsmfs_fault_stop(inode->i_sb, VSMFS_FAULT_COW_STOP,
 				 "copy-on-write stopped before its commit");
 	}
-	vsmfs_shandle_end(&h);
+	vsmfs_whandle_end(&h);
 	return ret;
 }
 
@@ -298,7 +298,7 @@ static noinline int vsmfs_stage_switch_excl(struct inode *inode, struct vsmfs_st
 		    !timespec64_equal(&inode->i_ctime, &now)) {
 			inode->i_mtime = now;
 			inode->i_ctime = now;
-			ret = vsmfs_write_inode_t(&t, inode);
+			ret = vsmfs_mark_inode_dirty(&t, inode);
 		} else {
 			vsmfs_trans_note_inode(&t, inode);
 			vsmfs_aggr_written(inode);
@@ -574,7 +574,7 @@ out:
 	    !vsmfs_alloc_pages_at(t, a->r.lpn + a->r.count, VSMFS_VSP_PAGES - a->r.count)) {
 		/* On error the handle is aborted, the pages with it. */
 		if (vi->i_tail_key)
-			ret = vsmfs_tail_release_t(t, inode, &freed);
+			ret = vsmfs_tail_release(t, inode, &freed);
 		if (!ret) {
 			vi->i_pages += VSMFS_VSP_PAGES - a->r.count;
 			vi->i_tail_key = key + 1;
@@ -637,7 +637,7 @@ static noinline int vsmfs_append_grow(struct inode *inode, u64 key, u64 e, u64 h
 		i_size_write(inode, size);
 		inode->i_mtime = current_time(inode);
 		inode->i_ctime = inode->i_mtime;
-		ret = vsmfs_write_inode_t(&t, inode);
+		ret = vsmfs_mark_inode_dirty(&t, inode);
 	}
 	return vsmfs_stage_end(&t, ret, owned);
 }

@@ -168,7 +168,7 @@ void vsmfs_trans_lock(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, bool vsp
 	atomic_set(&sbi->s_excl, 1);
 	/* The mark before the counts: pairs with vsmfs_handles_try()'s smp_mb(). */
 	smp_mb__after_atomic();
-	if (!vsmfs_hsem_idle(sbi)) {
+	if (!vsmfs_handles_sem_idle(sbi)) {
 		u64 until = local_clock() + VSMFS_EXCL_SPIN_NS;
 		bool idle = false;
 
@@ -179,13 +179,13 @@ void vsmfs_trans_lock(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, bool vsp
 		/* Shared handles are short: as vsmfs_handles_enter(). */
 		while (!idle && !need_resched() && local_clock() < until) {
 			cpu_relax();
-			idle = vsmfs_hsem_idle(sbi);
+			idle = vsmfs_handles_sem_idle(sbi);
 		}
 		if (!idle)
-			wait_event(sbi->s_handles_sem.writer, vsmfs_hsem_idle(sbi));
+			wait_event(sbi->s_handles_sem.writer, vsmfs_handles_sem_idle(sbi));
 	}
 	rwsem_acquire(&sbi->s_handles_sem.dep_map, 0, 0, _RET_IP_);
-	vsmfs_shres_fold(sbi);
+	vsmfs_cpu_share_fold(sbi);
 	t->t_locked = vsmfs_hold_start(sbi);
 	if (t0)
 		vsmfs_stat_add(sbi, journal_lock_wait_ns, (t->t_locked ?: ktime_get_ns()) - t0);
@@ -239,7 +239,7 @@ static bool vsmfs_trans_full(struct vsmfs_sb_info *sbi, u32 credits)
 
 	/* The room the CPUs' shares keep, if this handle may need it. */
 	if (run->nblocks + run->shared_credits + min(credits, max) > max)
-		vsmfs_shres_reclaim(sbi);
+		vsmfs_cpu_share_reclaim(sbi);
 	if (!run->handles)
 		return false;
 	if (run->nblocks + min(credits, max) > max)
@@ -386,7 +386,7 @@ u32 vsmfs_trans_room(struct vsmfs_trans *t)
 
 	/* A handle of the other kind may use what the shares keep. */
 	if (!t->t_shared)
-		vsmfs_shres_reclaim(t->t_sbi);
+		vsmfs_cpu_share_reclaim(t->t_sbi);
 
 	return t->t_nblocks < n ? n - t->t_nblocks : 0;
 }
@@ -443,7 +443,7 @@ static bool vsmfs_trans_fits(struct vsmfs_trans *t)
 
 	if (t->t_nblocks + 1 + sbi->s_run.shared_credits <= max)
 		return true;
-	vsmfs_shres_reclaim(sbi);
+	vsmfs_cpu_share_reclaim(sbi);
 	return t->t_nblocks + 1 <= max;
 }
 

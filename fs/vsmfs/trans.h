@@ -12,11 +12,11 @@
 #include "mcache.h"
 
 /* Scratch runs a CPU keeps for the running transaction, and their pages. */
-#define VSMFS_SHRES_RUNS	8
-#define VSMFS_SHRES_PAGES	256
+#define VSMFS_CPU_SHARE_RUNS	8
+#define VSMFS_CPU_SHARE_PAGES	256
 
 /*
- * struct vsmfs_shres - a CPU's share of the running transaction, from which
+ * struct vsmfs_cpu_share - a CPU's share of the running transaction, from which
  * shared handles begin and into which they end without s_run.lock
  * (trans_shared.c, "Per-CPU shares"); used by the tasks on its CPU with
  * preemption disabled, and with s_handles_sem held for writing
@@ -29,13 +29,13 @@
  * @pages: their frames
  * @runs: those runs
  */
-struct vsmfs_shres {
+struct vsmfs_cpu_share {
 	unsigned int		credits;
 	unsigned int		frees;
 	unsigned int		handles;
 	unsigned int		nruns;
 	u64			pages;
-	struct vsmfs_frun	runs[VSMFS_SHRES_RUNS];
+	struct vsmfs_free_run	runs[VSMFS_CPU_SHARE_RUNS];
 };
 
 /*
@@ -52,7 +52,7 @@ struct vsmfs_shres {
 /*
  * Free space runs short while pages wait in the running transaction to be
  * freed: its commit gives them back. The pages CPUs' shares hold
- * (VSMFS_SHRES_PAGES each at most) are not counted. Exact under
+ * (VSMFS_CPU_SHARE_PAGES each at most) are not counted. Exact under
  * s_trans_mutex; a hint beside shared handles.
  */
 static inline bool vsmfs_trans_space_short(struct vsmfs_sb_info *sbi)
@@ -81,15 +81,15 @@ void vsmfs_trans_discard_new(struct vsmfs_trans *t);
 void vsmfs_trans_release(struct vsmfs_trans *t);
 
 /* trans_shared.c */
-bool vsmfs_hsem_idle(struct vsmfs_sb_info *sbi);
-void vsmfs_shres_fold(struct vsmfs_sb_info *sbi);
-void vsmfs_shres_reclaim(struct vsmfs_sb_info *sbi);
+bool vsmfs_handles_sem_idle(struct vsmfs_sb_info *sbi);
+void vsmfs_cpu_share_fold(struct vsmfs_sb_info *sbi);
+void vsmfs_cpu_share_reclaim(struct vsmfs_sb_info *sbi);
 void vsmfs_trans_end_shared(struct vsmfs_trans *t, bool changed);
 void vsmfs_trans_abort_shared(struct vsmfs_trans *t);
 
 /* trans_commit.c */
-u64 vsmfs_frun_fill(struct vsmfs_sb_info *sbi, struct vsmfs_frun *f, u64 lpn, u64 count,
-		    bool scratch, u64 resv);
+u64 vsmfs_free_run_fill(struct vsmfs_sb_info *sbi, struct vsmfs_free_run *f, u64 lpn, u64 count,
+			bool scratch, u64 resv);
 
 /* trans.c, trans_shared.c, trans_commit.c */
 int vsmfs_trans_init(struct vsmfs_sb_info *sbi);
@@ -137,25 +137,25 @@ static inline u32 vsmfs_trans_max_blocks(const struct vsmfs_sb_info *sbi)
 }
 
 u32 vsmfs_trans_room(struct vsmfs_trans *t);
-int vsmfs_shandle_begin(struct vsmfs_sb_info *sbi, struct vsmfs_shandle *h, u32 credits,
+int vsmfs_whandle_begin(struct vsmfs_sb_info *sbi, struct vsmfs_whandle *h, u32 credits,
 			unsigned int frees);
-int __vsmfs_shandle_dirty(struct vsmfs_shandle *h, struct vsmfs_mblk *mb);
+int __vsmfs_whandle_dirty(struct vsmfs_whandle *h, struct vsmfs_mblk *mb);
 
 /*
  * Add @mb to the running transaction in shared handle @h, before the handle
- * changes it, unless it is there already (__vsmfs_shandle_dirty()).
+ * changes it, unless it is there already (__vsmfs_whandle_dirty()).
  */
-static inline int vsmfs_shandle_dirty(struct vsmfs_shandle *h, struct vsmfs_mblk *mb)
+static inline int vsmfs_whandle_dirty(struct vsmfs_whandle *h, struct vsmfs_mblk *mb)
 {
 	vsmfs_mblk_freeze(h->h_sbi, mb);
 	/* Cleared only by a commit, which no shared handle runs beside. */
 	if (READ_ONCE(mb->m_is_dirty))
 		return 0;
-	return __vsmfs_shandle_dirty(h, mb);
+	return __vsmfs_whandle_dirty(h, mb);
 }
 
-void vsmfs_shandle_defer_resv(struct vsmfs_shandle *h, const struct vsmfs_resv *r);
-void vsmfs_shandle_note_inode(struct vsmfs_shandle *h, struct inode *inode);
-void vsmfs_shandle_end(struct vsmfs_shandle *h);
+void vsmfs_whandle_defer_resv(struct vsmfs_whandle *h, const struct vsmfs_resv *r);
+void vsmfs_whandle_note_inode(struct vsmfs_whandle *h, struct inode *inode);
+void vsmfs_whandle_end(struct vsmfs_whandle *h);
 
 #endif /* _VSMFS_TRANS_H */

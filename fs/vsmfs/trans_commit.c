@@ -99,7 +99,7 @@ static void vsmfs_trans_apply_frees(struct vsmfs_trans *t)
 
 	vsmfs_swap_init(t->t_sbi, &sw);
 	for (i = 0; i < run->nfrees; i++) {
-		struct vsmfs_frun *f = &run->frees[i];
+		struct vsmfs_free_run *f = &run->frees[i];
 
 		/*
 		 * A staged write's scratch run, behind old frames: its stale
@@ -134,7 +134,7 @@ int vsmfs_trans_defer_free(struct vsmfs_trans *t, u64 lpn, u64 count, bool scrat
 }
 
 /**
- * vsmfs_frun_fill() - fill in a run to free at commit
+ * vsmfs_free_run_fill() - fill in a run to free at commit
  * @sbi: the file system
  * @f: the run
  * @lpn: its first logical page
@@ -144,8 +144,8 @@ int vsmfs_trans_defer_free(struct vsmfs_trans *t, u64 lpn, u64 count, bool scrat
  *
  * Return: the frames of its pages (free space counts frames).
  */
-u64 vsmfs_frun_fill(struct vsmfs_sb_info *sbi, struct vsmfs_frun *f, u64 lpn, u64 count,
-		    bool scratch, u64 resv)
+u64 vsmfs_free_run_fill(struct vsmfs_sb_info *sbi, struct vsmfs_free_run *f, u64 lpn, u64 count,
+			bool scratch, u64 resv)
 {
 	f->lpn = lpn;
 	f->count = count;
@@ -162,7 +162,7 @@ static void vsmfs_run_add_free(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, bo
 {
 	struct vsmfs_running *run = &sbi->s_run;
 
-	run->free_pages += vsmfs_frun_fill(sbi, &run->frees[run->nfrees++], lpn, count, scratch,
+	run->free_pages += vsmfs_free_run_fill(sbi, &run->frees[run->nfrees++], lpn, count, scratch,
 					   resv);
 }
 
@@ -188,7 +188,7 @@ int vsmfs_trans_defer(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch, u
 	/* The entries the CPUs' shares keep stay theirs. */
 	if (run->nfrees + run->shared_frees >= run->maxfrees) {
 		unsigned int n = max(16U, 2 * run->maxfrees);
-		struct vsmfs_frun *f = NULL;
+		struct vsmfs_free_run *f = NULL;
 
 		if (!vsmfs_fault(VSMFS_FAULT_SHADOW_ALLOC))
 			f = kvrealloc(run->frees, run->maxfrees * sizeof(*f), n * sizeof(*f),
@@ -479,8 +479,8 @@ int vsmfs_trans_init(struct vsmfs_sb_info *sbi)
 	init_waitqueue_head(&sbi->s_turn_wq);
 	lockdep_init_map(&sbi->s_handles_sem.dep_map, "vsmfs_handles", &vsmfs_handles_key, 0);
 	sbi->s_handles_sem.readers = alloc_percpu(int);
-	sbi->s_shres = alloc_percpu(struct vsmfs_shres);
-	if (!sbi->s_shres || !sbi->s_handles_sem.readers)
+	sbi->s_cpu_share = alloc_percpu(struct vsmfs_cpu_share);
+	if (!sbi->s_cpu_share || !sbi->s_handles_sem.readers)
 		return -ENOMEM;
 	return 0;
 }
@@ -532,8 +532,8 @@ void vsmfs_trans_destroy(struct vsmfs_sb_info *sbi)
 	kvfree(sbi->s_run.frees);
 	sbi->s_run.frees = NULL;
 	/* Their runs, if any, were dropped with the running transaction's. */
-	free_percpu(sbi->s_shres);
-	sbi->s_shres = NULL;
+	free_percpu(sbi->s_cpu_share);
+	sbi->s_cpu_share = NULL;
 	free_percpu(sbi->s_handles_sem.readers);
 	sbi->s_handles_sem.readers = NULL;
 	while (sbi->s_undo.npool)

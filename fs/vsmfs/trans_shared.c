@@ -7,9 +7,9 @@
  * Shared handles. An operation that only swaps page table entries of pages
  * it owns and sets the times of the file it writes (the staged overwrite,
  * cow.c; the overwrite in place, file.c) runs in a shared handle (struct
- * vsmfs_shandle) beside other such handles, holding s_handles_sem shared
+ * vsmfs_whandle) beside other such handles, holding s_handles_sem shared
  * and not s_trans_mutex: it changes single words of page table blocks
- * and of its inode's slot (vsmfs_shandle_times(), under the inode's lock)
+ * and of its inode's slot (vsmfs_whandle_times(), under the inode's lock)
  * that no other handle changes, notes them in the blocks' m_cmask with
  * atomic bit operations and adds the blocks not yet dirty to the running
  * transaction under s_run.lock. The blocks join before the first change,
@@ -53,7 +53,7 @@ static bool vsmfs_shared_ok(struct vsmfs_sb_info *sbi)
  */
 static bool vsmfs_handles_try(struct vsmfs_sb_info *sbi)
 {
-	struct vsmfs_hsem *hs = &sbi->s_handles_sem;
+	struct vsmfs_handles_sem *hs = &sbi->s_handles_sem;
 	bool ok;
 
 	preempt_disable();
@@ -72,7 +72,7 @@ static bool vsmfs_handles_try(struct vsmfs_sb_info *sbi)
 }
 
 /**
- * vsmfs_hsem_idle() - whether no reader is in s_handles_sem
+ * vsmfs_handles_sem_idle() - whether no reader is in s_handles_sem
  * @sbi: the file system, whose s_excl a writer set
  *
  * A count taken on one CPU and given back on another is seen given back
@@ -81,7 +81,7 @@ static bool vsmfs_handles_try(struct vsmfs_sb_info *sbi)
  *
  * Return: true if no shared handle runs.
  */
-bool vsmfs_hsem_idle(struct vsmfs_sb_info *sbi)
+bool vsmfs_handles_sem_idle(struct vsmfs_sb_info *sbi)
 {
 	unsigned int cpu;
 	int n = 0;
@@ -132,7 +132,7 @@ out:
 /* Leave s_handles_sem as a reader, and wake a writer that waits for it. */
 static void vsmfs_handles_exit(struct vsmfs_sb_info *sbi)
 {
-	struct vsmfs_hsem *hs = &sbi->s_handles_sem;
+	struct vsmfs_handles_sem *hs = &sbi->s_handles_sem;
 
 	rwsem_release(&hs->dep_map, _RET_IP_);
 	/*
@@ -141,7 +141,7 @@ static void vsmfs_handles_exit(struct vsmfs_sb_info *sbi)
 	 * this_cpu_dec() would.
 	 */
 	preempt_disable();
-	/* The handle's loads and stores before the count: pairs with vsmfs_hsem_idle(). */
+	/* The handle's loads and stores before the count: pairs with vsmfs_handles_sem_idle(). */
 	smp_store_release(this_cpu_ptr(hs->readers), __this_cpu_read(*hs->readers) - 1);
 	preempt_enable();
 	/* The count before the mark: a writer that missed it is woken. */
@@ -152,22 +152,22 @@ static void vsmfs_handles_exit(struct vsmfs_sb_info *sbi)
 
 /*
  * Per-CPU shares. A shared handle of either kind takes its room from its
- * CPU's share of the running transaction (struct vsmfs_shres), not from
+ * CPU's share of the running transaction (struct vsmfs_cpu_share), not from
  * s_run: the share reserves a batch of blocks
- * and of entries of s_run.frees at a time (VSMFS_SHRES_CREDITS,
- * VSMFS_SHRES_FREES) under s_run.lock, and keeps the scratch runs and the
+ * and of entries of s_run.frees at a time (VSMFS_CPU_SHARE_CREDITS,
+ * VSMFS_CPU_SHARE_FREES) under s_run.lock, and keeps the scratch runs and the
  * count of the handles that end into it. So the writers of many CPUs do
  * not all write s_run's cache line twice per write. What a share holds is
  * reserved in s_run.shared_credits and s_run.shared_frees, so it never
  * overflows the journal or the array; it joins s_run when it holds
- * VSMFS_SHRES_RUNS runs or VSMFS_SHRES_PAGES pages, and when a handle of
+ * VSMFS_CPU_SHARE_RUNS runs or VSMFS_CPU_SHARE_PAGES pages, and when a handle of
  * the other kind or a commit takes s_handles_sem for writing
- * (vsmfs_shres_fold()), which then sees every share whole. The room a
+ * (vsmfs_cpu_share_fold()), which then sees every share whole. The room a
  * share holds stays its own across those handles and commits, into the
  * next transactions: a handle of the other kind counts it beside its own
  * blocks and entries, and takes it back from every share only when it
  * needs it (vsmfs_trans_full(), vsmfs_trans_fits(), vsmfs_trans_room();
- * vsmfs_shres_reclaim()), so that the shared handles of every CPU do not
+ * vsmfs_cpu_share_reclaim()), so that the shared handles of every CPU do not
  * all come back to s_run.lock after each such handle. The first
  * handle of a transaction still counts itself in s_run.handles, and arms
  * the commit timer, under s_run.lock. A share takes no lock: only the
@@ -177,8 +177,8 @@ static void vsmfs_handles_exit(struct vsmfs_sb_info *sbi)
  */
 
 /* What a CPU's share takes from the running transaction at a time. */
-#define VSMFS_SHRES_CREDITS	24
-#define VSMFS_SHRES_FREES	8
+#define VSMFS_CPU_SHARE_CREDITS	24
+#define VSMFS_CPU_SHARE_FREES	8
 
 /*
  * Whether the running transaction has room for @credits more blocks and
@@ -199,16 +199,16 @@ static bool vsmfs_run_room(struct vsmfs_sb_info *sbi, u32 credits, unsigned int 
  * else just what it lacks. On @res's CPU, preemption disabled.
  * Return: 0, or -EAGAIN if the running transaction has no room.
  */
-static int vsmfs_shres_refill(struct vsmfs_sb_info *sbi, struct vsmfs_shres *res, u32 credits,
-			      unsigned int frees)
+static int vsmfs_cpu_share_refill(struct vsmfs_sb_info *sbi, struct vsmfs_cpu_share *res,
+				  u32 credits, unsigned int frees)
 {
 	struct vsmfs_running *run = &sbi->s_run;
 	u32 c = res->credits < credits ? credits - res->credits : 0;
 	unsigned int f = res->frees < frees ? frees - res->frees : 0;
-	u32 cb = c ? max_t(u32, c, VSMFS_SHRES_CREDITS - min_t(u32, res->credits,
-							       VSMFS_SHRES_CREDITS)) : 0;
-	unsigned int fb = f ? max_t(unsigned int, f, VSMFS_SHRES_FREES -
-				    min_t(unsigned int, res->frees, VSMFS_SHRES_FREES)) : 0;
+	u32 cb = c ? max_t(u32, c, VSMFS_CPU_SHARE_CREDITS - min_t(u32, res->credits,
+							       VSMFS_CPU_SHARE_CREDITS)) : 0;
+	unsigned int fb = f ? max_t(unsigned int, f, VSMFS_CPU_SHARE_FREES -
+				    min_t(unsigned int, res->frees, VSMFS_CPU_SHARE_FREES)) : 0;
 	int ret = 0;
 
 	spin_lock(&run->lock);
@@ -234,7 +234,7 @@ out:
  * entries they hold. Under s_run.lock on @res's CPU, preemption disabled, or with
  * s_handles_sem held for writing.
  */
-static void vsmfs_shres_flush_locked(struct vsmfs_sb_info *sbi, struct vsmfs_shres *res)
+static void vsmfs_cpu_share_flush_locked(struct vsmfs_sb_info *sbi, struct vsmfs_cpu_share *res)
 {
 	struct vsmfs_running *run = &sbi->s_run;
 	unsigned int i;
@@ -249,16 +249,16 @@ static void vsmfs_shres_flush_locked(struct vsmfs_sb_info *sbi, struct vsmfs_shr
 	res->handles = 0;
 }
 
-/* As vsmfs_shres_flush_locked(), on @res's CPU, preemption disabled. */
-static void vsmfs_shres_flush(struct vsmfs_sb_info *sbi, struct vsmfs_shres *res)
+/* As vsmfs_cpu_share_flush_locked(), on @res's CPU, preemption disabled. */
+static void vsmfs_cpu_share_flush(struct vsmfs_sb_info *sbi, struct vsmfs_cpu_share *res)
 {
 	spin_lock(&sbi->s_run.lock);
-	vsmfs_shres_flush_locked(sbi, res);
+	vsmfs_cpu_share_flush_locked(sbi, res);
 	spin_unlock(&sbi->s_run.lock);
 }
 
 /**
- * vsmfs_shres_fold() - fold every CPU's share into the running transaction
+ * vsmfs_cpu_share_fold() - fold every CPU's share into the running transaction
  * @sbi: the file system
  *
  * The runs and handles the shares hold join the running transaction
@@ -266,11 +266,11 @@ static void vsmfs_shres_flush(struct vsmfs_sb_info *sbi, struct vsmfs_shres *res
  * shares that took a batch or ended a handle since the last fold can hold
  * anything (s_run.shared_used). The room they hold stays theirs, in this
  * transaction and the next ones, until a handle of the other kind needs
- * it (vsmfs_shres_reclaim()).
+ * it (vsmfs_cpu_share_reclaim()).
  *
  * Context: s_handles_sem held for writing: no shared handle runs.
  */
-void vsmfs_shres_fold(struct vsmfs_sb_info *sbi)
+void vsmfs_cpu_share_fold(struct vsmfs_sb_info *sbi)
 {
 	struct vsmfs_running *run = &sbi->s_run;
 	unsigned int cpu;
@@ -278,29 +278,29 @@ void vsmfs_shres_fold(struct vsmfs_sb_info *sbi)
 	lockdep_assert_held_write(&sbi->s_handles_sem);
 	if (!run->shared_used)
 		return;
-	/* As vsmfs_hsem_idle(). */
+	/* As vsmfs_handles_sem_idle(). */
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
-		struct vsmfs_shres *res;
+		struct vsmfs_cpu_share *res;
 
 		if (!cpu_possible(cpu))
 			continue;
-		res = per_cpu_ptr(sbi->s_shres, cpu);
+		res = per_cpu_ptr(sbi->s_cpu_share, cpu);
 		if (res->nruns || res->handles)
-			vsmfs_shres_flush_locked(sbi, res);
+			vsmfs_cpu_share_flush_locked(sbi, res);
 	}
 	run->shared_used = false;
 }
 
 /**
- * vsmfs_shres_reclaim() - take back the room every CPU's share holds
+ * vsmfs_cpu_share_reclaim() - take back the room every CPU's share holds
  * @sbi: the file system
  *
  * For a handle of the other kind that needs it: the next shared handle on
  * each CPU takes a batch again.
  *
- * Context: s_handles_sem held for writing, after vsmfs_shres_fold().
+ * Context: s_handles_sem held for writing, after vsmfs_cpu_share_fold().
  */
-void vsmfs_shres_reclaim(struct vsmfs_sb_info *sbi)
+void vsmfs_cpu_share_reclaim(struct vsmfs_sb_info *sbi)
 {
 	struct vsmfs_running *run = &sbi->s_run;
 	unsigned int cpu;
@@ -310,11 +310,11 @@ void vsmfs_shres_reclaim(struct vsmfs_sb_info *sbi)
 		return;
 	vsmfs_stat_inc(sbi, trans_share_reclaims);
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
-		struct vsmfs_shres *res;
+		struct vsmfs_cpu_share *res;
 
 		if (!cpu_possible(cpu))
 			continue;
-		res = per_cpu_ptr(sbi->s_shres, cpu);
+		res = per_cpu_ptr(sbi->s_cpu_share, cpu);
 		run->shared_credits -= res->credits;
 		run->shared_frees -= res->frees;
 		res->credits = 0;
@@ -336,7 +336,7 @@ void vsmfs_shres_reclaim(struct vsmfs_sb_info *sbi)
 static __always_inline int vsmfs_shared_enter(struct vsmfs_sb_info *sbi, u32 credits,
 					      unsigned int frees)
 {
-	struct vsmfs_shres *res;
+	struct vsmfs_cpu_share *res;
 	int ret = 0;
 
 	/*
@@ -358,9 +358,9 @@ static __always_inline int vsmfs_shared_enter(struct vsmfs_sb_info *sbi, u32 cre
 	}
 	/* This CPU's share, to itself until preemption is enabled again. */
 	preempt_disable();
-	res = this_cpu_ptr(sbi->s_shres);
+	res = this_cpu_ptr(sbi->s_cpu_share);
 	if (unlikely(res->credits < credits || res->frees < frees))
-		ret = vsmfs_shres_refill(sbi, res, credits, frees);
+		ret = vsmfs_cpu_share_refill(sbi, res, credits, frees);
 	if (!ret) {
 		res->credits -= credits;
 		res->frees -= frees;
@@ -384,10 +384,10 @@ static __always_inline int vsmfs_shared_enter(struct vsmfs_sb_info *sbi, u32 cre
  * Return: 1 if the run took a new entry (one of those the handle
  * reserved), else 0.
  */
-static unsigned int vsmfs_shres_add_scratch(struct vsmfs_sb_info *sbi, struct vsmfs_shres *res,
-					    u64 lpn, u64 count)
+static unsigned int vsmfs_cpu_share_add_scratch(struct vsmfs_sb_info *sbi,
+						struct vsmfs_cpu_share *res, u64 lpn, u64 count)
 {
-	struct vsmfs_frun *f;
+	struct vsmfs_free_run *f;
 	unsigned int i;
 	u64 frames;
 
@@ -404,9 +404,9 @@ static unsigned int vsmfs_shres_add_scratch(struct vsmfs_sb_info *sbi, struct vs
 			return 0;
 		}
 	}
-	if (res->nruns == VSMFS_SHRES_RUNS)
-		vsmfs_shres_flush(sbi, res);
-	res->pages += vsmfs_frun_fill(sbi, &res->runs[res->nruns++], lpn, count, true, count);
+	if (res->nruns == VSMFS_CPU_SHARE_RUNS)
+		vsmfs_cpu_share_flush(sbi, res);
+	res->pages += vsmfs_free_run_fill(sbi, &res->runs[res->nruns++], lpn, count, true, count);
 	return 1;
 }
 
@@ -414,7 +414,7 @@ static unsigned int vsmfs_shres_add_scratch(struct vsmfs_sb_info *sbi, struct vs
  * End what vsmfs_shared_enter() began: the reservations @resv[0..@nresv)
  * join the runs this CPU's share holds for the running transaction, in
  * at most @nresv of the @frees entries reserved
- * (vsmfs_shres_add_scratch()), and the room left of @credits and @frees
+ * (vsmfs_cpu_share_add_scratch()), and the room left of @credits and @frees
  * goes back to the share; with @counted the handle is one of the running
  * transaction's (the first arms the commit timer); the time since @t0
  * (local_clock(), 0 for none) adds to trans_shared_hold_ns. s_run.lock
@@ -426,15 +426,15 @@ static __always_inline void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 cr
 					       unsigned int nresv, bool counted, u64 t0)
 {
 	struct vsmfs_running *run = &sbi->s_run;
-	struct vsmfs_shres *res;
+	struct vsmfs_cpu_share *res;
 	bool first = false;
 	unsigned int i;
 
 	/* The share of the CPU the handle ends on (it may have moved). */
 	preempt_disable();
-	res = this_cpu_ptr(sbi->s_shres);
+	res = this_cpu_ptr(sbi->s_cpu_share);
 	for (i = 0; i < nresv; i++)
-		frees -= vsmfs_shres_add_scratch(sbi, res, resv[i].lpn, resv[i].count);
+		frees -= vsmfs_cpu_share_add_scratch(sbi, res, resv[i].lpn, resv[i].count);
 	res->credits += credits;
 	res->frees += frees;
 	/*
@@ -450,20 +450,20 @@ static __always_inline void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 cr
 	 * Room handed back on another CPU than it was taken from piles up:
 	 * what is over two batches goes back to the running transaction.
 	 */
-	if (unlikely(counted || res->pages >= VSMFS_SHRES_PAGES ||
-		     res->credits > 2 * VSMFS_SHRES_CREDITS ||
-		     res->frees > 2 * VSMFS_SHRES_FREES)) {
+	if (unlikely(counted || res->pages >= VSMFS_CPU_SHARE_PAGES ||
+		     res->credits > 2 * VSMFS_CPU_SHARE_CREDITS ||
+		     res->frees > 2 * VSMFS_CPU_SHARE_FREES)) {
 		spin_lock(&run->lock);
 		if (counted)
 			first = !run->handles++;
-		vsmfs_shres_flush_locked(sbi, res);
-		if (res->credits > 2 * VSMFS_SHRES_CREDITS) {
-			run->shared_credits -= res->credits - VSMFS_SHRES_CREDITS;
-			res->credits = VSMFS_SHRES_CREDITS;
+		vsmfs_cpu_share_flush_locked(sbi, res);
+		if (res->credits > 2 * VSMFS_CPU_SHARE_CREDITS) {
+			run->shared_credits -= res->credits - VSMFS_CPU_SHARE_CREDITS;
+			res->credits = VSMFS_CPU_SHARE_CREDITS;
 		}
-		if (res->frees > 2 * VSMFS_SHRES_FREES) {
-			run->shared_frees -= res->frees - VSMFS_SHRES_FREES;
-			res->frees = VSMFS_SHRES_FREES;
+		if (res->frees > 2 * VSMFS_CPU_SHARE_FREES) {
+			run->shared_frees -= res->frees - VSMFS_CPU_SHARE_FREES;
+			res->frees = VSMFS_CPU_SHARE_FREES;
 		}
 		spin_unlock(&run->lock);
 	}
@@ -512,7 +512,7 @@ static __always_inline void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 cr
  * An undo log for a shared metadata handle on this CPU: the one the CPU
  * keeps, or a new one. Migration is disabled.
  */
-static struct vsmfs_undo_log *vsmfs_slog_get(struct vsmfs_sb_info *sbi)
+static struct vsmfs_undo_log *vsmfs_spare_log_get(struct vsmfs_sb_info *sbi)
 {
 	struct vsmfs_page_pool *pool = this_cpu_ptr(sbi->s_pools);
 	struct vsmfs_undo_log *u;
@@ -531,7 +531,7 @@ static struct vsmfs_undo_log *vsmfs_slog_get(struct vsmfs_sb_info *sbi)
 }
 
 /* Keep @u for this CPU's next shared metadata handle, or free it. */
-static void vsmfs_slog_put(struct vsmfs_sb_info *sbi, struct vsmfs_undo_log *u)
+static void vsmfs_spare_log_put(struct vsmfs_sb_info *sbi, struct vsmfs_undo_log *u)
 {
 	struct vsmfs_page_pool *pool = this_cpu_ptr(sbi->s_pools);
 
@@ -568,7 +568,7 @@ int vsmfs_trans_begin_shared(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u
 	if (vsmfs_shared_enter(sbi, credits, 0))
 		return -EAGAIN;
 	migrate_disable();
-	u = vsmfs_slog_get(sbi);
+	u = vsmfs_spare_log_get(sbi);
 	if (!u) {
 		migrate_enable();
 		vsmfs_shared_leave(sbi, credits, 0, NULL, 0, false, 0);
@@ -597,7 +597,7 @@ void vsmfs_trans_end_shared(struct vsmfs_trans *t, bool changed)
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 
 	vsmfs_stat_inc(sbi, trans_shared_meta);
-	vsmfs_slog_put(sbi, t->t_log);
+	vsmfs_spare_log_put(sbi, t->t_log);
 	t->t_log = NULL;
 	memalloc_nofs_restore(t->t_nofs);
 	vsmfs_shared_leave(sbi, t->t_credits, 0, NULL, 0, changed || t->t_added, t->t_locked);
@@ -642,20 +642,20 @@ void vsmfs_trans_abort_shared(struct vsmfs_trans *t)
 }
 
 /**
- * vsmfs_shandle_begin() - start a shared handle
+ * vsmfs_whandle_begin() - start a shared handle
  * @sbi: the file system
  * @h: the handle to initialize
  * @credits: the most blocks it may add to the running transaction
- * @frees: the most runs it may give vsmfs_shandle_defer_resv()
+ * @frees: the most runs it may give vsmfs_whandle_defer_resv()
  *
  * See "Shared handles" at the top of this file.
  *
  * Context: process context; holds s_handles_sem shared until
- * vsmfs_shandle_end().
+ * vsmfs_whandle_end().
  * Return: 0, or -EAGAIN (nothing taken) if the operation must use a
  * handle of the other kind.
  */
-int vsmfs_shandle_begin(struct vsmfs_sb_info *sbi, struct vsmfs_shandle *h, u32 credits,
+int vsmfs_whandle_begin(struct vsmfs_sb_info *sbi, struct vsmfs_whandle *h, u32 credits,
 			unsigned int frees)
 {
 	if (vsmfs_shared_enter(sbi, credits, frees))
@@ -678,15 +678,15 @@ int vsmfs_shandle_begin(struct vsmfs_sb_info *sbi, struct vsmfs_shandle *h, u32 
 }
 
 /**
- * __vsmfs_shandle_dirty() - add a block to the running transaction
+ * __vsmfs_whandle_dirty() - add a block to the running transaction
  * @h: a shared handle
  * @mb: the block, before the handle changes it, found not dirty by
- *	vsmfs_shandle_dirty()
+ *	vsmfs_whandle_dirty()
  *
  * Return: 0, or -EFSCORRUPTED if the handle has dirtied more blocks than
  * it said it would (nothing done).
  */
-int __vsmfs_shandle_dirty(struct vsmfs_shandle *h, struct vsmfs_mblk *mb)
+int __vsmfs_whandle_dirty(struct vsmfs_whandle *h, struct vsmfs_mblk *mb)
 {
 	struct vsmfs_running *run = &h->h_sbi->s_run;
 	int ret = 0;
@@ -711,7 +711,7 @@ out:
 }
 
 /**
- * vsmfs_shandle_defer_resv() - free a reservation's pages when the
+ * vsmfs_whandle_defer_resv() - free a reservation's pages when the
  *	running transaction commits
  * @h: a shared handle, with one of the entries it reserved left
  * @r: scratch pages that took a file's old frames in page swaps
@@ -719,33 +719,33 @@ out:
  * As vsmfs_trans_defer_resv() with @claimed false; the handle adds it to
  * the running transaction as it ends (no commit runs beside it).
  */
-void vsmfs_shandle_defer_resv(struct vsmfs_shandle *h, const struct vsmfs_resv *r)
+void vsmfs_whandle_defer_resv(struct vsmfs_whandle *h, const struct vsmfs_resv *r)
 {
-	if (WARN_ON_ONCE(h->h_nresv == h->h_frees || h->h_nresv == VSMFS_SHANDLE_SWAPS))
+	if (WARN_ON_ONCE(h->h_nresv == h->h_frees || h->h_nresv == VSMFS_WHANDLE_SWAPS))
 		return;
 	h->h_resv[h->h_nresv++] = *r;
 }
 
 /**
- * vsmfs_shandle_note_inode() - as vsmfs_trans_note_inode()
+ * vsmfs_whandle_note_inode() - as vsmfs_trans_note_inode()
  * @h: a shared handle
  * @inode: the inode, whose next fsync needs the running transaction
  */
-void vsmfs_shandle_note_inode(struct vsmfs_shandle *h, struct inode *inode)
+void vsmfs_whandle_note_inode(struct vsmfs_whandle *h, struct inode *inode)
 {
 	/* Changed only by a commit, which no shared handle runs beside. */
 	VSMFS_I(inode)->i_tid = h->h_sbi->s_run.tid;
 }
 
 /**
- * vsmfs_shandle_end() - end a shared handle in the running transaction
+ * vsmfs_whandle_end() - end a shared handle in the running transaction
  * @h: the handle; one that gave up has swapped back
  *	(vsmfs_swap_back_shared()) and ends all the same, its blocks
  *	unchanged in the running transaction
  *
  * Context: releases s_handles_sem.
  */
-void vsmfs_shandle_end(struct vsmfs_shandle *h)
+void vsmfs_whandle_end(struct vsmfs_whandle *h)
 {
 	struct vsmfs_sb_info *sbi = h->h_sbi;
 
@@ -770,6 +770,6 @@ u64 vsmfs_trans_waiting_pages(struct vsmfs_sb_info *sbi)
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		n += READ_ONCE(per_cpu_ptr(sbi->s_shres, cpu)->pages);
+		n += READ_ONCE(per_cpu_ptr(sbi->s_cpu_share, cpu)->pages);
 	return n;
 }

@@ -104,7 +104,7 @@ struct vsmfs_aopts {
  * A run of logical pages a handle freed (or, @scratch, gave back after
  * reserving it), free only once the running transaction commits.
  */
-struct vsmfs_frun {
+struct vsmfs_free_run {
 	u64			lpn, count;
 	u64			frames;	/* of its pages, those with frames */
 	bool			scratch;
@@ -159,7 +159,7 @@ struct vsmfs_page_pool {
  * @lock: with s_handles_sem held shared, protects @dirty, @nblocks,
  *	@ndata, @handles, @frees, @nfrees, @free_pages and the three below
  *	(with s_trans_mutex, nothing runs beside the holder: see trans_shared.c)
- * @shared_credits: blocks the CPUs' shares (struct vsmfs_shres) hold for
+ * @shared_credits: blocks the CPUs' shares (struct vsmfs_cpu_share) hold for
  *	shared handles to dirty, kept across transactions
  * @shared_frees: entries of @frees the shares hold for shared handles to add
  * @shared_used: a share took some of the two above, or ended a handle,
@@ -174,7 +174,7 @@ struct vsmfs_running {
 	unsigned int		shared_credits;
 	unsigned int		shared_frees;
 	unsigned int		handles;
-	struct vsmfs_frun	*frees;
+	struct vsmfs_free_run	*frees;
 	unsigned int		nfrees, maxfrees;
 	u64			free_pages;
 	u64			tid;
@@ -185,7 +185,7 @@ struct vsmfs_running {
 };
 
 /*
- * struct vsmfs_hsem - the semaphore of shared handles (s_handles_sem), a
+ * struct vsmfs_handles_sem - the semaphore of shared handles (s_handles_sem), a
  * reader-writer semaphore whose readers count on their own CPU, so that
  * the shared handles of many CPUs write no cache line in common
  * (trans_shared.c, vsmfs_handles_enter())
@@ -194,7 +194,7 @@ struct vsmfs_running {
  * @writer: where a writer waits for the readers to leave
  * @dep_map: lockdep's view of it, as of an rw_semaphore
  */
-struct vsmfs_hsem {
+struct vsmfs_handles_sem {
 	int __percpu		*readers;
 	wait_queue_head_t	writer;
 #ifdef CONFIG_DEBUG_LOCK_ALLOC
@@ -202,7 +202,7 @@ struct vsmfs_hsem {
 #endif
 };
 
-struct vsmfs_shres;	/* a CPU's share of the running transaction (trans.h) */
+struct vsmfs_cpu_share;	/* a CPU's share of the running transaction (trans.h) */
 struct vsmfs_trans;
 
 /*
@@ -217,7 +217,7 @@ struct vsmfs_trans;
  */
 struct vsmfs_trans_aops {
 	void (*handle_begin)(struct vsmfs_sb_info *sbi);
-	void (*free_run)(struct vsmfs_trans *t, const struct vsmfs_frun *f);
+	void (*free_run)(struct vsmfs_trans *t, const struct vsmfs_free_run *f);
 	void (*bits_restored)(struct vsmfs_sb_info *sbi, u64 blk, unsigned int off,
 			      unsigned int len);
 };
@@ -313,7 +313,7 @@ enum {
  *     aggregation worker, the checkpoint);
  *     s_handles_sem: exclusive with s_trans_mutex in every handle (taken
  *     right after it, released right before it); shared, without
- *     s_trans_mutex, by a shared handle (vsmfs_shandle_begin()) and a
+ *     s_trans_mutex, by a shared handle (vsmfs_whandle_begin()) and a
  *     shared metadata handle (vsmfs_trans_begin_shared(): a create, an
  *     unlink), which take no other lock of this list but the leaves (a
  *     reader that a writer came before twice enters while it holds
@@ -425,7 +425,7 @@ struct vsmfs_sb_info {
 	 */
 	atomic_t		s_excl ____cacheline_aligned_in_smp;
 	atomic_t		s_excl_ends;
-	struct vsmfs_hsem	s_handles_sem;	/* shared handles (trans_shared.c) */
+	struct vsmfs_handles_sem	s_handles_sem;	/* shared handles (trans_shared.c) */
 	wait_queue_head_t	s_excl_wq;
 	/*
 	 * Transactions that freed logical pages and released s_trans_mutex
@@ -495,7 +495,7 @@ struct vsmfs_sb_info {
 	 * line is read on every shared handle and write, and written by none of
 	 * them: the locks above and below keep to lines of their own.
 	 */
-	struct vsmfs_shres __percpu *s_shres ____cacheline_aligned_in_smp;
+	struct vsmfs_cpu_share __percpu *s_cpu_share ____cacheline_aligned_in_smp;
 	/* Per-CPU page pools; they may hold pages while @s_pools_on. */
 	struct vsmfs_page_pool __percpu *s_pools;
 	bool			s_pools_on;
@@ -707,30 +707,30 @@ struct vsmfs_trans {
 };
 
 /* Runs of page swaps a shared handle can take back. */
-#define VSMFS_SHANDLE_SWAPS	8
+#define VSMFS_WHANDLE_SWAPS	8
 /* One shared handle in this many has its hold time measured (a power of 2). */
 #define VSMFS_HOLD_SAMPLE	16
 
 /*
- * struct vsmfs_shandle - a handle that runs beside others (trans_shared.c)
+ * struct vsmfs_whandle - a handle that runs beside others (trans_shared.c)
  * @h_sbi: the file system
  * @h_credits: blocks it may still add to the running transaction
  * @h_frees: entries of s_run.frees it reserved
  * @h_nswaps: runs of page swaps it made, in @h_swap: {a, b, count}
  * @h_nresv: reservations it ends, in @h_resv, added to s_run.frees when
- *	it ends (vsmfs_shandle_defer_resv())
+ *	it ends (vsmfs_whandle_defer_resv())
  * @h_t0: vsmfs_hold_clock() once it held s_handles_sem, for the handles whose
  *	hold time is sampled (trans_shared_hold_ns), else 0
  */
-struct vsmfs_shandle {
+struct vsmfs_whandle {
 	struct vsmfs_sb_info	*h_sbi;
 	u32			h_credits;
 	unsigned int		h_frees;
 	unsigned int		h_nswaps;
 	unsigned int		h_nresv;
 	u64			h_t0;
-	u64			h_swap[VSMFS_SHANDLE_SWAPS][3];
-	struct vsmfs_resv	h_resv[VSMFS_SHANDLE_SWAPS];
+	u64			h_swap[VSMFS_WHANDLE_SWAPS][3];
+	struct vsmfs_resv	h_resv[VSMFS_WHANDLE_SWAPS];
 };
 
 struct vsmfs_dir_index;

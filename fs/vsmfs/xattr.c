@@ -187,7 +187,7 @@ static struct vsmfs_mblk *vsmfs_xattr_new_block(struct vsmfs_trans *t, struct in
 }
 
 /**
- * vsmfs_xattr_set_t() - create, replace or remove an extended attribute
+ * vsmfs_xattr_set() - create, replace or remove an extended attribute
  * @t: running transaction
  * @inode: the inode; the caller writes it afterwards (i_xattr and i_pages
  *	may have changed)
@@ -206,8 +206,8 @@ static struct vsmfs_mblk *vsmfs_xattr_new_block(struct vsmfs_trans *t, struct in
  * -ENOSPC if the other attributes leave too little room; or another
  * negative errno.
  */
-int vsmfs_xattr_set_t(struct vsmfs_trans *t, struct inode *inode, int index,
-		      const char *name, const void *value, size_t size, int flags)
+int vsmfs_xattr_set(struct vsmfs_trans *t, struct inode *inode, int index,
+		    const char *name, const void *value, size_t size, int flags)
 {
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	size_t name_len = strlen(name);
@@ -312,14 +312,14 @@ void vsmfs_xattr_abort(struct vsmfs_trans *t, struct inode *inode)
 }
 
 /**
- * vsmfs_xattr_drop_t() - free all extended attributes of an inode
+ * vsmfs_xattr_drop() - free all extended attributes of an inode
  * @t: running transaction
  * @inode: the inode, being freed; the caller writes it afterwards
  *
  * Context: inside the transaction, no other user of the inode.
  * Return: 0 or a negative errno.
  */
-int vsmfs_xattr_drop_t(struct vsmfs_trans *t, struct inode *inode)
+int vsmfs_xattr_drop(struct vsmfs_trans *t, struct inode *inode)
 {
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	int ret = 0;
@@ -429,10 +429,10 @@ static int vsmfs_xattr_handler_set(const struct xattr_handler *handler,
 
 	vsmfs_trans_begin(VSMFS_SB(inode->i_sb), &t);
 	vsmfs_trans_track(&t, inode, false);
-	ret = vsmfs_xattr_set_t(&t, inode, handler->flags, name, value, size, flags);
+	ret = vsmfs_xattr_set(&t, inode, handler->flags, name, value, size, flags);
 	if (!ret) {
 		inode->i_ctime = current_time(inode);
-		ret = vsmfs_write_inode_t(&t, inode);
+		ret = vsmfs_mark_inode_dirty(&t, inode);
 	}
 	if (ret) {
 		vsmfs_xattr_abort(&t, inode);
@@ -487,13 +487,13 @@ static int vsmfs_initxattrs(struct inode *inode, const struct xattr *xattrs, voi
 	int ret = 0;
 
 	for (x = xattrs; x->name && !ret; x++)
-		ret = vsmfs_xattr_set_t(fs_info, inode, VSMFS_XATTR_INDEX_SECURITY, x->name,
-					x->value, x->value_len, 0);
+		ret = vsmfs_xattr_set(fs_info, inode, VSMFS_XATTR_INDEX_SECURITY, x->name,
+				      x->value, x->value_len, 0);
 	return ret;
 }
 
 /**
- * vsmfs_init_security_t() - security attributes of a new inode
+ * vsmfs_init_security() - security attributes of a new inode
  * @t: running transaction
  * @inode: the new inode; the caller writes it afterwards
  * @dir: its directory
@@ -502,8 +502,8 @@ static int vsmfs_initxattrs(struct inode *inode, const struct xattr *xattrs, voi
  * Context: inside the transaction.
  * Return: 0 or a negative errno.
  */
-int vsmfs_init_security_t(struct vsmfs_trans *t, struct inode *inode, struct inode *dir,
-			  const struct qstr *qstr)
+int vsmfs_init_security(struct vsmfs_trans *t, struct inode *inode, struct inode *dir,
+			const struct qstr *qstr)
 {
 	return security_inode_init_security(inode, dir, qstr, vsmfs_initxattrs, t);
 }
