@@ -27,7 +27,7 @@
  * aggregation, which moves inode slots; ioctl.c keeps the attribute flags
  * of inodes.
  *
- * Documentation/filesystems/vsmfs.rst ("Layers") says what each holds.
+ * Documentation/filesystems/vsmfs.rst ("Source layout") says what each holds.
  */
 #ifndef _VSMFS_H
 #define _VSMFS_H
