@@ -13,8 +13,9 @@
 #   make demo         build, boot a VM, mkfs + mount + a short fio run against
 #                     ext4-DAX with the PM bytes written per byte, then
 #                     power cuts during overwrites (a few minutes)
-#   make check        checkpatch, sparse and kernel-doc over the module; every
-#                     test listed in its group's README.md (tests/check-tables)
+#   make check        checkpatch, sparse and kernel-doc over the module, the
+#                     layers of its files (tests/layering), and every test
+#                     listed in its group's README.md (tests/check-tables)
 #   make fuzz         hostile-image fuzzer: N mutants (default 2000) of SEED
 #   make crash-test   power-cut loop: N crash points (default 50) from SEED
 #   make crash-parallel  power cuts while four workloads run at once: N crash
@@ -190,6 +191,7 @@ bench-create: all
 check:
 	$(MAKE) $(KBUILD_ARGS) C=2 modules
 	tests/hygiene
+	tests/layering
 	tests/check-tables
 
 # Installation, with the usual DESTDIR, PREFIX (manual pages, default
