@@ -87,7 +87,6 @@
 #include <linux/wait_bit.h>
 #include "vsmfs.h"
 #include "vsp.h"
-#include "trans.h"
 #include "trace.h"
 #include "pmem.h"
 #include "fault.h"

@@ -50,7 +50,6 @@
 #include "mcache.h"
 #include "vsp.h"
 #include "journal.h"
-#include "alloc.h"
 #include "pmem.h"
 #include "fault.h"
 #include "jcore.h"

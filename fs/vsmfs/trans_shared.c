@@ -6,7 +6,7 @@
  *
  * Shared handles. An operation that only swaps page table entries of pages
  * it owns and sets the times of the file it writes (the staged overwrite,
- * cow.c; the overwrite in place, file.c) runs in a shared handle (struct
+ * stage.c; the overwrite in place, file.c) runs in a shared handle (struct
  * vsmfs_whandle) beside other such handles, holding s_handles_sem shared
  * and not s_trans_mutex: it changes single words of page table blocks
  * and of its inode's slot (vsmfs_whandle_times(), under the inode's lock)

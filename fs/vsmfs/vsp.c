@@ -53,7 +53,6 @@
 #include <asm/tlbflush.h>
 #include "vsmfs.h"
 #include "vsp.h"
-#include "journal.h"
 #include "trace.h"
 
 /*

@@ -271,7 +271,7 @@ WORKLOADS = {
     "symlink-block": (None, lambda m: os.symlink("t" * 300, f"{m}/sl")),
     "link": (None, lambda m: os.link(f"{m}/f", f"{m}/d/f2")),
     "unlink": (None, lambda m: os.unlink(f"{m}/f")),
-    # Inodes that hold nothing are freed beside other handles (inode.c).
+    # Inodes that hold nothing are freed beside other handles (iops.c).
     "unlink-empty": (None, lambda m: os.unlink(f"{m}/empty")),
     "unlink-symlink": (None, lambda m: os.unlink(f"{m}/ln")),
     "unlink-linked": (lambda m: os.link(f"{m}/f", f"{m}/d/f2"),

@@ -82,7 +82,7 @@ CUTS = {"short": 1, "long": 0}
 FIRST_IMAGES = {"short": (0, 0, 0, 2), "long": (2, 1, 1, 4)}
 SECOND_IMAGES = {"short": (0, 0, 0, 2), "long": (0, 0, 0, 2)}
 
-# What a mount's recovery says it did (recovery.c, journal.c, inode.c).
+# What a mount's recovery says it did (recovery.c, iops.c).
 WORK = {
     "replay": re.compile(r"journal: replayed (\d+) blocks"),
     "discard": re.compile(r"journal: discarded (\d+) uncommitted"),
