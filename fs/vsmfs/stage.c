@@ -178,11 +178,11 @@ static int vsmfs_stage_switch(struct vsmfs_trans *t, struct inode *inode,
  * (c) of a staged write whose runs all swap pages into their pieces (none
  * replaces a piece whole) and that changes no word of the inode slot but
  * the times (when @now is set: the clock ticked since the file's last
- * change): in a shared handle (trans.c), beside other writes of the kind,
- * with no file-system-wide lock held. The slot's block joins the handle
- * before the first swap, and the times are stored after the last, when
- * nothing can fail. Ordering as vsmfs_stage_switch() in a handle that ends
- * in the running transaction.
+ * change): in a shared handle (trans_shared.c), beside other writes of
+ * the kind, with no file-system-wide lock held. The slot's block joins the
+ * handle before the first swap, and the times are stored after the last,
+ * when nothing can fail. Ordering as vsmfs_stage_switch() in a handle that
+ * ends in the running transaction.
  *
  * The handle dirties at most the inode table block of the slot and, for
  * each run, the page table blocks of the file's pages and of the reserved
