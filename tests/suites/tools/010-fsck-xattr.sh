@@ -82,7 +82,7 @@ damage_case() {	# kind statement message...
 	fsck_says "$WHERE" "$@"
 	fsck_expect_left -y "$DEV"
 	fsck_says "$WHERE" "$@"
-	fsck_silent "repaired"
+	fsck_says "0 errors repaired"
 	dmesg -C
 	mount_vsmfs -o errors=continue
 	getfattr --absolute-names -n user.color "$MNT/f" >/dev/null 2>&1 &&
