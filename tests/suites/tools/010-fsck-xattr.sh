@@ -46,14 +46,18 @@ values() {
 	done
 }
 
+# The base image with one change to the xattr block, which "-n" reports.
+damage() {	# kind statement
+	echo "--- $1"
+	restore_image
+	xpatch "$2"
+	fsck_expect 4 -n "$DEV"
+}
+
 repair_case() {	# kind statement message...
 	kind=$1
-	stmt=$2
+	damage "$1" "$2"
 	shift 2
-	echo "--- $kind"
-	restore_image
-	xpatch "$stmt"
-	fsck_expect 4 -n "$DEV"
 	fsck_says "$WHERE" "$@"
 	fsck_expect 4 -p "$DEV"
 	fsck_says "$WHERE" "$@" "run fsck.vsmfs -y"
@@ -73,12 +77,8 @@ repair_case tail 'b[4095] = 0x5a' "bytes past the used size are not zero"
 
 damage_case() {	# kind statement message...
 	kind=$1
-	stmt=$2
+	damage "$1" "$2"
 	shift 2
-	echo "--- $kind"
-	restore_image
-	xpatch "$stmt"
-	fsck_expect 4 -n "$DEV"
 	fsck_says "$WHERE" "$@"
 	fsck_expect_left -y "$DEV"
 	fsck_says "$WHERE" "$@"
