@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vsmfs atomic write engine of data=atomic: the longest write() that is
- * atomic and the parts a longer one is cut into (vsmfs_atomic_write_max(),
- * __vsmfs_atomic_part()), bounded by the worst case of the metadata a
- * copy-on-write transaction dirties (vsmfs_cow_blocks() in data.h); the
- * copy-on-write of a range in one transaction (vsmfs_cow_write()), by
- * whole runs or single pages (vsmfs_cow_whole(), vsmfs_cow_fine()); and the
- * atomic write itself (vsmfs_write_atomic()), which stages the overwrites
- * and appends it can (stage.c) and makes the others in one handle.
+ * vsmfs copy-on-write in a handle, the copy step (write.c) of a data=atomic
+ * write that is not staged (VSMFS_WK_COW) and of fallocate's zeroing: the
+ * longest write() that is atomic and the parts a longer one is cut into
+ * (vsmfs_atomic_write_max(), __vsmfs_atomic_part() in data.h), bounded by
+ * the worst case of the metadata a copy-on-write transaction dirties
+ * (vsmfs_cow_blocks() in data.h); the copy-on-write of a range in one
+ * transaction (vsmfs_cow_write()), by whole runs or single pages
+ * (vsmfs_cow_whole(), vsmfs_cow_fine()).
  *
  * Ordering: the PM store ordering of an atomic write is given at
- * vsmfs_write_atomic(), and each helper that writes PM states its own
- * beside its code.
+ * vsmfs_write_part() in write.c, and each helper that writes PM states its
+ * own beside its code.
  */
 #include <linux/fs.h>
 #include <linux/uio.h>
@@ -371,7 +371,7 @@ static u64 vsmfs_cow_pages(struct inode *inode, loff_t pos, loff_t end, unsigned
  * @errp: where the error that cut the write short goes, or NULL
  *
  * The copy-on-write of [@pos, @pos + @len), steps (2) to (5) of
- * vsmfs_write_atomic(), in transaction @t: the caller holds invalidate_lock
+ * vsmfs_write_part(), in transaction @t: the caller holds invalidate_lock
  * and i_idx_sem for writing, has removed the user mappings of the range
  * and sets the size and times. An error after part of the range was done
  * leaves the part done, which the transaction commits as a whole, and is
@@ -383,7 +383,7 @@ static u64 vsmfs_cow_pages(struct inode *inode, loff_t pos, loff_t end, unsigned
  */
 ssize_t vsmfs_cow_write(struct vsmfs_trans *t, struct inode *inode, loff_t pos,
 			size_t len, struct iov_iter *from, bool large,
-			  unsigned int mode, int *errp)
+			unsigned int mode, int *errp)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	loff_t end = pos + len, size = i_size_read(inode), p;
@@ -447,7 +447,7 @@ ssize_t vsmfs_cow_write(struct vsmfs_trans *t, struct inode *inode, loff_t pos,
 		if (n < wto - wfrom)
 			break;
 	}
-	/* (4), then (5): see vsmfs_write_atomic(). */
+	/* (4), then (5): see vsmfs_write_part(). */
 	vsmfs_swap_flush(&c.sw);
 	for (i = 0; i < c.nfree; i++) {
 		if (c.free[i].scratch)
@@ -495,141 +495,4 @@ void vsmfs_cow_span(unsigned int mode, loff_t *start, loff_t *end)
 
 	*start = round_down(*start, unit);
 	*end = round_up(*end, unit);
-}
-
-/*
- * The part of vsmfs_write_atomic() for a write that is not staged: the
- * whole write, copies included, in one handle. Apart so that a staged write
- * does not set up this frame. Same context, return values and ordering.
- */
-static noinline ssize_t vsmfs_write_atomic_trans(struct inode *inode, loff_t pos, size_t len,
-						 struct iov_iter *from, bool large,
-						 unsigned int mode, bool direct)
-{
-	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
-	struct vsmfs_trans t;
-	size_t count;
-	ssize_t n;
-	int err;
-
-	/* The whole write in one handle: room for its worst case. */
-	vsmfs_trans_begin_credits(sbi, &t, vsmfs_cow_blocks_at(mode, pos, len));
-	vsmfs_trans_track(&t, inode, false);
-	count = iov_iter_count(from);
-	n = vsmfs_cow_write(&t, inode, pos, len, from, large, mode, &err);
-	if (direct && n >= 0 && n < len && !err) {
-		/* Cut short by a fault: undone whole, to be made again. */
-		vsmfs_trans_abort(&t);
-		iov_iter_revert(from, count - iov_iter_count(from));
-		return -EAGAIN;
-	}
-	if (n > 0) {
-		if (pos + n > i_size_read(inode))
-			i_size_write(inode, pos + n);
-		inode->i_mtime = current_time(inode);
-		inode->i_ctime = inode->i_mtime;
-	}
-	err = vsmfs_mark_inode_dirty(&t, inode);
-	if (n <= 0 || err) {
-		/* A failed copy-on-write leaves the old version, swaps undone. */
-		vsmfs_trans_abort(&t);
-		if (n >= 0)
-			n = err ?: n;
-	} else {
-		/* A commit that fails commits nothing, not even the part done. */
-		err = vsmfs_trans_commit(&t);
-		if (err)
-			n = err;
-	}
-	return n;
-}
-
-/**
- * vsmfs_write_atomic() - write a range of a file atomically
- * @inode: a regular file
- * @pos: start of the range
- * @len: its length
- * @from: the data, which cannot fault (see vsmfs_wsrc_get()), unless
- *	@direct
- * @large: the file is large (its runs start at free superpages)
- * @mode: cow= mode
- * @direct: @from is the caller's user buffer, which may fault: a copy
- *	that stops at a fault leaves nothing done (a staged write copies
- *	into pages no one sees yet, vsmfs_write_staged(); a write in one
- *	handle is aborted) and the caller makes the write again
- *
- * Write [@pos, @pos + @len) atomically (data=atomic): the new content of
- * every page reaches PM in fresh pages, and one transaction switches the
- * file to them, so after a crash the file holds the old or the new
- * content of the whole range, never a mix.
- *
- * Ordering: (1) user mappings of the range (of its superpages with
- * cow=superpage) are removed and pinned pages waited for, under
- * invalidate_lock held until the end, so no user mapping can reach an old
- * frame once it is freed; (2) new data is written to fresh pages with
- * non-temporal stores, the merged old bytes with cached stores that are
- * written back (vsmfs_merge_old()), both durable at the next fence;
- * (3) the page table entries are swapped and the index switched in the
- * transaction's DRAM copies, and the live kernel PTEs are changed; (4) one
- * TLB shootdown for the whole write, before any page freed below can be
- * allocated again; (5) the replaced pages are freed in the transaction,
- * and the scratch pages that took the old frames of swapped pages, only
- * reserved in DRAM, are given back (the bitmap on PM never had them);
- * (6) commit: a fence makes (2) durable, then the metadata of (3) and (5)
- * is committed at once. A crash before (6) leaves the old page table and
- * index, whose frames were never written; after it, the new ones.
- *
- * Without @direct, the copy from @from must not come up short (see
- * vsmfs_wsrc_get()). An error after part of the write was done commits
- * the part done, which is atomic by itself, unless a run the write
- * replaced or reserved could not be freed: then the handle fails
- * (vsmfs_trans_fail()) and the whole write with it.
- *
- * Context: inode lock held for writing.
- * Return: the bytes written, -EAGAIN with @direct if the write must be
- * made again from a source that cannot fault (nothing done, @from
- * untouched), or another negative errno.
- */
-ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
-			   struct iov_iter *from, bool large, unsigned int mode, bool direct)
-{
-	struct vsmfs_inode_info *vi = VSMFS_I(inode);
-	struct address_space *mapping = inode->i_mapping;
-	loff_t end = pos + len, ustart = pos, uend = end;
-	ssize_t n;
-
-	filemap_invalidate_lock(mapping);
-	/*
-	 * (1) A file no one maps and with no DAX entry has no user mapping
-	 * to remove and no pinned page (every mapping of a page comes from a
-	 * fault, which inserts its entry under invalidate_lock, held here):
-	 * both calls would find nothing.
-	 */
-	if (mapping_mapped(mapping) || !mapping_empty(mapping)) {
-		vsmfs_cow_span(mode, &ustart, &uend);
-		n = vsmfs_break_layouts_range(inode, ustart, uend - 1);
-		if (n)
-			goto out_unlock;
-		truncate_pagecache_range(inode, ustart, uend - 1);
-	}
-
-	down_write(&vi->i_idx_sem);
-	/* Overwrites inside the size and appends past it are staged: see there. */
-	n = -EAGAIN;
-	if (mode != VSMFS_COW_SUPERPAGE && len && end <= i_size_read(inode))
-		n = vsmfs_write_staged(inode, pos, len, from, large, mode);
-	else if (len && pos >= i_size_read(inode))
-		n = vsmfs_write_append(inode, pos, len, from, large);
-	if (n != -EAGAIN) {
-		/* With @direct, a copy stopped at a fault: made again. */
-		if (direct && n == -EFAULT)
-			n = -EAGAIN;
-		up_write(&vi->i_idx_sem);
-		goto out_unlock;
-	}
-	n = vsmfs_write_atomic_trans(inode, pos, len, from, large, mode, direct);
-	up_write(&vi->i_idx_sem);
-out_unlock:
-	filemap_invalidate_unlock(mapping);
-	return n;
 }

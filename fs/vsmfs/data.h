@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * vsmfs data path: what file.c (read, write, fsync), grow.c (run growth),
- * stage.c (staged writes), cow.c (the atomic write engine of data=atomic),
- * dax.c (iomap, DAX faults, mmap) and falloc.c (fallocate) share, and
- * nothing else includes.
+ * vsmfs data path: what file.c (read, write, fsync), write.c (the write
+ * path's begin, copy and end steps), grow.c (run growth), stage.c (staged
+ * writes), cow.c (copy-on-write in a handle), dax.c (iomap, DAX faults,
+ * mmap) and falloc.c (fallocate) share, and nothing else includes.
  */
 #ifndef _VSMFS_DATA_H
 #define _VSMFS_DATA_H
@@ -11,6 +11,7 @@
 #include <linux/math.h>
 #include <linux/time64.h>
 #include <linux/types.h>
+#include <linux/uio.h>
 #include "pmem.h"
 #include "fault.h"
 #include "trans.h"
@@ -42,11 +43,147 @@ int vsmfs_extend_sparse(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64
 ssize_t vsmfs_write_new(struct vsmfs_trans *t, struct inode *inode, u64 key,
 			u64 wfrom, u64 wto, struct iov_iter *from, bool large);
 
+/*
+ * How a part of a write is made, decided by vsmfs_wmap_begin() (write.c)
+ * per data= and cow= mode and per range.
+ */
+enum vsmfs_wkind {
+	VSMFS_WK_NONE,		/* nothing held: done, or nothing to do */
+	VSMFS_WK_INPLACE,	/* over framed, written pages inside the size; no handle */
+	VSMFS_WK_STAGED,	/* into runs reserved at begin, switched in at end */
+	VSMFS_WK_APPEND,	/* past the end: the last page and pages reserved at begin */
+	VSMFS_WK_COW,		/* copy-on-write in one handle, allocating as it copies */
+	VSMFS_WK_NEW,		/* in place in one handle, allocating as it copies */
+	VSMFS_WK_ALLOC,		/* zeroed pages allocated at begin in one handle; no copy */
+};
+
+/* vsmfs_wmap_begin() flags */
+#define VSMFS_WM_ATOMIC		(1U << 0)	/* data=atomic */
+#define VSMFS_WM_DIRECT		(1U << 1)	/* the source is user memory that may fault */
+#define VSMFS_WM_LARGE		(1U << 2)	/* runs start at free superpages */
+#define VSMFS_WM_FAULT		(1U << 3)	/* a write fault: one page, no copy */
+#define VSMFS_WM_FALLOC		(1U << 4)	/* fallocate: unwritten pages, no copy */
+/* With VSMFS_WM_ATOMIC: the cow= mode the part was sized for. */
+#define VSMFS_WM_COW_SHIFT	8
+#define VSMFS_WM_COW(mode)	((mode) << VSMFS_WM_COW_SHIFT)
+
+/* Runs a staged write reserves at most; a write needing more is not staged. */
+#define VSMFS_STAGE_RUNS	8
+
+/*
+ * struct vsmfs_stage - one reserved run of a staged write
+ * @r: the reservation
+ * @key: the piece it belongs to
+ * @e: the piece's index entry (unchanged until the switch: i_idx_sem)
+ * @pg: with @whole false, the first page of the piece it replaces; its
+ *	frames are swapped in
+ * @whole: the run replaces the piece's run whole (index switch)
+ * @wfrom: where the write begins in the piece
+ * @wto: where it ends there
+ */
+struct vsmfs_stage {
+	struct vsmfs_resv	r;
+	u64			key, e, pg;
+	bool			whole;
+	u32			wfrom, wto;
+};
+
+/*
+ * Where a staged append writes the new pages of its piece, and how its
+ * handle makes them the file's (vsmfs_append_plan()).
+ */
+enum vsmfs_append_kind {
+	VSMFS_APPEND_TAIL,	/* the reserved tail of a large file's VSP: its own */
+	VSMFS_APPEND_AFTER,	/* reserved pages right after the run: grown in place */
+	VSMFS_APPEND_FIRST,	/* a reserved run, the piece's first */
+	VSMFS_APPEND_MOVE,	/* a reserved run the old one moves into */
+};
+
+/*
+ * struct vsmfs_append - a staged append's piece and new pages
+ * @kind: VSMFS_APPEND_*
+ * @r: the pages reserved, for every kind but VSMFS_APPEND_TAIL
+ * @dst: the first logical page the new pages' data is copied into
+ * @key: the piece
+ * @e: its index entry
+ * @have: pages of its run
+ * @need: pages it has after the append
+ * @credits: blocks the handle may dirty
+ */
+struct vsmfs_append {
+	enum vsmfs_append_kind	kind;
+	struct vsmfs_resv	r;
+	u64			dst, key, e, have, need;
+	u32			credits;
+};
+
+/**
+ * struct vsmfs_wmap - one part of a write, from its begin step to its end
+ * @inode: the file
+ * @pos: start of the part
+ * @len: its length
+ * @flags: VSMFS_WM_*
+ * @cow: cow= mode
+ * @kind: how it is made (enum vsmfs_wkind); VSMFS_WK_NONE once it ended
+ * @from: the source, from the copy step on
+ * @count: the bytes in @from when the copy began, to give back what a
+ *	part undone took
+ * @err: the error that cut a copy in a handle short, or 0
+ * @e: VSMFS_WK_INPLACE: the piece's index entry
+ * @have: VSMFS_WK_ALLOC: the pages the piece's run had before
+ * @more: VSMFS_WK_ALLOC: pages of the range are still without frames,
+ *	for another handle (the journal had no room for all)
+ * @nst: VSMFS_WK_STAGED: entries of @st in use
+ * @st: VSMFS_WK_STAGED: the reserved runs
+ * @ap: VSMFS_WK_APPEND: the new pages
+ * @t: the handle of VSMFS_WK_COW, VSMFS_WK_NEW and VSMFS_WK_ALLOC
+ *
+ * Only the fields of @kind are set (vsmfs_wmap_begin() leaves the rest as
+ * the caller's stack had them).
+ */
+struct vsmfs_wmap {
+	struct inode		*inode;
+	loff_t			pos;
+	size_t			len;
+	unsigned int		flags;
+	unsigned int		cow;
+	enum vsmfs_wkind	kind;
+	struct iov_iter		*from;
+	size_t			count;
+	int			err;
+	u64			have;
+	bool			more;
+	union {
+		u64		e;
+		struct {
+			unsigned int		nst;
+			struct vsmfs_stage	st[VSMFS_STAGE_RUNS];
+		};
+		struct vsmfs_append	ap;
+		struct vsmfs_trans	t;
+	};
+};
+
+/* Give back to @m->from the bytes a part undone took from it. */
+static inline void vsmfs_wmap_revert(struct vsmfs_wmap *m)
+{
+	iov_iter_revert(m->from, m->count - iov_iter_count(m->from));
+}
+
+/* write.c */
+int vsmfs_wmap_begin(struct vsmfs_wmap *m, struct inode *inode, loff_t pos, size_t len,
+		     unsigned int flags);
+ssize_t vsmfs_wmap_end(struct vsmfs_wmap *m, ssize_t ret);
+ssize_t vsmfs_write_part(struct inode *inode, loff_t pos, size_t len, struct iov_iter *from,
+			 unsigned int flags);
+
 /* stage.c */
-ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
-			   struct iov_iter *from, bool large, unsigned int mode);
-ssize_t vsmfs_write_append(struct inode *inode, loff_t pos, size_t len,
-			   struct iov_iter *from, bool large);
+int vsmfs_staged_begin(struct vsmfs_wmap *m);
+int vsmfs_staged_copy(struct vsmfs_wmap *m, struct iov_iter *from);
+ssize_t vsmfs_staged_end(struct vsmfs_wmap *m, int ret);
+int vsmfs_append_begin(struct vsmfs_wmap *m);
+int vsmfs_append_copy(struct vsmfs_wmap *m, struct iov_iter *from);
+ssize_t vsmfs_append_end(struct vsmfs_wmap *m, int ret);
 
 /*
  * Merge @len bytes of an old page at @src into the fresh page at @dst:
@@ -176,10 +313,8 @@ static inline u64 vsmfs_atomic_part(struct vsmfs_sb_info *sbi, unsigned int cow,
 
 ssize_t vsmfs_cow_write(struct vsmfs_trans *t, struct inode *inode, loff_t pos,
 			size_t len, struct iov_iter *from, bool large,
-			  unsigned int mode, int *errp);
+			unsigned int mode, int *errp);
 void vsmfs_cow_span(unsigned int mode, loff_t *start, loff_t *end);
-ssize_t vsmfs_write_atomic(struct inode *inode, loff_t pos, size_t len,
-			   struct iov_iter *from, bool large, unsigned int mode, bool direct);
 
 /* dax.c */
 extern const struct iomap_ops vsmfs_iomap_ops;

@@ -6,8 +6,9 @@
  * vsmfs_break_layouts(), in iops.c.
  *
  * Ordering: pages a write fault allocates in a hole are zeroed and
- * reachable only once the fault's transaction commits (vsmfs_extend_run()
- * in grow.c); on a MAP_SYNC mapping the fault commits the inode before the
+ * reachable only once the fault's transaction commits (the write path's
+ * VSMFS_WK_ALLOC, write.c, and vsmfs_extend_run() in grow.c); on a
+ * MAP_SYNC mapping the fault commits the inode before the
  * page is mapped, see vsmfs_iomap_begin(). Data stored through a mapping
  * is written back by vsmfs_dax_writepages() and fenced by vsmfs_fsync() in
  * file.c.
@@ -42,7 +43,6 @@ static int __vsmfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
-	bool alloc = (flags & IOMAP_WRITE) && (flags & IOMAP_FAULT);
 	u64 key = pos >> VSMFS_VSP_SHIFT, pstart = key << VSMFS_VSP_SHIFT;
 	u64 pg = (pos - pstart) >> VSMFS_BLOCK_SHIFT, e, cnt;
 	int ret = 0;
@@ -54,39 +54,32 @@ static int __vsmfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
 	iomap->dax_dev = sbi->s_daxdev;
 	iomap->offset = pos & ~(loff_t)(VSMFS_BLOCK_SIZE - 1);
 
-	if (alloc)
-		down_write(&vi->i_idx_sem);
-	else
-		down_read(&vi->i_idx_sem);
-	e = vsmfs_idx_lookup(inode, key);
-	cnt = e ? vsmfs_idx_count(e) : 0;
 	/*
 	 * A write fault on a page past the run, a hole in it or an unwritten
-	 * page: the run grows (pages before the one faulted on stay holes
-	 * where they can), the page takes a frame, it is written from now,
-	 * in one transaction.
+	 * page: the write path's begin and end steps allocate it, zeroed, in
+	 * one transaction (pages before it stay holes where they can), and it
+	 * is written from now. The caller holds invalidate_lock shared, so no
+	 * truncate, hole punch or copy-on-write takes the page away before it
+	 * is looked up below.
 	 */
-	if (alloc && (pg >= cnt || vsmfs_lpn_hole(sbi, vsmfs_idx_lpn(e) + pg) ||
-		      vsmfs_lpn_unwritten(sbi, vsmfs_idx_lpn(e) + pg))) {
-		struct vsmfs_trans t;
-		u64 run, have;
+	if ((flags & IOMAP_WRITE) && (flags & IOMAP_FAULT)) {
+		bool large = i_size_read(inode) >= VSMFS_LARGE_FILE;
+		struct vsmfs_wmap m __uninitialized;
 
-		vsmfs_trans_begin(sbi, &t);
-		vsmfs_trans_track(&t, inode, false);
-		ret = vsmfs_extend_run(&t, inode, key, max(cnt, pg + 1),
-				       pg << VSMFS_BLOCK_SHIFT, pg << VSMFS_BLOCK_SHIFT,
-				       i_size_read(inode) >= VSMFS_LARGE_FILE, &run, &have);
-		if (!ret)
-			ret = vsmfs_fill_holes(&t, inode, run + pg, 1, false);
-		if (!ret)
-			ret = vsmfs_mark_inode_dirty(&t, inode);
-		ret = vsmfs_trans_end(&t, ret);
+		ret = vsmfs_wmap_begin(&m, inode, pos, 1,
+				       VSMFS_WM_FAULT | (large ? VSMFS_WM_LARGE : 0));
 		if (ret)
-			goto out;
-		iomap->flags |= IOMAP_F_NEW;
-		e = vsmfs_idx_lookup(inode, key);
-		cnt = vsmfs_idx_count(e);
+			return ret;
+		if (m.kind == VSMFS_WK_ALLOC)
+			iomap->flags |= IOMAP_F_NEW;
+		ret = vsmfs_wmap_end(&m, 0);
+		if (ret)
+			return ret;
 	}
+
+	down_read(&vi->i_idx_sem);
+	e = vsmfs_idx_lookup(inode, key);
+	cnt = e ? vsmfs_idx_count(e) : 0;
 	if (pg < cnt && vsmfs_lpn_hole(sbi, vsmfs_idx_lpn(e) + pg)) {
 		u64 lpn = vsmfs_idx_lpn(e) + pg;
 
@@ -131,10 +124,7 @@ static int __vsmfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
 		iomap->addr = IOMAP_NULL_ADDR;
 	}
 out:
-	if (alloc)
-		up_write(&vi->i_idx_sem);
-	else
-		up_read(&vi->i_idx_sem);
+	up_read(&vi->i_idx_sem);
 	return ret;
 }
 

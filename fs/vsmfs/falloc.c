@@ -5,8 +5,8 @@
  * zeros (vsmfs_cow_zero(), through cow.c).
  *
  * Ordering: the PM store ordering of each step is stated beside its code
- * here and, for the copy-on-write of zeros, at vsmfs_write_atomic() in
- * cow.c.
+ * here and, for the copy-on-write of zeros, at vsmfs_write_part() in
+ * write.c; preallocation is the write path's VSMFS_WK_ALLOC (write.c).
  */
 #include <linux/fs.h>
 #include <linux/uio.h>
@@ -209,50 +209,36 @@ static int vsmfs_clear_piece(struct inode *inode, u64 key, loff_t from, loff_t t
 }
 
 /*
- * Allocate zeroed pages over [@from, @to) in piece @key, in one
- * transaction, which also makes the size @size if it is not 0 (and the
- * pages were allocated): the run grows to @to, and its pages without
- * frames in the range (sparse file systems) take frames, zeroed, in more
- * transactions if the journal has no room for all in one. The end of what
- * the run held before (and so may hold data) goes to @oldend.
+ * Allocate zeroed pages over [@from, @to) in piece @key with the write
+ * path's begin and end steps (VSMFS_WK_ALLOC), in one transaction, which
+ * also makes the size @size if it is not 0 (and the pages were allocated):
+ * the run grows to @to, and its pages without frames in the range (sparse
+ * file systems) take frames, zeroed, in more transactions if the journal
+ * has no room for all in one. The end of what the run held before (and so
+ * may hold data) goes to @oldend.
  */
 static int vsmfs_alloc_piece(struct inode *inode, u64 key, loff_t from, loff_t to, bool large,
 			     loff_t size, loff_t *oldend)
 {
-	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
-	struct vsmfs_inode_info *vi = VSMFS_I(inode);
-	u64 pstart = key << VSMFS_VSP_SHIFT, first = (from - pstart) >> VSMFS_BLOCK_SHIFT;
-	u64 need = DIV_ROUND_UP(to - pstart, VSMFS_BLOCK_SIZE), run, have = 0, h;
-	struct vsmfs_trans t;
-	bool more, again = false;
+	/* Only the fields of VSMFS_WK_ALLOC are set: not zeroed at entry. */
+	struct vsmfs_wmap m __uninitialized;
+	bool first = true;
+	u64 have = 0;
 	int ret;
 
-	down_write(&vi->i_idx_sem);
 	do {
-		vsmfs_trans_begin(sbi, &t);
-		vsmfs_trans_track(&t, inode, false);
-		/* Pages before @from that the run does not reach stay holes. */
-		ret = vsmfs_extend_run(&t, inode, key, need, first << VSMFS_BLOCK_SHIFT,
-				       first << VSMFS_BLOCK_SHIFT, large, &run, &h);
-		if (!again)
-			have = h;
-		/* New pages are fallocated and unwritten (zeroed already). */
-		if (!ret && !again && h < need)
-			ret = vsmfs_pt_unwritten(&t, run + h, need - h, true);
-		again = true;
-		if (!ret)
-			ret = vsmfs_fill_holes(&t, inode, run + first, need - first, true);
-		more = ret == -E2BIG;
-		if (more)
-			ret = 0;
-		if (!ret && size && !more)
+		ret = vsmfs_wmap_begin(&m, inode, from, to - from,
+				       VSMFS_WM_FALLOC | (large ? VSMFS_WM_LARGE : 0));
+		if (ret)
+			break;
+		if (first)
+			have = m.have;
+		first = false;
+		if (size && !m.more)
 			vsmfs_fallocate_size(inode, size);
-		if (!ret)
-			ret = vsmfs_mark_inode_dirty(&t, inode);
-		ret = vsmfs_trans_end(&t, ret);
-	} while (!ret && more);
-	up_write(&vi->i_idx_sem);
-	*oldend = pstart + (have << VSMFS_BLOCK_SHIFT);
+		ret = vsmfs_wmap_end(&m, 0);
+	} while (!ret && m.more);
+	*oldend = (key << VSMFS_VSP_SHIFT) + (have << VSMFS_BLOCK_SHIFT);
 	return ret;
 }
 

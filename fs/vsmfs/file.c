@@ -2,9 +2,10 @@
 /*
  * vsmfs regular files: the read and write entry points, the source of an
  * atomic write, fsync, open and release, SEEK_DATA/SEEK_HOLE and FIEMAP.
- * The atomic write engine of data=atomic is in cow.c, staged writes in
- * stage.c, run growth in grow.c, iomap, DAX faults and mmap in dax.c,
- * fallocate in falloc.c.
+ * A write is cut into parts, each made by the begin, copy and end steps
+ * of write.c (vsmfs_write_part()), which staged writes (stage.c),
+ * copy-on-write in a handle (cow.c) and run growth (grow.c) serve; iomap,
+ * DAX faults and mmap are in dax.c, fallocate in falloc.c.
  *
  * Each 2 MiB piece of a file is backed by one run of contiguous logical
  * pages, so a read or write of a piece is one copy through the kernel
@@ -17,9 +18,9 @@
  * Ordering: new data is written with non-temporal stores (or flushed) and
  * the transaction that makes it reachable (index entry, page table swaps,
  * size) commits after a fence, so a crash never exposes unwritten pages.
- * Overwrites of existing pages are done in place with data=inplace
- * (vsmfs_write_inplace()); with data=atomic they are copied on write,
- * whose ordering is given at vsmfs_write_atomic() in cow.c.
+ * Overwrites of existing pages are done in place with data=inplace; with
+ * data=atomic they are copied on write, whose ordering is given at
+ * vsmfs_write_part() in write.c.
  *
  * Locking: see struct vsmfs_inode_info. Copies to and from user memory
  * happen with page faults disabled while i_idx_sem or a transaction is
@@ -29,7 +30,7 @@
  * changing the file), so its source is made unable to fault before it
  * starts, see vsmfs_wsrc_get(). It is first tried straight from the
  * user's buffer, undone whole if the copy stops at a fault
- * (vsmfs_write_atomic() with @direct).
+ * (vsmfs_write_part() with VSMFS_WM_DIRECT).
  */
 #include <linux/fs.h>
 #include <linux/uio.h>
@@ -134,147 +135,6 @@ static ssize_t vsmfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 
 	trace_vsmfs_read(file_inode(iocb->ki_filp), pos, len, ret, t0);
 	return ret;
-}
-
-/*
- * Overwrite, in place, [@pos, @pos + @len) of one piece when it lies inside
- * the piece's run and the file's size (data=inplace): no page is
- * allocated and the index does not change, so the copy needs no
- * transaction, only the inode's locks. The timestamps are updated first,
- * in a handle of their own and only if they change (as file_update_time()
- * does), so a failure writes nothing: a shared handle when it can
- * (vsmfs_set_size_times()). The bytes are fenced on return
- * (the kernel's non-temporal copy, and vsmfs_fence_pending() for any
- * written-back edges), as a write that commits a handle: durable then,
- * not atomic (data=inplace promises no atomicity).
- *
- * Return: the bytes copied (short, possibly 0, after a fault on the user
- * buffer), -EAGAIN if the write is not of that kind (nothing done), or
- * another negative errno (nothing written).
- */
-static ssize_t vsmfs_overwrite_inplace(struct inode *inode, loff_t pos, size_t len,
-				       struct iov_iter *from)
-{
-	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
-	struct vsmfs_inode_info *vi = VSMFS_I(inode);
-	u64 key = pos >> VSMFS_VSP_SHIFT, wfrom = pos - (key << VSMFS_VSP_SHIFT);
-	struct timespec64 now;
-	ssize_t ret = -EAGAIN;
-	u64 e, pg, npg;
-	char __pm *p;
-	bool ranged;
-
-	down_read(&vi->i_idx_sem);
-	e = vsmfs_idx_lookup(inode, key);
-	if (!e || pos + len > i_size_read(inode) ||
-	    DIV_ROUND_UP(wfrom + len, VSMFS_BLOCK_SIZE) > vsmfs_idx_count(e))
-		goto out;
-	/*
-	 * Holes take frames, and unwritten pages become written, in a
-	 * transaction (vsmfs_write_new()).
-	 */
-	pg = wfrom >> VSMFS_BLOCK_SHIFT;
-	npg = DIV_ROUND_UP(wfrom + len, VSMFS_BLOCK_SIZE) - pg;
-	if (vsmfs_frames_in(sbi, vsmfs_idx_lpn(e) + pg, npg) < npg ||
-	    vsmfs_any_unwritten(sbi, vsmfs_idx_lpn(e) + pg, npg))
-		goto out;
-	now = current_time(inode);
-	if (!timespec64_equal(&inode->i_mtime, &now) ||
-	    !timespec64_equal(&inode->i_ctime, &now)) {
-		ret = vsmfs_set_size_times(inode, i_size_read(inode), now);
-		if (ret)
-			goto out;
-	}
-	/* Framed pages (checked above): never NULL. */
-	p = vsmfs_data_begin(sbi, vsmfs_idx_lpn(e), wfrom, len, &ranged);
-	pagefault_disable();
-	ret = vsmfs_copy_from_iter(p, len, from);
-	pagefault_enable();
-	vsmfs_data_end(ranged);
-	vsmfs_fence_pending();
-	vsmfs_stat_add(sbi, data_inplace_bytes, ret);
-	vsmfs_stat_add(sbi, data_user_bytes, ret);
-out:
-	up_read(&vi->i_idx_sem);
-	return ret;
-}
-
-/*
- * Write the part of one piece at @pos, at most @len bytes, in place, in one
- * transaction (data=inplace); an append, as far as it can, with its data
- * copied before its handle (vsmfs_write_append()). Returns the bytes
- * copied (possibly short after a fault on the user buffer) or a negative
- * errno.
- */
-static ssize_t vsmfs_write_inplace(struct inode *inode, loff_t pos, size_t len,
-				   struct iov_iter *from, bool large)
-{
-	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
-	struct vsmfs_inode_info *vi = VSMFS_I(inode);
-	struct address_space *mapping = inode->i_mapping;
-	u64 key = pos >> VSMFS_VSP_SHIFT, wfrom = pos - (key << VSMFS_VSP_SHIFT);
-	loff_t size = i_size_read(inode);
-	struct vsmfs_trans t;
-	ssize_t n;
-	int err = 0;
-
-	/*
-	 * A hole the write fills, inside a run or past it, may be mapped (the
-	 * zero page, by a read fault): the mappings of the range go first,
-	 * and no fault maps it again until the write is done. Whether there
-	 * is any is decided under invalidate_lock: every mapping of a page
-	 * comes from a fault, which inserts its entry holding the lock
-	 * shared, so none is in progress, and none has left an entry unseen.
-	 * Whole pages go: partial ones would keep their mappings.
-	 */
-	filemap_invalidate_lock(mapping);
-	if (!mapping_empty(mapping))
-		truncate_pagecache_range(inode, round_down(pos, PAGE_SIZE),
-					 round_up(pos + len, PAGE_SIZE) - 1);
-	down_write(&vi->i_idx_sem);
-	/*
-	 * An append copies its data before its handle, as with data=atomic;
-	 * one it cannot make so, or whose copy stops at a fault (made again
-	 * below, where a short copy is a short write), is made here.
-	 */
-	if (pos >= size) {
-		n = vsmfs_write_append(inode, pos, len, from, large);
-		if (n != -EAGAIN && n != -EFAULT)
-			goto out;
-	}
-	vsmfs_trans_begin(sbi, &t);
-	vsmfs_trans_track(&t, inode, false);
-	/* Data stored in place stays: the inode is written whatever follows. */
-	err = vsmfs_inode_get_write_access(&t, inode);
-	if (err) {
-		vsmfs_trans_abort(&t);
-		n = err;
-		goto out;
-	}
-	/* Bytes between the old end and the write may have been mapped. */
-	if (pos > size)
-		vsmfs_zero_mapped(inode, size,
-				  min_t(loff_t, pos, round_up(size, VSMFS_BLOCK_SIZE)));
-	n = vsmfs_write_new(&t, inode, key, wfrom, wfrom + len, from, large);
-	if (n > 0) {
-		if (pos + n > size)
-			i_size_write(inode, pos + n);
-		inode->i_mtime = current_time(inode);
-		inode->i_ctime = inode->i_mtime;
-	}
-	err = vsmfs_mark_inode_dirty(&t, inode);
-	/* Nothing written: the pages allocated for it are given back. */
-	if (n <= 0 || err)
-		vsmfs_trans_abort(&t);
-	else
-		/* The fence in the commit makes the data durable before the index. */
-		err = vsmfs_trans_commit(&t);
-out:
-	up_write(&vi->i_idx_sem);
-	filemap_invalidate_unlock(mapping);
-	if (n < 0)
-		return n;
-	return err ?: n;
 }
 
 /* Source pages of an atomic write kept on the stack. */
@@ -405,15 +265,14 @@ nomem:
 }
 
 /*
- * vsmfs_write_atomic() of up to @len bytes of @from taken first in a form
+ * vsmfs_write_part() of up to @len bytes of @from taken first in a form
  * that cannot fault (vsmfs_wsrc_get()); apart from vsmfs_do_write_iter()
  * so that the common write does not set up this frame.
  * Return: the bytes written, or a negative errno (-EFAULT if none of @from
  * is readable).
  */
-static noinline ssize_t vsmfs_write_atomic_held(struct inode *inode, loff_t pos, size_t len,
-						struct iov_iter *from, bool large,
-						unsigned int cow)
+static noinline ssize_t vsmfs_write_held(struct inode *inode, loff_t pos, size_t len,
+					 struct iov_iter *from, unsigned int flags)
 {
 	struct vsmfs_wsrc src;
 	ssize_t n;
@@ -422,7 +281,7 @@ static noinline ssize_t vsmfs_write_atomic_held(struct inode *inode, loff_t pos,
 	err = vsmfs_wsrc_get(VSMFS_SB(inode->i_sb), &src, from, len);
 	if (err)
 		return err;
-	n = vsmfs_write_atomic(inode, pos, src.len, &src.iter, large, cow, false);
+	n = vsmfs_write_part(inode, pos, src.len, &src.iter, flags);
 	/* Give back what the write did not take. */
 	iov_iter_revert(from, src.len - max_t(ssize_t, n, 0));
 	vsmfs_wsrc_put(&src);
@@ -436,9 +295,9 @@ static ssize_t vsmfs_do_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	unsigned int data = READ_ONCE(sbi->s_data_mode);
 	unsigned int cow = READ_ONCE(sbi->s_cow_mode);
+	unsigned int flags;
 	loff_t pos, end;
 	ssize_t ret, done = 0;
-	bool large;
 
 	inode_lock(inode);
 	/*
@@ -456,37 +315,36 @@ static ssize_t vsmfs_do_write_iter(struct kiocb *iocb, struct iov_iter *from)
 		goto out_unlock;
 	pos = iocb->ki_pos;
 	end = pos + iov_iter_count(from);
-	large = end >= VSMFS_LARGE_FILE;
+	flags = end >= VSMFS_LARGE_FILE ? VSMFS_WM_LARGE : 0;
+	if (data == VSMFS_DATA_ATOMIC)
+		flags |= VSMFS_WM_ATOMIC | VSMFS_WM_COW(cow);
 
 	while (pos < end) {
 		size_t len;
 		ssize_t n;
 
-		if (data == VSMFS_DATA_ATOMIC)
-			len = vsmfs_atomic_part(sbi, cow, pos, end - pos, 0);
-		else
-			len = min_t(u64, end - pos,
-				    VSMFS_PIECE_SIZE - (pos & (VSMFS_PIECE_SIZE - 1)));
 		if (data == VSMFS_DATA_ATOMIC) {
+			len = vsmfs_atomic_part(sbi, cow, pos, end - pos, 0);
 			/*
 			 * Straight from the user's buffer, with faults
 			 * disabled; a copy that stops at a fault leaves
-			 * nothing done, and the write is made again from a
+			 * nothing done, and the part is made again from a
 			 * source that cannot fault.
 			 */
 			n = -EAGAIN;
 			if (user_backed_iter(from))
-				n = vsmfs_write_atomic(inode, pos, len, from, large, cow, true);
+				n = vsmfs_write_part(inode, pos, len, from,
+						     flags | VSMFS_WM_DIRECT);
 			if (n == -EAGAIN)
-				n = vsmfs_write_atomic_held(inode, pos, len, from, large, cow);
+				n = vsmfs_write_held(inode, pos, len, from, flags);
 		} else {
+			len = min_t(u64, end - pos,
+				    VSMFS_PIECE_SIZE - (pos & (VSMFS_PIECE_SIZE - 1)));
 			if (fault_in_iov_iter_readable(from, len) == len) {
 				ret = -EFAULT;
 				break;
 			}
-			n = vsmfs_overwrite_inplace(inode, pos, len, from);
-			if (n == -EAGAIN)
-				n = vsmfs_write_inplace(inode, pos, len, from, large);
+			n = vsmfs_write_part(inode, pos, len, from, flags);
 		}
 		if (n < 0) {
 			ret = n;

@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vsmfs staged writes: an overwrite inside a file's runs and size
- * (vsmfs_write_staged()) and an append past its end (vsmfs_write_append())
- * whose data is copied into reserved pages, or past the end, holding only
- * the inode's locks, and made the file's by one short handle: a shared one
+ * vsmfs staged writes, the begin, copy and end steps (write.c) of two
+ * kinds of write: an overwrite inside a file's runs and size
+ * (VSMFS_WK_STAGED) and an append past its end (VSMFS_WK_APPEND), whose
+ * data is copied into reserved pages, or past the end, holding only the
+ * inode's locks, and made the file's by one short handle: a shared one
  * beside other writers when it only swaps pages or sets the size and the
  * times, else one under s_trans_mutex.
  *
- * Ordering: the PM store ordering of the staged write is given at
- * vsmfs_write_staged(), that of the staged append at vsmfs_write_append(),
- * and each helper that writes PM states its own beside its code.
+ * Ordering: the PM store ordering of the staged overwrite is given at
+ * vsmfs_staged_begin(), that of the staged append at
+ * vsmfs_append_begin(), and each helper that writes PM states its own
+ * beside its code.
  */
 #include <linux/fs.h>
 #include <linux/uio.h>
@@ -26,27 +28,6 @@
 #include "fault.h"
 #include "data.h"
 
-/* Runs a staged write reserves at most; a write needing more is not staged. */
-#define VSMFS_STAGE_RUNS	8
-
-/*
- * struct vsmfs_stage - one reserved run of a staged write
- * @r: the reservation
- * @key: the piece it belongs to
- * @e: the piece's index entry (unchanged until the switch: i_idx_sem)
- * @pg: with @whole false, the first page of the piece it replaces; its
- *	frames are swapped in
- * @whole: the run replaces the piece's run whole (index switch)
- * @wfrom: where the write begins in the piece
- * @wto: where it ends there
- */
-struct vsmfs_stage {
-	struct vsmfs_resv	r;
-	u64			key, e, pg;
-	bool			whole;
-	u32			wfrom, wto;
-};
-
 /*
  * Copy into the reserved run @st the bytes [@wfrom, @wto) of its piece
  * from @from, and the old bytes of the pages it replaces around them:
@@ -54,8 +35,8 @@ struct vsmfs_stage {
  * CPU and a fence there. Return: 0, -EIO if old bytes could not be read,
  * -EFAULT if the copy came up short.
  */
-static int vsmfs_stage_copy(struct vsmfs_sb_info *sbi, struct inode *inode,
-			    struct vsmfs_stage *st, u64 wfrom, u64 wto, struct iov_iter *from)
+static int vsmfs_stage_copy_run(struct vsmfs_sb_info *sbi, struct vsmfs_stage *st, u64 wfrom,
+				u64 wto, struct iov_iter *from)
 {
 	u64 old = vsmfs_idx_lpn(st->e) + st->pg, bytes = st->r.count << VSMFS_BLOCK_SHIFT;
 	bool ranged, old_ranged = false;
@@ -246,7 +227,7 @@ static __always_inline int vsmfs_stage_switch_shared(struct inode *inode,
  * and the runs are the transaction's even if its commit fails (*@owned).
  * Return: @ret, or what the abort or the commit returned.
  */
-static int vsmfs_stage_end(struct vsmfs_trans *t, int ret, bool *owned)
+static int vsmfs_stage_commit(struct vsmfs_trans *t, int ret, bool *owned)
 {
 	if (ret) {
 		vsmfs_trans_abort(t);
@@ -260,7 +241,7 @@ static int vsmfs_stage_end(struct vsmfs_trans *t, int ret, bool *owned)
 /*
  * (c) of a staged write in a handle that ends in the running transaction
  * under s_trans_mutex (vsmfs_stage_switch()), for what a shared handle
- * cannot do; apart from vsmfs_write_staged() so that the common write,
+ * cannot do; apart from vsmfs_staged_begin() so that the common write,
  * which swaps pages in a shared handle, does not set up this frame.
  * @owned: set if the transaction took the runs (committed, even if the
  *	commit failed); else the handle was aborted and they are the
@@ -307,64 +288,54 @@ static noinline int vsmfs_stage_switch_excl(struct inode *inode, struct vsmfs_st
 	if (!ret)
 		vsmfs_fault_stop(inode->i_sb, VSMFS_FAULT_COW_STOP,
 				 "copy-on-write stopped before its commit");
-	return vsmfs_stage_end(&t, ret, owned);
+	return vsmfs_stage_commit(&t, ret, owned);
 }
 
 /**
- * vsmfs_write_staged() - overwrite with no file-system-wide lock held
- * @inode: a regular file
- * @pos: start of the range
- * @len: its length
- * @from: the data; a copy that stops at a fault leaves nothing done
- * @large: the file is large (its runs start at free superpages)
- * @mode: cow= mode
+ * vsmfs_staged_begin() - begin a staged overwrite: (a), the runs reserved
+ * @m: the part (data=atomic, not cow=superpage): a non-empty range inside
+ *	the size, the inode's locks held (vsmfs_wmap_begin())
  *
- * Write [@pos, @pos + @len) atomically, copying the data with no
+ * A staged write makes [pos, pos + len) atomic, copying the data with no
  * file-system-wide lock held: an overwrite inside the file's runs and its
  * size (no run grows, no page is new). (a) Fresh runs are reserved in
  * DRAM (vsmfs_resv_take(), s_trans_mutex for each only; no version the
- * journal writes has their bits); (b) the user
- * data and the old bytes around it are copied into them under the locks
- * of the inode alone (inode lock, invalidate_lock, i_idx_sem), with
- * non-temporal stores and written-back cached stores; (c) one short
- * handle switches the index entries or swaps the page table entries
- * (vsmfs_stage_switch()) and ends (in a shared handle, beside others,
- * if it only swaps pages and changes no word of the inode slot but the
- * times: vsmfs_stage_switch_shared()). A fence between (b) and (c), with no
- * file-system-wide lock held, makes (b) durable before the handle makes
- * it reachable (a migration to another CPU during (b) orders what came
- * before it); a copy from a user buffer that ends with a fence of its own
- * is that fence (vsmfs_copy_from_iter()), the old bytes merged before it.
- * A crash before the commit leaves the old index and page table, whose
- * frames were never written, and the reserved runs free.
+ * journal writes has their bits); (b) the user data and the old bytes
+ * around it are copied into them under the locks of the inode alone
+ * (inode lock, invalidate_lock, i_idx_sem), with non-temporal stores and
+ * written-back cached stores (vsmfs_staged_copy()); (c) one short handle
+ * switches the index entries or swaps the page table entries
+ * (vsmfs_stage_switch()) and ends (in a shared handle, beside others, if
+ * it only swaps pages and changes no word of the inode slot but the
+ * times: vsmfs_stage_switch_shared()), in vsmfs_staged_end(). A fence
+ * between (b) and (c), with no file-system-wide lock held, makes (b)
+ * durable before the handle makes it reachable (a migration to another
+ * CPU during (b) orders what came before it); a copy from a user buffer
+ * that ends with a fence of its own is that fence
+ * (vsmfs_copy_from_iter()), the old bytes merged before it. A crash
+ * before the commit leaves the old index and page table, whose frames
+ * were never written, and the reserved runs free.
  *
- * Context: as vsmfs_write_atomic(); @mode is not cow=superpage, and
- * [@pos, @pos + @len) is a non-empty range inside the size (the caller
- * checks, so that other writes do not pay for this function's frame).
- * Return: the bytes written, or -EAGAIN if the write is not of that kind
- * (nothing done, @from untouched), or another negative errno (nothing
- * written).
+ * Return: 0, -EAGAIN if the write is not of that kind, or another
+ * negative errno (nothing reserved in either case).
  */
-ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
-			   struct iov_iter *from, bool large, unsigned int mode)
+int vsmfs_staged_begin(struct vsmfs_wmap *m)
 {
+	struct inode *inode = m->inode;
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
-	/* Entries [0, n) are filled before they are read: not zeroed at entry. */
-	struct vsmfs_stage st[VSMFS_STAGE_RUNS] __uninitialized;
-	size_t count = iov_iter_count(from);
-	loff_t end = pos + len, p;
-	unsigned int n = 0, i, ncoarse;
-	bool slot, owned;
-	struct timespec64 now;
+	struct vsmfs_stage *st = m->st;
+	bool large = m->flags & VSMFS_WM_LARGE;
+	loff_t end = m->pos + m->len, p;
+	unsigned int n = 0, i;
 	int ret = 0;
 
-	/* (a) Which runs, and that every page written exists. */
-	for (p = pos; p < end;) {
+	/* Which runs, and that every page written exists. */
+	for (p = m->pos; p < end;) {
 		u64 key = p >> VSMFS_VSP_SHIFT, pstart = key << VSMFS_VSP_SHIFT;
 		u64 wfrom = p - pstart, wto = min_t(u64, end - pstart, VSMFS_PIECE_SIZE);
 		u64 e = vsmfs_idx_lookup(inode, key), have = e ? vsmfs_idx_count(e) : 0;
 		u64 pg = wfrom >> VSMFS_BLOCK_SHIFT, need = DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE);
-		bool whole = mode == VSMFS_COW_MULTI && !wfrom && wto == VSMFS_PIECE_SIZE;
+		bool whole = m->cow == VSMFS_COW_MULTI && !wfrom && wto == VSMFS_PIECE_SIZE;
 
 		if (!have || need > have) {
 			ret = -EAGAIN;
@@ -375,20 +346,20 @@ ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 			need = have;
 		}
 		while (pg < need) {
-			u64 m = mode == VSMFS_COW_PAGE ? 1 : need - pg;
+			u64 k = m->cow == VSMFS_COW_PAGE ? 1 : need - pg;
 
 			if (n == VSMFS_STAGE_RUNS) {
 				ret = -EAGAIN;
 				goto release;
 			}
 			for (;;) {
-				bool big = whole && (large || m == VSMFS_VSP_PAGES);
+				bool big = whole && (large || k == VSMFS_VSP_PAGES);
 
-				ret = vsmfs_resv_take(sbi, m, big, &st[n].r);
+				ret = vsmfs_resv_take(sbi, k, big, &st[n].r);
 				/* Scattered free space: smaller runs, page swaps. */
-				if (ret != -ENOSPC || m == 1)
+				if (ret != -ENOSPC || k == 1)
 					break;
-				m /= 2;
+				k /= 2;
 				whole = false;
 			}
 			if (ret == -ENOSPC)
@@ -398,29 +369,70 @@ ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 			st[n].key = key;
 			st[n].e = e;
 			st[n].pg = pg;
-			st[n].whole = whole && m == have;
+			st[n].whole = whole && k == have;
 			st[n].wfrom = wfrom;
 			st[n].wto = wto;
 			n++;
-			pg += m;
+			pg += k;
 		}
 		p = pstart + wto;
 	}
-	/* (b) The copies, with no file-system-wide lock. */
-	for (i = 0; i < n && !ret; i++)
-		ret = vsmfs_stage_copy(sbi, inode, &st[i], st[i].wfrom, st[i].wto, from);
-	if (ret) {
-		/* Nothing is written: @from as it came. */
-		iov_iter_revert(from, count - iov_iter_count(from));
-		goto release;
-	}
+	m->nst = n;
+	m->kind = VSMFS_WK_STAGED;
+	return 0;
+
+release:
+	for (i = 0; i < n; i++)
+		vsmfs_resv_release(sbi, &st[i].r);
+	return ret;
+}
+
+/**
+ * vsmfs_staged_copy() - (b) of a staged overwrite: the copies
+ * @m: the part, begun by vsmfs_staged_begin()
+ * @from: the data; a copy that stops at a fault leaves nothing done
+ *
+ * Return: 0, -EIO if old bytes could not be read, -EFAULT if the copy
+ * came up short, or -EFSCORRUPTED.
+ */
+int vsmfs_staged_copy(struct vsmfs_wmap *m, struct iov_iter *from)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(m->inode->i_sb);
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; i < m->nst && !ret; i++)
+		ret = vsmfs_stage_copy_run(sbi, &m->st[i], m->st[i].wfrom, m->st[i].wto, from);
+	return ret;
+}
+
+/**
+ * vsmfs_staged_end() - (c) of a staged overwrite: the switch
+ * @m: the part, copied by vsmfs_staged_copy()
+ * @ret: what the copy returned
+ *
+ * See vsmfs_staged_begin(). A part undone gives back its runs and the
+ * bytes it took from the source.
+ *
+ * Return: the bytes written, or a negative errno (nothing written).
+ */
+ssize_t vsmfs_staged_end(struct vsmfs_wmap *m, int ret)
+{
+	struct inode *inode = m->inode;
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_stage *st = m->st;
+	unsigned int n = m->nst, i, ncoarse;
+	struct timespec64 now;
+	bool slot, owned;
+
+	if (ret)
+		goto undo;
 	/*
 	 * (b) durable before the handle begins: the handle stores
 	 * nothing to PM, so it fences no more (vsmfs_trans_commit()), and no
 	 * other writer waits for this fence.
 	 */
 	vsmfs_fence_pending();
-	/* (c) The switch, in one short handle. */
 	for (i = 0, ncoarse = 0; i < n; i++)
 		ncoarse += st[i].whole;
 	/*
@@ -443,53 +455,28 @@ ssize_t vsmfs_write_staged(struct inode *inode, loff_t pos, size_t len,
 		ret = vsmfs_stage_switch_shared(inode, st, n, tick ? &now : NULL);
 		if (!ret)
 			goto done;
-		if (ret != -EAGAIN) {
-			iov_iter_revert(from, count - iov_iter_count(from));
-			goto release;
-		}
+		if (ret != -EAGAIN)
+			goto undo;
 		ret = 0;
 	}
-	ret = vsmfs_stage_switch_excl(inode, st, n, slot, vsmfs_cow_blocks_at(mode, pos, len),
-				      &owned);
-	if (!owned) {
-		/* Swaps and index switches undone: the runs are the write's again. */
-		iov_iter_revert(from, count - iov_iter_count(from));
-		goto release;
-	}
+	ret = vsmfs_stage_switch_excl(inode, st, n, slot,
+				      vsmfs_cow_blocks_at(m->cow, m->pos, m->len), &owned);
+	/* Swaps and index switches undone: the runs are the write's again. */
+	if (!owned)
+		goto undo;
 done:
 	vsmfs_stat_inc(sbi, mcow_writes);
 	vsmfs_stat_inc(sbi, write_staged);
-	trace_vsmfs_mcow_write(inode, pos, len, ncoarse, n - ncoarse, 0, 0, ret ?: len);
-	return ret ?: len;
+	trace_vsmfs_mcow_write(inode, m->pos, m->len, ncoarse, n - ncoarse, 0, 0, ret ?: m->len);
+	return ret ?: m->len;
 
-release:
+undo:
+	/* Nothing is written: the source as it came. */
+	vsmfs_wmap_revert(m);
 	for (i = 0; i < n; i++)
 		vsmfs_resv_release(sbi, &st[i].r);
 	return ret;
 }
-
-/*
- * Where a staged append writes the new pages of its piece, and how its
- * handle makes them the file's (vsmfs_append_plan()).
- */
-enum vsmfs_append_kind {
-	VSMFS_APPEND_TAIL,	/* the reserved tail of a large file's VSP: its own */
-	VSMFS_APPEND_AFTER,	/* reserved pages right after the run: grown in place */
-	VSMFS_APPEND_FIRST,	/* a reserved run, the piece's first */
-	VSMFS_APPEND_MOVE,	/* a reserved run the old one moves into */
-};
-
-/*
- * struct vsmfs_append - a staged append's new pages
- * @kind: VSMFS_APPEND_*
- * @r: the pages reserved, for every kind but VSMFS_APPEND_TAIL
- * @dst: the first logical page the new pages' data is copied into
- */
-struct vsmfs_append {
-	enum vsmfs_append_kind	kind;
-	struct vsmfs_resv	r;
-	u64			dst;
-};
 
 /*
  * Choose where the new pages [@have, @need) of piece @key (index entry
@@ -639,83 +626,100 @@ static noinline int vsmfs_append_grow(struct inode *inode, u64 key, u64 e, u64 h
 		inode->i_ctime = inode->i_mtime;
 		ret = vsmfs_mark_inode_dirty(&t, inode);
 	}
-	return vsmfs_stage_end(&t, ret, owned);
+	return vsmfs_stage_commit(&t, ret, owned);
 }
 
 /**
- * vsmfs_write_append() - append with no file-system-wide lock held
- * @inode: a regular file
- * @pos: start of the range, at or past the size
- * @len: its length, > 0
- * @from: the data; a copy that stops at a fault leaves nothing done
- * @large: the file is large (its runs start at free superpages)
+ * vsmfs_append_begin() - begin a staged append: (a), its new pages reserved
+ * @m: the part, at or past the size, the inode's locks held
+ *	(vsmfs_wmap_begin())
  *
- * Write [@pos, @pos + @len) past the end of the file, copying the data
- * with no file-system-wide lock held, as vsmfs_write_staged() does for an
- * overwrite: an append within one piece that starts in the file's last
- * page or right after it, where the piece's run ends with that page. The
- * append is atomic (no version of the file shows part of it), whatever
- * the data= mode.
+ * A staged append writes [pos, pos + len) past the end of the file,
+ * copying the data with no file-system-wide lock held, as a staged
+ * overwrite does (vsmfs_staged_begin()): an append within one piece that
+ * starts in the file's last page or right after it, where the piece's run
+ * ends with that page. The append is atomic (no version of the file shows
+ * part of it), whatever the data= mode.
  *
  * (a) The new pages, if any, are chosen and reserved in DRAM
  * (vsmfs_append_plan()); (b) the bytes that fall in the last page are
  * written in place, past the end (they belong to no version of the file
  * yet; a gap between the end and the write is zeroed), and the rest into
  * the new pages, the end of the last one zeroed, with non-temporal stores
- * and written-back cached stores, holding only the inode's locks; a fence
- * on this CPU makes (b) durable before (c), one short handle, makes it
- * reachable: the size and the times alone in a shared handle
- * (vsmfs_set_size_times(), inode.c), or the new pages joined to the run and the size
- * in a handle under s_trans_mutex (vsmfs_append_grow()). A crash before
- * the commit leaves the old size, the bytes written past it (which
- * growing the file zeroes first, as it does any), and the reserved pages
- * free.
+ * and written-back cached stores, holding only the inode's locks
+ * (vsmfs_append_copy()); a fence on this CPU makes (b) durable before
+ * (c), one short handle, makes it reachable (vsmfs_append_end()): the
+ * size and the times alone in a shared handle (vsmfs_set_size_times(),
+ * inode.c), or the new pages joined to the run and the size in a handle
+ * under s_trans_mutex (vsmfs_append_grow()). A crash before the commit
+ * leaves the old size, the bytes written past it (which growing the file
+ * zeroes first, as it does any), and the reserved pages free.
  *
- * Context: inode lock and i_idx_sem held for writing, user mappings of
- * the range removed (invalidate_lock held if any could be made).
- * Return: the bytes written, -EAGAIN if the write is not of that kind or
- * found no room for its reserved pages beside the run's, -EFAULT if the
- * copy stopped at a fault (nothing done that the file shows, @from as it
- * came), or another negative errno (the same).
+ * Return: 0, -EAGAIN if the write is not of that kind, or another
+ * negative errno (nothing reserved in either case).
  */
-ssize_t vsmfs_write_append(struct inode *inode, loff_t pos, size_t len,
-			   struct iov_iter *from, bool large)
+int vsmfs_append_begin(struct vsmfs_wmap *m)
 {
+	struct inode *inode = m->inode;
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
-	u64 size = i_size_read(inode), key = pos >> VSMFS_VSP_SHIFT;
-	u64 pstart = key << VSMFS_VSP_SHIFT, wfrom = pos - pstart, wto = wfrom + len;
+	struct vsmfs_append *a = &m->ap;
+	u64 size = i_size_read(inode), key = m->pos >> VSMFS_VSP_SHIFT;
+	u64 pstart = key << VSMFS_VSP_SHIFT, wfrom = m->pos - pstart, wto = wfrom + m->len;
 	u64 e = vsmfs_idx_lookup(inode, key), have = e ? vsmfs_idx_count(e) : 0;
-	u64 need = DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE), hb = have << VSMFS_BLOCK_SHIFT;
-	u32 credits = vsmfs_cow_blocks_at(VSMFS_COW_MULTI, pos, len);
-	size_t count = iov_iter_count(from), n;
-	struct vsmfs_append a = { };
-	bool ranged, owned = false;
-	char __pm *p;
+	u64 hb = have << VSMFS_BLOCK_SHIFT;
 	int ret;
 
+	a->key = key;
+	a->e = e;
+	a->have = have;
+	a->need = DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE);
+	a->credits = vsmfs_cow_blocks_at(VSMFS_COW_MULTI, m->pos, m->len);
+	a->r.count = 0;
 	/*
 	 * The end in this piece, the run ending with the end's page, no
 	 * whole page skipped, and the handle's worst case in the journal.
 	 */
 	if (size < pstart || wto > VSMFS_PIECE_SIZE ||
 	    DIV_ROUND_UP(size - pstart, VSMFS_BLOCK_SIZE) != have || wfrom > hb ||
-	    credits > vsmfs_trans_max_blocks(sbi))
+	    a->credits > vsmfs_trans_max_blocks(sbi))
 		return -EAGAIN;
 	/* A last page written into needs its frame, and data in it. */
 	if (wfrom < hb && (!vsmfs_frames_in(sbi, vsmfs_idx_lpn(e) + have - 1, 1) ||
 			   vsmfs_any_unwritten(sbi, vsmfs_idx_lpn(e) + have - 1, 1)))
 		return -EAGAIN;
-	/* (a) */
-	if (need > have) {
-		ret = vsmfs_append_plan(inode, key, e, have, need, large, &a);
+	if (a->need > have) {
+		ret = vsmfs_append_plan(inode, key, e, have, a->need, m->flags & VSMFS_WM_LARGE, a);
 		if (ret)
 			return ret == -ENOSPC ? -EAGAIN : ret;
 	}
-	/* (b) The last page. */
+	m->kind = VSMFS_WK_APPEND;
+	return 0;
+}
+
+/**
+ * vsmfs_append_copy() - (b) of a staged append: the copies
+ * @m: the part, begun by vsmfs_append_begin()
+ * @from: the data; a copy that stops at a fault leaves nothing done
+ *
+ * Return: 0, -EFAULT if the copy stopped at a fault, or -EFSCORRUPTED.
+ */
+int vsmfs_append_copy(struct vsmfs_wmap *m, struct iov_iter *from)
+{
+	struct inode *inode = m->inode;
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	const struct vsmfs_append *a = &m->ap;
+	u64 size = i_size_read(inode), pstart = a->key << VSMFS_VSP_SHIFT;
+	u64 wfrom = m->pos - pstart, wto = wfrom + m->len, hb = a->have << VSMFS_BLOCK_SHIFT;
+	bool ranged;
+	char __pm *p;
+	size_t n;
+	int ret;
+
+	/* The last page. */
 	if (wfrom < hb) {
 		u64 pg = hb - VSMFS_BLOCK_SIZE, to = min(wto, hb);
 
-		p = vsmfs_data_begin(sbi, vsmfs_idx_lpn(e) + have - 1, 0, VSMFS_BLOCK_SIZE,
+		p = vsmfs_data_begin(sbi, vsmfs_idx_lpn(a->e) + a->have - 1, 0, VSMFS_BLOCK_SIZE,
 				     &ranged);
 		ret = -EFSCORRUPTED;
 		if (p) {
@@ -728,11 +732,13 @@ ssize_t vsmfs_write_append(struct inode *inode, loff_t pos, size_t len,
 		}
 		vsmfs_data_end(ranged);
 		if (ret)
-			goto release;
+			return ret;
 	}
-	/* (b) The new pages, from the start of the first. */
-	if (need > have) {
-		p = vsmfs_data_begin(sbi, a.dst, 0, (need - have) << VSMFS_BLOCK_SHIFT, &ranged);
+	/* The new pages, from the start of the first. */
+	if (a->need > a->have) {
+		u64 nb = a->need << VSMFS_BLOCK_SHIFT;
+
+		p = vsmfs_data_begin(sbi, a->dst, 0, nb - hb, &ranged);
 		ret = -EFSCORRUPTED;
 		if (p) {
 			pagefault_disable();
@@ -740,33 +746,58 @@ ssize_t vsmfs_write_append(struct inode *inode, loff_t pos, size_t len,
 			pagefault_enable();
 			ret = n < wto - hb ? -EFAULT : 0;
 			/* Nothing to zero stores nothing, and leaves nothing to fence. */
-			if (!ret && wto < need << VSMFS_BLOCK_SHIFT)
-				vsmfs_zero_pm(p + (wto - hb), (need << VSMFS_BLOCK_SHIFT) - wto);
+			if (!ret && wto < nb)
+				vsmfs_zero_pm(p + (wto - hb), nb - wto);
 		}
 		vsmfs_data_end(ranged);
 		if (ret)
-			goto release;
+			return ret;
 	}
-	vsmfs_stat_add(sbi, data_user_bytes, len);
+	vsmfs_stat_add(sbi, data_user_bytes, m->len);
+	return 0;
+}
+
+/**
+ * vsmfs_append_end() - (c) of a staged append: the size, and the new pages
+ * @m: the part, copied by vsmfs_append_copy()
+ * @ret: what the copy returned
+ *
+ * See vsmfs_append_begin(). A part undone gives back its pages and the
+ * bytes it took from the source.
+ *
+ * Return: the bytes written, -EAGAIN if the append found no room for its
+ * reserved pages beside the run's (a handle that needs the run's alone
+ * can make it), -EFAULT if the copy stopped at a fault (nothing done that
+ * the file shows), or another negative errno (the same).
+ */
+ssize_t vsmfs_append_end(struct vsmfs_wmap *m, int ret)
+{
+	struct inode *inode = m->inode;
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	const struct vsmfs_append *a = &m->ap;
+	bool owned = false;
+
+	if (ret)
+		goto undo;
 	/* (b) durable before (c) begins. */
 	vsmfs_fence_pending();
-	/* (c) */
-	if (need > have)
-		ret = vsmfs_append_grow(inode, key, e, have, need, &a, large, pos + len, credits,
+	if (a->need > a->have)
+		ret = vsmfs_append_grow(inode, a->key, a->e, a->have, a->need, a,
+					m->flags & VSMFS_WM_LARGE, m->pos + m->len, a->credits,
 					&owned);
 	else
-		ret = vsmfs_set_size_times(inode, pos + len, current_time(inode));
+		ret = vsmfs_set_size_times(inode, m->pos + m->len, current_time(inode));
 	if (ret && !owned)
-		goto release;
+		goto undo;
 	vsmfs_stat_inc(sbi, write_staged_appends);
-	trace_vsmfs_mcow_write(inode, pos, len, 0, 0, 0, 0, ret ?: len);
-	return ret ?: len;
+	trace_vsmfs_mcow_write(inode, m->pos, m->len, 0, 0, 0, 0, ret ?: m->len);
+	return ret ?: m->len;
 
-release:
-	/* Nothing is written that the file shows: @from as it came. */
-	iov_iter_revert(from, count - iov_iter_count(from));
-	if (a.r.count)
-		vsmfs_resv_release(sbi, &a.r);
+undo:
+	/* Nothing is written that the file shows: the source as it came. */
+	vsmfs_wmap_revert(m);
+	if (a->r.count)
+		vsmfs_resv_release(sbi, &m->ap.r);
 	/*
 	 * Out of space with the reserved pages taken besides the run's own
 	 * (vsmfs_append_grow() swapping them in): the write is made in one

@@ -15,8 +15,8 @@
  *   4 transactions: trans.c trans_shared.c trans_commit.c
  *   5 allocation: alloc.c resv.c ialloc.c hole.c ptable.c
  *   6 inodes: index.c inode.c aggr.c xattr.c acl.c ioctl.c iops.c
- *   7 namespace and data: grow.c dax.c stage.c cow.c falloc.c file.c
- *         dir.c namei.c export.c
+ *   7 namespace and data: grow.c stage.c cow.c write.c dax.c falloc.c
+ *         file.c dir.c namei.c export.c
  *   8 vfs glue: super.c sysfs.c
  *
  * In layers 6 and 7 a file is listed after those it calls (inode.c and

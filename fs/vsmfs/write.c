@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vsmfs write path. Every change of a file's data, by write(), a write
+ * fault or fallocate(), goes through the same steps, in the shape of
+ * iomap's begin and end:
+ *
+ * - vsmfs_wmap_begin() takes the inode's locks for the range, looks it up
+ *   and decides how it is made (enum vsmfs_wkind in data.h), per data= and
+ *   cow= mode and per range, then reserves the runs a staged write copies
+ *   into, begins the handle the others allocate in, or allocates zeroed
+ *   pages (faults, fallocate);
+ * - vsmfs_wmap_copy() copies the data, one way per kind;
+ * - vsmfs_wmap_end() publishes what was copied (index entries switched,
+ *   page table entries swapped, new pages joined to the run), sets the
+ *   size and the times, ends the handle and drops the locks, or undoes
+ *   it all.
+ *
+ * A write() is cut into parts (vsmfs_do_write_iter() in file.c), each made
+ * by vsmfs_write_part(); a DAX write fault (dax.c) and fallocate()
+ * (falloc.c) call the begin and end steps alone.
+ *
+ * Ordering: a kind that writes data in place (VSMFS_WK_INPLACE,
+ * VSMFS_WK_NEW) makes it durable with the fence that ends it, not
+ * atomically (data=inplace promises no atomicity); a staged kind fences
+ * its copies before the short handle of its end step makes them
+ * reachable (vsmfs_staged_end(), vsmfs_append_end() in stage.c); a
+ * handle fences its copies in its commit, before the metadata that makes
+ * them reachable (vsmfs_cow_write() in cow.c, and the atomic write's
+ * steps (1) to (6) given at vsmfs_write_part()).
+ */
+#include <linux/fs.h>
+#include <linux/uio.h>
+#include <linux/mm.h>
+#include <linux/pagemap.h>
+#include "vsmfs.h"
+#include "ptable.h"
+#include "vsp.h"
+#include "trans.h"
+#include "alloc.h"
+#include "inode.h"
+#include "pmem.h"
+#include "fault.h"
+#include "data.h"
+
+/*
+ * The locks of a write that changes more than data in place: the inode's
+ * invalidate_lock, held until the end, and i_idx_sem for writing.
+ *
+ * With data=atomic, (1) user mappings of the range (of its superpages with
+ * cow=superpage) are removed and pinned pages waited for, so no user
+ * mapping can reach an old frame once it is freed. A file no one maps and
+ * with no DAX entry has no user mapping to remove and no pinned page
+ * (every mapping of a page comes from a fault, which inserts its entry
+ * under invalidate_lock, held here): both calls would find nothing.
+ *
+ * In place, a hole the write fills, inside a run or past it, may be
+ * mapped (the zero page, by a read fault): the mappings of the range go
+ * first, and no fault maps it again until the write is done. Whole pages
+ * go: partial ones would keep their mappings.
+ */
+static int vsmfs_wmap_lock(struct vsmfs_wmap *m)
+{
+	struct inode *inode = m->inode;
+	struct address_space *mapping = inode->i_mapping;
+	loff_t start = m->pos, end = m->pos + m->len;
+	int ret;
+
+	filemap_invalidate_lock(mapping);
+	if (m->flags & VSMFS_WM_ATOMIC) {
+		if (mapping_mapped(mapping) || !mapping_empty(mapping)) {
+			vsmfs_cow_span(m->cow, &start, &end);
+			ret = vsmfs_break_layouts_range(inode, start, end - 1);
+			if (ret) {
+				filemap_invalidate_unlock(mapping);
+				return ret;
+			}
+			truncate_pagecache_range(inode, start, end - 1);
+		}
+	} else if (!mapping_empty(mapping)) {
+		truncate_pagecache_range(inode, round_down(start, PAGE_SIZE),
+					 round_up(end, PAGE_SIZE) - 1);
+	}
+	down_write(&VSMFS_I(inode)->i_idx_sem);
+	return 0;
+}
+
+static void vsmfs_wmap_unlock(struct vsmfs_wmap *m)
+{
+	up_write(&VSMFS_I(m->inode)->i_idx_sem);
+	if (!(m->flags & (VSMFS_WM_FAULT | VSMFS_WM_FALLOC)))
+		filemap_invalidate_unlock(m->inode->i_mapping);
+	m->kind = VSMFS_WK_NONE;
+}
+
+/*
+ * VSMFS_WK_INPLACE: [pos, pos + len) of one piece lies inside the piece's
+ * run and the file's size, over pages with frames and data (data=inplace):
+ * no page is allocated and the index does not change, so the copy needs
+ * no transaction, only the inode's locks and i_idx_sem for reading. The
+ * timestamps are updated here, before the copy, in a handle of their own
+ * and only if they change (as file_update_time() does), so a failure
+ * writes nothing: a shared handle when it can (vsmfs_set_size_times()).
+ * Return: 0 with i_idx_sem held, -EAGAIN if the write is not of that kind,
+ * or another negative errno (nothing held).
+ */
+static int vsmfs_inplace_begin(struct vsmfs_wmap *m)
+{
+	struct inode *inode = m->inode;
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	u64 key = m->pos >> VSMFS_VSP_SHIFT, wfrom = m->pos - (key << VSMFS_VSP_SHIFT);
+	struct timespec64 now;
+	int ret = -EAGAIN;
+	u64 e, pg, npg;
+
+	down_read(&vi->i_idx_sem);
+	e = vsmfs_idx_lookup(inode, key);
+	if (!e || m->pos + m->len > i_size_read(inode) ||
+	    DIV_ROUND_UP(wfrom + m->len, VSMFS_BLOCK_SIZE) > vsmfs_idx_count(e))
+		goto out;
+	/* Holes take frames, and unwritten pages become written, in a handle. */
+	pg = wfrom >> VSMFS_BLOCK_SHIFT;
+	npg = DIV_ROUND_UP(wfrom + m->len, VSMFS_BLOCK_SIZE) - pg;
+	if (vsmfs_frames_in(sbi, vsmfs_idx_lpn(e) + pg, npg) < npg ||
+	    vsmfs_any_unwritten(sbi, vsmfs_idx_lpn(e) + pg, npg))
+		goto out;
+	now = current_time(inode);
+	if (!timespec64_equal(&inode->i_mtime, &now) ||
+	    !timespec64_equal(&inode->i_ctime, &now)) {
+		ret = vsmfs_set_size_times(inode, i_size_read(inode), now);
+		if (ret)
+			goto out;
+	}
+	m->e = e;
+	m->kind = VSMFS_WK_INPLACE;
+	return 0;
+out:
+	up_read(&vi->i_idx_sem);
+	return ret;
+}
+
+/*
+ * The bytes are fenced at the end (the kernel's non-temporal copy, and
+ * vsmfs_fence_pending() for any written-back edges), as a write that
+ * commits a handle: durable then, not atomic. Framed pages (checked at
+ * begin): vsmfs_data_begin() never returns NULL.
+ */
+static ssize_t vsmfs_inplace_copy(struct vsmfs_wmap *m, struct iov_iter *from)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(m->inode->i_sb);
+	char __pm *p;
+	bool ranged;
+	size_t n;
+
+	p = vsmfs_data_begin(sbi, vsmfs_idx_lpn(m->e), m->pos & (VSMFS_PIECE_SIZE - 1), m->len,
+			     &ranged);
+	pagefault_disable();
+	n = vsmfs_copy_from_iter(p, m->len, from);
+	pagefault_enable();
+	vsmfs_data_end(ranged);
+	return n;
+}
+
+static ssize_t vsmfs_inplace_end(struct vsmfs_wmap *m, ssize_t n)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(m->inode->i_sb);
+
+	vsmfs_fence_pending();
+	vsmfs_stat_add(sbi, data_inplace_bytes, n);
+	vsmfs_stat_add(sbi, data_user_bytes, n);
+	up_read(&VSMFS_I(m->inode)->i_idx_sem);
+	m->kind = VSMFS_WK_NONE;
+	return n;
+}
+
+/*
+ * VSMFS_WK_COW and VSMFS_WK_NEW: the part in one handle, its pages
+ * allocated as it copies. Copy-on-write (data=atomic) reserves room for
+ * its worst case; in place, data stored stays, so the inode is written
+ * whatever follows and its slot is made writable first.
+ */
+static int vsmfs_handle_begin(struct vsmfs_wmap *m)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(m->inode->i_sb);
+	int ret;
+
+	if (m->flags & VSMFS_WM_ATOMIC) {
+		vsmfs_trans_begin_credits(sbi, &m->t, vsmfs_cow_blocks_at(m->cow, m->pos, m->len));
+		vsmfs_trans_track(&m->t, m->inode, false);
+		m->kind = VSMFS_WK_COW;
+		return 0;
+	}
+	vsmfs_trans_begin(sbi, &m->t);
+	vsmfs_trans_track(&m->t, m->inode, false);
+	ret = vsmfs_inode_get_write_access(&m->t, m->inode);
+	if (ret) {
+		vsmfs_trans_abort(&m->t);
+		return ret;
+	}
+	m->kind = VSMFS_WK_NEW;
+	return 0;
+}
+
+static ssize_t vsmfs_handle_copy(struct vsmfs_wmap *m, struct iov_iter *from)
+{
+	struct inode *inode = m->inode;
+	u64 key = m->pos >> VSMFS_VSP_SHIFT, wfrom = m->pos - (key << VSMFS_VSP_SHIFT);
+	bool large = m->flags & VSMFS_WM_LARGE;
+	loff_t size;
+
+	m->err = 0;
+	if (m->kind == VSMFS_WK_COW)
+		return vsmfs_cow_write(&m->t, inode, m->pos, m->len, from, large, m->cow, &m->err);
+	/* Bytes between the old end and the write may have been mapped. */
+	size = i_size_read(inode);
+	if (m->pos > size)
+		vsmfs_zero_mapped(inode, size,
+				  min_t(loff_t, m->pos, round_up(size, VSMFS_BLOCK_SIZE)));
+	return vsmfs_write_new(&m->t, inode, key, wfrom, wfrom + m->len, from, large);
+}
+
+/*
+ * Set the size and the times of what was copied, and end the handle:
+ * committed (its fence makes the data durable before the metadata that
+ * reaches it), or aborted if nothing was written (the pages allocated for
+ * it are given back; a copy-on-write leaves the old version, swaps
+ * undone). A copy from user memory cut short by a fault (with
+ * VSMFS_WM_DIRECT, and no other error) undoes the copy-on-write whole, to
+ * be made again from a source that cannot fault: -EAGAIN. A commit that
+ * fails commits nothing, not even the part done.
+ */
+static ssize_t vsmfs_handle_end(struct vsmfs_wmap *m, ssize_t n)
+{
+	struct inode *inode = m->inode;
+	int err;
+
+	if (m->kind == VSMFS_WK_COW && (m->flags & VSMFS_WM_DIRECT) && n >= 0 && n < m->len &&
+	    !m->err) {
+		vsmfs_trans_abort(&m->t);
+		vsmfs_wmap_revert(m);
+		return -EAGAIN;
+	}
+	if (n > 0) {
+		if (m->pos + n > i_size_read(inode))
+			i_size_write(inode, m->pos + n);
+		inode->i_mtime = current_time(inode);
+		inode->i_ctime = inode->i_mtime;
+	}
+	err = vsmfs_mark_inode_dirty(&m->t, inode);
+	if (n <= 0 || err) {
+		vsmfs_trans_abort(&m->t);
+		if (n >= 0)
+			n = err ?: n;
+		return n;
+	}
+	err = vsmfs_trans_commit(&m->t);
+	return err ?: n;
+}
+
+/*
+ * VSMFS_WK_ALLOC: zeroed pages over [pos, pos + len) of one piece, in one
+ * handle: the run grows to the end of the range (pages before its start
+ * that the run does not reach stay holes where they can), and its pages
+ * without frames in the range take frames. A write fault makes its page
+ * written from now; fallocate() makes the new pages unwritten, and if the
+ * journal has no room for all the frames, takes the rest in more handles
+ * (@m->more). Pages a write fault allocates are zeroed and reachable only
+ * once the handle commits (vsmfs_extend_run()).
+ * Return: 0, or a negative errno with nothing held.
+ */
+static int vsmfs_alloc_begin(struct vsmfs_wmap *m)
+{
+	struct inode *inode = m->inode;
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	u64 key = m->pos >> VSMFS_VSP_SHIFT, pstart = key << VSMFS_VSP_SHIFT;
+	u64 first = (m->pos - pstart) >> VSMFS_BLOCK_SHIFT;
+	u64 last = DIV_ROUND_UP(m->pos + m->len - pstart, VSMFS_BLOCK_SIZE), need = last;
+	bool falloc = m->flags & VSMFS_WM_FALLOC;
+	u64 e, cnt, run;
+	int ret;
+
+	down_write(&VSMFS_I(inode)->i_idx_sem);
+	e = vsmfs_idx_lookup(inode, key);
+	cnt = e ? vsmfs_idx_count(e) : 0;
+	if (!falloc) {
+		/* A fault on a page that has a frame and data: nothing to do. */
+		if (first < cnt && !vsmfs_lpn_hole(sbi, vsmfs_idx_lpn(e) + first) &&
+		    !vsmfs_lpn_unwritten(sbi, vsmfs_idx_lpn(e) + first)) {
+			up_write(&VSMFS_I(inode)->i_idx_sem);
+			m->kind = VSMFS_WK_NONE;
+			return 0;
+		}
+		need = max(cnt, last);
+	}
+	vsmfs_trans_begin(sbi, &m->t);
+	vsmfs_trans_track(&m->t, inode, false);
+	m->kind = VSMFS_WK_ALLOC;
+	m->more = false;
+	ret = vsmfs_extend_run(&m->t, inode, key, need, first << VSMFS_BLOCK_SHIFT,
+			       first << VSMFS_BLOCK_SHIFT, m->flags & VSMFS_WM_LARGE, &run,
+			       &m->have);
+	/* New pages are fallocated and unwritten (zeroed already). */
+	if (!ret && falloc && m->have < need)
+		ret = vsmfs_pt_unwritten(&m->t, run + m->have, need - m->have, true);
+	if (!ret)
+		ret = vsmfs_fill_holes(&m->t, inode, run + first, last - first, falloc);
+	if (falloc && ret == -E2BIG) {
+		m->more = true;
+		ret = 0;
+	}
+	if (ret) {
+		vsmfs_trans_end(&m->t, ret);
+		vsmfs_wmap_unlock(m);
+	}
+	return ret;
+}
+
+static int vsmfs_alloc_end(struct vsmfs_wmap *m, int ret)
+{
+	if (!ret)
+		ret = vsmfs_mark_inode_dirty(&m->t, m->inode);
+	ret = vsmfs_trans_end(&m->t, ret);
+	vsmfs_wmap_unlock(m);
+	return ret;
+}
+
+/**
+ * vsmfs_wmap_begin() - the begin step of a write: locks, lookup, decision
+ * @m: the part, set up here
+ * @inode: a regular file, locked for writing
+ * @pos: start of the part
+ * @len: its length, > 0; within one piece unless @flags has
+ *	VSMFS_WM_ATOMIC (vsmfs_atomic_part() bounds it)
+ * @flags: VSMFS_WM_*, and VSMFS_WM_COW() of the cow= mode with
+ *	VSMFS_WM_ATOMIC
+ *
+ * Decide how [@pos, @pos + @len) is made, and prepare it:
+ *
+ * - a write fault (VSMFS_WM_FAULT: the caller holds invalidate_lock
+ *   shared) or fallocate() (VSMFS_WM_FALLOC: the caller holds it for
+ *   writing) allocates the range's zeroed pages in a handle
+ *   (VSMFS_WK_ALLOC; VSMFS_WK_NONE, nothing held, for a fault on a page
+ *   that needs none);
+ * - data=inplace overwrites framed, written pages inside the size with no
+ *   handle (VSMFS_WK_INPLACE), else stages an append (VSMFS_WK_APPEND),
+ *   else writes in place in one handle (VSMFS_WK_NEW);
+ * - data=atomic stages an overwrite inside the size (VSMFS_WK_STAGED, not
+ *   with cow=superpage) or an append (VSMFS_WK_APPEND), else makes the
+ *   copy-on-write in one handle (VSMFS_WK_COW).
+ *
+ * Return: 0 with what @m->kind needs held, or a negative errno with
+ * nothing held.
+ */
+int vsmfs_wmap_begin(struct vsmfs_wmap *m, struct inode *inode, loff_t pos, size_t len,
+		     unsigned int flags)
+{
+	loff_t size;
+	int ret;
+
+	m->inode = inode;
+	m->pos = pos;
+	m->len = len;
+	m->flags = flags;
+	if (flags & (VSMFS_WM_FAULT | VSMFS_WM_FALLOC))
+		return vsmfs_alloc_begin(m);
+	if (!(flags & VSMFS_WM_ATOMIC)) {
+		ret = vsmfs_inplace_begin(m);
+		if (ret != -EAGAIN)
+			return ret;
+	} else {
+		m->cow = flags >> VSMFS_WM_COW_SHIFT;
+	}
+	ret = vsmfs_wmap_lock(m);
+	if (ret)
+		return ret;
+	size = i_size_read(inode);
+	ret = -EAGAIN;
+	/* Overwrites inside the size and appends past it are staged: see there. */
+	if ((flags & VSMFS_WM_ATOMIC) && m->cow != VSMFS_COW_SUPERPAGE && pos + len <= size)
+		ret = vsmfs_staged_begin(m);
+	else if (pos >= size)
+		ret = vsmfs_append_begin(m);
+	if (ret == -EAGAIN)
+		ret = vsmfs_handle_begin(m);
+	if (ret)
+		vsmfs_wmap_unlock(m);
+	return ret;
+}
+
+/* The copy step: the data from @from, one way per kind. */
+static ssize_t vsmfs_wmap_copy(struct vsmfs_wmap *m, struct iov_iter *from)
+{
+	m->from = from;
+	m->count = iov_iter_count(from);
+	switch (m->kind) {
+	case VSMFS_WK_INPLACE:
+		return vsmfs_inplace_copy(m, from);
+	case VSMFS_WK_STAGED:
+		return vsmfs_staged_copy(m, from);
+	case VSMFS_WK_APPEND:
+		return vsmfs_append_copy(m, from);
+	case VSMFS_WK_COW:
+	case VSMFS_WK_NEW:
+		return vsmfs_handle_copy(m, from);
+	default:
+		return 0;
+	}
+}
+
+/**
+ * vsmfs_wmap_end() - the end step of a write: publish, or undo
+ * @m: the part, as vsmfs_wmap_begin() and the copy step left it
+ * @ret: what the copy step returned (0 for VSMFS_WK_ALLOC, whose caller
+ *	may have changed the inode in its handle meanwhile)
+ *
+ * Make what was copied the file's, with its size and times, and end the
+ * handle; or, if the copy failed, undo the part. A staged append that
+ * cannot be made so (its copy stopped at a fault in place, or no room
+ * beside the run's pages) is begun again in one handle, with the locks
+ * kept: @m->kind is then VSMFS_WK_COW or VSMFS_WK_NEW, and the caller
+ * copies again. Else @m->kind is VSMFS_WK_NONE: nothing is held.
+ *
+ * Return: the bytes written (0 for VSMFS_WK_ALLOC), -EAGAIN if the part
+ * must be copied again (into the new kind, or with VSMFS_WM_DIRECT from a
+ * source that cannot fault: nothing done, the source as it came), or
+ * another negative errno.
+ */
+ssize_t vsmfs_wmap_end(struct vsmfs_wmap *m, ssize_t ret)
+{
+	bool direct = m->flags & VSMFS_WM_DIRECT;
+
+	switch (m->kind) {
+	case VSMFS_WK_INPLACE:
+		return vsmfs_inplace_end(m, ret);
+	case VSMFS_WK_ALLOC:
+		return vsmfs_alloc_end(m, ret);
+	case VSMFS_WK_STAGED:
+		ret = vsmfs_staged_end(m, ret);
+		break;
+	case VSMFS_WK_APPEND:
+		ret = vsmfs_append_end(m, ret);
+		/*
+		 * A copy stopped at a fault: in place, made again in a handle,
+		 * where a short copy is a short write; with data=atomic, from a
+		 * source that cannot fault. No room: in a handle, which needs
+		 * the run's pages alone.
+		 */
+		if (ret == -EAGAIN || (ret == -EFAULT && !(m->flags & VSMFS_WM_ATOMIC))) {
+			ret = vsmfs_handle_begin(m);
+			if (!ret)
+				return -EAGAIN;
+		}
+		break;
+	case VSMFS_WK_COW:
+	case VSMFS_WK_NEW:
+		ret = vsmfs_handle_end(m, ret);
+		break;
+	default:
+		return ret;
+	}
+	/* With VSMFS_WM_DIRECT, a copy stopped at a fault: made again. */
+	if (direct && ret == -EFAULT)
+		ret = -EAGAIN;
+	vsmfs_wmap_unlock(m);
+	return ret;
+}
+
+/**
+ * vsmfs_write_part() - make one part of a write
+ * @inode: a regular file, locked for writing
+ * @pos: start of the part
+ * @len: its length, > 0 (see vsmfs_wmap_begin())
+ * @from: the data: with VSMFS_WM_ATOMIC and without VSMFS_WM_DIRECT, a
+ *	source whose copy cannot come up short (see vsmfs_write_held())
+ * @flags: VSMFS_WM_ATOMIC with VSMFS_WM_COW(), VSMFS_WM_DIRECT,
+ *	VSMFS_WM_LARGE
+ *
+ * Begin, copy, end (see the top of this file). With VSMFS_WM_ATOMIC
+ * (data=atomic), the part is written atomically: the new content of
+ * every page reaches PM in fresh pages, and one transaction switches the
+ * file to them, so after a crash the file holds the old or the new
+ * content of the whole part, never a mix.
+ *
+ * Ordering of an atomic part: (1) user mappings of the range are removed
+ * and pinned pages waited for (vsmfs_wmap_lock()); (2) new data is written
+ * to fresh pages with non-temporal stores, the merged old bytes with
+ * cached stores that are written back (vsmfs_merge_old()), both durable
+ * at the next fence; (3) the page table entries are swapped and the
+ * index switched in the transaction's DRAM copies, and the live kernel
+ * PTEs are changed; (4) one TLB shootdown for the whole part, before any
+ * page freed below can be allocated again; (5) the replaced pages are
+ * freed in the transaction, and the scratch pages that took the old frames
+ * of swapped pages, only reserved in DRAM, are given back (the bitmap on PM
+ * never had them); (6) commit: a fence makes (2) durable, then the
+ * metadata of (3) and (5) is committed at once. A crash before (6) leaves
+ * the old page table and index, whose frames were never written; after
+ * it, the new ones. An error after part of it was done commits the part
+ * done, which is atomic by itself, unless a run it replaced or reserved
+ * could not be freed: then the handle fails (vsmfs_trans_fail()) and the
+ * whole part with it.
+ *
+ * Return: the bytes written (short after a fault on the user buffer, in
+ * place), -EAGAIN with VSMFS_WM_DIRECT if the part must be made again
+ * from a source that cannot fault (nothing done, @from untouched), or
+ * another negative errno.
+ */
+ssize_t vsmfs_write_part(struct inode *inode, loff_t pos, size_t len, struct iov_iter *from,
+			 unsigned int flags)
+{
+	/* Only the fields of the kind chosen are set: not zeroed at entry. */
+	struct vsmfs_wmap m __uninitialized;
+	ssize_t n;
+
+	n = vsmfs_wmap_begin(&m, inode, pos, len, flags);
+	if (n)
+		return n;
+	do {
+		n = vsmfs_wmap_copy(&m, from);
+		n = vsmfs_wmap_end(&m, n);
+	} while (n == -EAGAIN && m.kind != VSMFS_WK_NONE);
+	return n;
+}
