@@ -178,11 +178,7 @@ ssize_t vsmfs_write_part(struct inode *inode, loff_t pos, size_t len, struct iov
 			 unsigned int flags);
 
 /* stage.c */
-int vsmfs_staged_begin(struct vsmfs_wmap *m);
-int vsmfs_staged_copy(struct vsmfs_wmap *m, struct iov_iter *from);
 ssize_t vsmfs_staged_end(struct vsmfs_wmap *m, int ret);
-int vsmfs_append_begin(struct vsmfs_wmap *m);
-int vsmfs_append_copy(struct vsmfs_wmap *m, struct iov_iter *from);
 ssize_t vsmfs_append_end(struct vsmfs_wmap *m, int ret);
 
 /*

@@ -58,7 +58,7 @@
  * first, and no fault maps it again until the write is done. Whole pages
  * go: partial ones would keep their mappings.
  */
-static int vsmfs_wmap_lock(struct vsmfs_wmap *m)
+static __always_inline int vsmfs_wmap_lock(struct vsmfs_wmap *m)
 {
 	struct inode *inode = m->inode;
 	struct address_space *mapping = inode->i_mapping;
@@ -103,7 +103,7 @@ static void vsmfs_wmap_unlock(struct vsmfs_wmap *m)
  * Return: 0 with i_idx_sem held, -EAGAIN if the write is not of that kind,
  * or another negative errno (nothing held).
  */
-static int vsmfs_inplace_begin(struct vsmfs_wmap *m)
+static __always_inline int vsmfs_inplace_begin(struct vsmfs_wmap *m)
 {
 	struct inode *inode = m->inode;
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
@@ -161,7 +161,7 @@ static ssize_t vsmfs_inplace_copy(struct vsmfs_wmap *m, struct iov_iter *from)
 	return n;
 }
 
-static ssize_t vsmfs_inplace_end(struct vsmfs_wmap *m, ssize_t n)
+static __always_inline ssize_t vsmfs_inplace_end(struct vsmfs_wmap *m, ssize_t n)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(m->inode->i_sb);
 
@@ -324,35 +324,370 @@ static int vsmfs_alloc_end(struct vsmfs_wmap *m, int ret)
 	return ret;
 }
 
-/**
- * vsmfs_wmap_begin() - the begin step of a write: locks, lookup, decision
- * @m: the part, set up here
- * @inode: a regular file, locked for writing
- * @pos: start of the part
- * @len: its length, > 0; within one piece unless @flags has
- *	VSMFS_WM_ATOMIC (vsmfs_atomic_part() bounds it)
- * @flags: VSMFS_WM_*, and VSMFS_WM_COW() of the cow= mode with
- *	VSMFS_WM_ATOMIC
- *
- * Decide how [@pos, @pos + @len) is made, and prepare it:
- *
- * - a write fault (VSMFS_WM_FAULT: the caller holds invalidate_lock
- *   shared) or fallocate() (VSMFS_WM_FALLOC: the caller holds it for
- *   writing) allocates the range's zeroed pages in a handle
- *   (VSMFS_WK_ALLOC; VSMFS_WK_NONE, nothing held, for a fault on a page
- *   that needs none);
- * - data=inplace overwrites framed, written pages inside the size with no
- *   handle (VSMFS_WK_INPLACE), else stages an append (VSMFS_WK_APPEND),
- *   else writes in place in one handle (VSMFS_WK_NEW);
- * - data=atomic stages an overwrite inside the size (VSMFS_WK_STAGED, not
- *   with cow=superpage) or an append (VSMFS_WK_APPEND), else makes the
- *   copy-on-write in one handle (VSMFS_WK_COW).
- *
- * Return: 0 with what @m->kind needs held, or a negative errno with
- * nothing held.
+/*
+ * The begin and copy steps of the staged kinds, VSMFS_WK_STAGED and
+ * VSMFS_WK_APPEND; their end steps, the short handles that publish what
+ * they copied, are in stage.c.
  */
-int vsmfs_wmap_begin(struct vsmfs_wmap *m, struct inode *inode, loff_t pos, size_t len,
-		     unsigned int flags)
+
+/*
+ * Copy into the reserved run @st the bytes [@wfrom, @wto) of its piece
+ * from @from, and the old bytes of the pages it replaces around them:
+ * durable at the next fence on this CPU, or after a switch to another
+ * CPU and a fence there. Return: 0, -EIO if old bytes could not be read,
+ * -EFAULT if the copy came up short.
+ */
+static int vsmfs_stage_copy_run(struct vsmfs_sb_info *sbi, struct vsmfs_stage *st, u64 wfrom,
+				u64 wto, struct iov_iter *from)
+{
+	u64 old = vsmfs_idx_lpn(st->e) + st->pg, bytes = st->r.count << VSMFS_BLOCK_SHIFT;
+	bool ranged, old_ranged = false;
+	char __pm *sp, *op;
+	u64 cs, ce, ws, we, n;
+	int ret = 0;
+
+	/*
+	 * A single page, or a run of consecutive frames, through the device
+	 * mapping, which needs no catch-up with the swaps of other writes,
+	 * any other run as one range (vsmfs_data_begin()). An old page
+	 * without a frame reads as zeros.
+	 */
+	sp = vsmfs_data_begin(sbi, st->r.lpn, 0, bytes, &ranged);
+	if (!sp) {
+		vsmfs_data_end(ranged);
+		return -EFSCORRUPTED;
+	}
+	cs = st->pg << VSMFS_BLOCK_SHIFT;
+	ce = (st->pg + st->r.count) << VSMFS_BLOCK_SHIFT;
+	ws = max(wfrom, cs);
+	we = min(wto, ce);
+	/*
+	 * The old bytes first, if the new ones leave any (not for whole
+	 * pages): a copy from a user buffer that fences by itself then
+	 * orders them too (vsmfs_copy_from_iter()).
+	 */
+	if (ws > cs || we < ce) {
+		op = vsmfs_data_begin(sbi, old, 0, bytes, &old_ranged);
+		if (op) {
+			ret = vsmfs_merge_old(sp, op, ws - cs);
+			if (!ret)
+				ret = vsmfs_merge_old(sp + (we - cs), op + (we - cs), ce - we);
+		} else {
+			vsmfs_zero_pm(sp, ws - cs);
+			vsmfs_zero_pm(sp + (we - cs), ce - we);
+			ret = 0;
+		}
+		if (ret)
+			goto out;
+	}
+	pagefault_disable();
+	n = vsmfs_copy_from_iter(sp + (ws - cs), we - ws, from);
+	pagefault_enable();
+	if (n < we - ws) {
+		ret = -EFAULT;
+		goto out;
+	}
+	vsmfs_stat_add(sbi, data_user_bytes, n);
+	vsmfs_stat_add(sbi, data_merge_bytes, (ws - cs) + (ce - we));
+out:
+	vsmfs_data_end(old_ranged);
+	vsmfs_data_end(ranged);
+	return ret;
+}
+
+/* Pages without frames among the file's pages staged runs replace. */
+
+/**
+ * vsmfs_staged_begin() - begin a staged overwrite: (a), the runs reserved
+ * @m: the part (data=atomic, not cow=superpage): a non-empty range inside
+ *	the size, the inode's locks held (vsmfs_wmap_begin())
+ *
+ * A staged write makes [pos, pos + len) atomic, copying the data with no
+ * file-system-wide lock held: an overwrite inside the file's runs and its
+ * size (no run grows, no page is new). (a) Fresh runs are reserved in
+ * DRAM (vsmfs_resv_take(), s_trans_mutex for each only; no version the
+ * journal writes has their bits); (b) the user data and the old bytes
+ * around it are copied into them under the locks of the inode alone
+ * (inode lock, invalidate_lock, i_idx_sem), with non-temporal stores and
+ * written-back cached stores (vsmfs_staged_copy()); (c) one short handle
+ * switches the index entries or swaps the page table entries
+ * (vsmfs_stage_switch()) and ends (in a shared handle, beside others, if
+ * it only swaps pages and changes no word of the inode slot but the
+ * times: vsmfs_stage_switch_shared()), in vsmfs_staged_end(). A fence
+ * between (b) and (c), with no file-system-wide lock held, makes (b)
+ * durable before the handle makes it reachable (a migration to another
+ * CPU during (b) orders what came before it); a copy from a user buffer
+ * that ends with a fence of its own is that fence
+ * (vsmfs_copy_from_iter()), the old bytes merged before it. A crash
+ * before the commit leaves the old index and page table, whose frames
+ * were never written, and the reserved runs free.
+ *
+ * Return: 0, -EAGAIN if the write is not of that kind, or another
+ * negative errno (nothing reserved in either case).
+ */
+static __always_inline int vsmfs_staged_begin(struct vsmfs_wmap *m)
+{
+	struct inode *inode = m->inode;
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_stage *st = m->st;
+	bool large = m->flags & VSMFS_WM_LARGE;
+	loff_t end = m->pos + m->len, p;
+	unsigned int n = 0, i;
+	int ret = 0;
+
+	/* Which runs, and that every page written exists. */
+	for (p = m->pos; p < end;) {
+		u64 key = p >> VSMFS_VSP_SHIFT, pstart = key << VSMFS_VSP_SHIFT;
+		u64 wfrom = p - pstart, wto = min_t(u64, end - pstart, VSMFS_PIECE_SIZE);
+		u64 e = vsmfs_idx_lookup(inode, key), have = e ? vsmfs_idx_count(e) : 0;
+		u64 pg = wfrom >> VSMFS_BLOCK_SHIFT, need = DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE);
+		bool whole = m->cow == VSMFS_COW_MULTI && !wfrom && wto == VSMFS_PIECE_SIZE;
+
+		if (!have || need > have) {
+			ret = -EAGAIN;
+			goto release;
+		}
+		if (whole) {
+			pg = 0;
+			need = have;
+		}
+		while (pg < need) {
+			u64 k = m->cow == VSMFS_COW_PAGE ? 1 : need - pg;
+
+			if (n == VSMFS_STAGE_RUNS) {
+				ret = -EAGAIN;
+				goto release;
+			}
+			for (;;) {
+				bool big = whole && (large || k == VSMFS_VSP_PAGES);
+
+				ret = vsmfs_resv_take(sbi, k, big, &st[n].r);
+				/* Scattered free space: smaller runs, page swaps. */
+				if (ret != -ENOSPC || k == 1)
+					break;
+				k /= 2;
+				whole = false;
+			}
+			if (ret == -ENOSPC)
+				ret = -EAGAIN;
+			if (ret)
+				goto release;
+			st[n].key = key;
+			st[n].e = e;
+			st[n].pg = pg;
+			st[n].whole = whole && k == have;
+			st[n].wfrom = wfrom;
+			st[n].wto = wto;
+			n++;
+			pg += k;
+		}
+		p = pstart + wto;
+	}
+	m->nst = n;
+	m->kind = VSMFS_WK_STAGED;
+	return 0;
+
+release:
+	for (i = 0; i < n; i++)
+		vsmfs_resv_release(sbi, &st[i].r);
+	return ret;
+}
+
+/**
+ * vsmfs_staged_copy() - (b) of a staged overwrite: the copies
+ * @m: the part, begun by vsmfs_staged_begin()
+ * @from: the data; a copy that stops at a fault leaves nothing done
+ *
+ * Return: 0, -EIO if old bytes could not be read, -EFAULT if the copy
+ * came up short, or -EFSCORRUPTED.
+ */
+static int vsmfs_staged_copy(struct vsmfs_wmap *m, struct iov_iter *from)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(m->inode->i_sb);
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; i < m->nst && !ret; i++)
+		ret = vsmfs_stage_copy_run(sbi, &m->st[i], m->st[i].wfrom, m->st[i].wto, from);
+	return ret;
+}
+
+/*
+ * Choose where the new pages [@have, @need) of piece @key (index entry
+ * @e) are written, as vsmfs_extend_run() would place them, and reserve
+ * them: in a large file's own tail; a large file's first run of the piece
+ * at a free VSP (whose rest it then reserves); for a small file right
+ * after its run, or else in a fresh run that becomes the piece's, the old
+ * run's frames swapped into it. A large file's run that must move into a
+ * fresh VSP, and a small file that kept a tail, grow in their handle.
+ * Return: 0, -EAGAIN if the append is not staged, -ENOSPC or -ENOMEM.
+ */
+static int vsmfs_append_plan(struct inode *inode, u64 key, u64 e, u64 have, u64 need,
+			     bool large, struct vsmfs_append *a)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	u64 lpn = vsmfs_idx_lpn(e), k = need - have, tail = VSMFS_I(inode)->i_tail_key;
+	int ret;
+
+	if (tail == key + 1) {
+		if (need > have + vsmfs_tail_pages(e) || vsmfs_frames_in(sbi, lpn + have, k) != k ||
+		    vsmfs_any_unwritten(sbi, lpn + have, k))
+			return -EAGAIN;
+		a->kind = VSMFS_APPEND_TAIL;
+		a->dst = lpn + have;
+		return 0;
+	}
+	if (large || tail) {
+		if (have || !large)
+			return -EAGAIN;
+		a->kind = VSMFS_APPEND_FIRST;
+		ret = vsmfs_resv_take(sbi, need, true, &a->r);
+		a->dst = a->r.lpn;
+		return ret;
+	}
+	if (have && lpn % VSMFS_VSP_PAGES + need <= VSMFS_VSP_PAGES &&
+	    !vsmfs_resv_take_at(sbi, lpn + have, k, &a->r)) {
+		a->kind = VSMFS_APPEND_AFTER;
+		a->dst = a->r.lpn;
+		return 0;
+	}
+	ret = vsmfs_resv_take(sbi, need, false, &a->r);
+	a->kind = have ? VSMFS_APPEND_MOVE : VSMFS_APPEND_FIRST;
+	a->dst = a->r.lpn + have;
+	return ret;
+}
+
+/**
+ * vsmfs_append_begin() - begin a staged append: (a), its new pages reserved
+ * @m: the part, at or past the size, the inode's locks held
+ *	(vsmfs_wmap_begin())
+ *
+ * A staged append writes [pos, pos + len) past the end of the file,
+ * copying the data with no file-system-wide lock held, as a staged
+ * overwrite does (vsmfs_staged_begin()): an append within one piece that
+ * starts in the file's last page or right after it, where the piece's run
+ * ends with that page. The append is atomic (no version of the file shows
+ * part of it), whatever the data= mode.
+ *
+ * (a) The new pages, if any, are chosen and reserved in DRAM
+ * (vsmfs_append_plan()); (b) the bytes that fall in the last page are
+ * written in place, past the end (they belong to no version of the file
+ * yet; a gap between the end and the write is zeroed), and the rest into
+ * the new pages, the end of the last one zeroed, with non-temporal stores
+ * and written-back cached stores, holding only the inode's locks
+ * (vsmfs_append_copy()); a fence on this CPU makes (b) durable before
+ * (c), one short handle, makes it reachable (vsmfs_append_end()): the
+ * size and the times alone in a shared handle (vsmfs_set_size_times(),
+ * inode.c), or the new pages joined to the run and the size in a handle
+ * under s_trans_mutex (vsmfs_append_grow()). A crash before the commit
+ * leaves the old size, the bytes written past it (which growing the file
+ * zeroes first, as it does any), and the reserved pages free.
+ *
+ * Return: 0, -EAGAIN if the write is not of that kind, or another
+ * negative errno (nothing reserved in either case).
+ */
+static __always_inline int vsmfs_append_begin(struct vsmfs_wmap *m)
+{
+	struct inode *inode = m->inode;
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_append *a = &m->ap;
+	u64 size = i_size_read(inode), key = m->pos >> VSMFS_VSP_SHIFT;
+	u64 pstart = key << VSMFS_VSP_SHIFT, wfrom = m->pos - pstart, wto = wfrom + m->len;
+	u64 e = vsmfs_idx_lookup(inode, key), have = e ? vsmfs_idx_count(e) : 0;
+	u64 hb = have << VSMFS_BLOCK_SHIFT;
+	int ret;
+
+	a->key = key;
+	a->e = e;
+	a->have = have;
+	a->need = DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE);
+	a->credits = vsmfs_cow_blocks_at(VSMFS_COW_MULTI, m->pos, m->len);
+	a->r.count = 0;
+	/*
+	 * The end in this piece, the run ending with the end's page, no
+	 * whole page skipped, and the handle's worst case in the journal.
+	 */
+	if (size < pstart || wto > VSMFS_PIECE_SIZE ||
+	    DIV_ROUND_UP(size - pstart, VSMFS_BLOCK_SIZE) != have || wfrom > hb ||
+	    a->credits > vsmfs_trans_max_blocks(sbi))
+		return -EAGAIN;
+	/* A last page written into needs its frame, and data in it. */
+	if (wfrom < hb && (!vsmfs_frames_in(sbi, vsmfs_idx_lpn(e) + have - 1, 1) ||
+			   vsmfs_any_unwritten(sbi, vsmfs_idx_lpn(e) + have - 1, 1)))
+		return -EAGAIN;
+	if (a->need > have) {
+		ret = vsmfs_append_plan(inode, key, e, have, a->need, m->flags & VSMFS_WM_LARGE, a);
+		if (ret)
+			return ret == -ENOSPC ? -EAGAIN : ret;
+	}
+	m->kind = VSMFS_WK_APPEND;
+	return 0;
+}
+
+/**
+ * vsmfs_append_copy() - (b) of a staged append: the copies
+ * @m: the part, begun by vsmfs_append_begin()
+ * @from: the data; a copy that stops at a fault leaves nothing done
+ *
+ * Return: 0, -EFAULT if the copy stopped at a fault, or -EFSCORRUPTED.
+ */
+static int vsmfs_append_copy(struct vsmfs_wmap *m, struct iov_iter *from)
+{
+	struct inode *inode = m->inode;
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	const struct vsmfs_append *a = &m->ap;
+	u64 size = i_size_read(inode), pstart = a->key << VSMFS_VSP_SHIFT;
+	u64 wfrom = m->pos - pstart, wto = wfrom + m->len, hb = a->have << VSMFS_BLOCK_SHIFT;
+	bool ranged;
+	char __pm *p;
+	size_t n;
+	int ret;
+
+	/* The last page. */
+	if (wfrom < hb) {
+		u64 pg = hb - VSMFS_BLOCK_SIZE, to = min(wto, hb);
+
+		p = vsmfs_data_begin(sbi, vsmfs_idx_lpn(a->e) + a->have - 1, 0, VSMFS_BLOCK_SIZE,
+				     &ranged);
+		ret = -EFSCORRUPTED;
+		if (p) {
+			if (wfrom > size - pstart)
+				vsmfs_zero_pm(p + (size - pstart - pg), wfrom - (size - pstart));
+			pagefault_disable();
+			n = vsmfs_copy_from_iter(p + (wfrom - pg), to - wfrom, from);
+			pagefault_enable();
+			ret = n < to - wfrom ? -EFAULT : 0;
+		}
+		vsmfs_data_end(ranged);
+		if (ret)
+			return ret;
+	}
+	/* The new pages, from the start of the first. */
+	if (a->need > a->have) {
+		u64 nb = a->need << VSMFS_BLOCK_SHIFT;
+
+		p = vsmfs_data_begin(sbi, a->dst, 0, nb - hb, &ranged);
+		ret = -EFSCORRUPTED;
+		if (p) {
+			pagefault_disable();
+			n = vsmfs_copy_from_iter(p, wto - hb, from);
+			pagefault_enable();
+			ret = n < wto - hb ? -EFAULT : 0;
+			/* Nothing to zero stores nothing, and leaves nothing to fence. */
+			if (!ret && wto < nb)
+				vsmfs_zero_pm(p + (wto - hb), nb - wto);
+		}
+		vsmfs_data_end(ranged);
+		if (ret)
+			return ret;
+	}
+	vsmfs_stat_add(sbi, data_user_bytes, m->len);
+	return 0;
+}
+
+/* vsmfs_wmap_begin(), inlined into vsmfs_write_part(). */
+static __always_inline int __vsmfs_wmap_begin(struct vsmfs_wmap *m, struct inode *inode,
+					      loff_t pos, size_t len, unsigned int flags)
 {
 	loff_t size;
 	int ret;
@@ -387,8 +722,41 @@ int vsmfs_wmap_begin(struct vsmfs_wmap *m, struct inode *inode, loff_t pos, size
 	return ret;
 }
 
+/**
+ * vsmfs_wmap_begin() - the begin step of a write: locks, lookup, decision
+ * @m: the part, set up here
+ * @inode: a regular file, locked for writing
+ * @pos: start of the part
+ * @len: its length, > 0; within one piece unless @flags has
+ *	VSMFS_WM_ATOMIC (vsmfs_atomic_part() bounds it)
+ * @flags: VSMFS_WM_*, and VSMFS_WM_COW() of the cow= mode with
+ *	VSMFS_WM_ATOMIC
+ *
+ * Decide how [@pos, @pos + @len) is made, and prepare it:
+ *
+ * - a write fault (VSMFS_WM_FAULT: the caller holds invalidate_lock
+ *   shared) or fallocate() (VSMFS_WM_FALLOC: the caller holds it for
+ *   writing) allocates the range's zeroed pages in a handle
+ *   (VSMFS_WK_ALLOC; VSMFS_WK_NONE, nothing held, for a fault on a page
+ *   that needs none);
+ * - data=inplace overwrites framed, written pages inside the size with no
+ *   handle (VSMFS_WK_INPLACE), else stages an append (VSMFS_WK_APPEND),
+ *   else writes in place in one handle (VSMFS_WK_NEW);
+ * - data=atomic stages an overwrite inside the size (VSMFS_WK_STAGED, not
+ *   with cow=superpage) or an append (VSMFS_WK_APPEND), else makes the
+ *   copy-on-write in one handle (VSMFS_WK_COW).
+ *
+ * Return: 0 with what @m->kind needs held, or a negative errno with
+ * nothing held.
+ */
+int vsmfs_wmap_begin(struct vsmfs_wmap *m, struct inode *inode, loff_t pos, size_t len,
+		     unsigned int flags)
+{
+	return __vsmfs_wmap_begin(m, inode, pos, len, flags);
+}
+
 /* The copy step: the data from @from, one way per kind. */
-static ssize_t vsmfs_wmap_copy(struct vsmfs_wmap *m, struct iov_iter *from)
+static __always_inline ssize_t vsmfs_wmap_copy(struct vsmfs_wmap *m, struct iov_iter *from)
 {
 	m->from = from;
 	m->count = iov_iter_count(from);
@@ -407,25 +775,8 @@ static ssize_t vsmfs_wmap_copy(struct vsmfs_wmap *m, struct iov_iter *from)
 	}
 }
 
-/**
- * vsmfs_wmap_end() - the end step of a write: publish, or undo
- * @m: the part, as vsmfs_wmap_begin() and the copy step left it
- * @ret: what the copy step returned (0 for VSMFS_WK_ALLOC, whose caller
- *	may have changed the inode in its handle meanwhile)
- *
- * Make what was copied the file's, with its size and times, and end the
- * handle; or, if the copy failed, undo the part. A staged append that
- * cannot be made so (its copy stopped at a fault in place, or no room
- * beside the run's pages) is begun again in one handle, with the locks
- * kept: @m->kind is then VSMFS_WK_COW or VSMFS_WK_NEW, and the caller
- * copies again. Else @m->kind is VSMFS_WK_NONE: nothing is held.
- *
- * Return: the bytes written (0 for VSMFS_WK_ALLOC), -EAGAIN if the part
- * must be copied again (into the new kind, or with VSMFS_WM_DIRECT from a
- * source that cannot fault: nothing done, the source as it came), or
- * another negative errno.
- */
-ssize_t vsmfs_wmap_end(struct vsmfs_wmap *m, ssize_t ret)
+/* vsmfs_wmap_end(), inlined into vsmfs_write_part(). */
+static __always_inline ssize_t __vsmfs_wmap_end(struct vsmfs_wmap *m, ssize_t ret)
 {
 	bool direct = m->flags & VSMFS_WM_DIRECT;
 
@@ -463,6 +814,29 @@ ssize_t vsmfs_wmap_end(struct vsmfs_wmap *m, ssize_t ret)
 		ret = -EAGAIN;
 	vsmfs_wmap_unlock(m);
 	return ret;
+}
+
+/**
+ * vsmfs_wmap_end() - the end step of a write: publish, or undo
+ * @m: the part, as vsmfs_wmap_begin() and the copy step left it
+ * @ret: what the copy step returned (0 for VSMFS_WK_ALLOC, whose caller
+ *	may have changed the inode in its handle meanwhile)
+ *
+ * Make what was copied the file's, with its size and times, and end the
+ * handle; or, if the copy failed, undo the part. A staged append that
+ * cannot be made so (its copy stopped at a fault in place, or no room
+ * beside the run's pages) is begun again in one handle, with the locks
+ * kept: @m->kind is then VSMFS_WK_COW or VSMFS_WK_NEW, and the caller
+ * copies again. Else @m->kind is VSMFS_WK_NONE: nothing is held.
+ *
+ * Return: the bytes written (0 for VSMFS_WK_ALLOC), -EAGAIN if the part
+ * must be copied again (into the new kind, or with VSMFS_WM_DIRECT from a
+ * source that cannot fault: nothing done, the source as it came), or
+ * another negative errno.
+ */
+ssize_t vsmfs_wmap_end(struct vsmfs_wmap *m, ssize_t ret)
+{
+	return __vsmfs_wmap_end(m, ret);
 }
 
 /**
@@ -511,12 +885,12 @@ ssize_t vsmfs_write_part(struct inode *inode, loff_t pos, size_t len, struct iov
 	struct vsmfs_wmap m __uninitialized;
 	ssize_t n;
 
-	n = vsmfs_wmap_begin(&m, inode, pos, len, flags);
+	n = __vsmfs_wmap_begin(&m, inode, pos, len, flags);
 	if (n)
 		return n;
 	do {
 		n = vsmfs_wmap_copy(&m, from);
-		n = vsmfs_wmap_end(&m, n);
+		n = __vsmfs_wmap_end(&m, n);
 	} while (n == -EAGAIN && m.kind != VSMFS_WK_NONE);
 	return n;
 }
