@@ -54,18 +54,25 @@ static int __vsmfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
 	iomap->dax_dev = sbi->s_daxdev;
 	iomap->offset = pos & ~(loff_t)(VSMFS_BLOCK_SIZE - 1);
 
+	down_read(&vi->i_idx_sem);
+	e = vsmfs_idx_lookup(inode, key);
+	cnt = e ? vsmfs_idx_count(e) : 0;
 	/*
 	 * A write fault on a page past the run, a hole in it or an unwritten
 	 * page: the write path's begin and end steps allocate it, zeroed, in
 	 * one transaction (pages before it stay holes where they can), and it
 	 * is written from now. The caller holds invalidate_lock shared, so no
 	 * truncate, hole punch or copy-on-write takes the page away before it
-	 * is looked up below.
+	 * is looked up again. A page that has its frame and data needs only
+	 * the lookup above.
 	 */
-	if ((flags & IOMAP_WRITE) && (flags & IOMAP_FAULT)) {
+	if ((flags & IOMAP_WRITE) && (flags & IOMAP_FAULT) &&
+	    (pg >= cnt || vsmfs_lpn_hole(sbi, vsmfs_idx_lpn(e) + pg) ||
+	     vsmfs_lpn_unwritten(sbi, vsmfs_idx_lpn(e) + pg))) {
 		bool large = i_size_read(inode) >= VSMFS_LARGE_FILE;
 		struct vsmfs_wmap m __uninitialized;
 
+		up_read(&vi->i_idx_sem);
 		ret = vsmfs_wmap_begin(&m, inode, pos, 1,
 				       VSMFS_WM_FAULT | (large ? VSMFS_WM_LARGE : 0));
 		if (ret)
@@ -75,11 +82,10 @@ static int __vsmfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
 		ret = vsmfs_wmap_end(&m, 0);
 		if (ret)
 			return ret;
+		down_read(&vi->i_idx_sem);
+		e = vsmfs_idx_lookup(inode, key);
+		cnt = e ? vsmfs_idx_count(e) : 0;
 	}
-
-	down_read(&vi->i_idx_sem);
-	e = vsmfs_idx_lookup(inode, key);
-	cnt = e ? vsmfs_idx_count(e) : 0;
 	if (pg < cnt && vsmfs_lpn_hole(sbi, vsmfs_idx_lpn(e) + pg)) {
 		u64 lpn = vsmfs_idx_lpn(e) + pg;
 
