@@ -348,9 +348,9 @@ out:
 }
 
 /*
- * The handle of a staged append that gives piece @key (index entry @e)
- * the new pages [@have, @need), whose data @a holds, and the file the size
- * @size. Ordering as vsmfs_stage_switch(): the data was fenced before the
+ * The handle of a staged append @m that gives its piece (index entry
+ * @m->ap.e) the new pages [have, need) that @m->ap holds, and the file
+ * the size at the end of @m. Ordering as vsmfs_stage_switch(): the data was fenced before the
  * handle began, nothing here is stored to PM, and a moved run's stale
  * translations are shot down before its old pages can be taken again.
  * @owned: set if the transaction took @a's reservation (committed, even
@@ -358,18 +358,19 @@ out:
  *	caller's again.
  * Return: 0 or a negative errno.
  */
-static noinline int vsmfs_append_grow(struct inode *inode, u64 key, u64 e, u64 have, u64 need,
-				      const struct vsmfs_append *a, bool large, loff_t size,
-				      u32 credits, bool *owned)
+static noinline int vsmfs_append_grow(const struct vsmfs_wmap *m, bool *owned)
 {
+	struct inode *inode = m->inode;
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	const struct vsmfs_append *a = &m->ap;
+	u64 key = a->key, e = a->e, have = a->have, need = a->need, run, had;
+	bool large = m->flags & VSMFS_WM_LARGE;
 	struct vsmfs_trans t;
-	u64 run, had;
 	int ret;
 
 	*owned = false;
-	vsmfs_trans_begin_credits(sbi, &t, credits);
+	vsmfs_trans_begin_credits(sbi, &t, a->credits);
 	vsmfs_trans_track(&t, inode, false);
 	switch (a->kind) {
 	case VSMFS_APPEND_AFTER:
@@ -396,7 +397,7 @@ static noinline int vsmfs_append_grow(struct inode *inode, u64 key, u64 e, u64 h
 		break;
 	}
 	if (!ret) {
-		i_size_write(inode, size);
+		i_size_write(inode, m->pos + m->len);
 		inode->i_mtime = current_time(inode);
 		inode->i_ctime = inode->i_mtime;
 		ret = vsmfs_mark_inode_dirty(&t, inode);
@@ -429,9 +430,7 @@ ssize_t vsmfs_append_end(struct vsmfs_wmap *m, int ret)
 	/* (b) durable before (c) begins. */
 	vsmfs_fence_pending();
 	if (a->need > a->have)
-		ret = vsmfs_append_grow(inode, a->key, a->e, a->have, a->need, a,
-					m->flags & VSMFS_WM_LARGE, m->pos + m->len, a->credits,
-					&owned);
+		ret = vsmfs_append_grow(m, &owned);
 	else
 		ret = vsmfs_set_size_times(inode, m->pos + m->len, current_time(inode));
 	if (ret && !owned)
