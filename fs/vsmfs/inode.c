@@ -599,17 +599,18 @@ int vsmfs_write_inode(struct inode *inode, struct writeback_control *wbc)
  * @now: the time
  * @flags: which times (S_ATIME, S_MTIME, S_CTIME, S_VERSION)
  *
- * An access time (a read, a directory listing, an mmap) is set in a
- * shared handle beside the writers, storing the two words of the slot it
- * changes; the commit that takes the handle writes them, as for any
- * change. Without this the VFS marks the inode dirty and writeback
- * stores the slot in a handle of the other kind, which waits for every
- * shared handle to end. A shared handle changes a slot only under the
- * inode's lock: taken shared here by trylock, as the caller may hold it
- * shared already (a listing) or hold mmap_lock, which comes after it.
- * Readers holding it shared meet only each other in these two words,
- * and i_lock keeps the in-core time and the slot's in step. Anything
- * else, or a lock or handle not had at once, takes the generic way.
+ * An access time (a read, a directory listing, an mmap), or the
+ * modification and change times of a write fault on a shared mapping, are
+ * set in a shared handle beside the writers, storing only the words of
+ * the slot they change; the commit that takes the handle writes them, as
+ * for any change. Without this the VFS marks the inode dirty and
+ * writeback stores the slot in a handle of the other kind, which waits
+ * for every shared handle to end. A shared handle changes a slot only
+ * under the inode's lock: taken shared here by trylock, as the caller may
+ * hold it shared already (a listing) or hold mmap_lock, which comes after
+ * it. Holders of it shared meet only each other in these words, and
+ * i_lock keeps the in-core times and the slot's in step. Anything else
+ * (S_VERSION), or a lock or handle not had at once, takes the generic way.
  *
  * Return: 0 or a negative errno.
  */
@@ -621,8 +622,8 @@ int vsmfs_update_time(struct inode *inode, struct timespec64 *now, int flags)
 	struct vsmfs_mblk *mb;
 	int ret;
 
-	if (flags != S_ATIME || !inode->i_nlink || is_bad_inode(inode) ||
-	    !inode_trylock_shared(inode))
+	if ((flags & ~(S_ATIME | S_MTIME | S_CTIME)) || !inode->i_nlink ||
+	    is_bad_inode(inode) || !inode_trylock_shared(inode))
 		return generic_update_time(inode, now, flags);
 	if (vsmfs_whandle_begin(sbi, &h, 1, 0)) {
 		inode_unlock_shared(inode);
@@ -631,12 +632,28 @@ int vsmfs_update_time(struct inode *inode, struct timespec64 *now, int flags)
 	ret = vsmfs_whandle_inode(&h, inode, &mb, &di);
 	if (!ret) {
 		spin_lock(&inode->i_lock);
-		inode->i_atime = *now;
-		di->i_atime = cpu_to_le64(now->tv_sec);
-		di->i_atime_ns = cpu_to_le32(now->tv_nsec);
+		if (flags & S_ATIME) {
+			inode->i_atime = *now;
+			di->i_atime = cpu_to_le64(now->tv_sec);
+			di->i_atime_ns = cpu_to_le32(now->tv_nsec);
+			vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_atime));
+			vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_atime_ns));
+		}
+		if (flags & S_MTIME) {
+			inode->i_mtime = *now;
+			di->i_mtime = cpu_to_le64(now->tv_sec);
+			di->i_mtime_ns = cpu_to_le32(now->tv_nsec);
+			vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_mtime));
+			vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_mtime_ns));
+		}
+		if (flags & S_CTIME) {
+			inode->i_ctime = *now;
+			di->i_ctime = cpu_to_le64(now->tv_sec);
+			di->i_ctime_ns = cpu_to_le32(now->tv_nsec);
+			vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_ctime));
+			vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_ctime_ns));
+		}
 		spin_unlock(&inode->i_lock);
-		vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_atime));
-		vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_atime_ns));
 		set_bit(((u8 *)di - mb->m_data) / VSMFS_INODE_SIZE, &mb->m_dirty_slots);
 		vsmfs_whandle_note_inode(&h, inode);
 	}

@@ -315,6 +315,39 @@ static bool vsmfs_owns_past_end(struct inode *inode)
 	return past;
 }
 
+/*
+ * Blocks a change of attributes alone dirties in a shared metadata
+ * handle: the inode table block of the inode.
+ */
+#define VSMFS_SETATTR_CREDITS	1
+
+/*
+ * Change the mode, the owners or the times of @inode, not its size nor
+ * its ACL, in a shared metadata handle (vsmfs_trans_begin_shared())
+ * beside other operations: the inode's slot is all it changes, and the
+ * VFS's lock on the inode keeps the slot to this task. Return: 0 or a
+ * negative errno, -EAGAIN (nothing changed) if it must be done in a
+ * handle under s_trans_mutex.
+ */
+static int vsmfs_setattr_shared(struct user_namespace *mnt_userns, struct inode *inode,
+				struct iattr *iattr)
+{
+	struct vsmfs_trans t;
+	int ret;
+
+	if (vsmfs_trans_begin_shared(VSMFS_SB(inode->i_sb), &t, VSMFS_SETATTR_CREDITS))
+		return -EAGAIN;
+	vsmfs_trans_track(&t, inode, false);
+	setattr_copy(mnt_userns, inode, iattr);
+	ret = vsmfs_mark_inode_dirty(&t, inode);
+	if (ret) {
+		/* The in-core inode goes back to what its slot holds. */
+		vsmfs_trans_abort(&t);
+		return ret;
+	}
+	return vsmfs_trans_commit(&t);
+}
+
 /* Change attributes, including the size (vsmfs_setattr()). */
 static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 			    struct iattr *iattr)
@@ -351,6 +384,11 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 			if (ret)
 				return ret;
 		}
+	}
+	if (!trunc && !acl) {
+		ret = vsmfs_setattr_shared(mnt_userns, inode, iattr);
+		if (ret != -EAGAIN)
+			return ret;
 	}
 	if (trunc) {
 		/*

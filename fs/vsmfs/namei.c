@@ -219,12 +219,45 @@ static int vsmfs_do_symlink(struct user_namespace *ns, struct inode *dir,
 	return vsmfs_mknod_common(dir, dentry, S_IFLNK | 0777, 0, symname);
 }
 
+/* vsmfs_do_link() in handle @t, which it ends. */
+static int vsmfs_link_trans(struct vsmfs_trans *t, struct inode *inode, struct inode *dir,
+			    struct vsmfs_dir_index *idx, struct dentry *dentry)
+{
+	int ret;
+
+	vsmfs_trans_track(t, dir, true);
+	vsmfs_trans_track(t, inode, false);
+	ret = vsmfs_add_entry(t, dir, idx, &dentry->d_name, inode);
+	if (!ret) {
+		inc_nlink(inode);
+		inode->i_ctime = current_time(inode);
+		ret = vsmfs_mark_inode_dirty(t, inode);
+	}
+	return vsmfs_trans_end(t, ret);
+}
+
+/*
+ * Blocks a link or a rename of a file dirties in a shared metadata handle
+ * at most: the directory blocks of the entries it adds, changes and
+ * removes, and the inode table blocks of both directories and of the
+ * inodes named.
+ */
+#define VSMFS_LINK_CREDITS	3
+#define VSMFS_RENAME_CREDITS	6
+
+/*
+ * Link @old's inode at @dentry in one transaction: one beside other such
+ * handles if the directory has room for the entry (the VFS locks the
+ * directory and the inode), done again under s_trans_mutex if that
+ * handle cannot finish it.
+ */
 static int vsmfs_do_link(struct dentry *old, struct inode *dir, struct dentry *dentry)
 {
+	struct vsmfs_sb_info *sbi = VSMFS_SB(dir->i_sb);
 	struct inode *inode = d_inode(old);
 	struct vsmfs_dir_index *idx;
 	struct vsmfs_trans t;
-	int ret;
+	int ret = -EAGAIN;
 
 	if (dentry->d_name.len > VSMFS_NAME_LEN)
 		return -ENAMETOOLONG;
@@ -233,16 +266,19 @@ static int vsmfs_do_link(struct dentry *old, struct inode *dir, struct dentry *d
 	idx = vsmfs_dir_reserve(dir);
 	if (IS_ERR(idx))
 		return PTR_ERR(idx);
-	vsmfs_trans_begin(VSMFS_SB(dir->i_sb), &t);
-	vsmfs_trans_track(&t, dir, true);
-	vsmfs_trans_track(&t, inode, false);
-	ret = vsmfs_add_entry(&t, dir, idx, &dentry->d_name, inode);
-	if (!ret) {
-		inc_nlink(inode);
-		inode->i_ctime = current_time(inode);
-		ret = vsmfs_mark_inode_dirty(&t, inode);
+	if (vsmfs_room_find(idx, DIRENT_LEN(dentry->d_name.len)) != U64_MAX &&
+	    !vsmfs_trans_begin_shared(sbi, &t, VSMFS_LINK_CREDITS)) {
+		ret = vsmfs_link_trans(&t, inode, dir, idx, dentry);
+		/* Its abort dropped the directory's index. */
+		if (ret == -EAGAIN)
+			idx = vsmfs_dir_reserve(dir);
+		if (IS_ERR(idx))
+			return PTR_ERR(idx);
 	}
-	ret = vsmfs_trans_end(&t, ret);
+	if (ret == -EAGAIN) {
+		vsmfs_trans_begin(sbi, &t);
+		ret = vsmfs_link_trans(&t, inode, dir, idx, dentry);
+	}
 	if (!ret) {
 		ihold(inode);
 		d_instantiate(dentry, inode);
@@ -353,58 +389,52 @@ static int vsmfs_do_rmdir(struct inode *dir, struct dentry *dentry)
 	return ret ?: vsmfs_do_unlink(dir, dentry);
 }
 
-static int vsmfs_do_rename(struct user_namespace *ns, struct inode *old_dir,
-			   struct dentry *old_dentry, struct inode *new_dir,
-			   struct dentry *new_dentry, unsigned int flags)
+/* What a rename names, and the indexes of its directories. */
+struct vsmfs_rename {
+	struct inode		*old_dir;
+	struct dentry		*old_dentry;
+	struct inode		*new_dir;
+	struct dentry		*new_dentry;
+	unsigned int		flags;
+	struct vsmfs_dir_index	*oidx;
+	struct vsmfs_dir_index	*nidx;
+};
+
+/* vsmfs_do_rename() in handle @t, which it ends. */
+static int vsmfs_rename_trans(struct vsmfs_trans *t, struct vsmfs_rename *r)
 {
-	struct inode *old_inode = d_inode(old_dentry);
-	struct inode *new_inode = d_inode(new_dentry);
+	struct inode *old_dir = r->old_dir, *new_dir = r->new_dir;
+	struct inode *old_inode = d_inode(r->old_dentry);
+	struct inode *new_inode = d_inode(r->new_dentry);
+	struct vsmfs_dir_index *oidx = r->oidx, *nidx = r->nidx;
+	struct dentry *old_dentry = r->old_dentry, *new_dentry = r->new_dentry;
 	bool is_dir = S_ISDIR(old_inode->i_mode);
-	struct vsmfs_dir_index *oidx, *nidx;
+	unsigned int flags = r->flags;
 	struct vsmfs_dpos opos, npos;
-	struct vsmfs_trans t;
 	int ret;
 
-	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
-		return -EINVAL;
-	if (new_dentry->d_name.len > VSMFS_NAME_LEN)
-		return -ENAMETOOLONG;
-	if (new_inode && S_ISDIR(new_inode->i_mode) && !(flags & RENAME_EXCHANGE)) {
-		ret = vsmfs_check_empty(new_inode);
-		if (ret)
-			return ret;
-	}
-	oidx = vsmfs_dir_index(old_dir);
-	if (IS_ERR(oidx))
-		return PTR_ERR(oidx);
-	/* A new entry is added only when no entry of the new name exists. */
-	nidx = new_inode ? vsmfs_dir_index(new_dir) : vsmfs_dir_reserve(new_dir);
-	if (IS_ERR(nidx))
-		return PTR_ERR(nidx);
-
-	vsmfs_trans_begin(VSMFS_SB(old_dir->i_sb), &t);
-	vsmfs_trans_track(&t, old_dir, true);
-	vsmfs_trans_track(&t, new_dir, true);
-	vsmfs_trans_track(&t, old_inode, false);
+	vsmfs_trans_track(t, old_dir, true);
+	vsmfs_trans_track(t, new_dir, true);
+	vsmfs_trans_track(t, old_inode, false);
 	if (new_inode)
-		vsmfs_trans_track(&t, new_inode, false);
+		vsmfs_trans_track(t, new_inode, false);
 	ret = vsmfs_find_entry(old_dir, oidx, &old_dentry->d_name, &opos);
 	if (ret)
 		goto out;
 	if (flags & RENAME_EXCHANGE) {
 		ret = vsmfs_find_entry(new_dir, nidx, &new_dentry->d_name, &npos);
 		if (!ret)
-			ret = vsmfs_de_write_access(&t, &opos);
+			ret = vsmfs_de_write_access(t, &opos);
 		if (!ret)
-			ret = vsmfs_de_write_access(&t, &npos);
+			ret = vsmfs_de_write_access(t, &npos);
 		if (ret)
 			goto out;
 		opos.de->d_ino = cpu_to_le64(new_inode->i_ino);
 		opos.de->d_type = fs_umode_to_dtype(new_inode->i_mode);
 		npos.de->d_ino = cpu_to_le64(old_inode->i_ino);
 		npos.de->d_type = fs_umode_to_dtype(old_inode->i_mode);
-		vsmfs_trans_dirty(&t, opos.mb);
-		vsmfs_trans_dirty(&t, npos.mb);
+		vsmfs_trans_dirty(t, opos.mb);
+		vsmfs_trans_dirty(t, npos.mb);
 		if (old_dir != new_dir) {
 			if (is_dir)
 				VSMFS_I(old_inode)->i_parent = new_dir->i_ino;
@@ -426,26 +456,26 @@ static int vsmfs_do_rename(struct user_namespace *ns, struct inode *old_dir,
 		new_dir->i_ctime = old_dir->i_ctime;
 		old_inode->i_ctime = old_dir->i_ctime;
 		new_inode->i_ctime = old_dir->i_ctime;
-		ret = vsmfs_mark_inode_dirty(&t, old_inode);
+		ret = vsmfs_mark_inode_dirty(t, old_inode);
 		if (!ret)
-			ret = vsmfs_mark_inode_dirty(&t, new_inode);
+			ret = vsmfs_mark_inode_dirty(t, new_inode);
 		goto dirs;
 	}
 	if (new_inode) {
 		ret = vsmfs_find_entry(new_dir, nidx, &new_dentry->d_name, &npos);
 		if (!ret)
-			ret = vsmfs_de_write_access(&t, &npos);
+			ret = vsmfs_de_write_access(t, &npos);
 		if (ret)
 			goto out;
 		npos.de->d_ino = cpu_to_le64(old_inode->i_ino);
 		npos.de->d_type = fs_umode_to_dtype(old_inode->i_mode);
-		vsmfs_trans_dirty(&t, npos.mb);
+		vsmfs_trans_dirty(t, npos.mb);
 		new_inode->i_ctime = current_time(new_inode);
 		if (is_dir)
 			clear_nlink(new_inode);
 		else
 			vsmfs_drop_link(new_inode);
-		ret = vsmfs_mark_inode_dirty(&t, new_inode);
+		ret = vsmfs_mark_inode_dirty(t, new_inode);
 		if (ret)
 			goto out;
 		new_dir->i_mtime = new_inode->i_ctime;
@@ -453,12 +483,12 @@ static int vsmfs_do_rename(struct user_namespace *ns, struct inode *old_dir,
 		if (is_dir)
 			vsmfs_drop_link(new_dir);
 	} else {
-		ret = vsmfs_add_entry(&t, new_dir, nidx, &new_dentry->d_name, old_inode);
+		ret = vsmfs_add_entry(t, new_dir, nidx, &new_dentry->d_name, old_inode);
 		if (ret)
 			goto out;
 	}
 	/* Entries never move: opos still holds the old entry. */
-	ret = vsmfs_del_entry(&t, old_dir, oidx, &opos);
+	ret = vsmfs_del_entry(t, old_dir, oidx, &opos);
 	if (ret)
 		goto out;
 	if (is_dir && old_dir != new_dir) {
@@ -467,18 +497,78 @@ static int vsmfs_do_rename(struct user_namespace *ns, struct inode *old_dir,
 		VSMFS_I(old_inode)->i_parent = new_dir->i_ino;
 	}
 	old_inode->i_ctime = current_time(old_inode);
-	ret = vsmfs_mark_inode_dirty(&t, old_inode);
+	ret = vsmfs_mark_inode_dirty(t, old_inode);
 dirs:
 	if (!ret)
-		ret = vsmfs_mark_inode_dirty(&t, old_dir);
+		ret = vsmfs_mark_inode_dirty(t, old_dir);
 	if (!ret && new_dir != old_dir)
-		ret = vsmfs_mark_inode_dirty(&t, new_dir);
+		ret = vsmfs_mark_inode_dirty(t, new_dir);
 out:
 	if (ret) {
-		vsmfs_trans_abort(&t);
+		vsmfs_trans_abort(t);
 		return ret;
 	}
-	return vsmfs_trans_commit(&t);
+	return vsmfs_trans_commit(t);
+}
+
+/* The directory indexes a rename uses: a new entry only where none of its name exists. */
+static int vsmfs_rename_indexes(struct vsmfs_rename *r)
+{
+	r->oidx = vsmfs_dir_index(r->old_dir);
+	if (IS_ERR(r->oidx))
+		return PTR_ERR(r->oidx);
+	r->nidx = d_inode(r->new_dentry) ? vsmfs_dir_index(r->new_dir) :
+		  vsmfs_dir_reserve(r->new_dir);
+	return PTR_ERR_OR_ZERO(r->nidx);
+}
+
+/*
+ * Rename in one transaction: one beside other such handles if no
+ * directory moves and the new directory has room for a new entry,
+ * done again under s_trans_mutex if that handle cannot finish it. The
+ * VFS locks both directories and the inodes of both names, but not a
+ * directory that moves, whose slot (its parent, its times) another
+ * operation in it may change meanwhile: that rename runs alone.
+ */
+static int vsmfs_do_rename(struct user_namespace *ns, struct inode *old_dir,
+			   struct dentry *old_dentry, struct inode *new_dir,
+			   struct dentry *new_dentry, unsigned int flags)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(old_dir->i_sb);
+	struct vsmfs_rename r = {
+		.old_dir = old_dir, .old_dentry = old_dentry,
+		.new_dir = new_dir, .new_dentry = new_dentry, .flags = flags,
+	};
+	struct inode *old_inode = d_inode(old_dentry);
+	struct inode *new_inode = d_inode(new_dentry);
+	struct vsmfs_trans t;
+	int ret;
+
+	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
+		return -EINVAL;
+	if (new_dentry->d_name.len > VSMFS_NAME_LEN)
+		return -ENAMETOOLONG;
+	if (new_inode && S_ISDIR(new_inode->i_mode) && !(flags & RENAME_EXCHANGE)) {
+		ret = vsmfs_check_empty(new_inode);
+		if (ret)
+			return ret;
+	}
+	ret = vsmfs_rename_indexes(&r);
+	if (ret)
+		return ret;
+	if (!S_ISDIR(old_inode->i_mode) && !(new_inode && S_ISDIR(new_inode->i_mode)) &&
+	    (new_inode || vsmfs_room_find(r.nidx, DIRENT_LEN(new_dentry->d_name.len)) != U64_MAX) &&
+	    !vsmfs_trans_begin_shared(sbi, &t, VSMFS_RENAME_CREDITS)) {
+		ret = vsmfs_rename_trans(&t, &r);
+		if (ret != -EAGAIN)
+			return ret;
+		/* Its abort dropped the directories' indexes. */
+		ret = vsmfs_rename_indexes(&r);
+		if (ret)
+			return ret;
+	}
+	vsmfs_trans_begin(sbi, &t);
+	return vsmfs_rename_trans(&t, &r);
 }
 
 /* Entry points: the operations above, timed for their trace events. */
