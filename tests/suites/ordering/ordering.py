@@ -36,7 +36,9 @@ the reservation still made (kept on PM, given back later).
 Concurrent workloads (CONCURRENT). Two tasks (processes), each pinned to a
 CPU of its own, run their operations at the same time, each started
 together: in directories of their own, in one directory, on one file.
-In conc-migrate four tasks write large files and the parent moves them
+In conc-attrs@group (commit=300) each links, renames and changes the
+attributes of its files in shared handles, each operation made durable
+by an fsync. In conc-migrate four tasks write large files and the parent moves them
 between the CPUs every millisecond; the summary line counts the lines
 that only the rule "a fence by the same task" made durable (a task that
 moved between its flush and its fence). A move inside a commit needs the
@@ -327,7 +329,9 @@ SHORT_GROUP = ["creat", "rename-replace", "overwrite-4k", "truncate-shrink"]
 # update), chmod for truncate-grow (inode only).
 SHORT_SKIP = {"unlink-linked", "zero-range", "replacexattr", "remount-ro", "truncate-grow"}
 # Option sets of the concurrent workloads in the long run.
-CONC_OPTION_SETS = {"": "", "ckpt": "checkpoint_threshold=1"}
+CONC_OPTION_SETS = {"": "", "ckpt": "checkpoint_threshold=1", "group": "commit=300"}
+# The concurrent workloads of the short run that also run with group commit.
+SHORT_CONC_GROUP = ["conc-attrs"]
 
 # Crash images per point (vsmfs-pmreplay: single lines of each kind,
 # random images of each kind, values between per line; then at most so
@@ -489,6 +493,38 @@ def big_ops(d):
     ]
 
 
+def synced(fn, what):
+    """@fn, then an fsync of @what (a path relative to the mount point,
+    opened read-only), so that with group commit the operation is durable
+    when it returns."""
+    def run(m):
+        fn(m)
+        fd = os.open(f"{m}/{what}", os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    return run
+
+
+def attr_ops(d):
+    """Links, renames of files and attribute changes of a task in directory
+    @d, each made durable by an fsync: with group commit, each in a shared
+    handle beside the other task's. (Not a write through a mapping: the
+    log holds the module's stores to PM, not the task's.)"""
+    return [
+        ("creat", synced(lambda m: creat(f"{m}/{d}a"), f"{d}a")),
+        ("write 5000", synced(lambda m: pwrite(f"{m}/{d}a", 0, 5000, d), f"{d}a")),
+        ("chmod", synced(lambda m: os.chmod(f"{m}/{d}a", 0o600), f"{d}a")),
+        ("chown", synced(lambda m: os.chown(f"{m}/{d}a", 1000, 1001), f"{d}a")),
+        ("utimes", synced(lambda m: os.utime(f"{m}/{d}a", ns=(10**18, 2 * 10**18)), f"{d}a")),
+        ("link", synced(lambda m: os.link(f"{m}/{d}a", f"{m}/{d}b"), f"{d}b")),
+        ("rename", synced(lambda m: os.rename(f"{m}/{d}b", f"{m}/{d}c"), f"{d}c")),
+        ("creat", synced(lambda m: creat(f"{m}/{d}e"), f"{d}e")),
+        ("rename over", synced(lambda m: os.rename(f"{m}/{d}c", f"{m}/{d}e"), f"{d}e")),
+    ]
+
+
 def own_dirs(m):
     for t in range(4):
         os.mkdir(f"{m}/c{t}")
@@ -507,6 +543,12 @@ CONCURRENT = {
     "conc-one-file": (lambda m: put(f"{m}/shared", 64 * KIB, 9), [file_ops(0), file_ops(1)],
                       lambda m, t: region_view(f"{m}/shared", t, 32 * KIB, f"user.t{t}"),
                       lambda t, rel: False, True),
+    # Links, renames and attribute changes, each task in a directory of
+    # its own, each operation fsync'd: with the option set "group", in
+    # shared handles.
+    "conc-attrs": (own_dirs, [attr_ops("c0/"), attr_ops("c1/")],
+                   lambda m, t: subtree(f"{m}/c{t}"),
+                   lambda t, rel: rel == f"c{t}" or rel.startswith(f"c{t}/"), True),
     # Large writes in directories of their own, by four tasks (two per
     # CPU, so that they wait for each other inside their transactions),
     # moved between CPUs all along.
@@ -781,7 +823,7 @@ def counters():
     d = f"/sys/fs/vsmfs/{os.path.basename(DEV)}"
     return {c: int(open(f"{d}/{c}").read()) for c in
             ("trans_commits", "journal_order_waits", "journal_pipelined",
-             "journal_frozen_copies")}
+             "journal_frozen_copies", "trans_shared_meta")}
 
 
 def task_main(t, ops, view, pin, go, step):
@@ -869,6 +911,8 @@ def run_concurrent(label, dev, args, totals):
     start = time.monotonic()
     fresh_fs(optset)
     setup(MNT)
+    # Durable before the log begins, with group commit too.
+    os.sync()
     static = shape(MNT, owns, ntasks)
     # views[t][i]: what task t changes, after its first i operations.
     views = [[view(MNT, t)] for t in range(ntasks)]
@@ -955,9 +999,16 @@ def run_concurrent(label, dev, args, totals):
     copies = after["journal_frozen_copies"] - before["journal_frozen_copies"]
     totals["order_waits"] += waits
     totals["pipelined"] += pipelined
+    shared = after["trans_shared_meta"] - before["trans_shared_meta"]
+    # With group commit, what the workload is for: its operations beside
+    # each other, in shared handles.
+    if optset == "group" and shared < sum(len(ops) for ops in tasks) // 2:
+        print(f"FAIL: {label}: {shared} of its operations ran in shared handles", flush=True)
+        result = result[:3] + (result[3] + 1,) + result[4:]
     cpus = sorted({r[1] for r in log.records if r[0] != pmreplay.MARK})
     extra = (f"  {after['trans_commits'] - before['trans_commits']} commits, {waits} waited "
-             f"for their turn, {pipelined} pipelined, {copies} blocks copied for them; "
+             f"for their turn, {pipelined} pipelined, {copies} blocks copied for them, "
+             f"{shared} shared metadata handles; "
              f"cpus {cpus}, {rp.moved} lines made "
              f"durable after their task moved")
     report(label, dev, log, args, totals, result, expect, param, state, start, extra)
@@ -988,7 +1039,8 @@ def main():
     else:
         names = [n for n in WORKLOADS if n not in KNOWN | SHORT_SKIP] + \
             [f"{n}@ckpt" for n in SHORT_CKPT] + [f"{n}@group" for n in SHORT_GROUP] + \
-            list(CONCURRENT)
+            [n for n in CONCURRENT if n not in SHORT_CONC_GROUP] + \
+            [f"{n}@group" for n in SHORT_CONC_GROUP]
     names += list(EXPECT_FAIL)
     if args.workloads != "all":
         names = [n for n in names

@@ -1,6 +1,7 @@
 # mmap through DAX faults: coherency with read/write in both directions,
 # MAP_PRIVATE copy-on-write, writes through a mapping into holes and past
 # the old end after truncate up, MAP_SYNC accepted (MAP_SHARED_VALIDATE),
+# the times a write fault sets (in a shared handle; durable),
 # msync/fsync, truncate under a mapping (SIGBUS past the end), and the
 # data surviving umount/mount. Also O_DIRECT opens (DAX: the same path).
 . tests/lib/common.sh
@@ -141,3 +142,31 @@ with open(os.path.join(mnt, "sync"), "rb") as f:
     assert f.read()[4096:4103] == b"synced!"
 print("mapped data persisted")
 PY
+
+# A write fault on a shared mapping sets the file's modification and
+# change times in a shared handle (under the inode's lock taken shared),
+# not by writeback under the transaction mutex; they survive a remount.
+# noatime: the access time mmap sets is stored in a shared handle too.
+umount "$MNT"
+mount_vsmfs -o noatime
+printf 'x%.0s' $(seq 8192) > "$MNT/times"
+sync
+touch -d '2001-01-01 00:00:00' "$MNT/times"
+old=$(stat -c %Y "$MNT/times")
+shared0=$(counter trans_shared_handles)
+python3 - "$MNT/times" <<'PY'
+import mmap, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+with mmap.mmap(fd, 8192) as mm:
+    mm[4096] = ord("y")
+os.close(fd)
+PY
+new=$(stat -c '%Y %Z' "$MNT/times")
+[ "${new%% *}" -gt "$old" ] || die "the write fault left the modification time at $new"
+[ "${new%% *}" = "${new##* }" ] || die "modification and change times differ: $new"
+[ "$(counter trans_shared_handles)" -gt "$shared0" ] ||
+	die "the write fault set the times in no shared handle"
+umount "$MNT"
+mount_vsmfs
+assert_eq "$(stat -c '%Y %Z' "$MNT/times")" "$new" "times of the mapped write after a remount"
+assert_eq "$(head -c 4097 "$MNT/times" | tail -c 1)" "y" "the byte written through the mapping"
