@@ -253,7 +253,7 @@ static void vsmfs_aggr_migrate(struct vsmfs_sb_info *sbi, struct inode *hot)
 	__le32 *e;
 	int kind, ret;
 
-	mutex_lock(&sbi->s_trans_mutex);
+	vsmfs_trans_mutex_lock(sbi);
 	e = vsmfs_imap_entry(sbi, hot->i_ino, &mb);
 	from = IS_ERR(e) ? 0 : le32_to_cpu(*e);
 	mutex_unlock(&sbi->s_trans_mutex);

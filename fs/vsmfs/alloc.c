@@ -691,7 +691,12 @@ static int __vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count, bool me
 	u64 off = lpn % BITS_PER_BLK;
 	int ret;
 
-	if (t->t_shared)
+	/*
+	 * A shared metadata handle frees data pages (no journal version to
+	 * forget): it changes no bit, only notes the run (vsmfs_trans_defer())
+	 * and adds the bitmap block, whose bits the commit clears.
+	 */
+	if (t->t_shared && meta)
 		return -EAGAIN;
 	if (!lpn || !count || lpn + count > sbi->s_layout.lpages ||
 	    lpn / VSMFS_VSP_PAGES != (lpn + count - 1) / VSMFS_VSP_PAGES) {
@@ -711,7 +716,7 @@ static int __vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count, bool me
 	 * are never marked unwritten.
 	 */
 	ret = vsmfs_pt_unwritten(t, lpn, count, false);
-	if (!ret)
+	if (!ret && !t->t_shared)
 		ret = vsmfs_trans_get_write_access_range(t, mb, 0, 0);
 	if (!ret)
 		ret = vsmfs_trans_defer_free(t, lpn, count, false);

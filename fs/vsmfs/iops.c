@@ -110,8 +110,31 @@ struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir,
 	return inode;
 }
 
-/* Blocks freeing an inode that holds nothing dirties: its slot's, the bitmap's. */
-#define VSMFS_EVICT_CREDITS	2
+/*
+ * Blocks freeing an inode in a shared metadata handle dirties: its slot's,
+ * the i-number bitmap's, and the page bitmap's of each run it frees (one
+ * piece's run, and its VSP's tail).
+ */
+#define VSMFS_EVICT_CREDITS	(2 + VSMFS_SHARED_FREES)
+
+/*
+ * Whether the pages of regular file @inode are one run in a piece the
+ * inode's slot indexes, and at most its VSP's tail besides: what a shared
+ * metadata handle frees (vsmfs_truncate() to a size in that piece, or 0).
+ * The caller holds i_idx_sem, or the inode is being evicted.
+ */
+static bool vsmfs_one_direct_run(struct inode *inode, u64 keep_pages)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	u64 last;
+
+	if (!S_ISREG(inode->i_mode) || (vi->i_flags & VSMFS_IFLAG_TRUNCATING) ||
+	    vi->i_index[VSMFS_NDIRECT] || vi->i_index[VSMFS_NDIRECT + 1])
+		return false;
+	/* Runs before the piece of the new end are kept whole. */
+	last = vsmfs_idx_prev(inode, VSMFS_MAX_KEY - 1);
+	return last == VSMFS_MAX_KEY || last <= keep_pages / VSMFS_VSP_PAGES;
+}
 
 /*
  * Whether freeing @inode frees nothing but its slot and its i-number: no
@@ -136,25 +159,34 @@ static bool vsmfs_holds_nothing(struct inode *inode)
 }
 
 /*
- * Free an inode without links that holds nothing (vsmfs_holds_nothing())
- * in a shared metadata handle, beside creates and other such frees: its
- * slot cleared, then its i-number freed, the handle's last change
- * (vsmfs_free_ino()). Return: 0 or a negative errno, -EAGAIN (nothing
- * changed) if it must be done in a handle under s_trans_mutex.
+ * Free an inode without links in a shared metadata handle, beside creates
+ * and other such frees: one that holds nothing (vsmfs_holds_nothing()), or
+ * a regular file with no extended attribute block whose pages are one run
+ * in a piece its slot indexes and its VSP's tail (a small file). Its pages
+ * are freed when the running transaction commits (vsmfs_free_data_pages():
+ * never reused before), its slot cleared, then its i-number freed, the
+ * handle's last change (vsmfs_free_ino()). Return: 0 or a negative errno,
+ * -EAGAIN (nothing changed) if it must be done in a handle under
+ * s_trans_mutex.
  */
 static int vsmfs_evict_shared(struct inode *inode)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	bool nothing = vsmfs_holds_nothing(inode);
 	struct vsmfs_trans t;
-	int ret;
+	int ret = 0;
 
-	if (!vsmfs_holds_nothing(inode) ||
-	    vsmfs_trans_begin_shared(sbi, &t, VSMFS_EVICT_CREDITS))
+	if ((!nothing && (VSMFS_I(inode)->i_xattr || !vsmfs_one_direct_run(inode, 0))) ||
+	    vsmfs_trans_begin_shared(sbi, &t, VSMFS_EVICT_CREDITS,
+				     nothing ? 0 : VSMFS_SHARED_FREES))
 		return -EAGAIN;
 	vsmfs_trans_track(&t, inode, false);
+	if (!nothing)
+		ret = vsmfs_truncate(&t, inode, 0, NULL);
 	/* An abort reloads the mode with the rest from the slot. */
 	inode->i_mode = 0;
-	ret = vsmfs_mark_inode_dirty(&t, inode);
+	if (!ret)
+		ret = vsmfs_mark_inode_dirty(&t, inode);
 	/* Its end would abort it (vsmfs_trans_commit()): not past this point. */
 	if (!ret && (t.t_error || READ_ONCE(sbi->s_error_ro)))
 		ret = t.t_error ?: -EROFS;
@@ -335,13 +367,64 @@ static int vsmfs_setattr_shared(struct user_namespace *mnt_userns, struct inode 
 	struct vsmfs_trans t;
 	int ret;
 
-	if (vsmfs_trans_begin_shared(VSMFS_SB(inode->i_sb), &t, VSMFS_SETATTR_CREDITS))
+	if (vsmfs_trans_begin_shared(VSMFS_SB(inode->i_sb), &t, VSMFS_SETATTR_CREDITS, 0))
 		return -EAGAIN;
 	vsmfs_trans_track(&t, inode, false);
 	setattr_copy(mnt_userns, inode, iattr);
 	ret = vsmfs_mark_inode_dirty(&t, inode);
 	if (ret) {
 		/* The in-core inode goes back to what its slot holds. */
+		vsmfs_trans_abort(&t);
+		return ret;
+	}
+	return vsmfs_trans_commit(&t);
+}
+
+/*
+ * Blocks a shrinking truncation dirties in a shared metadata handle: the
+ * inode table block, and the page bitmap's of each run it frees.
+ */
+#define VSMFS_TRUNC_SHARED_CREDITS	(1 + VSMFS_SHARED_FREES)
+
+/*
+ * Shrink regular file @inode to @iattr->ia_size, a whole number of pages,
+ * and change what else @iattr asks but an ACL, in a shared metadata
+ * handle beside other operations, when what it frees is a part of one run
+ * in a piece the slot indexes (and its VSP's tail): the inode's slot and
+ * the runs' bitmap blocks are what it changes, the VFS's lock on the inode
+ * and i_idx_sem keep the slot to this task, and the pages are freed when
+ * the running transaction commits (vsmfs_free_data_pages()). As in
+ * vsmfs_do_setattr(), the caller holds invalidate_lock and i_idx_sem for
+ * writing, user mappings past the new end are gone, and with a size that
+ * ends inside a page the bytes past it must be zeroed once the size is
+ * durable, which this handle cannot wait for: not here. Return: 0 or a
+ * negative errno, -EAGAIN (nothing changed) if it must be done in a
+ * handle under s_trans_mutex.
+ */
+static int vsmfs_truncate_shared(struct user_namespace *mnt_userns, struct inode *inode,
+				 struct iattr *iattr, bool resize)
+{
+	u64 keep = (u64)iattr->ia_size >> VSMFS_BLOCK_SHIFT;
+	struct vsmfs_trans t;
+	int ret;
+
+	if ((iattr->ia_size & (VSMFS_BLOCK_SIZE - 1)) || iattr->ia_size > inode->i_size ||
+	    !vsmfs_one_direct_run(inode, keep) ||
+	    vsmfs_trans_begin_shared(VSMFS_SB(inode->i_sb), &t, VSMFS_TRUNC_SHARED_CREDITS,
+				     VSMFS_SHARED_FREES))
+		return -EAGAIN;
+	vsmfs_trans_track(&t, inode, false);
+	ret = vsmfs_truncate(&t, inode, iattr->ia_size, NULL);
+	if (!ret) {
+		if (resize) {
+			inode->i_mtime = current_time(inode);
+			inode->i_ctime = inode->i_mtime;
+		}
+		setattr_copy(mnt_userns, inode, iattr);
+		ret = vsmfs_mark_inode_dirty(&t, inode);
+	}
+	if (ret) {
+		/* The in-core inode, its index and size, go back to its slot's. */
 		vsmfs_trans_abort(&t);
 		return ret;
 	}
@@ -404,35 +487,40 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 			truncate_pagecache(inode, iattr->ia_size);
 		down_write(&VSMFS_I(inode)->i_idx_sem);
 	}
-	vsmfs_trans_begin(VSMFS_SB(inode->i_sb), &t);
-	vsmfs_trans_track(&t, inode, false);
-	if (trunc) {
-		ret = vsmfs_truncate(&t, inode, iattr->ia_size, &more);
-		if (!ret && resize) {
-			inode->i_mtime = current_time(inode);
-			inode->i_ctime = inode->i_mtime;
+	ret = trunc && !acl ? vsmfs_truncate_shared(mnt_userns, inode, iattr, resize) : -EAGAIN;
+	if (ret == -EAGAIN) {
+		vsmfs_trans_begin(VSMFS_SB(inode->i_sb), &t);
+		vsmfs_trans_track(&t, inode, false);
+		ret = 0;
+		if (trunc) {
+			ret = vsmfs_truncate(&t, inode, iattr->ia_size, &more);
+			if (!ret && resize) {
+				inode->i_mtime = current_time(inode);
+				inode->i_ctime = inode->i_mtime;
+			}
 		}
-	}
-	/* On error it changes nothing: then neither does the mode. */
-	if (!ret && acl)
-		ret = __vsmfs_set_acl(&t, inode, acl, ACL_TYPE_ACCESS);
-	if (!ret)
-		setattr_copy(mnt_userns, inode, iattr);
-	if (!ret)
-		ret = vsmfs_mark_inode_dirty(&t, inode);
-	if (ret) {
-		/* Nothing changes, the cached ACL included. */
-		vsmfs_xattr_abort(&t, inode);
-		if (acl)
-			forget_cached_acl(inode, ACL_TYPE_ACCESS);
-	} else {
-		/*
-		 * Bytes past the new end in its page are zeroed in place
-		 * below, once the new size is durable: the handle commits.
-		 */
-		if (shrink && (iattr->ia_size & (VSMFS_BLOCK_SIZE - 1)))
-			t.t_sync = true;
-		ret = vsmfs_trans_commit(&t);
+		/* On error it changes nothing: then neither does the mode. */
+		if (!ret && acl)
+			ret = __vsmfs_set_acl(&t, inode, acl, ACL_TYPE_ACCESS);
+		if (!ret)
+			setattr_copy(mnt_userns, inode, iattr);
+		if (!ret)
+			ret = vsmfs_mark_inode_dirty(&t, inode);
+		if (ret) {
+			/* Nothing changes, the cached ACL included. */
+			vsmfs_xattr_abort(&t, inode);
+			if (acl)
+				forget_cached_acl(inode, ACL_TYPE_ACCESS);
+		} else {
+			/*
+			 * Bytes past the new end in its page are zeroed in
+			 * place below, once the new size is durable: the
+			 * handle commits.
+			 */
+			if (shrink && (iattr->ia_size & (VSMFS_BLOCK_SIZE - 1)))
+				t.t_sync = true;
+			ret = vsmfs_trans_commit(&t);
+		}
 	}
 	/*
 	 * The rest of a truncation too large for one transaction, one part

@@ -257,7 +257,7 @@ void vsmfs_journal_checkpoint(struct vsmfs_sb_info *sbi)
 {
 	/* What the running transaction holds goes home too. */
 	sbi->s_jclient->sync(sbi, VSMFS_COMMIT_SYNCFS);
-	mutex_lock(&sbi->s_trans_mutex);
+	vsmfs_trans_mutex_lock(sbi);
 	mutex_lock(&sbi->s_jplace_mutex);
 	if (sbi->s_journal)
 		vsmfs_jcheckpoint(sbi->s_journal);
@@ -278,7 +278,7 @@ void vsmfs_journal_set_writethrough(struct vsmfs_sb_info *sbi, bool on)
 	/* Home blocks hold every change made so far. */
 	if (on)
 		sbi->s_jclient->sync(sbi, VSMFS_COMMIT_SYNCFS);
-	mutex_lock(&sbi->s_trans_mutex);
+	vsmfs_trans_mutex_lock(sbi);
 	mutex_lock(&sbi->s_jplace_mutex);
 	sbi->s_journal->writethrough = on;
 	if (on)
@@ -300,7 +300,7 @@ void vsmfs_jtimer_fn(struct work_struct *work)
 	struct vsmfs_sb_info *sbi = j->sbi;
 	unsigned int secs;
 
-	mutex_lock(&sbi->s_trans_mutex);
+	vsmfs_trans_mutex_lock(sbi);
 	mutex_lock(&sbi->s_jplace_mutex);
 	vsmfs_jcheckpoint(j);
 	secs = sbi->s_jopts.checkpoint_secs;

@@ -141,7 +141,7 @@ static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t 
 		return PTR_ERR(idx);
 	if (vsmfs_room_find(idx, DIRENT_LEN(dentry->d_name.len)) != U64_MAX &&
 	    (!symname || strlen(symname) <= VSMFS_INLINE_LEN) &&
-	    !vsmfs_trans_begin_shared(sbi, &t, VSMFS_CREATE_CREDITS)) {
+	    !vsmfs_trans_begin_shared(sbi, &t, VSMFS_CREATE_CREDITS, 0)) {
 		ret = vsmfs_mknod_trans(&t, dir, idx, dentry, mode, rdev, symname);
 		if (ret != -EAGAIN)
 			return ret;
@@ -267,7 +267,7 @@ static int vsmfs_do_link(struct dentry *old, struct inode *dir, struct dentry *d
 	if (IS_ERR(idx))
 		return PTR_ERR(idx);
 	if (vsmfs_room_find(idx, DIRENT_LEN(dentry->d_name.len)) != U64_MAX &&
-	    !vsmfs_trans_begin_shared(sbi, &t, VSMFS_LINK_CREDITS)) {
+	    !vsmfs_trans_begin_shared(sbi, &t, VSMFS_LINK_CREDITS, 0)) {
 		ret = vsmfs_link_trans(&t, inode, dir, idx, dentry);
 		/* Its abort dropped the directory's index. */
 		if (ret == -EAGAIN)
@@ -369,7 +369,7 @@ static int vsmfs_do_unlink(struct inode *dir, struct dentry *dentry)
 
 	if (IS_ERR(idx))
 		return PTR_ERR(idx);
-	if (!vsmfs_trans_begin_shared(sbi, &t, VSMFS_UNLINK_CREDITS)) {
+	if (!vsmfs_trans_begin_shared(sbi, &t, VSMFS_UNLINK_CREDITS, 0)) {
 		ret = vsmfs_unlink_trans(&t, dir, idx, dentry);
 		if (ret != -EAGAIN)
 			return ret;
@@ -558,7 +558,7 @@ static int vsmfs_do_rename(struct user_namespace *ns, struct inode *old_dir,
 		return ret;
 	if (!S_ISDIR(old_inode->i_mode) && !(new_inode && S_ISDIR(new_inode->i_mode)) &&
 	    (new_inode || vsmfs_room_find(r.nidx, DIRENT_LEN(new_dentry->d_name.len)) != U64_MAX) &&
-	    !vsmfs_trans_begin_shared(sbi, &t, VSMFS_RENAME_CREDITS)) {
+	    !vsmfs_trans_begin_shared(sbi, &t, VSMFS_RENAME_CREDITS, 0)) {
 		ret = vsmfs_rename_trans(&t, &r);
 		if (ret != -EAGAIN)
 			return ret;

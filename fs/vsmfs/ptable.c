@@ -163,6 +163,9 @@ int vsmfs_pt_unwritten(struct vsmfs_trans *t, u64 lpn, u64 count, bool set)
 		k = min_t(u64, end - i, VSMFS_PTES_PER_BLOCK - i % VSMFS_PTES_PER_BLOCK);
 		if (!vsmfs_unwritten_changes(sbi, i, k, set))
 			continue;
+		/* The DRAM bitmap of unwritten pages: not beside others. */
+		if (t->t_shared)
+			return -EAGAIN;
 		ret = vsmfs_pt_get_write_access(t, i, k);
 		if (ret)
 			return ret;

@@ -434,7 +434,7 @@ int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsm
 	 * meanwhile is waited for under the mutex, vsmfs_resv_block()).
 	 */
 	vsmfs_wait_freed(sbi);
-	mutex_lock(&sbi->s_trans_mutex);
+	vsmfs_trans_mutex_lock(sbi);
 	t0 = vsmfs_hold_start(sbi);
 	nofs = memalloc_nofs_save();
 	/* The page from the refilled pool, in the VSP it keeps to. */
@@ -479,7 +479,7 @@ int vsmfs_resv_take_at(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, struct vsm
 		return -ENOSPC;
 	/* As vsmfs_resv_take(). */
 	vsmfs_wait_freed(sbi);
-	mutex_lock(&sbi->s_trans_mutex);
+	vsmfs_trans_mutex_lock(sbi);
 	t0 = vsmfs_hold_start(sbi);
 	nofs = memalloc_nofs_save();
 	mb = vsmfs_resv_block(sbi, lpn);
@@ -594,7 +594,7 @@ void vsmfs_resv_release(struct vsmfs_sb_info *sbi, const struct vsmfs_resv *r)
 {
 	if (r->count == 1 && vsmfs_pool_push(sbi, raw_cpu_ptr(sbi->s_pools), &r->lpn, 1))
 		return;
-	mutex_lock(&sbi->s_trans_mutex);
+	vsmfs_trans_mutex_lock(sbi);
 	vsmfs_resv_put(sbi, r->lpn, r->count);
 	mutex_unlock(&sbi->s_trans_mutex);
 }

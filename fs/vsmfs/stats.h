@@ -64,6 +64,7 @@ enum vsmfs_stat {
 	VSMFS_STAT_journal_checkpoints,
 	VSMFS_STAT_journal_checkpoint_blocks,
 	VSMFS_STAT_journal_revoked,
+	VSMFS_STAT_journal_lock_takes,
 	VSMFS_STAT_journal_lock_waits,
 	VSMFS_STAT_journal_lock_wait_ns,
 	VSMFS_STAT_journal_lock_hold_ns,

@@ -133,7 +133,7 @@ static int vsmfs_statfs(struct dentry *dentry, struct kstatfs *buf)
 	buf->f_bsize = VSMFS_BLOCK_SIZE;
 	buf->f_frsize = VSMFS_BLOCK_SIZE;
 	buf->f_blocks = l->data_pages - 1;
-	mutex_lock(&sbi->s_trans_mutex);
+	vsmfs_trans_mutex_lock(sbi);
 	/* Pages waiting for the commit of the running transaction are free. */
 	buf->f_bfree = sbi->s_free_pages + vsmfs_trans_waiting_pages(sbi) + vsmfs_pool_count(sbi);
 	mutex_unlock(&sbi->s_trans_mutex);
@@ -865,7 +865,7 @@ static int vsmfs_reconfigure(struct fs_context *fc)
 	/* Writers read the modes once; a write in progress keeps its mode. */
 	vsmfs_apply_data_opts(ctx, sbi);
 	/* Commits read them under either lock: a placement holds only the second. */
-	mutex_lock(&sbi->s_trans_mutex);
+	vsmfs_trans_mutex_lock(sbi);
 	mutex_lock(&sbi->s_jplace_mutex);
 	vsmfs_apply_jopts(&sbi->s_jopts, ctx, false);
 	mutex_unlock(&sbi->s_jplace_mutex);

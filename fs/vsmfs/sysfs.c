@@ -72,6 +72,7 @@ static const char * const vsmfs_stat_names[VSMFS_NR_STATS] = {
 	[VSMFS_STAT_journal_checkpoints]	= "journal_checkpoints",
 	[VSMFS_STAT_journal_checkpoint_blocks]	= "journal_checkpoint_blocks",
 	[VSMFS_STAT_journal_revoked]	= "journal_revoked",
+	[VSMFS_STAT_journal_lock_takes]	= "journal_lock_takes",
 	[VSMFS_STAT_journal_lock_waits]	= "journal_lock_waits",
 	[VSMFS_STAT_journal_lock_wait_ns] = "journal_lock_wait_ns",
 	[VSMFS_STAT_journal_lock_hold_ns] = "journal_lock_hold_ns",

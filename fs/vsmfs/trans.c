@@ -159,6 +159,7 @@ void vsmfs_trans_lock(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, bool vsp
 		vsmfs_stat_inc(sbi, journal_lock_waits);
 		mutex_lock(&sbi->s_trans_mutex);
 	}
+	vsmfs_stat_inc(sbi, journal_lock_takes);
 	/*
 	 * The shared handles running end first; those that would begin wait
 	 * (rw_semaphore readers may otherwise overtake a waiting writer for

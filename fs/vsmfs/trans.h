@@ -97,7 +97,8 @@ u64 vsmfs_trans_waiting_pages(struct vsmfs_sb_info *sbi);
 void vsmfs_trans_stop(struct vsmfs_sb_info *sbi);
 void vsmfs_trans_destroy(struct vsmfs_sb_info *sbi);
 void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t);
-int vsmfs_trans_begin_shared(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits);
+int vsmfs_trans_begin_shared(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits,
+			     unsigned int frees);
 void vsmfs_trans_begin_credits(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits);
 void vsmfs_trans_begin_meta(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits);
 void vsmfs_trans_unlock(struct vsmfs_trans *t);

@@ -168,23 +168,34 @@ static void vsmfs_run_add_free(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, bo
 
 /**
  * vsmfs_trans_defer() - add a run to those the running transaction frees
- * @t: the handle, not a shared one
+ * @t: the handle
  * @lpn: first page
  * @count: pages, within one VSP
  * @scratch: the run was reserved (vsmfs_reserve_pages()), not allocated
  * @resv: pages of the reservation from @lpn it ends (vsmfs_resv_end()), or 0
  *
  * Context: inside the handle.
- * Return: 0, -ENOMEM, or -EAGAIN in a shared metadata handle.
+ * Return: 0, -ENOMEM, or -EAGAIN in a shared metadata handle that has
+ * as many runs as it reserved entries for (vsmfs_trans_begin_shared()).
  */
 int vsmfs_trans_defer(struct vsmfs_trans *t, u64 lpn, u64 count, bool scratch, u64 resv)
 {
 	struct vsmfs_running *run = &t->t_sbi->s_run;
+	struct vsmfs_undo_log *u = t->t_log;
 
-	if (t->t_shared)
-		return -EAGAIN;
 	if (vsmfs_fault(VSMFS_FAULT_FREE_RUN))
 		return -ENOMEM;
+	/*
+	 * A shared metadata handle keeps its runs in its log, in the entries
+	 * it reserved as it began; they join the running transaction as it
+	 * ends (vsmfs_trans_end_shared()), and an abort drops them.
+	 */
+	if (t->t_shared) {
+		if (u->nfree == u->maxfree)
+			return -EAGAIN;
+		vsmfs_free_run_fill(t->t_sbi, &u->free[u->nfree++], lpn, count, scratch, resv);
+		return 0;
+	}
 	/* The entries the CPUs' shares keep stay theirs. */
 	if (run->nfrees + run->shared_frees >= run->maxfrees) {
 		unsigned int n = max(16U, 2 * run->maxfrees);

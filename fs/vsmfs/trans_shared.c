@@ -120,7 +120,7 @@ static void vsmfs_handles_enter(struct vsmfs_sb_info *sbi)
 		   atomic_read(&sbi->s_excl_ends) != ends);
 	if (vsmfs_handles_try(sbi))
 		goto out;
-	mutex_lock(&sbi->s_trans_mutex);
+	vsmfs_trans_mutex_lock(sbi);
 	/* A writer sets the mark only while it holds the mutex. */
 	while (WARN_ON_ONCE(!vsmfs_handles_try(sbi)))
 		cpu_relax();
@@ -411,11 +411,25 @@ static unsigned int vsmfs_cpu_share_add_scratch(struct vsmfs_sb_info *sbi,
 }
 
 /*
+ * Add run @f, which a shared metadata handle frees, to the runs of @res,
+ * in an entry of its own. On @res's CPU, preemption disabled.
+ */
+static void vsmfs_cpu_share_add_run(struct vsmfs_sb_info *sbi, struct vsmfs_cpu_share *res,
+				    const struct vsmfs_free_run *f)
+{
+	if (res->nruns == VSMFS_CPU_SHARE_RUNS)
+		vsmfs_cpu_share_flush(sbi, res);
+	res->runs[res->nruns++] = *f;
+	res->pages += f->frames;
+}
+
+/*
  * End what vsmfs_shared_enter() began: the reservations @resv[0..@nresv)
  * join the runs this CPU's share holds for the running transaction, in
  * at most @nresv of the @frees entries reserved
- * (vsmfs_cpu_share_add_scratch()), and the room left of @credits and @frees
- * goes back to the share; with @counted the handle is one of the running
+ * (vsmfs_cpu_share_add_scratch()), as do the runs @runs[0..@nruns) a
+ * shared metadata handle frees, one entry each; the room left of
+ * @credits and @frees goes back to the share; with @counted the handle is one of the running
  * transaction's (the first arms the commit timer); the time since @t0
  * (local_clock(), 0 for none) adds to trans_shared_hold_ns. s_run.lock
  * only for the first handle of a transaction, and when the share holds
@@ -423,7 +437,9 @@ static unsigned int vsmfs_cpu_share_add_scratch(struct vsmfs_sb_info *sbi,
  */
 static __always_inline void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 credits,
 					       unsigned int frees, const struct vsmfs_resv *resv,
-					       unsigned int nresv, bool counted, u64 t0)
+					       unsigned int nresv,
+					       const struct vsmfs_free_run *runs,
+					       unsigned int nruns, bool counted, u64 t0)
 {
 	struct vsmfs_running *run = &sbi->s_run;
 	struct vsmfs_cpu_share *res;
@@ -435,6 +451,9 @@ static __always_inline void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 cr
 	res = this_cpu_ptr(sbi->s_cpu_share);
 	for (i = 0; i < nresv; i++)
 		frees -= vsmfs_cpu_share_add_scratch(sbi, res, resv[i].lpn, resv[i].count);
+	for (i = 0; i < nruns; i++)
+		vsmfs_cpu_share_add_run(sbi, res, &runs[i]);
+	frees -= nruns;
 	res->credits += credits;
 	res->frees += frees;
 	/*
@@ -526,6 +545,7 @@ static struct vsmfs_undo_log *vsmfs_spare_log_get(struct vsmfs_sb_info *sbi)
 	if (u) {
 		u->n = 0;
 		u->used = 0;
+		u->nfree = 0;
 	}
 	return u;
 }
@@ -549,6 +569,8 @@ static void vsmfs_spare_log_put(struct vsmfs_sb_info *sbi, struct vsmfs_undo_log
  * @sbi: the file system
  * @t: the handle to initialize
  * @credits: the most blocks it may add to the running transaction
+ * @frees: the most runs of data pages it may free (at most
+ *	VSMFS_SHARED_FREES; vsmfs_trans_defer())
  *
  * See "Shared metadata handles" above. The handle is
  * used and ended as one from vsmfs_trans_begin(); a call in it that it
@@ -561,19 +583,21 @@ static void vsmfs_spare_log_put(struct vsmfs_sb_info *sbi, struct vsmfs_undo_log
  * handle of the other kind: the running transaction must commit first,
  * or every handle commits as it ends.
  */
-int vsmfs_trans_begin_shared(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits)
+int vsmfs_trans_begin_shared(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits,
+			     unsigned int frees)
 {
 	struct vsmfs_undo_log *u;
 
-	if (vsmfs_shared_enter(sbi, credits, 0))
+	if (WARN_ON_ONCE(frees > VSMFS_SHARED_FREES) || vsmfs_shared_enter(sbi, credits, frees))
 		return -EAGAIN;
 	migrate_disable();
 	u = vsmfs_spare_log_get(sbi);
 	if (!u) {
 		migrate_enable();
-		vsmfs_shared_leave(sbi, credits, 0, NULL, 0, false, 0);
+		vsmfs_shared_leave(sbi, credits, frees, NULL, 0, NULL, 0, false, 0);
 		return -EAGAIN;
 	}
+	u->maxfree = frees;
 	vsmfs_trans_setup(t, sbi, false);
 	t->t_log = u;
 	t->t_shared = true;
@@ -588,19 +612,23 @@ int vsmfs_trans_begin_shared(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u
  * @t: the handle
  * @changed: it changed something
  *
- * Its credits left go back, and if it changed anything or added a block
- * it is one of the running transaction's handles (which commits the
- * blocks it added, changed or not).
+ * Its credits left go back, the runs it frees join the running
+ * transaction, and if it changed anything or added a block it is one of
+ * the running transaction's handles (which commits the blocks it added,
+ * changed or not).
  */
 void vsmfs_trans_end_shared(struct vsmfs_trans *t, bool changed)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_undo_log *u = t->t_log;
 
 	vsmfs_stat_inc(sbi, trans_shared_meta);
-	vsmfs_spare_log_put(sbi, t->t_log);
 	t->t_log = NULL;
 	memalloc_nofs_restore(t->t_nofs);
-	vsmfs_shared_leave(sbi, t->t_credits, 0, NULL, 0, changed || t->t_added, t->t_locked);
+	/* Migration is disabled: the log goes back to this CPU's pool after. */
+	vsmfs_shared_leave(sbi, t->t_credits, u->maxfree, NULL, 0, u->free, u->nfree,
+			   changed || t->t_added, t->t_locked);
+	vsmfs_spare_log_put(sbi, u);
 	migrate_enable();
 }
 
@@ -609,8 +637,9 @@ void vsmfs_trans_end_shared(struct vsmfs_trans *t, bool changed)
  * @t: the handle
  *
  * The parts it saved go back, newest first (no other handle changed them
- * meanwhile), and its i-number's bit is cleared alone. The blocks it added
- * stay in the running transaction, as they were.
+ * meanwhile), its i-number's bit is cleared alone, and the runs it would
+ * have freed stay its file's. The blocks it added stay in the running
+ * transaction, as they were.
  */
 void vsmfs_trans_abort_shared(struct vsmfs_trans *t)
 {
@@ -629,6 +658,7 @@ void vsmfs_trans_abort_shared(struct vsmfs_trans *t)
 		memcpy(r->mb->m_data + r->off, u->bytes + r->at / 8, r->len);
 	}
 	u->used = 0;
+	u->nfree = 0;
 	if (t->t_ino) {
 		/* Atomic: other shared handles set bits of the word. */
 		clear_bit(t->t_ino % (VSMFS_BLOCK_SIZE * BITS_PER_BYTE),
@@ -754,7 +784,7 @@ void vsmfs_whandle_end(struct vsmfs_whandle *h)
 	vsmfs_stat_inc(sbi, trans_shared_handles);
 	if (h->h_t0)
 		vsmfs_stat_add(sbi, trans_shared_hold_ns, vsmfs_hold_ns(h->h_t0));
-	vsmfs_shared_leave(sbi, h->h_credits, h->h_frees, h->h_resv, h->h_nresv, true, 0);
+	vsmfs_shared_leave(sbi, h->h_credits, h->h_frees, h->h_resv, h->h_nresv, NULL, 0, true, 0);
 }
 
 /**

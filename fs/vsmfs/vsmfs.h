@@ -268,11 +268,15 @@ struct vsmfs_undo_rec {
 #define VSMFS_UNDO_RECS		32	/* records of one handle */
 #define VSMFS_UNDO_BYTES	2048	/* old bytes they save */
 #define VSMFS_SHADOW_POOL	8	/* whole-block undo copies kept for reuse */
+#define VSMFS_SHARED_FREES	2	/* runs a shared metadata handle may free */
 
 /*
  * struct vsmfs_undo_log - what the running handle saved to undo its
  * changes of parts of blocks, in the order it saved them; and undo copies
- * of whole blocks that ended handles gave back (@pool, @npool)
+ * of whole blocks that ended handles gave back (@pool, @npool). A shared
+ * metadata handle's log also holds the runs it frees (@free, @nfree; at
+ * most @maxfree, the entries of s_run.frees it reserved), which join the
+ * running transaction when it ends.
  */
 struct vsmfs_undo_log {
 	unsigned int		n, used;
@@ -280,6 +284,8 @@ struct vsmfs_undo_log {
 	u64			bytes[VSMFS_UNDO_BYTES / 8];
 	u8			*pool[VSMFS_SHADOW_POOL];
 	unsigned int		npool;
+	unsigned int		nfree, maxfree;
+	struct vsmfs_free_run	free[VSMFS_SHARED_FREES];
 };
 
 /* Why the running transaction was committed (commits_* counters). */
@@ -892,6 +898,17 @@ static inline void __pm *vsmfs_blk_ptr(struct vsmfs_sb_info *sbi, u64 blk)
 #define vsmfs_stat_add(sbi, stat, n) \
 	this_cpu_add((sbi)->s_stats->v[VSMFS_STAT_##stat], (n))
 #define vsmfs_stat_inc(sbi, stat)	vsmfs_stat_add(sbi, stat, 1)
+
+/*
+ * Take s_trans_mutex, the file-system-wide lock, counting it
+ * (journal_lock_takes): what an operation that should run beside others
+ * must not do.
+ */
+static inline void vsmfs_trans_mutex_lock(struct vsmfs_sb_info *sbi)
+{
+	mutex_lock(&sbi->s_trans_mutex);
+	vsmfs_stat_inc(sbi, journal_lock_takes);
+}
 
 /*
  * Hold times of the file-system-wide locks are sampled: of the holds of
