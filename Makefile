@@ -147,7 +147,7 @@ crash-recovery: all
 # both end with bench/report, which writes REPORT.md.
 # Set VSMFS_VM_LOCK=FILE to serialize each benchmark VM with others (flock).
 BENCH_HELPERS := build/bench/append30 build/bench/mix build/bench/invlpg-time build/bench/markops \
-	build/bench/createlat
+	build/bench/createlat build/bench/fxmark
 
 build/bench/%: bench/helpers/%.c
 	@mkdir -p build/bench
@@ -182,6 +182,11 @@ bench-quick: all bench-helpers
 	bench/job-scaling --quick --out $(BENCH_OUT)
 	bench/create-latency --quick --out $(BENCH_OUT)
 	bench/report $(BENCH_OUT)
+
+# FxMark-style private-object loops by 1 and 2 processes (bench/fxmark;
+# about 15 minutes here).
+bench-fxmark: all bench-helpers
+	bench/fxmark --out $(BENCH_OUT)-fxmark
 
 # File creation by 1-8 threads on an 8-vCPU VM, alone (a few minutes).
 bench-create: all
@@ -275,4 +280,4 @@ clean:
 
 .PHONY: all module pmlog release ordering-test crash-long crash-recovery fsx-test tools test unit demo check fuzz crash-test crash-parallel crash-atomic clean install uninstall \
 	install-tools uninstall-tools install-module uninstall-module dkms-install dkms-uninstall \
-	intree-check intree-kernel blkid-patch-test dkms-test bench bench-quick bench-create bench-helpers bench-tlbcost
+	intree-check intree-kernel blkid-patch-test dkms-test bench bench-quick bench-create bench-fxmark bench-helpers bench-tlbcost
