@@ -36,9 +36,9 @@ the reservation still made (kept on PM, given back later).
 Concurrent workloads (CONCURRENT). Two tasks (processes), each pinned to a
 CPU of its own, run their operations at the same time, each started
 together: in directories of their own, in one directory, on one file.
-In conc-attrs@group (commit=300) each links, renames and changes the
-attributes of its files in shared handles, each operation made durable
-by an fsync. In conc-migrate four tasks write large files and the parent moves them
+In conc-attrs@group (commit=300) each links, renames, truncates and
+changes the attributes of its files and unlinks one with data, in shared
+handles, each operation made durable by an fsync. In conc-migrate four tasks write large files and the parent moves them
 between the CPUs every millisecond; the summary line counts the lines
 that only the rule "a fence by the same task" made durable (a task that
 moved between its flush and its fence). A move inside a commit needs the
@@ -330,8 +330,9 @@ SHORT_GROUP = ["creat", "rename-replace", "overwrite-4k", "truncate-shrink"]
 SHORT_SKIP = {"unlink-linked", "zero-range", "replacexattr", "remount-ro", "truncate-grow"}
 # Option sets of the concurrent workloads in the long run.
 CONC_OPTION_SETS = {"": "", "ckpt": "checkpoint_threshold=1", "group": "commit=300"}
-# The concurrent workloads of the short run that also run with group commit.
-SHORT_CONC_GROUP = ["conc-attrs"]
+# The concurrent workloads that make each operation durable themselves
+# (fsync), and so also run with group commit ("group"), in both runs.
+CONC_GROUP = ["conc-attrs"]
 
 # Crash images per point (vsmfs-pmreplay: single lines of each kind,
 # random images of each kind, values between per line; then at most so
@@ -508,9 +509,10 @@ def synced(fn, what):
 
 
 def attr_ops(d):
-    """Links, renames of files and attribute changes of a task in directory
-    @d, each made durable by an fsync: with group commit, each in a shared
-    handle beside the other task's. (Not a write through a mapping: the
+    """Links, renames of files, attribute changes, a truncation and the
+    unlink of a file with data of a task in directory @d, each made durable
+    by an fsync: with group commit, each in a shared handle beside the
+    other task's. (Not a write through a mapping: the
     log holds the module's stores to PM, not the task's.)"""
     return [
         ("creat", synced(lambda m: creat(f"{m}/{d}a"), f"{d}a")),
@@ -522,6 +524,9 @@ def attr_ops(d):
         ("rename", synced(lambda m: os.rename(f"{m}/{d}b", f"{m}/{d}c"), f"{d}c")),
         ("creat", synced(lambda m: creat(f"{m}/{d}e"), f"{d}e")),
         ("rename over", synced(lambda m: os.rename(f"{m}/{d}c", f"{m}/{d}e"), f"{d}e")),
+        ("truncate", synced(lambda m: os.truncate(f"{m}/{d}a", 4096), f"{d}a")),
+        ("creat", synced(lambda m: put(f"{m}/{d}f", 9000, 5), f"{d}f")),
+        ("unlink last", synced(lambda m: os.unlink(f"{m}/{d}f"), d or ".")),
     ]
 
 
@@ -1035,12 +1040,11 @@ def main():
             ap.error(f"unknown option sets: {','.join(bad)}")
         names = [f"{n}@{o}" if o else n for o in take for n in WORKLOADS]
         names += [f"{n}@{o}" if o else n for o in CONC_OPTION_SETS if o in take
-                  for n in CONCURRENT]
+                  for n in CONCURRENT if o != "group" or n in CONC_GROUP]
     else:
         names = [n for n in WORKLOADS if n not in KNOWN | SHORT_SKIP] + \
             [f"{n}@ckpt" for n in SHORT_CKPT] + [f"{n}@group" for n in SHORT_GROUP] + \
-            [n for n in CONCURRENT if n not in SHORT_CONC_GROUP] + \
-            [f"{n}@group" for n in SHORT_CONC_GROUP]
+            [n for n in CONCURRENT if n not in CONC_GROUP] + [f"{n}@group" for n in CONC_GROUP]
     names += list(EXPECT_FAIL)
     if args.workloads != "all":
         names = [n for n in names

@@ -1,13 +1,14 @@
-# Links, renames of files and attribute changes beside each other: on
-# eight vCPUs, eight processes, each in a directory of its own over files
-# laid out before, chmod, chown, utimes, link, rename (to a new name or
-# over another file's name) and unlink names, and write through
-# shared mappings (the modification time set by the fault), while
-# a ninth renames files between two shared directories. Each keeps a model of
-# its names, modes, owners and times. These operations run in shared
-# handles beside each other (trans_shared_meta counts at least half of
-# them), and nothing of them is lost: every name, link count, mode,
-# owner, time set by utimes, and byte written holds what the model says,
+# Links, renames of files, attribute changes and truncations beside each
+# other: on eight vCPUs, eight processes, each in a directory of its own
+# over files laid out before, chmod, chown, utimes, link, rename (to a new
+# name or over another file's name, freeing that file and its pages) and
+# unlink names, shrink files by a page and grow them again, and write
+# through shared mappings (the modification time set by the fault), while
+# a ninth renames files between two shared directories. Each keeps a model
+# of its names, modes, owners, sizes and times. These operations run in
+# shared handles beside each other (trans_shared_meta counts at least half
+# of them), and nothing of them is lost: every name, link count, mode,
+# owner, size, time set by utimes, and byte written holds what the model says,
 # before and after a remount (noatime: the checks read the files); fsck
 # finds nothing.
 . tests/lib/common.sh
@@ -27,10 +28,10 @@ def worker(i):
     # name -> file number; per file: mode, uid, gid, utimes (or None once
     # a write fault changed the times), the byte written at each page.
     names = {f"f{k}": k for k in range(FILES)}
-    attrs = {k: {"mode": 0o644, "uid": 0, "gid": 0, "times": None, "pages": {}}
-             for k in range(FILES)}
+    attrs = {k: {"mode": 0o644, "uid": 0, "gid": 0, "times": None, "pages": {},
+                 "size": 4 * 4096} for k in range(FILES)}
     ops = {"chmod": 0, "chown": 0, "utime": 0, "link": 0, "rename": 0,
-           "unlink": 0, "mmap": 0}
+           "unlink": 0, "shrink": 0, "grow": 0, "mmap": 0}
     end = time.monotonic() + secs
     while time.monotonic() < end:
         name = rnd.choice(sorted(names))
@@ -64,11 +65,28 @@ def worker(i):
                 continue
             os.unlink(path)
             del names[name]
+        elif op == "shrink":
+            if a["size"] <= 4096:
+                continue
+            a["size"] -= 4096
+            os.truncate(path, a["size"])
+            a["pages"].pop(str(a["size"] // 4096), None)
+            a["times"] = None
+        elif op == "grow":
+            if a["size"] >= 4 * 4096:
+                continue
+            val = rnd.randrange(1, 256)
+            fd = os.open(path, os.O_WRONLY)
+            os.pwrite(fd, bytes([val]) * 4096, a["size"])
+            os.close(fd)
+            a["pages"][str(a["size"] // 4096)] = val
+            a["size"] += 4096
+            a["times"] = None
         else:
-            pg = rnd.randrange(4)
+            pg = rnd.randrange(a["size"] // 4096)
             val = rnd.randrange(1, 256)
             fd = os.open(path, os.O_RDWR)
-            with mmap.mmap(fd, 4 * 4096) as mm:
+            with mmap.mmap(fd, a["size"]) as mm:
                 mm[pg * 4096] = val
             os.close(fd)
             a["pages"][str(pg)] = val
@@ -108,7 +126,7 @@ if any(p.exitcode for p in procs):
 total = 0
 for i in range(9):
     ops = json.load(open(f"{out}.{i}"))["ops"]
-    total += sum(v for k, v in ops.items() if k != "mmap")
+    total += sum(v for k, v in ops.items() if k not in ("mmap", "grow"))
     print(f"process {i}:", " ".join(f"{k} {v}" for k, v in ops.items()))
     if not sum(ops.values()):
         sys.exit(f"process {i} made no progress")
@@ -129,10 +147,10 @@ for i in range(8):
         a = res["attrs"][str(k)]
         st = os.lstat(f"{d}/{name}")
         want_nlink = sum(1 for v in res["names"].values() if v == k)
-        have = (st.st_mode & 0o7777, st.st_uid, st.st_gid, st.st_nlink)
-        want = (a["mode"], a["uid"], a["gid"], want_nlink)
+        have = (st.st_mode & 0o7777, st.st_uid, st.st_gid, st.st_nlink, st.st_size)
+        want = (a["mode"], a["uid"], a["gid"], want_nlink, a["size"])
         if have != want:
-            sys.exit(f"p{i}/{name}: mode, uid, gid, nlink {have}, expected {want}")
+            sys.exit(f"p{i}/{name}: mode, uid, gid, nlink, size {have}, expected {want}")
         if a["times"] and (st.st_atime_ns, st.st_mtime_ns) != tuple(a["times"]):
             sys.exit(f"p{i}/{name}: times {(st.st_atime_ns, st.st_mtime_ns)}, "
                      f"expected {tuple(a['times'])}")
@@ -171,7 +189,7 @@ meta0=$(counter trans_shared_meta)
 python3 /tmp/lra.py "$MNT" 12 /tmp/lra.out
 ops=$(cat /tmp/lra.out.total)
 meta=$(($(counter trans_shared_meta) - meta0))
-echo "$ops links, renames, unlinks and attribute changes; $meta in shared handles;" \
+echo "$ops links, renames, unlinks, truncations and attribute changes; $meta in shared handles;" \
 	"$(counter trans_commits) commits"
 [ "$meta" -ge $((ops / 2)) ] || die "only $meta of $ops operations ran in shared handles"
 python3 /tmp/lra-check.py "$MNT" /tmp/lra.out
