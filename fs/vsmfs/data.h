@@ -179,7 +179,7 @@ ssize_t vsmfs_write_part(struct inode *inode, loff_t pos, size_t len, struct iov
 
 /* stage.c */
 ssize_t vsmfs_staged_end(struct vsmfs_wmap *m, int ret);
-ssize_t vsmfs_append_end(struct vsmfs_wmap *m, int ret);
+int vsmfs_append_grow(const struct vsmfs_wmap *m, bool *owned);
 
 /*
  * Merge @len bytes of an old page at @src into the fresh page at @dst:

@@ -4,8 +4,9 @@
  * file's what the begin and copy steps (write.c) copied, holding only the
  * inode's locks, into reserved pages or past the end, for two kinds of
  * write: an overwrite inside a file's runs and size (VSMFS_WK_STAGED,
- * vsmfs_staged_end()) and an append past its end (VSMFS_WK_APPEND,
- * vsmfs_append_end()). The handle is a shared one beside other writers
+ * vsmfs_staged_end()) and an append past its end (VSMFS_WK_APPEND, the
+ * handle of vsmfs_append_grow(); write.c's end step calls it, or sets
+ * the size alone). The handle is a shared one beside other writers
  * when it only swaps pages or sets the size and the times, else one under
  * s_trans_mutex.
  *
@@ -347,18 +348,22 @@ out:
 	return ret;
 }
 
-/*
- * The handle of a staged append @m that gives its piece (index entry
- * @m->ap.e) the new pages [have, need) that @m->ap holds, and the file
- * the size at the end of @m. Ordering as vsmfs_stage_switch(): the data was fenced before the
- * handle began, nothing here is stored to PM, and a moved run's stale
- * translations are shot down before its old pages can be taken again.
- * @owned: set if the transaction took @a's reservation (committed, even
- *	if the commit failed); else the handle was aborted and it is the
- *	caller's again.
+/**
+ * vsmfs_append_grow() - (c) of a staged append that adds pages: its handle
+ * @m: a staged append (VSMFS_WK_APPEND), copied, with new pages in @m->ap
+ * @owned: set if the transaction took @m->ap's reservation (committed,
+ *	even if the commit failed); else the handle was aborted and the
+ *	reservation is the caller's again
+ *
+ * Gives the piece (index entry @m->ap.e) the new pages [have, need) and
+ * the file the size at the end of @m. Ordering as vsmfs_stage_switch():
+ * the data was fenced before the handle began, nothing here is stored to
+ * PM, and a moved run's stale translations are shot down before its old
+ * pages can be taken again.
+ *
  * Return: 0 or a negative errno.
  */
-static noinline int vsmfs_append_grow(const struct vsmfs_wmap *m, bool *owned)
+noinline int vsmfs_append_grow(const struct vsmfs_wmap *m, bool *owned)
 {
 	struct inode *inode = m->inode;
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
@@ -403,51 +408,4 @@ static noinline int vsmfs_append_grow(const struct vsmfs_wmap *m, bool *owned)
 		ret = vsmfs_mark_inode_dirty(&t, inode);
 	}
 	return vsmfs_stage_commit(&t, ret, owned);
-}
-
-/**
- * vsmfs_append_end() - (c) of a staged append: the size, and the new pages
- * @m: the part, copied by vsmfs_append_copy()
- * @ret: what the copy returned
- *
- * See vsmfs_append_begin(). A part undone gives back its pages and the
- * bytes it took from the source.
- *
- * Return: the bytes written, -EAGAIN if the append found no room for its
- * reserved pages beside the run's (a handle that needs the run's alone
- * can make it), -EFAULT if the copy stopped at a fault (nothing done that
- * the file shows), or another negative errno (the same).
- */
-ssize_t vsmfs_append_end(struct vsmfs_wmap *m, int ret)
-{
-	struct inode *inode = m->inode;
-	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
-	const struct vsmfs_append *a = &m->ap;
-	bool owned = false;
-
-	if (ret)
-		goto undo;
-	/* (b) durable before (c) begins. */
-	vsmfs_fence_pending();
-	if (a->need > a->have)
-		ret = vsmfs_append_grow(m, &owned);
-	else
-		ret = vsmfs_set_size_times(inode, m->pos + m->len, current_time(inode));
-	if (ret && !owned)
-		goto undo;
-	vsmfs_stat_inc(sbi, write_staged_appends);
-	trace_vsmfs_mcow_write(inode, m->pos, m->len, 0, 0, 0, 0, ret ?: m->len);
-	return ret ?: m->len;
-
-undo:
-	/* Nothing is written that the file shows: the source as it came. */
-	vsmfs_wmap_revert(m);
-	if (a->r.count)
-		vsmfs_resv_release(sbi, &m->ap.r);
-	/*
-	 * Out of space with the reserved pages taken besides the run's own
-	 * (vsmfs_append_grow() swapping them in): the write is made in one
-	 * handle, which needs the run's alone.
-	 */
-	return ret == -ENOSPC ? -EAGAIN : ret;
 }

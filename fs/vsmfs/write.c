@@ -23,7 +23,7 @@
  * VSMFS_WK_NEW) makes it durable with the fence that ends it, not
  * atomically (data=inplace promises no atomicity); a staged kind fences
  * its copies before the short handle of its end step makes them
- * reachable (vsmfs_staged_end(), vsmfs_append_end() in stage.c); a
+ * reachable (vsmfs_staged_end() in stage.c, vsmfs_append_end()); a
  * handle fences its copies in its commit, before the metadata that makes
  * them reachable (vsmfs_cow_write() in cow.c, and the atomic write's
  * steps (1) to (6) given at vsmfs_write_part()).
@@ -40,6 +40,7 @@
 #include "inode.h"
 #include "pmem.h"
 #include "fault.h"
+#include "trace.h"
 #include "data.h"
 
 /*
@@ -683,6 +684,53 @@ static int vsmfs_append_copy(struct vsmfs_wmap *m, struct iov_iter *from)
 	}
 	vsmfs_stat_add(sbi, data_user_bytes, m->len);
 	return 0;
+}
+
+/*
+ * vsmfs_append_end() - (c) of a staged append: the size, and the new pages
+ * @m: the part, copied by vsmfs_append_copy()
+ * @ret: what the copy returned
+ *
+ * See vsmfs_append_begin(). A part undone gives back its pages and the
+ * bytes it took from the source.
+ *
+ * Return: the bytes written, -EAGAIN if the append found no room for its
+ * reserved pages beside the run's (a handle that needs the run's alone
+ * can make it), -EFAULT if the copy stopped at a fault (nothing done that
+ * the file shows), or another negative errno (the same).
+ */
+static __always_inline ssize_t vsmfs_append_end(struct vsmfs_wmap *m, int ret)
+{
+	struct inode *inode = m->inode;
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	const struct vsmfs_append *a = &m->ap;
+	bool owned = false;
+
+	if (ret)
+		goto undo;
+	/* (b) durable before (c) begins. */
+	vsmfs_fence_pending();
+	if (a->need > a->have)
+		ret = vsmfs_append_grow(m, &owned);
+	else
+		ret = vsmfs_set_size_times(inode, m->pos + m->len, current_time(inode));
+	if (ret && !owned)
+		goto undo;
+	vsmfs_stat_inc(sbi, write_staged_appends);
+	trace_vsmfs_mcow_write(inode, m->pos, m->len, 0, 0, 0, 0, ret ?: m->len);
+	return ret ?: m->len;
+
+undo:
+	/* Nothing is written that the file shows: the source as it came. */
+	vsmfs_wmap_revert(m);
+	if (a->r.count)
+		vsmfs_resv_release(sbi, &m->ap.r);
+	/*
+	 * Out of space with the reserved pages taken besides the run's own
+	 * (vsmfs_append_grow() swapping them in): the write is made in one
+	 * handle, which needs the run's alone.
+	 */
+	return ret == -ENOSPC ? -EAGAIN : ret;
 }
 
 /* vsmfs_wmap_begin(), inlined into vsmfs_write_part(). */
