@@ -18,7 +18,8 @@
  *         again, uncounted, once empty)
  *   DWSL  overwrite the first 4 KiB of a private file, then fsync it
  *   MWCL  create an empty file in a private directory
- *   MWCM  create an empty file in one directory all share
+ *   MWCM  create an empty file in one directory all share (a process
+ *         that finds no free inode for either stops)
  *   MWUL  unlink a 4 KiB file of a private directory (FX_FILES of them,
  *         5000 by default, made first; a process that runs out stops)
  *   MWRL  rename a file of a private directory, to and fro
@@ -187,6 +188,9 @@ static int step(int i, struct priv *p)
 		else
 			snprintf(name, sizeof(name), "%s/shared/p%d-%ld", dir, i, p->next++);
 		fd = open(name, O_CREAT | O_EXCL | O_WRONLY, 0644);
+		/* Out of inodes: this process is done. */
+		if (fd < 0 && errno == ENOSPC)
+			return 1;
 		if (fd < 0)
 			fail("create", name);
 		close(fd);
