@@ -59,11 +59,14 @@ has vsmfs-mcow.bt '^@writes: 51$' '^pieces: coarse 1, fine 50, fine share 98 per
 	'^@swapped_pages:' '^@tlb_flushes_lazy: [1-9]'
 rm "$MNT/big"
 
-# A small journal and many metadata changes: wear-aware allocation swaps
-# blocks. The per-second lines come and go; the totals stay.
+# A small journal and many metadata changes, committed: wear-aware
+# allocation swaps blocks. Creates, utimes and unlinks run beside each
+# other and join one running transaction until it fills or is synced, so
+# the syncs make the commits. The per-second lines come and go; the
+# totals stay.
 umount "$MNT"
 mkfs_vsmfs -f -J 256K "$DEV"
 mount_vsmfs
-run vsmfs-wear.bt "cd $MNT && for i in \$(seq 300); do touch w\$i; done; rm -f w*"
+run vsmfs-wear.bt "cd $MNT && for i in \$(seq 300); do touch w\$i; done; sync; rm -f w*; sync"
 has vsmfs-wear.bt '^@total_swaps: [1-9]' '^@taken_writes:' '^@passed_over_writes:'
 umount "$MNT"
