@@ -348,73 +348,42 @@ static bool vsmfs_owns_past_end(struct inode *inode)
 }
 
 /*
- * Blocks a change of attributes alone dirties in a shared metadata
- * handle: the inode table block of the inode.
+ * Blocks a change of attributes dirties in a shared metadata handle: the
+ * inode table block, and with a truncation the page bitmap's of each run
+ * it frees.
  */
-#define VSMFS_SETATTR_CREDITS	1
+#define VSMFS_SETATTR_CREDITS	(1 + VSMFS_SHARED_FREES)
 
 /*
- * Change the mode, the owners or the times of @inode, not its size nor
- * its ACL, in a shared metadata handle (vsmfs_trans_begin_shared())
- * beside other operations: the inode's slot is all it changes, and the
- * VFS's lock on the inode keeps the slot to this task. Return: 0 or a
- * negative errno, -EAGAIN (nothing changed) if it must be done in a
- * handle under s_trans_mutex.
+ * Change what @iattr asks of @inode but an ACL in a shared metadata
+ * handle (vsmfs_trans_begin_shared()) beside other operations: the mode,
+ * the owners, the times, and with @trunc a shrinking truncation of a
+ * regular file to a whole number of pages that frees a part of one run in
+ * a piece the slot indexes (and its VSP's tail). The inode's slot and the
+ * runs' bitmap blocks are what it changes; the VFS's lock on the inode
+ * (and for a truncation i_idx_sem) keeps the slot to this task, and freed
+ * pages are freed when the running transaction commits
+ * (vsmfs_free_data_pages()). For a truncation the caller holds what
+ * vsmfs_do_setattr() takes; a size that ends inside a page needs its
+ * bytes past the end zeroed once the size is durable, which this handle
+ * cannot wait for: not here. Return: 0 or a negative errno, -EAGAIN
+ * (nothing changed) if it must be done in a handle under s_trans_mutex.
  */
 static int vsmfs_setattr_shared(struct user_namespace *mnt_userns, struct inode *inode,
-				struct iattr *iattr)
+				struct iattr *iattr, bool trunc, bool resize)
 {
 	struct vsmfs_trans t;
-	int ret;
+	int ret = 0;
 
-	if (vsmfs_trans_begin_shared(VSMFS_SB(inode->i_sb), &t, VSMFS_SETATTR_CREDITS, 0))
+	if (trunc && ((iattr->ia_size & (VSMFS_BLOCK_SIZE - 1)) || iattr->ia_size > inode->i_size ||
+		      !vsmfs_one_direct_run(inode, (u64)iattr->ia_size >> VSMFS_BLOCK_SHIFT)))
+		return -EAGAIN;
+	if (vsmfs_trans_begin_shared(VSMFS_SB(inode->i_sb), &t, VSMFS_SETATTR_CREDITS,
+				     trunc ? VSMFS_SHARED_FREES : 0))
 		return -EAGAIN;
 	vsmfs_trans_track(&t, inode, false);
-	setattr_copy(mnt_userns, inode, iattr);
-	ret = vsmfs_mark_inode_dirty(&t, inode);
-	if (ret) {
-		/* The in-core inode goes back to what its slot holds. */
-		vsmfs_trans_abort(&t);
-		return ret;
-	}
-	return vsmfs_trans_commit(&t);
-}
-
-/*
- * Blocks a shrinking truncation dirties in a shared metadata handle: the
- * inode table block, and the page bitmap's of each run it frees.
- */
-#define VSMFS_TRUNC_SHARED_CREDITS	(1 + VSMFS_SHARED_FREES)
-
-/*
- * Shrink regular file @inode to @iattr->ia_size, a whole number of pages,
- * and change what else @iattr asks but an ACL, in a shared metadata
- * handle beside other operations, when what it frees is a part of one run
- * in a piece the slot indexes (and its VSP's tail): the inode's slot and
- * the runs' bitmap blocks are what it changes, the VFS's lock on the inode
- * and i_idx_sem keep the slot to this task, and the pages are freed when
- * the running transaction commits (vsmfs_free_data_pages()). As in
- * vsmfs_do_setattr(), the caller holds invalidate_lock and i_idx_sem for
- * writing, user mappings past the new end are gone, and with a size that
- * ends inside a page the bytes past it must be zeroed once the size is
- * durable, which this handle cannot wait for: not here. Return: 0 or a
- * negative errno, -EAGAIN (nothing changed) if it must be done in a
- * handle under s_trans_mutex.
- */
-static int vsmfs_truncate_shared(struct user_namespace *mnt_userns, struct inode *inode,
-				 struct iattr *iattr, bool resize)
-{
-	u64 keep = (u64)iattr->ia_size >> VSMFS_BLOCK_SHIFT;
-	struct vsmfs_trans t;
-	int ret;
-
-	if ((iattr->ia_size & (VSMFS_BLOCK_SIZE - 1)) || iattr->ia_size > inode->i_size ||
-	    !vsmfs_one_direct_run(inode, keep) ||
-	    vsmfs_trans_begin_shared(VSMFS_SB(inode->i_sb), &t, VSMFS_TRUNC_SHARED_CREDITS,
-				     VSMFS_SHARED_FREES))
-		return -EAGAIN;
-	vsmfs_trans_track(&t, inode, false);
-	ret = vsmfs_truncate(&t, inode, iattr->ia_size, NULL);
+	if (trunc)
+		ret = vsmfs_truncate(&t, inode, iattr->ia_size, NULL);
 	if (!ret) {
 		if (resize) {
 			inode->i_mtime = current_time(inode);
@@ -468,11 +437,6 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 				return ret;
 		}
 	}
-	if (!trunc && !acl) {
-		ret = vsmfs_setattr_shared(mnt_userns, inode, iattr);
-		if (ret != -EAGAIN)
-			return ret;
-	}
 	if (trunc) {
 		/*
 		 * No fault maps a page while the size changes, no pinned
@@ -487,7 +451,7 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 			truncate_pagecache(inode, iattr->ia_size);
 		down_write(&VSMFS_I(inode)->i_idx_sem);
 	}
-	ret = trunc && !acl ? vsmfs_truncate_shared(mnt_userns, inode, iattr, resize) : -EAGAIN;
+	ret = acl ? -EAGAIN : vsmfs_setattr_shared(mnt_userns, inode, iattr, trunc, resize);
 	if (ret == -EAGAIN) {
 		vsmfs_trans_begin(VSMFS_SB(inode->i_sb), &t);
 		vsmfs_trans_track(&t, inode, false);
