@@ -207,7 +207,8 @@ void vsmfs_wait_freed(struct vsmfs_sb_info *sbi)
 	if (likely(!atomic_read_acquire(&sbi->s_freeing)))
 		return;
 	vsmfs_stat_inc(sbi, alloc_free_waits);
-	wait_var_event(&sbi->s_freeing, !atomic_read_acquire(&sbi->s_freeing));
+	if (!vsmfs_spin_until(!atomic_read_acquire(&sbi->s_freeing), VSMFS_COMMIT_SPIN_NS))
+		wait_var_event(&sbi->s_freeing, !atomic_read_acquire(&sbi->s_freeing));
 }
 
 /*

@@ -378,6 +378,8 @@ static void vsmfs_jtx_finish(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 	if (cur != tx || j->committing) {
 		spin_unlock(&j->tx_lock);
 		vsmfs_stat_inc(j->sbi, journal_order_waits);
+		/* The task before is committing: spin a little before sleeping. */
+		vsmfs_spin_until(completion_done(&tx->turn), VSMFS_COMMIT_SPIN_NS);
 		wait_for_completion(&tx->turn);
 		return;
 	}

@@ -226,7 +226,9 @@ static void vsmfs_trans_committed(struct vsmfs_sb_info *sbi, u64 tid)
 			break;
 		old = prev;
 	}
-	wake_up_all(&sbi->s_commit_wq);
+	/* Waiters mostly spin (vsmfs_spin_until()); the cmpxchg orders the count first. */
+	if (wq_has_sleeper(&sbi->s_commit_wq))
+		wake_up_all(&sbi->s_commit_wq);
 }
 
 /* Forget the runs the running transaction would free, and its reservations. */
@@ -245,7 +247,9 @@ static void vsmfs_trans_drop_frees(struct vsmfs_sb_info *sbi)
  */
 static void vsmfs_trans_done_unwritten(struct vsmfs_sb_info *sbi, u64 tid)
 {
-	wait_event(sbi->s_commit_wq, atomic64_read(&sbi->s_commit_tid) >= (s64)tid - 1);
+	if (!vsmfs_spin_until(atomic64_read(&sbi->s_commit_tid) >= (s64)tid - 1,
+			      VSMFS_COMMIT_SPIN_NS))
+		wait_event(sbi->s_commit_wq, atomic64_read(&sbi->s_commit_tid) >= (s64)tid - 1);
 	vsmfs_trans_committed(sbi, tid);
 }
 
@@ -390,7 +394,10 @@ int vsmfs_trans_commit_tid(struct vsmfs_sb_info *sbi, u64 tid, unsigned int caus
 	/* Nothing of it is left running: committed, or being committed. */
 	wait = min(tid, sbi->s_run.tid - 1);
 	vsmfs_trans_park(&t);
-	wait_event(sbi->s_commit_wq, atomic64_read(&sbi->s_commit_tid) >= (s64)wait);
+	/* A commit in flight ends soon: spin a little before sleeping. */
+	if (!vsmfs_spin_until(atomic64_read(&sbi->s_commit_tid) >= (s64)wait,
+			      VSMFS_COMMIT_SPIN_NS))
+		wait_event(sbi->s_commit_wq, atomic64_read(&sbi->s_commit_tid) >= (s64)wait);
 done:
 	/* Finished is not durable: a transaction dropped unwritten is lost. */
 	return vsmfs_trans_tid_lost(sbi, tid) ? -EROFS : 0;

@@ -43,6 +43,7 @@
 #include <linux/completion.h>
 #include <linux/workqueue.h>
 #include <linux/percpu_counter.h>
+#include <linux/sched/clock.h>
 #include "vsmfs_format.h"
 #include "verify.h"
 #include "stats.h"
@@ -50,6 +51,31 @@
 #include "jcore.h"
 
 #define EFSCORRUPTED	EUCLEAN		/* file system is corrupted */
+
+/*
+ * How long a task spins for work another CPU is finishing before it sleeps:
+ * a commit in flight that an fsync needs, the commit of the ticket before
+ * its own, the commits whose freed pages an allocation waits for. Each takes
+ * a few microseconds on PM; a sleep and a wake-up cost both CPUs more than
+ * that, and with several tasks each fsync'ing, most fsyncs wait for one.
+ */
+#define VSMFS_COMMIT_SPIN_NS	(50 * NSEC_PER_USEC)
+
+/*
+ * vsmfs_spin_until() - spin until @cond holds, for at most @ns nanoseconds,
+ * and only while the task need not give up its CPU. Return: whether @cond
+ * held; the caller then sleeps on it if it did not. @cond is read with the
+ * ordering its own accessors give.
+ */
+#define vsmfs_spin_until(cond, ns)						\
+({										\
+	u64 __until = local_clock() + (ns);					\
+	bool __ok;								\
+										\
+	while (!(__ok = (cond)) && !need_resched() && local_clock() < __until)	\
+		cpu_relax();							\
+	__ok;									\
+})
 
 struct vsmfs_journal;
 
