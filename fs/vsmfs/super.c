@@ -127,16 +127,32 @@ static int vsmfs_statfs(struct dentry *dentry, struct kstatfs *buf)
 	struct super_block *sb = dentry->d_sb;
 	struct vsmfs_sb_info *sbi = VSMFS_SB(sb);
 	struct vsmfs_layout *l = &sbi->s_layout;
-	u64 id = huge_encode_dev(sb->s_bdev->bd_dev);
+	u64 id = huge_encode_dev(sb->s_bdev->bd_dev), free;
+	unsigned int tries;
 
 	buf->f_type = VSMFS_MAGIC;
 	buf->f_bsize = VSMFS_BLOCK_SIZE;
 	buf->f_frsize = VSMFS_BLOCK_SIZE;
 	buf->f_blocks = l->data_pages - 1;
-	vsmfs_trans_mutex_lock(sbi);
-	/* Pages waiting for the commit of the running transaction are free. */
-	buf->f_bfree = sbi->s_free_pages + vsmfs_trans_waiting_pages(sbi) + vsmfs_pool_count(sbi);
-	mutex_unlock(&sbi->s_trans_mutex);
+	/*
+	 * Pages waiting for the commit of the running transaction, and those
+	 * the CPUs' pools keep, are free. Read without s_trans_mutex, so
+	 * that df neither waits for a commit nor holds off handles. Pages
+	 * move between the free count and the other two in steps that change
+	 * the free count (a commit's frees, a pool's refill): the sum is read
+	 * again while that count changed under it (a few times at most). It
+	 * is exact when nothing runs, and otherwise off by what moves while
+	 * it is read (a CPU's share handing its runs to the running
+	 * transaction, say), as any count of a busy file system is.
+	 */
+	for (tries = 0; tries < 4; tries++) {
+		free = READ_ONCE(sbi->s_free_pages);
+		buf->f_bfree = free + vsmfs_trans_waiting_pages(sbi) + vsmfs_pool_count(sbi);
+		/* The counts above before the free count again. */
+		smp_rmb();
+		if (READ_ONCE(sbi->s_free_pages) == free)
+			break;
+	}
 	buf->f_ffree = percpu_counter_sum_positive(&sbi->s_free_inodes);
 	buf->f_bavail = buf->f_bfree;
 	buf->f_files = l->inodes - 1;
