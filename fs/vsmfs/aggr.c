@@ -224,8 +224,8 @@ static int vsmfs_aggr_exchange(struct vsmfs_sb_info *sbi, struct inode *hot, u64
 	*b = tmp;
 	*ea = cpu_to_le32(to);
 	*eb = cpu_to_le32(from);
-	set_bit(from % VSMFS_INODES_PER_BLOCK, &ma->m_dirty_slots);
-	set_bit(to % VSMFS_INODES_PER_BLOCK, &mb->m_dirty_slots);
+	vsmfs_slot_dirty(ma, from % VSMFS_INODES_PER_BLOCK);
+	vsmfs_slot_dirty(mb, to % VSMFS_INODES_PER_BLOCK);
 	vsmfs_trans_dirty(&t, ma);
 	vsmfs_trans_dirty(&t, mb);
 	vsmfs_trans_dirty(&t, mc);

@@ -312,7 +312,7 @@ int vsmfs_mark_inode_dirty(struct vsmfs_trans *t, struct inode *inode)
 		if (ret)
 			return ret;
 		memcpy(dst + first, src + first, (end - first) * 8);
-		set_bit(slot % VSMFS_INODES_PER_BLOCK, &mb->m_dirty_slots);
+		vsmfs_slot_dirty(mb, slot % VSMFS_INODES_PER_BLOCK);
 		vsmfs_trans_dirty(t, mb);
 	}
 	vsmfs_trans_note_inode(t, inode);
@@ -383,7 +383,7 @@ void vsmfs_whandle_times(struct inode *inode, struct vsmfs_mblk *mb, struct vsmf
 	vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_ctime));
 	vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_mtime_ns));
 	vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_ctime_ns));
-	set_bit(((u8 *)di - mb->m_data) / VSMFS_INODE_SIZE, &mb->m_dirty_slots);
+	vsmfs_slot_dirty(mb, ((u8 *)di - mb->m_data) / VSMFS_INODE_SIZE);
 }
 
 /**
@@ -403,7 +403,7 @@ void vsmfs_whandle_size(struct inode *inode, struct vsmfs_mblk *mb, struct vsmfs
 	i_size_write(inode, size);
 	di->i_size = cpu_to_le64(size);
 	vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_size));
-	set_bit(((u8 *)di - mb->m_data) / VSMFS_INODE_SIZE, &mb->m_dirty_slots);
+	vsmfs_slot_dirty(mb, ((u8 *)di - mb->m_data) / VSMFS_INODE_SIZE);
 }
 
 /**
@@ -654,7 +654,7 @@ int vsmfs_update_time(struct inode *inode, struct timespec64 *now, int flags)
 			vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_ctime_ns));
 		}
 		spin_unlock(&inode->i_lock);
-		set_bit(((u8 *)di - mb->m_data) / VSMFS_INODE_SIZE, &mb->m_dirty_slots);
+		vsmfs_slot_dirty(mb, ((u8 *)di - mb->m_data) / VSMFS_INODE_SIZE);
 		vsmfs_whandle_note_inode(&h, inode);
 	}
 	vsmfs_whandle_end(&h);

@@ -24,6 +24,9 @@
  * @frees: entries of s_run.frees reserved in s_run.shared_frees, for no
  *	handle or run yet
  * @handles: shared handles ended here, not yet counted in s_run.handles
+ * @counted_tid: a transaction this share found with handles counted in
+ *	s_run.handles: while it runs, a handle ending here need not read
+ *	s_run.handles (a line the other shares write) to know
  * @nruns: scratch runs ended here, not yet in s_run.frees, each holding
  *	one of the entries reserved
  * @pages: their frames
@@ -33,6 +36,7 @@ struct vsmfs_cpu_share {
 	unsigned int		credits;
 	unsigned int		frees;
 	unsigned int		handles;
+	u64			counted_tid;
 	unsigned int		nruns;
 	u64			pages;
 	struct vsmfs_free_run	runs[VSMFS_CPU_SHARE_RUNS];

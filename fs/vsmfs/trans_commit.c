@@ -147,6 +147,9 @@ int vsmfs_trans_defer_free(struct vsmfs_trans *t, u64 lpn, u64 count, bool scrat
 u64 vsmfs_free_run_fill(struct vsmfs_sb_info *sbi, struct vsmfs_free_run *f, u64 lpn, u64 count,
 			bool scratch, u64 resv)
 {
+	/* Runs stay within one VSP (struct vsmfs_free_run). */
+	BUILD_BUG_ON(VSMFS_VSP_PAGES > U16_MAX);
+	WARN_ON_ONCE(count > VSMFS_VSP_PAGES || resv > VSMFS_VSP_PAGES);
 	f->lpn = lpn;
 	f->count = count;
 	/* Free space counts frames: pages without one free none. */

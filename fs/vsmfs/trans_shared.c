@@ -178,7 +178,7 @@ static void vsmfs_handles_exit(struct vsmfs_sb_info *sbi)
 
 /* What a CPU's share takes from the running transaction at a time. */
 #define VSMFS_CPU_SHARE_CREDITS	24
-#define VSMFS_CPU_SHARE_FREES	8
+#define VSMFS_CPU_SHARE_FREES	16
 
 /*
  * Whether the running transaction has room for @credits more blocks and
@@ -221,7 +221,9 @@ static int vsmfs_cpu_share_refill(struct vsmfs_sb_info *sbi, struct vsmfs_cpu_sh
 	}
 	run->shared_credits += c;
 	run->shared_frees += f;
-	run->shared_used = true;
+	/* Read by every shared handle that ends: written only when it flips. */
+	if (!run->shared_used)
+		WRITE_ONCE(run->shared_used, true);
 	res->credits += c;
 	res->frees += f;
 out:
@@ -457,11 +459,13 @@ static __always_inline void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 cr
 	res->credits += credits;
 	res->frees += frees;
 	/*
-	 * A commit, which would clear s_run.handles, waits for
-	 * s_handles_sem: a count seen set stays set until the share is
-	 * folded, and the handles it holds then join it.
+	 * A commit, which would clear s_run.handles and move s_run.tid on,
+	 * waits for s_handles_sem: a count seen set, in this transaction by
+	 * this share or now, stays set until the share is folded, and the
+	 * handles it holds then join it.
 	 */
-	if (counted && READ_ONCE(run->handles)) {
+	if (counted && (res->counted_tid == run->tid || READ_ONCE(run->handles))) {
+		res->counted_tid = run->tid;
 		res->handles++;
 		counted = false;
 	}
@@ -473,8 +477,10 @@ static __always_inline void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 cr
 		     res->credits > 2 * VSMFS_CPU_SHARE_CREDITS ||
 		     res->frees > 2 * VSMFS_CPU_SHARE_FREES)) {
 		spin_lock(&run->lock);
-		if (counted)
+		if (counted) {
 			first = !run->handles++;
+			res->counted_tid = run->tid;
+		}
 		vsmfs_cpu_share_flush_locked(sbi, res);
 		if (res->credits > 2 * VSMFS_CPU_SHARE_CREDITS) {
 			run->shared_credits -= res->credits - VSMFS_CPU_SHARE_CREDITS;

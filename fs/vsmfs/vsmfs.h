@@ -131,11 +131,16 @@ struct vsmfs_aopts {
  * reserving it), free only once the running transaction commits.
  */
 struct vsmfs_free_run {
-	u64			lpn, count;
-	u64			frames;	/* of its pages, those with frames */
-	bool			scratch;
+	u64			lpn;
+	/*
+	 * Within one VSP, so 16 bits each: an entry is 16 bytes, four to a
+	 * cache line, as the CPUs' shares hand their runs to the commit.
+	 */
+	u16			count;
+	u16			frames;	/* of its pages, those with frames */
 	/* Pages of the reservation from @lpn it ends, or 0 (vsmfs_resv_end()). */
-	u32			resv;
+	u16			resv;
+	bool			scratch;
 };
 
 /*
@@ -203,10 +208,15 @@ struct vsmfs_running {
 	struct vsmfs_free_run	*frees;
 	unsigned int		nfrees, maxfrees;
 	u64			free_pages;
-	u64			tid;
 	struct list_head	dirty;
 	unsigned int		nblocks;
 	unsigned int		ndata;
+	/*
+	 * Read by every handle, written by a commit (and @shared_used by the
+	 * first share to take room after it): a line of their own, which the
+	 * shares' writes above do not take from the CPUs' caches.
+	 */
+	u64			tid ____cacheline_aligned_in_smp;
 	bool			shared_used;
 };
 
@@ -673,6 +683,19 @@ static inline void vsmfs_note_word_shared(struct vsmfs_mblk *mb, unsigned int w)
 {
 	if (!test_bit(w, (unsigned long *)mb->m_cmask))
 		set_bit(w, (unsigned long *)mb->m_cmask);
+}
+
+/*
+ * Note slot @slot of inode-table block @mb as written since the block was
+ * last written home (m_dirty_slots, a statistic of hot-inode aggregation):
+ * atomically, but only if it is not noted yet, so that the handles of
+ * several CPUs changing slots of one block (hot inodes aggregated into it)
+ * do not all write the line that holds the word.
+ */
+static inline void vsmfs_slot_dirty(struct vsmfs_mblk *mb, unsigned int slot)
+{
+	if (!test_bit(slot, &mb->m_dirty_slots))
+		set_bit(slot, &mb->m_dirty_slots);
 }
 
 /* In-core inodes an aborted transaction reloads from their slots. */
