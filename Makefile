@@ -147,9 +147,9 @@ crash-recovery: all
 # both end with bench/report, which writes REPORT.md.
 # Set VSMFS_VM_LOCK=FILE to serialize each benchmark VM with others (flock).
 BENCH_HELPERS := build/bench/append30 build/bench/mix build/bench/invlpg-time build/bench/markops \
-	build/bench/createlat build/bench/fxmark
+	build/bench/createlat build/bench/fxmark build/bench/pingpong
 
-build/bench/%: bench/helpers/%.c
+build/bench/%: bench/helpers/%.c bench/helpers/marker.h
 	@mkdir -p build/bench
 	$(CC) -O2 -Wall -Wextra -pthread -o $@ $<
 
@@ -187,6 +187,15 @@ bench-quick: all bench-helpers
 # about 15 minutes here).
 bench-fxmark: all bench-helpers
 	bench/fxmark --out $(BENCH_OUT)-fxmark
+
+# Cache lines moved between CPUs per private operation, 8 vCPUs, under the
+# coherence model (bench/coherence/README.md; about 15 minutes), and the
+# model's own test.
+bench-coherence: all bench-helpers
+	bench/coherence-fxmark --out $(BENCH_OUT)-coherence
+
+bench-coherence-test: bench-helpers
+	bench/coherence/selftest
 
 # File creation by 1-8 threads on an 8-vCPU VM, alone (a few minutes).
 bench-create: all
@@ -280,4 +289,4 @@ clean:
 
 .PHONY: all module pmlog release ordering-test crash-long crash-recovery fsx-test tools test unit demo check fuzz crash-test crash-parallel crash-atomic clean install uninstall \
 	install-tools uninstall-tools install-module uninstall-module dkms-install dkms-uninstall \
-	intree-check intree-kernel blkid-patch-test dkms-test bench bench-quick bench-create bench-fxmark bench-helpers bench-tlbcost
+	intree-check intree-kernel blkid-patch-test dkms-test bench bench-quick bench-create bench-fxmark bench-coherence bench-coherence-test bench-helpers bench-tlbcost

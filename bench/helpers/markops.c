@@ -32,34 +32,12 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "marker.h"
 
 static void fail(const char *what)
 {
 	perror(what);
 	exit(1);
-}
-
-/* Executes "nopl 0x504dTTTT(%rax); ret" from a page written at run time. */
-static void marker(unsigned int tag)
-{
-	static uint8_t *code;
-
-	if (!code) {
-		code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
-			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (code == MAP_FAILED)
-			fail("mmap");
-	}
-	code[0] = 0x0f;
-	code[1] = 0x1f;
-	code[2] = 0x80;
-	code[3] = tag & 0xff;
-	code[4] = (tag >> 8) & 0xff;
-	code[5] = 0x4d;
-	code[6] = 0x50;
-	code[7] = 0xc3;
-	__builtin___clear_cache((char *)code, (char *)code + 8);
-	((void (*)(void))code)();
 }
 
 static uint64_t rng;
