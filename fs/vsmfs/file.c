@@ -414,11 +414,6 @@ int vsmfs_fsync(struct file *file, loff_t start, loff_t end, int datasync)
 	return ret;
 }
 
-/*
- * Last close of a file open for writing (ZFDM): the reserved tail of its
- * last VSP goes back to the allocator and the inode is flagged, so the
- * next append moves the last run into a fresh VSP by swapping entries.
- */
 static int vsmfs_open(struct inode *inode, struct file *file)
 {
 	int ret = generic_file_open(inode, file);
@@ -428,6 +423,30 @@ static int vsmfs_open(struct inode *inode, struct file *file)
 	return ret;
 }
 
+/* Blocks the shared handle of a tail's release may add: the inode's, a bitmap block. */
+#define VSMFS_TAIL_SHARED_CREDITS	2
+
+/* Release @inode's tail in @t: see vsmfs_release(). Return: 0 or a negative errno. */
+static int vsmfs_release_tail(struct vsmfs_trans *t, struct inode *inode, u64 *freed)
+{
+	int ret;
+
+	vsmfs_trans_track(t, inode, false);
+	ret = vsmfs_tail_release(t, inode, freed);
+	if (!ret && *freed)
+		VSMFS_I(inode)->i_flags |= VSMFS_IFLAG_TAIL_RELEASED;
+	return ret ?: vsmfs_mark_inode_dirty(t, inode);
+}
+
+/*
+ * Last close of a file open for writing (ZFDM): the reserved tail of its
+ * last VSP goes back to the allocator (vsmfs_tail_release()) and the inode
+ * is flagged, so the next append moves the last run into a fresh VSP by
+ * swapping entries. In a shared metadata handle beside other operations
+ * (vsmfs_trans_begin_shared()), which frees the tail's pages when the
+ * running transaction commits and changes the inode's slot, or else in a
+ * handle under s_trans_mutex.
+ */
 static int vsmfs_release(struct inode *inode, struct file *file)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
@@ -443,14 +462,19 @@ static int vsmfs_release(struct inode *inode, struct file *file)
 	if (vi->i_tail_key && !sb_rdonly(inode->i_sb)) {
 		u64 key = vi->i_tail_key - 1;
 
-		vsmfs_trans_begin(sbi, &t);
-		vsmfs_trans_track(&t, inode, false);
-		ret = vsmfs_tail_release(&t, inode, &freed);
-		if (!ret && freed)
-			vi->i_flags |= VSMFS_IFLAG_TAIL_RELEASED;
-		if (!ret)
-			ret = vsmfs_mark_inode_dirty(&t, inode);
-		ret = vsmfs_trans_end(&t, ret);
+		ret = -EAGAIN;
+		if (!vsmfs_trans_begin_shared(sbi, &t, VSMFS_TAIL_SHARED_CREDITS, 1)) {
+			ret = vsmfs_release_tail(&t, inode, &freed);
+			/* The in-core inode goes back to its slot's. */
+			if (ret == -EAGAIN)
+				vsmfs_trans_abort(&t);
+			else
+				ret = vsmfs_trans_end(&t, ret);
+		}
+		if (ret == -EAGAIN) {
+			vsmfs_trans_begin(sbi, &t);
+			ret = vsmfs_trans_end(&t, vsmfs_release_tail(&t, inode, &freed));
+		}
 		if (ret)
 			vsmfs_err_ratelimited(inode->i_sb, "inode %lu: releasing the tail failed: %d",
 					      inode->i_ino, ret);

@@ -348,6 +348,65 @@ out:
 	return ret;
 }
 
+/*
+ * Blocks a shared handle of vsmfs_append_grow() may add: the inode's,
+ * the index block of the piece's entry, and the bitmap block of a
+ * reservation.
+ */
+#define VSMFS_APPEND_SHARED_CREDITS	3
+
+/*
+ * The changes of vsmfs_append_grow() in @t: the piece (index entry @m->ap.e)
+ * gets the new pages [have, need) and the file the size at the end of @m.
+ * In a shared metadata handle every call that cannot be made beside other
+ * handles returns -EAGAIN. Return: 0 or a negative errno, @t to be aborted.
+ */
+static int vsmfs_append_grow_trans(struct vsmfs_trans *t, const struct vsmfs_wmap *m)
+{
+	struct inode *inode = m->inode;
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	const struct vsmfs_append *a = &m->ap;
+	u64 key = a->key, e = a->e, have = a->have, need = a->need, run, had;
+	bool large = m->flags & VSMFS_WM_LARGE;
+	int ret;
+
+	vsmfs_trans_track(t, inode, false);
+	switch (a->kind) {
+	case VSMFS_APPEND_AFTER:
+		ret = vsmfs_resv_claim(t, &a->r);
+		if (!ret)
+			ret = vsmfs_idx_set(t, inode, key, vsmfs_idx_make(vsmfs_idx_lpn(e), need));
+		if (!ret)
+			ret = vsmfs_trans_defer_resv(t, &a->r, true);
+		if (!ret) {
+			vi->i_pages += a->r.count;
+			inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
+		}
+		break;
+	case VSMFS_APPEND_FIRST:
+	case VSMFS_APPEND_MOVE:
+		ret = vsmfs_append_move(t, inode, key, e, have, a, large);
+		break;
+	case VSMFS_APPEND_TAIL:
+		/* Pages the file owns, written by the caller: none is zeroed. */
+		ret = vsmfs_extend_run(t, inode, key, need, have << VSMFS_BLOCK_SHIFT,
+				       need << VSMFS_BLOCK_SHIFT, large, &run, &had);
+		if (!ret && WARN_ON_ONCE(had != have || run + have != a->dst))
+			ret = -EFSCORRUPTED;
+		break;
+	default:
+		ret = -EFSCORRUPTED;
+		break;
+	}
+	if (!ret) {
+		i_size_write(inode, m->pos + m->len);
+		inode->i_mtime = current_time(inode);
+		inode->i_ctime = inode->i_mtime;
+		ret = vsmfs_mark_inode_dirty(t, inode);
+	}
+	return ret;
+}
+
 /**
  * vsmfs_append_grow() - (c) of a staged append that adds pages: its handle
  * @m: a staged append (VSMFS_WK_APPEND), copied, with new pages in @m->ap
@@ -361,51 +420,39 @@ out:
  * PM, and a moved run's stale translations are shot down before its old
  * pages can be taken again.
  *
+ * An append into the reserved tail of the file's VSP (pages the file
+ * owns) or into pages reserved right after its run runs in a shared
+ * metadata handle (vsmfs_trans_begin_shared()), beside other operations:
+ * what it changes is the piece's index entry and the inode's slot, which
+ * the inode's locks keep to this task, and for a reservation it adds the
+ * bitmap block, whose bits the commit that ends the reservation sets
+ * (vsmfs_resv_claim()); no page is allocated or freed in the handle. Any
+ * other append, or one whose shared handle cannot finish (a new index
+ * block, a full undo log, no room in the CPU's share), is made in a handle
+ * under s_trans_mutex.
+ *
  * Return: 0 or a negative errno.
  */
 noinline int vsmfs_append_grow(const struct vsmfs_wmap *m, bool *owned)
 {
-	struct inode *inode = m->inode;
-	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
-	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	struct vsmfs_sb_info *sbi = VSMFS_SB(m->inode->i_sb);
 	const struct vsmfs_append *a = &m->ap;
-	u64 key = a->key, e = a->e, have = a->have, need = a->need, run, had;
-	bool large = m->flags & VSMFS_WM_LARGE;
 	struct vsmfs_trans t;
 	int ret;
 
 	*owned = false;
-	vsmfs_trans_begin_credits(sbi, &t, a->credits);
-	vsmfs_trans_track(&t, inode, false);
-	switch (a->kind) {
-	case VSMFS_APPEND_AFTER:
-		ret = vsmfs_resv_claim(&t, &a->r);
-		if (!ret)
-			ret = vsmfs_idx_set(&t, inode, key, vsmfs_idx_make(vsmfs_idx_lpn(e), need));
-		if (!ret)
-			ret = vsmfs_trans_defer_resv(&t, &a->r, true);
-		if (!ret) {
-			vi->i_pages += a->r.count;
-			inode->i_blocks = vi->i_pages << (VSMFS_BLOCK_SHIFT - 9);
+	if ((a->kind == VSMFS_APPEND_TAIL || a->kind == VSMFS_APPEND_AFTER) &&
+	    !vsmfs_trans_begin_shared(sbi, &t, VSMFS_APPEND_SHARED_CREDITS, 1)) {
+		ret = vsmfs_append_grow_trans(&t, m);
+		if (ret != -EAGAIN) {
+			if (!ret)
+				vsmfs_stat_inc(sbi, write_shared_appends);
+			return vsmfs_stage_commit(&t, ret, owned);
 		}
-		break;
-	case VSMFS_APPEND_FIRST:
-	case VSMFS_APPEND_MOVE:
-		ret = vsmfs_append_move(&t, inode, key, e, have, a, large);
-		break;
-	case VSMFS_APPEND_TAIL:
-		/* Pages the file owns, written by the caller: none is zeroed. */
-		ret = vsmfs_extend_run(&t, inode, key, need, have << VSMFS_BLOCK_SHIFT,
-				       need << VSMFS_BLOCK_SHIFT, large, &run, &had);
-		if (!ret && WARN_ON_ONCE(had != have || run + have != a->dst))
-			ret = -EFSCORRUPTED;
-		break;
+		/* The in-core inode goes back to its slot's; the reservation stays. */
+		vsmfs_trans_abort(&t);
 	}
-	if (!ret) {
-		i_size_write(inode, m->pos + m->len);
-		inode->i_mtime = current_time(inode);
-		inode->i_ctime = inode->i_mtime;
-		ret = vsmfs_mark_inode_dirty(&t, inode);
-	}
+	vsmfs_trans_begin_credits(sbi, &t, a->credits);
+	ret = vsmfs_append_grow_trans(&t, m);
 	return vsmfs_stage_commit(&t, ret, owned);
 }

@@ -216,7 +216,8 @@ static int vsmfs_cpu_share_refill(struct vsmfs_sb_info *sbi, struct vsmfs_cpu_sh
 		c = cb;
 		f = fb;
 	} else if (!vsmfs_run_room(sbi, c, f)) {
-		ret = -EAGAIN;
+		/* Only the array short of entries: it can grow (vsmfs_run_frees_grow()). */
+		ret = f && vsmfs_run_room(sbi, c, 0) ? -ENOBUFS : -EAGAIN;
 		goto out;
 	}
 	run->shared_credits += c;
@@ -229,6 +230,45 @@ static int vsmfs_cpu_share_refill(struct vsmfs_sb_info *sbi, struct vsmfs_cpu_sh
 out:
 	spin_unlock(&run->lock);
 	return ret;
+}
+
+/*
+ * Grow s_run.frees so that @frees more entries fit beside those the
+ * transaction and the shares hold, for a shared handle that found it
+ * short: the array grows from where it is used, not only in a handle of
+ * the other kind (vsmfs_trans_defer()), so that a fresh mount, or a
+ * transaction that frees many runs, does not send shared handles to the
+ * mutex. Shared handles add to the array only under s_run.lock (their
+ * CPUs' shares, vsmfs_cpu_share_flush()), handles of the other kind and
+ * commits only while no shared handle runs: the copy and the switch under
+ * s_run.lock see it whole. Context: s_handles_sem held shared, process
+ * context. Return: 0 or -ENOMEM.
+ */
+static int vsmfs_run_frees_grow(struct vsmfs_sb_info *sbi, unsigned int frees)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+	struct vsmfs_free_run *f, *old;
+	unsigned int n, nofs;
+
+	n = max3(2 * READ_ONCE(run->maxfrees), 2U * VSMFS_CPU_SHARE_FREES * num_online_cpus(),
+		 READ_ONCE(run->maxfrees) + frees);
+	nofs = memalloc_nofs_save();
+	f = kvmalloc_array(n, sizeof(*f), GFP_KERNEL);
+	memalloc_nofs_restore(nofs);
+	if (!f)
+		return -ENOMEM;
+	spin_lock(&run->lock);
+	old = f;
+	if (run->maxfrees < n) {
+		memcpy(f, run->frees, run->nfrees * sizeof(*f));
+		old = run->frees;
+		run->frees = f;
+		run->maxfrees = n;
+	}
+	spin_unlock(&run->lock);
+	kvfree(old);
+	vsmfs_stat_inc(sbi, trans_frees_grown);
+	return 0;
 }
 
 /*
@@ -339,6 +379,7 @@ static __always_inline int vsmfs_shared_enter(struct vsmfs_sb_info *sbi, u32 cre
 					      unsigned int frees)
 {
 	struct vsmfs_cpu_share *res;
+	bool grown = false;
 	int ret = 0;
 
 	/*
@@ -358,6 +399,7 @@ static __always_inline int vsmfs_shared_enter(struct vsmfs_sb_info *sbi, u32 cre
 		vsmfs_handles_exit(sbi);
 		return -EAGAIN;
 	}
+again:
 	/* This CPU's share, to itself until preemption is enabled again. */
 	preempt_disable();
 	res = this_cpu_ptr(sbi->s_cpu_share);
@@ -368,9 +410,15 @@ static __always_inline int vsmfs_shared_enter(struct vsmfs_sb_info *sbi, u32 cre
 		res->frees -= frees;
 	}
 	preempt_enable();
+	/* The array of runs to free was short: grown, the share tries again. */
+	if (unlikely(ret == -ENOBUFS) && !grown && !vsmfs_run_frees_grow(sbi, frees)) {
+		grown = true;
+		ret = 0;
+		goto again;
+	}
 	if (ret)
 		vsmfs_handles_exit(sbi);
-	return ret;
+	return ret ? -EAGAIN : 0;
 }
 
 /*

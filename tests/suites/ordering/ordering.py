@@ -38,7 +38,9 @@ CPU of its own, run their operations at the same time, each started
 together: in directories of their own, in one directory, on one file.
 In conc-attrs@group (commit=300) each links, renames, truncates and
 changes the attributes of its files and unlinks one with data, in shared
-handles, each operation made durable by an fsync. In conc-migrate four tasks write large files and the parent moves them
+handles, each operation made durable by an fsync; in conc-appends@group
+each appends pages to its files (a large file's reserved tail, given back
+at its close, and a small file's run grown), each append fsync'd. In conc-migrate four tasks write large files and the parent moves them
 between the CPUs every millisecond; the summary line counts the lines
 that only the rule "a fence by the same task" made durable (a task that
 moved between its flush and its fence). A move inside a commit needs the
@@ -332,7 +334,7 @@ SHORT_SKIP = {"unlink-linked", "zero-range", "replacexattr", "remount-ro", "trun
 CONC_OPTION_SETS = {"": "", "ckpt": "checkpoint_threshold=1", "group": "commit=300"}
 # The concurrent workloads that make each operation durable themselves
 # (fsync), and so also run with group commit ("group"), in both runs.
-CONC_GROUP = ["conc-attrs"]
+CONC_GROUP = ["conc-attrs", "conc-appends"]
 
 # Crash images per point (vsmfs-pmreplay: single lines of each kind,
 # random images of each kind, values between per line; then at most so
@@ -530,6 +532,50 @@ def attr_ops(d):
     ]
 
 
+# Files a task of a concurrent workload keeps open across its operations.
+HELD = {}
+
+
+def held_open(path):
+    HELD[path] = os.open(path, os.O_RDWR)
+
+
+def held_append(path, n, seed):
+    """Append @n bytes to @path through the descriptor held open, and fsync."""
+    fd = HELD[path]
+    os.pwrite(fd, data(n, seed), os.fstat(fd).st_size)
+    os.fsync(fd)
+
+
+def held_close(path):
+    os.close(HELD.pop(path))
+
+
+def append_ops(d):
+    """Appends that add pages, each made durable by an fsync: into the
+    reserved tail of a large file's superpage (held open, so that the tail
+    stays), the tail given back at its last close, and a small file grown
+    page by page; with group commit, in shared handles beside the other
+    task's."""
+    big, small = f"{d}big", f"{d}small"
+    return [
+        ("put 300k", synced(lambda m: put(f"{m}/{big}", 300 * KIB, d + "b"), big)),
+        ("open", lambda m: held_open(f"{m}/{big}")),
+        ("append 5000", lambda m: held_append(f"{m}/{big}", 5000, d + "1")),
+        ("append 4k", lambda m: held_append(f"{m}/{big}", 4 * KIB, d + "2")),
+        ("append 10k", lambda m: held_append(f"{m}/{big}", 10 * KIB, d + "3")),
+        ("append 8k", lambda m: held_append(f"{m}/{big}", 8 * KIB, d + "7")),
+        ("append 3000", lambda m: held_append(f"{m}/{big}", 3000, d + "8")),
+        ("close", synced(lambda m: held_close(f"{m}/{big}"), big)),
+        ("put 100", synced(lambda m: put(f"{m}/{small}", 100, d + "s"), small)),
+        ("open small", lambda m: held_open(f"{m}/{small}")),
+        ("append 6000", lambda m: held_append(f"{m}/{small}", 6000, d + "4")),
+        ("append 4k", lambda m: held_append(f"{m}/{small}", 4 * KIB, d + "5")),
+        ("append 1", lambda m: held_append(f"{m}/{small}", 1, d + "6")),
+        ("close small", lambda m: held_close(f"{m}/{small}")),
+    ]
+
+
 def own_dirs(m):
     for t in range(4):
         os.mkdir(f"{m}/c{t}")
@@ -554,6 +600,11 @@ CONCURRENT = {
     "conc-attrs": (own_dirs, [attr_ops("c0/"), attr_ops("c1/")],
                    lambda m, t: subtree(f"{m}/c{t}"),
                    lambda t, rel: rel == f"c{t}" or rel.startswith(f"c{t}/"), True),
+    # Appends that add pages, each task to files of its own, each fsync'd:
+    # with the option set "group", in shared handles.
+    "conc-appends": (own_dirs, [append_ops("c0/"), append_ops("c1/")],
+                     lambda m, t: subtree(f"{m}/c{t}"),
+                     lambda t, rel: rel == f"c{t}" or rel.startswith(f"c{t}/"), True),
     # Large writes in directories of their own, by four tasks (two per
     # CPU, so that they wait for each other inside their transactions),
     # moved between CPUs all along.

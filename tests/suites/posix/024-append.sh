@@ -4,7 +4,10 @@
 # a shared handle. Each way the new pages are found (a small file's first
 # run, pages right after its run, a fresh run the old one moves into, a
 # large file's first run at a free superpage, a large file's reserved tail)
-# gives the right content and size, before and after a remount; a gap in
+# gives the right content and size, before and after a remount; pages of
+# the tail, and pages reserved right after the run, join the file in a
+# shared handle (write_shared_appends), the tail's without the transaction
+# mutex; a gap in
 # the last page reads as zeros; appends that skip whole pages or span two
 # pieces are made in one handle instead, with the same result. data=inplace
 # stages its appends too.
@@ -59,6 +62,10 @@ for i in range(12):
     check(s["pte_swaps"] == (have if s["zfdm_migrations"] else 0),
           "a: growth %d: %d swaps, %d moves, %d pages before" %
           (i, s["pte_swaps"], s["zfdm_migrations"], have))
+    grew = (len(models["a"]) + P - 1) // P > have
+    shared = int(grew and not s["zfdm_migrations"])
+    check(s["write_shared_appends"] == shared,
+          "a: growth %d: %d shared appends, not %d" % (i, s["write_shared_appends"], shared))
     append(fb, "b", rnd.randrange(1, 2 * P))
 # A page skipped: made in one handle, the page between reads as zeros.
 append(fb, "b", 100, gap=2 * P, staged=False)
@@ -69,9 +76,18 @@ fc = open_("c")
 append(fc, "c", 300 * 1024)
 s = append(fc, "c", 5000)
 check(s["pte_swaps"] == 0, "c: tail: %d PTE swaps" % s["pte_swaps"])
-# Closed, its tail goes back: the next append grows the run in its handle
-# and reserves a tail again, which the one after writes into.
+check(s["write_shared_appends"] == 1 and s["journal_lock_takes"] == 0,
+      "c: tail: %d shared appends, transaction mutex taken %d times" %
+      (s["write_shared_appends"], s["journal_lock_takes"]))
+# Closed, its tail goes back (beside other handles, without the mutex):
+# the next append grows the run in its handle and reserves a tail again,
+# which the one after writes into.
+c.reset()
 os.close(fc)
+s = c.read()
+check(s["zfdm_reclaims"] == 1 and s["journal_lock_takes"] == 0,
+      "c: close: %d tails given back, transaction mutex taken %d times" %
+      (s["zfdm_reclaims"], s["journal_lock_takes"]))
 fc = open_("c")
 append(fc, "c", 6000, staged=False)
 append(fc, "c", VSP - len(models["c"]) - 100)
