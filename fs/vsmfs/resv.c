@@ -132,6 +132,37 @@ static bool vsmfs_pool_pop(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *po
 }
 
 /*
+ * Take from @pool a run of @count pages if they are the next ones it hands
+ * out, in order: from *@lpn, or with @any from whichever page is next. A
+ * refill stacks its pages so that they come out in ascending order
+ * (vsmfs_pool_refill()): a small file whose first page came from the pool
+ * finds the pages right after its run next in it, and a small run of a
+ * few pages is there whole, so neither takes s_trans_mutex. The run stays
+ * within one VSP. Return: whether it was taken (*@lpn then its first page).
+ */
+static bool vsmfs_pool_take_run(struct vsmfs_page_pool *pool, u64 *lpn, u64 count, bool any)
+{
+	bool got = false;
+	unsigned int i;
+	u64 first;
+
+	spin_lock(&pool->lock);
+	if (pool->n >= count) {
+		first = any ? pool->lpn[pool->n - 1] : *lpn;
+		for (i = 0; i < count && pool->lpn[pool->n - 1 - i] == first + i; i++)
+			;
+		if (i == count &&
+		    first / VSMFS_VSP_PAGES == (first + count - 1) / VSMFS_VSP_PAGES) {
+			pool->n -= count;
+			*lpn = first;
+			got = true;
+		}
+	}
+	spin_unlock(&pool->lock);
+	return got;
+}
+
+/*
  * Put the pages @lpn[0..@n) in @pool as far as it has room, if pools are
  * in use. Return: how many it took (the first ones).
  */
@@ -262,6 +293,9 @@ static void vsmfs_pool_refill(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool 
 		return;
 	WRITE_ONCE(sbi->s_pools_on, true);
 	n = vsmfs_resv_singles(sbi, pool, lpn, VSMFS_POOL_PAGES);
+	/* Taken in ascending order, stacked to come out so (vsmfs_pool_take_run()). */
+	for (i = 0; i < n / 2; i++)
+		swap(lpn[i], lpn[n - 1 - i]);
 	i = vsmfs_pool_push(sbi, pool, lpn, n);
 	/* What did not fit goes back. */
 	for (; i < n; i++)
@@ -410,7 +444,8 @@ void vsmfs_pool_forget(struct vsmfs_sb_info *sbi)
  * (vsmfs_wait_freed()). A single page of a small run comes from the CPU's
  * page pool, refilled when empty.
  *
- * Context: process context; takes s_trans_mutex unless the pool has a page.
+ * Context: process context; takes s_trans_mutex unless the pool has the
+ * page, or the small run (vsmfs_pool_take_run()).
  * Return: 0, -ENOSPC or -ENOMEM.
  */
 int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsmfs_resv *r)
@@ -425,6 +460,13 @@ int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsm
 	if (single && vsmfs_pool_pop(sbi, pool, &r->lpn)) {
 		r->count = 1;
 		vsmfs_stat_inc(sbi, alloc_pool_pages);
+		return 0;
+	}
+	/* A small run the pool has whole, next in line. */
+	if (!large && count > 1 && count <= VSMFS_POOL_RUN_MAX &&
+	    vsmfs_pool_take_run(pool, &r->lpn, count, true)) {
+		r->count = count;
+		vsmfs_stat_inc(sbi, alloc_pool_runs);
 		return 0;
 	}
 	/*
@@ -464,7 +506,8 @@ out:
  * As vsmfs_resv_take(), for the pages right after a run that is to grow
  * in place: each must be free and have a frame.
  *
- * Context: process context; takes s_trans_mutex.
+ * Context: process context; takes s_trans_mutex unless the pages are next
+ * in this CPU's pool (vsmfs_pool_take_run()).
  * Return: 0, -ENOSPC if any page is in use or has no frame, or -ENOMEM.
  */
 int vsmfs_resv_take_at(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, struct vsmfs_resv *r)
@@ -477,6 +520,13 @@ int vsmfs_resv_take_at(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, struct vsm
 	if (!count || lpn + count > sbi->s_layout.lpages ||
 	    lpn / VSMFS_VSP_PAGES != (lpn + count - 1) / VSMFS_VSP_PAGES)
 		return -ENOSPC;
+	/* The pages next in line in this CPU's pool (reserved, with frames). */
+	if (vsmfs_pool_take_run(raw_cpu_ptr(sbi->s_pools), &lpn, count, false)) {
+		r->lpn = lpn;
+		r->count = count;
+		vsmfs_stat_inc(sbi, alloc_pool_runs);
+		return 0;
+	}
 	/* As vsmfs_resv_take(). */
 	vsmfs_wait_freed(sbi);
 	vsmfs_trans_mutex_lock(sbi);

@@ -79,6 +79,7 @@ enum vsmfs_stat {
 	VSMFS_STAT_journal_place_waits,
 	VSMFS_STAT_alloc_free_waits,
 	VSMFS_STAT_alloc_pool_pages,
+	VSMFS_STAT_alloc_pool_runs,
 	VSMFS_STAT_alloc_pool_refills,
 	VSMFS_STAT_alloc_pool_shared_vsp,
 	VSMFS_STAT_aggregate_migrations,

@@ -87,6 +87,7 @@ static const char * const vsmfs_stat_names[VSMFS_NR_STATS] = {
 	[VSMFS_STAT_journal_place_waits] = "journal_place_waits",
 	[VSMFS_STAT_alloc_free_waits] = "alloc_free_waits",
 	[VSMFS_STAT_alloc_pool_pages] = "alloc_pool_pages",
+	[VSMFS_STAT_alloc_pool_runs] = "alloc_pool_runs",
 	[VSMFS_STAT_alloc_pool_refills] = "alloc_pool_refills",
 	[VSMFS_STAT_alloc_pool_shared_vsp] = "alloc_pool_shared_vsp",
 	[VSMFS_STAT_aggregate_migrations]	= "aggregate_migrations",

@@ -159,6 +159,8 @@ struct vsmfs_resv {
 
 /* Single pages a CPU's pool holds reserved at most (alloc.c). */
 #define VSMFS_POOL_PAGES	64
+/* Pages of the longest small run reserved from a CPU's pool (resv.c). */
+#define VSMFS_POOL_RUN_MAX	16
 
 /*
  * struct vsmfs_page_pool - single-page reservations kept for one CPU's

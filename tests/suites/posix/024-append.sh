@@ -56,6 +56,7 @@ check(s["trans_shared_handles"] == 1, "a: gap in the last page: not in a shared 
 # New pages for a small file: grown in place, or a fresh run the old
 # one moves into; the new data is never swapped in, only old pages moved.
 fb = open_("b")
+pool_runs = locks = 0
 for i in range(12):
     have = (len(models["a"]) + P - 1) // P
     s = append(fa, "a", rnd.randrange(1, 4 * P))
@@ -66,7 +67,12 @@ for i in range(12):
     shared = int(grew and not s["zfdm_migrations"])
     check(s["write_shared_appends"] == shared,
           "a: growth %d: %d shared appends, not %d" % (i, s["write_shared_appends"], shared))
-    append(fb, "b", rnd.randrange(1, 2 * P))
+    pool_runs += s["alloc_pool_runs"]
+    locks += s["journal_lock_takes"]
+    s = append(fb, "b", rnd.randrange(1, 2 * P))
+    pool_runs += s["alloc_pool_runs"]
+    locks += s["journal_lock_takes"]
+print("small files' growth: %d runs from the CPU's pool, %d takes of the mutex" % (pool_runs, locks))
 # A page skipped: made in one handle, the page between reads as zeros.
 append(fb, "b", 100, gap=2 * P, staged=False)
 
