@@ -407,6 +407,23 @@ static int vsmfs_append_grow_trans(struct vsmfs_trans *t, const struct vsmfs_wma
 	return ret;
 }
 
+/*
+ * Whether the handle of staged append @m may run beside others: it swaps,
+ * allocates and frees nothing (see vsmfs_append_grow()).
+ */
+static bool vsmfs_append_shared(const struct vsmfs_wmap *m)
+{
+	switch (m->ap.kind) {
+	case VSMFS_APPEND_TAIL:
+	case VSMFS_APPEND_AFTER:
+		return true;
+	case VSMFS_APPEND_FIRST:
+		return !m->ap.have && !(m->flags & VSMFS_WM_LARGE);
+	default:
+		return false;
+	}
+}
+
 /**
  * vsmfs_append_grow() - (c) of a staged append that adds pages: its handle
  * @m: a staged append (VSMFS_WK_APPEND), copied, with new pages in @m->ap
@@ -421,15 +438,17 @@ static int vsmfs_append_grow_trans(struct vsmfs_trans *t, const struct vsmfs_wma
  * pages can be taken again.
  *
  * An append into the reserved tail of the file's VSP (pages the file
- * owns) or into pages reserved right after its run runs in a shared
+ * owns), into pages reserved right after its run, or into a small file's
+ * piece that has no run yet (its first, reserved) runs in a shared
  * metadata handle (vsmfs_trans_begin_shared()), beside other operations:
  * what it changes is the piece's index entry and the inode's slot, which
  * the inode's locks keep to this task, and for a reservation it adds the
  * bitmap block, whose bits the commit that ends the reservation sets
- * (vsmfs_resv_claim()); no page is allocated or freed in the handle. Any
- * other append, or one whose shared handle cannot finish (a new index
- * block, a full undo log, no room in the CPU's share), is made in a handle
- * under s_trans_mutex.
+ * (vsmfs_resv_claim()); no page is allocated, freed or swapped in the
+ * handle. Any other append (a run that moves, a large file's first run,
+ * which reserves the rest of its VSP), or one whose shared handle cannot
+ * finish (a new index block, a full undo log, no room in the CPU's share),
+ * is made in a handle under s_trans_mutex.
  *
  * Return: 0 or a negative errno.
  */
@@ -441,7 +460,7 @@ noinline int vsmfs_append_grow(const struct vsmfs_wmap *m, bool *owned)
 	int ret;
 
 	*owned = false;
-	if ((a->kind == VSMFS_APPEND_TAIL || a->kind == VSMFS_APPEND_AFTER) &&
+	if (vsmfs_append_shared(m) &&
 	    !vsmfs_trans_begin_shared(sbi, &t, VSMFS_APPEND_SHARED_CREDITS, 1)) {
 		ret = vsmfs_append_grow_trans(&t, m);
 		if (ret != -EAGAIN) {
