@@ -443,7 +443,13 @@ static unsigned int vsmfs_cpu_share_add_scratch(struct vsmfs_sb_info *sbi,
 
 	for (i = res->nruns; i > 0; i--) {
 		f = &res->runs[i - 1];
-		if (lpn / VSMFS_VSP_PAGES == f->lpn / VSMFS_VSP_PAGES &&
+		/*
+		 * Only with a scratch run: the share also holds the runs shared
+		 * metadata handles free, and the reservations they claimed,
+		 * which end otherwise (vsmfs_alloc_free_run()).
+		 */
+		if (f->scratch && f->resv == f->count &&
+		    lpn / VSMFS_VSP_PAGES == f->lpn / VSMFS_VSP_PAGES &&
 		    (lpn + count == f->lpn || f->lpn + f->count == lpn)) {
 			frames = vsmfs_frames_in(sbi, lpn, count);
 			f->lpn = min(f->lpn, lpn);
