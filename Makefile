@@ -30,8 +30,9 @@
 #                     every length-1 workload and the seeded length-2 and
 #                     length-3 samples of SEED, every crash point;
 #                     SHARD=I/N runs the I-th of N shards, each within
-#                     an hour here (2,445 workloads, 40 to 90 s each:
-#                     N=60); without SHARD all SHARDS (60) in turn
+#                     an hour here (2,440 workloads, 41 a shard: N=60; a
+#                     shard of length-2 and -3 workloads takes about 6
+#                     minutes); without SHARD all SHARDS (60) in turn
 #   make crash-recovery crashes during recovery, the long run: crash images
 #                     of every crash point of the recovery workloads, each
 #                     mounted with the log on and its recovery cut at every
