@@ -351,9 +351,13 @@ out:
 /*
  * Blocks a shared handle of vsmfs_append_grow() may add: the inode's,
  * the index block of the piece's entry, and the bitmap block of a
- * reservation.
+ * reservation; a run that moves adds the page table blocks of the two
+ * runs (each lies in one VSP, whose entries fill one block) and the old
+ * run's bitmap block. The runs it frees when the transaction commits:
+ * the reservation's, and the old run.
  */
 #define VSMFS_APPEND_SHARED_CREDITS	3
+#define VSMFS_MOVE_SHARED_CREDITS	(VSMFS_APPEND_SHARED_CREDITS + 3)
 
 /*
  * The changes of vsmfs_append_grow() in @t: the piece (index entry @m->ap.e)
@@ -408,8 +412,10 @@ static int vsmfs_append_grow_trans(struct vsmfs_trans *t, const struct vsmfs_wma
 }
 
 /*
- * Whether the handle of staged append @m may run beside others: it swaps,
- * allocates and frees nothing (see vsmfs_append_grow()).
+ * Whether the handle of staged append @m may run beside others: it
+ * allocates nothing, and swaps and frees only pages of its file and of
+ * its reservation (see vsmfs_append_grow()). A large file's first run
+ * reserves the rest of its VSP in the handle: not beside others.
  */
 static bool vsmfs_append_shared(const struct vsmfs_wmap *m)
 {
@@ -418,7 +424,8 @@ static bool vsmfs_append_shared(const struct vsmfs_wmap *m)
 	case VSMFS_APPEND_AFTER:
 		return true;
 	case VSMFS_APPEND_FIRST:
-		return !m->ap.have && !(m->flags & VSMFS_WM_LARGE);
+	case VSMFS_APPEND_MOVE:
+		return !(m->flags & VSMFS_WM_LARGE);
 	default:
 		return false;
 	}
@@ -438,17 +445,23 @@ static bool vsmfs_append_shared(const struct vsmfs_wmap *m)
  * pages can be taken again.
  *
  * An append into the reserved tail of the file's VSP (pages the file
- * owns), into pages reserved right after its run, or into a small file's
- * piece that has no run yet (its first, reserved) runs in a shared
- * metadata handle (vsmfs_trans_begin_shared()), beside other operations:
- * what it changes is the piece's index entry and the inode's slot, which
- * the inode's locks keep to this task, and for a reservation it adds the
+ * owns), into pages reserved right after its run, into a small file's
+ * piece that has no run yet (its first, reserved), or into a fresh
+ * reserved run the small file's run moves into runs in a shared metadata
+ * handle (vsmfs_trans_begin_shared()), beside other operations: what it
+ * changes is the piece's index entry and the inode's slot, which the
+ * inode's locks keep to this task, and for a reservation it adds the
  * bitmap block, whose bits the commit that ends the reservation sets
- * (vsmfs_resv_claim()); no page is allocated, freed or swapped in the
- * handle. Any other append (a run that moves, a large file's first run,
- * which reserves the rest of its VSP), or one whose shared handle cannot
- * finish (a new index block, a full undo log, no room in the CPU's share),
- * is made in a handle under s_trans_mutex.
+ * (vsmfs_resv_claim()). A move swaps the frames of the old run's pages
+ * with those of the reservation's first ones (entries of pages the file
+ * and the reservation own, which no other handle changes: words of the
+ * page table blocks, noted atomically) and frees the old run when the
+ * transaction commits, through the entries the handle reserved as it
+ * began; an abort swaps them back (vsmfs_trans_abort_shared()). No page
+ * is allocated in the handle. A large file's first run, which reserves
+ * the rest of its VSP, or an append whose shared handle cannot finish (a
+ * new index block, a full undo log, a page marked unwritten, no room in
+ * the CPU's share) is made in a handle under s_trans_mutex.
  *
  * Return: 0 or a negative errno.
  */
@@ -456,12 +469,14 @@ noinline int vsmfs_append_grow(const struct vsmfs_wmap *m, bool *owned)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(m->inode->i_sb);
 	const struct vsmfs_append *a = &m->ap;
+	bool move = a->kind == VSMFS_APPEND_MOVE;
 	struct vsmfs_trans t;
 	int ret;
 
 	*owned = false;
 	if (vsmfs_append_shared(m) &&
-	    !vsmfs_trans_begin_shared(sbi, &t, VSMFS_APPEND_SHARED_CREDITS, 1)) {
+	    !vsmfs_trans_begin_shared(sbi, &t, move ? VSMFS_MOVE_SHARED_CREDITS :
+					       VSMFS_APPEND_SHARED_CREDITS, move ? 2 : 1)) {
 		ret = vsmfs_append_grow_trans(&t, m);
 		if (ret != -EAGAIN) {
 			if (!ret)

@@ -764,6 +764,31 @@ void vsmfs_trans_handle_done(struct vsmfs_trans *t)
 	t->t_dirs = 0;
 }
 
+/**
+ * vsmfs_trans_put_words() - put back part of a block an aborted handle saved
+ * @t: the handle, being aborted
+ * @sw: the batch the pages of page table entries put back join (flushed
+ *	by the caller)
+ * @mb: the block
+ * @off: first byte of the part, a multiple of 8
+ * @old: the part as the handle saved it
+ * @len: its bytes, a multiple of 8
+ *
+ * The live mapping follows page table entries back (vsmfs_swap_undo()):
+ * a logical page whose frame a swap of the handle changed is mapped to
+ * its old frame again.
+ */
+void vsmfs_trans_put_words(struct vsmfs_trans *t, struct vsmfs_swap *sw, struct vsmfs_mblk *mb,
+			   unsigned int off, const void *old, unsigned int len)
+{
+	const struct vsmfs_layout *l = &t->t_sbi->s_layout;
+
+	if (mb->m_blk >= l->ptable_start && mb->m_blk < l->ptable_start + l->ptable_blocks)
+		vsmfs_swap_undo(sw, (mb->m_blk - l->ptable_start) * VSMFS_PTES_PER_BLOCK + off / 8,
+				old, (__le64 *)mb->m_data + off / 8, len / 8);
+	memcpy(mb->m_data + off, old, len);
+}
+
 /*
  * Put back @len bytes at @off of @mb as @old saved them (the live mapping
  * follows page table entries back, in batch @sw) and take @mb out of the
@@ -775,10 +800,7 @@ static void vsmfs_trans_put_back(struct vsmfs_trans *t, struct vsmfs_swap *sw,
 {
 	const struct vsmfs_layout *l = &t->t_sbi->s_layout;
 
-	if (mb->m_blk >= l->ptable_start && mb->m_blk < l->ptable_start + l->ptable_blocks)
-		vsmfs_swap_undo(sw, (mb->m_blk - l->ptable_start) * VSMFS_PTES_PER_BLOCK + off / 8,
-				old, (__le64 *)mb->m_data + off / 8, len / 8);
-	memcpy(mb->m_data + off, old, len);
+	vsmfs_trans_put_words(t, sw, mb, off, old, len);
 	t->t_sbi->s_trans_aops->bits_restored(t->t_sbi, mb->m_blk, off, len);
 	if (mb->m_is_dirty && mb->m_hnew) {
 		list_del_init(&mb->m_dirty);

@@ -81,6 +81,8 @@ void vsmfs_turn_wait(struct vsmfs_sb_info *sbi);
 bool vsmfs_trans_changed(struct vsmfs_trans *t);
 void vsmfs_trans_handle_done(struct vsmfs_trans *t);
 void vsmfs_trans_reload_inodes(struct vsmfs_trans *t);
+void vsmfs_trans_put_words(struct vsmfs_trans *t, struct vsmfs_swap *sw, struct vsmfs_mblk *mb,
+			   unsigned int off, const void *old, unsigned int len);
 void vsmfs_trans_discard_new(struct vsmfs_trans *t);
 void vsmfs_trans_release(struct vsmfs_trans *t);
 

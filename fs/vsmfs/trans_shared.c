@@ -697,14 +697,16 @@ void vsmfs_trans_end_shared(struct vsmfs_trans *t, bool changed)
  * @t: the handle
  *
  * The parts it saved go back, newest first (no other handle changed them
- * meanwhile), its i-number's bit is cleared alone, and the runs it would
- * have freed stay its file's. The blocks it added stay in the running
- * transaction, as they were.
+ * meanwhile), with the live mapping of the pages whose frames it swapped
+ * (one shootdown), its i-number's bit is cleared alone, and the runs it
+ * would have freed stay its file's. The blocks it added stay in the
+ * running transaction, as they were.
  */
 void vsmfs_trans_abort_shared(struct vsmfs_trans *t)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	struct vsmfs_undo_log *u = t->t_log;
+	struct vsmfs_swap sw;
 
 	/*
 	 * Another create may already have taken the i-number it freed; only
@@ -712,11 +714,14 @@ void vsmfs_trans_abort_shared(struct vsmfs_trans *t)
 	 */
 	WARN_ON_ONCE(t->t_ino_freed && !READ_ONCE(sbi->s_error_ro));
 	vsmfs_trans_discard_new(t);
+	vsmfs_swap_init(sbi, &sw);
 	while (u->n) {
 		struct vsmfs_undo_rec *r = &u->rec[--u->n];
 
-		memcpy(r->mb->m_data + r->off, u->bytes + r->at / 8, r->len);
+		vsmfs_trans_put_words(t, &sw, r->mb, r->off, u->bytes + r->at / 8, r->len);
 	}
+	/* Before the pages swapped back can be taken again. */
+	vsmfs_swap_flush(&sw);
 	u->used = 0;
 	u->nfree = 0;
 	if (t->t_ino) {

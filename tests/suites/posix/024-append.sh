@@ -5,9 +5,9 @@
 # run, pages right after its run, a fresh run the old one moves into, a
 # large file's first run at a free superpage, a large file's reserved tail)
 # gives the right content and size, before and after a remount; pages of
-# the tail, and pages reserved right after the run, join the file in a
-# shared handle (write_shared_appends), the tail's without the transaction
-# mutex; a gap in
+# the tail, pages reserved right after the run, and a small file's fresh
+# run its old one moves into, join the file in a shared handle
+# (write_shared_appends), the tail's without the transaction mutex; a gap in
 # the last page reads as zeros; appends that skip whole pages or span two
 # pieces are made in one handle instead, with the same result. data=inplace
 # stages its appends too.
@@ -56,9 +56,10 @@ check(s["trans_shared_handles"] == 1 and s["journal_lock_hold_ns"] == 0,
 s = append(fa, "a", 50, gap=30)
 check(s["trans_shared_handles"] == 1, "a: gap in the last page: not in a shared handle")
 # New pages for a small file: grown in place, or a fresh run the old
-# one moves into; the new data is never swapped in, only old pages moved.
+# one moves into; the new data is never swapped in, only old pages moved,
+# and either way in a shared handle.
 fb = open_("b")
-pool_runs = locks = 0
+pool_runs = locks = moves = 0
 for i in range(12):
     have = (len(models["a"]) + P - 1) // P
     s = append(fa, "a", rnd.randrange(1, 4 * P))
@@ -66,15 +67,19 @@ for i in range(12):
           "a: growth %d: %d swaps, %d moves, %d pages before" %
           (i, s["pte_swaps"], s["zfdm_migrations"], have))
     grew = (len(models["a"]) + P - 1) // P > have
-    shared = int(grew and not s["zfdm_migrations"])
-    check(s["write_shared_appends"] == shared,
-          "a: growth %d: %d shared appends, not %d" % (i, s["write_shared_appends"], shared))
+    check(s["write_shared_appends"] == int(grew),
+          "a: growth %d: %d shared appends, not %d (%d moves)" %
+          (i, s["write_shared_appends"], int(grew), s["zfdm_migrations"]))
+    moves += s["zfdm_migrations"]
     pool_runs += s["alloc_pool_runs"]
     locks += s["journal_lock_takes"]
     s = append(fb, "b", rnd.randrange(1, 2 * P))
     pool_runs += s["alloc_pool_runs"]
     locks += s["journal_lock_takes"]
-print("small files' growth: %d runs from the CPU's pool, %d takes of the mutex" % (pool_runs, locks))
+print("small files' growth: %d runs from the CPU's pool, %d takes of the mutex, %d moves" %
+      (pool_runs, locks, moves))
+# Two small files growing in turn take the pages after each other's run.
+check(moves > 0, "small files: no run moved")
 # On one CPU the pages after a small run are often next in that CPU's pool.
 check(pool_runs > 0, "small files: no run taken from the CPU's pool")
 # A page skipped: made in one handle, the page between reads as zeros.
