@@ -176,6 +176,33 @@ int __vsmfs_set_acl(struct vsmfs_trans *t, struct inode *inode, struct posix_acl
 	return ret;
 }
 
+/*
+ * Blocks an ACL change dirties in a shared metadata handle: the inode
+ * table block and the xattr block.
+ */
+#define VSMFS_ACL_SHARED_CREDITS	2
+
+/* Set or remove an ACL and the mode that goes with it in handle @t, and end it. */
+static int vsmfs_set_acl_in(struct vsmfs_trans *t, struct inode *inode, struct posix_acl *acl,
+			    int type, umode_t mode)
+{
+	int ret;
+
+	vsmfs_trans_track(t, inode, false);
+	ret = __vsmfs_set_acl(t, inode, acl, type);
+	if (!ret) {
+		inode->i_mode = mode;
+		inode->i_ctime = current_time(inode);
+		ret = vsmfs_mark_inode_dirty(t, inode);
+	}
+	if (ret) {
+		vsmfs_xattr_abort(t, inode);
+		forget_cached_acl(inode, type);
+		return ret;
+	}
+	return vsmfs_trans_commit(t);
+}
+
 /**
  * vsmfs_set_acl() - set or remove an ACL
  * @mnt_userns: user namespace of the mount
@@ -184,7 +211,10 @@ int __vsmfs_set_acl(struct vsmfs_trans *t, struct inode *inode, struct posix_acl
  * @type: ACL_TYPE_ACCESS or ACL_TYPE_DEFAULT
  *
  * An access ACL that the mode bits express alone is not stored; the mode
- * bits change with the ACL, in the same transaction.
+ * bits change with the ACL, in the same transaction: in a shared metadata
+ * handle beside other operations when the inode's xattr block exists and
+ * stays, else (or if that handle cannot finish, nothing changed) in a
+ * handle under s_trans_mutex.
  *
  * Context: the VFS holds the inode lock.
  * Return: 0 or a negative errno.
@@ -201,20 +231,15 @@ int vsmfs_set_acl(struct user_namespace *mnt_userns, struct inode *inode,
 		if (ret)
 			return ret;
 	}
+	/* Beside other operations if it can (vsmfs_xattr_set()). */
+	if (READ_ONCE(VSMFS_I(inode)->i_xattr) &&
+	    !vsmfs_trans_begin_shared(VSMFS_SB(inode->i_sb), &t, VSMFS_ACL_SHARED_CREDITS, 0)) {
+		ret = vsmfs_set_acl_in(&t, inode, acl, type, mode);
+		if (ret != -EAGAIN)
+			return ret;
+	}
 	vsmfs_trans_begin(VSMFS_SB(inode->i_sb), &t);
-	vsmfs_trans_track(&t, inode, false);
-	ret = __vsmfs_set_acl(&t, inode, acl, type);
-	if (!ret) {
-		inode->i_mode = mode;
-		inode->i_ctime = current_time(inode);
-		ret = vsmfs_mark_inode_dirty(&t, inode);
-	}
-	if (ret) {
-		vsmfs_xattr_abort(&t, inode);
-		forget_cached_acl(inode, type);
-		return ret;
-	}
-	return vsmfs_trans_commit(&t);
+	return vsmfs_set_acl_in(&t, inode, acl, type, mode);
 }
 
 /**

@@ -56,13 +56,32 @@ int vsmfs_fileattr_get(struct dentry *dentry, struct fileattr *fa)
 	return 0;
 }
 
+/* Store flags @iflags and the change time of @inode in handle @t, and end it. */
+static int vsmfs_fileattr_change(struct vsmfs_trans *t, struct inode *inode, u32 iflags)
+{
+	int ret;
+
+	vsmfs_trans_track(t, inode, false);
+	/* An abort reloads both from the slot (vsmfs_inode_reload()). */
+	WRITE_ONCE(VSMFS_I(inode)->i_flags, iflags);
+	inode->i_ctime = current_time(inode);
+	ret = vsmfs_mark_inode_dirty(t, inode);
+	ret = vsmfs_trans_end(t, ret);
+	if (!ret)
+		vsmfs_set_inode_flags(inode);
+	return ret;
+}
+
 /**
  * vsmfs_fileattr_set() - change the attribute flags of an inode
  * @mnt_userns: user namespace of the mount
  * @dentry: the file
  * @fa: the new flags; the VFS has checked the caller may change them
  *
- * The flags and the change time are committed in one transaction; the VFS
+ * The flags and the change time are committed in one transaction (in a
+ * shared metadata handle beside other operations: they change the inode's
+ * slot alone, which the inode lock keeps to this task; under
+ * s_trans_mutex if that handle cannot finish, nothing changed); the VFS
  * inode flags follow only once it has committed. FS_DAX_FL is accepted set
  * or clear and changes nothing: every file is DAX.
  *
@@ -89,16 +108,14 @@ int vsmfs_fileattr_set(struct user_namespace *mnt_userns, struct dentry *dentry,
 		if (fa->flags & vsmfs_fl_map[i].fs_fl)
 			iflags |= vsmfs_fl_map[i].iflag;
 
+	/* The slot alone: beside other operations if the log holds it. */
+	if (!vsmfs_trans_begin_shared(VSMFS_SB(inode->i_sb), &t, 1, 0)) {
+		ret = vsmfs_fileattr_change(&t, inode, iflags);
+		if (ret != -EAGAIN)
+			return ret;
+	}
 	vsmfs_trans_begin(VSMFS_SB(inode->i_sb), &t);
-	vsmfs_trans_track(&t, inode, false);
-	/* An abort reloads both from the slot (vsmfs_inode_reload()). */
-	WRITE_ONCE(vi->i_flags, iflags);
-	inode->i_ctime = current_time(inode);
-	ret = vsmfs_mark_inode_dirty(&t, inode);
-	ret = vsmfs_trans_end(&t, ret);
-	if (!ret)
-		vsmfs_set_inode_flags(inode);
-	return ret;
+	return vsmfs_fileattr_change(&t, inode, iflags);
 }
 
 /* FS_IOC_GETFSLABEL: the label, NUL terminated. */

@@ -350,14 +350,16 @@ static bool vsmfs_owns_past_end(struct inode *inode)
 /*
  * Blocks a change of attributes dirties in a shared metadata handle: the
  * inode table block, and with a truncation the page bitmap's of each run
- * it frees.
+ * it frees; with an access ACL, the xattr block besides.
  */
 #define VSMFS_SETATTR_CREDITS	(1 + VSMFS_SHARED_FREES)
 
 /*
- * Change what @iattr asks of @inode but an ACL in a shared metadata
- * handle (vsmfs_trans_begin_shared()) beside other operations: the mode,
- * the owners, the times, and with @trunc a shrinking truncation of a
+ * Change what @iattr asks of @inode in a shared metadata handle
+ * (vsmfs_trans_begin_shared()) beside other operations: the mode (and
+ * the access ACL @acl that follows it, stored in the inode's xattr block,
+ * vsmfs_xattr_set()), the owners, the times, and with @trunc a shrinking
+ * truncation of a
  * regular file to a whole number of pages that frees a part of one run in
  * a piece the slot indexes (and its VSP's tail). The inode's slot and the
  * runs' bitmap blocks are what it changes; the VFS's lock on the inode
@@ -370,7 +372,8 @@ static bool vsmfs_owns_past_end(struct inode *inode)
  * (nothing changed) if it must be done in a handle under s_trans_mutex.
  */
 static int vsmfs_setattr_shared(struct user_namespace *mnt_userns, struct inode *inode,
-				struct iattr *iattr, bool trunc, bool resize)
+				struct iattr *iattr, struct posix_acl *acl, bool trunc,
+				bool resize)
 {
 	struct vsmfs_trans t;
 	int ret = 0;
@@ -378,12 +381,14 @@ static int vsmfs_setattr_shared(struct user_namespace *mnt_userns, struct inode 
 	if (trunc && ((iattr->ia_size & (VSMFS_BLOCK_SIZE - 1)) || iattr->ia_size > inode->i_size ||
 		      !vsmfs_one_direct_run(inode, (u64)iattr->ia_size >> VSMFS_BLOCK_SHIFT)))
 		return -EAGAIN;
-	if (vsmfs_trans_begin_shared(VSMFS_SB(inode->i_sb), &t, VSMFS_SETATTR_CREDITS,
+	if (vsmfs_trans_begin_shared(VSMFS_SB(inode->i_sb), &t, VSMFS_SETATTR_CREDITS + !!acl,
 				     trunc ? VSMFS_SHARED_FREES : 0))
 		return -EAGAIN;
 	vsmfs_trans_track(&t, inode, false);
 	if (trunc)
 		ret = vsmfs_truncate(&t, inode, iattr->ia_size, NULL);
+	if (!ret && acl)
+		ret = __vsmfs_set_acl(&t, inode, acl, ACL_TYPE_ACCESS);
 	if (!ret) {
 		if (resize) {
 			inode->i_mtime = current_time(inode);
@@ -394,7 +399,9 @@ static int vsmfs_setattr_shared(struct user_namespace *mnt_userns, struct inode 
 	}
 	if (ret) {
 		/* The in-core inode, its index and size, go back to its slot's. */
-		vsmfs_trans_abort(&t);
+		vsmfs_xattr_abort(&t, inode);
+		if (acl)
+			forget_cached_acl(inode, ACL_TYPE_ACCESS);
 		return ret;
 	}
 	return vsmfs_trans_commit(&t);
@@ -451,7 +458,7 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 			truncate_pagecache(inode, iattr->ia_size);
 		down_write(&VSMFS_I(inode)->i_idx_sem);
 	}
-	ret = acl ? -EAGAIN : vsmfs_setattr_shared(mnt_userns, inode, iattr, trunc, resize);
+	ret = vsmfs_setattr_shared(mnt_userns, inode, iattr, acl, trunc, resize);
 	if (ret == -EAGAIN) {
 		vsmfs_trans_begin(VSMFS_SB(inode->i_sb), &t);
 		vsmfs_trans_track(&t, inode, false);

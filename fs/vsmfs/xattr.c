@@ -186,6 +186,29 @@ static struct vsmfs_mblk *vsmfs_xattr_new_block(struct vsmfs_trans *t, struct in
 	return mb;
 }
 
+/*
+ * In a shared metadata handle, the parts of xattr block @mb a change
+ * saves: its header and the bytes from the entry that goes (@e, @old
+ * bytes long), or from the end of those used (@used) if none goes, to the
+ * end of those used before or after. The block is the inode's alone, and
+ * its inode's lock and i_xattr_sem (held) keep it to this task. A block
+ * to allocate or free (the first attribute, the last one removed) is
+ * made in a handle under s_trans_mutex: -EAGAIN, nothing saved; so is a
+ * change larger than the handle's undo log holds.
+ */
+static int vsmfs_xattr_shared_access(struct vsmfs_trans *t, struct vsmfs_mblk *mb,
+				     struct vsmfs_dxattr_entry *e, unsigned int old,
+				     unsigned int used, unsigned int need)
+{
+	unsigned int from = e ? (u8 *)e - mb->m_data : used;
+
+	if (!mb || (e && !need && le16_to_cpu(vsmfs_xhdr(mb)->x_count) == 1))
+		return -EAGAIN;
+	return vsmfs_trans_get_write_access_range(t, mb, 0, sizeof(struct vsmfs_dxattr_hdr)) ?:
+	       vsmfs_trans_get_write_access_range(t, mb, from,
+						  max(used, used - old + need) - from);
+}
+
 /**
  * vsmfs_xattr_set() - create, replace or remove an extended attribute
  * @t: running transaction
@@ -198,13 +221,15 @@ static struct vsmfs_mblk *vsmfs_xattr_new_block(struct vsmfs_trans *t, struct in
  * @flags: XATTR_CREATE (fail if it exists), XATTR_REPLACE (fail if not)
  *
  * The block is allocated with the first attribute and freed with the
- * last. On error nothing has changed.
+ * last. On error nothing has changed. A shared metadata handle changes
+ * only a block that exists and stays (vsmfs_xattr_shared_access()).
  *
  * Context: inside the transaction; takes i_xattr_sem exclusive.
  * Return: 0; -EEXIST or -ENODATA for @flags or a missing attribute to
  * remove; -E2BIG if the attribute cannot fit in an xattr block even alone,
- * -ENOSPC if the other attributes leave too little room; or another
- * negative errno.
+ * -ENOSPC if the other attributes leave too little room; -EAGAIN in a
+ * shared metadata handle that cannot make the change; or another negative
+ * errno.
  */
 int vsmfs_xattr_set(struct vsmfs_trans *t, struct inode *inode, int index,
 		    const char *name, const void *value, size_t size, int flags)
@@ -217,10 +242,8 @@ int vsmfs_xattr_set(struct vsmfs_trans *t, struct inode *inode, int index,
 	struct vsmfs_mblk *mb;
 	int ret = 0;
 
-	/* It may need a page: not in a shared metadata handle. */
-	if (t->t_shared)
-		return -EAGAIN;
-	lockdep_assert_held(&t->t_sbi->s_trans_mutex);
+	if (!t->t_shared)
+		lockdep_assert_held(&t->t_sbi->s_trans_mutex);
 	if (name_len > U8_MAX)
 		return -ERANGE;
 	if (value && (size > U16_MAX || XENTRY_LEN(name_len, size) > VSMFS_XATTR_SPACE))
@@ -250,6 +273,11 @@ int vsmfs_xattr_set(struct vsmfs_trans *t, struct inode *inode, int index,
 		ret = -ENOSPC;
 		goto out;
 	}
+	if (t->t_shared) {
+		ret = vsmfs_xattr_shared_access(t, mb, e, old, used, need);
+		if (ret)
+			goto out;
+	}
 	if (!mb) {
 		mb = vsmfs_xattr_new_block(t, inode);
 		if (IS_ERR(mb)) {
@@ -264,7 +292,8 @@ int vsmfs_xattr_set(struct vsmfs_trans *t, struct inode *inode, int index,
 		ret = vsmfs_xattr_free_block(t, inode);
 		goto out;
 	}
-	ret = vsmfs_trans_get_write_access(t, mb);
+	/* A shared handle saved its parts above. */
+	ret = t->t_shared ? 0 : vsmfs_trans_get_write_access(t, mb);
 	if (ret)
 		goto out;
 	if (e) {
@@ -417,28 +446,57 @@ static int vsmfs_xattr_handler_get(const struct xattr_handler *handler,
 	return vsmfs_xattr_get(inode, handler->flags, name, buf, size);
 }
 
-/* One attribute change, the inode's ctime with it, in one transaction. */
+/*
+ * Blocks an attribute change dirties in a shared metadata handle: the
+ * inode table block and the xattr block.
+ */
+#define VSMFS_XATTR_SHARED_CREDITS	2
+
+/* One attribute change, the inode's ctime with it, in handle @t. */
+static int vsmfs_xattr_change(struct vsmfs_trans *t, int index, struct inode *inode,
+			      const char *name, const void *value, size_t size, int flags)
+{
+	int ret;
+
+	vsmfs_trans_track(t, inode, false);
+	ret = vsmfs_xattr_set(t, inode, index, name, value, size, flags);
+	if (!ret) {
+		inode->i_ctime = current_time(inode);
+		ret = vsmfs_mark_inode_dirty(t, inode);
+	}
+	if (ret) {
+		vsmfs_xattr_abort(t, inode);
+		return ret;
+	}
+	return vsmfs_trans_commit(t);
+}
+
+/*
+ * One attribute change in one transaction: in a shared metadata handle
+ * (vsmfs_trans_begin_shared()) beside other operations when the inode's
+ * xattr block exists and stays, else (or when the shared handle cannot
+ * finish: -EAGAIN, nothing changed) in a handle under s_trans_mutex. The
+ * VFS holds the inode lock, which keeps the slot and the block to this
+ * task.
+ */
 static int vsmfs_xattr_handler_set(const struct xattr_handler *handler,
 				   struct user_namespace *mnt_userns,
 				   struct dentry *unused, struct inode *inode,
 				   const char *name, const void *value,
 				   size_t size, int flags)
 {
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_trans t;
 	int ret;
 
-	vsmfs_trans_begin(VSMFS_SB(inode->i_sb), &t);
-	vsmfs_trans_track(&t, inode, false);
-	ret = vsmfs_xattr_set(&t, inode, handler->flags, name, value, size, flags);
-	if (!ret) {
-		inode->i_ctime = current_time(inode);
-		ret = vsmfs_mark_inode_dirty(&t, inode);
+	if (READ_ONCE(VSMFS_I(inode)->i_xattr) &&
+	    !vsmfs_trans_begin_shared(sbi, &t, VSMFS_XATTR_SHARED_CREDITS, 0)) {
+		ret = vsmfs_xattr_change(&t, handler->flags, inode, name, value, size, flags);
+		if (ret != -EAGAIN)
+			return ret;
 	}
-	if (ret) {
-		vsmfs_xattr_abort(&t, inode);
-		return ret;
-	}
-	return vsmfs_trans_commit(&t);
+	vsmfs_trans_begin(sbi, &t);
+	return vsmfs_xattr_change(&t, handler->flags, inode, name, value, size, flags);
 }
 
 /* trusted.: the VFS checks CAP_SYS_ADMIN for get and set; list hides them. */

@@ -27,7 +27,8 @@ end of the sync as the return.
 
 A digest is, for every name under the mount point: type, permissions,
 link count, owner, size, modification and change times, contents (hash),
-symlink target and extended attributes; and the free inode count of
+symlink target, attribute flags (lsattr) and extended attributes; and the
+free inode count of
 statfs. Not the free block count: a write that starts a large run reserves
 the rest of its superpage and gives back what it did not use in a
 transaction of its own, so a crash in between holds the post tree with
@@ -37,8 +38,8 @@ Concurrent workloads (CONCURRENT). Two tasks (processes), each pinned to a
 CPU of its own, run their operations at the same time, each started
 together: in directories of their own, in one directory, on one file.
 In conc-attrs@group (commit=300) each links, renames, truncates and
-changes the attributes of its files and unlinks one with data, in shared
-handles, each operation made durable by an fsync; in conc-appends@group
+changes the attributes of its files (mode, owners, times, extended
+attributes, flags) and unlinks one with data, in shared handles, each operation made durable by an fsync; in conc-appends@group
 each appends pages to its files (a large file's reserved tail, given back
 at its close, and a small file's run grown), each append fsync'd. In conc-migrate four tasks write large files and the parent moves them
 between the CPUs every millisecond; the summary line counts the lines
@@ -98,6 +99,7 @@ import random
 import re
 import shutil
 import stat
+import struct
 import subprocess
 import sys
 import time
@@ -162,6 +164,35 @@ def pmlog_state():
         return dict(line.split(" ", 1) for line in f.read().splitlines())
 
 
+FS_IOC_GETFLAGS = 0x80086601
+FS_IOC_SETFLAGS = 0x40086602
+FS_NODUMP_FL = 0x40
+
+
+def attr_flags(path):
+    """The attribute flags (lsattr) of a regular file or directory @path,
+    as a part of its digest line; nothing for other types."""
+    if os.path.islink(path) or not (os.path.isfile(path) or os.path.isdir(path)):
+        return ""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        buf = fcntl.ioctl(fd, FS_IOC_GETFLAGS, b"\0" * 8)
+    finally:
+        os.close(fd)
+    return f" flags {struct.unpack('=l', buf[:4])[0]:x}"
+
+
+def chattr(path, add):
+    """Add the attribute flags @add to @path (chattr +), one ioctl."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        buf = fcntl.ioctl(fd, FS_IOC_GETFLAGS, b"\0" * 8)
+        flags = struct.unpack("=l", buf[:4])[0] | add
+        fcntl.ioctl(fd, FS_IOC_SETFLAGS, struct.pack("=l", flags) + b"\0" * 4)
+    finally:
+        os.close(fd)
+
+
 def digest(root):
     """The tree under @root as a list of lines (see the top of the file)."""
     out = []
@@ -188,6 +219,7 @@ def digest(root):
             elif os.path.isfile(path):
                 with open(path, "rb") as f:
                     what += f" data {hashlib.sha256(f.read()).hexdigest()[:16]}"
+            what += attr_flags(path)
             for x in sorted(os.listxattr(path, follow_symlinks=False)):
                 v = os.getxattr(path, x, follow_symlinks=False)
                 what += f" xattr {x}={hashlib.sha256(v).hexdigest()[:12]}"
@@ -416,6 +448,7 @@ def entry(path, rel):
     elif os.path.isfile(path):
         with open(path, "rb") as f:
             what += f" data {hashlib.sha256(f.read()).hexdigest()[:16]}"
+    what += attr_flags(path)
     for x in sorted(os.listxattr(path, follow_symlinks=False)):
         v = os.getxattr(path, x, follow_symlinks=False)
         what += f" xattr {x}={hashlib.sha256(v).hexdigest()[:12]}"
@@ -511,10 +544,12 @@ def synced(fn, what):
 
 
 def attr_ops(d):
-    """Links, renames of files, attribute changes, a truncation and the
-    unlink of a file with data of a task in directory @d, each made durable
-    by an fsync: with group commit, each in a shared handle beside the
-    other task's. (Not a write through a mapping: the
+    """Links, renames of files, attribute changes (mode, owners, times,
+    extended attributes added to a file that has some, replaced and
+    removed, flags), a truncation and the unlink of a file with data of a
+    task in directory @d, each made durable by an fsync: with group commit,
+    each in a shared handle beside the other task's (but the first
+    extended attribute, which allocates its block). (Not a write through a mapping: the
     log holds the module's stores to PM, not the task's.)"""
     return [
         ("creat", synced(lambda m: creat(f"{m}/{d}a"), f"{d}a")),
@@ -522,12 +557,20 @@ def attr_ops(d):
         ("chmod", synced(lambda m: os.chmod(f"{m}/{d}a", 0o600), f"{d}a")),
         ("chown", synced(lambda m: os.chown(f"{m}/{d}a", 1000, 1001), f"{d}a")),
         ("utimes", synced(lambda m: os.utime(f"{m}/{d}a", ns=(10**18, 2 * 10**18)), f"{d}a")),
+        ("setxattr", synced(lambda m: os.setxattr(f"{m}/{d}a", "user.a", b"1" * 40), f"{d}a")),
+        ("setxattr 2", synced(lambda m: os.setxattr(f"{m}/{d}a", "user.b", b"2" * 100),
+                              f"{d}a")),
+        ("replacexattr", synced(lambda m: os.setxattr(f"{m}/{d}a", "user.a", b"3" * 300),
+                                f"{d}a")),
+        ("removexattr", synced(lambda m: os.removexattr(f"{m}/{d}a", "user.b"), f"{d}a")),
+        ("chattr +d", synced(lambda m: chattr(f"{m}/{d}a", FS_NODUMP_FL), f"{d}a")),
         ("link", synced(lambda m: os.link(f"{m}/{d}a", f"{m}/{d}b"), f"{d}b")),
         ("rename", synced(lambda m: os.rename(f"{m}/{d}b", f"{m}/{d}c"), f"{d}c")),
         ("creat", synced(lambda m: creat(f"{m}/{d}e"), f"{d}e")),
         ("rename over", synced(lambda m: os.rename(f"{m}/{d}c", f"{m}/{d}e"), f"{d}e")),
         ("truncate", synced(lambda m: os.truncate(f"{m}/{d}a", 4096), f"{d}a")),
-        ("creat", synced(lambda m: put(f"{m}/{d}f", 9000, 5), f"{d}f")),
+        ("creat", synced(lambda m: creat(f"{m}/{d}f"), f"{d}f")),
+        ("write 9000", synced(lambda m: pwrite(f"{m}/{d}f", 0, 9000, 5), f"{d}f")),
         ("unlink last", synced(lambda m: os.unlink(f"{m}/{d}f"), d or ".")),
     ]
 
@@ -554,12 +597,14 @@ def held_close(path):
 def append_ops(d):
     """Appends that add pages, each made durable by an fsync: into the
     reserved tail of a large file's superpage (held open, so that the tail
-    stays), the tail given back at its last close, and a small file grown
-    page by page; with group commit, in shared handles beside the other
-    task's."""
-    big, small = f"{d}big", f"{d}small"
+    stays), the tail given back at its last close, and two small files
+    grown in turn, page by page, each into pages after its run or, where
+    the other took them, into a fresh run its old one moves into; with
+    group commit, in shared handles beside the other task's."""
+    big, small, other = f"{d}big", f"{d}small", f"{d}other"
     return [
-        ("put 300k", synced(lambda m: put(f"{m}/{big}", 300 * KIB, d + "b"), big)),
+        ("creat", synced(lambda m: creat(f"{m}/{big}"), big)),
+        ("write 300k", synced(lambda m: pwrite(f"{m}/{big}", 0, 300 * KIB, d + "b"), big)),
         ("open", lambda m: held_open(f"{m}/{big}")),
         ("append 5000", lambda m: held_append(f"{m}/{big}", 5000, d + "1")),
         ("append 4k", lambda m: held_append(f"{m}/{big}", 4 * KIB, d + "2")),
@@ -567,11 +612,18 @@ def append_ops(d):
         ("append 8k", lambda m: held_append(f"{m}/{big}", 8 * KIB, d + "7")),
         ("append 3000", lambda m: held_append(f"{m}/{big}", 3000, d + "8")),
         ("close", synced(lambda m: held_close(f"{m}/{big}"), big)),
-        ("put 100", synced(lambda m: put(f"{m}/{small}", 100, d + "s"), small)),
+        ("creat small", synced(lambda m: creat(f"{m}/{small}"), small)),
+        ("write 100", synced(lambda m: pwrite(f"{m}/{small}", 0, 100, d + "s"), small)),
         ("open small", lambda m: held_open(f"{m}/{small}")),
+        ("creat other", synced(lambda m: creat(f"{m}/{other}"), other)),
+        ("open other", lambda m: held_open(f"{m}/{other}")),
         ("append 6000", lambda m: held_append(f"{m}/{small}", 6000, d + "4")),
+        ("other 5000", lambda m: held_append(f"{m}/{other}", 5000, d + "9")),
         ("append 4k", lambda m: held_append(f"{m}/{small}", 4 * KIB, d + "5")),
+        ("other 9000", lambda m: held_append(f"{m}/{other}", 9000, d + "a")),
         ("append 1", lambda m: held_append(f"{m}/{small}", 1, d + "6")),
+        ("append 12k", lambda m: held_append(f"{m}/{small}", 12 * KIB, d + "c")),
+        ("close other", lambda m: held_close(f"{m}/{other}")),
         ("close small", lambda m: held_close(f"{m}/{small}")),
     ]
 

@@ -1,0 +1,77 @@
+# Attribute changes that touch only an inode's slot and its xattr block
+# where that block exists and stays run in shared metadata handles, beside
+# other operations, without the transaction mutex: a second extended
+# attribute, a replaced or removed one (not the last), an ACL set with
+# setfacl, a chmod of a file with an ACL (the ACL follows the mode), and
+# chattr. The first attribute of a file (which allocates its block), the
+# removal of the last (which frees it) and a change too large for a shared
+# handle's undo log take the mutex. Each gives what getfattr, getfacl and
+# lsattr show, before and after a remount, and fsck accepts the result.
+. tests/lib/common.sh
+
+mkfs_vsmfs -f "$DEV"
+# No commit by the timer inside a counted change.
+mount_vsmfs -o acl,commit=300
+touch "$MNT/f"
+PYTHONPATH=tests/lib python3 - "$DEV" "$MNT" <<'PY'
+import os, subprocess, sys
+from vsmfs_test import check, Counters
+dev, mnt = sys.argv[1:3]
+c = Counters(dev)
+f = os.path.join(mnt, "f")
+
+
+def counted(what, fn, shared):
+    """Run @fn; it ran in a shared metadata handle without the mutex if
+    @shared, else under the mutex."""
+    c.reset()
+    fn()
+    s = c.read()
+    if shared:
+        check(s["trans_shared_meta"] == 1 and s["journal_lock_takes"] == 0,
+              "%s: %d shared metadata handles, transaction mutex taken %d times" %
+              (what, s["trans_shared_meta"], s["journal_lock_takes"]))
+    else:
+        check(s["journal_lock_takes"] >= 1,
+              "%s: made without the transaction mutex, but it %s" %
+              (what, "allocates or frees a block or fills the undo log"))
+    print("%-32s %s" % (what, "shared handle" if shared else "under the mutex"))
+
+
+def run(*cmd):
+    subprocess.run(cmd, check=True)
+
+
+counted("first attribute", lambda: os.setxattr(f, "user.a", b"1" * 40), False)
+counted("second attribute", lambda: os.setxattr(f, "user.b", b"2" * 100), True)
+counted("replaced attribute", lambda: os.setxattr(f, "user.a", b"3" * 300), True)
+counted("removed, not the last", lambda: os.removexattr(f, "user.a"), True)
+counted("removed, the last", lambda: os.removexattr(f, "user.b"), False)
+check(os.listxattr(f) == [], "attributes left: %s" % os.listxattr(f))
+counted("first attribute again", lambda: os.setxattr(f, "user.s", b"s"), False)
+# 3,000 bytes to save: more than a shared handle's undo log holds.
+counted("a 3000-byte attribute", lambda: os.setxattr(f, "user.big", b"B" * 3000), False)
+check(os.getxattr(f, "user.big") == b"B" * 3000, "user.big: value differs")
+counted("setfacl", lambda: run("setfacl", "-m", "u:nobody:rw", f), True)
+counted("chmod with an ACL", lambda: os.chmod(f, 0o640), True)
+counted("chattr +d", lambda: run("chattr", "+d", f), True)
+counted("chattr -d +A", lambda: run("chattr", "-d", "+A", f), True)
+PY
+
+show() {
+	getfattr --absolute-names -d -m 'user\.' "$MNT/f" | md5sum | cut -c1-12
+	getfacl -cp "$MNT/f" | tr '\t\n' '  '
+	echo
+	lsattr -d "$MNT/f" | cut -d' ' -f1
+	stat -c %a "$MNT/f"
+}
+before=$(show)
+echo "$before"
+echo "$before" | grep -q 'user:nobody:rw- .*mask::r--' || die "ACL after chmod 640: $before"
+assert_eq "$(echo "$before" | tail -2 | head -1 | tr -d -)" Ax "lsattr after chattr"
+umount "$MNT"
+"$FSCK" -n "$DEV" || die "fsck after the shared attribute changes"
+mount_vsmfs -o acl
+assert_eq "$(show)" "$before" "attributes, ACL, flags and mode after a remount"
+umount "$MNT"
+echo "attribute changes: shared where the xattr block stays, as shown, after a remount"
