@@ -200,7 +200,11 @@ static int vsmfs_set_acl_in(struct vsmfs_trans *t, struct inode *inode, struct p
 		forget_cached_acl(inode, type);
 		return ret;
 	}
-	return vsmfs_trans_commit(t);
+	ret = vsmfs_trans_commit(t);
+	/* An end that aborted put the old ACL back: read it again. */
+	if (ret)
+		forget_cached_acl(inode, type);
+	return ret;
 }
 
 /**

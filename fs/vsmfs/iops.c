@@ -404,7 +404,11 @@ static int vsmfs_setattr_shared(struct user_namespace *mnt_userns, struct inode 
 			forget_cached_acl(inode, ACL_TYPE_ACCESS);
 		return ret;
 	}
-	return vsmfs_trans_commit(&t);
+	ret = vsmfs_trans_commit(&t);
+	/* An end that aborted put the old ACL back: read it again. */
+	if (ret && acl)
+		forget_cached_acl(inode, ACL_TYPE_ACCESS);
+	return ret;
 }
 
 /* Change attributes, including the size (vsmfs_setattr()). */
@@ -491,6 +495,8 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 			if (shrink && (iattr->ia_size & (VSMFS_BLOCK_SIZE - 1)))
 				t.t_sync = true;
 			ret = vsmfs_trans_commit(&t);
+			if (ret && acl)
+				forget_cached_acl(inode, ACL_TYPE_ACCESS);
 		}
 	}
 	/*

@@ -104,6 +104,9 @@ def fixture(base):
     write_file(base + "/big", os.urandom(3 << 19))
     os.link(base + "/d1/g", base + "/d2/g2")
     os.setxattr(base + "/d1/f", "user.keep", b"v" * 100)
+    # Two attributes: a change of either keeps the block.
+    os.setxattr(base + "/big", "user.a", b"a" * 200)
+    os.setxattr(base + "/big", "user.b", b"b" * 60)
     os.symlink("d1/f", base + "/short")
     # Enough entries that the directories span blocks.
     for i in range(24):
@@ -200,6 +203,12 @@ def ops(b):
         ("set-acl", lambda: os.setxattr(b + "/d2/h", "system.posix_acl_access",
                                         acl_blob(1000))),
         ("chmod", lambda: os.chmod(b + "/d1/g", 0o600)),
+        # Changes of an xattr block that exists and stays (shared handles).
+        ("setxattr-more", lambda: os.setxattr(b + "/d1/f", "user.new", b"w" * 300)),
+        ("replacexattr", lambda: os.setxattr(b + "/big", "user.a", b"r" * 500)),
+        ("removexattr-more", lambda: os.removexattr(b + "/big", "user.a")),
+        ("set-acl-more", lambda: os.setxattr(b + "/big", "system.posix_acl_access",
+                                             acl_blob(1000))),
         ("chattr", lambda: setflags(b + "/d1/g", FS_NODUMP_FL | FS_NOATIME_FL)),
     ]
 

@@ -34,6 +34,18 @@ for op in create mkdir mknod unlink rmdir; do
 	grep -q "^$op: failed calls shadow_alloc:0+[1-9][0-9]* absorbed " /tmp/roll.out ||
 		die "$op: its shared handle was never undone"
 done
+# So is a change of the flags. A change of an xattr block that stays runs
+# in a shared handle too, undone at each of its three saves (the block's
+# header, its entries, the inode's slot; the last after the block
+# changed) and done again under the mutex, where the block's whole copy
+# fails at the same fault point: three failed calls (one under the mutex
+# alone), each of which changed nothing (checked above).
+grep -q "^chattr: failed calls shadow_alloc:0+[1-9][0-9]* absorbed " /tmp/roll.out ||
+	die "chattr: its shared handle was never undone"
+for op in setxattr-more replacexattr removexattr-more set-acl-more; do
+	grep -q "^$op: failed calls shadow_alloc:3 " /tmp/roll.out ||
+		die "$op: not undone at each step of its shared handle"
+done
 # Without the free counts: evictions that failed left orphans, freed at
 # unmount.
 tree() {
@@ -50,15 +62,20 @@ umount "$MNT"
 [ $rc = 0 ] || die "failed calls changed the tree (data=atomic)"
 
 # Frees and reservations given back that fail, and handle ends that do,
-# in the calls that make names, write, punch and zero: every injected
-# failure is the call's error (--strict), never a success.
+# in the calls that make names, write, punch and zero, and change xattrs,
+# ACLs and flags: every injected failure is the call's error (--strict),
+# never a success, and changes nothing (an ACL set by a handle whose end
+# aborted is not what getfacl shows).
 mount_vsmfs
 $roll "$MNT" --strict free_run trans_fail create mkdir mknod symlink tmpfile-link \
 	write-append write-over write-hole fallocate-punch fallocate-zero \
+	setxattr-more replacexattr removexattr-more set-acl set-acl-more chattr \
 	> /tmp/roll-fail.out || rc=$?
 cat /tmp/roll-fail.out
 for want in "fallocate-punch free_run" "write-append free_run" "create trans_fail" \
-	"tmpfile-link trans_fail" "write-hole trans_fail"; do
+	"tmpfile-link trans_fail" "write-hole trans_fail" "replacexattr trans_fail" \
+	"removexattr-more trans_fail" "set-acl trans_fail" "set-acl-more trans_fail" \
+	"chattr trans_fail"; do
 	set -- $want
 	grep -q "^$1: failed calls.* $2:[1-9]" /tmp/roll-fail.out ||
 		die "$1: no call failed at $2"
