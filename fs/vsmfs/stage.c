@@ -300,9 +300,13 @@ undo:
 }
 
 /*
- * The run of piece @key (index entry @e) becomes @a's reserved run, the
- * @have pages of the old one moved into it by swapping their frames (as
- * vsmfs_move_run() does), and the old pages freed by the commit.
+ * The run of piece @key (index entry @e) becomes the first @a->need pages
+ * of @a's reserved run, the @have pages of the old one moved into it by
+ * swapping their frames (as vsmfs_move_run() does), and the old pages
+ * freed by the commit. A large file's first run owns the rest of its VSP
+ * too (its tail, i_tail_key): reserved with it when a whole free VSP was
+ * (the claim allocates it), else allocated here, under s_trans_mutex; the
+ * tail of the file's previous VSP is given back.
  */
 static int vsmfs_append_move(struct vsmfs_trans *t, struct inode *inode, u64 key, u64 e,
 			     u64 have, const struct vsmfs_append *a, bool large)
@@ -314,7 +318,7 @@ static int vsmfs_append_move(struct vsmfs_trans *t, struct inode *inode, u64 key
 
 	ret = vsmfs_resv_claim(t, &a->r);
 	if (!ret)
-		ret = vsmfs_idx_set(t, inode, key, vsmfs_idx_make(a->r.lpn, a->r.count));
+		ret = vsmfs_idx_set(t, inode, key, vsmfs_idx_make(a->r.lpn, a->need));
 	if (ret || !have)
 		goto out;
 	vsmfs_swap_init(t->t_sbi, &sw);
@@ -333,8 +337,9 @@ out:
 	if (!ret)
 		vi->i_pages += a->r.count - have;
 	/* A large file's run reserves the rest of its VSP, as it would grown. */
-	if (!ret && large && a->r.count < VSMFS_VSP_PAGES &&
-	    !vsmfs_alloc_pages_at(t, a->r.lpn + a->r.count, VSMFS_VSP_PAGES - a->r.count)) {
+	if (!ret && large && (a->r.count == VSMFS_VSP_PAGES ||
+			      !vsmfs_alloc_pages_at(t, a->r.lpn + a->r.count,
+						    VSMFS_VSP_PAGES - a->r.count))) {
 		/* On error the handle is aborted, the pages with it. */
 		if (vi->i_tail_key)
 			ret = vsmfs_tail_release(t, inode, &freed);
@@ -353,11 +358,13 @@ out:
  * the index block of the piece's entry, and the bitmap block of a
  * reservation; a run that moves adds the page table blocks of the two
  * runs (each lies in one VSP, whose entries fill one block) and the old
- * run's bitmap block. The runs it frees when the transaction commits:
- * the reservation's, and the old run.
+ * run's bitmap block; a large file's first run the bitmap block of the
+ * tail it gives back. The runs it frees when the transaction commits:
+ * the reservation's, and the old run or tail.
  */
 #define VSMFS_APPEND_SHARED_CREDITS	3
 #define VSMFS_MOVE_SHARED_CREDITS	(VSMFS_APPEND_SHARED_CREDITS + 3)
+#define VSMFS_LARGE_FIRST_CREDITS	(VSMFS_APPEND_SHARED_CREDITS + 1)
 
 /*
  * The changes of vsmfs_append_grow() in @t: the piece (index entry @m->ap.e)
@@ -415,17 +422,21 @@ static int vsmfs_append_grow_trans(struct vsmfs_trans *t, const struct vsmfs_wma
  * Whether the handle of staged append @m may run beside others: it
  * allocates nothing, and swaps and frees only pages of its file and of
  * its reservation (see vsmfs_append_grow()). A large file's first run
- * reserves the rest of its VSP in the handle: not beside others.
+ * whose reservation is not its whole VSP would allocate the rest in the
+ * handle: not beside others.
  */
 static bool vsmfs_append_shared(const struct vsmfs_wmap *m)
 {
+	bool large = m->flags & VSMFS_WM_LARGE;
+
 	switch (m->ap.kind) {
 	case VSMFS_APPEND_TAIL:
 	case VSMFS_APPEND_AFTER:
 		return true;
 	case VSMFS_APPEND_FIRST:
+		return !large || m->ap.r.count == VSMFS_VSP_PAGES;
 	case VSMFS_APPEND_MOVE:
-		return !(m->flags & VSMFS_WM_LARGE);
+		return !large;
 	default:
 		return false;
 	}
@@ -457,11 +468,14 @@ static bool vsmfs_append_shared(const struct vsmfs_wmap *m)
  * and the reservation own, which no other handle changes: words of the
  * page table blocks, noted atomically) and frees the old run when the
  * transaction commits, through the entries the handle reserved as it
- * began; an abort swaps them back (vsmfs_trans_abort_shared()). No page
- * is allocated in the handle. A large file's first run, which reserves
- * the rest of its VSP, or an append whose shared handle cannot finish (a
- * new index block, a full undo log, a page marked unwritten, no room in
- * the CPU's share) is made in a handle under s_trans_mutex.
+ * began; an abort swaps them back (vsmfs_trans_abort_shared()). A large
+ * file's first run, reserved with the rest of its VSP (a whole free VSP),
+ * claims it all, and gives back the tail of the file's previous VSP,
+ * freed by the commit. No page is allocated in the handle. A large file's
+ * first run that found no free VSP (the rest of its VSP is allocated in
+ * the handle), or an append whose shared handle cannot finish (a new
+ * index block, a full undo log, a page marked unwritten, no room in the
+ * CPU's share) is made in a handle under s_trans_mutex.
  *
  * Return: 0 or a negative errno.
  */
@@ -469,14 +483,19 @@ noinline int vsmfs_append_grow(const struct vsmfs_wmap *m, bool *owned)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(m->inode->i_sb);
 	const struct vsmfs_append *a = &m->ap;
-	bool move = a->kind == VSMFS_APPEND_MOVE;
+	u32 credits = VSMFS_APPEND_SHARED_CREDITS, frees = 1;
 	struct vsmfs_trans t;
 	int ret;
 
+	if (a->kind == VSMFS_APPEND_MOVE) {
+		credits = VSMFS_MOVE_SHARED_CREDITS;
+		frees = 2;
+	} else if (a->kind == VSMFS_APPEND_FIRST && (m->flags & VSMFS_WM_LARGE)) {
+		credits = VSMFS_LARGE_FIRST_CREDITS;
+		frees = 2;
+	}
 	*owned = false;
-	if (vsmfs_append_shared(m) &&
-	    !vsmfs_trans_begin_shared(sbi, &t, move ? VSMFS_MOVE_SHARED_CREDITS :
-					       VSMFS_APPEND_SHARED_CREDITS, move ? 2 : 1)) {
+	if (vsmfs_append_shared(m) && !vsmfs_trans_begin_shared(sbi, &t, credits, frees)) {
 		ret = vsmfs_append_grow_trans(&t, m);
 		if (ret != -EAGAIN) {
 			if (!ret)

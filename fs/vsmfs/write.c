@@ -517,7 +517,7 @@ static int vsmfs_staged_copy(struct vsmfs_wmap *m, struct iov_iter *from)
  * Choose where the new pages [@have, @need) of piece @key (index entry
  * @e) are written, as vsmfs_extend_run() would place them, and reserve
  * them: in a large file's own tail; a large file's first run of the piece
- * at a free VSP (whose rest it then reserves); for a small file right
+ * at a free VSP (reserved whole, the rest its tail); for a small file right
  * after its run, or else in a fresh run that becomes the piece's, the old
  * run's frames swapped into it. A large file's run that must move into a
  * fresh VSP, and a small file that kept a tail, grow in their handle.
@@ -542,7 +542,10 @@ static int vsmfs_append_plan(struct inode *inode, u64 key, u64 e, u64 have, u64 
 		if (have || !large)
 			return -EAGAIN;
 		a->kind = VSMFS_APPEND_FIRST;
-		ret = vsmfs_resv_take(sbi, need, true, &a->r);
+		/* A whole free VSP, its tail with it (vsmfs_append_move()). */
+		ret = vsmfs_resv_take(sbi, VSMFS_VSP_PAGES, true, &a->r);
+		if (ret == -ENOSPC)
+			ret = vsmfs_resv_take(sbi, need, true, &a->r);
 		a->dst = a->r.lpn;
 		return ret;
 	}
@@ -579,8 +582,9 @@ static int vsmfs_append_plan(struct inode *inode, u64 key, u64 e, u64 have, u64 
  * (vsmfs_append_copy()); a fence on this CPU makes (b) durable before
  * (c), one short handle, makes it reachable (vsmfs_append_end()): the
  * size and the times alone in a shared handle (vsmfs_set_size_times(),
- * inode.c), or the new pages joined to the run and the size in a handle
- * under s_trans_mutex (vsmfs_append_grow()). A crash before the commit
+ * inode.c), or the new pages joined to the run and the size in a shared
+ * metadata handle, or under s_trans_mutex where that cannot be
+ * (vsmfs_append_grow()). A crash before the commit
  * leaves the old size, the bytes written past it (which growing the file
  * zeroes first, as it does any), and the reserved pages free.
  *

@@ -5,8 +5,9 @@
 # run, pages right after its run, a fresh run the old one moves into, a
 # large file's first run at a free superpage, a large file's reserved tail)
 # gives the right content and size, before and after a remount; pages of
-# the tail, pages reserved right after the run, and a small file's fresh
-# run its old one moves into, join the file in a shared handle
+# the tail, pages reserved right after the run, a small file's fresh run
+# its old one moves into, and a large file's first run in a piece, with
+# its superpage's tail, join the file in a shared handle
 # (write_shared_appends), the tail's without the transaction mutex; a gap in
 # the last page reads as zeros; appends that skip whole pages or span two
 # pieces are made in one handle instead, with the same result. data=inplace
@@ -85,10 +86,14 @@ check(pool_runs > 0, "small files: no run taken from the CPU's pool")
 # A page skipped: made in one handle, the page between reads as zeros.
 append(fb, "b", 100, gap=2 * P, staged=False)
 
-# A large file: its first run reserves the rest of its superpage, and the
-# next append writes into that tail, no page swapped.
+# A large file: its first run reserves the rest of its superpage with it
+# (a whole free one), joined to the file in a shared handle, and the next
+# append writes into that tail, no page swapped.
 fc = open_("c")
-append(fc, "c", 300 * 1024)
+s = append(fc, "c", 300 * 1024)
+check(s["write_shared_appends"] == 1 and s["pte_swaps"] == 0,
+      "c: first run: %d shared appends, %d PTE swaps" %
+      (s["write_shared_appends"], s["pte_swaps"]))
 s = append(fc, "c", 5000)
 check(s["pte_swaps"] == 0, "c: tail: %d PTE swaps" % s["pte_swaps"])
 check(s["write_shared_appends"] == 1 and s["journal_lock_takes"] == 0,
@@ -106,9 +111,13 @@ check(s["zfdm_reclaims"] == 1 and s["journal_lock_takes"] == 0,
 fc = open_("c")
 append(fc, "c", 6000, staged=False)
 append(fc, "c", VSP - len(models["c"]) - 100)
-# Across a piece boundary: one handle; then on in the next piece.
+# Across a piece boundary: one handle; then on in the next piece, whose
+# first run takes a whole superpage and gives back the tail of the one
+# before, in a shared handle.
 append(fc, "c", 300, staged=False)
-append(fc, "c", P + 1)
+s = append(fc, "c", P + 1)
+check(s["write_shared_appends"] == 1,
+      "c: next piece's first run: %d shared appends" % s["write_shared_appends"])
 
 sums = {}
 for name, fd in (("a", fa), ("b", fb), ("c", fc)):
