@@ -26,7 +26,10 @@ removexattr, chmod and utimes, an O_TMPFILE file (closed, or linked in
 with linkat), and the syncs: fsync and fdatasync of files and
 directories, sync and syncfs. Each has a name without '/', and a model
 of the names it needs and makes, so that a sequence is made only of
-operations that apply where it stands.
+operations that apply where it stands. The model is coarse (a sequence
+may move a directory away from under a name): an operation may fail,
+changing nothing, but only with an error such a mismatch explains
+(MODEL_ERRORS); any other error fails the run.
 
 Workloads, each named by its operations and its mount mode
 ("OP+OP+OP@MODE"), so that --only NAME runs one alone with no seed:
@@ -165,14 +168,27 @@ def syncfs(m):
         os.close(fd)
 
 
+AT_SYMLINK_FOLLOW = 0x400
+
+
 def tmpfile(m, d, link):
     fd = os.open(f"{m}/{d}", os.O_TMPFILE | os.O_RDWR, 0o600)
     try:
         os.write(fd, o.data(5000, 21))
-        if link:
-            os.link(f"/proc/self/fd/{fd}", f"{m}/{link}", follow_symlinks=True)
+        # linkat(2) through /proc, following the link to the open file
+        # (os.link() without a directory descriptor calls link(2), which
+        # would link the /proc entry itself: EXDEV).
+        if link and libc.linkat(AT_FDCWD, f"/proc/self/fd/{fd}".encode(), AT_FDCWD,
+                                f"{m}/{link}".encode(), AT_SYMLINK_FOLLOW) != 0:
+            e = ctypes.get_errno()
+            raise OSError(e, os.strerror(e), f"{m}/{link}")
     finally:
         os.close(fd)
+
+
+# The errors of an operation the coarse model of names may let happen.
+MODEL_ERRORS = {errno.ENOENT, errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR,
+                errno.EINVAL}
 
 
 class Op:
@@ -585,13 +601,18 @@ def run_gen(label, dev, args, totals, param=None, expect=None):
     try:
         for i, op in enumerate(ops, 1):
             target = None
-            if op.sync in ("fsync", "fdatasync"):
+            # A name an earlier operation failed to make has no inode.
+            if op.sync in ("fsync", "fdatasync") and os.path.lexists(f"{m}/{op.obj}"):
                 target = os.lstat(f"{m}/{op.obj}").st_ino
             try:
                 op.fn(m)
             except OSError as e:
                 # The model of names is coarse (a sequence may rename a
-                # directory away): a failed operation changes nothing.
+                # directory away; a range may no longer fit a collapse):
+                # a failed operation changes nothing. Any other error is
+                # not the model's to allow.
+                if e.errno not in MODEL_ERRORS:
+                    raise OSError(e.errno, f"{op.name} of {label}: {e.strerror}") from e
                 errors.append(f"{op.name}: {errno.errorcode.get(e.errno, e.errno)}")
             os.write(mark, str(i).encode())
             states.append(o.digest(m))
