@@ -336,10 +336,13 @@ out:
 		ret = vsmfs_trans_defer_resv(t, &a->r, true);
 	if (!ret)
 		vi->i_pages += a->r.count - have;
-	/* A large file's run reserves the rest of its VSP, as it would grown. */
-	if (!ret && large && (a->r.count == VSMFS_VSP_PAGES ||
-			      !vsmfs_alloc_pages_at(t, a->r.lpn + a->r.count,
-						    VSMFS_VSP_PAGES - a->r.count))) {
+	/*
+	 * A large file's run reserves the rest of its VSP, as it would grown;
+	 * a run that fills it has none.
+	 */
+	if (!ret && large && a->need < VSMFS_VSP_PAGES &&
+	    (a->r.count == VSMFS_VSP_PAGES ||
+	     !vsmfs_alloc_pages_at(t, a->r.lpn + a->r.count, VSMFS_VSP_PAGES - a->r.count))) {
 		/* On error the handle is aborted, the pages with it. */
 		if (vi->i_tail_key)
 			ret = vsmfs_tail_release(t, inode, &freed);

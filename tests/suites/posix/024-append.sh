@@ -118,9 +118,14 @@ append(fc, "c", 300, staged=False)
 s = append(fc, "c", P + 1)
 check(s["write_shared_appends"] == 1,
       "c: next piece's first run: %d shared appends" % s["write_shared_appends"])
+# A large file's first run that fills its superpage, in a shared handle.
+fd_d = open_("d")
+s = append(fd_d, "d", VSP)
+check(s["write_shared_appends"] == 1,
+      "d: a whole superpage: %d shared appends" % s["write_shared_appends"])
 
 sums = {}
-for name, fd in (("a", fa), ("b", fb), ("c", fc)):
+for name, fd in (("a", fa), ("b", fb), ("c", fc), ("d", fd_d)):
     os.fsync(fd)
     os.close(fd)
     sums[name] = hashlib.sha256(models[name]).hexdigest()
