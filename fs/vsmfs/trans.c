@@ -136,22 +136,12 @@ void vsmfs_trans_unlock(struct vsmfs_trans *t)
 	mutex_unlock(&sbi->s_trans_mutex);
 }
 
-/**
- * vsmfs_trans_lock() - take s_trans_mutex for a handle
- * @sbi: the file system
- * @t: the handle to set up, joined to the running transaction
- * @vsp: the handle may use the mapping layer
- *
- * Takes s_trans_mutex, then s_handles_sem for writing once the shared
- * handles running have ended, folds the CPUs' shares into the running
- * transaction and gives its blocks to @t.
- *
- * Context: process context; makes the task's allocations GFP_NOFS and
- * keeps it on its CPU until vsmfs_trans_park() or the commit.
+/*
+ * Take s_trans_mutex for a handle or a commit, counting the take and a
+ * wait. Return: when the task began to wait for it, or 0.
  */
-void vsmfs_trans_lock(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, bool vsp)
+static u64 vsmfs_trans_mutex_wait(struct vsmfs_sb_info *sbi)
 {
-	struct vsmfs_running *run = &sbi->s_run;
 	u64 t0 = 0;
 
 	if (!mutex_trylock(&sbi->s_trans_mutex)) {
@@ -160,6 +150,18 @@ void vsmfs_trans_lock(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, bool vsp
 		mutex_lock(&sbi->s_trans_mutex);
 	}
 	vsmfs_stat_inc(sbi, journal_lock_takes);
+	return t0;
+}
+
+/*
+ * The rest of vsmfs_trans_lock(), with s_trans_mutex held: @t0 is when the
+ * task began to wait for it, or 0.
+ */
+static void vsmfs_trans_lock_held(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, bool vsp,
+				  u64 t0)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+
 	/*
 	 * The shared handles running end first; those that would begin wait
 	 * (rw_semaphore readers may otherwise overtake a waiting writer for
@@ -209,6 +211,58 @@ void vsmfs_trans_lock(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, bool vsp
 	t->t_nblocks = run->nblocks;
 	t->t_ndata = run->ndata;
 	vsmfs_trans_undo_init(t);
+}
+
+/**
+ * vsmfs_trans_lock() - take s_trans_mutex for a handle
+ * @sbi: the file system
+ * @t: the handle to set up, joined to the running transaction
+ * @vsp: the handle may use the mapping layer
+ *
+ * Takes s_trans_mutex, then s_handles_sem for writing once the shared
+ * handles running have ended, folds the CPUs' shares into the running
+ * transaction and gives its blocks to @t.
+ *
+ * Context: process context; makes the task's allocations GFP_NOFS and
+ * keeps it on its CPU until vsmfs_trans_park() or the commit.
+ */
+void vsmfs_trans_lock(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, bool vsp)
+{
+	u64 t0 = vsmfs_trans_mutex_wait(sbi);
+
+	vsmfs_trans_lock_held(sbi, t, vsp, t0);
+}
+
+/**
+ * vsmfs_trans_lock_tid() - take s_trans_mutex to commit transaction @tid
+ * @sbi: the file system
+ * @t: the handle to set up, joined to the running transaction
+ * @tid: the transaction a commit is wanted for
+ *
+ * As vsmfs_trans_lock(), unless @tid is no longer the running transaction
+ * once the mutex is held: a commit closed it while the task waited for
+ * the mutex, and the task only waits for that commit to end. The mutex
+ * then goes at once, and the shared handles running are not waited for,
+ * nor those about to begin kept out.
+ *
+ * Context: process context, no handle running in the task.
+ * Return: true if @tid is running and the handle holds the mutex as
+ * vsmfs_trans_lock() leaves it, false if @tid was closed (nothing held).
+ */
+bool vsmfs_trans_lock_tid(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u64 tid)
+{
+	u64 t0 = vsmfs_trans_mutex_wait(sbi);
+
+	/* Only a commit moves it on, under the mutex. */
+	if (sbi->s_run.tid != tid) {
+		mutex_unlock(&sbi->s_trans_mutex);
+		if (t0)
+			vsmfs_stat_add(sbi, journal_lock_wait_ns, ktime_get_ns() - t0);
+		vsmfs_stat_inc(sbi, trans_commit_overtaken);
+		return false;
+	}
+	vsmfs_trans_lock_held(sbi, t, false, t0);
+	return true;
 }
 
 /**

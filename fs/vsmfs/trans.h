@@ -76,6 +76,7 @@ static __always_inline bool vsmfs_turn_busy(struct vsmfs_sb_info *sbi)
 /* trans.c */
 void vsmfs_trans_setup(struct vsmfs_trans *t, struct vsmfs_sb_info *sbi, bool vsp);
 void vsmfs_trans_lock(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, bool vsp);
+bool vsmfs_trans_lock_tid(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u64 tid);
 void vsmfs_trans_park(struct vsmfs_trans *t);
 void vsmfs_turn_wait(struct vsmfs_sb_info *sbi);
 bool vsmfs_trans_changed(struct vsmfs_trans *t);

@@ -349,7 +349,8 @@ int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause)
 		this_cpu_inc(sbi->s_stats->v[vsmfs_commit_stat[cause]]);
 	}
 	run->handles = 0;
-	run->tid++;
+	/* Read without the mutex by vsmfs_trans_commit_tid(). */
+	WRITE_ONCE(run->tid, tid + 1);
 	/* Its blocks are the handle's now: the next one starts empty. */
 	run->nblocks = 0;
 	run->ndata = 0;
@@ -391,12 +392,19 @@ int vsmfs_trans_commit_tid(struct vsmfs_sb_info *sbi, u64 tid, unsigned int caus
 		return 0;
 	if ((s64)tid <= atomic64_read(&sbi->s_commit_tid))
 		goto done;
-	vsmfs_trans_lock(sbi, &t, false);
-	if (sbi->s_run.tid == tid && sbi->s_run.handles)
-		return vsmfs_trans_commit_all(&t, cause);
-	/* Nothing of it is left running: committed, or being committed. */
-	wait = min(tid, sbi->s_run.tid - 1);
-	vsmfs_trans_park(&t);
+	/*
+	 * Closed already (a commit moved s_run.tid on, which only grows):
+	 * that commit is waited for without the mutex, and without stopping
+	 * the shared handles that run meanwhile.
+	 */
+	wait = tid;
+	if (READ_ONCE(sbi->s_run.tid) == tid && vsmfs_trans_lock_tid(sbi, &t, tid)) {
+		if (sbi->s_run.handles)
+			return vsmfs_trans_commit_all(&t, cause);
+		/* No handle of it has ended: the one before it is waited for. */
+		wait = tid - 1;
+		vsmfs_trans_park(&t);
+	}
 	/* A commit in flight ends soon: spin a little before sleeping. */
 	if (!vsmfs_spin_until(atomic64_read(&sbi->s_commit_tid) >= (s64)wait,
 			      VSMFS_COMMIT_SPIN_NS))
