@@ -176,12 +176,6 @@ int __vsmfs_set_acl(struct vsmfs_trans *t, struct inode *inode, struct posix_acl
 	return ret;
 }
 
-/*
- * Blocks an ACL change dirties in a shared metadata handle: the inode
- * table block and the xattr block.
- */
-#define VSMFS_ACL_SHARED_CREDITS	2
-
 /* Set or remove an ACL and the mode that goes with it in handle @t, and end it. */
 static int vsmfs_set_acl_in(struct vsmfs_trans *t, struct inode *inode, struct posix_acl *acl,
 			    int type, umode_t mode)
@@ -237,7 +231,7 @@ int vsmfs_set_acl(struct user_namespace *mnt_userns, struct inode *inode,
 	}
 	/* Beside other operations if it can (vsmfs_xattr_set()). */
 	if (READ_ONCE(VSMFS_I(inode)->i_xattr) &&
-	    !vsmfs_trans_begin_shared(VSMFS_SB(inode->i_sb), &t, VSMFS_ACL_SHARED_CREDITS, 0)) {
+	    !vsmfs_trans_begin_shared(VSMFS_SB(inode->i_sb), &t, VSMFS_XATTR_SHARED_CREDITS, 0)) {
 		ret = vsmfs_set_acl_in(&t, inode, acl, type, mode);
 		if (ret != -EAGAIN)
 			return ret;

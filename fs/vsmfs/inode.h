@@ -84,6 +84,13 @@ long vsmfs_compat_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 #endif
 
 /* xattr.c */
+
+/*
+ * Blocks an attribute or ACL change dirties in a shared metadata handle:
+ * the inode table block and the xattr block.
+ */
+#define VSMFS_XATTR_SHARED_CREDITS	2
+
 extern const struct xattr_handler *vsmfs_xattr_handlers[];
 int vsmfs_xattr_get(struct inode *inode, int index, const char *name, void *buf,
 		    size_t size);

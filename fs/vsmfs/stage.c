@@ -426,22 +426,28 @@ static int vsmfs_append_grow_trans(struct vsmfs_trans *t, const struct vsmfs_wma
  * allocates nothing, and swaps and frees only pages of its file and of
  * its reservation (see vsmfs_append_grow()). A large file's first run
  * whose reservation is not its whole VSP would allocate the rest in the
- * handle: not beside others.
+ * handle: not beside others. Return: the blocks the shared handle may
+ * add, with the runs it frees in *@frees, or 0 if it may not run so.
  */
-static bool vsmfs_append_shared(const struct vsmfs_wmap *m)
+static u32 vsmfs_append_shared(const struct vsmfs_wmap *m, unsigned int *frees)
 {
 	bool large = m->flags & VSMFS_WM_LARGE;
 
+	*frees = 1;
 	switch (m->ap.kind) {
 	case VSMFS_APPEND_TAIL:
 	case VSMFS_APPEND_AFTER:
-		return true;
+		return VSMFS_APPEND_SHARED_CREDITS;
 	case VSMFS_APPEND_FIRST:
-		return !large || m->ap.r.count == VSMFS_VSP_PAGES;
+		if (!large)
+			return VSMFS_APPEND_SHARED_CREDITS;
+		*frees = 2;
+		return m->ap.r.count == VSMFS_VSP_PAGES ? VSMFS_LARGE_FIRST_CREDITS : 0;
 	case VSMFS_APPEND_MOVE:
-		return !large;
+		*frees = 2;
+		return large ? 0 : VSMFS_MOVE_SHARED_CREDITS;
 	default:
-		return false;
+		return 0;
 	}
 }
 
@@ -486,19 +492,13 @@ noinline int vsmfs_append_grow(const struct vsmfs_wmap *m, bool *owned)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(m->inode->i_sb);
 	const struct vsmfs_append *a = &m->ap;
-	u32 credits = VSMFS_APPEND_SHARED_CREDITS, frees = 1;
+	unsigned int frees;
+	u32 credits = vsmfs_append_shared(m, &frees);
 	struct vsmfs_trans t;
 	int ret;
 
-	if (a->kind == VSMFS_APPEND_MOVE) {
-		credits = VSMFS_MOVE_SHARED_CREDITS;
-		frees = 2;
-	} else if (a->kind == VSMFS_APPEND_FIRST && (m->flags & VSMFS_WM_LARGE)) {
-		credits = VSMFS_LARGE_FIRST_CREDITS;
-		frees = 2;
-	}
 	*owned = false;
-	if (vsmfs_append_shared(m) && !vsmfs_trans_begin_shared(sbi, &t, credits, frees)) {
+	if (credits && !vsmfs_trans_begin_shared(sbi, &t, credits, frees)) {
 		ret = vsmfs_append_grow_trans(&t, m);
 		if (ret != -EAGAIN) {
 			if (!ret)

@@ -446,12 +446,6 @@ static int vsmfs_xattr_handler_get(const struct xattr_handler *handler,
 	return vsmfs_xattr_get(inode, handler->flags, name, buf, size);
 }
 
-/*
- * Blocks an attribute change dirties in a shared metadata handle: the
- * inode table block and the xattr block.
- */
-#define VSMFS_XATTR_SHARED_CREDITS	2
-
 /* One attribute change, the inode's ctime with it, in handle @t. */
 static int vsmfs_xattr_change(struct vsmfs_trans *t, int index, struct inode *inode,
 			      const char *name, const void *value, size_t size, int flags)
