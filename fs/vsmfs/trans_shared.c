@@ -467,16 +467,43 @@ static unsigned int vsmfs_cpu_share_add_scratch(struct vsmfs_sb_info *sbi,
 }
 
 /*
- * Add run @f, which a shared metadata handle frees, to the runs of @res,
- * in an entry of its own. On @res's CPU, preemption disabled.
+ * Add run @f, which a shared metadata handle frees, to the runs of @res:
+ * as the pages of one of them if both are pages freed outright (no
+ * reservation, no scratch run) in the same VSP and the two meet, else in
+ * an entry of its own. The commit clears the bits of a run at once
+ * (vsmfs_lbits_clear()), as it would those of its parts: a file truncated
+ * page by page, or the files of a directory unlinked in the order they
+ * were written, free pages that meet, and the share then passes one
+ * entry to the running transaction rather than one per page. As for
+ * vsmfs_cpu_share_add_scratch(), only runs of handles that ended are
+ * here. On @res's CPU, preemption disabled.
+ * Return: 1 if the run took a new entry (one of those the handle
+ * reserved), else 0.
  */
-static void vsmfs_cpu_share_add_run(struct vsmfs_sb_info *sbi, struct vsmfs_cpu_share *res,
-				    const struct vsmfs_free_run *f)
+static unsigned int vsmfs_cpu_share_add_run(struct vsmfs_sb_info *sbi,
+					    struct vsmfs_cpu_share *res,
+					    const struct vsmfs_free_run *f)
 {
+	struct vsmfs_free_run *g;
+	unsigned int i;
+
+	for (i = res->nruns; i > 0 && !f->resv && !f->scratch; i--) {
+		g = &res->runs[i - 1];
+		if (!g->resv && !g->scratch &&
+		    f->lpn / VSMFS_VSP_PAGES == g->lpn / VSMFS_VSP_PAGES &&
+		    (f->lpn + f->count == g->lpn || g->lpn + g->count == f->lpn)) {
+			g->lpn = min(g->lpn, f->lpn);
+			g->count += f->count;
+			g->frames += f->frames;
+			res->pages += f->frames;
+			return 0;
+		}
+	}
 	if (res->nruns == VSMFS_CPU_SHARE_RUNS)
 		vsmfs_cpu_share_flush(sbi, res);
 	res->runs[res->nruns++] = *f;
 	res->pages += f->frames;
+	return 1;
 }
 
 /*
@@ -484,8 +511,9 @@ static void vsmfs_cpu_share_add_run(struct vsmfs_sb_info *sbi, struct vsmfs_cpu_
  * join the runs this CPU's share holds for the running transaction, in
  * at most @nresv of the @frees entries reserved
  * (vsmfs_cpu_share_add_scratch()), as do the runs @runs[0..@nruns) a
- * shared metadata handle frees, one entry each; the room left of
- * @credits and @frees goes back to the share; with @counted the handle is one of the running
+ * shared metadata handle frees, in at most one entry each
+ * (vsmfs_cpu_share_add_run()); the room left of @credits and @frees goes
+ * back to the share; with @counted the handle is one of the running
  * transaction's (the first arms the commit timer); the time since @t0
  * (local_clock(), 0 for none) adds to trans_shared_hold_ns. s_run.lock
  * only for the first handle of a transaction, and when the share holds
@@ -508,8 +536,7 @@ static __always_inline void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 cr
 	for (i = 0; i < nresv; i++)
 		frees -= vsmfs_cpu_share_add_scratch(sbi, res, resv[i].lpn, resv[i].count);
 	for (i = 0; i < nruns; i++)
-		vsmfs_cpu_share_add_run(sbi, res, &runs[i]);
-	frees -= nruns;
+		frees -= vsmfs_cpu_share_add_run(sbi, res, &runs[i]);
 	res->credits += credits;
 	res->frees += frees;
 	/*
