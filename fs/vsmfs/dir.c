@@ -41,6 +41,7 @@
 #include <linux/sched/mm.h>
 #include "vsmfs.h"
 #include "mcache.h"
+#include "vsp.h"
 #include "trans.h"
 #include "alloc.h"
 #include "inode.h"
@@ -540,6 +541,78 @@ int vsmfs_find_entry(struct inode *dir, struct vsmfs_dir_index *idx,
 	return -ENOENT;
 }
 
+/*
+ * A new block @blk of @dir, zeroed, its page allocated in @t and named by
+ * the index. Return: the block, or an ERR_PTR() (a page allocated is freed
+ * by @t, or @t fails).
+ */
+static struct vsmfs_mblk *vsmfs_dir_new_block(struct vsmfs_trans *t, struct inode *dir, u64 blk)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_mblk *mb;
+	u64 lpn;
+	int ret;
+
+	ret = vsmfs_alloc_pages(t, 1, false, &lpn);
+	if (ret)
+		return ERR_PTR(ret);
+	/* Block and index slot first: a failure leaves the page unlinked. */
+	mb = vsmfs_mblk_get(sbi, vsmfs_lpn_blk(sbi, lpn));
+	ret = PTR_ERR_OR_ZERO(mb);
+	if (!ret)
+		ret = vsmfs_trans_get_write_access(t, mb);
+	if (!ret)
+		ret = vsmfs_idx_set(t, dir, blk, vsmfs_idx_make(lpn, 1));
+	if (ret) {
+		/* Left allocated, it would be no file's: the handle fails. */
+		vsmfs_trans_fail(t, vsmfs_free_pages(t, lpn, 1));
+		return ERR_PTR(ret);
+	}
+	memset(mb->m_data, 0, VSMFS_BLOCK_SIZE);
+	return mb;
+}
+
+/*
+ * As vsmfs_dir_new_block(), in a shared metadata handle: the page is the
+ * one the caller reserved (@t->t_dpage), outside any handle, from its
+ * CPU's pool. The handle claims it (the commit that ends the reservation
+ * sets its bits, vsmfs_resv_claim()), names it in the index, and writes
+ * the block whole, every word noted for the commit: no other handle has
+ * the page, so nothing of the block is saved for an abort, which takes
+ * the block out of the running transaction instead (@t->t_fresh,
+ * vsmfs_trans_abort_shared()) and leaves the reservation to the caller.
+ * Without a reserved page with a frame, or where the index needs a block
+ * of its own, -EAGAIN: the caller does it again under s_trans_mutex.
+ */
+static struct vsmfs_mblk *vsmfs_dir_new_block_shared(struct vsmfs_trans *t, struct inode *dir,
+						     u64 blk)
+{
+	const struct vsmfs_resv *r = t->t_dpage;
+	struct vsmfs_mblk *mb;
+	int ret;
+
+	/* A page without a frame (a sparse file system) takes one in a handle. */
+	if (!r || r->count != 1 || vsmfs_frames_in(t->t_sbi, r->lpn, 1) != 1)
+		return ERR_PTR(-EAGAIN);
+	ret = vsmfs_resv_claim(t, r);
+	if (!ret)
+		ret = vsmfs_trans_defer_resv(t, r, true);
+	if (ret)
+		return ERR_PTR(ret);
+	mb = vsmfs_mblk_get(t->t_sbi, vsmfs_lpn_blk(t->t_sbi, r->lpn));
+	if (IS_ERR(mb))
+		return mb;
+	ret = vsmfs_idx_set(t, dir, blk, vsmfs_idx_make(r->lpn, 1));
+	if (ret)
+		return ERR_PTR(ret);
+	/* A commit still to write what the page held before has its copy. */
+	vsmfs_mblk_freeze(t->t_sbi, mb);
+	memset(mb->m_data, 0, VSMFS_BLOCK_SIZE);
+	memset(mb->m_cmask, 0xff, sizeof(mb->m_cmask));
+	t->t_fresh = mb;
+	return mb;
+}
+
 /**
  * vsmfs_add_entry() - add an entry to a directory
  * @t: running transaction
@@ -558,9 +631,8 @@ int vsmfs_find_entry(struct inode *dir, struct vsmfs_dir_index *idx,
 int vsmfs_add_entry(struct vsmfs_trans *t, struct inode *dir, struct vsmfs_dir_index *idx,
 		    const struct qstr *name, struct inode *inode)
 {
-	struct vsmfs_sb_info *sbi = t->t_sbi;
 	unsigned int need = DIRENT_LEN(name->len), off;
-	u64 blk = vsmfs_room_find(idx, need), lpn;
+	u64 blk = vsmfs_room_find(idx, need);
 	u32 hash = vsmfs_name_hash(name->name, name->len);
 	struct vsmfs_ddirent *de;
 	struct vsmfs_dir_iter it;
@@ -612,23 +684,11 @@ int vsmfs_add_entry(struct vsmfs_trans *t, struct inode *dir, struct vsmfs_dir_i
 		blk = idx->nblk;
 		if (blk >= VSMFS_MAX_KEY)
 			return -ENOSPC;
-		ret = vsmfs_alloc_pages(t, 1, false, &lpn);
-		if (ret)
-			return ret;
-		/* Block and index slot first: a failure leaves the page unlinked. */
-		mb = vsmfs_mblk_get(sbi, vsmfs_lpn_blk(sbi, lpn));
-		ret = PTR_ERR_OR_ZERO(mb);
-		if (!ret)
-			ret = vsmfs_trans_get_write_access(t, mb);
-		if (!ret)
-			ret = vsmfs_idx_set(t, dir, blk, vsmfs_idx_make(lpn, 1));
-		if (ret) {
-			/* Left allocated, it would be no file's: the handle fails. */
-			vsmfs_trans_fail(t, vsmfs_free_pages(t, lpn, 1));
-			return ret;
-		}
+		mb = t->t_shared ? vsmfs_dir_new_block_shared(t, dir, blk) :
+				   vsmfs_dir_new_block(t, dir, blk);
+		if (IS_ERR(mb))
+			return PTR_ERR(mb);
 		VSMFS_I(dir)->i_pages++;
-		memset(mb->m_data, 0, VSMFS_BLOCK_SIZE);
 		de = (void *)mb->m_data;
 		de->d_rec_len = cpu_to_le16(VSMFS_BLOCK_SIZE);
 		i_size_write(dir, (blk + 1) << VSMFS_BLOCK_SHIFT);

@@ -53,9 +53,11 @@ static struct dentry *vsmfs_do_lookup(struct inode *dir, struct dentry *dentry,
 /*
  * Blocks a create dirties in a shared metadata handle: the inode bitmap,
  * the new inode's and the directory's inode table blocks, and the
- * directory block taking the entry.
+ * directory block taking the entry; with a new directory block, the
+ * bitmap block of its page and the index block naming it besides.
  */
-#define VSMFS_CREATE_CREDITS	4
+#define VSMFS_CREATE_CREDITS		4
+#define VSMFS_CREATE_GROW_CREDITS	(VSMFS_CREATE_CREDITS + 2)
 
 /* vsmfs_mknod_common() in handle @t, which it ends. */
 static int vsmfs_mknod_trans(struct vsmfs_trans *t, struct inode *dir,
@@ -120,16 +122,20 @@ static int vsmfs_mknod_trans(struct vsmfs_trans *t, struct inode *dir,
 
 /*
  * Create an inode of @mode and link it at @dentry, in one transaction:
- * one beside other creates if the directory has room for the entry
- * (vsmfs_trans_begin_shared()), done again under s_trans_mutex if that
- * handle cannot finish it.
+ * one beside other creates (vsmfs_trans_begin_shared()), done again under
+ * s_trans_mutex if that handle cannot finish it. If the directory has no
+ * room for the entry, the page of its new block is reserved first, from
+ * the CPU's pool (vsmfs_resv_take()), and the handle that claims it runs
+ * beside others too; if the handle does not end with it, it goes back.
  */
 static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t mode,
 			      dev_t rdev, const char *symname)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(dir->i_sb);
+	struct vsmfs_resv page = { };
 	struct vsmfs_dir_index *idx;
 	struct vsmfs_trans t;
+	bool room;
 	int ret;
 
 	if (dentry->d_name.len > VSMFS_NAME_LEN)
@@ -139,19 +145,38 @@ static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t 
 	idx = vsmfs_dir_reserve(dir);
 	if (IS_ERR(idx))
 		return PTR_ERR(idx);
-	if (vsmfs_room_find(idx, DIRENT_LEN(dentry->d_name.len)) != U64_MAX &&
-	    (!symname || strlen(symname) <= VSMFS_INLINE_LEN) &&
-	    !vsmfs_trans_begin_shared(sbi, &t, VSMFS_CREATE_CREDITS, 0)) {
+	if (symname && strlen(symname) > VSMFS_INLINE_LEN)
+		goto excl;
+	room = vsmfs_room_find(idx, DIRENT_LEN(dentry->d_name.len)) != U64_MAX;
+	if (!room && vsmfs_resv_take(sbi, 1, false, &page))
+		goto excl;
+	if (!vsmfs_trans_begin_shared(sbi, &t, room ? VSMFS_CREATE_CREDITS :
+				      VSMFS_CREATE_GROW_CREDITS, !room)) {
+		t.t_dpage = room ? NULL : &page;
 		ret = vsmfs_mknod_trans(&t, dir, idx, dentry, mode, rdev, symname);
+		/* Ended with its new block: the page is the transaction's. */
+		if (!t.t_aborted)
+			page.count = 0;
 		if (ret != -EAGAIN)
-			return ret;
+			goto out;
 		/* Its abort dropped the directory's index. */
 		idx = vsmfs_dir_reserve(dir);
-		if (IS_ERR(idx))
-			return PTR_ERR(idx);
+		if (IS_ERR(idx)) {
+			ret = PTR_ERR(idx);
+			goto out;
+		}
 	}
+	if (page.count) {
+		vsmfs_resv_release(sbi, &page);
+		page.count = 0;
+	}
+excl:
 	vsmfs_trans_begin(sbi, &t);
 	return vsmfs_mknod_trans(&t, dir, idx, dentry, mode, rdev, symname);
+out:
+	if (page.count)
+		vsmfs_resv_release(sbi, &page);
+	return ret;
 }
 
 /*

@@ -100,6 +100,8 @@ void vsmfs_trans_setup(struct vsmfs_trans *t, struct vsmfs_sb_info *sbi, bool vs
 	t->t_credits = 0;
 	t->t_ino = 0;
 	t->t_ino_mb = NULL;
+	t->t_dpage = NULL;
+	t->t_fresh = NULL;
 	t->t_ino_freed = false;
 	t->t_new_inode = NULL;
 	t->t_aborted = false;

@@ -605,11 +605,15 @@ static __always_inline void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 cr
  * atomically (the rest of the bitmap word may be other handles');
  * notes the words it changed in m_cmask with atomic bit operations; and
  * adds blocks to the running transaction under s_run.lock, from credits
- * reserved as it began. What it cannot do so (allocate pages: a directory
- * block, an xattr block; a change too large for its log; a commit at its
- * end) makes the call return -EAGAIN: the caller aborts it and does the
- * operation again in a handle of the other kind. An aborted shared handle
- * leaves the blocks it added in the running transaction, as they were.
+ * reserved as it began. It allocates no page: a create whose directory
+ * needs a new block claims a page its caller reserved before it began
+ * (vsmfs_dir_new_block_shared()). What it cannot do so (allocate pages:
+ * an xattr block, a directory block with no page reserved; a change too
+ * large for its log; a commit at its end) makes the call return -EAGAIN:
+ * the caller aborts it and does the operation again in a handle of the
+ * other kind. An aborted shared handle leaves the blocks it added in the
+ * running transaction, as they were, but a new directory block, which
+ * it takes out (vsmfs_trans_drop_fresh()).
  * Its ordering is that of any handle that ends in the running
  * transaction; it stores nothing to PM.
  */
@@ -719,6 +723,39 @@ void vsmfs_trans_end_shared(struct vsmfs_trans *t, bool changed)
 	migrate_enable();
 }
 
+/*
+ * Take the block of a fresh page that shared handle @t added whole
+ * (@t->t_fresh) out of the running transaction: the page goes back free,
+ * and a commit must not write it, home or in the journal. No other handle
+ * has the page, and no commit runs beside a shared handle. Its DRAM copy
+ * is read again from PM: as it was before, a block no version names.
+ */
+static void vsmfs_trans_drop_fresh(struct vsmfs_trans *t)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_running *run = &sbi->s_run;
+	struct vsmfs_mblk *mb = t->t_fresh;
+	void __pm *src = vsmfs_blk_ptr(sbi, mb->m_blk);
+
+	spin_lock(&run->lock);
+	if (mb->m_is_dirty) {
+		list_del_init(&mb->m_dirty);
+		WRITE_ONCE(mb->m_is_dirty, false);
+		run->nblocks--;
+		if (mb->m_blk >= sbi->s_layout.data_start)
+			run->ndata--;
+		/* The credit it took goes back with the handle's others. */
+		run->shared_credits++;
+		t->t_credits++;
+	}
+	spin_unlock(&run->lock);
+	memset(mb->m_cmask, 0, sizeof(mb->m_cmask));
+	/* A page that cannot be read keeps what the handle wrote: it is free. */
+	if (src)
+		vsmfs_read_pm(mb->m_data, src, VSMFS_BLOCK_SIZE);
+	t->t_fresh = NULL;
+}
+
 /**
  * vsmfs_trans_abort_shared() - vsmfs_trans_abort() of a shared metadata handle
  * @t: the handle
@@ -727,7 +764,8 @@ void vsmfs_trans_end_shared(struct vsmfs_trans *t, bool changed)
  * meanwhile), with the live mapping of the pages whose frames it swapped
  * (one shootdown), its i-number's bit is cleared alone, and the runs it
  * would have freed stay its file's. The blocks it added stay in the
- * running transaction, as they were.
+ * running transaction, as they were, but the block of a fresh page it
+ * wrote whole (vsmfs_trans_drop_fresh()).
  */
 void vsmfs_trans_abort_shared(struct vsmfs_trans *t)
 {
@@ -741,6 +779,8 @@ void vsmfs_trans_abort_shared(struct vsmfs_trans *t)
 	 */
 	WARN_ON_ONCE(t->t_ino_freed && !READ_ONCE(sbi->s_error_ro));
 	vsmfs_trans_discard_new(t);
+	if (t->t_fresh)
+		vsmfs_trans_drop_fresh(t);
 	vsmfs_swap_init(sbi, &sw);
 	while (u->n) {
 		struct vsmfs_undo_rec *r = &u->rec[--u->n];

@@ -755,6 +755,14 @@ struct vsmfs_trans {
 	u64			t_ino;
 	struct vsmfs_mblk	*t_ino_mb;
 	/*
+	 * A page its caller reserved for a new directory block
+	 * (vsmfs_add_entry()), or NULL; the block of a fresh page a shared
+	 * metadata handle added whole, which an abort takes out of the
+	 * running transaction (vsmfs_trans_abort_shared()), or NULL.
+	 */
+	const struct vsmfs_resv	*t_dpage;
+	struct vsmfs_mblk	*t_fresh;
+	/*
 	 * The inode the handle created (vsmfs_new_inode()), which an abort
 	 * discards; @t_aborted: the handle was aborted, by its caller or by
 	 * its end (an error recorded, errors=remount-ro).

@@ -82,6 +82,10 @@ def acl_blob(uid):
     return b
 
 
+# Names of 238 bytes: entries of 256 (a 16-byte header, 8-byte aligned).
+FULL_NAME = "f" * 236
+
+
 def write_file(path, data, append=False):
     """One write(2): a short count is a success, as POSIX has it."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC),
@@ -111,6 +115,11 @@ def fixture(base):
     # Enough entries that the directories span blocks.
     for i in range(24):
         write_file(f"{base}/d1/n{i:02d}-{'x' * 60}", b"")
+    # A directory whose block is full (16 entries of 256 bytes): the next
+    # entry takes a new block.
+    os.makedirs(base + "/d3")
+    for i in range(16):
+        write_file(f"{base}/d3/{FULL_NAME}{i:02d}", b"")
 
 
 def snapshot(base, free=True):
@@ -167,7 +176,8 @@ def tmpfile_link(b):
 NAMED_ONLY = {"tmpfile-link"}
 
 # Names a failed call must leave absent.
-MADE = {"create": "d1/new", "mkdir": "d1/newdir", "mknod": "d1/fifo",
+MADE = {"create": "d1/new", "create-grow": f"d3/{FULL_NAME}16", "mkdir": "d1/newdir",
+        "mknod": "d1/fifo",
         "symlink": "d1/longlink", "tmpfile-link": "d1/linked"}
 
 
@@ -175,6 +185,7 @@ def ops(b):
     """(name, action) pairs; each action runs on a fresh fixture."""
     return [
         ("create", lambda: write_file(b + "/d1/new", b"")),
+        ("create-grow", lambda: write_file(f"{b}/d3/{FULL_NAME}16", b"")),
         ("tmpfile-link", lambda: tmpfile_link(b)),
         ("mkdir", lambda: os.mkdir(b + "/d1/newdir")),
         ("mknod", lambda: os.mkfifo(b + "/d1/fifo")),

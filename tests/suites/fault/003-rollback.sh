@@ -46,6 +46,12 @@ for op in setxattr-more replacexattr removexattr-more set-acl-more; do
 	grep -q "^$op: failed calls shadow_alloc:3 " /tmp/roll.out ||
 		die "$op: not undone at each step of its shared handle"
 done
+# So is a create that takes a new directory block, at each of its three
+# saves (the new inode's slot, its page's bitmap block, the directory's
+# slot); under the mutex the new block's whole copy fails at the same
+# fault point (a create under the mutex alone fails once).
+grep -q "^create-grow: failed calls shadow_alloc:3 " /tmp/roll.out ||
+	die "create-grow: not undone at each step of its shared handle"
 # Without the free counts: evictions that failed left orphans, freed at
 # unmount.
 tree() {
@@ -67,12 +73,13 @@ umount "$MNT"
 # never a success, and changes nothing (an ACL set by a handle whose end
 # aborted is not what getfacl shows).
 mount_vsmfs
-$roll "$MNT" --strict free_run trans_fail create mkdir mknod symlink tmpfile-link \
+$roll "$MNT" --strict free_run trans_fail create create-grow mkdir mknod symlink tmpfile-link \
 	write-append write-over write-hole fallocate-punch fallocate-zero \
 	setxattr-more replacexattr removexattr-more set-acl set-acl-more chattr \
 	> /tmp/roll-fail.out || rc=$?
 cat /tmp/roll-fail.out
 for want in "fallocate-punch free_run" "write-append free_run" "create trans_fail" \
+	"create-grow trans_fail" \
 	"tmpfile-link trans_fail" "write-hole trans_fail" "replacexattr trans_fail" \
 	"removexattr-more trans_fail" "set-acl trans_fail" "set-acl-more trans_fail" \
 	"chattr trans_fail"; do

@@ -41,7 +41,8 @@ In conc-attrs@group (commit=300) each links, renames, truncates and
 changes the attributes of its files (mode, owners, times, extended
 attributes, flags) and unlinks one with data, in shared handles, each operation made durable by an fsync; in conc-appends@group
 each appends pages to its files (a large file's reserved tail, given back
-at its close, and a small file's run grown), each append fsync'd. In conc-migrate four tasks write large files and the parent moves them
+at its close, and a small file's run grown), each append fsync'd; in conc-grow@group each creates files in a directory
+whose block is full (the first create takes a new block), each fsync'd. In conc-migrate four tasks write large files and the parent moves them
 between the CPUs every millisecond; the summary line counts the lines
 that only the rule "a fence by the same task" made durable (a task that
 moved between its flush and its fence). A move inside a commit needs the
@@ -366,7 +367,7 @@ SHORT_SKIP = {"unlink-linked", "zero-range", "replacexattr", "remount-ro", "trun
 CONC_OPTION_SETS = {"": "", "ckpt": "checkpoint_threshold=1", "group": "commit=300"}
 # The concurrent workloads that make each operation durable themselves
 # (fsync), and so also run with group commit ("group"), in both runs.
-CONC_GROUP = ["conc-attrs", "conc-appends"]
+CONC_GROUP = ["conc-attrs", "conc-appends", "conc-grow"]
 
 # Crash images per point (vsmfs-pmreplay: single lines of each kind,
 # random images of each kind, values between per line; then at most so
@@ -633,6 +634,32 @@ def own_dirs(m):
         os.mkdir(f"{m}/c{t}")
 
 
+# Names of 238 bytes: directory entries of 256, sixteen to a block.
+GROW_NAME = "g" * 235
+
+
+def full_dirs(m):
+    """Directories of their own, each with one block full of entries."""
+    own_dirs(m)
+    for t in range(2):
+        for i in range(16):
+            creat(f"{m}/c{t}/{GROW_NAME}{i:03d}")
+
+
+def grow_ops(d):
+    """Creates of a task in its directory @d, whose block is full: the
+    first takes a new directory block, each made durable by an fsync; with
+    group commit, in shared handles beside the other task's."""
+    return [
+        ("creat grow", synced(lambda m: creat(f"{m}/{d}{GROW_NAME}100"), f"{d}{GROW_NAME}100")),
+        ("write 5000", synced(lambda m: pwrite(f"{m}/{d}{GROW_NAME}100", 0, 5000, d),
+                              f"{d}{GROW_NAME}100")),
+        ("mkdir", synced(lambda m: os.mkdir(f"{m}/{d}{GROW_NAME}101"), d)),
+        ("unlink", synced(lambda m: os.unlink(f"{m}/{d}{GROW_NAME}000"), d)),
+        ("creat", synced(lambda m: creat(f"{m}/{d}{GROW_NAME}102"), f"{d}{GROW_NAME}102")),
+    ]
+
+
 CONCURRENT = {
     # Each task in a directory of its own: commits of unrelated blocks.
     "conc-dirs": (own_dirs, [dir_ops("c0/"), dir_ops("c1/")],
@@ -657,6 +684,12 @@ CONCURRENT = {
     "conc-appends": (own_dirs, [append_ops("c0/"), append_ops("c1/")],
                      lambda m, t: subtree(f"{m}/c{t}"),
                      lambda t, rel: rel == f"c{t}" or rel.startswith(f"c{t}/"), True),
+    # Creates that take a new directory block, each task in a directory of
+    # its own, each fsync'd: with the option set "group", in shared
+    # handles, the block's page reserved before.
+    "conc-grow": (full_dirs, [grow_ops("c0/"), grow_ops("c1/")],
+                  lambda m, t: subtree(f"{m}/c{t}"),
+                  lambda t, rel: rel == f"c{t}" or rel.startswith(f"c{t}/"), True),
     # Large writes in directories of their own, by four tasks (two per
     # CPU, so that they wait for each other inside their transactions),
     # moved between CPUs all along.
