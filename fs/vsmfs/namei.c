@@ -53,11 +53,59 @@ static struct dentry *vsmfs_do_lookup(struct inode *dir, struct dentry *dentry,
 /*
  * Blocks a create dirties in a shared metadata handle: the inode bitmap,
  * the new inode's and the directory's inode table blocks, and the
- * directory block taking the entry; with a new directory block, the
- * bitmap block of its page and the index block naming it besides.
+ * directory block taking the entry. A new directory block adds the bitmap
+ * block of its page and the index block naming it.
  */
-#define VSMFS_CREATE_CREDITS		4
-#define VSMFS_CREATE_GROW_CREDITS	(VSMFS_CREATE_CREDITS + 2)
+#define VSMFS_CREATE_CREDITS	4
+#define VSMFS_GROW_CREDITS	2
+
+/*
+ * Room for an entry of @len bytes in the directory of @idx, for a handle
+ * beside others: a block that has it, or else the page of a new block,
+ * reserved into @page from the CPU's pool (vsmfs_resv_take()), which the
+ * handle claims (vsmfs_dir_new_block_shared()). Return: whether either
+ * was found (@page->count is 0 but for the page).
+ */
+static bool vsmfs_entry_room(struct vsmfs_sb_info *sbi, struct vsmfs_dir_index *idx,
+			     unsigned int len, struct vsmfs_resv *page)
+{
+	page->count = 0;
+	return vsmfs_room_find(idx, len) != U64_MAX || !vsmfs_resv_take(sbi, 1, false, page);
+}
+
+/*
+ * Begin shared metadata handle @t that may add @credits blocks, and with
+ * the page @page of vsmfs_entry_room() a new directory block besides.
+ * Return: 0, or -EAGAIN with nothing begun and the page given back.
+ */
+static int vsmfs_entry_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits,
+			     struct vsmfs_resv *page)
+{
+	bool grow = page->count;
+
+	if (vsmfs_trans_begin_shared(sbi, t, grow ? credits + VSMFS_GROW_CREDITS : credits,
+				     grow)) {
+		if (grow)
+			vsmfs_resv_release(sbi, page);
+		page->count = 0;
+		return -EAGAIN;
+	}
+	t->t_dpage = grow ? page : NULL;
+	return 0;
+}
+
+/*
+ * After shared handle @t of vsmfs_entry_begin() ended: a handle that was
+ * not aborted made its new block, and its page is the transaction's; else
+ * the page goes back.
+ */
+static void vsmfs_entry_end(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t,
+			    struct vsmfs_resv *page)
+{
+	if (page->count && t->t_aborted)
+		vsmfs_resv_release(sbi, page);
+	page->count = 0;
+}
 
 /* vsmfs_mknod_common() in handle @t, which it ends. */
 static int vsmfs_mknod_trans(struct vsmfs_trans *t, struct inode *dir,
@@ -132,10 +180,9 @@ static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t 
 			      dev_t rdev, const char *symname)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(dir->i_sb);
-	struct vsmfs_resv page = { };
 	struct vsmfs_dir_index *idx;
+	struct vsmfs_resv page;
 	struct vsmfs_trans t;
-	bool room;
 	int ret;
 
 	if (dentry->d_name.len > VSMFS_NAME_LEN)
@@ -145,38 +192,22 @@ static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t 
 	idx = vsmfs_dir_reserve(dir);
 	if (IS_ERR(idx))
 		return PTR_ERR(idx);
-	if (symname && strlen(symname) > VSMFS_INLINE_LEN)
-		goto excl;
-	room = vsmfs_room_find(idx, DIRENT_LEN(dentry->d_name.len)) != U64_MAX;
-	if (!room && vsmfs_resv_take(sbi, 1, false, &page))
-		goto excl;
-	if (!vsmfs_trans_begin_shared(sbi, &t, room ? VSMFS_CREATE_CREDITS :
-				      VSMFS_CREATE_GROW_CREDITS, !room)) {
-		t.t_dpage = room ? NULL : &page;
+	if ((!symname || strlen(symname) <= VSMFS_INLINE_LEN) &&
+	    vsmfs_entry_room(sbi, idx, DIRENT_LEN(dentry->d_name.len), &page)) {
+		if (vsmfs_entry_begin(sbi, &t, VSMFS_CREATE_CREDITS, &page))
+			goto excl;
 		ret = vsmfs_mknod_trans(&t, dir, idx, dentry, mode, rdev, symname);
-		/* Ended with its new block: the page is the transaction's. */
-		if (!t.t_aborted)
-			page.count = 0;
+		vsmfs_entry_end(sbi, &t, &page);
 		if (ret != -EAGAIN)
-			goto out;
+			return ret;
 		/* Its abort dropped the directory's index. */
 		idx = vsmfs_dir_reserve(dir);
-		if (IS_ERR(idx)) {
-			ret = PTR_ERR(idx);
-			goto out;
-		}
-	}
-	if (page.count) {
-		vsmfs_resv_release(sbi, &page);
-		page.count = 0;
+		if (IS_ERR(idx))
+			return PTR_ERR(idx);
 	}
 excl:
 	vsmfs_trans_begin(sbi, &t);
 	return vsmfs_mknod_trans(&t, dir, idx, dentry, mode, rdev, symname);
-out:
-	if (page.count)
-		vsmfs_resv_release(sbi, &page);
-	return ret;
 }
 
 /*
@@ -272,15 +303,17 @@ static int vsmfs_link_trans(struct vsmfs_trans *t, struct inode *inode, struct i
 
 /*
  * Link @old's inode at @dentry in one transaction: one beside other such
- * handles if the directory has room for the entry (the VFS locks the
- * directory and the inode), done again under s_trans_mutex if that
- * handle cannot finish it.
+ * handles (the VFS locks the directory and the inode) if the directory
+ * has room for the entry or the page of a new block is reserved
+ * (vsmfs_entry_room()), done again under s_trans_mutex if that handle
+ * cannot finish it.
  */
 static int vsmfs_do_link(struct dentry *old, struct inode *dir, struct dentry *dentry)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(dir->i_sb);
 	struct inode *inode = d_inode(old);
 	struct vsmfs_dir_index *idx;
+	struct vsmfs_resv page;
 	struct vsmfs_trans t;
 	int ret = -EAGAIN;
 
@@ -291,9 +324,10 @@ static int vsmfs_do_link(struct dentry *old, struct inode *dir, struct dentry *d
 	idx = vsmfs_dir_reserve(dir);
 	if (IS_ERR(idx))
 		return PTR_ERR(idx);
-	if (vsmfs_room_find(idx, DIRENT_LEN(dentry->d_name.len)) != U64_MAX &&
-	    !vsmfs_trans_begin_shared(sbi, &t, VSMFS_LINK_CREDITS, 0)) {
+	if (vsmfs_entry_room(sbi, idx, DIRENT_LEN(dentry->d_name.len), &page) &&
+	    !vsmfs_entry_begin(sbi, &t, VSMFS_LINK_CREDITS, &page)) {
 		ret = vsmfs_link_trans(&t, inode, dir, idx, dentry);
+		vsmfs_entry_end(sbi, &t, &page);
 		/* Its abort dropped the directory's index. */
 		if (ret == -EAGAIN)
 			idx = vsmfs_dir_reserve(dir);
@@ -549,8 +583,9 @@ static int vsmfs_rename_indexes(struct vsmfs_rename *r)
 
 /*
  * Rename in one transaction: one beside other such handles if no
- * directory moves and the new directory has room for a new entry,
- * done again under s_trans_mutex if that handle cannot finish it. The
+ * directory moves and the new directory has room for a new entry or the
+ * page of a new block is reserved (vsmfs_entry_room()), done again under
+ * s_trans_mutex if that handle cannot finish it. The
  * VFS locks both directories and the inodes of both names, but not a
  * directory that moves, whose slot (its parent, its times) another
  * operation in it may change meanwhile: that rename runs alone.
@@ -566,6 +601,7 @@ static int vsmfs_do_rename(struct user_namespace *ns, struct inode *old_dir,
 	};
 	struct inode *old_inode = d_inode(old_dentry);
 	struct inode *new_inode = d_inode(new_dentry);
+	struct vsmfs_resv page = { };
 	struct vsmfs_trans t;
 	int ret;
 
@@ -582,9 +618,11 @@ static int vsmfs_do_rename(struct user_namespace *ns, struct inode *old_dir,
 	if (ret)
 		return ret;
 	if (!S_ISDIR(old_inode->i_mode) && !(new_inode && S_ISDIR(new_inode->i_mode)) &&
-	    (new_inode || vsmfs_room_find(r.nidx, DIRENT_LEN(new_dentry->d_name.len)) != U64_MAX) &&
-	    !vsmfs_trans_begin_shared(sbi, &t, VSMFS_RENAME_CREDITS, 0)) {
+	    (new_inode || vsmfs_entry_room(sbi, r.nidx, DIRENT_LEN(new_dentry->d_name.len),
+					   &page)) &&
+	    !vsmfs_entry_begin(sbi, &t, VSMFS_RENAME_CREDITS, &page)) {
 		ret = vsmfs_rename_trans(&t, &r);
+		vsmfs_entry_end(sbi, &t, &page);
 		if (ret != -EAGAIN)
 			return ret;
 		/* Its abort dropped the directories' indexes. */

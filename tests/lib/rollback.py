@@ -176,7 +176,8 @@ def tmpfile_link(b):
 NAMED_ONLY = {"tmpfile-link"}
 
 # Names a failed call must leave absent.
-MADE = {"create": "d1/new", "create-grow": f"d3/{FULL_NAME}16", "mkdir": "d1/newdir",
+MADE = {"create": "d1/new", "create-grow": f"d3/{FULL_NAME}16",
+        "link-grow": f"d3/{FULL_NAME}16", "rename-grow": f"d3/{FULL_NAME}16", "mkdir": "d1/newdir",
         "mknod": "d1/fifo",
         "symlink": "d1/longlink", "tmpfile-link": "d1/linked"}
 
@@ -191,6 +192,8 @@ def ops(b):
         ("mknod", lambda: os.mkfifo(b + "/d1/fifo")),
         ("symlink", lambda: os.symlink("t" * 200, b + "/d1/longlink")),
         ("link", lambda: os.link(b + "/d1/f", b + "/d2/flink")),
+        ("link-grow", lambda: os.link(b + "/d1/f", f"{b}/d3/{FULL_NAME}16")),
+        ("rename-grow", lambda: os.rename(b + "/d1/g", f"{b}/d3/{FULL_NAME}16")),
         ("unlink", lambda: os.unlink(b + "/d2/g2")),
         ("rmdir", lambda: os.rmdir(b + "/d2/empty")),
         ("rename", lambda: os.rename(b + "/d1/f", b + "/d2/moved")),

@@ -73,13 +73,14 @@ umount "$MNT"
 # never a success, and changes nothing (an ACL set by a handle whose end
 # aborted is not what getfacl shows).
 mount_vsmfs
-$roll "$MNT" --strict free_run trans_fail create create-grow mkdir mknod symlink tmpfile-link \
+$roll "$MNT" --strict free_run trans_fail create create-grow link-grow rename-grow mkdir mknod \
+	symlink tmpfile-link \
 	write-append write-over write-hole fallocate-punch fallocate-zero \
 	setxattr-more replacexattr removexattr-more set-acl set-acl-more chattr \
 	> /tmp/roll-fail.out || rc=$?
 cat /tmp/roll-fail.out
 for want in "fallocate-punch free_run" "write-append free_run" "create trans_fail" \
-	"create-grow trans_fail" \
+	"create-grow trans_fail" "link-grow trans_fail" "rename-grow trans_fail" \
 	"tmpfile-link trans_fail" "write-hole trans_fail" "replacexattr trans_fail" \
 	"removexattr-more trans_fail" "set-acl trans_fail" "set-acl-more trans_fail" \
 	"chattr trans_fail"; do

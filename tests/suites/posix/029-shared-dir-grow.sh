@@ -1,7 +1,7 @@
-# A create (or mkdir) that needs a new directory block runs in a shared
-# metadata handle too, beside other operations, without the transaction
-# mutex: the block's page is reserved first from the CPU's page pool, and
-# the handle claims it. The directory grows by one block, every name is
+# A create (or mkdir, link, rename) that needs a new directory block runs
+# in a shared metadata handle too, beside other operations, without the
+# transaction mutex: the block's page is reserved first from the CPU's
+# page pool, and the handle claims it. The directory grows by one block, every name is
 # there after a remount, and fsck accepts the result. Two processes
 # filling directories of their own take the mutex only to refill their
 # pools, far less often than their directories grow.
@@ -55,6 +55,17 @@ for i in range(17, 32):
     touch(name("d", i))
 counted("mkdir into a full block", lambda: os.mkdir(name("d", 32)), 12288)
 check(os.path.isdir(name("d", 32)), "the new directory is missing")
+for i in range(33, 48):
+    touch(name("d", i))
+counted("link into a full block", lambda: os.link(os.path.join(mnt, "warm"), name("d", 48)),
+        16384)
+for i in range(49, 64):
+    touch(name("d", i))
+touch(os.path.join(mnt, "moved"))
+counted("rename into a full block", lambda: os.rename(os.path.join(mnt, "moved"), name("d", 64)),
+        20480)
+check(os.stat(name("d", 48)).st_ino == os.stat(os.path.join(mnt, "warm")).st_ino,
+      "the link names another inode")
 
 
 def fill(d, n):
@@ -82,7 +93,7 @@ df_before=$(df -k "$MNT" | tail -1 | awk '{print $3}')
 umount "$MNT"
 "$FSCK" -n "$DEV" || die "fsck after directories grew in shared handles"
 mount_vsmfs
-[ "$(ls "$MNT/top/d" | wc -l)" = 33 ] || die "directory d: $(ls "$MNT/top/d" | wc -l) entries, not 33"
+[ "$(ls "$MNT/top/d" | wc -l)" = 65 ] || die "directory d: $(ls "$MNT/top/d" | wc -l) entries, not 65"
 for k in 0 1; do
 	[ "$(ls "$MNT/top/p$k" | wc -l)" = 3000 ] || die "p$k: $(ls "$MNT/top/p$k" | wc -l) entries"
 	[ -e "$MNT/top/p$k/entry-002999" ] || die "p$k: its last entry is missing"
