@@ -13,6 +13,7 @@
 #include <linux/posix_acl_xattr.h>
 #include "vsmfs.h"
 #include "trans.h"
+#include "alloc.h"
 #include "inode.h"
 
 /* The on-media tags are the Linux ACL API's values. */
@@ -220,7 +221,9 @@ static int vsmfs_set_acl_in(struct vsmfs_trans *t, struct inode *inode, struct p
 int vsmfs_set_acl(struct user_namespace *mnt_userns, struct inode *inode,
 		  struct posix_acl *acl, int type)
 {
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	umode_t mode = inode->i_mode;
+	struct vsmfs_resv page;
 	struct vsmfs_trans t;
 	int ret;
 
@@ -230,13 +233,14 @@ int vsmfs_set_acl(struct user_namespace *mnt_userns, struct inode *inode,
 			return ret;
 	}
 	/* Beside other operations if it can (vsmfs_xattr_set()). */
-	if (READ_ONCE(VSMFS_I(inode)->i_xattr) &&
-	    !vsmfs_trans_begin_shared(VSMFS_SB(inode->i_sb), &t, VSMFS_XATTR_SHARED_CREDITS, 0)) {
+	if (vsmfs_xattr_room(inode, acl, &page) &&
+	    !vsmfs_resv_begin_shared(sbi, &t, VSMFS_XATTR_SHARED_CREDITS + !!page.count, &page)) {
 		ret = vsmfs_set_acl_in(&t, inode, acl, type, mode);
+		vsmfs_resv_end_shared(sbi, &t, &page);
 		if (ret != -EAGAIN)
 			return ret;
 	}
-	vsmfs_trans_begin(VSMFS_SB(inode->i_sb), &t);
+	vsmfs_trans_begin(sbi, &t);
 	return vsmfs_set_acl_in(&t, inode, acl, type, mode);
 }
 

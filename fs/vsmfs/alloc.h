@@ -72,6 +72,11 @@ void vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty);
 int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsmfs_resv *r);
 int vsmfs_resv_take_at(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, struct vsmfs_resv *r);
 int vsmfs_resv_claim(struct vsmfs_trans *t, const struct vsmfs_resv *r);
+int vsmfs_resv_begin_shared(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits,
+			    struct vsmfs_resv *page);
+void vsmfs_resv_end_shared(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t,
+			   struct vsmfs_resv *page);
+struct vsmfs_mblk *vsmfs_resv_new_block(struct vsmfs_trans *t);
 void vsmfs_resv_end(struct vsmfs_trans *t, u64 lpn, u64 count, bool claimed);
 void vsmfs_resv_release(struct vsmfs_sb_info *sbi, const struct vsmfs_resv *r);
 int vsmfs_trans_defer_resv(struct vsmfs_trans *t, const struct vsmfs_resv *r, bool claimed);

@@ -22,6 +22,7 @@
 #include <linux/writeback.h>
 #include <linux/huge_mm.h>
 #include "vsmfs.h"
+#include "ptable.h"
 #include "vsp.h"
 #include "trans.h"
 #include "alloc.h"

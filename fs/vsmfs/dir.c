@@ -40,8 +40,8 @@
 #include <linux/slab.h>
 #include <linux/sched/mm.h>
 #include "vsmfs.h"
+#include "ptable.h"
 #include "mcache.h"
-#include "vsp.h"
 #include "trans.h"
 #include "alloc.h"
 #include "inode.h"
@@ -574,43 +574,20 @@ static struct vsmfs_mblk *vsmfs_dir_new_block(struct vsmfs_trans *t, struct inod
 
 /*
  * As vsmfs_dir_new_block(), in a shared metadata handle: the page is the
- * one the caller reserved (@t->t_dpage), outside any handle, from its
- * CPU's pool. The handle claims it (the commit that ends the reservation
- * sets its bits, vsmfs_resv_claim()), names it in the index, and writes
- * the block whole, every word noted for the commit: no other handle has
- * the page, so nothing of the block is saved for an abort, which takes
- * the block out of the running transaction instead (@t->t_fresh,
- * vsmfs_trans_abort_shared()) and leaves the reservation to the caller.
- * Without a reserved page with a frame, or where the index needs a block
+ * one the caller reserved before the handle began (vsmfs_resv_new_block()),
+ * named in the index here. Without one, or where the index needs a block
  * of its own, -EAGAIN: the caller does it again under s_trans_mutex.
  */
 static struct vsmfs_mblk *vsmfs_dir_new_block_shared(struct vsmfs_trans *t, struct inode *dir,
 						     u64 blk)
 {
-	const struct vsmfs_resv *r = t->t_dpage;
-	struct vsmfs_mblk *mb;
+	struct vsmfs_mblk *mb = vsmfs_resv_new_block(t);
 	int ret;
 
-	/* A page without a frame (a sparse file system) takes one in a handle. */
-	if (!r || r->count != 1 || vsmfs_frames_in(t->t_sbi, r->lpn, 1) != 1)
-		return ERR_PTR(-EAGAIN);
-	ret = vsmfs_resv_claim(t, r);
-	if (!ret)
-		ret = vsmfs_trans_defer_resv(t, r, true);
-	if (ret)
-		return ERR_PTR(ret);
-	mb = vsmfs_mblk_get(t->t_sbi, vsmfs_lpn_blk(t->t_sbi, r->lpn));
 	if (IS_ERR(mb))
 		return mb;
-	ret = vsmfs_idx_set(t, dir, blk, vsmfs_idx_make(r->lpn, 1));
-	if (ret)
-		return ERR_PTR(ret);
-	/* A commit still to write what the page held before has its copy. */
-	vsmfs_mblk_freeze(t->t_sbi, mb);
-	memset(mb->m_data, 0, VSMFS_BLOCK_SIZE);
-	memset(mb->m_cmask, 0xff, sizeof(mb->m_cmask));
-	t->t_fresh = mb;
-	return mb;
+	ret = vsmfs_idx_set(t, dir, blk, vsmfs_idx_make(t->t_dpage->lpn, 1));
+	return ret ? ERR_PTR(ret) : mb;
 }
 
 /**

@@ -16,35 +16,13 @@
  */
 #include <linux/fs.h>
 #include "vsmfs.h"
+#include "ptable.h"
 #include "mcache.h"
 #include "vsp.h"
 #include "trans.h"
 #include "alloc.h"
 #include "inode.h"
 #include "pmem.h"
-
-/**
- * vsmfs_lpn_blk() - device block behind a logical page
- * @sbi: the file system
- * @lpn: logical page
- *
- * Return: the device block of the frame the page table names, 0 on error.
- */
-u64 vsmfs_lpn_blk(struct vsmfs_sb_info *sbi, u64 lpn)
-{
-	const struct vsmfs_layout *l = &sbi->s_layout;
-	struct vsmfs_mblk *mb;
-	u64 frame;
-
-	if (!lpn || lpn >= l->lpages)
-		return 0;
-	mb = vsmfs_mblk_get(sbi, l->ptable_start + lpn / (VSMFS_BLOCK_SIZE / 8));
-	if (IS_ERR(mb))
-		return 0;
-	frame = le64_to_cpu(((__le64 *)mb->m_data)[lpn % (VSMFS_BLOCK_SIZE / 8)]) &
-		VSMFS_PTE_FRAME_MASK;
-	return frame < l->data_pages ? l->data_start + frame : 0;
-}
 
 /*
  * The DRAM copy of index block @blk, found at level @d of @vi's index: the

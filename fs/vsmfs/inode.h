@@ -37,7 +37,6 @@ int vsmfs_write_inode(struct inode *inode, struct writeback_control *wbc);
 int vsmfs_update_time(struct inode *inode, struct timespec64 *now, int flags);
 
 /* index.c */
-u64 vsmfs_lpn_blk(struct vsmfs_sb_info *sbi, u64 lpn);
 u64 vsmfs_idx_lookup(struct inode *inode, u64 key);
 u64 vsmfs_idx_next(struct inode *inode, u64 key);
 u64 vsmfs_idx_prev(struct inode *inode, u64 key);
@@ -97,6 +96,7 @@ int vsmfs_xattr_get(struct inode *inode, int index, const char *name, void *buf,
 int vsmfs_xattr_set(struct vsmfs_trans *t, struct inode *inode, int index,
 		    const char *name, const void *value, size_t size, int flags);
 int vsmfs_xattr_drop(struct vsmfs_trans *t, struct inode *inode);
+bool vsmfs_xattr_room(struct inode *inode, const void *value, struct vsmfs_resv *page);
 void vsmfs_xattr_abort(struct vsmfs_trans *t, struct inode *inode);
 ssize_t vsmfs_listxattr(struct dentry *dentry, char *buf, size_t size);
 int vsmfs_init_security(struct vsmfs_trans *t, struct inode *inode, struct inode *dir,

@@ -74,37 +74,15 @@ static bool vsmfs_entry_room(struct vsmfs_sb_info *sbi, struct vsmfs_dir_index *
 }
 
 /*
- * Begin shared metadata handle @t that may add @credits blocks, and with
- * the page @page of vsmfs_entry_room() a new directory block besides.
- * Return: 0, or -EAGAIN with nothing begun and the page given back.
+ * Begin shared metadata handle @t for a change that adds an entry and may
+ * add @credits blocks, and with the page of vsmfs_entry_room() in @page
+ * the blocks of a new directory block besides (vsmfs_resv_begin_shared()).
  */
 static int vsmfs_entry_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits,
 			     struct vsmfs_resv *page)
 {
-	bool grow = page->count;
-
-	if (vsmfs_trans_begin_shared(sbi, t, grow ? credits + VSMFS_GROW_CREDITS : credits,
-				     grow)) {
-		if (grow)
-			vsmfs_resv_release(sbi, page);
-		page->count = 0;
-		return -EAGAIN;
-	}
-	t->t_dpage = grow ? page : NULL;
-	return 0;
-}
-
-/*
- * After shared handle @t of vsmfs_entry_begin() ended: a handle that was
- * not aborted made its new block, and its page is the transaction's; else
- * the page goes back.
- */
-static void vsmfs_entry_end(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t,
-			    struct vsmfs_resv *page)
-{
-	if (page->count && t->t_aborted)
-		vsmfs_resv_release(sbi, page);
-	page->count = 0;
+	return vsmfs_resv_begin_shared(sbi, t, credits + (page->count ? VSMFS_GROW_CREDITS : 0),
+				       page);
 }
 
 /* vsmfs_mknod_common() in handle @t, which it ends. */
@@ -197,7 +175,7 @@ static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t 
 		if (vsmfs_entry_begin(sbi, &t, VSMFS_CREATE_CREDITS, &page))
 			goto excl;
 		ret = vsmfs_mknod_trans(&t, dir, idx, dentry, mode, rdev, symname);
-		vsmfs_entry_end(sbi, &t, &page);
+		vsmfs_resv_end_shared(sbi, &t, &page);
 		if (ret != -EAGAIN)
 			return ret;
 		/* Its abort dropped the directory's index. */
@@ -327,7 +305,7 @@ static int vsmfs_do_link(struct dentry *old, struct inode *dir, struct dentry *d
 	if (vsmfs_entry_room(sbi, idx, DIRENT_LEN(dentry->d_name.len), &page) &&
 	    !vsmfs_entry_begin(sbi, &t, VSMFS_LINK_CREDITS, &page)) {
 		ret = vsmfs_link_trans(&t, inode, dir, idx, dentry);
-		vsmfs_entry_end(sbi, &t, &page);
+		vsmfs_resv_end_shared(sbi, &t, &page);
 		/* Its abort dropped the directory's index. */
 		if (ret == -EAGAIN)
 			idx = vsmfs_dir_reserve(dir);
@@ -622,7 +600,7 @@ static int vsmfs_do_rename(struct user_namespace *ns, struct inode *old_dir,
 					   &page)) &&
 	    !vsmfs_entry_begin(sbi, &t, VSMFS_RENAME_CREDITS, &page)) {
 		ret = vsmfs_rename_trans(&t, &r);
-		vsmfs_entry_end(sbi, &t, &page);
+		vsmfs_resv_end_shared(sbi, &t, &page);
 		if (ret != -EAGAIN)
 			return ret;
 		/* Its abort dropped the directories' indexes. */

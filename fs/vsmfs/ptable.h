@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * vsmfs journaled page table updates (ptable.c): page swaps made in a
- * handle, and the unwritten flag of page table entries.
+ * handle, the unwritten flag of page table entries, and the device block
+ * behind a logical page.
  */
 #ifndef _VSMFS_PTABLE_H
 #define _VSMFS_PTABLE_H
@@ -13,5 +14,6 @@ int vsmfs_swap_pages_shared(struct vsmfs_whandle *h, struct vsmfs_swap *sw, u64 
 			    u64 count);
 void vsmfs_swap_back_shared(struct vsmfs_whandle *h, struct vsmfs_swap *sw);
 int vsmfs_pt_unwritten(struct vsmfs_trans *t, u64 lpn, u64 count, bool set);
+u64 vsmfs_lpn_blk(struct vsmfs_sb_info *sbi, u64 lpn);
 
 #endif /* _VSMFS_PTABLE_H */

@@ -578,6 +578,94 @@ int vsmfs_resv_claim(struct vsmfs_trans *t, const struct vsmfs_resv *r)
 }
 
 /**
+ * vsmfs_resv_begin_shared() - begin a shared metadata handle that may take
+ *	a reserved page for a new metadata block
+ * @sbi: the file system
+ * @t: the handle to begin
+ * @credits: blocks it may add, the page's bitmap block among them if @page
+ *	holds a page
+ * @page: a single page the caller reserved (vsmfs_resv_take()) for a block
+ *	the handle may make (vsmfs_resv_new_block()), or @page->count 0
+ *
+ * A change that needs a new block (a directory's, the first extended
+ * attribute's) runs beside other operations when its page is reserved
+ * first, outside any handle, from the CPU's pool: the handle allocates
+ * nothing. The caller ends the handle, then calls vsmfs_resv_end_shared().
+ *
+ * Return: 0, or -EAGAIN with nothing begun and the page given back.
+ */
+int vsmfs_resv_begin_shared(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits,
+			    struct vsmfs_resv *page)
+{
+	bool grow = page->count;
+
+	if (vsmfs_trans_begin_shared(sbi, t, credits, grow)) {
+		if (grow)
+			vsmfs_resv_release(sbi, page);
+		page->count = 0;
+		return -EAGAIN;
+	}
+	t->t_dpage = grow ? page : NULL;
+	return 0;
+}
+
+/**
+ * vsmfs_resv_end_shared() - after a handle of vsmfs_resv_begin_shared() ended
+ * @sbi: the file system
+ * @t: the handle, ended or aborted
+ * @page: its reserved page, or @page->count 0
+ *
+ * A handle that ended with the block it made of the page (@t->t_fresh,
+ * vsmfs_resv_new_block()) leaves the page to its transaction; else
+ * (aborted, which takes the block out, or it needed no block) the page
+ * goes back.
+ */
+void vsmfs_resv_end_shared(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t,
+			   struct vsmfs_resv *page)
+{
+	if (page->count && !t->t_fresh)
+		vsmfs_resv_release(sbi, page);
+	page->count = 0;
+}
+
+/**
+ * vsmfs_resv_new_block() - the page a shared handle's caller reserved, as
+ *	a new metadata block
+ * @t: shared metadata handle begun by vsmfs_resv_begin_shared()
+ *
+ * The handle claims the page (the commit that ends the reservation sets
+ * its bits, vsmfs_resv_claim()) and writes its block whole
+ * (vsmfs_trans_fresh_block()): no other handle has the page. The caller
+ * names the block (an index entry, the inode's xattr block) in @t.
+ *
+ * Return: the block, zeroed; ERR_PTR(-EAGAIN) without a reserved page
+ * that has a frame (a sparse file system's page takes one in a handle
+ * under s_trans_mutex), or another ERR_PTR().
+ */
+struct vsmfs_mblk *vsmfs_resv_new_block(struct vsmfs_trans *t)
+{
+	const struct vsmfs_resv *r = t->t_dpage;
+	struct vsmfs_mblk *mb;
+	u64 blk;
+	int ret;
+
+	/* One block per handle: a second change that needs one waits for the mutex. */
+	if (!r || r->count != 1 || t->t_fresh || vsmfs_frames_in(t->t_sbi, r->lpn, 1) != 1)
+		return ERR_PTR(-EAGAIN);
+	ret = vsmfs_resv_claim(t, r);
+	if (!ret)
+		ret = vsmfs_trans_defer_resv(t, r, true);
+	if (ret)
+		return ERR_PTR(ret);
+	blk = vsmfs_lpn_blk(t->t_sbi, r->lpn);
+	mb = blk ? vsmfs_mblk_get(t->t_sbi, blk) : ERR_PTR(-EFSCORRUPTED);
+	if (IS_ERR(mb))
+		return mb;
+	ret = vsmfs_trans_fresh_block(t, mb);
+	return ret ? ERR_PTR(ret) : mb;
+}
+
+/**
  * vsmfs_resv_end() - end a reservation when its transaction commits
  * @t: the handle committing the running transaction
  * @lpn: the reservation's first page

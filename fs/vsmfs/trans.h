@@ -106,6 +106,7 @@ void vsmfs_trans_destroy(struct vsmfs_sb_info *sbi);
 void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t);
 int vsmfs_trans_begin_shared(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits,
 			     unsigned int frees);
+int vsmfs_trans_fresh_block(struct vsmfs_trans *t, struct vsmfs_mblk *mb);
 void vsmfs_trans_begin_credits(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits);
 void vsmfs_trans_begin_meta(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits);
 void vsmfs_trans_unlock(struct vsmfs_trans *t);

@@ -605,15 +605,16 @@ static __always_inline void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 cr
  * atomically (the rest of the bitmap word may be other handles');
  * notes the words it changed in m_cmask with atomic bit operations; and
  * adds blocks to the running transaction under s_run.lock, from credits
- * reserved as it began. It allocates no page: a create whose directory
- * needs a new block claims a page its caller reserved before it began
- * (vsmfs_dir_new_block_shared()). What it cannot do so (allocate pages:
- * an xattr block, a directory block with no page reserved; a change too
- * large for its log; a commit at its end) makes the call return -EAGAIN:
- * the caller aborts it and does the operation again in a handle of the
- * other kind. An aborted shared handle leaves the blocks it added in the
- * running transaction, as they were, but a new directory block, which
- * it takes out (vsmfs_trans_drop_fresh()).
+ * reserved as it began. It allocates no page: a change that needs a new
+ * block (a directory's, the first attribute's) claims a page its caller
+ * reserved before it began and writes its block whole
+ * (vsmfs_resv_new_block(), vsmfs_trans_fresh_block()). What it cannot do
+ * so (a block with no page reserved, an index block, a block to free; a
+ * change too large for its log; a commit at its end) makes the call
+ * return -EAGAIN: the caller aborts it and does the operation again in a
+ * handle of the other kind. An aborted shared handle leaves the blocks it
+ * added in the running transaction, as they were, but the block of a
+ * reserved page, which it takes out (vsmfs_trans_drop_fresh()).
  * Its ordering is that of any handle that ends in the running
  * transaction; it stores nothing to PM.
  */
@@ -721,6 +722,31 @@ void vsmfs_trans_end_shared(struct vsmfs_trans *t, bool changed)
 			   changed || t->t_added, t->t_locked);
 	vsmfs_spare_log_put(sbi, u);
 	migrate_enable();
+}
+
+/**
+ * vsmfs_trans_fresh_block() - let a shared metadata handle write the block
+ *	of a fresh page whole
+ * @t: the shared handle
+ * @mb: the block of a page only @t has, which its caller reserved
+ *
+ * Zeroes @mb and notes every word of it for the commit; nothing of it is
+ * saved for an abort, which takes the block out of the running
+ * transaction instead (vsmfs_trans_drop_fresh()). The caller adds it to
+ * the transaction (vsmfs_trans_dirty()) once it has written it.
+ *
+ * Return: 0, or -EAGAIN if @t has such a block already.
+ */
+int vsmfs_trans_fresh_block(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
+{
+	if (WARN_ON_ONCE(!t->t_shared) || t->t_fresh)
+		return -EAGAIN;
+	/* A commit still to write what the page held before has its copy. */
+	vsmfs_mblk_freeze(t->t_sbi, mb);
+	memset(mb->m_data, 0, VSMFS_BLOCK_SIZE);
+	memset(mb->m_cmask, 0xff, sizeof(mb->m_cmask));
+	t->t_fresh = mb;
+	return 0;
 }
 
 /*

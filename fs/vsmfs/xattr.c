@@ -19,6 +19,7 @@
 #include <linux/posix_acl_xattr.h>
 #include <linux/security.h>
 #include "vsmfs.h"
+#include "ptable.h"
 #include "mcache.h"
 #include "trans.h"
 #include "alloc.h"
@@ -150,7 +151,10 @@ static int vsmfs_xattr_free_block(struct vsmfs_trans *t, struct inode *inode)
 	return 0;
 }
 
-/* Allocate and initialize an empty xattr block for @inode. */
+/*
+ * Allocate and initialize an empty xattr block for @inode; in a shared
+ * metadata handle, of the page its caller reserved (vsmfs_resv_new_block()).
+ */
 static struct vsmfs_mblk *vsmfs_xattr_new_block(struct vsmfs_trans *t, struct inode *inode)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
@@ -160,6 +164,13 @@ static struct vsmfs_mblk *vsmfs_xattr_new_block(struct vsmfs_trans *t, struct in
 	u64 lpn, blk;
 	int ret;
 
+	if (t->t_shared) {
+		mb = vsmfs_resv_new_block(t);
+		if (IS_ERR(mb))
+			return mb;
+		lpn = t->t_dpage->lpn;
+		goto init;
+	}
 	ret = vsmfs_alloc_pages(t, 1, false, &lpn);
 	if (ret)
 		return ERR_PTR(ret);
@@ -175,6 +186,7 @@ static struct vsmfs_mblk *vsmfs_xattr_new_block(struct vsmfs_trans *t, struct in
 	}
 	/* The frame may have held anything before; the DRAM copy is the truth. */
 	memset(mb->m_data, 0, VSMFS_BLOCK_SIZE);
+init:
 	h = vsmfs_xhdr(mb);
 	h->x_magic = cpu_to_le32(VSMFS_XATTR_MAGIC);
 	h->x_count = 0;
@@ -191,22 +203,48 @@ static struct vsmfs_mblk *vsmfs_xattr_new_block(struct vsmfs_trans *t, struct in
  * saves: its header and the bytes from the entry that goes (@e, @old
  * bytes long), or from the end of those used (@used) if none goes, to the
  * end of those used before or after. The block is the inode's alone, and
- * its inode's lock and i_xattr_sem (held) keep it to this task. A block
- * to allocate or free (the first attribute, the last one removed) is
- * made in a handle under s_trans_mutex: -EAGAIN, nothing saved; so is a
- * change larger than the handle's undo log holds.
+ * its inode's lock and i_xattr_sem (held) keep it to this task. The first
+ * attribute's block is made of the page the handle's caller reserved
+ * (vsmfs_xattr_new_block()): nothing to save. Without such a page, and
+ * for a block to free (the last attribute removed), the change is made
+ * in a handle under s_trans_mutex: -EAGAIN, nothing saved; so is a change
+ * larger than the handle's undo log holds.
  */
 static int vsmfs_xattr_shared_access(struct vsmfs_trans *t, struct vsmfs_mblk *mb,
 				     struct vsmfs_dxattr_entry *e, unsigned int old,
 				     unsigned int used, unsigned int need)
 {
-	unsigned int from = e ? (u8 *)e - mb->m_data : used;
+	unsigned int from;
 
-	if (!mb || (e && !need && le16_to_cpu(vsmfs_xhdr(mb)->x_count) == 1))
+	if (!mb)
+		return t->t_dpage ? 0 : -EAGAIN;
+	if (e && !need && le16_to_cpu(vsmfs_xhdr(mb)->x_count) == 1)
 		return -EAGAIN;
+	from = e ? (u8 *)e - mb->m_data : used;
 	return vsmfs_trans_get_write_access_range(t, mb, 0, sizeof(struct vsmfs_dxattr_hdr)) ?:
 	       vsmfs_trans_get_write_access_range(t, mb, from,
 						  max(used, used - old + need) - from);
+}
+
+/**
+ * vsmfs_xattr_room() - whether an attribute change may run in a shared handle
+ * @inode: the inode, its lock held
+ * @value: the value set, or NULL for a removal
+ * @page: filled with the page of a new xattr block, or a count of 0
+ *
+ * An inode with an xattr block changes it in a shared metadata handle
+ * (vsmfs_xattr_set()); one without, for its first attribute, first
+ * reserves the block's page from the CPU's pool (vsmfs_resv_take()), for
+ * vsmfs_resv_begin_shared() (one block more: the page's bitmap block).
+ *
+ * Return: whether the change may begin a shared handle.
+ */
+bool vsmfs_xattr_room(struct inode *inode, const void *value, struct vsmfs_resv *page)
+{
+	page->count = 0;
+	if (READ_ONCE(VSMFS_I(inode)->i_xattr))
+		return true;
+	return value && !vsmfs_resv_take(VSMFS_SB(inode->i_sb), 1, false, page);
 }
 
 /**
@@ -480,12 +518,14 @@ static int vsmfs_xattr_handler_set(const struct xattr_handler *handler,
 				   size_t size, int flags)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_resv page;
 	struct vsmfs_trans t;
 	int ret;
 
-	if (READ_ONCE(VSMFS_I(inode)->i_xattr) &&
-	    !vsmfs_trans_begin_shared(sbi, &t, VSMFS_XATTR_SHARED_CREDITS, 0)) {
+	if (vsmfs_xattr_room(inode, value, &page) &&
+	    !vsmfs_resv_begin_shared(sbi, &t, VSMFS_XATTR_SHARED_CREDITS + !!page.count, &page)) {
 		ret = vsmfs_xattr_change(&t, handler->flags, inode, name, value, size, flags);
+		vsmfs_resv_end_shared(sbi, &t, &page);
 		if (ret != -EAGAIN)
 			return ret;
 	}

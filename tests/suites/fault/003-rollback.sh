@@ -52,6 +52,14 @@ done
 # fault point (a create under the mutex alone fails once).
 grep -q "^create-grow: failed calls shadow_alloc:3 " /tmp/roll.out ||
 	die "create-grow: not undone at each step of its shared handle"
+# And the first attribute or ACL of a file, whose block's page is
+# reserved before its shared handle: undone at each of its two saves (the
+# page's bitmap block, the inode's slot), each time failing under the
+# mutex at the new block's whole copy (once under the mutex alone).
+for op in setxattr set-acl; do
+	grep -q "^$op: failed calls shadow_alloc:2 " /tmp/roll.out ||
+		die "$op: not undone at each step of its shared handle"
+done
 # Without the free counts: evictions that failed left orphans, freed at
 # unmount.
 tree() {
@@ -76,11 +84,11 @@ mount_vsmfs
 $roll "$MNT" --strict free_run trans_fail create create-grow link-grow rename-grow mkdir mknod \
 	symlink tmpfile-link \
 	write-append write-over write-hole fallocate-punch fallocate-zero \
-	setxattr-more replacexattr removexattr-more set-acl set-acl-more chattr \
+	setxattr setxattr-more replacexattr removexattr-more set-acl set-acl-more chattr \
 	> /tmp/roll-fail.out || rc=$?
 cat /tmp/roll-fail.out
 for want in "fallocate-punch free_run" "write-append free_run" "create trans_fail" \
-	"create-grow trans_fail" "link-grow trans_fail" "rename-grow trans_fail" \
+	"create-grow trans_fail" "link-grow trans_fail" "rename-grow trans_fail" "setxattr trans_fail" \
 	"tmpfile-link trans_fail" "write-hole trans_fail" "replacexattr trans_fail" \
 	"removexattr-more trans_fail" "set-acl trans_fail" "set-acl-more trans_fail" \
 	"chattr trans_fail"; do
