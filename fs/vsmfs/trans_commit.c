@@ -393,12 +393,13 @@ int vsmfs_trans_commit_tid(struct vsmfs_sb_info *sbi, u64 tid, unsigned int caus
 	if ((s64)tid <= atomic64_read(&sbi->s_commit_tid))
 		goto done;
 	/*
-	 * Closed already (a commit moved s_run.tid on, which only grows):
+	 * Closed already (a commit moved s_run.tid past it; it only grows):
 	 * that commit is waited for without the mutex, and without stopping
-	 * the shared handles that run meanwhile.
+	 * the shared handles that run meanwhile. A value read without the
+	 * mutex that is not past @tid may be stale: the mutex settles it.
 	 */
 	wait = tid;
-	if (READ_ONCE(sbi->s_run.tid) == tid && vsmfs_trans_lock_tid(sbi, &t, tid)) {
+	if (READ_ONCE(sbi->s_run.tid) <= tid && vsmfs_trans_lock_tid(sbi, &t, tid)) {
 		if (sbi->s_run.handles)
 			return vsmfs_trans_commit_all(&t, cause);
 		/* No handle of it has ended: the one before it is waited for. */

@@ -755,10 +755,11 @@ struct vsmfs_trans {
 	u64			t_ino;
 	struct vsmfs_mblk	*t_ino_mb;
 	/*
-	 * A page its caller reserved for a new directory block
-	 * (vsmfs_add_entry()), or NULL; the block of a fresh page a shared
-	 * metadata handle added whole, which an abort takes out of the
-	 * running transaction (vsmfs_trans_abort_shared()), or NULL.
+	 * A page its caller reserved for a new metadata block (a directory's,
+	 * the first attribute's: vsmfs_resv_begin_shared()), or NULL; the
+	 * block the shared handle made of it (vsmfs_resv_new_block()), which
+	 * an abort takes out of the running transaction
+	 * (vsmfs_trans_abort_shared()), or NULL.
 	 */
 	const struct vsmfs_resv	*t_dpage;
 	struct vsmfs_mblk	*t_fresh;
