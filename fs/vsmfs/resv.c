@@ -106,201 +106,274 @@ static void vsmfs_resv_put(struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
 }
 
 /*
- * Per-CPU page pools. A write that replaces one page (the common 4 KiB
- * overwrite) reserves its fresh page from the pool of the CPU it runs on,
- * under that pool's spinlock, instead of taking s_trans_mutex: writers on
- * different CPUs share no lock until their handles. A pooled page is an
+ * Per-CPU page pools. A write reserves its fresh pages (the single page of
+ * a 4 KiB overwrite, the run a small file grows into) from the pool of the
+ * CPU it runs on, under that pool's spinlock, instead of taking
+ * s_trans_mutex: writers on different CPUs share no lock until their
+ * handles. A pool keeps to one VSP: it holds reserved, with frames, the
+ * free pages of that VSP it was given, as a bitmap of the VSP's pages, and
+ * hands out the first that fit (a single page, a run, or the pages right
+ * after a small file's run, vsmfs_pool_take()). A pooled page is an
  * ordinary reservation (bits set in the DRAM bitmap and in its overlay),
- * so no version the journal writes has it and a crash finds it free; a
- * pool is refilled with up to VSMFS_POOL_PAGES of them in one hold of
- * s_trans_mutex. When free space runs short (vsmfs_pool_low()), pools are
- * not refilled and the next handle empties them (vsmfs_pool_drain())
- * before it allocates anything, so no allocation fails for pages a pool
- * holds. statfs counts pooled pages as free.
+ * so no version the journal writes has it and a crash finds it free.
+ *
+ * A pool that cannot serve a reservation is refilled in one hold of
+ * s_trans_mutex (vsmfs_pool_refill()): with the pages of its VSP freed
+ * since (a commit frees there the scratch pages of the overwrites it
+ * served), else from another VSP. When free space runs short
+ * (vsmfs_pool_low()), pools are not refilled and the next handle empties
+ * them (vsmfs_pool_drain()) before it allocates anything, so no allocation
+ * fails for pages a pool holds; the pools together never hold more than
+ * half of that margin (vsmfs_pool_max()). statfs counts pooled pages as
+ * free.
  */
-static bool vsmfs_pool_pop(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool, u64 *lpn)
-{
-	bool got = false;
 
-	spin_lock(&pool->lock);
-	if (pool->n) {
-		*lpn = pool->lpn[--pool->n];
-		got = true;
-	}
-	spin_unlock(&pool->lock);
-	return got;
+/* The first page of the VSP @pool keeps to (@pool->vsp not 0). */
+static inline u64 vsmfs_pool_base(const struct vsmfs_page_pool *pool)
+{
+	return (pool->vsp - 1) * VSMFS_VSP_PAGES;
+}
+
+/* Pages one pool may hold: all pools together, a 32nd of the device at most. */
+static unsigned int vsmfs_pool_max(struct vsmfs_sb_info *sbi)
+{
+	u64 most = (sbi->s_layout.data_pages >> 5) / num_possible_cpus();
+
+	return min_t(u64, most, VSMFS_VSP_PAGES);
 }
 
 /*
- * Take from @pool a run of @count pages if they are the next ones it hands
- * out, in order: from *@lpn, or with @any from whichever page is next. A
- * refill stacks its pages so that they come out in ascending order
- * (vsmfs_pool_refill()): a small file whose first page came from the pool
- * finds the pages right after its run next in it, and a small run of a
- * few pages is there whole, so neither takes s_trans_mutex. The run stays
- * within one VSP. Return: whether it was taken (*@lpn then its first page).
+ * Take from @pool @count pages in a row: at *@lpn with @at, else the first
+ * that fit. Return: 0 if they were taken (*@lpn then the first), -ENOSPC
+ * if pages at *@lpn lie in the pool's VSP but not all in the pool (in use,
+ * most likely: the refill took every free one), else -EAGAIN.
  */
-static bool vsmfs_pool_take_run(struct vsmfs_page_pool *pool, u64 *lpn, u64 count, bool any)
+static int vsmfs_pool_take(struct vsmfs_page_pool *pool, u64 *lpn, u64 count, bool at)
 {
-	bool got = false;
-	unsigned int i;
-	u64 first;
+	unsigned long s, e = 0;
+	int ret = -EAGAIN;
+	u64 base;
 
 	spin_lock(&pool->lock);
-	if (pool->n >= count) {
-		first = any ? pool->lpn[pool->n - 1] : *lpn;
-		for (i = 0; i < count && pool->lpn[pool->n - 1 - i] == first + i; i++)
-			;
-		if (i == count &&
-		    first / VSMFS_VSP_PAGES == (first + count - 1) / VSMFS_VSP_PAGES) {
-			pool->n -= count;
-			*lpn = first;
-			got = true;
+	if (!pool->vsp)
+		goto out;
+	base = vsmfs_pool_base(pool);
+	if (at) {
+		if (*lpn < base || *lpn - base + count > VSMFS_VSP_PAGES)
+			goto out;
+		s = *lpn - base;
+		ret = -ENOSPC;
+		if (pool->n < count || find_next_zero_bit(pool->map, s + count, s) < s + count)
+			goto out;
+	} else if (count == 1) {
+		/* Held pages are never fewer than @n: one is there. */
+		s = find_first_bit(pool->map, VSMFS_VSP_PAGES);
+		if (!pool->n || s >= VSMFS_VSP_PAGES)
+			goto out;
+		__clear_bit(s, pool->map);
+		pool->n--;
+		*lpn = base + s;
+		ret = 0;
+		goto out;
+	} else {
+		if (pool->n < count)
+			goto out;
+		for (s = find_first_bit(pool->map, VSMFS_VSP_PAGES); s < VSMFS_VSP_PAGES;
+		     s = find_next_bit(pool->map, VSMFS_VSP_PAGES, e)) {
+			e = find_next_zero_bit(pool->map, VSMFS_VSP_PAGES, s);
+			if (e - s >= count)
+				break;
 		}
+		if (s >= VSMFS_VSP_PAGES)
+			goto out;
 	}
+	bitmap_clear(pool->map, s, count);
+	pool->n -= count;
+	*lpn = base + s;
+	ret = 0;
+out:
 	spin_unlock(&pool->lock);
-	return got;
+	return ret;
 }
 
 /*
- * Put the pages @lpn[0..@n) in @pool as far as it has room, if pools are
- * in use. Return: how many it took (the first ones).
+ * Put the reserved pages [@lpn, @lpn + @count) back in @pool, if pools are
+ * in use, they lie in its VSP and it has room. Return: whether it took them.
  */
-static unsigned int vsmfs_pool_push(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool,
-				    const u64 *lpn, unsigned int n)
+static bool vsmfs_pool_put(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool, u64 lpn,
+			   u64 count)
 {
-	unsigned int i = 0;
+	unsigned int most = vsmfs_pool_max(sbi);
+	bool took = false;
+	u64 base;
 
 	spin_lock(&pool->lock);
 	/* Read under the lock: a drain clears it before taking each lock. */
-	if (READ_ONCE(sbi->s_pools_on))
-		for (; i < n && pool->n < VSMFS_POOL_PAGES; i++)
-			pool->lpn[pool->n++] = lpn[i];
+	if (!READ_ONCE(sbi->s_pools_on) || !pool->vsp || pool->n + count > most)
+		goto out;
+	base = vsmfs_pool_base(pool);
+	if (lpn < base || lpn - base + count > VSMFS_VSP_PAGES)
+		goto out;
+	bitmap_set(pool->map, lpn - base, count);
+	pool->n += count;
+	took = true;
+out:
 	spin_unlock(&pool->lock);
-	return i;
+	return took;
 }
 
 /*
- * Reserve into @lpn[@n..@max) free pages with frames of VSP @vsp from its
- * page @from on, a bitmap word at a time: the bits of each page are set
- * with the word in hand, not looked for again. Return: the new @n.
- * Context: s_trans_mutex held.
+ * Whether @pool holds @count pages in a row, which vsmfs_pool_take() would
+ * find.
  */
-static unsigned int vsmfs_resv_vsp_pages(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb,
-					 u64 vsp, u64 from, u64 *lpn, unsigned int n,
-					 unsigned int max)
+static bool vsmfs_pool_fits(struct vsmfs_page_pool *pool, u64 count)
 {
-	u64 first = vsp * VSMFS_VSP_PAGES;
+	unsigned long s, e = 0;
+	bool fits = false;
+
+	spin_lock(&pool->lock);
+	if (pool->vsp && pool->n >= count)
+		for (s = find_first_bit(pool->map, VSMFS_VSP_PAGES); s < VSMFS_VSP_PAGES;
+		     s = find_next_bit(pool->map, VSMFS_VSP_PAGES, e)) {
+			e = find_next_zero_bit(pool->map, VSMFS_VSP_PAGES, s);
+			if (e - s >= count) {
+				fits = true;
+				break;
+			}
+		}
+	spin_unlock(&pool->lock);
+	return fits;
+}
+
+/*
+ * Reserve for @pool the free pages with frames of the VSP it keeps to,
+ * those it does not hold yet, up to vsmfs_pool_max() in all, a bitmap
+ * word at a time: the bits of each page are set with the word in hand,
+ * not looked for again. Return: the pages reserved.
+ * Context: s_trans_mutex held, allocations GFP_NOFS.
+ */
+static unsigned int vsmfs_pool_fill(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool)
+{
+	unsigned long got[BITS_TO_LONGS(VSMFS_VSP_PAGES)] = { 0 };
+	u64 first = vsmfs_pool_base(pool), vsp = pool->vsp - 1;
 	u64 last = min_t(u64, first + VSMFS_VSP_PAGES, sbi->s_layout.lpages);
 	u64 base = first - first % BITS_PER_BLK, p;
-	unsigned long *map = (unsigned long *)mb->m_data;
-	unsigned int start = n;
+	unsigned int n = 0, most;
+	struct vsmfs_mblk *mb;
+	unsigned long *map;
 
 	/* VSPs and bitmap blocks start on word boundaries. */
 	BUILD_BUG_ON(VSMFS_VSP_PAGES % BITS_PER_LONG);
+	mb = vsmfs_resv_block(sbi, first);
+	if (IS_ERR(mb))
+		return 0;
+	/* Only this task adds to the pool but vsmfs_pool_put(), which keeps to the bound. */
+	most = vsmfs_pool_max(sbi) - min(READ_ONCE(pool->n), vsmfs_pool_max(sbi));
+	/* Free space counts these pages: never more than it has. */
+	most = min_t(u64, most, sbi->s_free_pages);
+	map = (unsigned long *)mb->m_data;
 	vsmfs_mblk_freeze(sbi, mb);
-	for (p = round_down(from, BITS_PER_LONG); p < last && n < max; p += BITS_PER_LONG) {
+	for (p = first; p < last && n < most; p += BITS_PER_LONG) {
 		u64 w = (p - base) / BITS_PER_LONG;
 		unsigned long f = vsmfs_free_framed(sbi, map[w], p, last), taken = 0;
 
-		for (; f && n < max; f &= f - 1) {
+		for (; f && n < most; f &= f - 1, n++)
 			taken |= f & -f;
-			lpn[n++] = p + __ffs(f);
-		}
 		map[w] |= taken;
 		mb->m_resv[w] |= taken;
+		got[(p - first) / BITS_PER_LONG] = taken;
 	}
-	sbi->s_free_pages -= n - start;
+	if (!n)
+		return 0;
+	sbi->s_free_pages -= n;
 	vsmfs_vsp_changed(sbi, vsp);
+	spin_lock(&pool->lock);
+	bitmap_or(pool->map, pool->map, got, VSMFS_VSP_PAGES);
+	pool->n += n;
+	spin_unlock(&pool->lock);
 	return n;
-}
-
-/* @pool refills from no VSP any more. Context: s_trans_mutex held. */
-static void vsmfs_pool_unclaim(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool)
-{
-	if (pool->vsp) {
-		__clear_bit(pool->vsp - 1, sbi->s_vsp_pooled);
-		pool->vsp = 0;
-	}
 }
 
 /*
- * Reserve up to @max single pages for @pool into @lpn: every free page
- * with a frame of the VSP the pool refills from, in one pass over the
- * VSP's bitmap words, then of the next VSPs vsmfs_find_small() finds.
- *
- * A pool keeps to its VSP while the VSP has free pages, and a new one is
- * first looked for among the VSPs no other pool keeps to (s_vsp_pooled).
- * Each fresh page of a write lies in its CPU's VSP, and so does the
- * scratch page that takes its old frame until the commit frees it back
- * there: the swaps of writers on different CPUs change entries of
- * different page table blocks, with their changed-word masks, and
- * different kernel page table lines, rather than sharing them.
- *
- * Return: the pages reserved. Context: s_trans_mutex held, allocations
- * GFP_NOFS.
+ * @pool gives back the pages it holds and keeps to no VSP any more.
+ * Context: s_trans_mutex held.
  */
-static unsigned int vsmfs_resv_singles(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool,
-				       u64 *lpn, unsigned int max)
+static void vsmfs_pool_unclaim(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool)
 {
-	unsigned int n = 0, most, was;
-	struct vsmfs_mblk *mb;
-	u64 first, vsp;
+	unsigned long map[BITS_TO_LONGS(VSMFS_VSP_PAGES)];
+	unsigned int s, e;
+	bool shared;
+	u64 base;
 
-	while (n < max && !vsmfs_pool_low(sbi)) {
-		if (pool->vsp) {
-			vsp = pool->vsp - 1;
-			first = vsp * VSMFS_VSP_PAGES;
-		} else {
-			/* Another pool's VSP only when no other has a free page. */
-			if (vsmfs_find_small(sbi, 1, 1, &first, NULL, sbi->s_vsp_pooled) &&
-			    vsmfs_find_small(sbi, 1, 1, &first, NULL, NULL))
-				break;
-			vsp = first / VSMFS_VSP_PAGES;
-			if (!__test_and_set_bit(vsp, sbi->s_vsp_pooled))
-				pool->vsp = vsp + 1;
-			else
-				vsmfs_stat_inc(sbi, alloc_pool_shared_vsp);
-		}
-		mb = vsmfs_resv_block(sbi, first);
-		if (IS_ERR(mb))
-			break;
-		/* Free space counts these pages: never more than it has. */
-		most = n + min_t(u64, max - n, sbi->s_free_pages);
-		was = n;
-		n = vsmfs_resv_vsp_pages(sbi, mb, vsp, first, lpn, n, most);
-		if (n < most && pool->vsp == vsp + 1) {
-			/* No free page left in it: the pool looks for another. */
-			vsmfs_pool_unclaim(sbi, pool);
-		} else if (n == was) {
-			break;
-		}
+	spin_lock(&pool->lock);
+	if (!pool->vsp) {
+		spin_unlock(&pool->lock);
+		return;
 	}
-	return n;
+	base = vsmfs_pool_base(pool);
+	shared = pool->shared;
+	bitmap_copy(map, pool->map, VSMFS_VSP_PAGES);
+	bitmap_zero(pool->map, VSMFS_VSP_PAGES);
+	pool->n = 0;
+	pool->vsp = 0;
+	pool->shared = false;
+	spin_unlock(&pool->lock);
+	if (!shared)
+		__clear_bit(base / VSMFS_VSP_PAGES, sbi->s_vsp_pooled);
+	for_each_set_bitrange(s, e, map, VSMFS_VSP_PAGES)
+		vsmfs_resv_put(sbi, base + s, e - s);
 }
 
 /*
  * Refill @pool (this CPU's, unless the task moved), with the mutex held,
- * unless free space is short: up to VSMFS_POOL_PAGES single pages, fewer
- * if memory or space runs short (what the pool got is kept).
+ * so that it serves @count pages in a row, unless free space is short:
+ * with the free pages of its VSP first (a commit freed there the scratch
+ * pages of the overwrites it served). If they do not serve, and the pool
+ * is empty or down to a quarter of a VSP, it gives back what it holds and
+ * takes the first partly used VSP at the small-run cursor that no other
+ * pool keeps to and that has such a run (for a single page, any VSP if all
+ * are kept), and its free pages. Each fresh page of a write lies in its
+ * CPU's VSP, and so does the scratch page that takes its old frame until
+ * the commit frees it back there: the swaps of writers on different CPUs
+ * change entries of different page table blocks, with their changed-word
+ * masks, and different kernel page table lines, rather than sharing them.
+ *
+ * Context: s_trans_mutex held, allocations GFP_NOFS.
  */
-static void vsmfs_pool_refill(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool)
+static void vsmfs_pool_refill(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool,
+			      u64 count)
 {
-	u64 lpn[VSMFS_POOL_PAGES];
-	unsigned int n, i;
+	bool shared;
+	u64 first, vsp;
 
-	if (vsmfs_pool_low(sbi))
+	if (vsmfs_pool_low(sbi) || count > vsmfs_pool_max(sbi))
 		return;
 	WRITE_ONCE(sbi->s_pools_on, true);
-	n = vsmfs_resv_singles(sbi, pool, lpn, VSMFS_POOL_PAGES);
-	/* Taken in ascending order, stacked to come out so (vsmfs_pool_take_run()). */
-	for (i = 0; i < n / 2; i++)
-		swap(lpn[i], lpn[n - 1 - i]);
-	i = vsmfs_pool_push(sbi, pool, lpn, n);
-	/* What did not fit goes back. */
-	for (; i < n; i++)
-		vsmfs_resv_put(sbi, lpn[i], 1);
-	if (n)
+	if (pool->vsp) {
+		if (vsmfs_pool_fill(sbi, pool))
+			vsmfs_stat_inc(sbi, alloc_pool_refills);
+		if (vsmfs_pool_fits(pool, count) ||
+		    READ_ONCE(pool->n) > VSMFS_VSP_PAGES / 4)
+			return;
+	}
+	/*
+	 * Partly used VSPs first (vsmfs_find_small()), so that those with
+	 * frames in order stay whole for large files. Another pool's VSP only
+	 * when no other has a free page.
+	 */
+	if (vsmfs_find_small(sbi, count, count, &first, NULL, sbi->s_vsp_pooled) &&
+	    (count > 1 || vsmfs_find_small(sbi, 1, 1, &first, NULL, NULL)))
+		return;
+	vsmfs_pool_unclaim(sbi, pool);
+	vsp = first / VSMFS_VSP_PAGES;
+	shared = __test_and_set_bit(vsp, sbi->s_vsp_pooled);
+	if (shared)
+		vsmfs_stat_inc(sbi, alloc_pool_shared_vsp);
+	spin_lock(&pool->lock);
+	pool->vsp = vsp + 1;
+	pool->shared = shared;
+	spin_unlock(&pool->lock);
+	if (vsmfs_pool_fill(sbi, pool))
 		vsmfs_stat_inc(sbi, alloc_pool_refills);
 }
 
@@ -375,20 +448,8 @@ void vsmfs_pool_drain(struct vsmfs_sb_info *sbi)
 
 	lockdep_assert_held(&sbi->s_trans_mutex);
 	WRITE_ONCE(sbi->s_pools_on, false);
-	for_each_possible_cpu(cpu) {
-		struct vsmfs_page_pool *pool = per_cpu_ptr(sbi->s_pools, cpu);
-		u64 lpn[VSMFS_POOL_PAGES];
-		unsigned int n;
-
-		spin_lock(&pool->lock);
-		n = pool->n;
-		memcpy(lpn, pool->lpn, n * sizeof(lpn[0]));
-		pool->n = 0;
-		spin_unlock(&pool->lock);
-		vsmfs_pool_unclaim(sbi, pool);
-		while (n)
-			vsmfs_resv_put(sbi, lpn[--n], 1);
-	}
+	for_each_possible_cpu(cpu)
+		vsmfs_pool_unclaim(sbi, per_cpu_ptr(sbi->s_pools, cpu));
 }
 
 /**
@@ -420,8 +481,12 @@ void vsmfs_pool_forget(struct vsmfs_sb_info *sbi)
 	if (!sbi->s_pools)
 		return;
 	for_each_possible_cpu(cpu) {
-		per_cpu_ptr(sbi->s_pools, cpu)->n = 0;
-		per_cpu_ptr(sbi->s_pools, cpu)->vsp = 0;
+		struct vsmfs_page_pool *pool = per_cpu_ptr(sbi->s_pools, cpu);
+
+		pool->n = 0;
+		pool->vsp = 0;
+		pool->shared = false;
+		bitmap_zero(pool->map, VSMFS_VSP_PAGES);
 	}
 }
 
@@ -441,34 +506,24 @@ void vsmfs_pool_forget(struct vsmfs_sb_info *sbi)
  * in the write's handle (vsmfs_resv_claim(), vsmfs_trans_defer_resv()) or,
  * if the write gives up, with vsmfs_resv_release(). As for any
  * allocation, the run holds no page freed by a commit not yet durable
- * (vsmfs_wait_freed()). A single page of a small run comes from the CPU's
- * page pool, refilled when empty.
+ * (vsmfs_wait_freed()). The pages of a small file's run come from the
+ * CPU's page pool, refilled when it has no such run.
  *
  * Context: process context; takes s_trans_mutex unless the pool has the
- * page, or the small run (vsmfs_pool_take_run()).
+ * pages (vsmfs_pool_take()).
  * Return: 0, -ENOSPC or -ENOMEM.
  */
 int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsmfs_resv *r)
 {
 	/* Any CPU's pool will do if the task moves: its lock guards it. */
 	struct vsmfs_page_pool *pool = raw_cpu_ptr(sbi->s_pools);
-	bool single = count == 1 && !large;
 	unsigned int nofs;
+	bool got = false;
 	u64 t0;
 	int ret;
 
-	if (single && vsmfs_pool_pop(sbi, pool, &r->lpn)) {
-		r->count = 1;
-		vsmfs_stat_inc(sbi, alloc_pool_pages);
-		return 0;
-	}
-	/* A small run the pool has whole, next in line. */
-	if (!large && count > 1 && count <= VSMFS_POOL_RUN_MAX &&
-	    vsmfs_pool_take_run(pool, &r->lpn, count, true)) {
-		r->count = count;
-		vsmfs_stat_inc(sbi, alloc_pool_runs);
-		return 0;
-	}
+	if (!large && !vsmfs_pool_take(pool, &r->lpn, count, false))
+		goto pooled;
 	/*
 	 * Commits in flight that freed pages end without s_trans_mutex: they
 	 * are waited for before it is taken, so that the tasks queued on it
@@ -479,21 +534,24 @@ int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsm
 	vsmfs_trans_mutex_lock(sbi);
 	t0 = vsmfs_hold_start(sbi);
 	nofs = memalloc_nofs_save();
-	/* The page from the refilled pool, in the VSP it keeps to. */
-	if (single) {
-		vsmfs_pool_refill(sbi, pool);
-		if (vsmfs_pool_pop(sbi, pool, &r->lpn)) {
-			r->count = 1;
-			ret = 0;
-			goto out;
-		}
+	/* The pages from the refilled pool, in the VSP it keeps to. */
+	if (!large) {
+		vsmfs_pool_refill(sbi, pool, count);
+		got = !vsmfs_pool_take(pool, &r->lpn, count, false);
 	}
-	ret = vsmfs_resv_get(sbi, count, large, r);
-out:
+	ret = got ? 0 : vsmfs_resv_get(sbi, count, large, r);
 	memalloc_nofs_restore(nofs);
 	vsmfs_hold_end(sbi, t0);
 	mutex_unlock(&sbi->s_trans_mutex);
-	return ret;
+	if (!got)
+		return ret;
+pooled:
+	r->count = count;
+	if (count == 1)
+		vsmfs_stat_inc(sbi, alloc_pool_pages);
+	else
+		vsmfs_stat_inc(sbi, alloc_pool_runs);
+	return 0;
 }
 
 /**
@@ -506,8 +564,8 @@ out:
  * As vsmfs_resv_take(), for the pages right after a run that is to grow
  * in place: each must be free and have a frame.
  *
- * Context: process context; takes s_trans_mutex unless the pages are next
- * in this CPU's pool (vsmfs_pool_take_run()).
+ * Context: process context; takes s_trans_mutex unless the pages are in
+ * this CPU's pool (vsmfs_pool_take()).
  * Return: 0, -ENOSPC if any page is in use or has no frame, or -ENOMEM.
  */
 int vsmfs_resv_take_at(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, struct vsmfs_resv *r)
@@ -520,13 +578,30 @@ int vsmfs_resv_take_at(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, struct vsm
 	if (!count || lpn + count > sbi->s_layout.lpages ||
 	    lpn / VSMFS_VSP_PAGES != (lpn + count - 1) / VSMFS_VSP_PAGES)
 		return -ENOSPC;
-	/* The pages next in line in this CPU's pool (reserved, with frames). */
-	if (vsmfs_pool_take_run(raw_cpu_ptr(sbi->s_pools), &lpn, count, false)) {
+	/*
+	 * The pages in this CPU's pool (reserved, with frames); pages of its
+	 * VSP it does not hold are most likely in use: not looked for again.
+	 */
+	ret = vsmfs_pool_take(raw_cpu_ptr(sbi->s_pools), &lpn, count, true);
+	if (!ret) {
 		r->lpn = lpn;
 		r->count = count;
 		vsmfs_stat_inc(sbi, alloc_pool_runs);
 		return 0;
 	}
+	if (ret == -ENOSPC)
+		return ret;
+	/*
+	 * Pages in use seen without the mutex (a page freed meanwhile is
+	 * only not grown into): the pages after a small file's run are most
+	 * often another file's.
+	 */
+	mb = vsmfs_lbitmap(sbi, lpn);
+	if (IS_ERR(mb))
+		return PTR_ERR(mb);
+	if (find_next_bit((unsigned long *)mb->m_data, off + count, off) < off + count)
+		return -ENOSPC;
+	ret = -ENOSPC;
 	/* As vsmfs_resv_take(). */
 	vsmfs_wait_freed(sbi);
 	vsmfs_trans_mutex_lock(sbi);
@@ -723,14 +798,14 @@ int vsmfs_trans_defer_resv(struct vsmfs_trans *t, const struct vsmfs_resv *r, bo
  * @sbi: the file system
  * @r: the reservation; its pages hold nothing reachable
  *
- * A single page goes back to the CPU's pool if it has room.
+ * Pages of the VSP the CPU's pool keeps to go back to it if it has room.
  *
  * Context: process context, no handle running in the task; takes
  * s_trans_mutex unless the page goes back to the pool.
  */
 void vsmfs_resv_release(struct vsmfs_sb_info *sbi, const struct vsmfs_resv *r)
 {
-	if (r->count == 1 && vsmfs_pool_push(sbi, raw_cpu_ptr(sbi->s_pools), &r->lpn, 1))
+	if (vsmfs_pool_put(sbi, raw_cpu_ptr(sbi->s_pools), r->lpn, r->count))
 		return;
 	vsmfs_trans_mutex_lock(sbi);
 	vsmfs_resv_put(sbi, r->lpn, r->count);

@@ -157,25 +157,23 @@ struct vsmfs_resv {
 /* Bits of an allocation bitmap block. */
 #define BITS_PER_BLK	(VSMFS_BLOCK_SIZE * 8ULL)
 
-/* Single pages a CPU's pool holds reserved at most (alloc.c). */
-#define VSMFS_POOL_PAGES	64
-/* Pages of the longest small run reserved from a CPU's pool (resv.c). */
-#define VSMFS_POOL_RUN_MAX	16
-
 /*
- * struct vsmfs_page_pool - single-page reservations kept for one CPU's
- * writes, so that they reserve their fresh page without s_trans_mutex
- * @lock: protects @n and @r (the owning CPU's writers, and draining)
- * @n: reservations held
- * @lpn: the reserved pages
- * @vsp: 1 + the VSP the pool refills from while it has free pages, or 0
- *	(under s_trans_mutex; set in sbi->s_vsp_pooled)
+ * struct vsmfs_page_pool - pages of one VSP kept reserved for one CPU's
+ * writes, so that they reserve their fresh pages without s_trans_mutex
+ * (resv.c)
+ * @lock: protects the fields below (the owning CPU's writers, refills and
+ *	draining, which also hold s_trans_mutex to change @vsp), and @ulog
+ * @n: pages held
+ * @vsp: 1 + the VSP the pool keeps to, or 0 (set in sbi->s_vsp_pooled)
+ * @shared: another pool keeps to @vsp too (no VSP had a free page else)
+ * @map: of the pages of @vsp, those held
  */
 struct vsmfs_page_pool {
-	spinlock_t		lock;		/* @n, @lpn and @ulog */
+	spinlock_t		lock;		/* the fields below, @ulog */
 	unsigned int		n;
-	u64			lpn[VSMFS_POOL_PAGES];
+	bool			shared;
 	u64			vsp;
+	DECLARE_BITMAP(map, VSMFS_VSP_PAGES);
 	/* An undo log kept for the next shared metadata handle on this CPU. */
 	struct vsmfs_undo_log	*ulog;
 };
