@@ -248,21 +248,22 @@ void vsmfs_jreserve(struct vsmfs_journal *j, u32 k)
  * vsmfs_journal_checkpoint() - write every committed block home
  * @sbi: the file system, mounted read-write
  *
- * Empties the journal: afterwards every home block is current. Used at
- * unmount, remount read-only and sync, and by the checkpoint timer.
+ * Empties the journal: afterwards every home block of a change committed
+ * before the call is current. Used at unmount, remount read-only and sync.
+ * Handles run on beside it: the copies read the versions in the journal,
+ * never a DRAM block a handle changes, and only placements (commits) wait
+ * for s_jplace_mutex, as for a checkpoint of a full journal.
  *
- * Context: process context; takes s_trans_mutex and s_jplace_mutex.
+ * Context: process context; takes s_jplace_mutex.
  */
 void vsmfs_journal_checkpoint(struct vsmfs_sb_info *sbi)
 {
 	/* What the running transaction holds goes home too. */
 	sbi->s_jclient->sync(sbi, VSMFS_COMMIT_SYNCFS);
-	vsmfs_trans_mutex_lock(sbi);
 	mutex_lock(&sbi->s_jplace_mutex);
 	if (sbi->s_journal)
 		vsmfs_jcheckpoint(sbi->s_journal);
 	mutex_unlock(&sbi->s_jplace_mutex);
-	mutex_unlock(&sbi->s_trans_mutex);
 }
 
 /**
@@ -291,7 +292,8 @@ void vsmfs_journal_set_writethrough(struct vsmfs_sb_info *sbi, bool on)
  * vsmfs_jtimer_fn() - the checkpoint timer
  * @work: vsmfs_journal.ckpt_work
  *
- * Checkpoints, and queues itself again checkpoint= seconds later.
+ * Checkpoints, beside handles as vsmfs_journal_checkpoint() does, and
+ * queues itself again checkpoint= seconds later.
  */
 void vsmfs_jtimer_fn(struct work_struct *work)
 {
@@ -300,12 +302,11 @@ void vsmfs_jtimer_fn(struct work_struct *work)
 	struct vsmfs_sb_info *sbi = j->sbi;
 	unsigned int secs;
 
-	vsmfs_trans_mutex_lock(sbi);
+	/* A remount changes the options with s_jplace_mutex held too. */
 	mutex_lock(&sbi->s_jplace_mutex);
 	vsmfs_jcheckpoint(j);
 	secs = sbi->s_jopts.checkpoint_secs;
 	mutex_unlock(&sbi->s_jplace_mutex);
-	mutex_unlock(&sbi->s_trans_mutex);
 	if (secs)
 		queue_delayed_work(system_long_wq, &j->ckpt_work, secs * HZ);
 }

@@ -351,8 +351,8 @@ enum {
  *     without the inode lock (vsmfs_iomap_begin());
  *  6. s_trans_mutex: a handle, from vsmfs_trans_begin() to its end
  *     (no allocation in it may enter the file system: memalloc_nofs), and
- *     code that reads what handles change without one (statfs, the
- *     aggregation worker, the checkpoint);
+ *     code that reads what handles change without one (the aggregation
+ *     worker);
  *     s_handles_sem: exclusive with s_trans_mutex in every handle (taken
  *     right after it, released right before it); shared, without
  *     s_trans_mutex, by a shared handle (vsmfs_whandle_begin()) and a
@@ -367,7 +367,9 @@ enum {
  *     the xattr block take it shared and no other lock but the leaves;
  *  8. s_jplace_mutex: placement in the journal, GC, checkpoint and
  *     revocation. A commit takes it before it releases s_trans_mutex and
- *     may then hold it alone (vsmfs_journal_commit_trans());
+ *     may then hold it alone (vsmfs_journal_commit_trans()); GC and
+ *     checkpoint hold it alone, beside handles (they read the versions in
+ *     the journal, not the DRAM blocks);
  *  9. vsmfs_journal.tx_lock: the commits in flight, under s_jplace_mutex or
  *     alone.
  * Leaves, taken under any of these, with no lock of vsmfs inside them but

@@ -1,0 +1,36 @@
+# A checkpoint runs beside handles: the timer's (checkpoint=) holds only
+# the journal's placement mutex, never the transaction mutex that stops
+# every handle, while it copies the journal's latest versions home. After
+# files are created and committed, the checkpoints of five idle seconds
+# empty the journal (journal_checkpoints) with no take of the transaction
+# mutex (journal_lock_takes); the files are there after a remount.
+. tests/lib/common.sh
+
+mkfs_vsmfs -f "$DEV"
+# No commit by the timer; a checkpoint every two seconds.
+mount_vsmfs -o commit=300,checkpoint=2
+S=/sys/fs/vsmfs/$(basename "$DEV")
+mkdir "$MNT/d"
+# A checkpoint between the commit and the reset would leave the journal
+# empty for the window: then again, with more files.
+for try in 1 2 3; do
+	for i in 0 1 2 3 4 5 6 7; do
+		: > "$MNT/d/f$try$i"
+	done
+	python3 -c 'import os, sys; os.fsync(os.open(sys.argv[1], os.O_RDONLY))' "$MNT/d"
+	echo 1 > "$S/reset"
+	sleep 5
+	ckpts=$(cat "$S/journal_checkpoints")
+	takes=$(cat "$S/journal_lock_takes")
+	echo "try $try: $ckpts checkpoints ($(cat "$S/journal_checkpoint_blocks") blocks home)" \
+		"in five idle seconds, transaction mutex taken $takes times"
+	assert_eq "$takes" 0 "transaction mutex takes while the timer checkpoints"
+	[ "$ckpts" -ge 1 ] && break
+done
+[ "$ckpts" -ge 1 ] || die "no checkpoint of a committed change in five seconds with checkpoint=2"
+umount "$MNT"
+mount_vsmfs
+for i in 0 1 2 3 4 5 6 7; do
+	[ -f "$MNT/d/f1$i" ] || die "d/f1$i missing after a remount"
+done
+umount "$MNT"
