@@ -142,6 +142,32 @@ static unsigned int vsmfs_pool_max(struct vsmfs_sb_info *sbi)
 	return min_t(u64, most, VSMFS_VSP_PAGES);
 }
 
+/* Pages @pool holds (a bitmap of one VSP: eight words). */
+static inline unsigned int vsmfs_pool_held(const struct vsmfs_page_pool *pool)
+{
+	return bitmap_weight(pool->map, VSMFS_VSP_PAGES);
+}
+
+/*
+ * The first of @count pages in a row that @pool holds, as an index in its
+ * VSP, or VSMFS_VSP_PAGES if it holds no such run. Context: @pool->lock.
+ */
+static unsigned long vsmfs_pool_run(const struct vsmfs_page_pool *pool, u64 count)
+{
+	unsigned long s, e = 0;
+
+	for (s = find_first_bit(pool->map, VSMFS_VSP_PAGES); s < VSMFS_VSP_PAGES;
+	     s = find_next_bit(pool->map, VSMFS_VSP_PAGES, e)) {
+		/* A single page: any held one. */
+		if (count == 1)
+			break;
+		e = find_next_zero_bit(pool->map, VSMFS_VSP_PAGES, s);
+		if (e - s >= count)
+			break;
+	}
+	return s;
+}
+
 /*
  * Take from @pool @count pages in a row: at *@lpn with @at, else the first
  * that fit. Return: 0 if they were taken (*@lpn then the first), -ENOSPC
@@ -150,8 +176,8 @@ static unsigned int vsmfs_pool_max(struct vsmfs_sb_info *sbi)
  */
 static int vsmfs_pool_take(struct vsmfs_page_pool *pool, u64 *lpn, u64 count, bool at)
 {
-	unsigned long s, e = 0;
 	int ret = -EAGAIN;
+	unsigned long s;
 	u64 base;
 
 	spin_lock(&pool->lock);
@@ -163,32 +189,14 @@ static int vsmfs_pool_take(struct vsmfs_page_pool *pool, u64 *lpn, u64 count, bo
 			goto out;
 		s = *lpn - base;
 		ret = -ENOSPC;
-		if (pool->n < count || find_next_zero_bit(pool->map, s + count, s) < s + count)
+		if (find_next_zero_bit(pool->map, s + count, s) < s + count)
 			goto out;
-	} else if (count == 1) {
-		/* Held pages are never fewer than @n: one is there. */
-		s = find_first_bit(pool->map, VSMFS_VSP_PAGES);
-		if (!pool->n || s >= VSMFS_VSP_PAGES)
-			goto out;
-		__clear_bit(s, pool->map);
-		pool->n--;
-		*lpn = base + s;
-		ret = 0;
-		goto out;
 	} else {
-		if (pool->n < count)
-			goto out;
-		for (s = find_first_bit(pool->map, VSMFS_VSP_PAGES); s < VSMFS_VSP_PAGES;
-		     s = find_next_bit(pool->map, VSMFS_VSP_PAGES, e)) {
-			e = find_next_zero_bit(pool->map, VSMFS_VSP_PAGES, s);
-			if (e - s >= count)
-				break;
-		}
+		s = vsmfs_pool_run(pool, count);
 		if (s >= VSMFS_VSP_PAGES)
 			goto out;
 	}
 	bitmap_clear(pool->map, s, count);
-	pool->n -= count;
 	*lpn = base + s;
 	ret = 0;
 out:
@@ -209,38 +217,26 @@ static bool vsmfs_pool_put(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *po
 
 	spin_lock(&pool->lock);
 	/* Read under the lock: a drain clears it before taking each lock. */
-	if (!READ_ONCE(sbi->s_pools_on) || !pool->vsp || pool->n + count > most)
+	if (!READ_ONCE(sbi->s_pools_on) || !pool->vsp ||
+	    vsmfs_pool_held(pool) + count > most)
 		goto out;
 	base = vsmfs_pool_base(pool);
 	if (lpn < base || lpn - base + count > VSMFS_VSP_PAGES)
 		goto out;
 	bitmap_set(pool->map, lpn - base, count);
-	pool->n += count;
 	took = true;
 out:
 	spin_unlock(&pool->lock);
 	return took;
 }
 
-/*
- * Whether @pool holds @count pages in a row, which vsmfs_pool_take() would
- * find.
- */
+/* Whether @pool holds @count pages in a row (vsmfs_pool_take() finds them). */
 static bool vsmfs_pool_fits(struct vsmfs_page_pool *pool, u64 count)
 {
-	unsigned long s, e = 0;
-	bool fits = false;
+	bool fits;
 
 	spin_lock(&pool->lock);
-	if (pool->vsp && pool->n >= count)
-		for (s = find_first_bit(pool->map, VSMFS_VSP_PAGES); s < VSMFS_VSP_PAGES;
-		     s = find_next_bit(pool->map, VSMFS_VSP_PAGES, e)) {
-			e = find_next_zero_bit(pool->map, VSMFS_VSP_PAGES, s);
-			if (e - s >= count) {
-				fits = true;
-				break;
-			}
-		}
+	fits = pool->vsp && vsmfs_pool_run(pool, count) < VSMFS_VSP_PAGES;
 	spin_unlock(&pool->lock);
 	return fits;
 }
@@ -268,7 +264,9 @@ static unsigned int vsmfs_pool_fill(struct vsmfs_sb_info *sbi, struct vsmfs_page
 	if (IS_ERR(mb))
 		return 0;
 	/* Only this task adds to the pool but vsmfs_pool_put(), which keeps to the bound. */
-	most = vsmfs_pool_max(sbi) - min(READ_ONCE(pool->n), vsmfs_pool_max(sbi));
+	spin_lock(&pool->lock);
+	most = vsmfs_pool_max(sbi) - min(vsmfs_pool_held(pool), vsmfs_pool_max(sbi));
+	spin_unlock(&pool->lock);
 	/* Free space counts these pages: never more than it has. */
 	most = min_t(u64, most, sbi->s_free_pages);
 	map = (unsigned long *)mb->m_data;
@@ -289,7 +287,6 @@ static unsigned int vsmfs_pool_fill(struct vsmfs_sb_info *sbi, struct vsmfs_page
 	vsmfs_vsp_changed(sbi, vsp);
 	spin_lock(&pool->lock);
 	bitmap_or(pool->map, pool->map, got, VSMFS_VSP_PAGES);
-	pool->n += n;
 	spin_unlock(&pool->lock);
 	return n;
 }
@@ -314,7 +311,6 @@ static void vsmfs_pool_unclaim(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool
 	shared = pool->shared;
 	bitmap_copy(map, pool->map, VSMFS_VSP_PAGES);
 	bitmap_zero(pool->map, VSMFS_VSP_PAGES);
-	pool->n = 0;
 	pool->vsp = 0;
 	pool->shared = false;
 	spin_unlock(&pool->lock);
@@ -352,8 +348,9 @@ static void vsmfs_pool_refill(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool 
 	if (pool->vsp) {
 		if (vsmfs_pool_fill(sbi, pool))
 			vsmfs_stat_inc(sbi, alloc_pool_refills);
+		/* A quarter of a VSP still held, read without the lock, is enough to keep it. */
 		if (vsmfs_pool_fits(pool, count) ||
-		    READ_ONCE(pool->n) > VSMFS_VSP_PAGES / 4)
+		    vsmfs_pool_held(pool) > VSMFS_VSP_PAGES / 4)
 			return;
 	}
 	/*
@@ -456,7 +453,7 @@ void vsmfs_pool_drain(struct vsmfs_sb_info *sbi)
  * vsmfs_pool_count() - pages the per-CPU pools hold
  * @sbi: the file system
  *
- * Return: the sum, as of each pool's last change (for statfs).
+ * Return: the sum, read without the pools' locks (for statfs).
  */
 u64 vsmfs_pool_count(struct vsmfs_sb_info *sbi)
 {
@@ -466,7 +463,7 @@ u64 vsmfs_pool_count(struct vsmfs_sb_info *sbi)
 	if (!READ_ONCE(sbi->s_pools_on))
 		return 0;
 	for_each_possible_cpu(cpu)
-		n += READ_ONCE(per_cpu_ptr(sbi->s_pools, cpu)->n);
+		n += vsmfs_pool_held(per_cpu_ptr(sbi->s_pools, cpu));
 	return n;
 }
 
@@ -483,7 +480,6 @@ void vsmfs_pool_forget(struct vsmfs_sb_info *sbi)
 	for_each_possible_cpu(cpu) {
 		struct vsmfs_page_pool *pool = per_cpu_ptr(sbi->s_pools, cpu);
 
-		pool->n = 0;
 		pool->vsp = 0;
 		pool->shared = false;
 		bitmap_zero(pool->map, VSMFS_VSP_PAGES);

@@ -163,14 +163,12 @@ struct vsmfs_resv {
  * (resv.c)
  * @lock: protects the fields below (the owning CPU's writers, refills and
  *	draining, which also hold s_trans_mutex to change @vsp), and @ulog
- * @n: pages held
  * @vsp: 1 + the VSP the pool keeps to, or 0 (set in sbi->s_vsp_pooled)
  * @shared: another pool keeps to @vsp too (no VSP had a free page else)
- * @map: of the pages of @vsp, those held
+ * @map: of the pages of @vsp, those held (their count is the pool's size)
  */
 struct vsmfs_page_pool {
 	spinlock_t		lock;		/* the fields below, @ulog */
-	unsigned int		n;
 	bool			shared;
 	u64			vsp;
 	DECLARE_BITMAP(map, VSMFS_VSP_PAGES);
