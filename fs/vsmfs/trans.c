@@ -511,27 +511,17 @@ static bool vsmfs_trans_fits(struct vsmfs_trans *t)
  */
 static void vsmfs_trans_dirty_shared(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
 {
-	struct vsmfs_sb_info *sbi = t->t_sbi;
-	struct vsmfs_running *run = &sbi->s_run;
+	bool credited;
 
-	lockdep_assert_held_read(&sbi->s_handles_sem);
 	/* Cleared only by a commit, which no shared handle runs beside. */
 	if (READ_ONCE(mb->m_is_dirty))
 		return;
-	spin_lock(&run->lock);
-	if (!mb->m_is_dirty) {
-		if (!WARN_ON_ONCE(!t->t_credits)) {
+	credited = !WARN_ON_ONCE(!t->t_credits);
+	if (vsmfs_cpu_share_add_block(t->t_sbi, mb, credited)) {
+		if (credited)
 			t->t_credits--;
-			run->shared_credits--;
-		}
-		WRITE_ONCE(mb->m_is_dirty, true);
-		list_add_tail(&mb->m_dirty, &run->dirty);
-		run->nblocks++;
-		if (mb->m_blk >= sbi->s_layout.data_start)
-			run->ndata++;
 		t->t_added = true;
 	}
-	spin_unlock(&run->lock);
 }
 
 /**

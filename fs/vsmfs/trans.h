@@ -31,6 +31,11 @@
  *	one of the entries reserved
  * @pages: their frames
  * @runs: those runs
+ * @dirty: blocks the shared handles on this CPU added to the running
+ *	transaction, not yet on s_run.dirty, each with a credit still counted
+ *	in s_run.shared_credits
+ * @nblocks: how many
+ * @ndata: how many of them lie in the data area
  */
 struct vsmfs_cpu_share {
 	unsigned int		credits;
@@ -40,6 +45,9 @@ struct vsmfs_cpu_share {
 	unsigned int		nruns;
 	u64			pages;
 	struct vsmfs_free_run	runs[VSMFS_CPU_SHARE_RUNS];
+	struct list_head	dirty;
+	unsigned int		nblocks;
+	unsigned int		ndata;
 };
 
 /*
@@ -91,6 +99,7 @@ void vsmfs_trans_release(struct vsmfs_trans *t);
 bool vsmfs_handles_sem_idle(struct vsmfs_sb_info *sbi);
 void vsmfs_cpu_share_fold(struct vsmfs_sb_info *sbi);
 void vsmfs_cpu_share_reclaim(struct vsmfs_sb_info *sbi);
+bool vsmfs_cpu_share_add_block(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb, bool credited);
 void vsmfs_trans_end_shared(struct vsmfs_trans *t, bool changed);
 void vsmfs_trans_abort_shared(struct vsmfs_trans *t);
 

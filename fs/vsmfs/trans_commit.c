@@ -492,6 +492,7 @@ static struct lock_class_key vsmfs_handles_key;
 int vsmfs_trans_init(struct vsmfs_sb_info *sbi)
 {
 	struct vsmfs_running *run = &sbi->s_run;
+	unsigned int cpu;
 
 	sbi->s_jclient = &vsmfs_trans_jclient;
 	memset(run, 0, sizeof(*run));
@@ -510,9 +511,11 @@ int vsmfs_trans_init(struct vsmfs_sb_info *sbi)
 	lockdep_init_map(&sbi->s_handles_sem.dep_map, "vsmfs_handles", &vsmfs_handles_key, 0);
 	sbi->s_handles_sem.readers = alloc_percpu(int);
 	sbi->s_cpu_share = alloc_percpu(struct vsmfs_cpu_share);
-	if (!sbi->s_cpu_share || !sbi->s_handles_sem.readers)
+	if (!sbi->s_cpu_share)
 		return -ENOMEM;
-	return 0;
+	for_each_possible_cpu(cpu)
+		INIT_LIST_HEAD(&per_cpu_ptr(sbi->s_cpu_share, cpu)->dirty);
+	return sbi->s_handles_sem.readers ? 0 : -ENOMEM;
 }
 
 /**
@@ -534,6 +537,7 @@ void vsmfs_trans_stop(struct vsmfs_sb_info *sbi)
 void vsmfs_trans_destroy(struct vsmfs_sb_info *sbi)
 {
 	struct vsmfs_mblk *mb, *tmp;
+	unsigned int cpu;
 
 	cancel_delayed_work_sync(&sbi->s_commit_work);
 	/*
@@ -546,12 +550,24 @@ void vsmfs_trans_destroy(struct vsmfs_sb_info *sbi)
 		list_del_init(&mb->m_dirty);
 		mb->m_is_dirty = false;
 	}
+	/* Blocks shared handles added since the last fold. */
+	if (sbi->s_cpu_share) {
+		for_each_possible_cpu(cpu) {
+			struct vsmfs_cpu_share *res = per_cpu_ptr(sbi->s_cpu_share, cpu);
+
+			WARN_ON_ONCE(res->nblocks && !READ_ONCE(sbi->s_error_ro));
+			list_for_each_entry_safe(mb, tmp, &res->dirty, m_dirty) {
+				list_del_init(&mb->m_dirty);
+				mb->m_is_dirty = false;
+			}
+			res->nblocks = 0;
+			res->ndata = 0;
+		}
+	}
 	sbi->s_run.nblocks = 0;
 	sbi->s_run.ndata = 0;
 	vsmfs_trans_drop_frees(sbi);
 	if (sbi->s_pools) {
-		int cpu;
-
 		for_each_possible_cpu(cpu) {
 			struct vsmfs_page_pool *pool = per_cpu_ptr(sbi->s_pools, cpu);
 

@@ -156,8 +156,10 @@ static void vsmfs_handles_exit(struct vsmfs_sb_info *sbi)
  * s_run: the share reserves a batch of blocks
  * and of entries of s_run.frees at a time (VSMFS_CPU_SHARE_CREDITS,
  * VSMFS_CPU_SHARE_FREES) under s_run.lock, and keeps the scratch runs and the
- * count of the handles that end into it. So the writers of many CPUs do
- * not all write s_run's cache line twice per write. What a share holds is
+ * count of the handles that end into it, and the blocks its handles add
+ * to the running transaction (vsmfs_cpu_share_add_block()). So the
+ * writers of many CPUs do not all write s_run's cache line twice per
+ * write, nor the links of each other's blocks. What a share holds is
  * reserved in s_run.shared_credits and s_run.shared_frees, so it never
  * overflows the journal or the array; it joins s_run when it holds
  * VSMFS_CPU_SHARE_RUNS runs or VSMFS_CPU_SHARE_PAGES pages, and when a handle of
@@ -329,8 +331,66 @@ void vsmfs_cpu_share_fold(struct vsmfs_sb_info *sbi)
 		res = per_cpu_ptr(sbi->s_cpu_share, cpu);
 		if (res->nruns || res->handles)
 			vsmfs_cpu_share_flush_locked(sbi, res);
+		if (res->nblocks) {
+			list_splice_tail_init(&res->dirty, &run->dirty);
+			run->nblocks += res->nblocks;
+			run->ndata += res->ndata;
+			/* Each took one of the credits the shares hold. */
+			run->shared_credits -= res->nblocks;
+			res->nblocks = 0;
+			res->ndata = 0;
+		}
 	}
 	run->shared_used = false;
+}
+
+/**
+ * vsmfs_cpu_share_add_block() - add a block a shared handle changes to the
+ *	running transaction
+ * @sbi: the file system
+ * @mb: the block, before the handle changes it
+ * @credited: the handle has a credit left for it; without one (a bug,
+ *	which the caller reports) the block joins all the same, and one more
+ *	block is reserved for it
+ *
+ * The block goes on the list of the share of the CPU the task runs on,
+ * not on s_run.dirty: the handles of many CPUs that each add blocks of
+ * their own (inode-table blocks of their own i-number regions, blocks of
+ * their own directories) write no line in common, neither s_run's nor the
+ * last block added by another CPU, whose list link the next addition
+ * would write. The credit it takes stays counted in s_run.shared_credits
+ * until vsmfs_cpu_share_fold() moves the block to s_run.dirty. Two
+ * handles that add one block at once (a shared directory's) agree on
+ * which adds it with an atomic exchange of m_is_dirty.
+ *
+ * Context: s_handles_sem held shared.
+ * Return: true if this call added it (and took the credit), false if it
+ * was in the running transaction already.
+ */
+bool vsmfs_cpu_share_add_block(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb, bool credited)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+	struct vsmfs_cpu_share *res;
+
+	lockdep_assert_held_read(&sbi->s_handles_sem);
+	if (cmpxchg(&mb->m_is_dirty, false, true))
+		return false;
+	if (unlikely(!credited)) {
+		spin_lock(&run->lock);
+		run->shared_credits++;
+		spin_unlock(&run->lock);
+	}
+	preempt_disable();
+	res = this_cpu_ptr(sbi->s_cpu_share);
+	list_add_tail(&mb->m_dirty, &res->dirty);
+	res->nblocks++;
+	if (mb->m_blk >= sbi->s_layout.data_start)
+		res->ndata++;
+	preempt_enable();
+	/* Cleared only by the fold: written once per transaction. */
+	if (!READ_ONCE(run->shared_used))
+		WRITE_ONCE(run->shared_used, true);
+	return true;
 }
 
 /**
@@ -604,9 +664,10 @@ static __always_inline void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 cr
  * its CPU's cursor (alloc.c), and gives it back by clearing the bit
  * atomically (the rest of the bitmap word may be other handles');
  * notes the words it changed in m_cmask with atomic bit operations; and
- * adds blocks to the running transaction under s_run.lock, from credits
- * reserved as it began. It allocates no page: a change that needs a new
- * block (a directory's, the first attribute's) claims a page its caller
+ * adds blocks to the running transaction on its CPU's share's list, from
+ * credits reserved as it began (vsmfs_cpu_share_add_block()). It
+ * allocates no page: a change that needs a new block (a directory's, the
+ * first attribute's) claims a page its caller
  * reserved before it began and writes its block whole
  * (vsmfs_resv_new_block(), vsmfs_trans_fresh_block()). What it cannot do
  * so (a block with no page reserved, an index block, a block to free; a
@@ -759,22 +820,27 @@ int vsmfs_trans_fresh_block(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
 static void vsmfs_trans_drop_fresh(struct vsmfs_trans *t)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
-	struct vsmfs_running *run = &sbi->s_run;
 	struct vsmfs_mblk *mb = t->t_fresh;
 	void __pm *src = vsmfs_blk_ptr(sbi, mb->m_blk);
+	struct vsmfs_cpu_share *res;
 
-	spin_lock(&run->lock);
+	/*
+	 * On the list of this CPU's share, where @t added it (the handle
+	 * stays on its CPU), which only the tasks on this CPU change beside
+	 * shared handles.
+	 */
 	if (mb->m_is_dirty) {
+		preempt_disable();
+		res = this_cpu_ptr(sbi->s_cpu_share);
 		list_del_init(&mb->m_dirty);
 		WRITE_ONCE(mb->m_is_dirty, false);
-		run->nblocks--;
+		res->nblocks--;
 		if (mb->m_blk >= sbi->s_layout.data_start)
-			run->ndata--;
+			res->ndata--;
+		preempt_enable();
 		/* The credit it took goes back with the handle's others. */
-		run->shared_credits++;
 		t->t_credits++;
 	}
-	spin_unlock(&run->lock);
 	memset(mb->m_cmask, 0, sizeof(mb->m_cmask));
 	/* A page that cannot be read keeps what the handle wrote: it is free. */
 	if (src)
@@ -876,26 +942,11 @@ int vsmfs_whandle_begin(struct vsmfs_sb_info *sbi, struct vsmfs_whandle *h, u32 
  */
 int __vsmfs_whandle_dirty(struct vsmfs_whandle *h, struct vsmfs_mblk *mb)
 {
-	struct vsmfs_running *run = &h->h_sbi->s_run;
-	int ret = 0;
-
-	spin_lock(&run->lock);
-	if (!mb->m_is_dirty) {
-		if (WARN_ON_ONCE(!h->h_credits)) {
-			ret = -EFSCORRUPTED;
-			goto out;
-		}
+	if (WARN_ON_ONCE(!h->h_credits))
+		return READ_ONCE(mb->m_is_dirty) ? 0 : -EFSCORRUPTED;
+	if (vsmfs_cpu_share_add_block(h->h_sbi, mb, true))
 		h->h_credits--;
-		run->shared_credits--;
-		WRITE_ONCE(mb->m_is_dirty, true);
-		list_add_tail(&mb->m_dirty, &run->dirty);
-		run->nblocks++;
-		if (mb->m_blk >= h->h_sbi->s_layout.data_start)
-			run->ndata++;
-	}
-out:
-	spin_unlock(&run->lock);
-	return ret;
+	return 0;
 }
 
 /**

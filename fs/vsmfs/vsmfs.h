@@ -178,21 +178,25 @@ struct vsmfs_page_pool {
 
 /*
  * struct vsmfs_running - the running transaction between its handles
- * @dirty: blocks changed since the last commit (vsmfs_mblk.m_dirty)
+ * @dirty: blocks changed since the last commit (vsmfs_mblk.m_dirty), but
+ *	those shared handles added since the CPUs' shares were last folded,
+ *	which are on their shares' lists (struct vsmfs_cpu_share)
  * @nblocks: blocks on @dirty
  * @ndata: of them, blocks in the data area
  * @tid: its number; the commit of transaction N makes N durable
  * @handles: handles ended in it
  * @frees: runs to free when it commits, @nfrees of @maxfrees
  * @free_pages: pages in @frees
- * @lock: with s_handles_sem held shared, protects @dirty, @nblocks,
- *	@ndata, @handles, @frees, @nfrees, @free_pages and the three below
+ * @lock: with s_handles_sem held shared, protects @handles, @frees,
+ *	@nfrees, @free_pages and the three below (shared handles do not
+ *	change @dirty, @nblocks and @ndata)
  *	(with s_trans_mutex, nothing runs beside the holder: see trans_shared.c)
  * @shared_credits: blocks the CPUs' shares (struct vsmfs_cpu_share) hold for
- *	shared handles to dirty, kept across transactions
+ *	shared handles to dirty, kept across transactions, and those they
+ *	dirtied since they were last folded
  * @shared_frees: entries of @frees the shares hold for shared handles to add
- * @shared_used: a share took some of the two above, or ended a handle,
- *	since the shares were last folded into the transaction
+ * @shared_used: a share took some of the two above, ended a handle or
+ *	added a block, since the shares were last folded into the transaction
  */
 struct vsmfs_running {
 	/*
@@ -527,17 +531,19 @@ struct vsmfs_sb_info {
 	/*
 	 * I-numbers: the free count, per CPU as shared metadata handles take
 	 * them beside each other (with atomic sets of their bits), exact
-	 * under s_trans_mutex with no shared handle running; and each CPU's
-	 * cursor, a hint of where to look next (vsmfs_ino_region()).
+	 * under s_trans_mutex with no shared handle running (its total, in
+	 * the line of its lock, changes once per batch of a CPU); and each
+	 * CPU's cursor, a hint of where to look next (vsmfs_ino_region()),
+	 * in the read-mostly line below.
 	 */
 	struct percpu_counter	s_free_inodes;
-	u64 __percpu		*s_ino_cursors;
 	/*
 	 * Per-CPU shares of the running transaction (trans_shared.c). This
 	 * line is read on every shared handle and write, and written by none of
 	 * them: the locks above and below keep to lines of their own.
 	 */
 	struct vsmfs_cpu_share __percpu *s_cpu_share ____cacheline_aligned_in_smp;
+	u64 __percpu		*s_ino_cursors;
 	/* Per-CPU page pools; they may hold pages while @s_pools_on. */
 	struct vsmfs_page_pool __percpu *s_pools;
 	bool			s_pools_on;
