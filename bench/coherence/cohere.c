@@ -35,11 +35,23 @@
  * cache state stays across windows.
  *
  * Arguments: out=FILE (JSON lines, appended; default stderr), ram=SIZE
- * (the RAM addresses to model, K/M/G suffixes; default 8G). QEMU 7.2 gives
+ * (the RAM addresses to model, K/M/G suffixes; default 8G), from=on (see
+ * "Where a line came from" below; off by default). QEMU 7.2 gives
  * a plugin the RAMBlock offset of an access, not its guest-physical
  * address: each block of the machine's RAM and each memory backend has its
  * own range from 0 up, which ram= must cover. Accesses past it, and to
  * devices, are not modelled (counted in "unmodelled").
+ *
+ * Where a line came from: with from=on, each line also keeps the
+ * instruction whose access last changed its state (a store that dirtied
+ * it, a load that took a copy, a non-temporal store that sent it to
+ * memory). A move is then counted per pair of the instruction that moved
+ * the line and that one: the access of another vCPU that put the line
+ * where it was taken from (the store whose data a load moves; the load or
+ * store of another vCPU that held the copy a store invalidates). Each
+ * window's record lists them as "from": [[PC, FROM_PC, MOVES], ...] (a
+ * FROM_PC of 0: the line had no such access since the plugin started).
+ * It costs 4 bytes per modelled line.
  *
  * Up to 63 vCPUs. vCPUs run in threads of their own (MTTCG): a line's
  * state is one 64-bit word changed by compare-and-swap, and each access
@@ -63,6 +75,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 #define MAX_VCPUS	63
 #define MARK_MAGIC	0x504d0000u
 #define NBUCKETS	(1u << 20)
+#define MAX_SITES	(1u << 22)	/* sites numbered for from=on */
+#define NPAIRS		(1u << 20)	/* distinct (site, from) pairs kept */
 
 /* A guest instruction that accesses memory, and the lines it moved. */
 struct site {
@@ -70,6 +84,7 @@ struct site {
 	bool		nt;		/* a non-temporal store */
 	uint64_t	load_moves;	/* atomic */
 	uint64_t	store_moves;	/* atomic */
+	uint32_t	id;		/* its number, from 1 (from=on) */
 	struct site	*next;		/* in its bucket */
 	struct site	*all;		/* every site, newest first */
 };
@@ -83,6 +98,22 @@ static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 static FILE *out;
 static uint64_t unmodelled;		/* atomic */
 static uint64_t accesses;		/* atomic, per window */
+
+/*
+ * from=on: per line, the number of the site whose access last changed its
+ * state; the sites by number; and the moves of the window per pair
+ * (site << 32 | from), an open-addressed table whose keys stay once set.
+ */
+struct pair {
+	uint64_t	key;		/* atomic; 0: empty */
+	uint64_t	moves;		/* atomic */
+};
+
+static uint32_t *line_from;
+static struct site **site_by_id;
+static uint32_t nsites;
+static struct pair *pairs;
+static uint64_t pairs_lost;		/* atomic: moves of pairs that found no room */
 
 /* The site of @pc, made on first use. Translation time only. */
 static struct site *site_get(uint64_t pc, bool nt)
@@ -101,6 +132,10 @@ static struct site *site_get(uint64_t pc, bool nt)
 	}
 	s->pc = pc;
 	s->nt = nt;
+	if (site_by_id && nsites + 1 < MAX_SITES) {
+		s->id = ++nsites;
+		__atomic_store_n(&site_by_id[s->id], s, __ATOMIC_RELEASE);
+	}
 	s->next = buckets[b];
 	buckets[b] = s;
 	s->all = sites;
@@ -111,11 +146,14 @@ out:
 	return s;
 }
 
+/* What an access did to its line. */
+enum { SAME, CHANGED, MOVED };
+
 /*
- * One access by @vcpu to line @l: the new state, and whether it moved the
- * line (see the top of this file).
+ * One access by @vcpu to line @l: the new state, and whether it changed
+ * the state and moved the line (see the top of this file).
  */
-static bool line_access(uint64_t *l, unsigned int vcpu, bool store, bool nt)
+static int line_access(uint64_t *l, unsigned int vcpu, bool store, bool nt)
 {
 	uint64_t me = 1ULL << vcpu, old = __atomic_load_n(l, __ATOMIC_RELAXED), new;
 	bool moved;
@@ -123,23 +161,50 @@ static bool line_access(uint64_t *l, unsigned int vcpu, bool store, bool nt)
 	do {
 		if (nt) {
 			if (!old)
-				return false;
+				return SAME;
 			moved = (old & ~DIRTY & ~me) != 0;
 			new = 0;
 		} else if (store) {
 			if (old == (DIRTY | me))
-				return false;
+				return SAME;
 			moved = (old & ~DIRTY & ~me) != 0;
 			new = DIRTY | me;
 		} else {
 			if (old & me)
-				return false;
+				return SAME;
 			moved = (old & DIRTY) != 0;
 			new = (old & ~DIRTY) | me;
 		}
 	} while (!__atomic_compare_exchange_n(l, &old, new, false, __ATOMIC_RELAXED,
 					      __ATOMIC_RELAXED));
-	return moved;
+	return moved ? MOVED : CHANGED;
+}
+
+/* Count a move by site @id of a line site @from put where it was taken. */
+static void pair_add(uint32_t id, uint32_t from)
+{
+	uint64_t key = (uint64_t)id << 32 | from, k;
+	unsigned int h = (unsigned int)((key * 0x9e3779b97f4a7c15ULL) >> 40), i;
+
+	for (i = 0; i < 64; i++) {
+		struct pair *p = &pairs[(h + i) & (NPAIRS - 1)];
+
+		k = __atomic_load_n(&p->key, __ATOMIC_RELAXED);
+		if (!k) {
+			uint64_t zero = 0;
+
+			if (__atomic_compare_exchange_n(&p->key, &zero, key, false,
+							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+				k = key;
+			else
+				k = zero;
+		}
+		if (k == key) {
+			__atomic_fetch_add(&p->moves, 1, __ATOMIC_RELAXED);
+			return;
+		}
+	}
+	__atomic_fetch_add(&pairs_lost, 1, __ATOMIC_RELAXED);
 }
 
 static void mem_cb(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
@@ -164,7 +229,17 @@ static void mem_cb(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 	__atomic_fetch_add(&accesses, 1, __ATOMIC_RELAXED);
 	/* An access that straddles two lines touches both. */
 	for (i = first; i <= last; i++) {
-		if (!line_access(&lines[i], vcpu, store, store && s->nt))
+		int what = line_access(&lines[i], vcpu, store, store && s->nt);
+
+		if (what == SAME)
+			continue;
+		if (line_from) {
+			uint32_t from = __atomic_exchange_n(&line_from[i], s->id, __ATOMIC_RELAXED);
+
+			if (what == MOVED && s->id)
+				pair_add(s->id, from);
+		}
+		if (what == CHANGED)
 			continue;
 		if (store)
 			__atomic_fetch_add(&s->store_moves, 1, __ATOMIC_RELAXED);
@@ -199,10 +274,37 @@ static void mark_cb(unsigned int vcpu, void *udata)
 			first ? "{\"sites\":[" : ",", s->pc, l, st);
 		first = false;
 	}
-	fprintf(out, "%s\"tag\":%u,\"vcpu\":%u,\"load_moves\":%" PRIu64 ",\"store_moves\":%"
+	fputs(first ? "{\"sites\":[]," : "],", out);
+	if (pairs) {
+		uint32_t n = __atomic_load_n(&nsites, __ATOMIC_ACQUIRE);
+		unsigned int i;
+
+		fputs("\"from\":[", out);
+		first = true;
+		for (i = 0; i < NPAIRS; i++) {
+			uint64_t key = __atomic_load_n(&pairs[i].key, __ATOMIC_RELAXED), m;
+			uint32_t id = key >> 32, from = (uint32_t)key;
+			const struct site *a, *b = NULL;
+
+			if (!key || id > n || from > n)
+				continue;
+			m = __atomic_exchange_n(&pairs[i].moves, 0, __ATOMIC_RELAXED);
+			if (!m)
+				continue;
+			a = __atomic_load_n(&site_by_id[id], __ATOMIC_ACQUIRE);
+			if (from)
+				b = __atomic_load_n(&site_by_id[from], __ATOMIC_ACQUIRE);
+			fprintf(out, "%s[\"%#" PRIx64 "\",\"%#" PRIx64 "\",%" PRIu64 "]",
+				first ? "" : ",", a ? a->pc : 0, b ? b->pc : 0, m);
+			first = false;
+		}
+		fprintf(out, "],\"pairs_lost\":%" PRIu64 ",",
+			__atomic_exchange_n(&pairs_lost, 0, __ATOMIC_RELAXED));
+	}
+	fprintf(out, "\"tag\":%u,\"vcpu\":%u,\"load_moves\":%" PRIu64 ",\"store_moves\":%"
 		PRIu64 ",\"kernel_load_moves\":%" PRIu64 ",\"kernel_store_moves\":%" PRIu64
 		",\"accesses\":%" PRIu64 ",\"unmodelled\":%" PRIu64 "}\n",
-		first ? "{\"sites\":[]," : "],", tag, vcpu, load, store, kload, kstore,
+		tag, vcpu, load, store, kload, kstore,
 		__atomic_exchange_n(&accesses, 0, __ATOMIC_RELAXED),
 		__atomic_exchange_n(&unmodelled, 0, __ATOMIC_RELAXED));
 	fflush(out);
@@ -303,6 +405,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 {
 	uint64_t ram = 8ULL << 30;
 	const char *path = NULL;
+	bool from = false;
 	int i;
 
 	if (!info->system_emulation) {
@@ -316,6 +419,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	for (i = 0; i < argc; i++) {
 		if (!strncmp(argv[i], "out=", 4)) {
 			path = argv[i] + 4;
+		} else if (!strcmp(argv[i], "from=on")) {
+			from = true;
+		} else if (!strcmp(argv[i], "from=off")) {
+			from = false;
 		} else if (!strncmp(argv[i], "ram=", 4)) {
 			ram = parse_size(argv[i] + 4);
 			if (!ram) {
@@ -323,7 +430,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 				return -1;
 			}
 		} else {
-			fprintf(stderr, "cohere: unknown argument %s (out=FILE, ram=SIZE)\n",
+			fprintf(stderr, "cohere: unknown argument %s (out=FILE, ram=SIZE, from=on)\n",
 				argv[i]);
 			return -1;
 		}
@@ -341,6 +448,17 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	if (lines == MAP_FAILED || !buckets) {
 		fprintf(stderr, "cohere: no memory for %" PRIu64 " lines\n", nlines);
 		return -1;
+	}
+	if (from) {
+		line_from = mmap(NULL, nlines * sizeof(*line_from), PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		site_by_id = mmap(NULL, MAX_SITES * sizeof(*site_by_id), PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		pairs = calloc(NPAIRS, sizeof(*pairs));
+		if (line_from == MAP_FAILED || site_by_id == MAP_FAILED || !pairs) {
+			fprintf(stderr, "cohere: no memory for from=on\n");
+			return -1;
+		}
 	}
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_atexit_cb(id, at_exit, NULL);

@@ -91,3 +91,25 @@ def by_function(rec, syms):
 def module_moves(rec, syms, module):
     """Lines moved by the functions of a module in a window."""
     return sum(n for (fn, mod), n in by_function(rec, syms).items() if mod == module)
+
+
+def by_origin(rec, syms, module):
+    """{(function, from function): lines moved} of a window, for the
+    functions of a module that moved lines, each with the function whose
+    access last put the line where it was taken from (cohere.c, from=on;
+    "-" for a line no instruction touched since the plugin started,
+    "module:function" for a function of another module, "user" for user
+    space). Empty for a trace made without from=on."""
+    out = {}
+    for pc, src, n in rec.get("from", []):
+        fn, mod = syms.lookup(int(pc, 16))
+        if mod != module:
+            continue
+        src = int(src, 16)
+        if not src:
+            name = "-"
+        else:
+            sfn, smod = syms.lookup(src)
+            name = sfn if smod in (module, "user") else f"{smod or 'kernel'}:{sfn}"
+        out[(fn, name)] = out.get((fn, name), 0) + n
+    return out
