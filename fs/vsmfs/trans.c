@@ -511,14 +511,13 @@ static bool vsmfs_trans_fits(struct vsmfs_trans *t)
  */
 static void vsmfs_trans_dirty_shared(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
 {
-	bool credited;
+	bool credited = t->t_credits;
 
 	/* Cleared only by a commit, which no shared handle runs beside. */
 	if (READ_ONCE(mb->m_is_dirty))
 		return;
-	credited = !WARN_ON_ONCE(!t->t_credits);
 	if (vsmfs_cpu_share_add_block(t->t_sbi, mb, credited)) {
-		if (credited)
+		if (!WARN_ON_ONCE(!credited))
 			t->t_credits--;
 		t->t_added = true;
 	}

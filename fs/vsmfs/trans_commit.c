@@ -545,24 +545,21 @@ void vsmfs_trans_destroy(struct vsmfs_sb_info *sbi)
 	 * the file system read-only first (or a failed mount never had
 	 * one): what it holds is dropped, PM keeps the last commit.
 	 */
+	if (sbi->s_cpu_share) {
+		/* Blocks shared handles added since the last fold: with the others. */
+		for_each_possible_cpu(cpu) {
+			struct vsmfs_cpu_share *res = per_cpu_ptr(sbi->s_cpu_share, cpu);
+
+			list_splice_init(&res->dirty, &sbi->s_run.dirty);
+			sbi->s_run.nblocks += res->nblocks;
+			res->nblocks = 0;
+			res->ndata = 0;
+		}
+	}
 	WARN_ON_ONCE(sbi->s_run.nblocks && !READ_ONCE(sbi->s_error_ro));
 	list_for_each_entry_safe(mb, tmp, &sbi->s_run.dirty, m_dirty) {
 		list_del_init(&mb->m_dirty);
 		mb->m_is_dirty = false;
-	}
-	/* Blocks shared handles added since the last fold. */
-	if (sbi->s_cpu_share) {
-		for_each_possible_cpu(cpu) {
-			struct vsmfs_cpu_share *res = per_cpu_ptr(sbi->s_cpu_share, cpu);
-
-			WARN_ON_ONCE(res->nblocks && !READ_ONCE(sbi->s_error_ro));
-			list_for_each_entry_safe(mb, tmp, &res->dirty, m_dirty) {
-				list_del_init(&mb->m_dirty);
-				mb->m_is_dirty = false;
-			}
-			res->nblocks = 0;
-			res->ndata = 0;
-		}
 	}
 	sbi->s_run.nblocks = 0;
 	sbi->s_run.ndata = 0;

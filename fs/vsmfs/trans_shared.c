@@ -942,8 +942,13 @@ int vsmfs_whandle_begin(struct vsmfs_sb_info *sbi, struct vsmfs_whandle *h, u32 
  */
 int __vsmfs_whandle_dirty(struct vsmfs_whandle *h, struct vsmfs_mblk *mb)
 {
-	if (WARN_ON_ONCE(!h->h_credits))
-		return READ_ONCE(mb->m_is_dirty) ? 0 : -EFSCORRUPTED;
+	if (unlikely(!h->h_credits)) {
+		/* Added meanwhile by another handle: no credit needed. */
+		if (READ_ONCE(mb->m_is_dirty))
+			return 0;
+		WARN_ON_ONCE(1);
+		return -EFSCORRUPTED;
+	}
 	if (vsmfs_cpu_share_add_block(h->h_sbi, mb, true))
 		h->h_credits--;
 	return 0;
