@@ -133,8 +133,10 @@ static struct site *site_get(uint64_t pc, bool nt)
 	s->pc = pc;
 	s->nt = nt;
 	if (site_by_id && nsites + 1 < MAX_SITES) {
-		s->id = ++nsites;
-		__atomic_store_n(&site_by_id[s->id], s, __ATOMIC_RELEASE);
+		s->id = nsites + 1;
+		site_by_id[s->id] = s;
+		/* The site before its number: mark_cb() reads them in the other order. */
+		__atomic_store_n(&nsites, s->id, __ATOMIC_RELEASE);
 	}
 	s->next = buckets[b];
 	buckets[b] = s;
@@ -291,9 +293,9 @@ static void mark_cb(unsigned int vcpu, void *udata)
 			m = __atomic_exchange_n(&pairs[i].moves, 0, __ATOMIC_RELAXED);
 			if (!m)
 				continue;
-			a = __atomic_load_n(&site_by_id[id], __ATOMIC_ACQUIRE);
+			a = site_by_id[id];
 			if (from)
-				b = __atomic_load_n(&site_by_id[from], __ATOMIC_ACQUIRE);
+				b = site_by_id[from];
 			fprintf(out, "%s[\"%#" PRIx64 "\",\"%#" PRIx64 "\",%" PRIu64 "]",
 				first ? "" : ",", a ? a->pc : 0, b ? b->pc : 0, m);
 			first = false;
