@@ -273,6 +273,49 @@ int vsmfs_swap_pages_shared(struct vsmfs_whandle *h, struct vsmfs_swap *sw, u64 
 }
 
 /**
+ * vsmfs_pt_written_shared() - vsmfs_pt_unwritten() clearing, in a shared handle
+ * @h: the handle (vsmfs_whandle_begin())
+ * @lpn: first logical page
+ * @count: pages, inside one VSP
+ *
+ * The pages, fallocated and zeroed, hold data from now: the flag goes from
+ * the entries that have it. Each entry is changed only by the handle that
+ * owns its page (a file's, under the caller's locks, or a reserved run's),
+ * with a whole-word store, and the word is noted with an atomic bit
+ * operation, as for vsmfs_swap_pages_shared(); the page's bit of
+ * s_unwritten, which swaps beside this handle change too, atomically. The
+ * change reaches PM with the commit of the running transaction, as the
+ * swaps and index changes of the handle do, so a crash keeps the pages
+ * unwritten, or written with those changes.
+ *
+ * Return: 0 or a negative errno (-ENOMEM: the block could not be cached);
+ * on error nothing has changed.
+ */
+int vsmfs_pt_written_shared(struct vsmfs_whandle *h, u64 lpn, u64 count)
+{
+	struct vsmfs_sb_info *sbi = h->h_sbi;
+	struct vsmfs_mblk *mb;
+	__le64 *slot;
+	u64 i;
+	int ret;
+
+	if (!vsmfs_any_unwritten(sbi, lpn, count))
+		return 0;
+	/* The block cached and in the transaction first: the rest cannot fail. */
+	ret = vsmfs_pt_join_shared(h, lpn, count, &slot, &mb);
+	if (ret)
+		return ret;
+	for (i = 0; i < count; i++) {
+		if (!test_bit(lpn + i, sbi->s_unwritten))
+			continue;
+		WRITE_ONCE(slot[i], slot[i] & ~cpu_to_le64(VSMFS_PTE_UNWRITTEN));
+		vsmfs_note_word_shared(mb, (lpn + i) % VSMFS_PTES_PER_BLOCK);
+		clear_bit(lpn + i, sbi->s_unwritten);
+	}
+	return 0;
+}
+
+/**
  * vsmfs_swap_back_shared() - undo the swaps of a shared handle
  * @h: the handle, which gives up
  * @sw: the batch the pages swapped back join (flushed by the caller)

@@ -14,6 +14,7 @@ int vsmfs_swap_pages_shared(struct vsmfs_whandle *h, struct vsmfs_swap *sw, u64 
 			    u64 count);
 void vsmfs_swap_back_shared(struct vsmfs_whandle *h, struct vsmfs_swap *sw);
 int vsmfs_pt_unwritten(struct vsmfs_trans *t, u64 lpn, u64 count, bool set);
+int vsmfs_pt_written_shared(struct vsmfs_whandle *h, u64 lpn, u64 count);
 u64 vsmfs_lpn_blk(struct vsmfs_sb_info *sbi, u64 lpn);
 
 #endif /* _VSMFS_PTABLE_H */

@@ -98,8 +98,10 @@ static int vsmfs_stage_switch(struct vsmfs_trans *t, struct inode *inode,
  * change): in a shared handle (trans_shared.c), beside other writes of
  * the kind, with no file-system-wide lock held. The slot's block joins the
  * handle before the first swap, and the times are stored after the last,
- * when nothing can fail. Ordering as vsmfs_stage_switch() in a handle that
- * ends in the running transaction.
+ * when nothing can fail. Pages it replaces may be fallocated and unwritten
+ * (the first write over a preallocated file): their flag, swapped to the
+ * scratch pages, is cleared there, in the same handle. Ordering as
+ * vsmfs_stage_switch() in a handle that ends in the running transaction.
  *
  * The handle dirties at most the inode table block of the slot and, for
  * each run, the page table blocks of the file's pages and of the reserved
@@ -137,6 +139,13 @@ static __always_inline int vsmfs_stage_switch_shared(struct inode *inode,
 	for (i = 0; i < n && !ret; i++)
 		ret = vsmfs_swap_pages_shared(&h, &sw, vsmfs_idx_lpn(st[i].e) + st[i].pg,
 					      st[i].r.lpn, st[i].r.count);
+	/*
+	 * Fallocated pages replaced leave their unwritten flag to the scratch
+	 * pages, which are never freed with it: cleared here, in blocks the
+	 * swaps joined to the handle (so it does not fail).
+	 */
+	for (i = 0; i < n && !ret; i++)
+		ret = vsmfs_pt_written_shared(&h, st[i].r.lpn, st[i].r.count);
 	if (ret)
 		vsmfs_swap_back_shared(&h, &sw);
 	/* One shootdown, before the commit frees any page swapped out. */
@@ -257,16 +266,15 @@ ssize_t vsmfs_staged_end(struct vsmfs_wmap *m, int ret)
 	for (i = 0, ncoarse = 0; i < n; i++)
 		ncoarse += st[i].whole;
 	/*
-	 * Holes filled change the block count: the slot is written. Unwritten
-	 * pages replaced leave their flag to the scratch pages, cleared in a
-	 * handle of the other kind (vsmfs_trans_defer_resv()).
+	 * Holes filled change the block count: the slot is written, in a
+	 * handle of the other kind. Unwritten pages replaced leave their flag
+	 * to the scratch pages, cleared in either kind.
 	 */
 	slot = ncoarse;
 	for (i = 0; i < n && !slot; i++) {
 		u64 old = vsmfs_idx_lpn(st[i].e) + st[i].pg;
 
-		slot = vsmfs_frames_in(sbi, old, st[i].r.count) < st[i].r.count ||
-		       vsmfs_any_unwritten(sbi, old, st[i].r.count);
+		slot = vsmfs_frames_in(sbi, old, st[i].r.count) < st[i].r.count;
 	}
 	now = current_time(inode);
 	if (!slot) {

@@ -259,11 +259,39 @@ static ssize_t vsmfs_handle_end(struct vsmfs_wmap *m, ssize_t n)
 }
 
 /*
+ * A write fault on page @lpn of @inode, fallocated (a frame, zeroed, marked
+ * unwritten): it holds data from now. Only its page table entry changes,
+ * in a shared handle beside other writers (vsmfs_pt_written_shared()),
+ * and the inode is noted for fsync and MAP_SYNC: the handle ends in the
+ * running transaction, whose commit makes the change durable; until then
+ * a crash leaves the page unwritten, zeroed as it was, and data stored
+ * through the mapping is made durable by an fsync, which commits it.
+ * Context: i_idx_sem held for writing. Return: 0, -EAGAIN if a handle of
+ * the other kind must do it (nothing done), or another negative errno.
+ */
+static int vsmfs_fault_written(struct inode *inode, u64 lpn)
+{
+	struct vsmfs_whandle h;
+	int ret;
+
+	/* One credit: the page table block of the entry. */
+	ret = vsmfs_whandle_begin(VSMFS_SB(inode->i_sb), &h, 1, 0);
+	if (ret)
+		return ret;
+	ret = vsmfs_pt_written_shared(&h, lpn, 1);
+	if (!ret)
+		vsmfs_whandle_note_inode(&h, inode);
+	vsmfs_whandle_end(&h);
+	return ret;
+}
+
+/*
  * VSMFS_WK_ALLOC: zeroed pages over [pos, pos + len) of one piece, in one
  * handle: the run grows to the end of the range (pages before its start
  * that the run does not reach stay holes where they can), and its pages
  * without frames in the range take frames. A write fault makes its page
- * written from now; fallocate() makes the new pages unwritten, and if the
+ * written from now (a fallocated page alone: vsmfs_fault_written());
+ * fallocate() makes the new pages unwritten, and if the
  * journal has no room for all the frames, takes the rest in more handles
  * (@m->more). Pages a write fault allocates are zeroed and reachable only
  * once the handle commits (vsmfs_extend_run()).
@@ -286,7 +314,8 @@ static int vsmfs_alloc_begin(struct vsmfs_wmap *m)
 	if (!falloc) {
 		/* A fault on a page that has a frame and data: nothing to do. */
 		if (first < cnt && !vsmfs_lpn_hole(sbi, vsmfs_idx_lpn(e) + first) &&
-		    !vsmfs_lpn_unwritten(sbi, vsmfs_idx_lpn(e) + first)) {
+		    (!vsmfs_lpn_unwritten(sbi, vsmfs_idx_lpn(e) + first) ||
+		     !vsmfs_fault_written(inode, vsmfs_idx_lpn(e) + first))) {
 			up_write(&VSMFS_I(inode)->i_idx_sem);
 			m->kind = VSMFS_WK_NONE;
 			return 0;

@@ -1,0 +1,162 @@
+# The first write over a preallocated file (fallocate, then write() or a
+# store through a shared mapping: what fio and libpmem pools do) changes
+# only page table entries: it runs in shared handles, beside other
+# writers, without the transaction mutex. Each page written stops being
+# reported unwritten; the data and the flags survive a remount, and fsck
+# accepts the result. Pages not written stay unwritten.
+. tests/lib/common.sh
+
+mkfs_vsmfs -f "$DEV"
+# No commit by the timer inside a counted change.
+mount_vsmfs -o commit=300
+PYTHONPATH=tests/lib python3 - "$DEV" "$MNT" <<'PY'
+import mmap
+import os
+import sys
+from multiprocessing import Process
+from vsmfs_test import check, Counters, P
+dev, mnt = sys.argv[1:3]
+c = Counters(dev)
+FIEMAP_UNWRITTEN = 0x800
+
+
+def unwritten_pages(path):
+    """Pages FIEMAP reports as unwritten, as a set of page numbers."""
+    import fcntl
+    import struct
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        hdr = struct.pack("=QQIIII", 0, 1 << 62, 0, 0, 512, 0)
+        buf = bytearray(hdr + b"\0" * (56 * 512))
+        fcntl.ioctl(fd, 0xC020660B, buf)
+        out = set()
+        for i in range(struct.unpack_from("=I", buf, 20)[0]):
+            lo, ph, ln, _, _, flags, _ = struct.unpack_from("=QQQQQII", buf, 32 + 56 * i)
+            if flags & FIEMAP_UNWRITTEN:
+                out.update(range(lo // P, (lo + ln) // P))
+        return out
+    finally:
+        os.close(fd)
+
+
+def prealloc(name, pages):
+    p = os.path.join(mnt, name)
+    fd = os.open(p, os.O_CREAT | os.O_RDWR, 0o644)
+    os.posix_fallocate(fd, 0, pages * P)
+    os.close(fd)
+    got = unwritten_pages(p)
+    check(got == set(range(pages)),
+          "%s: of %d fallocated pages, %d reported unwritten" % (name, pages, len(got)))
+    return p
+
+
+# The pool this CPU takes pages from, refilled before the counted writes.
+with open(os.path.join(mnt, "warm"), "wb") as f:
+    f.write(b"w" * P)
+
+# write(): every other page of 64, whole pages and parts of pages.
+w = prealloc("w", 64)
+fd = os.open(w, os.O_RDWR)
+c.reset()
+for i in range(0, 64, 2):
+    data = bytes([i]) * (P if i % 4 == 0 else 100)
+    os.pwrite(fd, data, i * P + (0 if i % 4 == 0 else 1000))
+s = c.read()
+os.close(fd)
+check(s["journal_lock_takes"] == 0,
+      "32 writes over fallocated pages took the transaction mutex %d times" %
+      s["journal_lock_takes"])
+check(s["trans_shared_handles"] >= 32,
+      "32 writes over fallocated pages: %d shared handles" % s["trans_shared_handles"])
+check(unwritten_pages(w) == set(range(1, 64, 2)),
+      "after writes to even pages, unwritten: %s" % sorted(unwritten_pages(w)))
+print("write(): 32 fallocated pages written, mutex taken 0 times, %d shared handles" %
+      s["trans_shared_handles"])
+
+# Stores through a shared mapping: the first write fault of each page.
+m = prealloc("m", 64)
+fd = os.open(m, os.O_RDWR)
+mp = mmap.mmap(fd, 64 * P, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+c.reset()
+for i in range(0, 64, 4):
+    mp[i * P + 7] = 0x5a
+s = c.read()
+mp.flush()
+mp.close()
+os.close(fd)
+check(s["journal_lock_takes"] == 0,
+      "16 write faults on fallocated pages took the transaction mutex %d times" %
+      s["journal_lock_takes"])
+left = set(range(64)) - set(range(0, 64, 4))
+check(unwritten_pages(m) == left,
+      "after stores to every 4th page, unwritten: %s" % sorted(unwritten_pages(m)))
+print("mmap: 16 fallocated pages written by faults, mutex taken 0 times")
+
+# Two processes, each over a preallocated file of its own.
+
+
+def fill(name):
+    fd = os.open(os.path.join(mnt, name), os.O_RDWR)
+    for i in range(256):
+        os.pwrite(fd, bytes([i % 251 + 1]) * P, i * P)
+    os.fsync(fd)
+    os.close(fd)
+
+
+for k in range(2):
+    prealloc("p%d" % k, 256)
+c.reset()
+ps = [Process(target=fill, args=("p%d" % k,)) for k in range(2)]
+for p in ps:
+    p.start()
+for p in ps:
+    p.join()
+    check(p.exitcode == 0, "a writing process failed")
+s = c.read()
+# Two fsyncs commit; a pool refill per CPU at most besides.
+check(s["journal_lock_takes"] <= 6,
+      "2 x 256 writes over fallocated pages took the transaction mutex %d times" %
+      s["journal_lock_takes"])
+for k in range(2):
+    check(not unwritten_pages(os.path.join(mnt, "p%d" % k)),
+          "p%d: pages still unwritten after every one was written" % k)
+print("2 x 256 writes over fallocated pages: mutex taken %d times" % s["journal_lock_takes"])
+PY
+umount "$MNT"
+"$FSCK" -n "$DEV" >/tmp/fsck.out 2>&1 || { cat /tmp/fsck.out; die "fsck after writes over fallocated pages"; }
+mount_vsmfs
+PYTHONPATH=tests/lib python3 - "$MNT" <<'PY'
+import os
+import sys
+from vsmfs_test import check, P
+mnt = sys.argv[1]
+with open(os.path.join(mnt, "w"), "rb") as f:
+    d = f.read()
+check(len(d) == 64 * P, "w: %d bytes" % len(d))
+for i in range(64):
+    pg = d[i * P:(i + 1) * P]
+    if i % 4 == 0:
+        want = bytes([i]) * P
+    elif i % 2 == 0:
+        want = bytes(1000) + bytes([i]) * 100 + bytes(P - 1100)
+    else:
+        want = bytes(P)
+    check(pg == want, "w: page %d differs after a remount" % i)
+with open(os.path.join(mnt, "m"), "rb") as f:
+    d = f.read()
+for i in range(64):
+    want = bytes(7) + b"\x5a" + bytes(P - 8) if i % 4 == 0 else bytes(P)
+    check(d[i * P:(i + 1) * P] == want, "m: page %d differs after a remount" % i)
+for k in range(2):
+    with open(os.path.join(mnt, "p%d" % k), "rb") as f:
+        d = f.read()
+    for i in range(256):
+        check(d[i * P:(i + 1) * P] == bytes([i % 251 + 1]) * P,
+              "p%d: page %d differs after a remount" % (k, i))
+print("data of every file as written, after a remount")
+PY
+unw=$(filefrag -v "$MNT/w" | grep -c unwritten || true)
+[ "$unw" -gt 0 ] || die "w: no extent reported unwritten after a remount"
+filefrag -v "$MNT/p0" | grep -q unwritten && die "p0: an extent still unwritten after a remount"
+umount "$MNT"
+echo "writes over fallocated pages: shared handles, flags and data kept over a remount"
