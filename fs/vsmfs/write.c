@@ -94,6 +94,35 @@ static void vsmfs_wmap_unlock(struct vsmfs_wmap *m)
 }
 
 /*
+ * Pages [@lpn, @lpn + @count) of @inode, fallocated (frames, zeroed,
+ * marked unwritten), inside one piece, hold data from now: a write fault
+ * on one, or a write in place over them. Only their page table entries
+ * change, in a shared handle beside other writers
+ * (vsmfs_pt_written_shared()), and the inode is noted for fsync and
+ * MAP_SYNC: the handle ends in the running transaction, whose commit makes
+ * the change durable; until then a crash leaves the pages unwritten (data
+ * written in place, which promises no atomicity, stays as it reached PM).
+ * Context: the caller's locks keep the file's index as it is (i_idx_sem).
+ * Return: 0, -EAGAIN if a handle of the other kind must do it (nothing
+ * done), or another negative errno.
+ */
+static noinline int vsmfs_mark_written(struct inode *inode, u64 lpn, u64 count)
+{
+	struct vsmfs_whandle h;
+	int ret;
+
+	/* One credit: the page table block of the entries. */
+	ret = vsmfs_whandle_begin(VSMFS_SB(inode->i_sb), &h, 1, 0);
+	if (ret)
+		return ret;
+	ret = vsmfs_pt_written_shared(&h, lpn, count);
+	if (!ret)
+		vsmfs_whandle_note_inode(&h, inode);
+	vsmfs_whandle_end(&h);
+	return ret;
+}
+
+/*
  * VSMFS_WK_INPLACE: [pos, pos + len) of one piece lies inside the piece's
  * run and the file's size, over pages with frames and data (data=inplace):
  * no page is allocated and the index does not change, so the copy needs
@@ -119,12 +148,20 @@ static __always_inline int vsmfs_inplace_begin(struct vsmfs_wmap *m)
 	if (!e || m->pos + m->len > i_size_read(inode) ||
 	    DIV_ROUND_UP(wfrom + m->len, VSMFS_BLOCK_SIZE) > vsmfs_idx_count(e))
 		goto out;
-	/* Holes take frames, and unwritten pages become written, in a handle. */
+	/*
+	 * Holes take frames in a handle; unwritten pages become written
+	 * first, in a shared one if they can (vsmfs_mark_written()).
+	 */
 	pg = wfrom >> VSMFS_BLOCK_SHIFT;
 	npg = DIV_ROUND_UP(wfrom + m->len, VSMFS_BLOCK_SIZE) - pg;
-	if (vsmfs_frames_in(sbi, vsmfs_idx_lpn(e) + pg, npg) < npg ||
-	    vsmfs_any_unwritten(sbi, vsmfs_idx_lpn(e) + pg, npg))
+	if (vsmfs_frames_in(sbi, vsmfs_idx_lpn(e) + pg, npg) < npg)
 		goto out;
+	if (vsmfs_any_unwritten(sbi, vsmfs_idx_lpn(e) + pg, npg)) {
+		ret = vsmfs_mark_written(inode, vsmfs_idx_lpn(e) + pg, npg);
+		if (ret)
+			goto out;
+		ret = -EAGAIN;
+	}
 	now = current_time(inode);
 	if (!timespec64_equal(&inode->i_mtime, &now) ||
 	    !timespec64_equal(&inode->i_ctime, &now)) {
@@ -259,38 +296,11 @@ static ssize_t vsmfs_handle_end(struct vsmfs_wmap *m, ssize_t n)
 }
 
 /*
- * A write fault on page @lpn of @inode, fallocated (a frame, zeroed, marked
- * unwritten): it holds data from now. Only its page table entry changes,
- * in a shared handle beside other writers (vsmfs_pt_written_shared()),
- * and the inode is noted for fsync and MAP_SYNC: the handle ends in the
- * running transaction, whose commit makes the change durable; until then
- * a crash leaves the page unwritten, zeroed as it was, and data stored
- * through the mapping is made durable by an fsync, which commits it.
- * Context: i_idx_sem held for writing. Return: 0, -EAGAIN if a handle of
- * the other kind must do it (nothing done), or another negative errno.
- */
-static int vsmfs_fault_written(struct inode *inode, u64 lpn)
-{
-	struct vsmfs_whandle h;
-	int ret;
-
-	/* One credit: the page table block of the entry. */
-	ret = vsmfs_whandle_begin(VSMFS_SB(inode->i_sb), &h, 1, 0);
-	if (ret)
-		return ret;
-	ret = vsmfs_pt_written_shared(&h, lpn, 1);
-	if (!ret)
-		vsmfs_whandle_note_inode(&h, inode);
-	vsmfs_whandle_end(&h);
-	return ret;
-}
-
-/*
  * VSMFS_WK_ALLOC: zeroed pages over [pos, pos + len) of one piece, in one
  * handle: the run grows to the end of the range (pages before its start
  * that the run does not reach stay holes where they can), and its pages
  * without frames in the range take frames. A write fault makes its page
- * written from now (a fallocated page alone: vsmfs_fault_written());
+ * written from now (a fallocated page alone: vsmfs_mark_written());
  * fallocate() makes the new pages unwritten, and if the
  * journal has no room for all the frames, takes the rest in more handles
  * (@m->more). Pages a write fault allocates are zeroed and reachable only
@@ -315,7 +325,7 @@ static int vsmfs_alloc_begin(struct vsmfs_wmap *m)
 		/* A fault on a page that has a frame and data: nothing to do. */
 		if (first < cnt && !vsmfs_lpn_hole(sbi, vsmfs_idx_lpn(e) + first) &&
 		    (!vsmfs_lpn_unwritten(sbi, vsmfs_idx_lpn(e) + first) ||
-		     !vsmfs_fault_written(inode, vsmfs_idx_lpn(e) + first))) {
+		     !vsmfs_mark_written(inode, vsmfs_idx_lpn(e) + first, 1))) {
 			up_write(&VSMFS_I(inode)->i_idx_sem);
 			m->kind = VSMFS_WK_NONE;
 			return 0;

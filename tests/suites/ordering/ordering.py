@@ -42,7 +42,8 @@ changes the attributes of its files (mode, owners, times, extended
 attributes, flags) and unlinks one with data, in shared handles, each operation made durable by an fsync; in conc-appends@group
 each appends pages to its files (a large file's reserved tail, given back
 at its close, and a small file's run grown), each append fsync'd; in conc-grow@group each creates files in a directory
-whose block is full (the first create takes a new block), each fsync'd. In conc-migrate four tasks write large files and the parent moves them
+whose block is full (the first create takes a new block), each fsync'd; in conc-unwritten@group each writes over pages
+of its files fallocate left unwritten, each write fsync'd. In conc-migrate four tasks write large files and the parent moves them
 between the CPUs every millisecond; the summary line counts the lines
 that only the rule "a fence by the same task" made durable (a task that
 moved between its flush and its fence). A move inside a commit needs the
@@ -367,7 +368,10 @@ SHORT_SKIP = {"unlink-linked", "zero-range", "replacexattr", "remount-ro", "trun
 CONC_OPTION_SETS = {"": "", "ckpt": "checkpoint_threshold=1", "group": "commit=300"}
 # The concurrent workloads that make each operation durable themselves
 # (fsync), and so also run with group commit ("group"), in both runs.
-CONC_GROUP = ["conc-attrs", "conc-appends", "conc-grow"]
+CONC_GROUP = ["conc-attrs", "conc-appends", "conc-grow", "conc-unwritten"]
+# The counter of the shared handles a workload's operations run in, if not
+# trans_shared_meta: overwrites run in shared write handles.
+SHARED_COUNTER = {"conc-unwritten": "trans_shared_handles"}
 
 # Crash images per point (vsmfs-pmreplay: single lines of each kind,
 # random images of each kind, values between per line; then at most so
@@ -660,6 +664,39 @@ def grow_ops(d):
     ]
 
 
+def prealloc_dirs(m):
+    """Directories of their own, each with a file of 64 pages fallocated
+    (unwritten) and one with 4 pages past its end (FALLOC_FL_KEEP_SIZE)."""
+    own_dirs(m)
+    for t in range(2):
+        creat(f"{m}/c{t}/pre")
+        fallocate(f"{m}/c{t}/pre", 0, 64 * KIB * 4)
+        put(f"{m}/c{t}/keep", 5000, 4)
+        fallocate_mode(f"{m}/c{t}/keep", 0x01, 8 * KIB, 16 * KIB)
+
+
+def unwritten_ops(d):
+    """Writes of a task over pages of its files fallocate left unwritten,
+    each made durable by an fsync: whole pages, a part of one, and two
+    pages at once; with group commit, in shared handles beside the other
+    task's, each clearing the flag the replaced pages hand to their
+    scratch pages; and a write past the end of a file into pages kept
+    there (FALLOC_FL_KEEP_SIZE), in a handle of the other kind."""
+    pre = f"{d}pre"
+    return [
+        ("write page 0", synced(lambda m: pwrite(f"{m}/{pre}", 0, 4 * KIB, d + "0"), pre)),
+        ("write 100 in page 3", synced(lambda m: pwrite(f"{m}/{pre}", 3 * 4 * KIB + 1000, 100,
+                                                        d + "1"), pre)),
+        ("write pages 5-6", synced(lambda m: pwrite(f"{m}/{pre}", 5 * 4 * KIB, 8 * KIB, d + "2"),
+                                   pre)),
+        ("write page 0 again", synced(lambda m: pwrite(f"{m}/{pre}", 0, 4 * KIB, d + "3"), pre)),
+        ("write page 63", synced(lambda m: pwrite(f"{m}/{pre}", 63 * 4 * KIB, 4 * KIB, d + "4"),
+                                 pre)),
+        ("write into kept pages", synced(lambda m: pwrite(f"{m}/{d}keep", 8 * KIB, 4 * KIB,
+                                                          d + "5"), f"{d}keep")),
+    ]
+
+
 CONCURRENT = {
     # Each task in a directory of its own: commits of unrelated blocks.
     "conc-dirs": (own_dirs, [dir_ops("c0/"), dir_ops("c1/")],
@@ -690,6 +727,11 @@ CONCURRENT = {
     "conc-grow": (full_dirs, [grow_ops("c0/"), grow_ops("c1/")],
                   lambda m, t: subtree(f"{m}/c{t}"),
                   lambda t, rel: rel == f"c{t}" or rel.startswith(f"c{t}/"), True),
+    # Writes over fallocated pages, each task to files of its own, each
+    # fsync'd: with the option set "group", in shared handles.
+    "conc-unwritten": (prealloc_dirs, [unwritten_ops("c0/"), unwritten_ops("c1/")],
+                       lambda m, t: subtree(f"{m}/c{t}"),
+                       lambda t, rel: rel == f"c{t}" or rel.startswith(f"c{t}/"), True),
     # Large writes in directories of their own, by four tasks (two per
     # CPU, so that they wait for each other inside their transactions),
     # moved between CPUs all along.
@@ -964,7 +1006,7 @@ def counters():
     d = f"/sys/fs/vsmfs/{os.path.basename(DEV)}"
     return {c: int(open(f"{d}/{c}").read()) for c in
             ("trans_commits", "journal_order_waits", "journal_pipelined",
-             "journal_frozen_copies", "trans_shared_meta")}
+             "journal_frozen_copies", "trans_shared_meta", "trans_shared_handles")}
 
 
 def task_main(t, ops, view, pin, go, step):
@@ -1140,7 +1182,8 @@ def run_concurrent(label, dev, args, totals):
     copies = after["journal_frozen_copies"] - before["journal_frozen_copies"]
     totals["order_waits"] += waits
     totals["pipelined"] += pipelined
-    shared = after["trans_shared_meta"] - before["trans_shared_meta"]
+    counter = SHARED_COUNTER.get(name, "trans_shared_meta")
+    shared = after[counter] - before[counter]
     # With group commit, what the workload is for: its operations beside
     # each other, in shared handles.
     if optset == "group" and shared < sum(len(ops) for ops in tasks) // 2:
@@ -1149,7 +1192,7 @@ def run_concurrent(label, dev, args, totals):
     cpus = sorted({r[1] for r in log.records if r[0] != pmreplay.MARK})
     extra = (f"  {after['trans_commits'] - before['trans_commits']} commits, {waits} waited "
              f"for their turn, {pipelined} pipelined, {copies} blocks copied for them, "
-             f"{shared} shared metadata handles; "
+             f"{shared} shared {'write' if counter == 'trans_shared_handles' else 'metadata'} handles; "
              f"cpus {cpus}, {rp.moved} lines made "
              f"durable after their task moved")
     report(label, dev, log, args, totals, result, expect, param, state, start, extra)

@@ -1,6 +1,6 @@
 # The first write over a preallocated file (fallocate, then write() or a
-# store through a shared mapping: what fio and libpmem pools do) changes
-# only page table entries: it runs in shared handles, beside other
+# store through a shared mapping: what fio and libpmem pools do), with
+# data=atomic or data=inplace, changes only page table entries: it runs in shared handles, beside other
 # writers, without the transaction mutex. Each page written stops being
 # reported unwritten; the data and the flags survive a remount, and fsck
 # accepts the result. Pages not written stay unwritten.
@@ -123,6 +123,28 @@ for k in range(2):
 print("2 x 256 writes over fallocated pages: mutex taken %d times" % s["journal_lock_takes"])
 PY
 umount "$MNT"
+# In place (data=inplace): the flags go in a shared handle before the copy.
+mount_vsmfs -o commit=300,data=inplace
+PYTHONPATH=tests/lib python3 - "$DEV" "$MNT" <<'PY'
+import os
+import sys
+from vsmfs_test import check, Counters, P
+dev, mnt = sys.argv[1:3]
+c = Counters(dev)
+p = os.path.join(mnt, "i")
+fd = os.open(p, os.O_CREAT | os.O_RDWR, 0o644)
+os.posix_fallocate(fd, 0, 16 * P)
+c.reset()
+for i in range(0, 16, 2):
+    os.pwrite(fd, bytes([i + 1]) * 512, i * P + 512)
+s = c.read()
+os.close(fd)
+check(s["journal_lock_takes"] == 0,
+      "8 in-place writes over fallocated pages took the transaction mutex %d times" %
+      s["journal_lock_takes"])
+print("data=inplace: 8 fallocated pages written, mutex taken 0 times")
+PY
+umount "$MNT"
 "$FSCK" -n "$DEV" >/tmp/fsck.out 2>&1 || { cat /tmp/fsck.out; die "fsck after writes over fallocated pages"; }
 mount_vsmfs
 PYTHONPATH=tests/lib python3 - "$MNT" <<'PY'
@@ -153,10 +175,18 @@ for k in range(2):
     for i in range(256):
         check(d[i * P:(i + 1) * P] == bytes([i % 251 + 1]) * P,
               "p%d: page %d differs after a remount" % (k, i))
+with open(os.path.join(mnt, "i"), "rb") as f:
+    d = f.read()
+for i in range(16):
+    want = bytes(512) + bytes([i + 1]) * 512 + bytes(P - 1024) if i % 2 == 0 else bytes(P)
+    check(d[i * P:(i + 1) * P] == want, "i: page %d differs after a remount" % i)
 print("data of every file as written, after a remount")
 PY
 unw=$(filefrag -v "$MNT/w" | grep -c unwritten || true)
 [ "$unw" -gt 0 ] || die "w: no extent reported unwritten after a remount"
 filefrag -v "$MNT/p0" | grep -q unwritten && die "p0: an extent still unwritten after a remount"
+# i: its even pages written in place, the odd ones still unwritten.
+unw=$(filefrag -v "$MNT/i" | grep -c unwritten || true)
+[ "$unw" = 8 ] || { filefrag -v "$MNT/i"; die "i: $unw extents unwritten, not the 8 odd pages"; }
 umount "$MNT"
 echo "writes over fallocated pages: shared handles, flags and data kept over a remount"
