@@ -100,8 +100,11 @@ static int vsmfs_stage_switch(struct vsmfs_trans *t, struct inode *inode,
  * handle before the first swap, and the times are stored after the last,
  * when nothing can fail. Pages it replaces may be fallocated and unwritten
  * (the first write over a preallocated file): their flag, swapped to the
- * scratch pages, is cleared there, in the same handle. Ordering as
- * vsmfs_stage_switch() in a handle that ends in the running transaction.
+ * scratch pages, is cleared there, in the same handle. With @size set, the
+ * write ends past the file's end, in pages the file keeps there
+ * (FALLOC_FL_KEEP_SIZE): the size word is stored with the times. Ordering
+ * as vsmfs_stage_switch() in a handle that ends in the running
+ * transaction.
  *
  * The handle dirties at most the inode table block of the slot and, for
  * each run, the page table blocks of the file's pages and of the reserved
@@ -112,7 +115,7 @@ static int vsmfs_stage_switch(struct vsmfs_trans *t, struct inode *inode,
  */
 static __always_inline int vsmfs_stage_switch_shared(struct inode *inode,
 						     struct vsmfs_stage *st, unsigned int n,
-						     const struct timespec64 *now)
+						     const struct timespec64 *now, loff_t size)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	/* Set up by vsmfs_whandle_begin(), vsmfs_swap_init(): not zeroed as well. */
@@ -127,7 +130,7 @@ static __always_inline int vsmfs_stage_switch_shared(struct inode *inode,
 	ret = vsmfs_whandle_begin(sbi, &h, 1 + 2 * n, n);
 	if (ret)
 		return ret;
-	if (now) {
+	if (now || size) {
 		ret = vsmfs_whandle_inode(&h, inode, &imb, &di);
 		if (ret) {
 			vsmfs_whandle_end(&h);
@@ -156,6 +159,8 @@ static __always_inline int vsmfs_stage_switch_shared(struct inode *inode,
 		vsmfs_stat_add(sbi, mcow_fine, n);
 		if (now)
 			vsmfs_whandle_times(inode, imb, di, *now);
+		if (size)
+			vsmfs_whandle_size(inode, imb, di, size);
 		vsmfs_whandle_note_inode(&h, inode);
 		vsmfs_aggr_written(inode);
 		vsmfs_fault_stop(inode->i_sb, VSMFS_FAULT_COW_STOP,
@@ -188,13 +193,16 @@ static int vsmfs_stage_commit(struct vsmfs_trans *t, int ret, bool *owned)
  * under s_trans_mutex (vsmfs_stage_switch()), for what a shared handle
  * cannot do; apart from vsmfs_staged_begin() so that the common write,
  * which swaps pages in a shared handle, does not set up this frame.
+ * @size: the new size of a write that ends past the end (into pages kept
+ *	there), else 0
  * @owned: set if the transaction took the runs (committed, even if the
  *	commit failed); else the handle was aborted and they are the
  *	caller's again.
  * Return: 0 or a negative errno.
  */
 static noinline int vsmfs_stage_switch_excl(struct inode *inode, struct vsmfs_stage *st,
-					    unsigned int n, bool slot, u32 credits, bool *owned)
+					    unsigned int n, bool slot, loff_t size, u32 credits,
+					    bool *owned)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct timespec64 now;
@@ -220,10 +228,12 @@ static noinline int vsmfs_stage_switch_excl(struct inode *inode, struct vsmfs_st
 		 * does not tick: no copy of it to save, write and journal.
 		 * An fsync still needs this transaction.
 		 */
-		if (slot || !timespec64_equal(&inode->i_mtime, &now) ||
+		if (slot || size || !timespec64_equal(&inode->i_mtime, &now) ||
 		    !timespec64_equal(&inode->i_ctime, &now)) {
 			inode->i_mtime = now;
 			inode->i_ctime = now;
+			if (size)
+				i_size_write(inode, size);
 			ret = vsmfs_mark_inode_dirty(&t, inode);
 		} else {
 			vsmfs_trans_note_inode(&t, inode);
@@ -254,6 +264,8 @@ ssize_t vsmfs_staged_end(struct vsmfs_wmap *m, int ret)
 	unsigned int n = m->nst, i, ncoarse;
 	struct timespec64 now;
 	bool slot, owned;
+	/* A write into pages kept past the end grows the file. */
+	loff_t size = m->pos + m->len > i_size_read(inode) ? m->pos + m->len : 0;
 
 	if (ret)
 		goto undo;
@@ -281,14 +293,14 @@ ssize_t vsmfs_staged_end(struct vsmfs_wmap *m, int ret)
 		bool tick = !timespec64_equal(&inode->i_mtime, &now) ||
 			    !timespec64_equal(&inode->i_ctime, &now);
 
-		ret = vsmfs_stage_switch_shared(inode, st, n, tick ? &now : NULL);
+		ret = vsmfs_stage_switch_shared(inode, st, n, tick ? &now : NULL, size);
 		if (!ret)
 			goto done;
 		if (ret != -EAGAIN)
 			goto undo;
 		ret = 0;
 	}
-	ret = vsmfs_stage_switch_excl(inode, st, n, slot,
+	ret = vsmfs_stage_switch_excl(inode, st, n, slot, size,
 				      vsmfs_cow_blocks_at(m->cow, m->pos, m->len), &owned);
 	/* Swaps and index switches undone: the runs are the write's again. */
 	if (!owned)

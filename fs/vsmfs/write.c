@@ -440,7 +440,8 @@ out:
 /**
  * vsmfs_staged_begin() - begin a staged overwrite: (a), the runs reserved
  * @m: the part (data=atomic, not cow=superpage): a non-empty range inside
- *	the size, the inode's locks held (vsmfs_wmap_begin())
+ *	the size, or from inside it or its end into pages kept past it, the
+ *	inode's locks held (vsmfs_wmap_begin())
  *
  * A staged write makes [pos, pos + len) atomic, copying the data with no
  * file-system-wide lock held: an overwrite inside the file's runs and its
@@ -651,10 +652,21 @@ static __always_inline int vsmfs_append_begin(struct vsmfs_wmap *m)
 	 * The end in this piece, the run ending with the end's page, no
 	 * whole page skipped, and the handle's worst case in the journal.
 	 */
-	if (size < pstart || wto > VSMFS_PIECE_SIZE ||
-	    DIV_ROUND_UP(size - pstart, VSMFS_BLOCK_SIZE) != have || wfrom > hb ||
+	if (size < pstart || wto > VSMFS_PIECE_SIZE || wfrom > hb ||
 	    a->credits > vsmfs_trans_max_blocks(sbi))
 		return -EAGAIN;
+	if (DIV_ROUND_UP(size - pstart, VSMFS_BLOCK_SIZE) != have) {
+		/*
+		 * A run that goes on past the end's page (pages kept past the
+		 * end): a write that stays in that page, in place past the
+		 * end as any; its last page is the end's.
+		 */
+		have = DIV_ROUND_UP(size - pstart, VSMFS_BLOCK_SIZE);
+		hb = have << VSMFS_BLOCK_SHIFT;
+		if (!have || have > vsmfs_idx_count(e) || wto > hb)
+			return -EAGAIN;
+		a->have = have;
+	}
 	/* A last page written into needs its frame, and data in it. */
 	if (wfrom < hb && (!vsmfs_frames_in(sbi, vsmfs_idx_lpn(e) + have - 1, 1) ||
 			   vsmfs_any_unwritten(sbi, vsmfs_idx_lpn(e) + have - 1, 1)))
@@ -776,6 +788,29 @@ undo:
 	return ret == -ENOSPC ? -EAGAIN : ret;
 }
 
+/*
+ * Whether a write ending at @end reaches pages past the last page of a
+ * file of @size bytes that the file keeps (FALLOC_FL_KEEP_SIZE): the run
+ * of the piece holding byte @end - 1 reaches it. Such a write, from
+ * inside the file or its end, overwrites those pages by page swaps rather
+ * than appending pages. Their frames are zeroed (unwritten) or hold bytes
+ * past the end, which no version of the file shows: swapping fresh pages
+ * in keeps them so until the handle that grows the size commits, where a
+ * write in place would leave its bytes there if a crash came first. A
+ * write that stays in the last page is an append (vsmfs_append_begin()).
+ * Context: i_idx_sem held.
+ */
+static bool vsmfs_kept_past(struct inode *inode, loff_t size, loff_t end)
+{
+	u64 key = (end - 1) >> VSMFS_VSP_SHIFT, e;
+
+	if (DIV_ROUND_UP(end, VSMFS_BLOCK_SIZE) <= DIV_ROUND_UP(size, VSMFS_BLOCK_SIZE))
+		return false;
+	e = vsmfs_idx_lookup(inode, key);
+	return e && DIV_ROUND_UP(end - (key << VSMFS_VSP_SHIFT), VSMFS_BLOCK_SIZE) <=
+		    vsmfs_idx_count(e);
+}
+
 /* vsmfs_wmap_begin(), inlined into vsmfs_write_part(). */
 static __always_inline int __vsmfs_wmap_begin(struct vsmfs_wmap *m, struct inode *inode,
 					      loff_t pos, size_t len, unsigned int flags)
@@ -801,8 +836,13 @@ static __always_inline int __vsmfs_wmap_begin(struct vsmfs_wmap *m, struct inode
 		return ret;
 	size = i_size_read(inode);
 	ret = -EAGAIN;
-	/* Overwrites inside the size and appends past it are staged: see there. */
-	if ((flags & VSMFS_WM_ATOMIC) && m->cow != VSMFS_COW_SUPERPAGE && pos + len <= size)
+	/*
+	 * Overwrites inside the size are staged, and so are writes from
+	 * inside it or its end into pages the file keeps past it; appends
+	 * past it too: see there.
+	 */
+	if ((flags & VSMFS_WM_ATOMIC) && m->cow != VSMFS_COW_SUPERPAGE &&
+	    (pos + len <= size || (pos <= size && vsmfs_kept_past(inode, size, pos + len))))
 		ret = vsmfs_staged_begin(m);
 	else if (pos >= size)
 		ret = vsmfs_append_begin(m);

@@ -680,8 +680,9 @@ def unwritten_ops(d):
     each made durable by an fsync: whole pages, a part of one, and two
     pages at once; with group commit, in shared handles beside the other
     task's, each clearing the flag the replaced pages hand to their
-    scratch pages; and a write past the end of a file into pages kept
-    there (FALLOC_FL_KEEP_SIZE), in a handle of the other kind."""
+    scratch pages; and appends into pages a file keeps past its end
+    (FALLOC_FL_KEEP_SIZE), the size grown in the same shared handle, then
+    a write past the end after a gap, in a handle of the other kind."""
     pre = f"{d}pre"
     return [
         ("write page 0", synced(lambda m: pwrite(f"{m}/{pre}", 0, 4 * KIB, d + "0"), pre)),
@@ -692,8 +693,10 @@ def unwritten_ops(d):
         ("write page 0 again", synced(lambda m: pwrite(f"{m}/{pre}", 0, 4 * KIB, d + "3"), pre)),
         ("write page 63", synced(lambda m: pwrite(f"{m}/{pre}", 63 * 4 * KIB, 4 * KIB, d + "4"),
                                  pre)),
-        ("write into kept pages", synced(lambda m: pwrite(f"{m}/{d}keep", 8 * KIB, 4 * KIB,
-                                                          d + "5"), f"{d}keep")),
+        ("append into kept pages", synced(lambda m: append(f"{m}/{d}keep", 6000), f"{d}keep")),
+        ("append 100", synced(lambda m: append(f"{m}/{d}keep", 100), f"{d}keep")),
+        ("write past the end", synced(lambda m: pwrite(f"{m}/{d}keep", 16 * KIB, 4 * KIB,
+                                                       d + "5"), f"{d}keep")),
     ]
 
 

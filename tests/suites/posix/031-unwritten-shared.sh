@@ -1,9 +1,12 @@
 # The first write over a preallocated file (fallocate, then write() or a
 # store through a shared mapping: what fio and libpmem pools do), with
-# data=atomic or data=inplace, changes only page table entries: it runs in shared handles, beside other
-# writers, without the transaction mutex. Each page written stops being
-# reported unwritten; the data and the flags survive a remount, and fsck
-# accepts the result. Pages not written stay unwritten.
+# data=atomic or data=inplace, changes only page table entries: it runs
+# in shared handles, beside other writers, without the transaction mutex.
+# Each page written stops being reported unwritten; the data and the
+# flags survive a remount, and fsck accepts the result. Pages not written
+# stay unwritten. Appends into pages kept past the end (a log
+# preallocated with FALLOC_FL_KEEP_SIZE) swap fresh pages in and grow the
+# size in the same shared handle.
 . tests/lib/common.sh
 
 mkfs_vsmfs -f "$DEV"
@@ -12,6 +15,7 @@ mount_vsmfs -o commit=300
 PYTHONPATH=tests/lib python3 - "$DEV" "$MNT" <<'PY'
 import mmap
 import os
+import subprocess
 import sys
 from multiprocessing import Process
 from vsmfs_test import check, Counters, P
@@ -121,6 +125,34 @@ for k in range(2):
     check(not unwritten_pages(os.path.join(mnt, "p%d" % k)),
           "p%d: pages still unwritten after every one was written" % k)
 print("2 x 256 writes over fallocated pages: mutex taken %d times" % s["journal_lock_takes"])
+
+# Appends into pages kept past the end (FALLOC_FL_KEEP_SIZE), as a log
+# preallocated by its writer: the size grows in the shared handle.
+k = os.path.join(mnt, "k")
+with open(k, "wb") as f:
+    f.write(b"k" * 5000)
+subprocess.run(["fallocate", "-n", "-l", str(64 * P), k], check=True)
+fd = os.open(k, os.O_RDWR | os.O_APPEND)
+check(os.fstat(fd).st_size == 5000, "KEEP_SIZE changed the size")
+c.reset()
+for i in range(40):
+    os.write(fd, bytes([i + 1]) * 1000)
+s = c.read()
+check(os.fstat(fd).st_size == 45000, "after 40 appends of 1000 bytes: %d bytes" %
+      os.fstat(fd).st_size)
+check(s["journal_lock_takes"] == 0,
+      "40 appends into kept pages took the transaction mutex %d times" % s["journal_lock_takes"])
+# Those that reach the next page swap fresh pages in; the others stay in
+# the last page, written in place past the end, as any append.
+cross = sum((5000 + 1000 * i) // P != (5999 + 1000 * i) // P for i in range(40))
+check(s["write_staged"] == cross and s["write_staged_appends"] == 40 - cross,
+      "40 appends into kept pages: %d staged overwrites (not %d), %d staged appends" %
+      (s["write_staged"], cross, s["write_staged_appends"]))
+os.close(fd)
+# Pages 0-10 hold data now; 11-63 are still kept, unwritten.
+check(unwritten_pages(k) == set(range(11, 64)),
+      "k: unwritten after the appends: %s" % sorted(unwritten_pages(k)))
+print("40 appends into kept pages: mutex taken 0 times, size %d" % 45000)
 PY
 umount "$MNT"
 # In place (data=inplace): the flags go in a shared handle before the copy.
@@ -175,6 +207,10 @@ for k in range(2):
     for i in range(256):
         check(d[i * P:(i + 1) * P] == bytes([i % 251 + 1]) * P,
               "p%d: page %d differs after a remount" % (k, i))
+with open(os.path.join(mnt, "k"), "rb") as f:
+    d = f.read()
+want = b"k" * 5000 + b"".join(bytes([i + 1]) * 1000 for i in range(40))
+check(d == want, "k: %d bytes, %s the appends" % (len(d), "not" if d != want else ""))
 with open(os.path.join(mnt, "i"), "rb") as f:
     d = f.read()
 for i in range(16):
