@@ -17,6 +17,12 @@
  *   DWTL  shrink a private file by 4 KiB with ftruncate (16 MiB, written
  *         again, uncounted, once empty)
  *   DWSL  overwrite the first 4 KiB of a private file, then fsync it
+ *   DWPL  write the next 4 KiB page of a private file preallocated with
+ *         fallocate (each page written once; emptied and preallocated
+ *         again, uncounted, after 16 MiB)
+ *   DWKL  append 4 KiB to a private file preallocated past its end
+ *         (FALLOC_FL_KEEP_SIZE, as a log; emptied and preallocated
+ *         again, uncounted, at 16 MiB)
  *   MWCL  create an empty file in a private directory
  *   MWCM  create an empty file in one directory all share (a process
  *         that finds no free inode for either stops)
@@ -53,6 +59,7 @@
 #define PAGE		4096
 #define APPEND_CAP	(128L << 20)
 #define TRUNC_SIZE	(16L << 20)
+#define PREALLOC_SIZE	(16L << 20)
 
 /* A cache line each: the counts of one process are not another's to move. */
 struct result {
@@ -116,6 +123,19 @@ struct priv {
 	long size, next;
 };
 
+/*
+ * Empty the file of @p and preallocate PREALLOC_SIZE bytes of it again:
+ * with its size (DWPL) or past it (DWKL).
+ */
+static void prealloc(struct priv *p)
+{
+	if (ftruncate(p->fd, 0))
+		fail("ftruncate", p->path);
+	if (fallocate(p->fd, is("DWKL") ? FALLOC_FL_KEEP_SIZE : 0, 0, PREALLOC_SIZE))
+		fail("fallocate", p->path);
+	p->size = 0;
+}
+
 static void setup(int i, struct priv *p)
 {
 	char d[256];
@@ -131,6 +151,12 @@ static void setup(int i, struct priv *p)
 		p->fd = open_or_die(p->path, O_CREAT | O_RDWR);
 		p->size = is("DWOL") || is("DWSL") ? 1L << 20 : is("DWTL") ? TRUNC_SIZE : 0;
 		write_all(p->fd, p->size, p->path);
+		if (fsync(p->fd))
+			fail("fsync", p->path);
+	} else if (is("DWPL") || is("DWKL")) {
+		snprintf(p->path, sizeof(p->path), "%s/f", d);
+		p->fd = open_or_die(p->path, O_CREAT | O_RDWR);
+		prealloc(p);
 		if (fsync(p->fd))
 			fail("fsync", p->path);
 	} else if (is("DWOM")) {
@@ -179,6 +205,12 @@ static int step(int i, struct priv *p)
 			fail("overwrite", p->path);
 		if (fsync(p->fd))
 			fail("fsync", p->path);
+	} else if (is("DWPL") || is("DWKL")) {
+		if (p->size >= PREALLOC_SIZE)
+			prealloc(p);
+		if (pwrite(p->fd, buf, PAGE, p->size) != PAGE)
+			fail("write", p->path);
+		p->size += PAGE;
 	} else if (is("DWTL")) {
 		if (!p->size) {
 			write_all(p->fd, TRUNC_SIZE, p->path);
@@ -256,7 +288,7 @@ out:
 int main(int argc, char **argv)
 {
 	static const char *const known[] = { "DWAL", "DWOL", "DWOM", "DWTL", "DWSL",
-					     "MWCL", "MWCM", "MWUL", "MWRL" };
+					     "DWPL", "DWKL", "MWCL", "MWCM", "MWUL", "MWRL" };
 	int ready[2], go[2], i, status, bad = 0, found = 0;
 	struct result *res;
 	double rate = 0, longest = 0;
