@@ -368,24 +368,45 @@ static bool vsmfs_owns_past_end(struct inode *inode)
  * (vsmfs_free_data_pages()). For a truncation the caller holds what
  * vsmfs_do_setattr() takes; a size that ends inside a page needs its
  * bytes past the end zeroed once the size is durable, which this handle
- * cannot wait for: not here. Return: 0 or a negative errno, -EAGAIN
- * (nothing changed) if it must be done in a handle under s_trans_mutex.
+ * cannot wait for: not here. A truncation that grows a regular file (no
+ * tail of a VSP to give back, no truncation left to finish) changes only
+ * the size: the bytes past the old end in its page, which the grown file
+ * shows, are zeroed first, outside the handle (they are past the end on
+ * PM until it commits), and fenced on this CPU before the handle begins,
+ * so a commit that makes the size durable finds them zero. Return: 0 or
+ * a negative errno, -EAGAIN (nothing changed) if it must be done in a
+ * handle under s_trans_mutex.
  */
 static int vsmfs_setattr_shared(struct user_namespace *mnt_userns, struct inode *inode,
 				struct iattr *iattr, struct posix_acl *acl, bool trunc,
 				bool resize)
 {
+	bool grow = trunc && iattr->ia_size > inode->i_size;
 	struct vsmfs_trans t;
 	int ret = 0;
 
-	if (trunc && ((iattr->ia_size & (VSMFS_BLOCK_SIZE - 1)) || iattr->ia_size > inode->i_size ||
-		      !vsmfs_one_direct_run(inode, (u64)iattr->ia_size >> VSMFS_BLOCK_SHIFT)))
+	if (grow) {
+		if (VSMFS_I(inode)->i_tail_key ||
+		    (VSMFS_I(inode)->i_flags & VSMFS_IFLAG_TRUNCATING))
+			return -EAGAIN;
+	} else if (trunc && ((iattr->ia_size & (VSMFS_BLOCK_SIZE - 1)) ||
+			     !vsmfs_one_direct_run(inode,
+						   (u64)iattr->ia_size >> VSMFS_BLOCK_SHIFT))) {
 		return -EAGAIN;
+	}
+	if (grow) {
+		vsmfs_vsp_enter();
+		vsmfs_zero_mapped(inode, inode->i_size, round_up(inode->i_size, VSMFS_BLOCK_SIZE));
+		vsmfs_vsp_exit();
+		vsmfs_fence_pending();
+	}
 	if (vsmfs_trans_begin_shared(VSMFS_SB(inode->i_sb), &t, VSMFS_SETATTR_CREDITS + !!acl,
-				     trunc ? VSMFS_SHARED_FREES : 0))
+				     trunc && !grow ? VSMFS_SHARED_FREES : 0))
 		return -EAGAIN;
 	vsmfs_trans_track(&t, inode, false);
-	if (trunc)
+	if (grow)
+		i_size_write(inode, iattr->ia_size);
+	else if (trunc)
 		ret = vsmfs_truncate(&t, inode, iattr->ia_size, NULL);
 	if (!ret && acl)
 		ret = __vsmfs_set_acl(&t, inode, acl, ACL_TYPE_ACCESS);

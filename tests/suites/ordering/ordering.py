@@ -551,7 +551,8 @@ def synced(fn, what):
 def attr_ops(d):
     """Links, renames of files, attribute changes (mode, owners, times,
     extended attributes added to a file that has some, replaced and
-    removed, flags), a truncation and the unlink of a file with data of a
+    removed, flags), a truncation that grows a file and one that shrinks
+    it, and the unlink of a file with data of a
     task in directory @d, each made durable by an fsync: with group commit,
     each in a shared handle beside the other task's (but the first
     extended attribute, which allocates its block). (Not a write through a mapping: the
@@ -573,6 +574,7 @@ def attr_ops(d):
         ("rename", synced(lambda m: os.rename(f"{m}/{d}b", f"{m}/{d}c"), f"{d}c")),
         ("creat", synced(lambda m: creat(f"{m}/{d}e"), f"{d}e")),
         ("rename over", synced(lambda m: os.rename(f"{m}/{d}c", f"{m}/{d}e"), f"{d}e")),
+        ("truncate grow", synced(lambda m: os.truncate(f"{m}/{d}a", 9000), f"{d}a")),
         ("truncate", synced(lambda m: os.truncate(f"{m}/{d}a", 4096), f"{d}a")),
         ("creat", synced(lambda m: creat(f"{m}/{d}f"), f"{d}f")),
         ("write 9000", synced(lambda m: pwrite(f"{m}/{d}f", 0, 9000, 5), f"{d}f")),

@@ -7,6 +7,7 @@
 # attribute (which frees the block) and a change too large for a shared
 # handle's undo log take the mutex. Each gives what getfattr, getfacl and
 # lsattr show, before and after a remount, and fsck accepts the result.
+# A truncation that grows a file runs in one too.
 . tests/lib/common.sh
 
 mkfs_vsmfs -f "$DEV"
@@ -58,6 +59,14 @@ counted("setfacl", lambda: run("setfacl", "-m", "u:nobody:rw", f), True)
 counted("chmod with an ACL", lambda: os.chmod(f, 0o640), True)
 counted("chattr +d", lambda: run("chattr", "+d", f), True)
 counted("chattr -d +A", lambda: run("chattr", "-d", "+A", f), True)
+# A truncation that grows a file changes only its size: shared too.
+g = os.path.join(mnt, "g")
+with open(g, "wb") as fh:
+    fh.write(b"g" * 5000)
+counted("truncate that grows", lambda: os.truncate(g, 3 * 4096 + 10), True)
+with open(g, "rb") as fh:
+    check(fh.read() == b"g" * 5000 + bytes(3 * 4096 + 10 - 5000),
+          "grown file: its bytes differ")
 PY
 
 show() {
@@ -75,5 +84,8 @@ umount "$MNT"
 "$FSCK" -n "$DEV" || die "fsck after the shared attribute changes"
 mount_vsmfs -o acl
 assert_eq "$(show)" "$before" "attributes, ACL, flags and mode after a remount"
+assert_eq "$(stat -c %s "$MNT/g")" 12298 "size of the grown file after a remount"
+assert_eq "$(head -c 5000 "$MNT/g" | tr -d g | wc -c)" 0 "bytes of the grown file before the old end"
+assert_eq "$(tail -c +5001 "$MNT/g" | tr -d '\000' | wc -c)" 0 "bytes of the grown file past the old end"
 umount "$MNT"
 echo "attribute changes: shared where the xattr block stays, as shown, after a remount"
