@@ -160,7 +160,6 @@ static __always_inline int vsmfs_inplace_begin(struct vsmfs_wmap *m)
 		ret = vsmfs_mark_written(inode, vsmfs_idx_lpn(e) + pg, npg);
 		if (ret)
 			goto out;
-		ret = -EAGAIN;
 	}
 	now = current_time(inode);
 	if (!timespec64_equal(&inode->i_mtime, &now) ||
