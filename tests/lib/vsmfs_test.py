@@ -37,8 +37,12 @@ class Counters:
         return out
 
 
-def fiemap(fd, start=0, length=1 << 62, count=512):
-    """Extents (logical, physical, length) of a file, by FS_IOC_FIEMAP."""
+FIEMAP_EXTENT_UNWRITTEN = 0x800
+
+
+def fiemap(fd, start=0, length=1 << 62, count=512, flags=False):
+    """Extents (logical, physical, length) of a file, by FS_IOC_FIEMAP;
+    with @flags, (logical, physical, length, fe_flags)."""
     hdr = struct.pack("=QQIIII", start, length, 0, 0, count, 0)
     buf = bytearray(hdr + b"\0" * (56 * count))
     fcntl.ioctl(fd, 0xC020660B, buf)
@@ -46,8 +50,31 @@ def fiemap(fd, start=0, length=1 << 62, count=512):
     out = []
     for i in range(mapped):
         lo, ph, ln = struct.unpack_from("=QQQ", buf, 32 + 56 * i)
-        out.append((lo, ph, ln))
+        fl = struct.unpack_from("=I", buf, 32 + 56 * i + 40)[0]
+        out.append((lo, ph, ln, fl) if flags else (lo, ph, ln))
     return out
+
+
+def unwritten_pages(path):
+    """The pages of a file FIEMAP reports unwritten, as a set of numbers."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return {pg for lo, _, ln, fl in fiemap(fd, flags=True)
+                if fl & FIEMAP_EXTENT_UNWRITTEN for pg in range(lo // P, (lo + ln) // P)}
+    finally:
+        os.close(fd)
+
+
+def run_parallel(fn, args, what):
+    """Run @fn(*a) in a process of its own for each a of @args, all at
+    once; each must exit 0."""
+    from multiprocessing import Process
+    ps = [Process(target=fn, args=a) for a in args]
+    for p in ps:
+        p.start()
+    for p in ps:
+        p.join()
+        check(p.exitcode == 0, "%s: a process failed" % what)
 
 
 def phys(fd, off):

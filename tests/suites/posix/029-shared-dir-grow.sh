@@ -15,8 +15,7 @@ mkdir "$MNT/top"
 used0=$(df -k "$MNT" | tail -1 | awk '{print $3}')
 PYTHONPATH=tests/lib python3 - "$DEV" "$MNT/top" <<'PY'
 import os, sys
-from multiprocessing import Process
-from vsmfs_test import check, Counters
+from vsmfs_test import check, Counters, run_parallel
 dev, mnt = sys.argv[1:3]
 c = Counters(dev)
 # Entries of 256 bytes (a 16-byte header and 238 bytes of name, 8-byte
@@ -75,12 +74,7 @@ def fill(d, n):
 
 
 c.reset()
-ps = [Process(target=fill, args=("p%d" % k, 3000)) for k in range(2)]
-for p in ps:
-    p.start()
-for p in ps:
-    p.join()
-    check(p.exitcode == 0, "a filling process failed")
+run_parallel(fill, [("p%d" % k, 3000) for k in range(2)], "filling directories")
 s = c.read()
 grown = sum(os.stat(os.path.join(mnt, "p%d" % k)).st_size // 4096 for k in range(2))
 check(s["journal_lock_takes"] * 4 < grown,

@@ -17,32 +17,9 @@ import mmap
 import os
 import subprocess
 import sys
-from multiprocessing import Process
-from vsmfs_test import check, Counters, P
+from vsmfs_test import check, Counters, P, run_parallel, unwritten_pages
 dev, mnt = sys.argv[1:3]
 c = Counters(dev)
-FIEMAP_UNWRITTEN = 0x800
-
-
-def unwritten_pages(path):
-    """Pages FIEMAP reports as unwritten, as a set of page numbers."""
-    import fcntl
-    import struct
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        hdr = struct.pack("=QQIIII", 0, 1 << 62, 0, 0, 512, 0)
-        buf = bytearray(hdr + b"\0" * (56 * 512))
-        fcntl.ioctl(fd, 0xC020660B, buf)
-        out = set()
-        for i in range(struct.unpack_from("=I", buf, 20)[0]):
-            lo, ph, ln, _, _, flags, _ = struct.unpack_from("=QQQQQII", buf, 32 + 56 * i)
-            if flags & FIEMAP_UNWRITTEN:
-                out.update(range(lo // P, (lo + ln) // P))
-        return out
-    finally:
-        os.close(fd)
-
-
 def prealloc(name, pages):
     p = os.path.join(mnt, name)
     fd = os.open(p, os.O_CREAT | os.O_RDWR, 0o644)
@@ -110,12 +87,7 @@ def fill(name):
 for k in range(2):
     prealloc("p%d" % k, 256)
 c.reset()
-ps = [Process(target=fill, args=("p%d" % k,)) for k in range(2)]
-for p in ps:
-    p.start()
-for p in ps:
-    p.join()
-    check(p.exitcode == 0, "a writing process failed")
+run_parallel(fill, [("p%d" % k,) for k in range(2)], "writes over fallocated pages")
 s = c.read()
 # Two fsyncs commit; a pool refill per CPU at most besides.
 check(s["journal_lock_takes"] <= 6,
