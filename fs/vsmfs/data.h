@@ -171,6 +171,7 @@ static inline void vsmfs_wmap_revert(struct vsmfs_wmap *m)
 }
 
 /* write.c */
+int vsmfs_mark_written(struct inode *inode, u64 lpn, u64 count);
 int vsmfs_wmap_begin(struct vsmfs_wmap *m, struct inode *inode, loff_t pos, size_t len,
 		     unsigned int flags);
 ssize_t vsmfs_wmap_end(struct vsmfs_wmap *m, ssize_t ret);

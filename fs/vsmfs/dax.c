@@ -112,6 +112,23 @@ static int __vsmfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
 		while (n < want && vsmfs_lpn_blk(sbi, lpn + n) == blk + n &&
 		       (!report || vsmfs_lpn_unwritten(sbi, lpn + n) == unw))
 			n++;
+		/*
+		 * A write fault that maps more than its page (a PMD over a
+		 * fallocated superpage) lets stores reach every page mapped
+		 * with no other fault: all hold data from now. If that needs
+		 * a handle of the other kind, only the faulting page (made
+		 * written above) is mapped, and the fault falls back to PTEs.
+		 */
+		if ((flags & (IOMAP_WRITE | IOMAP_FAULT)) == (IOMAP_WRITE | IOMAP_FAULT) &&
+		    n > 1 && vsmfs_any_unwritten(sbi, lpn, n)) {
+			ret = vsmfs_mark_written(inode, lpn, n);
+			if (ret == -EAGAIN) {
+				n = 1;
+				ret = 0;
+			}
+			if (ret)
+				goto out;
+		}
 		iomap->type = unw ? IOMAP_UNWRITTEN : IOMAP_MAPPED;
 		iomap->addr = (blk << VSMFS_BLOCK_SHIFT) + sbi->s_dax_part_off;
 		iomap->length = n << VSMFS_BLOCK_SHIFT;

@@ -93,10 +93,15 @@ static void vsmfs_wmap_unlock(struct vsmfs_wmap *m)
 	m->kind = VSMFS_WK_NONE;
 }
 
-/*
+/**
+ * vsmfs_mark_written() - fallocated pages hold data from now
+ * @inode: their file
+ * @lpn: the first page
+ * @count: how many
+ *
  * Pages [@lpn, @lpn + @count) of @inode, fallocated (frames, zeroed,
  * marked unwritten), inside one piece, hold data from now: a write fault
- * on one, or a write in place over them. Only their page table entries
+ * on them, or a write in place over them. Only their page table entries
  * change, in a shared handle beside other writers
  * (vsmfs_pt_written_shared()), and the inode is noted for fsync and
  * MAP_SYNC: the handle ends in the running transaction, whose commit makes
@@ -106,7 +111,7 @@ static void vsmfs_wmap_unlock(struct vsmfs_wmap *m)
  * Return: 0, -EAGAIN if a handle of the other kind must do it (nothing
  * done), or another negative errno.
  */
-static noinline int vsmfs_mark_written(struct inode *inode, u64 lpn, u64 count)
+noinline int vsmfs_mark_written(struct inode *inode, u64 lpn, u64 count)
 {
 	struct vsmfs_whandle h;
 	int ret;

@@ -73,6 +73,44 @@ check(unwritten_pages(m) == left,
       "after stores to every 4th page, unwritten: %s" % sorted(unwritten_pages(m)))
 print("mmap: 16 fallocated pages written by faults, mutex taken 0 times")
 
+# A write fault that maps a whole superpage (one PMD entry over frames that
+# are one aligned run, as fallocate gives a large file) makes all its
+# pages written: stores through the mapping reach any of them without
+# another fault.
+VSP = 512 * P
+h = prealloc("h", 1024)
+fd = os.open(h, os.O_RDWR)
+mp = mmap.mmap(fd, 2 * VSP, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+c.reset()
+mp[5] = 0x11
+mp[VSP + 3 * P + 9] = 0x22
+for v in range(2):
+    mp[v * VSP + 300 * P] = 0x33
+s = c.read()
+mp.flush()
+mp.close()
+os.close(fd)
+check(s["fault_pmd"] >= 1, "no write fault on the preallocated superpages mapped a PMD: %r" %
+      {k: s[k] for k in ("fault_pmd", "fault_pte", "fault_pmd_fallback")})
+check(s["journal_lock_takes"] == 0,
+      "write faults on preallocated superpages took the transaction mutex %d times" %
+      s["journal_lock_takes"])
+left = unwritten_pages(h)
+whole = 0
+for v in range(2):
+    mine = {pg for pg in left if pg // 512 == v}
+    touched = {0} if v == 0 else {3}
+    touched.add(300)
+    if not mine:
+        whole += 1
+    else:
+        check(mine == set(range(512)) - touched,
+              "superpage %d: unwritten after stores to pages %s: %d pages" %
+              (v, sorted(touched), len(mine)))
+check(whole == s["fault_pmd"],
+      "%d PMD write faults, %d superpages reported written whole" % (s["fault_pmd"], whole))
+print("mmap: %d of 2 preallocated superpages mapped by PMD faults, written whole" % whole)
+
 # Two processes, each over a preallocated file of its own.
 
 
@@ -179,6 +217,12 @@ for k in range(2):
     for i in range(256):
         check(d[i * P:(i + 1) * P] == bytes([i % 251 + 1]) * P,
               "p%d: page %d differs after a remount" % (k, i))
+with open(os.path.join(mnt, "h"), "rb") as f:
+    d = bytearray(f.read())
+check(len(d) == 1024 * P and d[5] == 0x11 and d[512 * P + 3 * P + 9] == 0x22 and
+      d[300 * P] == 0x33 and d[812 * P] == 0x33, "h: the stores through the mapping")
+d[5] = d[512 * P + 3 * P + 9] = d[300 * P] = d[812 * P] = 0
+check(d == bytes(1024 * P), "h: bytes not stored to are not zero")
 with open(os.path.join(mnt, "k"), "rb") as f:
     d = f.read()
 want = b"k" * 5000 + b"".join(bytes([i + 1]) * 1000 for i in range(40))
