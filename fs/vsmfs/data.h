@@ -108,12 +108,17 @@ enum vsmfs_append_kind {
  * @e: its index entry
  * @have: pages of its run
  * @need: pages it has after the append
+ * @size: the file's size after it
  * @credits: blocks the handle may dirty
+ *
+ * fallocate() adds pages the same way (vsmfs_falloc_pages()), zeroed and
+ * marked unwritten, with VSMFS_WM_FALLOC.
  */
 struct vsmfs_append {
 	enum vsmfs_append_kind	kind;
 	struct vsmfs_resv	r;
 	u64			dst, key, e, have, need;
+	loff_t			size;
 	u32			credits;
 };
 
@@ -172,6 +177,7 @@ static inline void vsmfs_wmap_revert(struct vsmfs_wmap *m)
 
 /* write.c */
 int vsmfs_mark_written(struct inode *inode, u64 lpn, u64 count);
+int vsmfs_falloc_pages(struct inode *inode, loff_t from, loff_t to, bool large, loff_t size);
 int vsmfs_wmap_begin(struct vsmfs_wmap *m, struct inode *inode, loff_t pos, size_t len,
 		     unsigned int flags);
 ssize_t vsmfs_wmap_end(struct vsmfs_wmap *m, ssize_t ret);

@@ -215,7 +215,7 @@ static int vsmfs_clear_piece(struct inode *inode, u64 key, loff_t from, loff_t t
  * the run grows to @to, and its pages without frames in the range (sparse
  * file systems) take frames, zeroed, in more transactions if the journal
  * has no room for all in one. The end of what the run held before (and so
- * may hold data) goes to @oldend.
+ * may hold data) goes to @oldend, if set.
  */
 static int vsmfs_alloc_piece(struct inode *inode, u64 key, loff_t from, loff_t to, bool large,
 			     loff_t size, loff_t *oldend)
@@ -238,7 +238,8 @@ static int vsmfs_alloc_piece(struct inode *inode, u64 key, loff_t from, loff_t t
 			vsmfs_fallocate_size(inode, size);
 		ret = vsmfs_wmap_end(&m, 0);
 	} while (!ret && m.more);
-	*oldend = (key << VSMFS_VSP_SHIFT) + (have << VSMFS_BLOCK_SHIFT);
+	if (oldend)
+		*oldend = (key << VSMFS_VSP_SHIFT) + (have << VSMFS_BLOCK_SHIFT);
 	return ret;
 }
 
@@ -530,13 +531,21 @@ static long vsmfs_do_fallocate(struct file *file, int mode, loff_t offset, loff_
 						       pend - pos, VSMFS_CLEAR_BLOCKS);
 			ret = vsmfs_clear_piece(inode, key, pos, pend, false, true,
 						pend == end ? newsize : 0);
+		} else if (!zero) {
+			/* Beside other handles where it can, else in one of the other kind. */
+			bool large = end >= VSMFS_LARGE_FILE;
+			loff_t sz = pend == end ? newsize : 0;
+
+			ret = vsmfs_falloc_pages(inode, pos, pend, large, sz);
+			if (ret == -EAGAIN)
+				ret = vsmfs_alloc_piece(inode, key, pos, pend, large, sz, NULL);
 		} else {
 			loff_t oldend;
 
 			ret = vsmfs_alloc_piece(inode, key, pos, pend, end >= VSMFS_LARGE_FILE,
 						pend == end ? newsize : 0, &oldend);
 			/* Newly allocated pages are zero already. */
-			if (!ret && zero && pos < oldend)
+			if (!ret && pos < oldend)
 				ret = vsmfs_clear_piece(inode, key, pos, min(pend, oldend),
 							false, false, 0);
 		}

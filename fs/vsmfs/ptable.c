@@ -138,6 +138,47 @@ static int vsmfs_pt_mark(struct vsmfs_trans *t, u64 lpn, bool set)
 	return 0;
 }
 
+/*
+ * vsmfs_pt_unwritten() setting, in shared metadata handle @t: the pages
+ * are a reservation's that @t makes a file's (fallocate() beside other
+ * handles, vsmfs_falloc_pages()), which no other handle changes, none
+ * marked yet, all with frames. Their page table blocks join @t first (the
+ * only step that can fail); then each entry gets the flag with a
+ * whole-word store, noted with an atomic bit operation, and its bit of
+ * s_unwritten is set atomically (other handles change bits of the same
+ * words). No copy is saved: an abort clears the flags again
+ * (@t->t_unw_lpn). The change reaches PM with the commit of the running
+ * transaction, with the rest of the handle.
+ */
+static int vsmfs_pt_unwritten_shared(struct vsmfs_trans *t, u64 lpn, u64 count)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	u64 i, k, end = lpn + count;
+	struct vsmfs_mblk *mb;
+	__le64 *slot;
+
+	if (t->t_unw_count || vsmfs_any_unwritten(sbi, lpn, count) ||
+	    vsmfs_frames_in(sbi, lpn, count) != count)
+		return -EAGAIN;
+	for (i = lpn; i < end; i += k) {
+		k = min_t(u64, end - i, VSMFS_PTES_PER_BLOCK - i % VSMFS_PTES_PER_BLOCK);
+		slot = vsmfs_pt_slot(sbi, i, &mb);
+		if (!slot)
+			return -ENOMEM;
+		vsmfs_mblk_freeze(sbi, mb);
+		vsmfs_trans_dirty(t, mb);
+	}
+	for (i = lpn; i < end; i++) {
+		slot = vsmfs_pt_slot(sbi, i, &mb);
+		WRITE_ONCE(*slot, *slot | cpu_to_le64(VSMFS_PTE_UNWRITTEN));
+		vsmfs_note_word_shared(mb, i % VSMFS_PTES_PER_BLOCK);
+		set_bit(i, sbi->s_unwritten);
+	}
+	t->t_unw_lpn = lpn;
+	t->t_unw_count = count;
+	return 0;
+}
+
 /**
  * vsmfs_pt_unwritten() - mark pages fallocated and not written, or not
  * @t: running transaction
@@ -146,9 +187,12 @@ static int vsmfs_pt_mark(struct vsmfs_trans *t, u64 lpn, bool set)
  * @set: set VSMFS_PTE_UNWRITTEN in the entries of the pages with frames,
  *	or clear it in all of them
  *
- * The page table blocks join @t only where an entry changes.
+ * The page table blocks join @t only where an entry changes. In a shared
+ * metadata handle, only the pages of a reservation the handle makes a
+ * file's may be marked, as its last change (vsmfs_pt_unwritten_shared()).
  *
- * Return: 0 or a negative errno; on error nothing has changed.
+ * Return: 0 or a negative errno (-EAGAIN in a shared metadata handle that
+ * cannot make the change); on error nothing has changed.
  */
 int vsmfs_pt_unwritten(struct vsmfs_trans *t, u64 lpn, u64 count, bool set)
 {
@@ -158,6 +202,8 @@ int vsmfs_pt_unwritten(struct vsmfs_trans *t, u64 lpn, u64 count, bool set)
 
 	if (!sbi->s_unwritten)
 		return 0;
+	if (t->t_shared && set)
+		return vsmfs_pt_unwritten_shared(t, lpn, count);
 	/* Write access to every block first, so a failure changes nothing. */
 	for (i = lpn; i < end; i += k) {
 		k = min_t(u64, end - i, VSMFS_PTES_PER_BLOCK - i % VSMFS_PTES_PER_BLOCK);

@@ -391,7 +391,8 @@ out:
 
 /*
  * The changes of vsmfs_append_grow() in @t: the piece (index entry @m->ap.e)
- * gets the new pages [have, need) and the file the size at the end of @m.
+ * gets the new pages [have, need) and the file the size @m->ap.size; for
+ * fallocate() (VSMFS_WM_FALLOC) the new pages are marked unwritten, last.
  * In a shared metadata handle every call that cannot be made beside other
  * handles returns -EAGAIN. Return: 0 or a negative errno, @t to be aborted.
  */
@@ -433,11 +434,13 @@ static int vsmfs_append_grow_trans(struct vsmfs_trans *t, const struct vsmfs_wma
 		break;
 	}
 	if (!ret) {
-		i_size_write(inode, m->pos + m->len);
+		i_size_write(inode, a->size);
 		inode->i_mtime = current_time(inode);
 		inode->i_ctime = inode->i_mtime;
 		ret = vsmfs_mark_inode_dirty(t, inode);
 	}
+	if (!ret && (m->flags & VSMFS_WM_FALLOC))
+		ret = vsmfs_pt_unwritten(t, a->dst, need - have, true);
 	return ret;
 }
 
@@ -452,20 +455,22 @@ static int vsmfs_append_grow_trans(struct vsmfs_trans *t, const struct vsmfs_wma
 static u32 vsmfs_append_shared(const struct vsmfs_wmap *m, unsigned int *frees)
 {
 	bool large = m->flags & VSMFS_WM_LARGE;
+	/* fallocate() marks the new pages: their page table block. */
+	u32 falloc = !!(m->flags & VSMFS_WM_FALLOC);
 
 	*frees = 1;
 	switch (m->ap.kind) {
 	case VSMFS_APPEND_TAIL:
 	case VSMFS_APPEND_AFTER:
-		return VSMFS_APPEND_SHARED_CREDITS;
+		return VSMFS_APPEND_SHARED_CREDITS + falloc;
 	case VSMFS_APPEND_FIRST:
 		if (!large)
-			return VSMFS_APPEND_SHARED_CREDITS;
+			return VSMFS_APPEND_SHARED_CREDITS + falloc;
 		*frees = 2;
-		return m->ap.r.count == VSMFS_VSP_PAGES ? VSMFS_LARGE_FIRST_CREDITS : 0;
+		return m->ap.r.count == VSMFS_VSP_PAGES ? VSMFS_LARGE_FIRST_CREDITS + falloc : 0;
 	case VSMFS_APPEND_MOVE:
 		*frees = 2;
-		return large ? 0 : VSMFS_MOVE_SHARED_CREDITS;
+		return large ? 0 : VSMFS_MOVE_SHARED_CREDITS + falloc;
 	default:
 		return 0;
 	}

@@ -105,6 +105,7 @@ void vsmfs_trans_setup(struct vsmfs_trans *t, struct vsmfs_sb_info *sbi, bool vs
 	t->t_ino_freed = false;
 	t->t_new_inode = NULL;
 	t->t_aborted = false;
+	t->t_unw_count = 0;
 }
 
 /* The allocator state an abort of a handle under s_trans_mutex puts back. */
@@ -170,6 +171,7 @@ static void vsmfs_trans_lock_held(struct vsmfs_sb_info *sbi, struct vsmfs_trans 
 	 * a while, and this one holds s_trans_mutex).
 	 */
 	atomic_set(&sbi->s_excl, 1);
+	vsmfs_stat_inc(sbi, trans_excl);
 	/* The mark before the counts: pairs with vsmfs_handles_try()'s smp_mb(). */
 	smp_mb__after_atomic();
 	if (!vsmfs_handles_sem_idle(sbi)) {
@@ -750,7 +752,7 @@ void vsmfs_trans_note_inode(struct vsmfs_trans *t, struct inode *inode)
 bool vsmfs_trans_changed(struct vsmfs_trans *t)
 {
 	if (t->t_shared)
-		return t->t_log->n || t->t_ino;
+		return t->t_log->n || t->t_ino || t->t_unw_count;
 	return !list_empty(&t->t_undo) || t->t_log->n ||
 	       t->t_sbi->s_run.nfrees != t->t_nfrees ||
 	       !list_empty(&t->t_forgot);

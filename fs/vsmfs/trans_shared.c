@@ -848,6 +848,32 @@ static void vsmfs_trans_drop_fresh(struct vsmfs_trans *t)
 	t->t_fresh = NULL;
 }
 
+/*
+ * The pages shared handle @t marked unwritten with no copy saved
+ * (@t->t_unw_lpn, pages of a reservation it made a file's: none had the
+ * flag) lose it again: whole-word stores of their entries, in page table
+ * blocks the handle joined (cached), and their bits of s_unwritten,
+ * atomically. The words stay noted: a commit writes them as they were.
+ */
+static void vsmfs_trans_unwritten_back(struct vsmfs_trans *t)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	u64 i, end = t->t_unw_lpn + t->t_unw_count;
+
+	for (i = t->t_unw_lpn; i < end; i++) {
+		struct vsmfs_mblk *mb = vsmfs_mblk_find(sbi, sbi->s_layout.ptable_start +
+							i / VSMFS_PTES_PER_BLOCK);
+		__le64 *slot;
+
+		if (WARN_ON_ONCE(!mb))
+			continue;
+		slot = (__le64 *)mb->m_data + i % VSMFS_PTES_PER_BLOCK;
+		WRITE_ONCE(*slot, *slot & ~cpu_to_le64(VSMFS_PTE_UNWRITTEN));
+		clear_bit(i, sbi->s_unwritten);
+	}
+	t->t_unw_count = 0;
+}
+
 /**
  * vsmfs_trans_abort_shared() - vsmfs_trans_abort() of a shared metadata handle
  * @t: the handle
@@ -873,6 +899,8 @@ void vsmfs_trans_abort_shared(struct vsmfs_trans *t)
 	vsmfs_trans_discard_new(t);
 	if (t->t_fresh)
 		vsmfs_trans_drop_fresh(t);
+	if (t->t_unw_count)
+		vsmfs_trans_unwritten_back(t);
 	vsmfs_swap_init(sbi, &sw);
 	while (u->n) {
 		struct vsmfs_undo_rec *r = &u->rec[--u->n];

@@ -774,6 +774,13 @@ struct vsmfs_trans {
 	 */
 	struct inode		*t_new_inode;
 	bool			t_aborted;
+	/*
+	 * Pages a shared metadata handle marked unwritten as its last change,
+	 * with no copy saved (vsmfs_pt_unwritten()): an abort marks them
+	 * written again (vsmfs_trans_abort_shared()).
+	 */
+	u64			t_unw_lpn;
+	u64			t_unw_count;
 };
 
 /* Runs of page swaps a shared handle can take back. */

@@ -650,6 +650,7 @@ static __always_inline int vsmfs_append_begin(struct vsmfs_wmap *m)
 	a->e = e;
 	a->have = have;
 	a->need = DIV_ROUND_UP(wto, VSMFS_BLOCK_SIZE);
+	a->size = m->pos + m->len;
 	a->credits = vsmfs_cow_blocks_at(VSMFS_COW_MULTI, m->pos, m->len);
 	a->r.count = 0;
 	/*
@@ -790,6 +791,111 @@ undo:
 	 * handle, which needs the run's alone.
 	 */
 	return ret == -ENOSPC ? -EAGAIN : ret;
+}
+
+/**
+ * vsmfs_falloc_pages() - fallocate() of new pages of one piece, beside
+ *	other handles
+ * @inode: a regular file, locked for writing, its invalidate_lock held
+ *	for writing
+ * @from: start of the range
+ * @to: its end, in the same piece
+ * @large: runs start at free superpages (a large file)
+ * @size: the size the file takes (the last piece of a fallocate() that
+ *	extends it), or 0 for none
+ *
+ * The pages of the range the piece's run does not reach yet, and those
+ * between its end and the range, are added as an append adds pages
+ * (vsmfs_append_plan()): chosen and reserved in DRAM, zeroed with
+ * non-temporal stores holding only the inode's locks, and a fence on this
+ * CPU makes the zeros durable before the one short handle that makes them
+ * the file's, marked unwritten, with the size: a shared metadata handle
+ * where it can, beside other operations, else one under s_trans_mutex
+ * (vsmfs_append_grow()). With @size past the end, the bytes past the old
+ * end in its page are zeroed first, outside the handle (past the end on
+ * PM until it commits). A crash before the commit leaves the file as it
+ * was and the reserved pages free; after it, the pages zeroed and
+ * unwritten, and the size.
+ *
+ * Return: 0, -EAGAIN if the range is not of that kind (pages of the run
+ * without frames in it, or no room to reserve: nothing done, the caller
+ * allocates in a handle, vsmfs_wmap_begin() with VSMFS_WM_FALLOC), or
+ * another negative errno (nothing done).
+ */
+int vsmfs_falloc_pages(struct inode *inode, loff_t from, loff_t to, bool large, loff_t size)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	/* Only the fields of an append are set: not zeroed at entry. */
+	struct vsmfs_wmap m __uninitialized;
+	struct vsmfs_append *a = &m.ap;
+	u64 key = from >> VSMFS_VSP_SHIFT, pstart = key << VSMFS_VSP_SHIFT;
+	u64 first = (from - pstart) >> VSMFS_BLOCK_SHIFT, e, have;
+	bool owned, ranged;
+	char __pm *p;
+	int ret;
+
+	m.inode = inode;
+	m.pos = from;
+	m.len = to - from;
+	m.flags = VSMFS_WM_FALLOC | (large ? VSMFS_WM_LARGE : 0);
+	down_write(&VSMFS_I(inode)->i_idx_sem);
+	e = vsmfs_idx_lookup(inode, key);
+	have = e ? vsmfs_idx_count(e) : 0;
+	a->key = key;
+	a->e = e;
+	a->have = have;
+	a->need = DIV_ROUND_UP(to - pstart, VSMFS_BLOCK_SIZE);
+	a->size = max_t(loff_t, size, i_size_read(inode));
+	/* An append's, and the page table block of the pages marked. */
+	a->credits = vsmfs_cow_blocks_at(VSMFS_COW_MULTI, from, to - from) + 1;
+	a->r.count = 0;
+	/*
+	 * Pages to add, and the run's pages in the range with frames: holes
+	 * a sparse file keeps in it (and before the range, past the run) are
+	 * filled or kept in a handle of the other kind.
+	 */
+	ret = -EAGAIN;
+	/* Nothing to add: done, but for a size to set. */
+	if (a->need <= have && !(size > i_size_read(inode)) &&
+	    vsmfs_frames_in(sbi, vsmfs_idx_lpn(e) + first, a->need - first) == a->need - first)
+		ret = 0;
+	if (a->need <= have || a->credits > vsmfs_trans_max_blocks(sbi) ||
+	    (sbi->s_noframe && first > have) ||
+	    (first < have && vsmfs_frames_in(sbi, vsmfs_idx_lpn(e) + first, have - first) !=
+	     have - first))
+		goto out;
+	ret = vsmfs_append_plan(inode, key, e, have, a->need, large, a);
+	if (ret)
+		goto out_nospc;
+	p = vsmfs_data_begin(sbi, a->dst, 0, (a->need - have) << VSMFS_BLOCK_SHIFT, &ranged);
+	if (p)
+		vsmfs_zero_pm(p, (a->need - have) << VSMFS_BLOCK_SHIFT);
+	vsmfs_data_end(ranged);
+	ret = -EFSCORRUPTED;
+	if (!p)
+		goto out_release;
+	if (size > i_size_read(inode)) {
+		loff_t old = i_size_read(inode);
+
+		vsmfs_vsp_enter();
+		vsmfs_zero_mapped(inode, old, min_t(loff_t, size, round_up(old, VSMFS_BLOCK_SIZE)));
+		vsmfs_vsp_exit();
+	}
+	/* The zeros durable before the handle that makes them the file's. */
+	vsmfs_fence_pending();
+	ret = vsmfs_append_grow(&m, &owned);
+	if (owned)
+		goto out;
+out_release:
+	if (a->r.count)
+		vsmfs_resv_release(sbi, &a->r);
+out_nospc:
+	/* No room beside the run's pages: a handle that needs the run's alone. */
+	if (ret == -ENOSPC)
+		ret = -EAGAIN;
+out:
+	up_write(&VSMFS_I(inode)->i_idx_sem);
+	return ret;
 }
 
 /*

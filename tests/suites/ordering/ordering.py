@@ -43,7 +43,9 @@ attributes, flags) and unlinks one with data, in shared handles, each operation 
 each appends pages to its files (a large file's reserved tail, given back
 at its close, and a small file's run grown), each append fsync'd; in conc-grow@group each creates files in a directory
 whose block is full (the first create takes a new block), each fsync'd; in conc-unwritten@group each writes over pages
-of its files fallocate left unwritten, each write fsync'd. In conc-migrate four tasks write large files and the parent moves them
+of its files fallocate left unwritten, each write fsync'd; in conc-falloc@group
+each preallocates pages of its files (after a small file's run, past its end,
+a large file's superpage), each fallocate fsync'd. In conc-migrate four tasks write large files and the parent moves them
 between the CPUs every millisecond; the summary line counts the lines
 that only the rule "a fence by the same task" made durable (a task that
 moved between its flush and its fence). A move inside a commit needs the
@@ -334,6 +336,13 @@ WORKLOADS = {
     "removexattr": (None, lambda m: os.removexattr(f"{m}/small", "user.x")),
     "chmod": (None, lambda m: os.chmod(f"{m}/f", 0o600)),
     "fallocate": (None, lambda m: fallocate(f"{m}/small", 0, MIB)),
+    # Pages added beside other handles, zeroed before the handle (write.c,
+    # vsmfs_falloc_pages()): after a small file's run, with the size and
+    # the zeros past the old end; kept past the end; a large file's first
+    # superpage.
+    "fallocate-small": (None, lambda m: fallocate(f"{m}/small", 0, 64 * KIB)),
+    "fallocate-keep": (None, lambda m: fallocate_mode(f"{m}/small", 0x01, 0, 32 * KIB)),
+    "fallocate-large": (None, lambda m: fallocate(f"{m}/empty", 0, 300 * KIB)),
     "punch-hole": (None, lambda m: fallocate_mode(f"{m}/f", FALLOC_PUNCH, 6000, 20000)),
     "zero-range": (None, lambda m: fallocate_mode(f"{m}/f", FALLOC_ZERO, 6000, 20000)),
     "fsync": (lambda m: pwrite(f"{m}/f", 100, 100), lambda m: fsync(f"{m}/f")),
@@ -362,13 +371,15 @@ SHORT_GROUP = ["creat", "rename-replace", "overwrite-4k", "truncate-shrink"]
 # and takes the same paths of the module: unlink for unlink-linked
 # (link count), punch-hole for zero-range (extents freed), setxattr and
 # removexattr for replacexattr, remount-rw for remount-ro (superblock
-# update), chmod for truncate-grow (inode only).
-SHORT_SKIP = {"unlink-linked", "zero-range", "replacexattr", "remount-ro", "truncate-grow"}
+# update), chmod for truncate-grow (inode only), fallocate-small for
+# fallocate-keep (pages after a run, in a shared handle).
+SHORT_SKIP = {"unlink-linked", "zero-range", "replacexattr", "remount-ro", "truncate-grow",
+              "fallocate-keep"}
 # Option sets of the concurrent workloads in the long run.
 CONC_OPTION_SETS = {"": "", "ckpt": "checkpoint_threshold=1", "group": "commit=300"}
 # The concurrent workloads that make each operation durable themselves
 # (fsync), and so also run with group commit ("group"), in both runs.
-CONC_GROUP = ["conc-attrs", "conc-appends", "conc-grow", "conc-unwritten"]
+CONC_GROUP = ["conc-attrs", "conc-appends", "conc-grow", "conc-unwritten", "conc-falloc"]
 # The counter of the shared handles a workload's operations run in, if not
 # trans_shared_meta: overwrites run in shared write handles.
 SHARED_COUNTER = {"conc-unwritten": "trans_shared_handles"}
@@ -702,6 +713,31 @@ def unwritten_ops(d):
     ]
 
 
+def falloc_dirs(m):
+    """Directories of their own, each with a small file and an empty one."""
+    own_dirs(m)
+    for t in range(2):
+        put(f"{m}/c{t}/f", 5000, 6)
+        creat(f"{m}/c{t}/big")
+
+
+def falloc_ops(d):
+    """fallocate() of a task on files of its own, each made durable by an
+    fsync: pages after a small file's run with its size, a write into
+    them, pages kept past the end, a large file's first superpage; with
+    group commit, in shared handles beside the other task's, the pages
+    zeroed before them."""
+    f = f"{d}f"
+    return [
+        ("fallocate 64k", synced(lambda m: fallocate(f"{m}/{f}", 0, 64 * KIB), f)),
+        ("write into it", synced(lambda m: pwrite(f"{m}/{f}", 20000, 4 * KIB, d + "0"), f)),
+        ("fallocate keep", synced(lambda m: fallocate_mode(f"{m}/{f}", 0x01, 64 * KIB,
+                                                           64 * KIB), f)),
+        ("fallocate large", synced(lambda m: fallocate(f"{m}/{d}big", 0, 300 * KIB),
+                                   f"{d}big")),
+    ]
+
+
 CONCURRENT = {
     # Each task in a directory of its own: commits of unrelated blocks.
     "conc-dirs": (own_dirs, [dir_ops("c0/"), dir_ops("c1/")],
@@ -737,6 +773,11 @@ CONCURRENT = {
     "conc-unwritten": (prealloc_dirs, [unwritten_ops("c0/"), unwritten_ops("c1/")],
                        lambda m, t: subtree(f"{m}/c{t}"),
                        lambda t, rel: rel == f"c{t}" or rel.startswith(f"c{t}/"), True),
+    # fallocate() of files of its own, each task, each fsync'd: with the
+    # option set "group", in shared handles.
+    "conc-falloc": (falloc_dirs, [falloc_ops("c0/"), falloc_ops("c1/")],
+                    lambda m, t: subtree(f"{m}/c{t}"),
+                    lambda t, rel: rel == f"c{t}" or rel.startswith(f"c{t}/"), True),
     # Large writes in directories of their own, by four tasks (two per
     # CPU, so that they wait for each other inside their transactions),
     # moved between CPUs all along.
