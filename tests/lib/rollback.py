@@ -209,6 +209,13 @@ def ops(b):
         ("truncate-shrink", lambda: os.truncate(b + "/big", 5000)),
         ("fallocate", lambda: fallocate(b + "/d1/f", 0, 0, 1 << 20)),
         ("fallocate-keep", lambda: fallocate(b + "/d1/f", FALLOC_FL_KEEP_SIZE, 0, 1 << 20)),
+        # Pages added in a shared handle (after a small file's run, in a
+        # large file's tail, a whole superpage), marked unwritten as its
+        # last change; one piece each (a fallocate() of several keeps the
+        # pieces done before one that fails, as other file systems do).
+        ("fallocate-small", lambda: fallocate(b + "/d1/f", 0, 0, 64 << 10)),
+        ("fallocate-tail", lambda: fallocate(b + "/big", 0, 0, 2 << 20)),
+        ("fallocate-superpage", lambda: fallocate(b + "/big", 0, 2 << 20, 2 << 20)),
         ("fallocate-punch", lambda: fallocate(b + "/big", FALLOC_FL_PUNCH_HOLE |
                                               FALLOC_FL_KEEP_SIZE, 8192, 1 << 20)),
         ("fallocate-zero", lambda: fallocate(b + "/big", FALLOC_FL_ZERO_RANGE, 100, 50000)),
