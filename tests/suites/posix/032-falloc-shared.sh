@@ -54,7 +54,9 @@ with open(os.path.join(mnt, "warm"), "wb") as f:
 s = falloc("big", 0, 6 * VSP)
 check(s["trans_excl"] == 0,
       "fallocate of 6 superpages stopped the others %d times" % s["trans_excl"])
-check(s["trans_shared_meta"] == 6, "6 superpages in %d shared handles" % s["trans_shared_meta"])
+# One more for the times, if the clock ticked since the create.
+check(6 <= s["trans_shared_meta"] <= 7,
+      "6 superpages in %d shared handles" % s["trans_shared_meta"])
 # The mutex: a free superpage reserved for each, in a short hold.
 check(s["journal_lock_takes"] <= 6,
       "fallocate of 6 superpages took the transaction mutex %d times" % s["journal_lock_takes"])
@@ -64,7 +66,7 @@ check(unwritten_pages(big) == set(range(6 * 512)),
       "big: %d of 3072 pages unwritten" % len(unwritten_pages(big)))
 # Grown again past its end, into a seventh superpage and part of an eighth.
 s = falloc("big", 6 * VSP, VSP + 40 * P)
-check(s["trans_excl"] == 0 and s["trans_shared_meta"] == 2,
+check(s["trans_excl"] == 0 and 2 <= s["trans_shared_meta"] <= 3,
       "growing big by 1.1 superpages: %d stops, %d shared handles" %
       (s["trans_excl"], s["trans_shared_meta"]))
 check(os.stat(big).st_size == 7 * VSP + 40 * P, "big: size %d" % os.stat(big).st_size)
@@ -103,9 +105,9 @@ check(unwritten_pages(lg) == set(range(2, 60)),
       "log: unwritten %s, not pages 2-59" % sorted(unwritten_pages(lg)))
 check(os.stat(lg).st_blocks == 60 * P // 512, "log: %d blocks" % os.stat(lg).st_blocks)
 
-# Nothing to add: no handle at all.
+# Nothing to add: no handle but the times' (if the clock ticked since).
 s = falloc("log", 0, 10 * P, keep=True, fd=os.open(lg, os.O_RDWR))
-check(s["journal_lock_takes"] == 0 and s["trans_shared_meta"] == 0,
+check(s["journal_lock_takes"] == 0 and s["trans_shared_meta"] <= 1,
       "fallocate over allocated pages: %d mutex takes, %d shared handles" %
       (s["journal_lock_takes"], s["trans_shared_meta"]))
 
