@@ -112,10 +112,11 @@ struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir,
 
 /*
  * Blocks freeing an inode in a shared metadata handle dirties: its slot's,
- * the i-number bitmap's, and the page bitmap's of each run it frees (one
- * piece's run, and its VSP's tail).
+ * the i-number bitmap's, the page bitmap's of each run it frees (one
+ * piece's run, and its VSP's tail), and the page table block of their
+ * entries, for the pages still marked unwritten (fallocated).
  */
-#define VSMFS_EVICT_CREDITS	(2 + VSMFS_SHARED_FREES)
+#define VSMFS_EVICT_CREDITS	(3 + VSMFS_SHARED_FREES)
 
 /*
  * Whether the pages of regular file @inode are one run in a piece the
@@ -350,9 +351,10 @@ static bool vsmfs_owns_past_end(struct inode *inode)
 /*
  * Blocks a change of attributes dirties in a shared metadata handle: the
  * inode table block, and with a truncation the page bitmap's of each run
- * it frees; with an access ACL, the xattr block besides.
+ * it frees and the page table block of the pages still marked unwritten;
+ * with an access ACL, the xattr block besides.
  */
-#define VSMFS_SETATTR_CREDITS	(1 + VSMFS_SHARED_FREES)
+#define VSMFS_SETATTR_CREDITS	(2 + VSMFS_SHARED_FREES)
 
 /*
  * Change what @iattr asks of @inode in a shared metadata handle

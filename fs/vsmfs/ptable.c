@@ -179,6 +179,56 @@ static int vsmfs_pt_unwritten_shared(struct vsmfs_trans *t, u64 lpn, u64 count)
 	return 0;
 }
 
+/*
+ * vsmfs_pt_unwritten() clearing, in shared metadata handle @t: the pages
+ * are those of a file the handle frees or truncates (its entries, which
+ * the caller's locks keep to this task) or of a reservation it ends. In
+ * each page table block with a flag to clear, the entries from the first
+ * flagged to the last are saved in the handle's log, so that an abort puts
+ * them and their bits of s_unwritten back (vsmfs_trans_put_words()), and
+ * the block joins @t from a credit; both are checked for every block
+ * before any entry changes (-EAGAIN: the log is full, or no credit is
+ * left). Then each flagged entry loses the flag with a whole-word store,
+ * its bit of s_unwritten cleared atomically (other handles change bits of
+ * the same words); the handle's end notes the words that changed, with
+ * atomic bit operations (vsmfs_trans_handle_done()).
+ */
+static int vsmfs_pt_written_meta_shared(struct vsmfs_trans *t, u64 lpn, u64 count)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	u64 i, k, first, last, end = lpn + count;
+	u32 need = 0;
+	struct vsmfs_mblk *mb;
+	__le64 *slot;
+	int ret;
+
+	for (i = lpn; i < end; i += k) {
+		k = min_t(u64, end - i, VSMFS_PTES_PER_BLOCK - i % VSMFS_PTES_PER_BLOCK);
+		first = find_next_bit(sbi->s_unwritten, i + k, i);
+		if (first >= i + k)
+			continue;
+		for (last = i + k - 1; !test_bit(last, sbi->s_unwritten); last--)
+			;
+		slot = vsmfs_pt_slot(sbi, first, &mb);
+		if (!slot)
+			return -ENOMEM;
+		if (!READ_ONCE(mb->m_is_dirty) && ++need > t->t_credits)
+			return -EAGAIN;
+		ret = vsmfs_trans_get_write_access_range(t, mb, (u8 *)slot - mb->m_data,
+							 (last - first + 1) * 8);
+		if (ret)
+			return ret;
+	}
+	i = lpn;
+	for_each_set_bit_from(i, sbi->s_unwritten, end) {
+		slot = vsmfs_pt_slot(sbi, i, &mb);
+		WRITE_ONCE(*slot, *slot & ~cpu_to_le64(VSMFS_PTE_UNWRITTEN));
+		clear_bit(i, sbi->s_unwritten);
+		vsmfs_trans_dirty(t, mb);
+	}
+	return 0;
+}
+
 /**
  * vsmfs_pt_unwritten() - mark pages fallocated and not written, or not
  * @t: running transaction
@@ -189,7 +239,9 @@ static int vsmfs_pt_unwritten_shared(struct vsmfs_trans *t, u64 lpn, u64 count)
  *
  * The page table blocks join @t only where an entry changes. In a shared
  * metadata handle, only the pages of a reservation the handle makes a
- * file's may be marked, as its last change (vsmfs_pt_unwritten_shared()).
+ * file's may be marked, as its last change (vsmfs_pt_unwritten_shared());
+ * the flags of pages it frees are cleared with their old entries saved
+ * (vsmfs_pt_written_meta_shared()).
  *
  * Return: 0 or a negative errno (-EAGAIN in a shared metadata handle that
  * cannot make the change); on error nothing has changed.
@@ -202,8 +254,9 @@ int vsmfs_pt_unwritten(struct vsmfs_trans *t, u64 lpn, u64 count, bool set)
 
 	if (!sbi->s_unwritten)
 		return 0;
-	if (t->t_shared && set)
-		return vsmfs_pt_unwritten_shared(t, lpn, count);
+	if (t->t_shared)
+		return set ? vsmfs_pt_unwritten_shared(t, lpn, count) :
+			     vsmfs_pt_written_meta_shared(t, lpn, count);
 	/* Write access to every block first, so a failure changes nothing. */
 	for (i = lpn; i < end; i += k) {
 		k = min_t(u64, end - i, VSMFS_PTES_PER_BLOCK - i % VSMFS_PTES_PER_BLOCK);

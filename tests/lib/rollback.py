@@ -105,6 +105,9 @@ def fixture(base):
     write_file(base + "/d1/f", os.urandom(10000))
     write_file(base + "/d1/g", os.urandom(3000))
     write_file(base + "/d2/h", os.urandom(5000))
+    # Preallocated, its first page written.
+    write_file(base + "/d2/pre", os.urandom(4096))
+    fallocate(base + "/d2/pre", 0, 0, 64 << 10)
     write_file(base + "/big", os.urandom(3 << 19))
     os.link(base + "/d1/g", base + "/d2/g2")
     os.setxattr(base + "/d1/f", "user.keep", b"v" * 100)
@@ -207,6 +210,7 @@ def ops(b):
         ("write-hole", lambda: write_overwrite(b + "/d2/h", 5 << 20, 5000)),
         ("truncate-grow", lambda: os.truncate(b + "/d1/f", 3 << 20)),
         ("truncate-shrink", lambda: os.truncate(b + "/big", 5000)),
+        ("truncate-unwritten", lambda: os.truncate(b + "/d2/pre", 8192)),
         ("fallocate", lambda: fallocate(b + "/d1/f", 0, 0, 1 << 20)),
         ("fallocate-keep", lambda: fallocate(b + "/d1/f", FALLOC_FL_KEEP_SIZE, 0, 1 << 20)),
         # Pages added in a shared handle (after a small file's run, in a

@@ -84,7 +84,7 @@ mount_vsmfs
 $roll "$MNT" --strict free_run trans_fail create create-grow link-grow rename-grow mkdir mknod \
 	symlink tmpfile-link \
 	write-append write-over write-hole fallocate-punch fallocate-zero fallocate-small \
-	fallocate-tail fallocate-superpage setxattr setxattr-more replacexattr removexattr-more set-acl set-acl-more chattr \
+	fallocate-tail fallocate-superpage truncate-unwritten setxattr setxattr-more replacexattr removexattr-more set-acl set-acl-more chattr \
 	> /tmp/roll-fail.out || rc=$?
 cat /tmp/roll-fail.out
 for want in "fallocate-punch free_run" "write-append free_run" "create trans_fail" \
@@ -92,7 +92,8 @@ for want in "fallocate-punch free_run" "write-append free_run" "create trans_fai
 	"tmpfile-link trans_fail" "write-hole trans_fail" "replacexattr trans_fail" \
 	"removexattr-more trans_fail" "set-acl trans_fail" "set-acl-more trans_fail" \
 	"chattr trans_fail" "fallocate-small trans_fail" \
-	"fallocate-tail trans_fail" "fallocate-superpage trans_fail"; do
+	"fallocate-tail trans_fail" "fallocate-superpage trans_fail" \
+	"truncate-unwritten trans_fail"; do
 	set -- $want
 	grep -q "^$1: failed calls.* $2:[1-9]" /tmp/roll-fail.out ||
 		die "$1: no call failed at $2"

@@ -343,6 +343,11 @@ WORKLOADS = {
     "fallocate-small": (None, lambda m: fallocate(f"{m}/small", 0, 64 * KIB)),
     "fallocate-keep": (None, lambda m: fallocate_mode(f"{m}/small", 0x01, 0, 32 * KIB)),
     "fallocate-large": (None, lambda m: fallocate(f"{m}/empty", 0, 300 * KIB)),
+    # Pages still unwritten freed beside other handles, their marks cleared.
+    "truncate-unwritten": (lambda m: fallocate(f"{m}/d/g", 0, 64 * KIB),
+                           lambda m: os.truncate(f"{m}/d/g", 8 * KIB)),
+    "unlink-unwritten": (lambda m: fallocate(f"{m}/d/g", 0, 64 * KIB),
+                         lambda m: os.unlink(f"{m}/d/g")),
     "punch-hole": (None, lambda m: fallocate_mode(f"{m}/f", FALLOC_PUNCH, 6000, 20000)),
     "zero-range": (None, lambda m: fallocate_mode(f"{m}/f", FALLOC_ZERO, 6000, 20000)),
     "fsync": (lambda m: pwrite(f"{m}/f", 100, 100), lambda m: fsync(f"{m}/f")),
@@ -724,7 +729,8 @@ def falloc_dirs(m):
 def falloc_ops(d):
     """fallocate() of a task on files of its own, each made durable by an
     fsync: pages after a small file's run with its size, a write into
-    them, pages kept past the end, a large file's first superpage; with
+    them, pages kept past the end, a large file's first superpage, a
+    truncation that frees pages still unwritten; with
     group commit, in shared handles beside the other task's, the pages
     zeroed before them."""
     f = f"{d}f"
@@ -735,6 +741,7 @@ def falloc_ops(d):
                                                            64 * KIB), f)),
         ("fallocate large", synced(lambda m: fallocate(f"{m}/{d}big", 0, 300 * KIB),
                                    f"{d}big")),
+        ("truncate", synced(lambda m: os.truncate(f"{m}/{f}", 8 * KIB), f)),
     ]
 
 

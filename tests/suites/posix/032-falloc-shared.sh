@@ -7,7 +7,8 @@
 # the transaction mutex is taken only to reserve a whole free superpage
 # or refill a CPU's pool, briefly. Sizes, the zeros past an old end,
 # unwritten extents and data survive a remount, and fsck accepts the
-# result.
+# result. The truncation and the freeing of a preallocated file clear the
+# marks of the pages they free in shared handles too.
 . tests/lib/common.sh
 
 mkfs_vsmfs -f "$DEV"
@@ -110,6 +111,30 @@ s = falloc("log", 0, 10 * P, keep=True, fd=os.open(lg, os.O_RDWR))
 check(s["journal_lock_takes"] == 0 and s["trans_shared_meta"] <= 1,
       "fallocate over allocated pages: %d mutex takes, %d shared handles" %
       (s["journal_lock_takes"], s["trans_shared_meta"]))
+
+# A preallocated file partly written: its truncation and its freeing
+# clear the marks of the pages they free beside other handles too.
+pr = os.path.join(mnt, "pre")
+fd = os.open(pr, os.O_CREAT | os.O_RDWR, 0o644)
+os.posix_fallocate(fd, 0, 48 * P)
+os.pwrite(fd, b"p" * P, 0)
+os.close(fd)
+c.reset()
+os.truncate(pr, 16 * P)
+s = c.read()
+check(s["trans_excl"] == 0 and s["trans_shared_meta"] >= 1,
+      "truncating a preallocated file: %d stops, %d shared handles" %
+      (s["trans_excl"], s["trans_shared_meta"]))
+check(unwritten_pages(pr) == set(range(1, 16)) and os.stat(pr).st_blocks == 16 * P // 512,
+      "pre: unwritten %s, %d blocks after the truncation" %
+      (sorted(unwritten_pages(pr)), os.stat(pr).st_blocks))
+c.reset()
+os.unlink(pr)
+s = c.read()
+check(s["trans_excl"] == 0 and s["trans_shared_meta"] >= 1,
+      "freeing a preallocated file: %d stops, %d shared handles" %
+      (s["trans_excl"], s["trans_shared_meta"]))
+print("truncation and freeing of a preallocated file: no stop")
 
 
 # Two processes, each preallocating files of its own, 16 MiB at a time,
