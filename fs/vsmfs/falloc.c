@@ -215,7 +215,7 @@ static int vsmfs_clear_piece(struct inode *inode, u64 key, loff_t from, loff_t t
  * the run grows to @to, and its pages without frames in the range (sparse
  * file systems) take frames, zeroed, in more transactions if the journal
  * has no room for all in one. The end of what the run held before (and so
- * may hold data) goes to @oldend, if set.
+ * may hold data) goes to @oldend.
  */
 static int vsmfs_alloc_piece(struct inode *inode, u64 key, loff_t from, loff_t to, bool large,
 			     loff_t size, loff_t *oldend)
@@ -238,8 +238,7 @@ static int vsmfs_alloc_piece(struct inode *inode, u64 key, loff_t from, loff_t t
 			vsmfs_fallocate_size(inode, size);
 		ret = vsmfs_wmap_end(&m, 0);
 	} while (!ret && m.more);
-	if (oldend)
-		*oldend = (key << VSMFS_VSP_SHIFT) + (have << VSMFS_BLOCK_SHIFT);
+	*oldend = (key << VSMFS_VSP_SHIFT) + (have << VSMFS_BLOCK_SHIFT);
 	return ret;
 }
 
@@ -531,21 +530,19 @@ static long vsmfs_do_fallocate(struct file *file, int mode, loff_t offset, loff_
 						       pend - pos, VSMFS_CLEAR_BLOCKS);
 			ret = vsmfs_clear_piece(inode, key, pos, pend, false, true,
 						pend == end ? newsize : 0);
-		} else if (!zero) {
-			/* Beside other handles where it can, else in one of the other kind. */
-			bool large = end >= VSMFS_LARGE_FILE;
-			loff_t sz = pend == end ? newsize : 0;
-
-			ret = vsmfs_falloc_pages(inode, pos, pend, large, sz);
-			if (ret == -EAGAIN)
-				ret = vsmfs_alloc_piece(inode, key, pos, pend, large, sz, NULL);
 		} else {
-			loff_t oldend;
+			bool large = end >= VSMFS_LARGE_FILE;
+			loff_t sz = pend == end ? newsize : 0, oldend = 0;
 
-			ret = vsmfs_alloc_piece(inode, key, pos, pend, end >= VSMFS_LARGE_FILE,
-						pend == end ? newsize : 0, &oldend);
+			/*
+			 * Beside other handles where it can (with no old bytes
+			 * to zero), else in a handle of the other kind.
+			 */
+			ret = zero ? -EAGAIN : vsmfs_falloc_pages(inode, pos, pend, large, sz);
+			if (ret == -EAGAIN)
+				ret = vsmfs_alloc_piece(inode, key, pos, pend, large, sz, &oldend);
 			/* Newly allocated pages are zero already. */
-			if (!ret && pos < oldend)
+			if (!ret && zero && pos < oldend)
 				ret = vsmfs_clear_piece(inode, key, pos, min(pend, oldend),
 							false, false, 0);
 		}

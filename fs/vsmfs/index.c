@@ -312,6 +312,28 @@ void vsmfs_zero_mapped(struct inode *inode, loff_t from, loff_t to)
 }
 
 /**
+ * vsmfs_zero_past_end() - zero the bytes past a file's end in its last
+ *	page, before a shared handle grows the size
+ * @inode: a regular file, its size not yet grown
+ *
+ * Outside any handle, with this CPU caught up with page swaps
+ * (vsmfs_vsp_enter()), and fenced on this CPU before the handle begins:
+ * past the end on PM until the handle that grows the size commits, so a
+ * crash shows nothing of them, and that commit finds them zero.
+ *
+ * Context: as vsmfs_zero_mapped().
+ */
+void vsmfs_zero_past_end(struct inode *inode)
+{
+	loff_t size = i_size_read(inode);
+
+	vsmfs_vsp_enter();
+	vsmfs_zero_mapped(inode, size, round_up(size, VSMFS_BLOCK_SIZE));
+	vsmfs_vsp_exit();
+	vsmfs_fence_pending();
+}
+
+/**
  * vsmfs_tail_pages() - pages of a run's superpage after the run
  * @e: index entry of the run
  *

@@ -41,6 +41,7 @@ u64 vsmfs_idx_lookup(struct inode *inode, u64 key);
 u64 vsmfs_idx_next(struct inode *inode, u64 key);
 u64 vsmfs_idx_prev(struct inode *inode, u64 key);
 void vsmfs_zero_mapped(struct inode *inode, loff_t from, loff_t to);
+void vsmfs_zero_past_end(struct inode *inode);
 int vsmfs_idx_set(struct vsmfs_trans *t, struct inode *inode, u64 key, u64 val);
 int vsmfs_truncate(struct vsmfs_trans *t, struct inode *inode, loff_t size, bool *more);
 u64 vsmfs_tail_pages(u64 e);

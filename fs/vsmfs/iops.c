@@ -396,12 +396,8 @@ static int vsmfs_setattr_shared(struct user_namespace *mnt_userns, struct inode 
 						   (u64)iattr->ia_size >> VSMFS_BLOCK_SHIFT))) {
 		return -EAGAIN;
 	}
-	if (grow) {
-		vsmfs_vsp_enter();
-		vsmfs_zero_mapped(inode, inode->i_size, round_up(inode->i_size, VSMFS_BLOCK_SIZE));
-		vsmfs_vsp_exit();
-		vsmfs_fence_pending();
-	}
+	if (grow)
+		vsmfs_zero_past_end(inode);
 	if (vsmfs_trans_begin_shared(VSMFS_SB(inode->i_sb), &t, VSMFS_SETATTR_CREDITS + !!acl,
 				     trunc && !grow ? VSMFS_SHARED_FREES : 0))
 		return -EAGAIN;

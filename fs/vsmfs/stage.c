@@ -455,22 +455,20 @@ static int vsmfs_append_grow_trans(struct vsmfs_trans *t, const struct vsmfs_wma
 static u32 vsmfs_append_shared(const struct vsmfs_wmap *m, unsigned int *frees)
 {
 	bool large = m->flags & VSMFS_WM_LARGE;
-	/* fallocate() marks the new pages: their page table block. */
-	u32 falloc = !!(m->flags & VSMFS_WM_FALLOC);
 
 	*frees = 1;
 	switch (m->ap.kind) {
 	case VSMFS_APPEND_TAIL:
 	case VSMFS_APPEND_AFTER:
-		return VSMFS_APPEND_SHARED_CREDITS + falloc;
+		return VSMFS_APPEND_SHARED_CREDITS;
 	case VSMFS_APPEND_FIRST:
 		if (!large)
-			return VSMFS_APPEND_SHARED_CREDITS + falloc;
+			return VSMFS_APPEND_SHARED_CREDITS;
 		*frees = 2;
-		return m->ap.r.count == VSMFS_VSP_PAGES ? VSMFS_LARGE_FIRST_CREDITS + falloc : 0;
+		return m->ap.r.count == VSMFS_VSP_PAGES ? VSMFS_LARGE_FIRST_CREDITS : 0;
 	case VSMFS_APPEND_MOVE:
 		*frees = 2;
-		return large ? 0 : VSMFS_MOVE_SHARED_CREDITS + falloc;
+		return large ? 0 : VSMFS_MOVE_SHARED_CREDITS;
 	default:
 		return 0;
 	}
@@ -523,6 +521,9 @@ noinline int vsmfs_append_grow(const struct vsmfs_wmap *m, bool *owned)
 	int ret;
 
 	*owned = false;
+	/* fallocate() marks the new pages: their page table block besides. */
+	if (credits && (m->flags & VSMFS_WM_FALLOC))
+		credits++;
 	if (credits && !vsmfs_trans_begin_shared(sbi, &t, credits, frees)) {
 		ret = vsmfs_append_grow_trans(&t, m);
 		if (ret != -EAGAIN) {

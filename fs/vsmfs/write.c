@@ -874,15 +874,11 @@ int vsmfs_falloc_pages(struct inode *inode, loff_t from, loff_t to, bool large, 
 	ret = -EFSCORRUPTED;
 	if (!p)
 		goto out_release;
-	if (size > i_size_read(inode)) {
-		loff_t old = i_size_read(inode);
-
-		vsmfs_vsp_enter();
-		vsmfs_zero_mapped(inode, old, min_t(loff_t, size, round_up(old, VSMFS_BLOCK_SIZE)));
-		vsmfs_vsp_exit();
-	}
 	/* The zeros durable before the handle that makes them the file's. */
-	vsmfs_fence_pending();
+	if (size > i_size_read(inode))
+		vsmfs_zero_past_end(inode);
+	else
+		vsmfs_fence_pending();
 	ret = vsmfs_append_grow(&m, &owned);
 	if (owned)
 		goto out;
