@@ -17,7 +17,7 @@ import mmap
 import os
 import subprocess
 import sys
-from vsmfs_test import check, Counters, P, run_parallel, unwritten_pages
+from vsmfs_test import check, Counters, P, VSP, run_parallel, unwritten_pages
 dev, mnt = sys.argv[1:3]
 c = Counters(dev)
 def prealloc(name, pages):
@@ -77,7 +77,6 @@ print("mmap: 16 fallocated pages written by faults, mutex taken 0 times")
 # are one aligned run, as fallocate gives a large file) makes all its
 # pages written: stores through the mapping reach any of them without
 # another fault.
-VSP = 512 * P
 h = prealloc("h", 1024)
 fd = os.open(h, os.O_RDWR)
 mp = mmap.mmap(fd, 2 * VSP, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)

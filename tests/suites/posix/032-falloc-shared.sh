@@ -15,30 +15,26 @@ mkfs_vsmfs -f "$DEV"
 # No commit by the timer inside a counted change.
 mount_vsmfs -o commit=300
 PYTHONPATH=tests/lib python3 - "$DEV" "$MNT" <<'PY'
+import ctypes
 import os
 import sys
-from vsmfs_test import check, Counters, P, run_parallel, unwritten_pages
+from vsmfs_test import check, Counters, P, VSP, run_parallel, unwritten_pages
 dev, mnt = sys.argv[1:3]
 c = Counters(dev)
-VSP = 512 * P
+libc = ctypes.CDLL(None, use_errno=True)
+libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
 
 
-def falloc(name, off, length, keep=False, fd=None):
-    own = fd is None
-    if own:
-        fd = os.open(os.path.join(mnt, name), os.O_CREAT | os.O_RDWR, 0o644)
+def falloc(name, off, length, keep=False):
+    fd = os.open(os.path.join(mnt, name), os.O_CREAT | os.O_RDWR, 0o644)
     c.reset()
     if keep:
-        import ctypes
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
         if libc.fallocate(fd, 1, off, length):
             raise OSError(ctypes.get_errno(), "fallocate KEEP_SIZE")
     else:
         os.posix_fallocate(fd, off, length)
     s = c.read()
-    if own:
-        os.close(fd)
+    os.close(fd)
     print("%s: fallocate(%d, %d%s): %d stops, mutex %d, shared metadata handles %d" %
           (name, off, length, ", KEEP_SIZE" if keep else "", s["trans_excl"],
            s["journal_lock_takes"], s["trans_shared_meta"]))
@@ -95,9 +91,7 @@ check(unwritten_pages(sm) == set(range(2, 32)),
 lg = os.path.join(mnt, "log")
 with open(lg, "wb") as f:
     f.write(b"l" * 5000)
-fd = os.open(lg, os.O_RDWR)
-s = falloc("log", 0, 60 * P, keep=True, fd=fd)
-os.close(fd)
+s = falloc("log", 0, 60 * P, keep=True)
 check(s["trans_excl"] == 0 and s["journal_lock_takes"] <= 1,
       "fallocate KEEP_SIZE: %d stops, mutex taken %d times" %
       (s["trans_excl"], s["journal_lock_takes"]))
@@ -107,7 +101,7 @@ check(unwritten_pages(lg) == set(range(2, 60)),
 check(os.stat(lg).st_blocks == 60 * P // 512, "log: %d blocks" % os.stat(lg).st_blocks)
 
 # Nothing to add: no handle but the times' (if the clock ticked since).
-s = falloc("log", 0, 10 * P, keep=True, fd=os.open(lg, os.O_RDWR))
+s = falloc("log", 0, 10 * P, keep=True)
 check(s["journal_lock_takes"] == 0 and s["trans_shared_meta"] <= 1,
       "fallocate over allocated pages: %d mutex takes, %d shared handles" %
       (s["journal_lock_takes"], s["trans_shared_meta"]))
@@ -165,9 +159,8 @@ mount_vsmfs
 PYTHONPATH=tests/lib python3 - "$MNT" <<'PY'
 import os
 import sys
-from vsmfs_test import check, P, unwritten_pages
+from vsmfs_test import check, P, VSP, unwritten_pages
 mnt = sys.argv[1]
-VSP = 512 * P
 big = os.path.join(mnt, "big")
 check(os.stat(big).st_size == 7 * VSP + 40 * P, "big: size %d after a remount" %
       os.stat(big).st_size)
