@@ -117,10 +117,12 @@ static void vsmfs_resv_put(struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
  * ordinary reservation (bits set in the DRAM bitmap and in its overlay),
  * so no version the journal writes has it and a crash finds it free.
  *
- * A pool that cannot serve a reservation is refilled in one hold of
- * s_trans_mutex (vsmfs_pool_refill()): with the pages of its VSP freed
- * since (a commit frees there the scratch pages of the overwrites it
- * served), else from another VSP. When free space runs short
+ * A commit gives back to the pool of their VSP the scratch pages that took
+ * the old frames of the overwrites it served (vsmfs_pool_recycle()), which
+ * it hands out again once that commit is durable. A pool that cannot
+ * serve a reservation is refilled in one hold of s_trans_mutex
+ * (vsmfs_pool_refill()): with the pages of its VSP freed since, else from
+ * another VSP. When free space runs short
  * (vsmfs_pool_low()), pools are not refilled and the next handle empties
  * them (vsmfs_pool_drain()) before it allocates anything, so no allocation
  * fails for pages a pool holds; the pools together never hold more than
@@ -142,10 +144,27 @@ static unsigned int vsmfs_pool_max(struct vsmfs_sb_info *sbi)
 	return min_t(u64, most, VSMFS_VSP_PAGES);
 }
 
-/* Pages @pool holds (a bitmap of one VSP: eight words). */
+/* Pages @pool holds (a bitmap of one VSP: eight words), those pending included. */
 static inline unsigned int vsmfs_pool_held(const struct vsmfs_page_pool *pool)
 {
-	return bitmap_weight(pool->map, VSMFS_VSP_PAGES);
+	return bitmap_weight(pool->map, VSMFS_VSP_PAGES) + READ_ONCE(pool->npend);
+}
+
+/*
+ * The pages a commit gave back to @pool join those it hands out once
+ * that commit is durable. Commits end in order, so s_commit_tid at or past
+ * @pool->pend_tid makes every page of @pend durably free: the fence that
+ * made the commit durable came before s_commit_tid moved (a full barrier,
+ * vsmfs_trans_committed()), and the stores the pages take after this
+ * read depend on it. Context: @pool->lock.
+ */
+static inline void vsmfs_pool_ripen(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool)
+{
+	if (!pool->npend || (s64)pool->pend_tid > atomic64_read(&sbi->s_commit_tid))
+		return;
+	bitmap_or(pool->map, pool->map, pool->pend, VSMFS_VSP_PAGES);
+	bitmap_zero(pool->pend, VSMFS_VSP_PAGES);
+	WRITE_ONCE(pool->npend, 0);
 }
 
 /*
@@ -174,7 +193,8 @@ static unsigned long vsmfs_pool_run(const struct vsmfs_page_pool *pool, u64 coun
  * if pages at *@lpn lie in the pool's VSP but not all in the pool (in use,
  * most likely: the refill took every free one), else -EAGAIN.
  */
-static int vsmfs_pool_take(struct vsmfs_page_pool *pool, u64 *lpn, u64 count, bool at)
+static int vsmfs_pool_take(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool, u64 *lpn,
+			   u64 count, bool at)
 {
 	int ret = -EAGAIN;
 	unsigned long s;
@@ -183,6 +203,7 @@ static int vsmfs_pool_take(struct vsmfs_page_pool *pool, u64 *lpn, u64 count, bo
 	spin_lock(&pool->lock);
 	if (!pool->vsp)
 		goto out;
+	vsmfs_pool_ripen(sbi, pool);
 	base = vsmfs_pool_base(pool);
 	if (at) {
 		if (*lpn < base || *lpn - base + count > VSMFS_VSP_PAGES)
@@ -231,11 +252,13 @@ out:
 }
 
 /* Whether @pool holds @count pages in a row (vsmfs_pool_take() finds them). */
-static bool vsmfs_pool_fits(struct vsmfs_page_pool *pool, u64 count)
+static bool vsmfs_pool_fits(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool, u64 count)
 {
 	bool fits;
 
 	spin_lock(&pool->lock);
+	if (pool->vsp)
+		vsmfs_pool_ripen(sbi, pool);
 	fits = pool->vsp && vsmfs_pool_run(pool, count) < VSMFS_VSP_PAGES;
 	spin_unlock(&pool->lock);
 	return fits;
@@ -292,7 +315,9 @@ static unsigned int vsmfs_pool_fill(struct vsmfs_sb_info *sbi, struct vsmfs_page
 }
 
 /*
- * @pool gives back the pages it holds and keeps to no VSP any more.
+ * @pool gives back the pages it holds and keeps to no VSP any more, those
+ * a commit not yet durable gave it too: as the pages it freed, they are
+ * not taken before it is (s_freeing, vsmfs_wait_freed()).
  * Context: s_trans_mutex held.
  */
 static void vsmfs_pool_unclaim(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool)
@@ -309,8 +334,10 @@ static void vsmfs_pool_unclaim(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool
 	}
 	base = vsmfs_pool_base(pool);
 	shared = pool->shared;
-	bitmap_copy(map, pool->map, VSMFS_VSP_PAGES);
+	bitmap_or(map, pool->map, pool->pend, VSMFS_VSP_PAGES);
 	bitmap_zero(pool->map, VSMFS_VSP_PAGES);
+	bitmap_zero(pool->pend, VSMFS_VSP_PAGES);
+	WRITE_ONCE(pool->npend, 0);
 	pool->vsp = 0;
 	pool->shared = false;
 	spin_unlock(&pool->lock);
@@ -349,7 +376,7 @@ static void vsmfs_pool_refill(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool 
 		if (vsmfs_pool_fill(sbi, pool))
 			vsmfs_stat_inc(sbi, alloc_pool_refills);
 		/* A quarter of a VSP still held, read without the lock, is enough to keep it. */
-		if (vsmfs_pool_fits(pool, count) ||
+		if (vsmfs_pool_fits(sbi, pool, count) ||
 		    vsmfs_pool_held(pool) > VSMFS_VSP_PAGES / 4)
 			return;
 	}
@@ -385,13 +412,79 @@ static void vsmfs_alloc_handle_begin(struct vsmfs_sb_info *sbi)
 }
 
 /*
+ * The pool that keeps to VSP @vsp - 1, if one does: the one a commit last
+ * gave pages back to, this CPU's, then any. Read without the pools'
+ * locks: the caller looks again under the lock. Context: s_trans_mutex.
+ */
+static struct vsmfs_page_pool *vsmfs_pool_of(struct vsmfs_sb_info *sbi, u64 vsp)
+{
+	struct vsmfs_page_pool *pool = sbi->s_pool_hint;
+	int cpu;
+
+	if (pool && READ_ONCE(pool->vsp) == vsp)
+		return pool;
+	pool = raw_cpu_ptr(sbi->s_pools);
+	if (READ_ONCE(pool->vsp) != vsp) {
+		pool = NULL;
+		for_each_possible_cpu(cpu)
+			if (READ_ONCE(per_cpu_ptr(sbi->s_pools, cpu)->vsp) == vsp) {
+				pool = per_cpu_ptr(sbi->s_pools, cpu);
+				break;
+			}
+	}
+	if (pool)
+		sbi->s_pool_hint = pool;
+	return pool;
+}
+
+/*
+ * A scratch run @f, reserved whole, each page with a frame (the file's old
+ * frames of an overwrite), goes back to the pool that keeps to its VSP
+ * rather than to the bitmap, reserved as it is: in @pend until the commit
+ * is durable (vsmfs_pool_ripen()), then handed out again without
+ * s_trans_mutex, to a writer on the CPU whose writes freed it. The
+ * bitmap, its overlay and free space do not change: the pages were never
+ * in the bitmap on PM, and pooled pages are out of s_free_pages already.
+ * Return: whether the pool took the run.
+ * Context: s_trans_mutex held, in the commit (vsmfs_trans_apply_frees()),
+ * before s_run.tid moves past the committing transaction.
+ */
+static bool vsmfs_pool_recycle(struct vsmfs_sb_info *sbi, const struct vsmfs_free_run *f)
+{
+	u64 vsp = f->lpn / VSMFS_VSP_PAGES + 1, base = (vsp - 1) * VSMFS_VSP_PAGES;
+	struct vsmfs_page_pool *pool;
+	bool took = false;
+
+	if (f->resv != f->count || f->frames != f->count || !READ_ONCE(sbi->s_pools_on) ||
+	    vsmfs_pool_low(sbi))
+		return false;
+	pool = vsmfs_pool_of(sbi, vsp);
+	if (!pool)
+		return false;
+	spin_lock(&pool->lock);
+	if (READ_ONCE(sbi->s_pools_on) && pool->vsp == vsp &&
+	    vsmfs_pool_held(pool) + f->count <= vsmfs_pool_max(sbi)) {
+		bitmap_set(pool->pend, f->lpn - base, f->count);
+		WRITE_ONCE(pool->npend, pool->npend + f->count);
+		pool->pend_tid = sbi->s_run.tid;
+		took = true;
+	}
+	spin_unlock(&pool->lock);
+	if (took)
+		vsmfs_stat_add(sbi, alloc_pool_recycled, f->count);
+	return took;
+}
+
+/*
  * The committing handle frees in DRAM run @f of its transaction: a
- * reservation ends (claimed, or a scratch run behind old frames), else the
- * run's bits are cleared (an error is the bitmap's, reported by
- * vsmfs_fs_error()).
+ * reservation ends (claimed, or a scratch run behind old frames, which
+ * goes back to its pool if it can), else the run's bits are cleared (an
+ * error is the bitmap's, reported by vsmfs_fs_error()).
  */
 static void vsmfs_alloc_free_run(struct vsmfs_trans *t, const struct vsmfs_free_run *f)
 {
+	if (f->resv && f->scratch && vsmfs_pool_recycle(t->t_sbi, f))
+		return;
 	if (f->resv)
 		vsmfs_resv_end(t, f->lpn, f->resv, !f->scratch);
 	else
@@ -483,7 +576,10 @@ void vsmfs_pool_forget(struct vsmfs_sb_info *sbi)
 		pool->vsp = 0;
 		pool->shared = false;
 		bitmap_zero(pool->map, VSMFS_VSP_PAGES);
+		bitmap_zero(pool->pend, VSMFS_VSP_PAGES);
+		pool->npend = 0;
 	}
+	sbi->s_pool_hint = NULL;
 }
 
 /**
@@ -518,7 +614,7 @@ int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsm
 	u64 t0;
 	int ret;
 
-	if (!large && !vsmfs_pool_take(pool, &r->lpn, count, false))
+	if (!large && !vsmfs_pool_take(sbi, pool, &r->lpn, count, false))
 		goto pooled;
 	/*
 	 * Commits in flight that freed pages end without s_trans_mutex: they
@@ -533,7 +629,7 @@ int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsm
 	/* The pages from the refilled pool, in the VSP it keeps to. */
 	if (!large) {
 		vsmfs_pool_refill(sbi, pool, count);
-		got = !vsmfs_pool_take(pool, &r->lpn, count, false);
+		got = !vsmfs_pool_take(sbi, pool, &r->lpn, count, false);
 	}
 	ret = got ? 0 : vsmfs_resv_get(sbi, count, large, r);
 	memalloc_nofs_restore(nofs);
@@ -578,7 +674,7 @@ int vsmfs_resv_take_at(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, struct vsm
 	 * The pages in this CPU's pool (reserved, with frames); pages of its
 	 * VSP it does not hold are most likely in use: not looked for again.
 	 */
-	ret = vsmfs_pool_take(raw_cpu_ptr(sbi->s_pools), &lpn, count, true);
+	ret = vsmfs_pool_take(sbi, raw_cpu_ptr(sbi->s_pools), &lpn, count, true);
 	if (!ret) {
 		r->lpn = lpn;
 		r->count = count;

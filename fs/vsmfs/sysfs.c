@@ -92,6 +92,7 @@ static const char * const vsmfs_stat_names[VSMFS_NR_STATS] = {
 	[VSMFS_STAT_alloc_pool_runs] = "alloc_pool_runs",
 	[VSMFS_STAT_alloc_pool_refills] = "alloc_pool_refills",
 	[VSMFS_STAT_alloc_pool_shared_vsp] = "alloc_pool_shared_vsp",
+	[VSMFS_STAT_alloc_pool_recycled] = "alloc_pool_recycled",
 	[VSMFS_STAT_aggregate_migrations]	= "aggregate_migrations",
 	[VSMFS_STAT_aggregate_window_growths]	= "aggregate_window_growths",
 	[VSMFS_STAT_itable_home_blocks]	= "itable_home_blocks",

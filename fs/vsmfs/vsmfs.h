@@ -165,13 +165,20 @@ struct vsmfs_resv {
  *	draining, which also hold s_trans_mutex to change @vsp), and @ulog
  * @vsp: 1 + the VSP the pool keeps to, or 0 (set in sbi->s_vsp_pooled)
  * @shared: another pool keeps to @vsp too (no VSP had a free page else)
- * @map: of the pages of @vsp, those held (their count is the pool's size)
+ * @map: of the pages of @vsp, those held (with @pend, the pool's size)
+ * @pend: pages of @vsp a commit gave back, held from the moment transaction
+ *	@pend_tid is durable, when they join @map (vsmfs_pool_ripen())
+ * @npend: the pages of @pend
+ * @pend_tid: the last commit that gave pages back
  */
 struct vsmfs_page_pool {
 	spinlock_t		lock;		/* the fields below, @ulog */
 	bool			shared;
 	u64			vsp;
 	DECLARE_BITMAP(map, VSMFS_VSP_PAGES);
+	DECLARE_BITMAP(pend, VSMFS_VSP_PAGES);
+	unsigned int		npend;
+	u64			pend_tid;
 	/* An undo log kept for the next shared metadata handle on this CPU. */
 	struct vsmfs_undo_log	*ulog;
 };
@@ -547,6 +554,8 @@ struct vsmfs_sb_info {
 	/* Per-CPU page pools; they may hold pages while @s_pools_on. */
 	struct vsmfs_page_pool __percpu *s_pools;
 	bool			s_pools_on;
+	/* The pool a commit last gave pages back to (s_trans_mutex). */
+	struct vsmfs_page_pool	*s_pool_hint;
 	/* An unlinked inode could not be freed at eviction (set once). */
 	bool			s_orphans_left;
 	/* A transaction overflowed: no commit reaches PM any more (set once). */

@@ -45,7 +45,9 @@ at its close, and a small file's run grown), each append fsync'd; in conc-grow@g
 whose block is full (the first create takes a new block), each fsync'd; in conc-unwritten@group each writes over pages
 of its files fallocate left unwritten, each write fsync'd; in conc-falloc@group
 each preallocates pages of its files (after a small file's run, past its end,
-a large file's superpage), each fallocate fsync'd. In conc-migrate four tasks write large files and the parent moves them
+a large file's superpage), each fallocate fsync'd; in conc-overwrite@group each
+overwrites pages of its file again and again, each write fsync'd, into the old
+frames the commits gave back to its CPU's page pool. In conc-migrate four tasks write large files and the parent moves them
 between the CPUs every millisecond; the summary line counts the lines
 that only the rule "a fence by the same task" made durable (a task that
 moved between its flush and its fence). A move inside a commit needs the
@@ -384,10 +386,16 @@ SHORT_SKIP = {"unlink-linked", "zero-range", "replacexattr", "remount-ro", "trun
 CONC_OPTION_SETS = {"": "", "ckpt": "checkpoint_threshold=1", "group": "commit=300"}
 # The concurrent workloads that make each operation durable themselves
 # (fsync), and so also run with group commit ("group"), in both runs.
-CONC_GROUP = ["conc-attrs", "conc-appends", "conc-grow", "conc-unwritten", "conc-falloc"]
+CONC_GROUP = ["conc-attrs", "conc-appends", "conc-grow", "conc-unwritten", "conc-falloc",
+              "conc-overwrite"]
 # The counter of the shared handles a workload's operations run in, if not
 # trans_shared_meta: overwrites run in shared write handles.
-SHARED_COUNTER = {"conc-unwritten": "trans_shared_handles"}
+SHARED_COUNTER = {"conc-unwritten": "trans_shared_handles",
+                  "conc-overwrite": "trans_shared_handles"}
+# Counters a workload must move with group commit, beside its shared
+# handles: in conc-overwrite the commits give the overwrites' old frames
+# back to the CPUs' page pools, which hand them out again.
+GROUP_COUNTERS = {"conc-overwrite": "alloc_pool_recycled"}
 
 # Crash images per point (vsmfs-pmreplay: single lines of each kind,
 # random images of each kind, values between per line; then at most so
@@ -718,6 +726,30 @@ def unwritten_ops(d):
     ]
 
 
+def overwrite_dirs(m):
+    """Directories of their own, each with a file of 64 KiB."""
+    own_dirs(m)
+    for t in range(2):
+        put(f"{m}/c{t}/f", 64 * KIB, 7 + t)
+
+
+def overwrite_ops(d):
+    """Overwrites of a task in a file of its own, each made durable by an
+    fsync: with group commit, in shared handles beside the other task's;
+    each commit gives the old frames back to the page pool of the task's
+    CPU, and the next overwrites copy into them once it is durable (the
+    same page again and again, a part of one, two at once)."""
+    f = f"{d}f"
+    return [
+        ("overwrite page 0", synced(lambda m: pwrite(f"{m}/{f}", 0, 4 * KIB, d + "0"), f)),
+        ("page 0 again", synced(lambda m: pwrite(f"{m}/{f}", 0, 4 * KIB, d + "1"), f)),
+        ("page 0 a third time", synced(lambda m: pwrite(f"{m}/{f}", 0, 4 * KIB, d + "2"), f)),
+        ("1k in page 0", synced(lambda m: pwrite(f"{m}/{f}", 1000, KIB, d + "3"), f)),
+        ("pages 2-3", synced(lambda m: pwrite(f"{m}/{f}", 8 * KIB, 8 * KIB, d + "4"), f)),
+        ("page 0 and 1", synced(lambda m: pwrite(f"{m}/{f}", 0, 8 * KIB, d + "5"), f)),
+    ]
+
+
 def falloc_dirs(m):
     """Directories of their own, each with a small file and an empty one."""
     own_dirs(m)
@@ -785,6 +817,11 @@ CONCURRENT = {
     "conc-falloc": (falloc_dirs, [falloc_ops("c0/"), falloc_ops("c1/")],
                     lambda m, t: subtree(f"{m}/c{t}"),
                     lambda t, rel: rel == f"c{t}" or rel.startswith(f"c{t}/"), True),
+    # Overwrites, each task of a file of its own, each fsync'd: with the
+    # option set "group", in shared handles, the old frames recycled.
+    "conc-overwrite": (overwrite_dirs, [overwrite_ops("c0/"), overwrite_ops("c1/")],
+                       lambda m, t: subtree(f"{m}/c{t}"),
+                       lambda t, rel: rel == f"c{t}" or rel.startswith(f"c{t}/"), True),
     # Large writes in directories of their own, by four tasks (two per
     # CPU, so that they wait for each other inside their transactions),
     # moved between CPUs all along.
@@ -1059,7 +1096,8 @@ def counters():
     d = f"/sys/fs/vsmfs/{os.path.basename(DEV)}"
     return {c: int(open(f"{d}/{c}").read()) for c in
             ("trans_commits", "journal_order_waits", "journal_pipelined",
-             "journal_frozen_copies", "trans_shared_meta", "trans_shared_handles")}
+             "journal_frozen_copies", "trans_shared_meta", "trans_shared_handles",
+             "alloc_pool_recycled")}
 
 
 def task_main(t, ops, view, pin, go, step):
@@ -1241,6 +1279,10 @@ def run_concurrent(label, dev, args, totals):
     # each other, in shared handles.
     if optset == "group" and shared < sum(len(ops) for ops in tasks) // 2:
         print(f"FAIL: {label}: {shared} of its operations ran in shared handles", flush=True)
+        result = result[:3] + (result[3] + 1,) + result[4:]
+    must = GROUP_COUNTERS.get(name) if optset == "group" else None
+    if must and after[must] == before[must]:
+        print(f"FAIL: {label}: {must} did not move", flush=True)
         result = result[:3] + (result[3] + 1,) + result[4:]
     cpus = sorted({r[1] for r in log.records if r[0] != pmreplay.MARK})
     extra = (f"  {after['trans_commits'] - before['trans_commits']} commits, {waits} waited "
