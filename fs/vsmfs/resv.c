@@ -144,10 +144,11 @@ static unsigned int vsmfs_pool_max(struct vsmfs_sb_info *sbi)
 	return min_t(u64, most, VSMFS_VSP_PAGES);
 }
 
-/* Pages @pool holds (a bitmap of one VSP: eight words), those pending included. */
+/* Pages @pool holds (bitmaps of one VSP: eight words each), those pending included. */
 static inline unsigned int vsmfs_pool_held(const struct vsmfs_page_pool *pool)
 {
-	return bitmap_weight(pool->map, VSMFS_VSP_PAGES) + READ_ONCE(pool->npend);
+	return bitmap_weight(pool->map, VSMFS_VSP_PAGES) +
+	       bitmap_weight(pool->pend, VSMFS_VSP_PAGES);
 }
 
 /*
@@ -160,11 +161,11 @@ static inline unsigned int vsmfs_pool_held(const struct vsmfs_page_pool *pool)
  */
 static inline void vsmfs_pool_ripen(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool)
 {
-	if (!pool->npend || (s64)pool->pend_tid > atomic64_read(&sbi->s_commit_tid))
+	if (!pool->pend_tid || (s64)pool->pend_tid > atomic64_read(&sbi->s_commit_tid))
 		return;
 	bitmap_or(pool->map, pool->map, pool->pend, VSMFS_VSP_PAGES);
 	bitmap_zero(pool->pend, VSMFS_VSP_PAGES);
-	WRITE_ONCE(pool->npend, 0);
+	pool->pend_tid = 0;
 }
 
 /*
@@ -337,7 +338,7 @@ static void vsmfs_pool_unclaim(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool
 	bitmap_or(map, pool->map, pool->pend, VSMFS_VSP_PAGES);
 	bitmap_zero(pool->map, VSMFS_VSP_PAGES);
 	bitmap_zero(pool->pend, VSMFS_VSP_PAGES);
-	WRITE_ONCE(pool->npend, 0);
+	pool->pend_tid = 0;
 	pool->vsp = 0;
 	pool->shared = false;
 	spin_unlock(&pool->lock);
@@ -414,20 +415,20 @@ static void vsmfs_alloc_handle_begin(struct vsmfs_sb_info *sbi)
 /*
  * The pool that keeps to VSP @vsp - 1, if one does: the one a commit last
  * gave pages back to, this CPU's, then any. Read without the pools'
- * locks: the caller looks again under the lock. Context: s_trans_mutex.
+ * locks: a pool's VSP changes only under s_trans_mutex, held here.
  */
 static struct vsmfs_page_pool *vsmfs_pool_of(struct vsmfs_sb_info *sbi, u64 vsp)
 {
 	struct vsmfs_page_pool *pool = sbi->s_pool_hint;
 	int cpu;
 
-	if (pool && READ_ONCE(pool->vsp) == vsp)
+	if (pool && pool->vsp == vsp)
 		return pool;
 	pool = raw_cpu_ptr(sbi->s_pools);
-	if (READ_ONCE(pool->vsp) != vsp) {
+	if (pool->vsp != vsp) {
 		pool = NULL;
 		for_each_possible_cpu(cpu)
-			if (READ_ONCE(per_cpu_ptr(sbi->s_pools, cpu)->vsp) == vsp) {
+			if (per_cpu_ptr(sbi->s_pools, cpu)->vsp == vsp) {
 				pool = per_cpu_ptr(sbi->s_pools, cpu);
 				break;
 			}
@@ -447,25 +448,24 @@ static struct vsmfs_page_pool *vsmfs_pool_of(struct vsmfs_sb_info *sbi, u64 vsp)
  * in the bitmap on PM, and pooled pages are out of s_free_pages already.
  * Return: whether the pool took the run.
  * Context: s_trans_mutex held, in the commit (vsmfs_trans_apply_frees()),
- * before s_run.tid moves past the committing transaction.
+ * before s_run.tid moves past the committing transaction. The mutex keeps
+ * s_pools_on and every pool's @vsp as they are; the pool's lock is for
+ * the pages its writers take meanwhile.
  */
 static bool vsmfs_pool_recycle(struct vsmfs_sb_info *sbi, const struct vsmfs_free_run *f)
 {
-	u64 vsp = f->lpn / VSMFS_VSP_PAGES + 1, base = (vsp - 1) * VSMFS_VSP_PAGES;
 	struct vsmfs_page_pool *pool;
 	bool took = false;
 
-	if (f->resv != f->count || f->frames != f->count || !READ_ONCE(sbi->s_pools_on) ||
+	if (f->resv != f->count || f->frames != f->count || !sbi->s_pools_on ||
 	    vsmfs_pool_low(sbi))
 		return false;
-	pool = vsmfs_pool_of(sbi, vsp);
+	pool = vsmfs_pool_of(sbi, f->lpn / VSMFS_VSP_PAGES + 1);
 	if (!pool)
 		return false;
 	spin_lock(&pool->lock);
-	if (READ_ONCE(sbi->s_pools_on) && pool->vsp == vsp &&
-	    vsmfs_pool_held(pool) + f->count <= vsmfs_pool_max(sbi)) {
-		bitmap_set(pool->pend, f->lpn - base, f->count);
-		WRITE_ONCE(pool->npend, pool->npend + f->count);
+	if (vsmfs_pool_held(pool) + f->count <= vsmfs_pool_max(sbi)) {
+		bitmap_set(pool->pend, f->lpn - vsmfs_pool_base(pool), f->count);
 		pool->pend_tid = sbi->s_run.tid;
 		took = true;
 	}
@@ -577,7 +577,7 @@ void vsmfs_pool_forget(struct vsmfs_sb_info *sbi)
 		pool->shared = false;
 		bitmap_zero(pool->map, VSMFS_VSP_PAGES);
 		bitmap_zero(pool->pend, VSMFS_VSP_PAGES);
-		pool->npend = 0;
+		pool->pend_tid = 0;
 	}
 	sbi->s_pool_hint = NULL;
 }

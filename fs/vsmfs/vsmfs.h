@@ -168,8 +168,7 @@ struct vsmfs_resv {
  * @map: of the pages of @vsp, those held (with @pend, the pool's size)
  * @pend: pages of @vsp a commit gave back, held from the moment transaction
  *	@pend_tid is durable, when they join @map (vsmfs_pool_ripen())
- * @npend: the pages of @pend
- * @pend_tid: the last commit that gave pages back
+ * @pend_tid: the last commit that gave pages back, 0 if @pend is empty
  */
 struct vsmfs_page_pool {
 	spinlock_t		lock;		/* the fields below, @ulog */
@@ -177,7 +176,6 @@ struct vsmfs_page_pool {
 	u64			vsp;
 	DECLARE_BITMAP(map, VSMFS_VSP_PAGES);
 	DECLARE_BITMAP(pend, VSMFS_VSP_PAGES);
-	unsigned int		npend;
 	u64			pend_tid;
 	/* An undo log kept for the next shared metadata handle on this CPU. */
 	struct vsmfs_undo_log	*ulog;
