@@ -7,7 +7,8 @@
  * runs in passes:
  *
  *   1. superblock and backup superblock (shared verifier, layout recomputed)
- *   2. journal: superblock, headers, committed versions not yet written home
+ *   2. journal: superblock, headers, committed versions not yet written home,
+ *      then the bad-frame list (with the badframes feature)
  *   3. persistent page table: every frame backs exactly one logical page (a
  *      permutation, unless the file system is sparse: then the other
  *      logical pages have no frame)
@@ -17,7 +18,8 @@
  *   7. connectivity, directory hard links, link counts, orphans, the
  *      parent recorded in each directory
  *   8. logical page bitmap and inode bitmap against what is in use; on a
- *      sparse file system, frames that back no logical page (space leaked)
+ *      sparse file system, frames that back no logical page (space leaked);
+ *      file pages on a bad frame
  *
  * A block device is opened exclusively (a mounted device is refused) and
  * read and written with O_DIRECT: the module writes the device through DAX,
@@ -27,12 +29,15 @@
  * be derived from the rest of the file system: the journal is replayed as a
  * mount would, the primary or backup superblock is restored from the other
  * copy, bitmaps, link counts and page counts are recomputed, orphan
- * inodes are freed and frames leaked on a sparse file system are given to
- * free logical pages without one. Nothing else is rebuilt. A repair that
- * frees anything (clearing bitmap bits, lowering a link count, freeing an
- * orphan, giving a leaked frame away) is only made when no structural
- * problem remains, so that a damaged directory, index or page table can
- * never cause live data to be freed.
+ * inodes are freed, frames leaked on a sparse file system are given to
+ * free logical pages without one, a damaged bad-frame list keeps its valid
+ * entries, and a file page on a bad frame is given a zeroed frame of a
+ * free logical page, which keeps the bad one. Nothing else is rebuilt. A
+ * repair that frees anything (clearing bitmap bits, lowering a link count,
+ * freeing an orphan, giving a leaked frame away) is only made when no
+ * structural problem remains, so that a damaged directory, index or page
+ * table can never cause live data to be freed; a file page takes the frame
+ * of a free logical page only when the free logical pages are known.
  *
  * Exit status as in fsck(8): 0 no errors, 1 errors corrected, 4 errors left
  * uncorrected (ORed with 1 when some were corrected), 8 operational error,
@@ -115,6 +120,35 @@ static u8 *lpn_bad;			/* logical pages with a bad or shared frame */
 static u8 *ptable_dirty;
 static u64 *unused;			/* sparse: frames backing no logical page */
 static u64 nunused;
+static bool ptable_damaged;		/* the page table pass found a problem */
+
+/* What a page on a bad frame holds, for a message (bad_names). */
+enum { BP_DATA, BP_TAIL, BP_DIR, BP_INDEX, BP_XATTR, BP_SYMLINK };
+
+static const char * const bad_names[] = {
+	[BP_DATA] = "data page",
+	[BP_TAIL] = "page of the reserved tail",
+	[BP_DIR] = "directory block",
+	[BP_INDEX] = "index block",
+	[BP_XATTR] = "xattr block",
+	[BP_SYMLINK] = "symlink block",
+};
+
+/* A page of a regular file on a bad frame, repaired after the bitmap pass. */
+struct bad_page {
+	u64	ino;
+	u64	lpn;
+	u64	off;		/* byte offset in the file */
+	u8	kind;		/* BP_DATA or BP_TAIL */
+};
+
+static bool badlist_on;			/* VSMFS_FEATURE_RO_COMPAT_BADFRAMES, list read */
+static struct vsmfs_dbadlist *badlist;	/* block 1, repaired in place */
+static bool badlist_dirty;
+static u8 *badframe;			/* frames the list names (its valid entries) */
+static u64 nbadframes;
+static struct bad_page *bad_pages;
+static u64 nbad_pages, bad_pages_cap;
 
 static void sbit(u8 *map, u64 n, bool v)
 {
@@ -370,6 +404,86 @@ out:
 	journal_free(&j);
 }
 
+/* ---- pass 2b: bad-frame list ---- */
+
+/*
+ * The list of bad frames in block 1 (struct vsmfs_dbadlist), with the
+ * badframes feature, which needs sb_last (block 1 is the backup
+ * superblock without it). Its valid entries, frames below s_data_pages
+ * named once, are the bad frames the rest of the check knows; a repair
+ * keeps them, in their order, and drops the others. The feature is never
+ * dropped: a kernel without it would hand the frames out again.
+ */
+static void check_badlist(void)
+{
+	u64 count, i, n = 0, max = VSMFS_BADLIST_MAX;
+	struct vsmfs_dbadlist *b;
+	u64 *kept;
+	u32 magic;
+	bool fix = false;
+
+	if (!(le32_to_cpu(sb.s_feature_ro_compat) & VSMFS_FEATURE_RO_COMPAT_BADFRAMES))
+		return;
+	if (!(le32_to_cpu(sb.s_feature_incompat) & VSMFS_FEATURE_INCOMPAT_SB_LAST)) {
+		problem(FIX_NONE, "superblock: the badframes feature without sb_last: block %d"
+			" holds the backup superblock, not a bad-frame list", VSMFS_BADLIST_BLOCK);
+		return;
+	}
+	badlist = xalloc(VSMFS_BLOCK_SIZE);
+	b = badlist;
+	badframe = xalloc(DIV_ROUND_UP(L.data_pages, 8));
+	kept = xalloc(sizeof(b->b_frames));
+	badlist_on = true;
+	read_blocks(VSMFS_BADLIST_BLOCK, 1, b);
+	magic = le32_to_cpu(b->b_magic);
+	count = le32_to_cpu(b->b_count);
+	if (magic != VSMFS_BADLIST_MAGIC &&
+	    problem(FIX_PREEN, "bad-frame list (block %d): bad magic 0x%08x", VSMFS_BADLIST_BLOCK,
+		    magic))
+		fix = true;
+	if (count > max) {
+		if (problem(FIX_PREEN, "bad-frame list (block %d): %" PRIu64 " entries, more than"
+			    " the %" PRIu64 " that fit", VSMFS_BADLIST_BLOCK, count, max))
+			fix = true;
+		count = max;
+	}
+	if (b->b_reserved &&
+	    problem(FIX_PREEN, "bad-frame list (block %d): reserved field is not zero",
+		    VSMFS_BADLIST_BLOCK))
+		fix = true;
+	for (i = 0; i < count; i++) {
+		u64 f = le64_to_cpu(b->b_frames[i]);
+
+		if (f >= L.data_pages) {
+			if (problem(FIX_PREEN, "bad-frame list (block %d): entry %" PRIu64
+				    " (frame %" PRIu64 ") is past the last frame %" PRIu64,
+				    VSMFS_BADLIST_BLOCK, i, f, L.data_pages - 1))
+				fix = true;
+			continue;
+		}
+		if (tbit(badframe, f)) {
+			if (problem(FIX_PREEN, "bad-frame list (block %d): entry %" PRIu64
+				    " (frame %" PRIu64 ") repeats an earlier entry",
+				    VSMFS_BADLIST_BLOCK, i, f))
+				fix = true;
+			continue;
+		}
+		sbit(badframe, f, true);
+		kept[n++] = f;
+	}
+	nbadframes = n;
+	if (fix) {
+		/* Entries past the count are not read: zero, as in a new list. */
+		memset(b, 0, VSMFS_BLOCK_SIZE);
+		b->b_magic = cpu_to_le32(VSMFS_BADLIST_MAGIC);
+		b->b_count = cpu_to_le32((u32)n);
+		for (i = 0; i < n; i++)
+			b->b_frames[i] = cpu_to_le64(kept[i]);
+		badlist_dirty = true;
+	}
+	free(kept);
+}
+
 /* ---- pass 3: page table ---- */
 
 /*
@@ -409,6 +523,7 @@ static void check_ptable(void)
 {
 	u64 n = L.data_pages, lp = L.lpages, per = VSMFS_PTES_PER_BLOCK, lpn, unmapped = 0;
 	u64 *frame_of = calloc(n, sizeof(u64));	/* frame -> logical page + 1 */
+	u64 before = nstruct;
 
 	if (!frame_of)
 		fatal("out of memory");
@@ -458,6 +573,8 @@ static void check_ptable(void)
 			break;
 		}
 	free(frame_of);
+	/* Every problem above is structural: nothing here is repaired. */
+	ptable_damaged = nstruct != before;
 }
 
 /* Device block behind logical page @lpn, 0 if it has none. */
@@ -468,11 +585,31 @@ static u64 lpn_block(u64 lpn)
 	return L.data_start + (le64_to_cpu(ptable[lpn]) & VSMFS_PTE_FRAME_MASK);
 }
 
+/*
+ * Is the frame behind logical page @lpn in the bad-frame list? Such a
+ * frame is never read: on a pmem device the read fails (the poison the
+ * platform reported is still there).
+ */
+static bool on_bad_frame(u64 lpn)
+{
+	u64 f;
+
+	if (!badframe || lpn >= L.lpages || !lpn_framed(lpn))
+		return false;
+	f = le64_to_cpu(ptable[lpn]) & VSMFS_PTE_FRAME_MASK;
+	return f < L.data_pages && tbit(badframe, f);
+}
+
+static u64 frame_of_lpn(u64 lpn)
+{
+	return le64_to_cpu(ptable[lpn]) & VSMFS_PTE_FRAME_MASK;
+}
+
 static bool read_lpn(u64 lpn, void *buf)
 {
 	u64 blk = lpn_block(lpn);
 
-	if (!blk)
+	if (!blk || on_bad_frame(lpn))
 		return false;
 	read_blocks(blk, 1, buf);
 	return true;
@@ -597,6 +734,46 @@ static u64 vsp_end(u64 lpn)
 	return (lpn / VSMFS_VSP_PAGES + 1) * VSMFS_VSP_PAGES;
 }
 
+/* No offset in the file: index and xattr blocks. */
+#define NO_OFFSET	(~0ULL)
+
+/*
+ * A metadata block of inode @ino, at logical page @lpn, on a bad frame:
+ * its content is lost, and nothing it held (entries, index entries,
+ * attributes, a symlink target) can be derived from the rest.
+ */
+static void bad_meta(u64 ino, u64 lpn, u8 kind, u64 off)
+{
+	char at[40] = "";
+
+	if (off != NO_OFFSET)
+		snprintf(at, sizeof(at), " offset %" PRIu64, off);
+	problem(FIX_NONE, "inode %" PRIu64 " (%s)%s: %s on bad frame %" PRIu64
+		" (logical page %" PRIu64 ")", ino, type_name(ii[ino].dtype), at, bad_names[kind],
+		frame_of_lpn(lpn), lpn);
+	ii[ino].bad = true;
+}
+
+/*
+ * Pages of a regular file's piece @key on a bad frame: @cnt logical pages
+ * from @lpn, page @first of the piece the first of them. Reported and
+ * repaired once the free logical pages are known (check_bad_pages()).
+ */
+static void bad_run(struct walk *w, u64 key, u64 lpn, u64 first, u64 cnt, u8 kind)
+{
+	u64 i;
+
+	for (i = 0; i < cnt; i++) {
+		if (!on_bad_frame(lpn + i))
+			continue;
+		bad_pages = xgrow(bad_pages, nbad_pages, &bad_pages_cap, sizeof(*bad_pages));
+		bad_pages[nbad_pages++] = (struct bad_page){
+			.ino = w->ino, .lpn = lpn + i, .kind = kind,
+			.off = (key * VSMFS_VSP_PAGES + first + i) << VSMFS_BLOCK_SHIFT,
+		};
+	}
+}
+
 /*
  * Pages of a run past the end of a regular file are allowed (fallocate with
  * FALLOC_FL_KEEP_SIZE, or one cut off by a crash before the commit that
@@ -666,14 +843,17 @@ static void walk_entry(struct index_walk *iw, u64 key, u64 e)
 	case T_REG:
 		eof_pages(w, key, lpn, cnt);
 		claim(w, lpn, cnt, "data");
+		bad_run(w, key, lpn, 0, cnt, BP_DATA);
 		if (w->tail_key == key + 1) {
 			w->tail_seen = true;
-			if (lpn + cnt == vsp_end(lpn))
+			if (lpn + cnt == vsp_end(lpn)) {
 				ibad(w->ino, "index entry %" PRIu64 " owns the tail of its"
 				     " virtual superpage but fills it", key);
-			else
+			} else {
 				claim(w, lpn + cnt, vsp_end(lpn) - lpn - cnt,
 				      "reserved tail of the last superpage");
+				bad_run(w, key, lpn + cnt, cnt, vsp_end(lpn) - lpn - cnt, BP_TAIL);
+			}
 		}
 		break;
 	case T_DIR:
@@ -688,6 +868,9 @@ static void walk_entry(struct index_walk *iw, u64 key, u64 e)
 			dirs_incomplete = true;
 			ibad(w->ino, "directory block %" PRIu64 " at logical page %" PRIu64
 			     " has no frame", key, lpn);
+		} else if (on_bad_frame(lpn)) {
+			dirs_incomplete = true;
+			bad_meta(w->ino, lpn, BP_DIR, key << VSMFS_BLOCK_SHIFT);
 		}
 		break;
 	default:
@@ -697,6 +880,8 @@ static void walk_entry(struct index_walk *iw, u64 key, u64 e)
 		claim(w, lpn, cnt, "symlink block");
 		if (!lpn_framed(lpn))
 			ibad(w->ino, "symlink block at logical page %" PRIu64 " has no frame", lpn);
+		else if (on_bad_frame(lpn))
+			bad_meta(w->ino, lpn, BP_SYMLINK, key << VSMFS_BLOCK_SHIFT);
 		break;
 	}
 }
@@ -714,6 +899,13 @@ static const __le64 *walk_block(struct index_walk *iw, u64 ptr, int depth)
 		return NULL;
 	}
 	claim(w, ptr, 1, "index block");
+	if (on_bad_frame(ptr)) {
+		/* What it maps is not known: neither are the owners of those pages. */
+		owners_incomplete = true;
+		if (!w->release)
+			bad_meta(w->ino, ptr, BP_INDEX, NO_OFFSET);
+		return NULL;
+	}
 	if (!read_lpn(ptr, w->buf[depth - 1])) {
 		owners_incomplete = true;
 		if (!w->release)
@@ -749,7 +941,7 @@ static void check_xattr(u64 ino, u64 lpn)
 	unsigned int used;
 
 	if (!read_lpn(lpn, blk))
-		return;		/* a bad frame: the page table pass said so */
+		return;		/* a bad frame: the page table pass said so, or bad_meta() */
 	why = vsmfs_xattr_block_check(blk, ino, &xs);
 	if (!why)
 		return;
@@ -845,6 +1037,8 @@ static void check_inode(u64 ino)
 			if (!lpn_framed(xattr))
 				ibad(ino, "xattr block at logical page %" PRIu64 " has no frame",
 				     xattr);
+			else if (on_bad_frame(xattr))
+				bad_meta(ino, xattr, BP_XATTR, NO_OFFSET);
 			else
 				check_xattr(ino, xattr);
 		}
@@ -1285,6 +1479,128 @@ static void check_unwritten_free(void)
 	}
 }
 
+/*
+ * Logical page @z is free and its frame may replace a bad one: not owned,
+ * marked free, a frame of its own that is not bad, and (as every free
+ * page) not marked unwritten.
+ */
+static bool free_good_page(u64 z)
+{
+	return z && z < L.lpages && !tbit(lbitmap, z) && !owner[z] && !tbit(multi, z) &&
+	       !tbit(lpn_bad, z) && lpn_framed(z) && !on_bad_frame(z) &&
+	       !(le64_to_cpu(ptable[z]) & VSMFS_PTE_UNWRITTEN);
+}
+
+/*
+ * A free logical page whose frame can replace the bad frame of logical
+ * page @lpn, 0 if there is none: one in the same virtual superpage if it
+ * can be, whose page table entry is then in the same block.
+ */
+static u64 replacement_for(u64 lpn)
+{
+	static u64 next = 1;
+	u64 z, v = lpn - lpn % VSMFS_VSP_PAGES;
+
+	for (z = v; z < vsp_end(lpn); z++)
+		if (free_good_page(z))
+			return z;
+	for (; next < L.lpages; next++)
+		if (free_good_page(next))
+			return next;
+	return 0;
+}
+
+/*
+ * Pages of regular files on a bad frame read EIO until they are written
+ * whole or punched. The repair makes them read as zeros: the file keeps
+ * its logical page (i_pages and the bitmap unchanged), which swaps frames
+ * with a free logical page whose frame is good, zeroed first; the free
+ * logical page keeps the bad frame, retired, as the module leaves one
+ * after a copy-on-write. The bad frame is neither read nor written.
+ *
+ * Only when the free logical pages are known for sure: not with damage to
+ * the page table or to an index, or with the page owned twice.
+ */
+static void check_bad_pages(void)
+{
+	static u8 zero[VSMFS_BLOCK_SIZE] __attribute__((aligned(VSMFS_BLOCK_SIZE)));
+	u64 i;
+
+	for (i = 0; i < nbad_pages; i++) {
+		const struct bad_page *bp = &bad_pages[i];
+		u64 lpn = bp->lpn, z = 0, fb, fz;
+		bool safe = !owners_incomplete && !ptable_damaged && !tbit(multi, lpn);
+		int fix = safe ? FIX_YES : FIX_YES | FIX_FREES;
+
+		/* Freed with an orphan: a free page on a bad frame, as it should be. */
+		if (owner[lpn] != bp->ino && !tbit(multi, lpn))
+			continue;
+		if (safe && run == RUN_YES) {
+			z = replacement_for(lpn);
+			if (!z)
+				fix = FIX_NONE;
+		}
+		if (!problem(fix, "inode %" PRIu64 " (%s) offset %" PRIu64 ": %s on bad frame %"
+			     PRIu64 " (logical page %" PRIu64 ")%s", bp->ino,
+			     type_name(ii[bp->ino].dtype), bp->off, bad_names[bp->kind],
+			     frame_of_lpn(lpn), lpn, fix == FIX_NONE ?
+			     "; no free logical page with a good frame to replace it" : "") || !z)
+			continue;
+		fb = frame_of_lpn(lpn);
+		fz = frame_of_lpn(z);
+		/* Zeroed before a page table entry names it: synced before those are written. */
+		write_blocks(L.data_start + fz, 1, zero);
+		ptable[lpn] = cpu_to_le64((le64_to_cpu(ptable[lpn]) & ~VSMFS_PTE_FRAME_MASK) | fz);
+		ptable[z] = cpu_to_le64(fb);
+		ptable_dirty[lpn / VSMFS_PTES_PER_BLOCK] = 1;
+		ptable_dirty[z / VSMFS_PTES_PER_BLOCK] = 1;
+	}
+}
+
+/*
+ * With the badframes feature, where the bad frames are once the check (and
+ * any repair) is done: behind pages of inodes, or behind free logical
+ * pages (retired, as the module leaves them), or, on a damaged page
+ * table, behind none. Printed when the list is not empty, or with -v.
+ */
+static void report_bad_frames(void)
+{
+	u64 lpn, used = 0, retired = 0, unknown = 0, none;
+	char more[96] = "";
+	size_t len = 0;
+	u8 *seen;
+
+	if (!badlist_on || (!nbadframes && !verbose))
+		return;
+	seen = xalloc(DIV_ROUND_UP(L.data_pages, 8));
+	for (lpn = 0; lpn < L.lpages; lpn++) {
+		u64 f;
+
+		if (!on_bad_frame(lpn))
+			continue;
+		f = frame_of_lpn(lpn);
+		if (tbit(seen, f))
+			continue;
+		sbit(seen, f, true);
+		if (lpn && (owner[lpn] || tbit(multi, lpn)))
+			used++;
+		else if (lpn && owners_incomplete)
+			unknown++;
+		else
+			retired++;
+	}
+	none = nbadframes - used - retired - unknown;
+	if (unknown)
+		len = (size_t)snprintf(more, sizeof(more), ", %" PRIu64 " of unknown owner",
+				       unknown);
+	if (none)
+		snprintf(more + len, sizeof(more) - len, ", %" PRIu64 " behind no logical page",
+			 none);
+	info("bad frames: %" PRIu64 " (%" PRIu64 " in use by files, %" PRIu64 " retired%s)",
+	     nbadframes, used, retired, more);
+	free(seen);
+}
+
 /* Frames behind logical pages in use, and frames not behind reserved page 0. */
 static void count_frames(u64 *used, u64 *total)
 {
@@ -1396,6 +1712,7 @@ int main(int argc, char **argv)
 		     VSMFS_ERROR_FUNC_LEN, (const char *)sb.s_last_error_func,
 		     (u64)le64_to_cpu(sb.s_last_error_ino));
 	check_journal();
+	check_badlist();
 	check_ptable();
 	check_imap();
 	check_inodes();
@@ -1416,10 +1733,16 @@ int main(int argc, char **argv)
 		     L.inodes, want_inode, &used_inodes);
 	check_unused_frames();
 	check_unwritten_free();
+	check_bad_pages();
+	report_bad_frames();
 	if (L.sparse)
 		count_frames(&used_frames, &frames);
 
 	if (run != RUN_CHECK) {
+		if (badlist_dirty) {
+			write_blocks(VSMFS_BADLIST_BLOCK, 1, badlist);
+			dev_sync();
+		}
 		/* Inodes first: a crash in between leaves leaks, never a double use. */
 		write_dirty(L.itable_start, L.itable_blocks, itable, itable_dirty);
 		dev_sync();

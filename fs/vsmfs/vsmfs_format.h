@@ -65,11 +65,12 @@
 #define VSMFS_FEATURE_COMPAT_MOUNT_OPTS	0x0001	/* s_mount_opts holds default mount options */
 #define VSMFS_FEATURE_INCOMPAT_SB_LAST	0x0001	/* backup superblock in the last block */
 #define VSMFS_FEATURE_INCOMPAT_SPARSE	0x0002	/* s_lpages logical pages, frames optional */
+#define VSMFS_FEATURE_RO_COMPAT_BADFRAMES 0x0001	/* bad-frame list in block 1 (struct vsmfs_dbadlist) */
 
 #define VSMFS_FEATURE_COMPAT_SUPP	VSMFS_FEATURE_COMPAT_MOUNT_OPTS
 #define VSMFS_FEATURE_INCOMPAT_SUPP	(VSMFS_FEATURE_INCOMPAT_SB_LAST | \
 					 VSMFS_FEATURE_INCOMPAT_SPARSE)
-#define VSMFS_FEATURE_RO_COMPAT_SUPP	0
+#define VSMFS_FEATURE_RO_COMPAT_SUPP	VSMFS_FEATURE_RO_COMPAT_BADFRAMES
 
 /* Smallest device mkfs accepts: room for every region and some data. */
 #define VSMFS_MIN_BLOCKS	(16U << (20 - VSMFS_BLOCK_SHIFT))	/* 16 MiB */
@@ -142,6 +143,40 @@ struct vsmfs_dsb {
 	__le64	s_lpages;		/* logical pages with ..._SPARSE, else 0 */
 	__u8	s_reserved[76];		/* zero */
 	__le32	s_checksum;		/* crc32c of the bytes above */
+};
+
+/*
+ * struct vsmfs_dbadlist - the bad-frame list, block VSMFS_BADLIST_BLOCK
+ *
+ * Data frames found bad (a memory failure the platform reported while
+ * mounted, or a bad block the device listed at mount), as frame numbers
+ * relative to s_data_start, in the order they were found, no duplicates.
+ * Only with VSMFS_FEATURE_RO_COMPAT_BADFRAMES, which needs
+ * VSMFS_FEATURE_INCOMPAT_SB_LAST: block 1 is otherwise unused there, and
+ * mkfs zeroes it. A kernel without the feature would hand the frames out
+ * again, so it may mount the file system read-only only.
+ *
+ * A frame in the list is never given to a new logical page: a file page
+ * that holds it reads and writes EIO until it is overwritten whole (which
+ * gives the page a fresh frame) or punched out; the logical page left
+ * holding the frame stays allocated for as long as the file system is
+ * mounted, and free in the logical page bitmap.
+ *
+ * Appending entry i: b_frames[i] stored, flushed and fenced, then the word
+ * of @b_magic and @b_count with one 8-byte store, flushed and fenced: a
+ * crash leaves the old count or the new one, and no entry below the count
+ * torn. The feature flag is set in the superblock after the first entry is
+ * durable.
+ */
+#define VSMFS_BADLIST_BLOCK	1
+#define VSMFS_BADLIST_MAGIC	0x44414256	/* bytes "VBAD" on media */
+#define VSMFS_BADLIST_MAX	((VSMFS_BLOCK_SIZE - 16) / 8)
+
+struct vsmfs_dbadlist {
+	__le32	b_magic;		/* VSMFS_BADLIST_MAGIC */
+	__le32	b_count;		/* valid entries in b_frames */
+	__le64	b_reserved;		/* zero */
+	__le64	b_frames[VSMFS_BADLIST_MAX];	/* bad frames, relative to s_data_start */
 };
 
 /*
@@ -470,5 +505,7 @@ static_assert(sizeof(struct vsmfs_dxattr_hdr) % VSMFS_XATTR_ALIGN == 0);
 static_assert(VSMFS_BLOCK_SIZE <= 0xffff);	/* x_used, e_value_len are 16 bits */
 static_assert(sizeof(struct vsmfs_dacl_hdr) == 4);
 static_assert(sizeof(struct vsmfs_dacl_entry) == 8);
+static_assert(sizeof(struct vsmfs_dbadlist) == VSMFS_BLOCK_SIZE);
+static_assert(offsetof(struct vsmfs_dbadlist, b_count) == 4);	/* magic and count: one 8-byte store */
 
 #endif /* _VSMFS_FORMAT_H */
