@@ -237,17 +237,18 @@ static void show_errors(void)
 static void list_super(void)
 {
 	u32 state = le32_to_cpu(sb.s_state), incompat = le32_to_cpu(sb.s_feature_incompat);
-	u32 compat = le32_to_cpu(sb.s_feature_compat);
+	u32 compat = le32_to_cpu(sb.s_feature_compat), ro = le32_to_cpu(sb.s_feature_ro_compat);
 	char uuid[37];
 
 	format_uuid(sb.s_uuid, uuid);
 	printf("%-24s %.*s\n", "Label:", VSMFS_LABEL_LEN, (const char *)sb.s_label);
 	printf("%-24s %s\n", "UUID:", uuid);
 	printf("%-24s %u\n", "Format version:", le32_to_cpu(sb.s_version));
-	printf("%-24s%s%s%s%s\n", "Features:", incompat & VSMFS_FEATURE_INCOMPAT_SB_LAST ?
+	printf("%-24s%s%s%s%s%s\n", "Features:", incompat & VSMFS_FEATURE_INCOMPAT_SB_LAST ?
 	       " sb_last" : "", incompat & VSMFS_FEATURE_INCOMPAT_SPARSE ? " sparse" : "",
 	       compat & VSMFS_FEATURE_COMPAT_MOUNT_OPTS ? " mount_opts" : "",
-	       incompat | compat ? "" : " none");
+	       ro & VSMFS_FEATURE_RO_COMPAT_BADFRAMES ? " badframes" : "",
+	       incompat | compat | ro ? "" : " none");
 	printf("%-24s %s%s\n", "State:", state & VSMFS_STATE_CLEAN ? "clean" :
 	       "not cleanly unmounted", state & VSMFS_STATE_ERROR ? ", with errors" : "");
 	printf("%-24s %s\n", "Default mount options:",

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vsmfs-inspect - print the layout, usage, journal state and virtual
- * superpage fragmentation of a vsmfs file system on an unmounted pmem
- * device or image file, without changing anything.
+ * vsmfs-inspect - print the layout, usage, journal state, virtual
+ * superpage fragmentation and bad frames of a vsmfs file system on an
+ * unmounted pmem device or image file, or the pages of one inode, without
+ * changing anything.
  *
  * The device is opened read-only; a block device with O_DIRECT, as the
  * module writes it through DAX and the page cache may hold stale copies.
@@ -49,6 +50,9 @@ static u64 min_u64(u64 a, u64 b)
 
 static struct vsmfs_dsb sb;
 static struct vsmfs_layout L;
+/* With the badframes feature: block 1, and the frames its entries name. */
+static struct vsmfs_dbadlist *badlist;
+static u8 *badframe;
 static bool json;
 static bool export;			/* --export: udev properties only */
 static bool sb_backup;			/* the backup superblock is in use */
@@ -339,6 +343,31 @@ static void count_frames(const u8 *lbitmap, u64 *used, u64 *total)
 	free(pt);
 }
 
+/* The names of the features set, each between @pre and @post, @sep between them. */
+static void print_features(const char *pre, const char *post, const char *sep)
+{
+	static const struct {
+		int word;	/* 0 compat, 1 incompat, 2 ro_compat */
+		u32 bit;
+		const char *name;
+	} names[] = {
+		{ 1, VSMFS_FEATURE_INCOMPAT_SB_LAST, "sb_last" },
+		{ 1, VSMFS_FEATURE_INCOMPAT_SPARSE, "sparse" },
+		{ 0, VSMFS_FEATURE_COMPAT_MOUNT_OPTS, "mount_opts" },
+		{ 2, VSMFS_FEATURE_RO_COMPAT_BADFRAMES, "badframes" },
+	};
+	u32 word[3] = { le32_to_cpu(sb.s_feature_compat), le32_to_cpu(sb.s_feature_incompat),
+			le32_to_cpu(sb.s_feature_ro_compat) };
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		if (word[names[i].word] & names[i].bit)
+			printf("%s%s%s%s", n++ ? sep : "", pre, names[i].name, post);
+	if (!n && !json)
+		printf("%snone", pre);
+}
+
 static void print_summary(void)
 {
 	struct region r[] = {
@@ -357,8 +386,6 @@ static void print_summary(void)
 	u64 pages = L.lpages - 1, inodes = L.inodes - 1;	/* 0 is reserved */
 	u64 pused = count_bits(lbitmap, 1, L.lpages);
 	u64 iused = count_bits(ibitmap, 1, L.inodes);
-	u32 incompat = le32_to_cpu(sb.s_feature_incompat);
-	u32 compat = le32_to_cpu(sb.s_feature_compat);
 	u64 fused, frames;
 	u32 state = le32_to_cpu(sb.s_state);
 	char uuid[40];
@@ -382,12 +409,7 @@ static void print_summary(void)
 		json_str((const char *)sb.s_mount_opts, VSMFS_MOUNT_OPTS_LEN);
 		printf(",\"sparse\":%s,\"logical_pages\":%" PRIu64 ",\"features\":[",
 		       L.sparse ? "true" : "false", L.lpages);
-		printf("%s%s%s%s%s", incompat & VSMFS_FEATURE_INCOMPAT_SB_LAST ? "\"sb_last\"" : "",
-		       incompat & VSMFS_FEATURE_INCOMPAT_SB_LAST &&
-		       incompat & VSMFS_FEATURE_INCOMPAT_SPARSE ? "," : "",
-		       incompat & VSMFS_FEATURE_INCOMPAT_SPARSE ? "\"sparse\"" : "",
-		       incompat && compat & VSMFS_FEATURE_COMPAT_MOUNT_OPTS ? "," : "",
-		       compat & VSMFS_FEATURE_COMPAT_MOUNT_OPTS ? "\"mount_opts\"" : "");
+		print_features("\"", "\"", ",");
 		printf("]},");
 		print_errors();
 		printf("\"layout\":{");
@@ -423,11 +445,9 @@ static void print_summary(void)
 			putchar('\n');
 		}
 		print_lpages(&L);
-		printf("  features:%s%s%s%s\n",
-		       incompat & VSMFS_FEATURE_INCOMPAT_SB_LAST ? " sb_last" : "",
-		       incompat & VSMFS_FEATURE_INCOMPAT_SPARSE ? " sparse" : "",
-		       compat & VSMFS_FEATURE_COMPAT_MOUNT_OPTS ? " mount_opts" : "",
-		       incompat | compat ? "" : " none");
+		printf("  features:");
+		print_features(" ", "", "");
+		putchar('\n');
 		printf("  default mount options: ");
 		if (sb.s_mount_opts[0])
 			json_str((const char *)sb.s_mount_opts, VSMFS_MOUNT_OPTS_LEN);
@@ -544,6 +564,21 @@ static u64 lpn_block(u64 lpn)
 	return frame < L.data_pages ? L.data_start + frame : 0;
 }
 
+/*
+ * Is @frame in the bad-frame list? Such a frame is never read: on a pmem
+ * device the read fails where the platform reported the poison.
+ */
+static bool frame_bad(u64 frame)
+{
+	return badframe && frame < L.data_pages && tbit(badframe, frame);
+}
+
+/* Is logical page @lpn, with a frame (lpn_block()), on a bad frame? */
+static bool lpn_bad(u64 lpn)
+{
+	return lpn_block(lpn) && frame_bad(pte_of(lpn));
+}
+
 /* A run of a regular file with pages that have no frame. */
 struct hole_run {
 	u64 key, lpn, pages, holes;
@@ -583,7 +618,7 @@ static const __le64 *runs_block(struct index_walk *iw, u64 ptr, int depth)
 	u64 blk = lpn_block(ptr);
 
 	(void)iw;	/* the buffers are shared by every walk */
-	if (!blk)
+	if (!blk || lpn_bad(ptr))
 		return NULL;
 	read_blocks(blk, 1, idx_buf[depth - 1]);
 	return (const __le64 *)idx_buf[depth - 1];
@@ -697,6 +732,438 @@ static void print_files(void)
 	free(iblk);
 	free(imap);
 	free(ibitmap);
+}
+
+/* ---- the pages of inodes: --map, and the owners of bad frames ---- */
+
+/* What a page of an inode holds (page_names). */
+enum { PK_DATA, PK_TAIL, PK_DIR, PK_INDEX, PK_XATTR, PK_SYMLINK };
+
+static const char * const page_names[] = {
+	[PK_DATA] = "data",
+	[PK_TAIL] = "tail",		/* the reserved tail of a file's last superpage */
+	[PK_DIR] = "directory",
+	[PK_INDEX] = "index",
+	[PK_XATTR] = "xattr",
+	[PK_SYMLINK] = "symlink",
+};
+
+/* No offset in the file: index and xattr blocks. */
+#define NO_OFFSET	(~0ULL)
+
+/* A walk over every logical page an inode owns (walk_pages()). */
+struct page_walk {
+	struct index_walk iw;		/* first: walked with index_walk() */
+	u64 ino;
+	u16 mode;
+	u32 tail_key;			/* regular files: 1 + key of the run owning the tail */
+	void (*page)(struct page_walk *pw, u8 kind, u64 off, u64 lpn);
+};
+
+static void pw_entry(struct index_walk *iw, u64 key, u64 e)
+{
+	struct page_walk *pw = (struct page_walk *)iw;
+	u64 lpn = e & VSMFS_IDX_LPN_MASK, cnt = (e & IDX_COUNT_MASK) >> VSMFS_IDX_COUNT_SHIFT;
+	u64 i, end;
+
+	if (!e || !lpn || !cnt || cnt > VSMFS_VSP_PAGES || lpn + cnt > L.lpages)
+		return;		/* damaged: fsck.vsmfs says so */
+	if (S_ISDIR(pw->mode)) {
+		pw->page(pw, PK_DIR, key << VSMFS_BLOCK_SHIFT, lpn);
+		return;
+	}
+	if (S_ISLNK(pw->mode)) {
+		pw->page(pw, PK_SYMLINK, 0, lpn);
+		return;
+	}
+	for (i = 0; i < cnt; i++)
+		pw->page(pw, PK_DATA, (key * VSMFS_VSP_PAGES + i) << VSMFS_BLOCK_SHIFT, lpn + i);
+	end = (lpn / VSMFS_VSP_PAGES + 1) * VSMFS_VSP_PAGES;
+	if (pw->tail_key != key + 1 || end > L.lpages)
+		return;
+	for (i = cnt; lpn + i < end; i++)
+		pw->page(pw, PK_TAIL, (key * VSMFS_VSP_PAGES + i) << VSMFS_BLOCK_SHIFT, lpn + i);
+}
+
+static const __le64 *pw_block(struct index_walk *iw, u64 ptr, int depth)
+{
+	struct page_walk *pw = (struct page_walk *)iw;
+
+	if (!ptr || ptr >= L.lpages)
+		return NULL;
+	pw->page(pw, PK_INDEX, NO_OFFSET, ptr);
+	return runs_block(iw, ptr, depth);
+}
+
+/* Call @pw->page for every logical page inode @pw->ino (@di) owns. */
+static void walk_pages(struct page_walk *pw, const struct vsmfs_dinode *di)
+{
+	u64 xattr = le64_to_cpu(di->i_xattr);
+
+	pw->iw.entry = pw_entry;
+	pw->iw.block = pw_block;
+	pw->mode = le16_to_cpu(di->i_mode);
+	pw->tail_key = le32_to_cpu(di->i_tail_key);
+	if (xattr && xattr < L.lpages)
+		pw->page(pw, PK_XATTR, NO_OFFSET, xattr);
+	if (S_ISREG(pw->mode) || S_ISDIR(pw->mode) ||
+	    (S_ISLNK(pw->mode) && le64_to_cpu(di->i_size) > VSMFS_INLINE_LEN))
+		index_walk(&pw->iw, di);
+}
+
+static void walk_bufs_alloc(void)
+{
+	pt_cache = xalloc(VSMFS_BLOCK_SIZE);
+	pt_cache_blk = ~0ULL;
+	idx_buf[0] = xalloc(VSMFS_BLOCK_SIZE);
+	idx_buf[1] = xalloc(VSMFS_BLOCK_SIZE);
+}
+
+static void walk_bufs_free(void)
+{
+	free(pt_cache);
+	free(idx_buf[0]);
+	free(idx_buf[1]);
+	pt_cache = NULL;
+}
+
+/* --map: runs of pages of one kind with consecutive offsets, logical pages and frames. */
+struct map_row {
+	u8 kind;
+	bool bad;
+	u64 off, lpn, frame, pages;	/* frame VSMFS_PTE_NONE: none */
+};
+
+static struct map_row map_cur;
+static u64 map_rows;
+
+static void map_flush(void)
+{
+	const struct map_row *r = &map_cur;
+	bool framed = r->frame != VSMFS_PTE_NONE;
+
+	if (!r->pages)
+		return;
+	if (json) {
+		printf("%s{\"kind\":\"%s\",\"offset\":", map_rows ? "," : "", page_names[r->kind]);
+		if (r->off == NO_OFFSET)
+			printf("null");
+		else
+			printf("%" PRIu64, r->off);
+		printf(",\"pages\":%" PRIu64 ",\"lpn\":%" PRIu64, r->pages, r->lpn);
+		if (framed)
+			printf(",\"frame\":%" PRIu64 ",\"block\":%" PRIu64, r->frame,
+			       L.data_start + r->frame);
+		else
+			printf(",\"frame\":null,\"block\":null");
+		printf(",\"bad\":%s}", r->bad ? "true" : "false");
+	} else {
+		char off[24] = "-", frame[24] = "-", block[24] = "-";
+
+		if (r->off != NO_OFFSET)
+			snprintf(off, sizeof(off), "%" PRIu64, r->off);
+		if (framed) {
+			snprintf(frame, sizeof(frame), "%" PRIu64, r->frame);
+			snprintf(block, sizeof(block), "%" PRIu64, L.data_start + r->frame);
+		}
+		printf("  %-10s %14s %6" PRIu64 " %14" PRIu64 " %12s %12s%s\n",
+		       page_names[r->kind], off, r->pages, r->lpn, frame, block,
+		       r->bad ? "  bad frame" : "");
+	}
+	map_rows++;
+	map_cur.pages = 0;
+}
+
+static void map_page(struct page_walk *pw, u8 kind, u64 off, u64 lpn)
+{
+	struct map_row *r = &map_cur;
+	u64 frame = pte_of(lpn);
+	bool bad;
+
+	(void)pw;
+	if (frame >= L.data_pages)
+		frame = VSMFS_PTE_NONE;		/* none, or past the frames: fsck says which */
+	bad = frame_bad(frame);
+	if (r->pages && kind == r->kind && bad == r->bad && off != NO_OFFSET &&
+	    off == r->off + (r->pages << VSMFS_BLOCK_SHIFT) && lpn == r->lpn + r->pages &&
+	    (frame == VSMFS_PTE_NONE ? r->frame == VSMFS_PTE_NONE :
+	     r->frame != VSMFS_PTE_NONE && frame == r->frame + r->pages)) {
+		r->pages++;
+		return;
+	}
+	map_flush();
+	*r = (struct map_row){ kind, bad, off, lpn, frame, 1 };
+}
+
+/* The on-media inode of i-number @ino, in @iblk; fatal if it is not in use. */
+static const struct vsmfs_dinode *inode_of(u64 ino, u8 *iblk)
+{
+	__le32 *imap = read_region(L.imap_start, L.imap_blocks);
+	const struct vsmfs_dinode *di;
+	u64 slot, cached = ~0ULL;
+
+	if (!ino || ino >= L.inodes)
+		fatal("%s: inode %" PRIu64 " does not exist (inodes 1..%" PRIu64 ")", img.path,
+		      ino, L.inodes - 1);
+	slot = le32_to_cpu(imap[ino]);
+	free(imap);
+	if (!slot || slot >= L.inodes)
+		fatal("%s: inode %" PRIu64 " maps invalid slot %" PRIu64 " (run fsck.vsmfs)",
+		      img.path, ino, slot);
+	di = dinode_at(slot, iblk, &cached);
+	if (!di->i_mode)
+		fatal("%s: inode %" PRIu64 " is not in use", img.path, ino);
+	return di;
+}
+
+static const char *mode_name(u16 mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: return "regular file";
+	case S_IFDIR: return "directory";
+	case S_IFLNK: return "symlink";
+	case S_IFCHR: return "character device";
+	case S_IFBLK: return "block device";
+	case S_IFIFO: return "fifo";
+	case S_IFSOCK: return "socket";
+	}
+	return "invalid type";
+}
+
+/*
+ * --map INO: every logical page inode @ino owns, what it holds, its
+ * offset in the file, and the frame and device block behind it.
+ */
+static void print_map(u64 ino)
+{
+	u8 *iblk = xalloc(VSMFS_BLOCK_SIZE);
+	const struct vsmfs_dinode *di = inode_of(ino, iblk);
+	struct page_walk pw = { .ino = ino, .page = map_page };
+	u16 mode = le16_to_cpu(di->i_mode);
+
+	walk_bufs_alloc();
+	if (json)
+		printf("\"map\":{\"ino\":%" PRIu64 ",\"type\":\"%s\",\"size\":%" PRIu64
+		       ",\"pages\":%" PRIu64 ",\"rows\":[", ino, mode_name(mode),
+		       le64_to_cpu(di->i_size), le64_to_cpu(di->i_pages));
+	else
+		printf("Inode %" PRIu64 " (%s): %" PRIu64 " bytes, %" PRIu64 " pages\n"
+		       "  %-10s %14s %6s %14s %12s %12s\n", ino, mode_name(mode),
+		       le64_to_cpu(di->i_size), le64_to_cpu(di->i_pages), "kind", "offset",
+		       "pages", "logical page", "frame", "block");
+	walk_pages(&pw, di);
+	map_flush();
+	if (json)
+		printf("]}");
+	else if (!map_rows)
+		printf("  (no pages)\n");
+	walk_bufs_free();
+	free(iblk);
+}
+
+/* --badframes: each entry of the list, and what holds it. */
+struct bad_entry {
+	u64 frame;
+	u64 lpn;			/* + 1; 0 if no logical page maps it */
+	u64 ino, off;			/* owner, 0 if none found */
+	u8 kind;
+	const char *why;		/* why the entry is not valid, NULL if it is */
+};
+
+static struct bad_entry *bad_ent;
+static u64 nbad_ent;
+
+static int bad_frame_cmp(const void *a, const void *b)
+{
+	const struct bad_entry *x = *(const struct bad_entry * const *)a;
+	const struct bad_entry *y = *(const struct bad_entry * const *)b;
+
+	return x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+static int bad_lpn_cmp(const void *a, const void *b)
+{
+	const struct bad_entry *x = *(const struct bad_entry * const *)a;
+	const struct bad_entry *y = *(const struct bad_entry * const *)b;
+
+	return x->lpn < y->lpn ? -1 : x->lpn > y->lpn;
+}
+
+static struct bad_entry **bad_by_lpn;
+static u64 nbad_by_lpn;
+
+static void bad_owner(struct page_walk *pw, u8 kind, u64 off, u64 lpn)
+{
+	struct bad_entry key = { .lpn = lpn + 1 }, *k = &key, **e;
+
+	e = bsearch(&k, bad_by_lpn, nbad_by_lpn, sizeof(*bad_by_lpn), bad_lpn_cmp);
+	if (!e || (*e)->ino)
+		return;
+	(*e)->ino = pw->ino;
+	(*e)->kind = kind;
+	(*e)->off = off;
+}
+
+/*
+ * Read block 1 when the badframes feature is set: the valid entries (frames
+ * below s_data_pages, named once) go into the badframe bitmap, which keeps
+ * the rest of the inspection from reading those frames.
+ */
+static void read_badlist(void)
+{
+	u64 i, count;
+
+	if (!(le32_to_cpu(sb.s_feature_ro_compat) & VSMFS_FEATURE_RO_COMPAT_BADFRAMES) ||
+	    !(le32_to_cpu(sb.s_feature_incompat) & VSMFS_FEATURE_INCOMPAT_SB_LAST))
+		return;
+	badlist = xalloc(VSMFS_BLOCK_SIZE);
+	badframe = xalloc(DIV_ROUND_UP(L.data_pages, 8));
+	read_blocks(VSMFS_BADLIST_BLOCK, 1, badlist);
+	count = min_u64(le32_to_cpu(badlist->b_count), VSMFS_BADLIST_MAX);
+	bad_ent = xalloc((count ? count : 1) * sizeof(*bad_ent));
+	for (i = 0; i < count; i++) {
+		struct bad_entry *e = &bad_ent[nbad_ent++];
+
+		e->frame = le64_to_cpu(badlist->b_frames[i]);
+		if (e->frame >= L.data_pages)
+			e->why = "past the last frame";
+		else if (tbit(badframe, e->frame))
+			e->why = "listed before";
+		else
+			badframe[e->frame / 8] |= (u8)(1U << (e->frame % 8));
+	}
+}
+
+static void print_badframes(void)
+{
+	u32 ro = le32_to_cpu(sb.s_feature_ro_compat), magic, count;
+	struct bad_entry **by_frame, **e;
+	u8 *ibitmap, *iblk;
+	__le32 *imap;
+	__le64 *pt;
+	u64 first, lpn, ino, i, n = 0, cached = ~0ULL;
+
+	if (!(ro & VSMFS_FEATURE_RO_COMPAT_BADFRAMES) || !badlist) {
+		if (json)
+			printf("\"badframes\":null");
+		else if (ro & VSMFS_FEATURE_RO_COMPAT_BADFRAMES)
+			printf("Bad frames: the badframes feature without sb_last: no list"
+			       " (run fsck.vsmfs)\n");
+		else
+			printf("Bad frames: no list (the badframes feature is not set)\n");
+		return;
+	}
+	/* The logical page behind each frame listed. */
+	by_frame = xalloc((nbad_ent ? nbad_ent : 1) * sizeof(*by_frame));
+	for (i = 0; i < nbad_ent; i++)
+		if (!bad_ent[i].why)
+			by_frame[n++] = &bad_ent[i];
+	qsort(by_frame, n, sizeof(*by_frame), bad_frame_cmp);
+	pt = xalloc((u64)VSP_CHUNK * VSMFS_VSP_PAGES * 8);
+	for (first = 0; first < L.lpages; first += (u64)VSP_CHUNK * VSMFS_VSP_PAGES) {
+		u64 end = min_u64(first + (u64)VSP_CHUNK * VSMFS_VSP_PAGES, L.lpages);
+
+		read_blocks(L.ptable_start + first / PTE_PER_BLOCK,
+			    DIV_ROUND_UP(end, PTE_PER_BLOCK) - first / PTE_PER_BLOCK, pt);
+		for (lpn = first; lpn < end; lpn++) {
+			struct bad_entry key, *k = &key;
+
+			key.frame = le64_to_cpu(pt[lpn - first]) & VSMFS_PTE_FRAME_MASK;
+			if (!frame_bad(key.frame))
+				continue;
+			e = bsearch(&k, by_frame, n, sizeof(*by_frame), bad_frame_cmp);
+			if (e && !(*e)->lpn)
+				(*e)->lpn = lpn + 1;
+		}
+	}
+	free(pt);
+	bad_by_lpn = by_frame;		/* reused: sorted by logical page now */
+	for (i = 0; i < n; i++)
+		if (by_frame[i]->lpn)
+			bad_by_lpn[nbad_by_lpn++] = by_frame[i];
+	qsort(bad_by_lpn, nbad_by_lpn, sizeof(*bad_by_lpn), bad_lpn_cmp);
+
+	/* Their owners: every inode in use, walked. */
+	ibitmap = read_region(L.ibitmap_start, L.ibitmap_blocks);
+	imap = read_region(L.imap_start, L.imap_blocks);
+	iblk = xalloc(VSMFS_BLOCK_SIZE);
+	walk_bufs_alloc();
+	for (ino = 1; ino < L.inodes && nbad_by_lpn; ino++) {
+		struct page_walk pw = { .ino = ino, .page = bad_owner };
+		const struct vsmfs_dinode *di;
+		u64 slot = le32_to_cpu(imap[ino]);
+
+		if (!tbit(ibitmap, ino) || !slot || slot >= L.inodes)
+			continue;
+		di = dinode_at(slot, iblk, &cached);
+		if (di->i_mode)
+			walk_pages(&pw, di);
+	}
+	walk_bufs_free();
+	free(iblk);
+	free(imap);
+	free(ibitmap);
+
+	magic = le32_to_cpu(badlist->b_magic);
+	count = le32_to_cpu(badlist->b_count);
+	if (json)
+		printf("\"badframes\":{\"block\":%d,\"magic_ok\":%s,\"count\":%u,\"entries\":[",
+		       VSMFS_BADLIST_BLOCK, magic == VSMFS_BADLIST_MAGIC ? "true" : "false",
+		       count);
+	else
+		printf("Bad frames (block %d): %u listed%s%s\n", VSMFS_BADLIST_BLOCK, count,
+		       magic != VSMFS_BADLIST_MAGIC ? ", bad magic (run fsck.vsmfs)" : "",
+		       count > VSMFS_BADLIST_MAX ? ", more than fit (run fsck.vsmfs)" : "");
+	if (!json && nbad_ent)
+		printf("  %12s %12s %14s  %s\n", "frame", "block", "logical page", "owner");
+	for (i = 0; i < nbad_ent; i++) {
+		const struct bad_entry *e = &bad_ent[i];
+		const char *state = e->why ? "invalid" : !e->lpn ? "unmapped" :
+				    e->ino ? "in use" : e->lpn == 1 ? "reserved" : "retired";
+
+		if (json) {
+			printf("%s{\"frame\":%" PRIu64 ",\"block\":", i ? "," : "", e->frame);
+			if (e->why)
+				printf("null,\"lpn\":null");
+			else if (e->lpn)
+				printf("%" PRIu64 ",\"lpn\":%" PRIu64, L.data_start + e->frame,
+				       e->lpn - 1);
+			else
+				printf("%" PRIu64 ",\"lpn\":null", L.data_start + e->frame);
+			printf(",\"state\":\"%s\"", state);
+			if (e->ino) {
+				printf(",\"ino\":%" PRIu64 ",\"kind\":\"%s\",\"offset\":", e->ino,
+				       page_names[e->kind]);
+				if (e->off == NO_OFFSET)
+					printf("null");
+				else
+					printf("%" PRIu64, e->off);
+			}
+			printf("}");
+			continue;
+		}
+		if (e->why) {
+			printf("  %12" PRIu64 " %12s %14s  invalid entry: %s (run fsck.vsmfs)\n",
+			       e->frame, "-", "-", e->why);
+		} else if (!e->lpn) {
+			printf("  %12" PRIu64 " %12" PRIu64 " %14s  none (no logical page maps it;"
+			       " run fsck.vsmfs)\n", e->frame, L.data_start + e->frame, "-");
+		} else {
+			printf("  %12" PRIu64 " %12" PRIu64 " %14" PRIu64 "  ", e->frame,
+			       L.data_start + e->frame, e->lpn - 1);
+			if (!e->ino)
+				printf("%s\n", e->lpn == 1 ? "reserved logical page 0" :
+				       "free (retired)");
+			else if (e->off == NO_OFFSET)
+				printf("inode %" PRIu64 " (%s)\n", e->ino, page_names[e->kind]);
+			else
+				printf("inode %" PRIu64 " offset %" PRIu64 " (%s)\n", e->ino,
+				       e->off, page_names[e->kind]);
+		}
+	}
+	if (json)
+		printf("]}");
+	free(bad_by_lpn);
 }
 
 /*
@@ -846,11 +1313,12 @@ static void md_mark(u64 b, u8 kind)
 	md_kinds[md_nkinds++].kind = kind;
 }
 
+/* A page on a bad frame is left out: its content is lost, and reading it fails. */
 static void md_mark_lpn(u64 lpn, u8 kind)
 {
 	u64 b = lpn_block(lpn);
 
-	if (b)
+	if (b && !lpn_bad(lpn))
 		md_mark(b, kind);
 }
 
@@ -1382,16 +1850,21 @@ static int restore(const char *in, const char *img)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: vsmfs-inspect [-j | -f] [-i] [--json] DEVICE\n"
+		"Usage: vsmfs-inspect [-j | -f | -b] [-i] [--json] DEVICE\n"
+		"       vsmfs-inspect --map INO [--json] DEVICE\n"
 		"       vsmfs-inspect --export DEVICE\n"
 		"       vsmfs-inspect --metadump FILE [--no-obfuscate] DEVICE\n"
 		"       vsmfs-inspect --restore FILE IMAGE\n"
-		"Show the layout, usage, journal state, superpage fragmentation and hot-inode\n"
-		"aggregation of a vsmfs\n"
+		"Show the layout, usage, journal state, superpage fragmentation, hot-inode\n"
+		"aggregation and bad frames of a vsmfs\n"
 		"file system on DEVICE (an unmounted pmem device or image file). Read only.\n\n"
 		"  -j, --journal   journal state only\n"
 		"  -f, --frag      virtual superpage fragmentation only\n"
+		"  -b, --badframes the bad-frame list only: each frame, its device block, the\n"
+		"                  logical page behind it and what holds it\n"
 		"  -i, --files     also list every regular file (size, runs, holes, tail, flags)\n"
+		"  -m, --map INO   only the pages of inode INO: what each holds, its offset,\n"
+		"                  logical page, frame and device block\n"
 		"      --json      print one JSON object\n"
 		"      --export    print the udev properties (ID_FS_TYPE=vsmfs, ID_FS_UUID, ...)\n"
 		"                  as KEY=value lines; exit status 8, silently, if block 0\n"
@@ -1410,6 +1883,8 @@ int main(int argc, char **argv)
 	static const struct option lopts[] = {
 		{ "journal", no_argument, NULL, 'j' },
 		{ "frag", no_argument, NULL, 'f' },
+		{ "badframes", no_argument, NULL, 'b' },
+		{ "map", required_argument, NULL, 'm' },
 		{ "files", no_argument, NULL, 'i' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "export", no_argument, NULL, 'E' },
@@ -1418,20 +1893,35 @@ int main(int argc, char **argv)
 		{ "restore", no_argument, NULL, 'R' },
 		COMMON_LONG_OPTIONS,
 	};
-	bool only_journal = false, only_frag = false, files = false;
+	bool only_journal = false, only_frag = false, only_bad = false, files = false;
 	bool obfuscate = true, do_restore = false;
-	const char *dump = NULL;
+	const char *dump = NULL, *map = NULL;
+	u64 map_ino = 0;
+	char *end;
 	int c;
 
 	progname = "vsmfs-inspect";
 	fatal_hook = soft_return;
-	while ((c = getopt_long(argc, argv, "jfiVh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jfbm:iVh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			only_journal = true;
 			break;
 		case 'f':
 			only_frag = true;
+			break;
+		case 'b':
+			only_bad = true;
+			break;
+		case 'm':
+			map = optarg;
+			errno = 0;
+			map_ino = strtoull(optarg, &end, 10);
+			if (errno || !*optarg || *end || *optarg == '-') {
+				fprintf(stderr, "%s: --map: '%s' is not an i-number\n", progname,
+					optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'i':
 			files = true;
@@ -1455,29 +1945,35 @@ int main(int argc, char **argv)
 			common_option(c, usage, EXIT_USAGE);
 		}
 	}
-	if (export && (json || only_journal || only_frag || files || dump || do_restore ||
-		       !obfuscate)) {
+	if (export && (json || only_journal || only_frag || only_bad || map || files || dump ||
+		       do_restore || !obfuscate)) {
 		fprintf(stderr, "%s: --export takes no other option\n", progname);
 		usage(stderr);
 		return EXIT_USAGE;
 	}
 	if (do_restore) {
-		if (optind != argc - 2 || dump || only_journal || only_frag || files || json ||
-		    !obfuscate) {
+		if (optind != argc - 2 || dump || only_journal || only_frag || only_bad || map ||
+		    files || json || !obfuscate) {
 			usage(stderr);
 			return EXIT_USAGE;
 		}
 		return restore(argv[optind], argv[optind + 1]);
 	}
-	if ((dump && (only_journal || only_frag || files || json)) || (!obfuscate && !dump)) {
+	if ((dump && (only_journal || only_frag || only_bad || map || files || json)) ||
+	    (!obfuscate && !dump)) {
 		fprintf(stderr, "%s: --metadump takes no other option than --no-obfuscate\n",
 			progname);
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (optind != argc - 1 || (only_journal && only_frag)) {
-		if (only_journal && only_frag)
-			fprintf(stderr, "%s: only one of -j and -f may be given\n", progname);
+	if (map && (only_journal || only_frag || only_bad || files)) {
+		fprintf(stderr, "%s: --map takes no other option than --json\n", progname);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (optind != argc - 1 || only_journal + only_frag + only_bad > 1) {
+		if (only_journal + only_frag + only_bad > 1)
+			fprintf(stderr, "%s: only one of -j, -f and -b may be given\n", progname);
 		usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -1497,9 +1993,26 @@ int main(int argc, char **argv)
 		close(img.fd);
 		return 0;
 	}
-	if (dump)
+	if (dump) {
+		read_badlist();
 		return metadump(dump, obfuscate);
+	}
 	read_journal();
+	read_badlist();
+	if (map) {
+		if (json)
+			printf("{");
+		print_map(map_ino);
+		printf(json ? "}\n" : "");
+		goto out;
+	}
+	if (only_bad) {
+		if (json)
+			printf("{");
+		print_badframes();
+		printf(json ? "}\n" : "");
+		goto out;
+	}
 
 	if (json)
 		printf("{\"device\":");
@@ -1511,6 +2024,11 @@ int main(int argc, char **argv)
 		print_summary();
 		if (!json)
 			putchar('\n');
+		/* With the badframes feature only: the report is unchanged without it. */
+		if (le32_to_cpu(sb.s_feature_ro_compat) & VSMFS_FEATURE_RO_COMPAT_BADFRAMES) {
+			print_badframes();
+			printf(json ? "," : "\n");
+		}
 	}
 	if (!only_frag) {
 		print_journal();
@@ -1532,6 +2050,7 @@ int main(int argc, char **argv)
 	}
 	if (json)
 		printf("}\n");
+out:
 	if (fflush(stdout) || ferror(stdout))
 		fatal("write error on standard output");
 	close(img.fd);
