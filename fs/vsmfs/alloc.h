@@ -79,6 +79,7 @@ void vsmfs_resv_end_shared(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t,
 struct vsmfs_mblk *vsmfs_resv_new_block(struct vsmfs_trans *t);
 void vsmfs_resv_end(struct vsmfs_trans *t, u64 lpn, u64 count, bool claimed);
 void vsmfs_resv_release(struct vsmfs_sb_info *sbi, const struct vsmfs_resv *r);
+bool vsmfs_resv_retire(struct vsmfs_sb_info *sbi, u64 lpn);
 int vsmfs_trans_defer_resv(struct vsmfs_trans *t, const struct vsmfs_resv *r, bool claimed);
 int vsmfs_pool_init(struct vsmfs_sb_info *sbi);
 void vsmfs_pool_drain(struct vsmfs_sb_info *sbi);

@@ -31,6 +31,7 @@
 #include "pmem.h"
 #include "fault.h"
 #include "data.h"
+#include "badframe.h"
 
 /*
  * iomap for DAX faults, SEEK_DATA/SEEK_HOLE and FIEMAP. A mapped extent is
@@ -108,9 +109,18 @@ static int __vsmfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
 			ret = -EFSCORRUPTED;
 			goto out;
 		}
+		/*
+		 * A page on a bad frame is never mapped: the fault gets
+		 * SIGBUS, and a huge mapping stops short of it.
+		 */
+		if (!report && vsmfs_blk_bad(sbi, blk)) {
+			ret = -EIO;
+			goto out;
+		}
 		want = min(want, cnt - pg);
 		while (n < want && vsmfs_lpn_blk(sbi, lpn + n) == blk + n &&
-		       (!report || vsmfs_lpn_unwritten(sbi, lpn + n) == unw))
+		       (!report || vsmfs_lpn_unwritten(sbi, lpn + n) == unw) &&
+		       (report || !vsmfs_blk_bad(sbi, blk + n)))
 			n++;
 		/*
 		 * A write fault that maps more than its page (a PMD over a

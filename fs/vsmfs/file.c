@@ -51,6 +51,8 @@
 #include "pmem.h"
 #include "fault.h"
 #include "data.h"
+#include "badframe.h"
+#include "ptable.h"
 
 static ssize_t vsmfs_do_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
@@ -84,6 +86,19 @@ static ssize_t vsmfs_do_read_iter(struct kiocb *iocb, struct iov_iter *to)
 			char __pm *p;
 
 			len = min_t(u64, len, run_end - pos);
+			/* Up to a page on a bad frame, which reads EIO. */
+			if (vsmfs_any_bad(sbi)) {
+				u64 first = off >> VSMFS_BLOCK_SHIFT;
+				u64 np = ((off + len - 1) >> VSMFS_BLOCK_SHIFT) - first + 1;
+				u64 b = vsmfs_first_bad(sbi, vsmfs_idx_lpn(e) + first, np);
+
+				if (b < np)
+					len = b ? ((first + b) << VSMFS_BLOCK_SHIFT) - off : 0;
+				if (!len) {
+					done = done ?: -EIO;
+					goto next;
+				}
+			}
 			p = vsmfs_data_begin(sbi, vsmfs_idx_lpn(e), off, len, &ranged);
 			if (p)
 				n = vsmfs_fault(VSMFS_FAULT_PM_READ) ? 0 :
@@ -96,11 +111,12 @@ static ssize_t vsmfs_do_read_iter(struct kiocb *iocb, struct iov_iter *to)
 		} else {
 			n = iov_iter_zero(len, to);
 		}
+next:
 		pagefault_enable();
 		up_read(&vi->i_idx_sem);
 		pos += n;
 		done += n;
-		if (done < 0)
+		if (done < 0 || !len)
 			break;
 		if (n < len) {
 			/*

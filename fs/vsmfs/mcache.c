@@ -28,6 +28,7 @@
 #include "vsmfs.h"
 #include "pmem.h"
 #include "fault.h"
+#include "badframe.h"
 #include "mcache.h"
 
 static struct kmem_cache *vsmfs_mblk_cachep;
@@ -171,6 +172,11 @@ struct vsmfs_mblk *__vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 	src = vsmfs_blk_ptr(sbi, blk);
 	if (!src)
 		return ERR_PTR(-EFSCORRUPTED);
+	/* A directory, index or attribute block on a frame found bad. */
+	if (vsmfs_blk_bad(sbi, blk)) {
+		vsmfs_fs_error(sbi->s_sb, 0, "metadata block %llu is on a bad frame", blk);
+		return ERR_PTR(-EIO);
+	}
 	mb = vsmfs_fault(VSMFS_FAULT_MBLK_ALLOC) ? NULL :
 	     kmem_cache_alloc(vsmfs_mblk_cachep, GFP_NOFS);
 	if (!mb)

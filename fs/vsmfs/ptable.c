@@ -19,6 +19,7 @@
 #include "mcache.h"
 #include "vsp.h"
 #include "trans.h"
+#include "badframe.h"
 
 /* Persistent page table slot of @lpn, in its DRAM copy. */
 static __always_inline __le64 *vsmfs_pt_slot(struct vsmfs_sb_info *sbi, u64 lpn,
@@ -458,4 +459,61 @@ u64 vsmfs_lpn_blk(struct vsmfs_sb_info *sbi, u64 lpn)
 	frame = le64_to_cpu(((__le64 *)mb->m_data)[lpn % (VSMFS_BLOCK_SIZE / 8)]) &
 		VSMFS_PTE_FRAME_MASK;
 	return frame < l->data_pages ? l->data_start + frame : 0;
+}
+
+/**
+ * vsmfs_frame_lpn() - the logical page a data frame backs
+ * @sbi: the file system
+ * @frame: the frame, relative to the data area
+ *
+ * The reverse of the page table, for the rare caller that starts from a
+ * frame (a memory failure): mkfs's identity first, then a scan. A page
+ * table block cached in DRAM holds the current entries, one that is not
+ * has none changed since it was last written home.
+ *
+ * Context: process context. Entries that swaps change meanwhile may be
+ * seen old or new: only pages whose frames do not move (free pages, those
+ * a pool holds) are found for certain.
+ * Return: the logical page (0 is never allocated), or U64_MAX if none
+ * names @frame.
+ */
+u64 vsmfs_frame_lpn(struct vsmfs_sb_info *sbi, u64 frame)
+{
+	const struct vsmfs_layout *l = &sbi->s_layout;
+	u64 b, i, nblk = DIV_ROUND_UP(l->lpages, VSMFS_PTES_PER_BLOCK);
+
+	if (frame && frame < l->lpages && vsmfs_lpn_blk(sbi, frame) == l->data_start + frame)
+		return frame;
+	for (b = 0; b < nblk; b++) {
+		u64 blk = l->ptable_start + b, n = min_t(u64, VSMFS_PTES_PER_BLOCK,
+							  l->lpages - b * VSMFS_PTES_PER_BLOCK);
+		struct vsmfs_mblk *mb = vsmfs_mblk_find(sbi, blk);
+		const __le64 *pt = mb ? (const __le64 *)mb->m_data :
+				   vsmfs_pm_view((__le64 __pm *)vsmfs_blk_ptr(sbi, blk));
+
+		for (i = 0; i < n; i++)
+			if ((le64_to_cpu(READ_ONCE(pt[i])) & VSMFS_PTE_FRAME_MASK) == frame)
+				return b * VSMFS_PTES_PER_BLOCK + i;
+		cond_resched();
+	}
+	return U64_MAX;
+}
+
+/**
+ * vsmfs_first_bad() - the first of some logical pages on a bad frame
+ * @sbi: the file system, with bad frames (vsmfs_any_bad())
+ * @lpn: first page
+ * @count: pages
+ *
+ * Return: the index of the first page from @lpn whose frame is bad, or
+ * @count if none is. Pages without a frame are not bad.
+ */
+u64 vsmfs_first_bad(struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
+{
+	u64 i;
+
+	for (i = 0; i < count; i++)
+		if (vsmfs_blk_bad(sbi, vsmfs_lpn_blk(sbi, lpn + i)))
+			break;
+	return i;
 }

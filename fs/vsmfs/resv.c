@@ -25,6 +25,7 @@
 #include "vsp.h"
 #include "trans.h"
 #include "alloc.h"
+#include "badframe.h"
 
 /* Set or clear the bits of @count reserved pages in the bitmap and its overlay. */
 static void vsmfs_resv_bits(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb, u64 lpn,
@@ -476,19 +477,107 @@ static bool vsmfs_pool_recycle(struct vsmfs_sb_info *sbi, const struct vsmfs_fre
 }
 
 /*
+ * Keep free logical page @lpn, whose frame is bad, from use until unmount:
+ * reserved in DRAM as a run no one ends (its bit set in the bitmap and the
+ * overlay), so that the allocator skips it while every version the journal
+ * writes, and so every later mount, has it free (the mount retires it
+ * again from the bad-frame list, vsmfs_resv_retire()). A page a pool holds
+ * leaves the pool, still reserved.
+ *
+ * Context: s_trans_mutex held; in a commit too, so it neither waits for
+ * freed pages nor fails for want of memory.
+ * Return: whether @lpn is retired (it was free or pooled).
+ */
+static bool __vsmfs_retire(struct vsmfs_sb_info *sbi, u64 lpn)
+{
+	struct vsmfs_mblk *mb = vsmfs_lbitmap(sbi, lpn);
+	u64 off = lpn % BITS_PER_BLK, vsp = lpn / VSMFS_VSP_PAGES + 1;
+	bool done = false;
+	int cpu;
+
+	if (IS_ERR(mb) || !lpn)
+		return false;
+	if (!test_bit(off, (unsigned long *)mb->m_data)) {
+		vsmfs_mblk_freeze(sbi, mb);
+		if (!mb->m_resv)
+			WRITE_ONCE(mb->m_resv, kzalloc(VSMFS_BLOCK_SIZE, GFP_NOFS | __GFP_NOFAIL));
+		vsmfs_resv_add(sbi, mb, lpn, 1);
+		vsmfs_stat_inc(sbi, mf_retired);
+		return true;
+	}
+	for_each_possible_cpu(cpu) {
+		struct vsmfs_page_pool *pool = per_cpu_ptr(sbi->s_pools, cpu);
+
+		spin_lock(&pool->lock);
+		if (pool->vsp == vsp) {
+			u64 i = lpn - vsmfs_pool_base(pool);
+
+			if (test_and_clear_bit(i, pool->map) | test_and_clear_bit(i, pool->pend))
+				done = true;
+		}
+		spin_unlock(&pool->lock);
+	}
+	if (done)
+		vsmfs_stat_inc(sbi, mf_retired);
+	return done;
+}
+
+/* Retire the pages of a freed run that are on bad frames. Context: as __vsmfs_retire(). */
+static void vsmfs_retire_run(struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
+{
+	u64 i;
+
+	for (i = 0; i < count; i++)
+		if (vsmfs_blk_bad(sbi, vsmfs_lpn_blk(sbi, lpn + i)))
+			__vsmfs_retire(sbi, lpn + i);
+}
+
+/**
+ * vsmfs_resv_retire() - keep a logical page on a bad frame from use
+ * @sbi: the file system
+ * @lpn: the page
+ *
+ * A free page, or one a page pool holds, is retired at once, until
+ * unmount; a page in use is retired when it is freed (the commit that
+ * frees it, or the end of a reservation, finds its frame bad).
+ *
+ * Context: process context; takes s_trans_mutex.
+ * Return: whether the page was free and is retired now.
+ */
+bool vsmfs_resv_retire(struct vsmfs_sb_info *sbi, u64 lpn)
+{
+	unsigned int nofs;
+	bool ret;
+
+	vsmfs_trans_mutex_lock(sbi);
+	nofs = memalloc_nofs_save();
+	ret = __vsmfs_retire(sbi, lpn);
+	memalloc_nofs_restore(nofs);
+	mutex_unlock(&sbi->s_trans_mutex);
+	return ret;
+}
+
+/*
  * The committing handle frees in DRAM run @f of its transaction: a
  * reservation ends (claimed, or a scratch run behind old frames, which
  * goes back to its pool if it can), else the run's bits are cleared (an
- * error is the bitmap's, reported by vsmfs_fs_error()).
+ * error is the bitmap's, reported by vsmfs_fs_error()). Freed pages on
+ * bad frames are retired (never back to a pool).
  */
 static void vsmfs_alloc_free_run(struct vsmfs_trans *t, const struct vsmfs_free_run *f)
 {
-	if (f->resv && f->scratch && vsmfs_pool_recycle(t->t_sbi, f))
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	bool bad = vsmfs_any_bad(sbi) && f->count &&
+		   vsmfs_first_bad(sbi, f->lpn, f->count) < f->count;
+
+	if (!bad && f->resv && f->scratch && vsmfs_pool_recycle(sbi, f))
 		return;
 	if (f->resv)
 		vsmfs_resv_end(t, f->lpn, f->resv, !f->scratch);
 	else
 		vsmfs_lbits_clear(t, f->lpn, f->count, !f->scratch);
+	if (bad)
+		vsmfs_retire_run(sbi, f->lpn, f->count);
 }
 
 /* What the transactions ask of the allocator (vsmfs.h). */
@@ -897,9 +986,13 @@ int vsmfs_trans_defer_resv(struct vsmfs_trans *t, const struct vsmfs_resv *r, bo
  */
 void vsmfs_resv_release(struct vsmfs_sb_info *sbi, const struct vsmfs_resv *r)
 {
-	if (vsmfs_pool_put(sbi, raw_cpu_ptr(sbi->s_pools), r->lpn, r->count))
+	bool bad = vsmfs_any_bad(sbi) && vsmfs_first_bad(sbi, r->lpn, r->count) < r->count;
+
+	if (!bad && vsmfs_pool_put(sbi, raw_cpu_ptr(sbi->s_pools), r->lpn, r->count))
 		return;
 	vsmfs_trans_mutex_lock(sbi);
 	vsmfs_resv_put(sbi, r->lpn, r->count);
+	if (bad)
+		vsmfs_retire_run(sbi, r->lpn, r->count);
 	mutex_unlock(&sbi->s_trans_mutex);
 }

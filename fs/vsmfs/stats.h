@@ -85,6 +85,8 @@ enum vsmfs_stat {
 	VSMFS_STAT_alloc_pool_refills,
 	VSMFS_STAT_alloc_pool_shared_vsp,
 	VSMFS_STAT_alloc_pool_recycled,
+	VSMFS_STAT_mf_events,
+	VSMFS_STAT_mf_retired,
 	VSMFS_STAT_aggregate_migrations,
 	VSMFS_STAT_aggregate_window_growths,
 	VSMFS_STAT_itable_home_blocks,

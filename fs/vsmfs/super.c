@@ -26,6 +26,8 @@
 #include "inode.h"
 #include "pmem.h"
 #include "fault.h"
+#include "badframe.h"
+#include "mfail.h"
 
 static struct kmem_cache *vsmfs_inode_cachep;
 /* What an aborted handle asks of the inodes (vsmfs.h, trans.c). */
@@ -674,6 +676,30 @@ static void vsmfs_warn_errors(struct super_block *sb, const struct vsmfs_dsb *ds
 }
 
 /* Map the whole device. The mapping lives as long as the mount. */
+/*
+ * Map a device that has bad blocks: with DAX_RECOVERY_WRITE the driver
+ * maps up to the first of them, and a device whose mapping is linear (the
+ * last page where the first says) is then mapped whole.
+ * Context: dax_read_lock() held. Return: @nr, or -EIO.
+ */
+static long vsmfs_map_bad_device(struct vsmfs_sb_info *sbi, long nr, void **kaddr,
+				 pfn_t *pfn)
+{
+	pgoff_t first = sbi->s_dax_part_off >> PAGE_SHIFT;
+	void *last_addr;
+	pfn_t last_pfn;
+
+	if (dax_direct_access(sbi->s_daxdev, first, 1, DAX_RECOVERY_WRITE, kaddr, pfn) < 1 ||
+	    dax_direct_access(sbi->s_daxdev, first + nr - 1, 1, DAX_RECOVERY_WRITE,
+			      &last_addr, &last_pfn) < 1)
+		return -EIO;
+	if (last_addr != *kaddr + (nr - 1) * PAGE_SIZE ||
+	    pfn_t_to_pfn(last_pfn) != pfn_t_to_pfn(*pfn) + nr - 1)
+		return -EIO;
+	vsmfs_warn(sbi->s_sb, "the device has bad blocks");
+	return nr;
+}
+
 static int vsmfs_map_device(struct super_block *sb, struct vsmfs_sb_info *sbi)
 {
 	u64 bytes = bdev_nr_bytes(sb->s_bdev);
@@ -685,6 +711,13 @@ static int vsmfs_map_device(struct super_block *sb, struct vsmfs_sb_info *sbi)
 	id = dax_read_lock();
 	avail = dax_direct_access(sbi->s_daxdev, sbi->s_dax_part_off >> PAGE_SHIFT,
 				  nr, DAX_ACCESS, &kaddr, &pfn);
+	/*
+	 * A device with bad blocks refuses to map them for reads; they are
+	 * known to the file system, which reads none of them
+	 * (vsmfs_mf_mount()): map around them.
+	 */
+	if (avail == -EIO)
+		avail = vsmfs_map_bad_device(sbi, nr, &kaddr, &pfn);
 	dax_read_unlock(id);
 	if (avail < 0) {
 		vsmfs_err(sb, "cannot map the device: error %ld", avail);
@@ -732,6 +765,8 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sbi->s_iops = &vsmfs_iops;
 	spin_lock_init(&sbi->s_sb_lock);
 	INIT_WORK(&sbi->s_error_work, vsmfs_error_work);
+	xa_init(&sbi->s_bad);
+	mutex_init(&sbi->s_bad_mutex);
 	sbi->s_trans_iops = &vsmfs_trans_iops;
 	ret = vsmfs_trans_init(sbi);
 	if (ret)
@@ -754,8 +789,16 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	if (ret)
 		return ret;
 
-	sbi->s_daxdev = fs_dax_get_by_bdev(sb->s_bdev, &sbi->s_dax_part_off,
-					   NULL, NULL);
+	/* Memory failures of the device are reported to its holder: this mount. */
+	sbi->s_daxdev = fs_dax_get_by_bdev(sb->s_bdev, &sbi->s_dax_part_off, sb,
+					   &vsmfs_dax_holder_ops);
+	sbi->s_dax_holder = sbi->s_daxdev;
+	if (!sbi->s_daxdev) {
+		sbi->s_daxdev = fs_dax_get_by_bdev(sb->s_bdev, &sbi->s_dax_part_off,
+						   NULL, NULL);
+		if (sbi->s_daxdev)
+			vsmfs_warn(sb, "another holder takes the memory failures of the device, not this mount");
+	}
 	if (!sbi->s_daxdev) {
 		vsmfs_err(sb, "device does not support DAX (need a pmem device in fsdax mode)");
 		return -EINVAL;
@@ -769,6 +812,9 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		return ret;
 	vsmfs_pmlog_attach(sbi);
 	ret = vsmfs_load_super(sb, sbi);
+	if (ret)
+		return ret;
+	ret = vsmfs_bad_load(sbi);
 	if (ret)
 		return ret;
 	vsmfs_warn_errors(sb, sbi->s_dsb);
@@ -805,6 +851,8 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	ret = vsmfs_alloc_init(sbi);
 	if (ret)
 		return ret;
+	/* Bad frames kept from use before anything allocates. */
+	vsmfs_mf_mount(sbi);
 	/* The window starts at the first slot and grows toward the end. */
 	sbi->s_window = min_t(u64, sbi->s_aopts.window, sbi->s_layout.inodes);
 
@@ -852,6 +900,8 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		vsmfs_info(sb, "journal of %u blocks, cow=%s: every write() of up to %llu bytes is atomic",
 			   vsmfs_trans_max_blocks(sbi), vsmfs_cow_names[sbi->s_cow_mode],
 			   vsmfs_atomic_write_max(sbi, sbi->s_cow_mode));
+	/* Pairs with vsmfs_notify_failure(). */
+	smp_store_release(&sbi->s_mf_ready, true);
 	return vsmfs_sysfs_register(sbi);
 }
 
@@ -944,6 +994,7 @@ static void vsmfs_kill_sb(struct super_block *sb)
 	struct vsmfs_sb_info *sbi = VSMFS_SB(sb);
 
 	if (sbi) {
+		WRITE_ONCE(sbi->s_mf_ready, false);
 		vsmfs_sysfs_unregister(sbi);
 		/* A mount that failed after starting the timer. */
 		vsmfs_journal_timer_stop(sbi);
@@ -963,7 +1014,8 @@ static void vsmfs_kill_sb(struct super_block *sb)
 	vsmfs_pool_forget(sbi);
 	vsmfs_alloc_destroy(sbi);
 	vsmfs_journal_destroy(sbi);
-	fs_put_dax(sbi->s_daxdev, NULL);
+	fs_put_dax(sbi->s_daxdev, sbi->s_dax_holder ? sb : NULL);
+	vsmfs_bad_destroy(sbi);
 	free_percpu(sbi->s_stats);
 	free_percpu(sbi->s_pools);
 	kfree(sbi);

@@ -13,6 +13,7 @@
 #include <linux/slab.h>
 #include "vsmfs.h"
 #include "journal.h"
+#include "badframe.h"
 
 struct vsmfs_attr {
 	struct attribute	attr;
@@ -93,6 +94,8 @@ static const char * const vsmfs_stat_names[VSMFS_NR_STATS] = {
 	[VSMFS_STAT_alloc_pool_refills] = "alloc_pool_refills",
 	[VSMFS_STAT_alloc_pool_shared_vsp] = "alloc_pool_shared_vsp",
 	[VSMFS_STAT_alloc_pool_recycled] = "alloc_pool_recycled",
+	[VSMFS_STAT_mf_events]		= "mf_events",
+	[VSMFS_STAT_mf_retired]		= "mf_retired",
 	[VSMFS_STAT_aggregate_migrations]	= "aggregate_migrations",
 	[VSMFS_STAT_aggregate_window_growths]	= "aggregate_window_growths",
 	[VSMFS_STAT_itable_home_blocks]	= "itable_home_blocks",
@@ -132,7 +135,13 @@ static struct vsmfs_attr vsmfs_attr_errors = {
 	.stat = -5,
 };
 
-static struct attribute *vsmfs_sb_attrs[VSMFS_NR_STATS + 6];
+/* The data frames found bad, one device block a line (badframe.c). */
+static struct vsmfs_attr vsmfs_attr_bad_frames = {
+	.attr = { .name = "bad_frames", .mode = 0444 },
+	.stat = -6,
+};
+
+static struct attribute *vsmfs_sb_attrs[VSMFS_NR_STATS + 7];
 ATTRIBUTE_GROUPS(vsmfs_sb);
 
 /**
@@ -166,6 +175,8 @@ static ssize_t vsmfs_attr_show(struct kobject *kobj, struct attribute *attr, cha
 				  vsmfs_atomic_write_max(sbi, READ_ONCE(sbi->s_cow_mode)));
 	if (a == &vsmfs_attr_errors)
 		return vsmfs_errors_show(sbi, buf);
+	if (a == &vsmfs_attr_bad_frames)
+		return vsmfs_bad_show(sbi, buf);
 	if (a->stat < 0)
 		return -EPERM;
 	return sysfs_emit(buf, "%llu\n", vsmfs_stat_read(sbi, a->stat));
@@ -280,6 +291,7 @@ int __init vsmfs_sysfs_init(void)
 	vsmfs_sb_attrs[VSMFS_NR_STATS + 2] = &vsmfs_attr_aggregate_window.attr;
 	vsmfs_sb_attrs[VSMFS_NR_STATS + 3] = &vsmfs_attr_atomic_write_max.attr;
 	vsmfs_sb_attrs[VSMFS_NR_STATS + 4] = &vsmfs_attr_errors.attr;
+	vsmfs_sb_attrs[VSMFS_NR_STATS + 5] = &vsmfs_attr_bad_frames.attr;
 	kobject_set_name(&vsmfs_root.kobj, "vsmfs");
 	vsmfs_root.kobj.parent = fs_kobj;
 	return kset_register(&vsmfs_root);

@@ -9,14 +9,14 @@
  * a callback or an ops table that the upper layer registers. tests/layering
  * checks this table against the module's object files:
  *
- *   1 primitives: verify.c jcore.c pmlog.c fault.c trace.c sb.c
+ *   1 primitives: verify.c jcore.c pmlog.c fault.c trace.c sb.c badframe.c
  *   2 mapping: mcache.c vsp.c
  *   3 journal: journal.c jcommit.c jgc.c recovery.c
  *   4 transactions: trans.c trans_shared.c trans_commit.c
  *   5 allocation: alloc.c resv.c ialloc.c hole.c ptable.c
  *   6 inodes: index.c inode.c aggr.c xattr.c acl.c ioctl.c iops.c
  *   7 namespace and data: grow.c stage.c cow.c write.c dax.c falloc.c
- *         file.c dir.c namei.c export.c
+ *         file.c dir.c namei.c export.c mfail.c
  *   8 vfs glue: super.c sysfs.c
  *
  * In layers 6 and 7 a file is listed after those it calls (inode.c and
@@ -428,6 +428,19 @@ struct vsmfs_sb_info {
 	bool			s_error_ro;
 	struct work_struct	s_error_work;	/* stops the workers after it */
 	struct ratelimit_state	s_error_rs;	/* messages of vsmfs_fs_error() */
+
+	/*
+	 * Data frames found bad (badframe.c): frame -> a value entry. s_nbad
+	 * counts them (0: no path looks); s_bad_listed the entries of the
+	 * list on PM. Appends under s_bad_mutex.
+	 */
+	struct xarray		s_bad;
+	unsigned int		s_nbad;
+	u32			s_bad_listed;
+	struct mutex		s_bad_mutex;	/* appends to the list on PM */
+	/* The DAX device reports failures to this mount (mfail.c). */
+	bool			s_dax_holder;
+	bool			s_mf_ready;	/* the mount acts on them */
 
 	/* Mapping layer (vsp.c): logical page N is at s_vsp_base + N pages. */
 	void __pm		*s_vsp_base;

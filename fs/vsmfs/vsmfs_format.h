@@ -65,7 +65,7 @@
 #define VSMFS_FEATURE_COMPAT_MOUNT_OPTS	0x0001	/* s_mount_opts holds default mount options */
 #define VSMFS_FEATURE_INCOMPAT_SB_LAST	0x0001	/* backup superblock in the last block */
 #define VSMFS_FEATURE_INCOMPAT_SPARSE	0x0002	/* s_lpages logical pages, frames optional */
-#define VSMFS_FEATURE_RO_COMPAT_BADFRAMES 0x0001	/* bad-frame list in block 1 (struct vsmfs_dbadlist) */
+#define VSMFS_FEATURE_RO_COMPAT_BADFRAMES 0x0001	/* bad-frame list in block 1 */
 
 #define VSMFS_FEATURE_COMPAT_SUPP	VSMFS_FEATURE_COMPAT_MOUNT_OPTS
 #define VSMFS_FEATURE_INCOMPAT_SUPP	(VSMFS_FEATURE_INCOMPAT_SB_LAST | \
@@ -506,6 +506,7 @@ static_assert(VSMFS_BLOCK_SIZE <= 0xffff);	/* x_used, e_value_len are 16 bits */
 static_assert(sizeof(struct vsmfs_dacl_hdr) == 4);
 static_assert(sizeof(struct vsmfs_dacl_entry) == 8);
 static_assert(sizeof(struct vsmfs_dbadlist) == VSMFS_BLOCK_SIZE);
-static_assert(offsetof(struct vsmfs_dbadlist, b_count) == 4);	/* magic and count: one 8-byte store */
+/* Magic and count: one 8-byte store. */
+static_assert(offsetof(struct vsmfs_dbadlist, b_count) == 4);
 
 #endif /* _VSMFS_FORMAT_H */

@@ -42,6 +42,7 @@
 #include "fault.h"
 #include "trace.h"
 #include "data.h"
+#include "badframe.h"
 
 /*
  * The locks of a write that changes more than data in place: the inode's
@@ -917,6 +918,42 @@ static bool vsmfs_kept_past(struct inode *inode, loff_t size, loff_t end)
 		    vsmfs_idx_count(e);
 }
 
+/*
+ * A write over pages on bad frames: each must be overwritten whole, which
+ * copy-on-write does into fresh pages (data=inplace too, for this write),
+ * leaving the bad frames to be retired when the commit frees them. A
+ * write that would keep bytes of such a page fails with EIO, as its read
+ * does. Context: the inode locked for writing.
+ */
+static noinline int vsmfs_wmap_bad(struct inode *inode, loff_t pos, size_t len,
+				   unsigned int *flags)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	u64 pg, first = pos >> VSMFS_BLOCK_SHIFT, last = (pos + len - 1) >> VSMFS_BLOCK_SHIFT;
+	bool bad = false;
+	int ret = 0;
+
+	down_read(&vi->i_idx_sem);
+	for (pg = first; pg <= last; pg++) {
+		u64 e = vsmfs_idx_lookup(inode, pg / VSMFS_VSP_PAGES), in = pg % VSMFS_VSP_PAGES;
+
+		if (!e || in >= vsmfs_idx_count(e) ||
+		    !vsmfs_blk_bad(sbi, vsmfs_lpn_blk(sbi, vsmfs_idx_lpn(e) + in)))
+			continue;
+		if ((pg << VSMFS_BLOCK_SHIFT) < pos ||
+		    ((pg + 1) << VSMFS_BLOCK_SHIFT) > pos + len) {
+			ret = -EIO;
+			break;
+		}
+		bad = true;
+	}
+	up_read(&vi->i_idx_sem);
+	if (!ret && bad && !(*flags & VSMFS_WM_ATOMIC))
+		*flags |= VSMFS_WM_ATOMIC | VSMFS_WM_COW(VSMFS_COW_MULTI);
+	return ret;
+}
+
 /* vsmfs_wmap_begin(), inlined into vsmfs_write_part(). */
 static __always_inline int __vsmfs_wmap_begin(struct vsmfs_wmap *m, struct inode *inode,
 					      loff_t pos, size_t len, unsigned int flags)
@@ -924,12 +961,22 @@ static __always_inline int __vsmfs_wmap_begin(struct vsmfs_wmap *m, struct inode
 	loff_t size;
 	int ret;
 
+	if (flags & (VSMFS_WM_FAULT | VSMFS_WM_FALLOC)) {
+		m->inode = inode;
+		m->pos = pos;
+		m->len = len;
+		m->flags = flags;
+		return vsmfs_alloc_begin(m);
+	}
+	if (vsmfs_any_bad(VSMFS_SB(inode->i_sb))) {
+		ret = vsmfs_wmap_bad(inode, pos, len, &flags);
+		if (ret)
+			return ret;
+	}
 	m->inode = inode;
 	m->pos = pos;
 	m->len = len;
 	m->flags = flags;
-	if (flags & (VSMFS_WM_FAULT | VSMFS_WM_FALLOC))
-		return vsmfs_alloc_begin(m);
 	if (!(flags & VSMFS_WM_ATOMIC)) {
 		ret = vsmfs_inplace_begin(m);
 		if (ret != -EAGAIN)
