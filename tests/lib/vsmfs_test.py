@@ -30,8 +30,8 @@ class Counters:
         out = {}
         for name in os.listdir(self.dir):
             # reset is write-only; journal_wear is a histogram; errors is
-            # the error state, several lines.
-            if name not in ("reset", "journal_wear", "errors"):
+            # the error state, several lines; bad_frames a list.
+            if name not in ("reset", "journal_wear", "errors", "bad_frames"):
                 with open(os.path.join(self.dir, name)) as f:
                     out[name] = int(f.read())
         return out

@@ -1,5 +1,5 @@
 # Counters in /sys/fs/vsmfs/<device>/: present while mounted, one number per
-# file (but "journal_wear" and "errors", several lines each), counting what
+# file (but "journal_wear", "errors" and "bad_frames", several lines each), counting what
 # a workload did, reset by writing 1 to "reset", gone
 # after unmount.
 . tests/lib/common.sh
@@ -10,7 +10,7 @@ mkfs_vsmfs -f "$DEV"
 mount_vsmfs -o commit=300
 [ -d "$S" ] || die "$S missing while mounted"
 for f in "$S"/*; do
-	case $(basename "$f") in reset|journal_wear|errors) continue ;; esac
+	case $(basename "$f") in reset|journal_wear|errors|bad_frames) continue ;; esac
 	grep -Eqx '[0-9]+' "$f" || die "$f does not hold one number: $(cat "$f")"
 done
 echo 1 > "$S/reset"
