@@ -440,23 +440,62 @@ int vsmfs_find_small(struct vsmfs_sb_info *sbi, u64 need, u64 most, u64 *lpn,
 	return -ENOSPC;
 }
 
+/*
+ * With huge=1g: move the cursor of large runs to the first of 512 VSPs in
+ * a row, wholly free, whose frames are one run starting 1 GiB aligned in
+ * physical memory (a file that fills them from a GiB of its own is mapped
+ * with one PUD, dax.c), unless it is at one already. None free: the
+ * cursor stays, and the file is mapped with 2 MiB pages.
+ * Context: s_trans_mutex held.
+ */
+static void vsmfs_place_gib(struct vsmfs_sb_info *sbi)
+{
+	const u64 per = PUD_SIZE >> VSMFS_VSP_SHIFT, pud_pages = PUD_SIZE >> PAGE_SHIFT;
+	u64 nvsp = sbi->s_layout.data_pages / VSMFS_VSP_PAGES, v0, j, blk0;
+
+	/* Under mkfs's mapping VSP v has the frames from v * 512: start there. */
+	v0 = ((pud_pages - sbi->s_frame_pfn0 % pud_pages) % pud_pages) / VSMFS_VSP_PAGES;
+	for (; v0 + per <= nvsp; v0 += per) {
+		blk0 = vsmfs_lpn_blk(sbi, v0 * VSMFS_VSP_PAGES);
+		if (!blk0 || (sbi->s_dev_pfn + blk0) % pud_pages)
+			continue;
+		if (v0 == sbi->s_vsp_cursor)
+			return;
+		for (j = 0; j < per; j++)
+			if (test_bit(v0 + j, sbi->s_vsp_mixed) || !vsmfs_vsp_free(sbi, v0 + j) ||
+			    !vsmfs_vsp_frames_from(sbi, v0 + j, blk0 + j * VSMFS_VSP_PAGES))
+				break;
+		if (j == per) {
+			sbi->s_vsp_cursor = v0;
+			return;
+		}
+		cond_resched();
+	}
+}
+
 /**
  * vsmfs_find_free() - find a free run of pages with frames
  * @sbi: the file system
  * @count: pages
- * @large: for a large file
+ * @large: for a large file (true), its piece at a GiB of the file
+ *	(VSMFS_LARGE_GIB), or not (false)
  * @lpn: the run's first page, found
  *
- * Find a free run of @count pages: for a large file at a wholly free VSP,
- * else as vsmfs_find_small(). Moves the cursors.
+ * Find a free run of @count pages: for a large file at a wholly free VSP
+ * (with huge=1g, a piece at a GiB of the file at the first of a GiB of
+ * VSPs a 1 GiB page can map, where one is free: vsmfs_place_gib()), else
+ * as vsmfs_find_small(). Moves the cursors.
  *
  * Context: s_trans_mutex held.
  * Return: 0, -ENOSPC or -ENOMEM.
  */
-int vsmfs_find_free(struct vsmfs_sb_info *sbi, u64 count, bool large, u64 *lpn)
+int vsmfs_find_free(struct vsmfs_sb_info *sbi, u64 count, unsigned int large, u64 *lpn)
 {
 	u64 nvsp = DIV_ROUND_UP(sbi->s_layout.lpages, VSMFS_VSP_PAGES);
 	u64 i, vsp;
+
+	if (large == VSMFS_LARGE_GIB && READ_ONCE(sbi->s_huge_pud))
+		vsmfs_place_gib(sbi);
 
 	if (!count || count > VSMFS_VSP_PAGES || count > sbi->s_free_pages)
 		return -ENOSPC;
@@ -480,7 +519,7 @@ int vsmfs_find_free(struct vsmfs_sb_info *sbi, u64 count, bool large, u64 *lpn)
 	return vsmfs_find_small(sbi, count, count, lpn, NULL, NULL);
 }
 
-static int __vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64 *lpn,
+static int __vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, unsigned int large, u64 *lpn,
 			       bool dirty)
 {
 	int ret;
@@ -497,12 +536,13 @@ static int __vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64
  * vsmfs_alloc_pages() - allocate a run of logical pages
  * @t: running transaction
  * @count: pages, 1..VSMFS_VSP_PAGES
- * @large: the run belongs to a large file: start it at a free VSP
+ * @large: the run belongs to a large file: start it at a free VSP (as
+ *	vsmfs_find_free())
  * @lpn: first page of the run
  *
  * Return: 0, -ENOSPC, or another negative errno.
  */
-int vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64 *lpn)
+int vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, unsigned int large, u64 *lpn)
 {
 	return __vsmfs_alloc_pages(t, count, large, lpn, true);
 }

@@ -65,11 +65,14 @@ static inline void vsmfs_note_bits(struct vsmfs_mblk *mb, u64 off, u64 count)
 void vsmfs_wait_freed(struct vsmfs_sb_info *sbi);
 int vsmfs_find_small(struct vsmfs_sb_info *sbi, u64 need, u64 most, u64 *lpn, u64 *got,
 		     const unsigned long *skip);
-int vsmfs_find_free(struct vsmfs_sb_info *sbi, u64 count, bool large, u64 *lpn);
+/* @large of the allocators: a large file's piece at a GiB of the file. */
+#define VSMFS_LARGE_GIB	2
+int vsmfs_find_free(struct vsmfs_sb_info *sbi, u64 count, unsigned int large, u64 *lpn);
 
 /* alloc.c, resv.c */
 void vsmfs_lbits_clear(struct vsmfs_trans *t, u64 lpn, u64 count, bool dirty);
-int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsmfs_resv *r);
+int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, unsigned int large,
+		    struct vsmfs_resv *r);
 int vsmfs_resv_take_at(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, struct vsmfs_resv *r);
 int vsmfs_resv_claim(struct vsmfs_trans *t, const struct vsmfs_resv *r);
 int vsmfs_resv_begin_shared(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits,
@@ -99,7 +102,7 @@ int vsmfs_alloc_init(struct vsmfs_sb_info *sbi);
 void vsmfs_alloc_destroy(struct vsmfs_sb_info *sbi);
 void vsmfs_alloc_bits_restored(struct vsmfs_sb_info *sbi, u64 blk, unsigned int off,
 			       unsigned int len);
-int vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, bool large, u64 *lpn);
+int vsmfs_alloc_pages(struct vsmfs_trans *t, u64 count, unsigned int large, u64 *lpn);
 int vsmfs_alloc_pages_at(struct vsmfs_trans *t, u64 lpn, u64 count);
 int vsmfs_free_pages(struct vsmfs_trans *t, u64 lpn, u64 count);
 int vsmfs_free_data_pages(struct vsmfs_trans *t, u64 lpn, u64 count);

@@ -323,6 +323,9 @@ void vsmfs_cow_span(unsigned int mode, loff_t *start, loff_t *end);
 extern const struct iomap_ops vsmfs_iomap_ops;
 extern const struct iomap_ops vsmfs_iomap_report_ops;
 int vsmfs_file_mmap(struct file *file, struct vm_area_struct *vma);
+unsigned long vsmfs_get_unmapped_area(struct file *file, unsigned long addr, unsigned long len,
+				      unsigned long pgoff, unsigned long flags);
+bool vsmfs_pud_writeback(struct inode *inode, loff_t start, loff_t end);
 
 /* falloc.c */
 long vsmfs_fallocate(struct file *file, int mode, loff_t offset, loff_t len);

@@ -21,6 +21,7 @@
 #include <linux/pagemap.h>
 #include <linux/writeback.h>
 #include <linux/huge_mm.h>
+#include <linux/pfn_t.h>
 #include "vsmfs.h"
 #include "ptable.h"
 #include "vsp.h"
@@ -189,6 +190,162 @@ const struct iomap_ops vsmfs_iomap_report_ops = {
 	.iomap_begin	= vsmfs_iomap_begin_report,
 };
 
+#ifdef CONFIG_HAVE_ARCH_TRANSPARENT_HUGEPAGE_PUD
+#define VSMFS_PUD_PIECES	(PUD_SIZE >> VSMFS_VSP_SHIFT)
+#define VSMFS_PUD_PAGES		(PUD_SIZE >> PAGE_SHIFT)
+
+/*
+ * The first device block of the GiB of @inode from @key, if its frames
+ * can be mapped with one PUD: 512 whole pieces whose frames are one run,
+ * the first 1 GiB aligned in physical memory, none bad. Written since they
+ * were fallocated, for a write (else 0, as for a fallback).
+ * Context: invalidate_lock held shared, i_idx_sem held shared.
+ */
+static u64 vsmfs_pud_blk(struct inode *inode, u64 key, bool write)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	u64 k, e, lpn, blk0 = 0;
+
+	for (k = 0; k < VSMFS_PUD_PIECES; k++) {
+		e = vsmfs_idx_lookup(inode, key + k);
+		lpn = vsmfs_idx_lpn(e);
+		if (!e || vsmfs_idx_count(e) != VSMFS_VSP_PAGES || lpn % VSMFS_VSP_PAGES)
+			return 0;
+		if (!k) {
+			blk0 = vsmfs_lpn_blk(sbi, lpn);
+			if (!blk0 || (sbi->s_dev_pfn + blk0) % VSMFS_PUD_PAGES)
+				return 0;
+		}
+		if (!vsmfs_vsp_frames_from(sbi, lpn / VSMFS_VSP_PAGES, blk0 + k * VSMFS_VSP_PAGES))
+			return 0;
+		if (vsmfs_any_bad(sbi) &&
+		    vsmfs_first_bad(sbi, lpn, VSMFS_VSP_PAGES) < VSMFS_VSP_PAGES)
+			return 0;
+		/* Stores reach every page: all hold data from now. */
+		if (write && vsmfs_any_unwritten(sbi, lpn, VSMFS_VSP_PAGES) &&
+		    vsmfs_mark_written(inode, lpn, VSMFS_VSP_PAGES))
+			return 0;
+	}
+	return blk0;
+}
+
+/*
+ * A 1 GiB fault (huge=1g): map the GiB of the file with one PUD where its
+ * frames allow, else fall back to 2 MiB and 4 KiB (VM_FAULT_FALLBACK).
+ * The core DAX code keeps no entry for such a mapping, so vsmfs tracks it
+ * in i_pud: a write fault marks the GiB dirty (and the inode's pages
+ * dirty, for sync), and vsmfs_pud_writeback() writes the GiB back. A
+ * private mapping is mapped read-only; its first write splits the PUD and
+ * copies at the smaller size. A MAP_SYNC write fault commits the inode's
+ * changes first.
+ */
+static vm_fault_t vsmfs_pud_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct inode *inode = file_inode(vma->vm_file);
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	unsigned long addr = vmf->address & PUD_MASK;
+	bool write = vmf->flags & FAULT_FLAG_WRITE;
+	vm_fault_t ret = VM_FAULT_FALLBACK;
+	pgoff_t pgoff;
+	loff_t pos;
+	u64 blk;
+
+	if (!READ_ONCE(sbi->s_huge_pud) || addr < vma->vm_start || addr + PUD_SIZE > vma->vm_end)
+		return VM_FAULT_FALLBACK;
+	pgoff = linear_page_index(vma, addr);
+	pos = (loff_t)pgoff << PAGE_SHIFT;
+	if (pgoff % VSMFS_PUD_PAGES || pos + PUD_SIZE > i_size_read(inode) ||
+	    (write && !(vma->vm_flags & VM_SHARED)))
+		goto out;
+	down_read(&vi->i_idx_sem);
+	blk = vsmfs_pud_blk(inode, pos >> VSMFS_VSP_SHIFT, write);
+	up_read(&vi->i_idx_sem);
+	/*
+	 * The GiB's pieces are whole: no allocation changes them, and
+	 * invalidate_lock keeps truncation and copy-on-write out until the
+	 * mapping is in. MAP_SYNC: the inode's changes (the pages marked
+	 * written, the time of the write) committed before it is mapped, as
+	 * dax_finish_sync_fault() does for the smaller faults.
+	 */
+	if (blk && write && (vma->vm_flags & VM_SYNC) &&
+	    (s64)READ_ONCE(vi->i_tid) > atomic64_read(&sbi->s_commit_tid) &&
+	    vfs_fsync_range(vma->vm_file, pos, pos + PUD_SIZE - 1, 1)) {
+		ret = VM_FAULT_SIGBUS;
+		goto out;
+	}
+	if (blk) {
+		unsigned long i = pos >> PUD_SHIFT;
+
+		/* Known before any store through it: write-back and unmaps see it. */
+		if (xa_err(xa_store(&vi->i_pud, i, xa_mk_value(blk), GFP_NOFS)))
+			return VM_FAULT_OOM;
+		xa_set_mark(&vi->i_pud, i, VSMFS_PUD_MAPPED);
+		if (write) {
+			xa_set_mark(&vi->i_pud, i, VSMFS_PUD_DIRTY);
+			__mark_inode_dirty(inode, I_DIRTY_PAGES);
+		}
+		ret = vmf_insert_pfn_pud(vmf, __pfn_to_pfn_t(sbi->s_dev_pfn + blk,
+							     sbi->s_pfn_flags), write);
+	}
+out:
+	if (ret & VM_FAULT_FALLBACK)
+		vsmfs_stat_inc(sbi, fault_pud_fallback);
+	else if (!(ret & VM_FAULT_ERROR))
+		vsmfs_stat_inc(sbi, fault_pud);
+	return ret;
+}
+
+/**
+ * vsmfs_pud_writeback() - write back what stores reached through 1 GiB
+ *	mappings
+ * @inode: a regular file
+ * @start: first byte of the range
+ * @end: last byte of the range (inclusive)
+ *
+ * Each GiB of the range mapped writable since its last write-back is
+ * unmapped first (its next store faults, maps it again and marks it
+ * dirty again), then its lines are flushed: every store before the unmap
+ * is written back. Ordering: the flushes are fenced by the caller
+ * (vsmfs_dax_writepages(), vsmfs_fsync()) on this CPU.
+ *
+ * Return: whether any GiB was written back.
+ */
+bool vsmfs_pud_writeback(struct inode *inode, loff_t start, loff_t end)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	unsigned long i, last = min_t(loff_t, end >> PUD_SHIFT, ULONG_MAX);
+	bool done = false;
+	void *entry;
+
+	if (xa_empty(&vi->i_pud))
+		return false;
+	xa_for_each_marked(&vi->i_pud, i, entry, VSMFS_PUD_DIRTY) {
+		if (i < (start >> PUD_SHIFT) || i > last)
+			continue;
+		xa_clear_mark(&vi->i_pud, i, VSMFS_PUD_DIRTY);
+		unmap_mapping_range(inode->i_mapping, (loff_t)i << PUD_SHIFT, PUD_SIZE, 1);
+		vsmfs_flush(vsmfs_blk_ptr(sbi, xa_to_value(entry)), PUD_SIZE);
+		vsmfs_stat_inc(sbi, pud_writebacks);
+		done = true;
+		cond_resched();
+	}
+	return done;
+}
+#else
+static vm_fault_t vsmfs_pud_fault(struct vm_fault *vmf)
+{
+	return VM_FAULT_FALLBACK;
+}
+
+bool vsmfs_pud_writeback(struct inode *inode, loff_t start, loff_t end)
+{
+	return false;
+}
+#endif
+
 static vm_fault_t vsmfs_dax_huge_fault(struct vm_fault *vmf, enum page_entry_size pe_size)
 {
 	struct inode *inode = file_inode(vmf->vma->vm_file);
@@ -203,6 +360,10 @@ static vm_fault_t vsmfs_dax_huge_fault(struct vm_fault *vmf, enum page_entry_siz
 		file_update_time(vmf->vma->vm_file);
 	}
 	filemap_invalidate_lock_shared(inode->i_mapping);
+	if (pe_size == PE_SIZE_PUD) {
+		ret = vsmfs_pud_fault(vmf);
+		goto out;
+	}
 	ret = dax_iomap_fault(vmf, pe_size, &pfn, NULL, &vsmfs_iomap_ops);
 	if (ret & VM_FAULT_NEEDDSYNC)
 		ret = dax_finish_sync_fault(vmf, pe_size, pfn);
@@ -218,6 +379,7 @@ static vm_fault_t vsmfs_dax_huge_fault(struct vm_fault *vmf, enum page_entry_siz
 	} else if (!(ret & VM_FAULT_ERROR)) {
 		vsmfs_stat_inc(VSMFS_SB(sb), fault_pte);
 	}
+out:
 	filemap_invalidate_unlock_shared(inode->i_mapping);
 	if (write)
 		sb_end_pagefault(sb);
@@ -236,6 +398,40 @@ static const struct vm_operations_struct vsmfs_dax_vm_ops = {
 	.page_mkwrite	= vsmfs_dax_fault,
 	.pfn_mkwrite	= vsmfs_dax_fault,
 };
+
+/**
+ * vsmfs_get_unmapped_area() - where to map a file
+ * @file: the file
+ * @addr: the address asked for, or 0
+ * @len: length of the mapping
+ * @pgoff: its offset in the file, in pages
+ * @flags: MAP_* flags
+ *
+ * With huge=1g, a mapping of a GiB or more is placed so that its GiBs of
+ * the file fall on 1 GiB aligned addresses, as thp_get_unmapped_area()
+ * does with 2 MiB for all mappings (and here for the rest).
+ *
+ * Return: the address, or a negative errno.
+ */
+unsigned long vsmfs_get_unmapped_area(struct file *file, unsigned long addr, unsigned long len,
+				      unsigned long pgoff, unsigned long flags)
+{
+#ifdef CONFIG_HAVE_ARCH_TRANSPARENT_HUGEPAGE_PUD
+	struct vsmfs_sb_info *sbi = VSMFS_SB(file_inode(file)->i_sb);
+	loff_t off = (loff_t)pgoff << PAGE_SHIFT, off_end = off + len;
+	loff_t off_align = round_up(off, PUD_SIZE);
+	unsigned long len_pad = len + PUD_SIZE, ret;
+
+	if (READ_ONCE(sbi->s_huge_pud) && !addr && !(flags & MAP_FIXED) &&
+	    off_end > off_align && off_end - off_align >= PUD_SIZE && len_pad > len &&
+	    off + len_pad > off) {
+		ret = current->mm->get_unmapped_area(file, 0, len_pad, pgoff, flags);
+		if (!IS_ERR_VALUE(ret))
+			return ret + ((off - ret) & (PUD_SIZE - 1));
+	}
+#endif
+	return thp_get_unmapped_area(file, addr, len, pgoff, flags);
+}
 
 /**
  * vsmfs_file_mmap() - map a file: its pages are mapped by DAX faults
@@ -270,6 +466,7 @@ static int vsmfs_dax_writepages(struct address_space *mapping,
 	int ret;
 
 	ret = dax_writeback_mapping_range(mapping, sbi->s_daxdev, wbc);
+	vsmfs_pud_writeback(mapping->host, wbc->range_start, wbc->range_end);
 	vsmfs_fence();
 	return ret;
 }

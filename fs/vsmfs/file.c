@@ -416,6 +416,9 @@ int vsmfs_fsync(struct file *file, loff_t start, loff_t end, int datasync)
 	u64 t0 = vsmfs_trace_start(vsmfs_fsync);
 	int ret;
 
+	/* Stores through 1 GiB mappings, which no DAX entry tracks. */
+	if (vsmfs_pud_writeback(inode, start, end))
+		vsmfs_fence();
 	ret = file_write_and_wait_range(file, start, end);
 	if (!ret && !datasync)
 		ret = sync_inode_metadata(inode, 1);
@@ -544,7 +547,7 @@ const struct file_operations vsmfs_file_operations = {
 	.mmap		= vsmfs_file_mmap,
 	.mmap_supported_flags = MAP_SYNC,
 	/* 2 MiB aligned addresses, so a superpage can be mapped with one PMD. */
-	.get_unmapped_area = thp_get_unmapped_area,
+	.get_unmapped_area = vsmfs_get_unmapped_area,
 	.open		= vsmfs_open,
 	.release	= vsmfs_release,
 	.fsync		= vsmfs_fsync,

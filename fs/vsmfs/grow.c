@@ -273,7 +273,9 @@ int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
 		nlpn = lpn;
 		vi->i_pages += need - have;
 	} else {
-		ret = vsmfs_alloc_pages(t, need, large, &nlpn);
+		ret = vsmfs_alloc_pages(t, need, large && !have &&
+					!(key % (PUD_SIZE >> VSMFS_VSP_SHIFT)) ?
+					VSMFS_LARGE_GIB : large, &nlpn);
 		if (ret == -ENOSPC && vsmfs_gather_ok(t, have, need) &&
 		    !vsmfs_extend_sparse(t, inode, lpn, have, need,
 					 max(wfrom, have << VSMFS_BLOCK_SHIFT), zfdm, &nlpn)) {

@@ -61,6 +61,7 @@ int vsmfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 int vsmfs_orphan_cleanup(struct super_block *sb);
 int vsmfs_break_layouts(struct inode *inode);
 int vsmfs_break_layouts_range(struct inode *inode, loff_t start, loff_t end);
+void vsmfs_pud_unmap(struct inode *inode, loff_t start, loff_t end);
 
 /* aggr.c */
 void vsmfs_aggr_init(struct vsmfs_sb_info *sbi);

@@ -257,6 +257,8 @@ void vsmfs_evict_inode(struct inode *inode)
 	int ret = 0;
 
 	truncate_inode_pages_final(&inode->i_data);
+	/* Written back before the last reference went (I_DIRTY_PAGES). */
+	xa_destroy(&VSMFS_I(inode)->i_pud);
 	vsmfs_aggr_evict(inode);
 	if (!inode->i_nlink && !is_bad_inode(inode)) {
 		ret = vsmfs_evict_shared(inode);
@@ -725,6 +727,88 @@ int vsmfs_orphan_cleanup(struct super_block *sb)
 	return 0;
 }
 
+/* The GiBs that [@start, @end] meets, as indices of i_pud. */
+#define VSMFS_PUD_FIRST(start)	((unsigned long)((start) >> PUD_SHIFT))
+#define VSMFS_PUD_LAST(end)	((unsigned long)min_t(loff_t, (end) >> PUD_SHIFT, ULONG_MAX))
+
+/**
+ * vsmfs_pud_unmap() - remove the 1 GiB mappings that meet a range
+ * @inode: a regular file
+ * @start: first byte of the range
+ * @end: last byte of the range (inclusive)
+ *
+ * Before the frames of [@start, @end] are replaced or freed: the mappings
+ * of every GiB that a fault mapped whole and that meets the range are
+ * removed whole, so that no partial unmap splits a PUD, which the core
+ * memory code does only with the mapping's mmap lock held.
+ *
+ * Context: invalidate_lock held for writing.
+ */
+void vsmfs_pud_unmap(struct inode *inode, loff_t start, loff_t end)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	unsigned long i;
+	void *entry;
+
+	if (xa_empty(&vi->i_pud))
+		return;
+	xa_for_each_range(&vi->i_pud, i, entry, VSMFS_PUD_FIRST(start), VSMFS_PUD_LAST(end))
+		if (xa_get_mark(&vi->i_pud, i, VSMFS_PUD_MAPPED))
+			unmap_mapping_range(inode->i_mapping, (loff_t)i << PUD_SHIFT, PUD_SIZE, 1);
+}
+
+/*
+ * A page of a GiB mapped whole that meets [@start, @end] and that someone
+ * pins (get_user_pages() through the 1 GiB mapping), or NULL. Such pages
+ * have no DAX entry for dax_layout_busy_page_range() to find.
+ */
+static struct page *vsmfs_pud_busy_page(struct inode *inode, loff_t start, loff_t end)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	unsigned long i, k;
+	void *entry;
+
+	if (xa_empty(&vi->i_pud))
+		return NULL;
+	xa_for_each_range(&vi->i_pud, i, entry, VSMFS_PUD_FIRST(start), VSMFS_PUD_LAST(end)) {
+		u64 pfn = sbi->s_dev_pfn + xa_to_value(entry);
+
+		if (!xa_get_mark(&vi->i_pud, i, VSMFS_PUD_MAPPED))
+			continue;
+		for (k = 0; k < PUD_SIZE / PAGE_SIZE; k++) {
+			struct page *page = pfn_to_page(pfn + k);
+
+			if (page_ref_count(page) > 1)
+				return page;
+		}
+		cond_resched();
+	}
+	return NULL;
+}
+
+/*
+ * The GiBs meeting [@start, @end] are unmapped and their pages unpinned:
+ * no longer mapped; forgotten unless their stores still need a write-back.
+ */
+static void vsmfs_pud_unmapped(struct inode *inode, loff_t start, loff_t end)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	unsigned long i;
+	void *entry;
+
+	if (xa_empty(&vi->i_pud))
+		return;
+	xa_lock(&vi->i_pud);
+	xa_for_each_range(&vi->i_pud, i, entry, VSMFS_PUD_FIRST(start), VSMFS_PUD_LAST(end)) {
+		if (xa_get_mark(&vi->i_pud, i, VSMFS_PUD_DIRTY))
+			__xa_clear_mark(&vi->i_pud, i, VSMFS_PUD_MAPPED);
+		else
+			__xa_erase(&vi->i_pud, i);
+	}
+	xa_unlock(&vi->i_pud);
+}
+
 static int vsmfs_wait_dax_page(struct inode *inode)
 {
 	filemap_invalidate_unlock(inode->i_mapping);
@@ -750,10 +834,14 @@ int vsmfs_break_layouts_range(struct inode *inode, loff_t start, loff_t end)
 	struct page *page;
 	int ret;
 
+	vsmfs_pud_unmap(inode, start, end);
 	do {
-		page = dax_layout_busy_page_range(inode->i_mapping, start, end);
-		if (!page)
+		page = dax_layout_busy_page_range(inode->i_mapping, start, end) ?:
+		       vsmfs_pud_busy_page(inode, start, end);
+		if (!page) {
+			vsmfs_pud_unmapped(inode, start, end);
 			return 0;
+		}
 		ret = ___wait_var_event(&page->_refcount,
 					atomic_read(&page->_refcount) == 1,
 					TASK_INTERRUPTIBLE, 0, 0,

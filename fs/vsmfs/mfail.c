@@ -174,8 +174,13 @@ static void vsmfs_mf_frame(struct vsmfs_sb_info *sbi, u64 frame, int mf_flags, b
 	if (!quiet)
 		vsmfs_warn(sb, "memory failure in inode %lu at offset %lld: the page reads EIO until overwritten whole",
 			   inode->i_ino, pos);
-	if (!mounting)
+	if (!mounting) {
+		/* A 1 GiB mapping has no DAX entry: gone first, refaults stop short of the page. */
+		filemap_invalidate_lock(inode->i_mapping);
+		vsmfs_pud_unmap(inode, pos, pos + PAGE_SIZE - 1);
+		filemap_invalidate_unlock(inode->i_mapping);
 		mf_dax_kill_procs(inode->i_mapping, pos >> PAGE_SHIFT, 1, mf_flags);
+	}
 	iput(inode);
 }
 

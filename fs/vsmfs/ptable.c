@@ -517,3 +517,32 @@ u64 vsmfs_first_bad(struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
 			break;
 	return i;
 }
+
+/**
+ * vsmfs_vsp_frames_from() - whether a VSP's pages have frames in a row
+ * @sbi: the file system
+ * @vsp: the VSP (its page table entries fill one block)
+ * @blk: device block wanted behind its first page
+ *
+ * Return: whether page i of the VSP is backed by block @blk + i, for
+ * every i (the unwritten flag aside).
+ */
+bool vsmfs_vsp_frames_from(struct vsmfs_sb_info *sbi, u64 vsp, u64 blk)
+{
+	const struct vsmfs_layout *l = &sbi->s_layout;
+	struct vsmfs_mblk *mb;
+	const __le64 *pt;
+	u64 i;
+
+	if (blk < l->data_start || (vsp + 1) * VSMFS_VSP_PAGES > l->lpages)
+		return false;
+	mb = vsmfs_mblk_get(sbi, l->ptable_start + vsp);
+	if (IS_ERR(mb))
+		return false;
+	pt = (const __le64 *)mb->m_data;
+	for (i = 0; i < VSMFS_VSP_PAGES; i++)
+		if ((le64_to_cpu(READ_ONCE(pt[i])) & VSMFS_PTE_FRAME_MASK) !=
+		    blk - l->data_start + i)
+			return false;
+	return true;
+}

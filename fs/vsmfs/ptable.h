@@ -18,5 +18,6 @@ int vsmfs_pt_written_shared(struct vsmfs_whandle *h, u64 lpn, u64 count);
 u64 vsmfs_lpn_blk(struct vsmfs_sb_info *sbi, u64 lpn);
 u64 vsmfs_frame_lpn(struct vsmfs_sb_info *sbi, u64 frame);
 u64 vsmfs_first_bad(struct vsmfs_sb_info *sbi, u64 lpn, u64 count);
+bool vsmfs_vsp_frames_from(struct vsmfs_sb_info *sbi, u64 vsp, u64 blk);
 
 #endif /* _VSMFS_PTABLE_H */

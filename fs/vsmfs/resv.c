@@ -77,7 +77,7 @@ static void vsmfs_resv_add(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb, u64
  * Reserve @count pages from @large's policy into @r.
  * Context: s_trans_mutex held, allocations GFP_NOFS.
  */
-static int vsmfs_resv_get(struct vsmfs_sb_info *sbi, u64 count, bool large,
+static int vsmfs_resv_get(struct vsmfs_sb_info *sbi, u64 count, unsigned int large,
 			  struct vsmfs_resv *r)
 {
 	struct vsmfs_mblk *mb;
@@ -694,7 +694,8 @@ void vsmfs_pool_forget(struct vsmfs_sb_info *sbi)
  * pages (vsmfs_pool_take()).
  * Return: 0, -ENOSPC or -ENOMEM.
  */
-int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, bool large, struct vsmfs_resv *r)
+int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, unsigned int large,
+		    struct vsmfs_resv *r)
 {
 	/* Any CPU's pool will do if the task moves: its lock guards it. */
 	struct vsmfs_page_pool *pool = raw_cpu_ptr(sbi->s_pools);

@@ -194,6 +194,8 @@ static int vsmfs_show_options(struct seq_file *seq, struct dentry *root)
 		seq_printf(seq, ",cow=%s", vsmfs_cow_names[sbi->s_cow_mode]);
 	if (sbi->s_tlb_mode != VSMFS_TLB_LAZY)
 		seq_printf(seq, ",tlb=%s", vsmfs_tlb_names[sbi->s_tlb_mode]);
+	if (READ_ONCE(sbi->s_huge_pud))
+		seq_puts(seq, ",huge=1g");
 	/* acl and user_xattr are the defaults. */
 	if (!(root->d_sb->s_flags & SB_POSIXACL))
 		seq_puts(seq, ",noacl");
@@ -266,6 +268,7 @@ struct vsmfs_fs_context {
 	int	data_mode;	/* VSMFS_DATA_*, or -1 if not given */
 	int	cow_mode;	/* VSMFS_COW_*, or -1 if not given */
 	int	tlb_mode;	/* VSMFS_TLB_*, or -1 if not given */
+	int	huge;		/* 1: huge=1g, 0: huge=2m, -1: not given */
 	int	errors;		/* VSMFS_ERRORS_*, or -1 if not given */
 	unsigned int		jset;	/* VSMFS_JOPT_* given */
 	struct vsmfs_jopts	jopts;	/* their values */
@@ -289,7 +292,7 @@ struct vsmfs_fs_context {
 enum { OPT_DAX, OPT_DAX_TYPE, OPT_ACL, OPT_USER_XATTR, OPT_DATA, OPT_COW, OPT_TLB,
 	OPT_JDELTA, OPT_JWEAR, OPT_JGC, OPT_CHECKPOINT, OPT_THRESHOLD, OPT_AGGR,
 	OPT_AGGR_THRESHOLD, OPT_AGGR_WINDOW, OPT_JCOMMIT, OPT_CKPT_THREADS, OPT_ERRORS,
-	OPT_COMMIT };
+	OPT_COMMIT, OPT_HUGE };
 
 static const struct constant_table vsmfs_param_errors[] = {
 	{ "continue",	VSMFS_ERRORS_CONTINUE },
@@ -329,6 +332,13 @@ static const struct constant_table vsmfs_param_tlb[] = {
 	{}
 };
 
+/* The largest page a fault maps, and with 1g placement for it. */
+static const struct constant_table vsmfs_param_huge[] = {
+	{ "2m",	0 },
+	{ "1g",	1 },
+	{}
+};
+
 static const struct constant_table vsmfs_param_dax[] = {
 	{ "always",	1 },
 	{ "never",	0 },
@@ -344,6 +354,7 @@ static const struct fs_parameter_spec vsmfs_fs_parameters[] = {
 	fsparam_enum("data",		OPT_DATA, vsmfs_param_data),
 	fsparam_enum("cow",		OPT_COW, vsmfs_param_cow),
 	fsparam_enum("tlb",		OPT_TLB, vsmfs_param_tlb),
+	fsparam_enum("huge",		OPT_HUGE, vsmfs_param_huge),
 	fsparam_enum("journal_delta",	OPT_JDELTA, vsmfs_param_onoff),
 	fsparam_enum("journal_wear",	OPT_JWEAR, vsmfs_param_onoff),
 	fsparam_enum("journal_gc",	OPT_JGC, vsmfs_param_onoff),
@@ -394,6 +405,9 @@ static int vsmfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 		break;
 	case OPT_TLB:
 		ctx->tlb_mode = result.uint_32;
+		break;
+	case OPT_HUGE:
+		ctx->huge = result.uint_32;
 		break;
 	case OPT_ERRORS:
 		ctx->errors = result.uint_32;
@@ -526,6 +540,8 @@ static void vsmfs_apply_data_opts(const struct vsmfs_fs_context *ctx,
 		sbi->s_cow_mode = ctx->cow_mode;
 	if (ctx->tlb_mode >= 0)
 		WRITE_ONCE(sbi->s_tlb_mode, ctx->tlb_mode);
+	if (ctx->huge >= 0)
+		WRITE_ONCE(sbi->s_huge_pud, ctx->huge);
 	if (ctx->errors >= 0)
 		WRITE_ONCE(sbi->s_errors, ctx->errors);
 }
@@ -536,6 +552,7 @@ static void vsmfs_fs_context_init(struct vsmfs_fs_context *ctx)
 	ctx->data_mode = -1;
 	ctx->cow_mode = -1;
 	ctx->tlb_mode = -1;
+	ctx->huge = -1;
 	ctx->errors = -1;
 }
 
@@ -739,6 +756,7 @@ static int vsmfs_map_device(struct super_block *sb, struct vsmfs_sb_info *sbi)
 	}
 	sbi->s_virt = (__force void __pm *)kaddr;	/* the device: PM (pmem.h) */
 	sbi->s_dev_pfn = pfn_t_to_pfn(pfn);
+	sbi->s_pfn_flags = pfn.val & PFN_FLAGS_MASK;
 	sbi->s_dev_blocks = bytes >> VSMFS_BLOCK_SHIFT;
 	return 0;
 }
@@ -1048,6 +1066,7 @@ struct inode *vsmfs_alloc_inode(struct super_block *sb)
 	atomic_set(&vi->i_wcount, 0);
 	spin_lock_init(&vi->i_aggr_lock);
 	vi->i_writers = 0;
+	xa_init(&vi->i_pud);
 	return &vi->vfs_inode;
 }
 

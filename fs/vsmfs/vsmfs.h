@@ -438,6 +438,9 @@ struct vsmfs_sb_info {
 	unsigned int		s_nbad;
 	u32			s_bad_listed;
 	struct mutex		s_bad_mutex;	/* appends to the list on PM */
+	/* huge=1g: faults map 1 GiB pages, and large files are placed for them. */
+	bool			s_huge_pud;
+	u64			s_pfn_flags;	/* of the device's pfn_t (PFN_DEV, PFN_MAP) */
 	/* The DAX device reports failures to this mount (mfail.c). */
 	bool			s_dax_holder;
 	bool			s_mf_ready;	/* the mount acts on them */
@@ -904,6 +907,15 @@ struct vsmfs_inode_info {
 	atomic_t		i_wcount;
 	spinlock_t		i_aggr_lock;	/* i_writers, listing on s_hot */
 	unsigned int		i_writers;
+	/*
+	 * GiBs of the file a fault mapped with one PUD (dax.c): index the
+	 * GiB, value its first device block; VSMFS_PUD_DIRTY when mapped
+	 * writable since its last write-back, VSMFS_PUD_MAPPED until a
+	 * truncation or copy-on-write unmapped it and waited for its pins.
+	 */
+	struct xarray		i_pud;
+#define VSMFS_PUD_DIRTY		XA_MARK_0
+#define VSMFS_PUD_MAPPED	XA_MARK_1
 	char			i_inline[VSMFS_INLINE_LEN + 1];	/* fast symlink */
 	struct inode		vfs_inode;
 };

@@ -588,7 +588,9 @@ static int vsmfs_append_plan(struct inode *inode, u64 key, u64 e, u64 have, u64 
 			return -EAGAIN;
 		a->kind = VSMFS_APPEND_FIRST;
 		/* A whole free VSP, its tail with it (vsmfs_append_move()). */
-		ret = vsmfs_resv_take(sbi, VSMFS_VSP_PAGES, true, &a->r);
+		ret = vsmfs_resv_take(sbi, VSMFS_VSP_PAGES,
+				      key % (PUD_SIZE >> VSMFS_VSP_SHIFT) ? true : VSMFS_LARGE_GIB,
+				      &a->r);
 		if (ret == -ENOSPC)
 			ret = vsmfs_resv_take(sbi, need, true, &a->r);
 		a->dst = a->r.lpn;
