@@ -148,7 +148,7 @@ crash-recovery: all
 # both end with bench/report, which writes REPORT.md.
 # Set VSMFS_VM_LOCK=FILE to serialize each benchmark VM with others (flock).
 BENCH_HELPERS := build/bench/append30 build/bench/mix build/bench/invlpg-time build/bench/markops \
-	build/bench/createlat build/bench/fxmark build/bench/pingpong
+	build/bench/createlat build/bench/fxmark build/bench/pingpong build/bench/maptouch
 
 build/bench/%: bench/helpers/%.c bench/helpers/marker.h
 	@mkdir -p build/bench

@@ -22,6 +22,7 @@ mount_fs() {
 	vsmfs-noagg)	"$MKFS" -q -f "$DEV"; mount -t vsmfs -o aggregate=off "$DEV" "$MNT" ;;
 	vsmfs-serial)	"$MKFS" -q -f "$DEV"; mount -t vsmfs -o journal_commit=serial "$DEV" "$MNT" ;;
 	vsmfs-commitsync) "$MKFS" -q -f "$DEV"; mount -t vsmfs -o commit=sync "$DEV" "$MNT" ;;
+	vsmfs-1g)	"$MKFS" -q -f "$DEV"; mount -t vsmfs -o huge=1g "$DEV" "$MNT" ;;
 	vsmfs-base)	rmmod vsmfs
 		insmod "$VSMFS_BASE/fs/vsmfs/vsmfs.ko"
 		"$VSMFS_BASE/tools/mkfs.vsmfs" -q -f "$DEV"
