@@ -2,8 +2,9 @@
 /*
  * maptouch FILE LOADS - map a whole file shared, store to every 4 KiB page
  * once (the minor faults that takes, and the time), then make LOADS random
- * 8-byte loads over the mapping (the time per load). Markers 0x5101/0x5102
- * bracket the loads for the pmtrace meter (marker.h). Prints one line:
+ * 8-byte loads over the mapping (the time per load). Markers 0x5103/0x5104
+ * bracket the stores, 0x5101/0x5102 the loads, for the pmtrace meter
+ * (marker.h). Prints one line:
  *   faults=N touch_s=S loads=N load_ns=T sum=X
  */
 #include <fcntl.h>
@@ -57,12 +58,14 @@ int main(int argc, char **argv)
 		perror("mmap");
 		return 1;
 	}
+	marker(0x5103);
 	f0 = minflt();
 	t0 = now();
 	for (i = 0; i < (uint64_t)st.st_size; i += 4096)
 		m[i] = (uint8_t)(i >> 12);
 	t1 = now();
 	f1 = minflt();
+	marker(0x5104);
 	printf("faults=%ld touch_s=%.3f ", f1 - f0, t1 - t0);
 	words = st.st_size / 8;
 	marker(0x5101);
