@@ -459,7 +459,7 @@ static void vsmfs_place_gib(struct vsmfs_sb_info *sbi)
 		blk0 = vsmfs_lpn_blk(sbi, v0 * VSMFS_VSP_PAGES);
 		if (!blk0 || (sbi->s_dev_pfn + blk0) % pud_pages)
 			continue;
-		if (v0 == sbi->s_vsp_cursor)
+		if (v0 == sbi->s_vsp_cursor && vsmfs_vsp_free(sbi, v0))
 			return;
 		for (j = 0; j < per; j++)
 			if (test_bit(v0 + j, sbi->s_vsp_mixed) || !vsmfs_vsp_free(sbi, v0 + j) ||

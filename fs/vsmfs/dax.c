@@ -316,7 +316,7 @@ bool vsmfs_pud_writeback(struct inode *inode, loff_t start, loff_t end)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
-	unsigned long i, last = min_t(loff_t, end >> PUD_SHIFT, ULONG_MAX);
+	unsigned long i, last = end >> PUD_SHIFT;
 	bool done = false;
 	void *entry;
 

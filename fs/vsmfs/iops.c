@@ -729,7 +729,7 @@ int vsmfs_orphan_cleanup(struct super_block *sb)
 
 /* The GiBs that [@start, @end] meets, as indices of i_pud. */
 #define VSMFS_PUD_FIRST(start)	((unsigned long)((start) >> PUD_SHIFT))
-#define VSMFS_PUD_LAST(end)	((unsigned long)min_t(loff_t, (end) >> PUD_SHIFT, ULONG_MAX))
+#define VSMFS_PUD_LAST(end)	((unsigned long)((end) >> PUD_SHIFT))
 
 /**
  * vsmfs_pud_unmap() - remove the 1 GiB mappings that meet a range
