@@ -23,118 +23,22 @@ import os
 import re
 import shutil
 import struct
-import subprocess
 import sys
 import tempfile
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MKFS = os.path.join(TOP, "tools", "mkfs.vsmfs")
-FSCK = os.path.join(TOP, "tools", "fsck.vsmfs")
-INSPECT = os.path.join(TOP, "tools", "vsmfs-inspect")
-POKE = os.path.join(TOP, "tests", "helpers", "fspoke")
-SBEDIT = os.path.join(TOP, "tests", "helpers", "sbedit")
-BS = 4096
-VSP = 512
-DT_DIR, DT_REG = 4, 8
+from imgcraft import (BS, DT_DIR, DT_REG, INSPECT, MKFS, SBEDIT, Checks, dinode, dir_block,
+                      run)
+import imgcraft
+
 BADLIST_MAGIC = 0x44414256
 BADFRAMES = 0x1
-
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print(f"badframes-test: FAIL: {what}")
+T = Checks("badframes-test")
+check, expect = T.check, T.expect
 
 
-def run(*args):
-    return subprocess.run(list(args), capture_output=True, text=True)
-
-
-def expect(img, opts, status, *says, what):
-    res = run(FSCK, *opts, img)
-    out = res.stdout + res.stderr
-    check(res.returncode == status,
-          f"{what}: fsck.vsmfs {' '.join(opts)}: exit {res.returncode}, expected {status}\n{out}")
-    for s in says:
-        check(s in out, f"{what}: fsck.vsmfs {' '.join(opts)}: output lacks {s!r}\n{out}")
-    return out
-
-
-def layout(img):
-    res = run(POKE, img, "layout")
-    if res.returncode:
-        raise SystemExit(f"badframes-test: fspoke layout: {res.stderr.strip()}")
-    return {k: int(v) for k, v in (line.split("=") for line in res.stdout.split())}
-
-
-def name_hash(name):
-    h = 2166136261
-    for c in name:
-        h = ((h ^ c) * 16777619) & 0xffffffff
-    return h
-
-
-def dir_block(entries):
-    """A directory block holding (name, ino, type) entries; a free one if none."""
-    if not entries:
-        return struct.pack("<QHBBI", 0, BS, 0, 0, 0) + bytes(BS - 16)
-    b = bytearray()
-    for i, (name, ino, dtype) in enumerate(entries):
-        n = name.encode()
-        rec = (16 + len(n) + 7) // 8 * 8
-        if i == len(entries) - 1:
-            rec = BS - len(b)
-        b += struct.pack("<QHBBI", ino, rec, len(n), dtype, name_hash(n)) + n
-        b += bytes(rec - 16 - len(n))
-    return bytes(b)
-
-
-def dinode(mode, nlink, size, pages, direct=(), ind=0, xattr=0):
-    d = struct.pack("<HHIIIIIQQ", mode, 0, nlink, 0, 0, 0, 0, size, pages)
-    d += bytes(48) + struct.pack("<IIQ", 0, 0, xattr)
-    d += b"".join(struct.pack("<Q", e) for e in list(direct) + [0] * (8 - len(direct)))
-    d += struct.pack("<QQQ", ind, 0, 0) + bytes(64)
-    assert len(d) == 256
-    return d
-
-
-class Image:
-    def __init__(self, path):
-        self.path = path
-        self.L = layout(path)
-
-    def put(self, off, data):
-        with open(self.path, "r+b") as f:
-            f.seek(off)
-            f.write(data)
-
-    def get(self, off, n):
-        with open(self.path, "rb") as f:
-            f.seek(off)
-            return f.read(n)
-
-    def inode(self, ino, data):
-        self.put(self.L["itable_start"] * BS + ino * 256, data)
-
+class Image(imgcraft.Image):
     def pte(self, lpn):
-        return struct.unpack("<Q", self.get(self.L["ptable_start"] * BS + lpn * 8, 8))[0]
-
-    def bits(self, start, lo, hi):
-        for n in range(lo, hi):
-            off = start * BS + n // 8
-            b = self.get(off, 1)[0] | 1 << (n % 8)
-            self.put(off, bytes([b]))
-
-    def lbits(self, lo, hi):
-        self.bits(self.L["lbitmap_start"], lo, hi)
-
-    def frame(self, frame, data=None):
-        if data is None:
-            return self.get((self.L["data_start"] + frame) * BS, BS)
-        self.put((self.L["data_start"] + frame) * BS, data)
+        return self.frame_of(lpn)
 
     def badlist(self, frames, magic=BADLIST_MAGIC, count=None, reserved=0):
         """Block 1: the list, and the feature set in both superblocks."""
@@ -364,8 +268,8 @@ def main():
         test_flat(tmp)
     finally:
         shutil.rmtree(tmp)
-    if failures:
-        print(f"badframes-test: {failures} checks failed")
+    if T.failures:
+        print(f"badframes-test: {T.failures} checks failed")
         return 1
     print("badframes-test: passed")
     return 0

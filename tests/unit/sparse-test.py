@@ -19,32 +19,16 @@ import os
 import re
 import shutil
 import struct
-import subprocess
 import sys
 import tempfile
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MKFS = os.path.join(TOP, "tools", "mkfs.vsmfs")
-FSCK = os.path.join(TOP, "tools", "fsck.vsmfs")
-INSPECT = os.path.join(TOP, "tools", "vsmfs-inspect")
-POKE = os.path.join(TOP, "tests", "helpers", "fspoke")
-BS = 4096
-VSP = 512
+from imgcraft import (BS, DT_REG, FSCK, INSPECT, MKFS, VSP, Checks, dinode, dir_block,
+                      run)
+import imgcraft
+
 NONE = (1 << 40) - 1
-DT_DIR, DT_REG = 4, 8
-
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print(f"sparse-test: FAIL: {what}")
-
-
-def run(*args):
-    return subprocess.run(list(args), capture_output=True, text=True)
+T = Checks("sparse-test")
+check, expect = T.check, T.expect
 
 
 def fsck(img, *opts):
@@ -52,68 +36,7 @@ def fsck(img, *opts):
     return res.returncode, res.stdout + res.stderr
 
 
-def expect(img, opts, status, *says, what):
-    got, out = fsck(img, *opts)
-    check(got == status, f"{what}: fsck.vsmfs {' '.join(opts)}: exit {got}, expected {status}\n{out}")
-    for s in says:
-        check(s in out, f"{what}: fsck.vsmfs {' '.join(opts)}: output lacks {s!r}\n{out}")
-    return out
-
-
-def layout(img):
-    res = run(POKE, img, "layout")
-    if res.returncode:
-        raise SystemExit(f"sparse-test: fspoke layout: {res.stderr.strip()}")
-    return {k: int(v) for k, v in (line.split("=") for line in res.stdout.split())}
-
-
-def name_hash(name):
-    h = 2166136261
-    for c in name:
-        h = ((h ^ c) * 16777619) & 0xffffffff
-    return h
-
-
-def dir_block(entries):
-    """A directory block holding (name, ino, type) entries."""
-    b = bytearray()
-    for i, (name, ino, dtype) in enumerate(entries):
-        n = name.encode()
-        rec = (16 + len(n) + 7) // 8 * 8
-        if i == len(entries) - 1:
-            rec = BS - len(b)
-        b += struct.pack("<QHBBI", ino, rec, len(n), dtype, name_hash(n)) + n
-        b += bytes(rec - 16 - len(n))
-    return bytes(b)
-
-
-def dinode(mode, nlink, size, pages, direct=(), ind=0, xattr=0):
-    d = struct.pack("<HHIIIIIQQ", mode, 0, nlink, 0, 0, 0, 0, size, pages)
-    d += bytes(48) + struct.pack("<IIQ", 0, 0, xattr)
-    d += b"".join(struct.pack("<Q", e) for e in list(direct) + [0] * (8 - len(direct)))
-    d += struct.pack("<QQQ", ind, 0, 0) + bytes(64)
-    assert len(d) == 256
-    return d
-
-
-class Image:
-    def __init__(self, path):
-        self.path = path
-        self.L = layout(path)
-
-    def put(self, off, data):
-        with open(self.path, "r+b") as f:
-            f.seek(off)
-            f.write(data)
-
-    def get(self, off, n):
-        with open(self.path, "rb") as f:
-            f.seek(off)
-            return f.read(n)
-
-    def inode(self, slot, data):
-        self.put(self.L["itable_start"] * BS + slot * 256, data)
-
+class Image(imgcraft.Image):
     def root(self, **fields):
         """Rewrite fields of the root inode mkfs made (slot 1)."""
         off = self.L["itable_start"] * BS + 256
@@ -129,25 +52,8 @@ class Image:
     def pte(self, lpn, frame):
         self.put(self.L["ptable_start"] * BS + lpn * 8, struct.pack("<Q", frame))
 
-    def frame_of(self, lpn):
-        return struct.unpack("<Q", self.get(self.L["ptable_start"] * BS + lpn * 8, 8))[0]
-
-    def bits(self, start, lo, hi, value=1):
-        off = start * BS + lo // 8
-        b = bytearray(self.get(off, (hi - 1) // 8 - lo // 8 + 1))
-        for n in range(lo, hi):
-            i = n // 8 - lo // 8
-            if value:
-                b[i] |= 1 << (n % 8)
-            else:
-                b[i] &= ~(1 << (n % 8)) & 0xff
-        self.put(off, bytes(b))
-
-    def lbits(self, lo, hi, value=1):
-        self.bits(self.L["lbitmap_start"], lo, hi, value)
-
     def frame_block(self, frame, data):
-        self.put((self.L["data_start"] + frame) * BS, data)
+        self.frame(frame, data)
 
 
 def populate(img):
@@ -301,8 +207,8 @@ def main():
         test_flat(tmp)
     finally:
         shutil.rmtree(tmp)
-    if failures:
-        print(f"sparse-test: {failures} checks failed")
+    if T.failures:
+        print(f"sparse-test: {T.failures} checks failed")
         return 1
     print("sparse-test: passed")
     return 0

@@ -1,0 +1,132 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Shared by the host tests that write vsmfs images by hand
+(sparse-test.py, badframes-test.py): the tools' paths, checks that count
+failures, fsck.vsmfs runs checked for their exit status and output, the
+layout from fspoke, and the on-media records (directory blocks, inodes)
+with an image file to put them in."""
+
+import os
+import struct
+import subprocess
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MKFS = os.path.join(TOP, "tools", "mkfs.vsmfs")
+FSCK = os.path.join(TOP, "tools", "fsck.vsmfs")
+INSPECT = os.path.join(TOP, "tools", "vsmfs-inspect")
+POKE = os.path.join(TOP, "tests", "helpers", "fspoke")
+SBEDIT = os.path.join(TOP, "tests", "helpers", "sbedit")
+BS = 4096
+VSP = 512
+DT_DIR, DT_REG = 4, 8
+
+
+class Checks:
+    """Failed checks of the test @name, counted and printed."""
+
+    def __init__(self, name):
+        self.name = name
+        self.failures = 0
+
+    def check(self, cond, what):
+        if not cond:
+            self.failures += 1
+            print(f"{self.name}: FAIL: {what}")
+
+    def expect(self, img, opts, status, *says, what):
+        """fsck.vsmfs OPTS IMG must exit @status and print each of @says."""
+        res = run(FSCK, *opts, img)
+        out = res.stdout + res.stderr
+        self.check(res.returncode == status,
+                   f"{what}: fsck.vsmfs {' '.join(opts)}: exit {res.returncode}, "
+                   f"expected {status}\n{out}")
+        for s in says:
+            self.check(s in out, f"{what}: fsck.vsmfs {' '.join(opts)}: output lacks {s!r}\n{out}")
+        return out
+
+
+def run(*args):
+    return subprocess.run(list(args), capture_output=True, text=True)
+
+
+def layout(img):
+    res = run(POKE, img, "layout")
+    if res.returncode:
+        raise SystemExit(f"fspoke layout: {res.stderr.strip()}")
+    return {k: int(v) for k, v in (line.split("=") for line in res.stdout.split())}
+
+
+def name_hash(name):
+    h = 2166136261
+    for c in name:
+        h = ((h ^ c) * 16777619) & 0xffffffff
+    return h
+
+
+def dir_block(entries):
+    """A directory block holding (name, ino, type) entries; a free one if none."""
+    if not entries:
+        return struct.pack("<QHBBI", 0, BS, 0, 0, 0) + bytes(BS - 16)
+    b = bytearray()
+    for i, (name, ino, dtype) in enumerate(entries):
+        n = name.encode()
+        rec = (16 + len(n) + 7) // 8 * 8
+        if i == len(entries) - 1:
+            rec = BS - len(b)
+        b += struct.pack("<QHBBI", ino, rec, len(n), dtype, name_hash(n)) + n
+        b += bytes(rec - 16 - len(n))
+    return bytes(b)
+
+
+def dinode(mode, nlink, size, pages, direct=(), ind=0, xattr=0):
+    d = struct.pack("<HHIIIIIQQ", mode, 0, nlink, 0, 0, 0, 0, size, pages)
+    d += bytes(48) + struct.pack("<IIQ", 0, 0, xattr)
+    d += b"".join(struct.pack("<Q", e) for e in list(direct) + [0] * (8 - len(direct)))
+    d += struct.pack("<QQQ", ind, 0, 0) + bytes(64)
+    assert len(d) == 256
+    return d
+
+
+class Image:
+    """An image file: bytes put and got, inode slots, page table entries."""
+
+    def __init__(self, path):
+        self.path = path
+        self.L = layout(path)
+
+    def put(self, off, data):
+        with open(self.path, "r+b") as f:
+            f.seek(off)
+            f.write(data)
+
+    def get(self, off, n):
+        with open(self.path, "rb") as f:
+            f.seek(off)
+            return f.read(n)
+
+    def inode(self, slot, data):
+        self.put(self.L["itable_start"] * BS + slot * 256, data)
+
+    def frame_of(self, lpn):
+        return struct.unpack("<Q", self.get(self.L["ptable_start"] * BS + lpn * 8, 8))[0]
+
+    def bits(self, start, lo, hi, value=1):
+        """Bits [@lo, @hi) of the bitmap at block @start, set or cleared."""
+        off = start * BS + lo // 8
+        b = bytearray(self.get(off, (hi - 1) // 8 - lo // 8 + 1))
+        for n in range(lo, hi):
+            i = n // 8 - lo // 8
+            if value:
+                b[i] |= 1 << (n % 8)
+            else:
+                b[i] &= ~(1 << (n % 8)) & 0xff
+        self.put(off, bytes(b))
+
+    def lbits(self, lo, hi, value=1):
+        self.bits(self.L["lbitmap_start"], lo, hi, value)
+
+    def frame(self, frame, data=None):
+        """The block of data frame @frame, or write @data there."""
+        if data is None:
+            return self.get((self.L["data_start"] + frame) * BS, BS)
+        self.put((self.L["data_start"] + frame) * BS, data)
+        return None
