@@ -311,36 +311,56 @@ static void print_errors(void)
  * @lbitmap), page 0 (reserved) left out; @total: the frames but the one
  * behind page 0. Without the sparse feature every logical page has one.
  */
+/*
+ * Call @fn(@lpn, @frame, @arg) for every logical page and the frame its
+ * page table entry names (VSMFS_PTE_FRAME_MASK of it), reading the page
+ * table a chunk of superpages at a time.
+ */
+static void for_each_pte(void (*fn)(u64 lpn, u64 frame, void *arg), void *arg)
+{
+	__le64 *pt = xalloc((u64)VSP_CHUNK * VSMFS_VSP_PAGES * 8);
+	u64 first, lpn;
+
+	for (first = 0; first < L.lpages; first += (u64)VSP_CHUNK * VSMFS_VSP_PAGES) {
+		u64 end = min_u64(first + (u64)VSP_CHUNK * VSMFS_VSP_PAGES, L.lpages);
+
+		read_blocks(L.ptable_start + first / PTE_PER_BLOCK,
+			    DIV_ROUND_UP(end, PTE_PER_BLOCK) - first / PTE_PER_BLOCK, pt);
+		for (lpn = first; lpn < end; lpn++)
+			fn(lpn, le64_to_cpu(pt[lpn - first]) & VSMFS_PTE_FRAME_MASK, arg);
+	}
+	free(pt);
+}
+
+struct frame_count {
+	const u8 *lbitmap;
+	u64 used, total;
+};
+
+static void count_frame(u64 lpn, u64 f, void *arg)
+{
+	struct frame_count *c = arg;
+
+	if (f >= L.data_pages)
+		return;		/* no frame, or a bad one */
+	if (!lpn)
+		c->total--;
+	else
+		c->used += tbit(c->lbitmap, lpn);
+}
+
 static void count_frames(const u8 *lbitmap, u64 *used, u64 *total)
 {
-	__le64 *pt;
-	u64 first, lpn;
+	struct frame_count c = { .lbitmap = lbitmap, .used = 0, .total = L.data_pages };
 
 	if (!L.sparse) {
 		*used = count_bits(lbitmap, 1, L.lpages);
 		*total = L.lpages - 1;
 		return;
 	}
-	*used = 0;
-	*total = L.data_pages;
-	pt = xalloc((u64)VSP_CHUNK * VSMFS_VSP_PAGES * 8);
-	for (first = 0; first < L.lpages; first += (u64)VSP_CHUNK * VSMFS_VSP_PAGES) {
-		u64 end = min_u64(first + (u64)VSP_CHUNK * VSMFS_VSP_PAGES, L.lpages);
-
-		read_blocks(L.ptable_start + first / PTE_PER_BLOCK,
-			    DIV_ROUND_UP(end, PTE_PER_BLOCK) - first / PTE_PER_BLOCK, pt);
-		for (lpn = first; lpn < end; lpn++) {
-			u64 f = le64_to_cpu(pt[lpn - first]) & VSMFS_PTE_FRAME_MASK;
-
-			if (f >= L.data_pages)
-				continue;	/* no frame, or a bad one */
-			if (!lpn)
-				(*total)--;
-			else
-				*used += tbit(lbitmap, lpn);
-		}
-	}
-	free(pt);
+	for_each_pte(count_frame, &c);
+	*used = c.used;
+	*total = c.total;
 }
 
 /* The names of the features set, each between @pre and @post, @sep between them. */
@@ -1004,6 +1024,24 @@ static void bad_owner(struct page_walk *pw, u8 kind, u64 off, u64 lpn)
 	(*e)->off = off;
 }
 
+static struct {
+	struct bad_entry **by_frame;
+	u64 n;
+} bad_lookup;
+
+/* The logical page behind a listed frame, as 1 + its number. */
+static void bad_frame_lpn(u64 lpn, u64 frame, void *arg)
+{
+	struct bad_entry key = { .frame = frame }, *k = &key, **e;
+	typeof(bad_lookup) *b = arg;
+
+	if (!frame_bad(frame))
+		return;
+	e = bsearch(&k, b->by_frame, b->n, sizeof(*b->by_frame), bad_frame_cmp);
+	if (e && !(*e)->lpn)
+		(*e)->lpn = lpn + 1;
+}
+
 /*
  * Read block 1 when the badframes feature is set: the valid entries (frames
  * below s_data_pages, named once) go into the badframe bitmap, which keeps
@@ -1037,11 +1075,10 @@ static void read_badlist(void)
 static void print_badframes(void)
 {
 	u32 ro = le32_to_cpu(sb.s_feature_ro_compat), magic, count;
-	struct bad_entry **by_frame, **e;
+	struct bad_entry **by_frame;
 	u8 *ibitmap, *iblk;
 	__le32 *imap;
-	__le64 *pt;
-	u64 first, lpn, ino, i, n = 0, cached = ~0ULL;
+	u64 ino, i, n = 0, cached = ~0ULL;
 
 	if (!(ro & VSMFS_FEATURE_RO_COMPAT_BADFRAMES) || !badlist) {
 		if (json)
@@ -1059,24 +1096,9 @@ static void print_badframes(void)
 		if (!bad_ent[i].why)
 			by_frame[n++] = &bad_ent[i];
 	qsort(by_frame, n, sizeof(*by_frame), bad_frame_cmp);
-	pt = xalloc((u64)VSP_CHUNK * VSMFS_VSP_PAGES * 8);
-	for (first = 0; first < L.lpages; first += (u64)VSP_CHUNK * VSMFS_VSP_PAGES) {
-		u64 end = min_u64(first + (u64)VSP_CHUNK * VSMFS_VSP_PAGES, L.lpages);
-
-		read_blocks(L.ptable_start + first / PTE_PER_BLOCK,
-			    DIV_ROUND_UP(end, PTE_PER_BLOCK) - first / PTE_PER_BLOCK, pt);
-		for (lpn = first; lpn < end; lpn++) {
-			struct bad_entry key, *k = &key;
-
-			key.frame = le64_to_cpu(pt[lpn - first]) & VSMFS_PTE_FRAME_MASK;
-			if (!frame_bad(key.frame))
-				continue;
-			e = bsearch(&k, by_frame, n, sizeof(*by_frame), bad_frame_cmp);
-			if (e && !(*e)->lpn)
-				(*e)->lpn = lpn + 1;
-		}
-	}
-	free(pt);
+	bad_lookup.by_frame = by_frame;
+	bad_lookup.n = n;
+	for_each_pte(bad_frame_lpn, &bad_lookup);
 	bad_by_lpn = by_frame;		/* reused: sorted by logical page now */
 	for (i = 0; i < n; i++)
 		if (by_frame[i]->lpn)
