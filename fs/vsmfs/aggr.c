@@ -253,10 +253,12 @@ static void vsmfs_aggr_migrate(struct vsmfs_sb_info *sbi, struct inode *hot)
 	__le32 *e;
 	int kind, ret;
 
-	vsmfs_trans_mutex_lock(sbi);
+	/*
+	 * No lock: only this worker changes the mapping table (the exchange
+	 * below checks the entry again under its transaction).
+	 */
 	e = vsmfs_imap_entry(sbi, hot->i_ino, &mb);
-	from = IS_ERR(e) ? 0 : le32_to_cpu(*e);
-	mutex_unlock(&sbi->s_trans_mutex);
+	from = IS_ERR(e) ? 0 : le32_to_cpu(READ_ONCE(*e));
 	if (!from || from < sbi->s_window)
 		goto done;	/* damaged (reported elsewhere), or in the window */
 	for (;;) {
