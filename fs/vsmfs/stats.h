@@ -50,6 +50,7 @@ enum vsmfs_stat {
 	VSMFS_STAT_trans_turns,
 	VSMFS_STAT_trans_turn_waits,
 	VSMFS_STAT_trans_commit_overtaken,
+	VSMFS_STAT_trans_commit_joined,
 	VSMFS_STAT_trans_excl,
 	VSMFS_STAT_commits_sync,
 	VSMFS_STAT_commits_fsync,

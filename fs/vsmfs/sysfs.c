@@ -59,6 +59,7 @@ static const char * const vsmfs_stat_names[VSMFS_NR_STATS] = {
 	[VSMFS_STAT_trans_turns] = "trans_turns",
 	[VSMFS_STAT_trans_turn_waits] = "trans_turn_waits",
 	[VSMFS_STAT_trans_commit_overtaken] = "trans_commit_overtaken",
+	[VSMFS_STAT_trans_commit_joined] = "trans_commit_joined",
 	[VSMFS_STAT_trans_excl] = "trans_excl",
 	[VSMFS_STAT_commits_sync]	= "commits_sync",
 	[VSMFS_STAT_commits_fsync]	= "commits_fsync",

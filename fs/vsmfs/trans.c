@@ -265,6 +265,12 @@ bool vsmfs_trans_lock_tid(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u64 
 		vsmfs_stat_inc(sbi, trans_commit_overtaken);
 		return false;
 	}
+	/*
+	 * Before the shared handles are waited for: fsyncs of @tid that
+	 * begin meanwhile wait for this commit, not for the mutex after it
+	 * (vsmfs_trans_commit_tid()).
+	 */
+	WRITE_ONCE(sbi->s_run.closing, tid);
 	vsmfs_trans_lock_held(sbi, t, false, t0);
 	return true;
 }

@@ -385,13 +385,31 @@ int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause)
  */
 int vsmfs_trans_commit_tid(struct vsmfs_sb_info *sbi, u64 tid, unsigned int cause)
 {
+	struct vsmfs_running *run = &sbi->s_run;
 	struct vsmfs_trans t;
 	u64 wait;
 
 	if (!sbi->s_journal)
 		return 0;
+again:
 	if ((s64)tid <= atomic64_read(&sbi->s_commit_tid))
 		goto done;
+	/*
+	 * Being closed by a commit that holds the mutex: that commit writes
+	 * every handle of @tid that ended (the task's own among them), or,
+	 * if none did, gives @tid back and clears the mark; either wakes
+	 * this task. It is waited for without queueing on the mutex, where
+	 * this task would only delay the next commit.
+	 */
+	if (READ_ONCE(run->closing) == tid) {
+		vsmfs_stat_inc(sbi, trans_commit_joined);
+		if (!vsmfs_spin_until(atomic64_read(&sbi->s_commit_tid) >= (s64)tid ||
+				      READ_ONCE(run->closing) != tid, VSMFS_COMMIT_SPIN_NS))
+			wait_event(sbi->s_commit_wq,
+				   atomic64_read(&sbi->s_commit_tid) >= (s64)tid ||
+				   READ_ONCE(run->closing) != tid);
+		goto again;
+	}
 	/*
 	 * Closed already (a commit moved s_run.tid past it; it only grows):
 	 * that commit is waited for without the mutex, and without stopping
@@ -399,12 +417,16 @@ int vsmfs_trans_commit_tid(struct vsmfs_sb_info *sbi, u64 tid, unsigned int caus
 	 * mutex that is not past @tid may be stale: the mutex settles it.
 	 */
 	wait = tid;
-	if (READ_ONCE(sbi->s_run.tid) <= tid && vsmfs_trans_lock_tid(sbi, &t, tid)) {
-		if (sbi->s_run.handles)
+	if (READ_ONCE(run->tid) <= tid && vsmfs_trans_lock_tid(sbi, &t, tid)) {
+		if (run->handles)
 			return vsmfs_trans_commit_all(&t, cause);
 		/* No handle of it has ended: the one before it is waited for. */
 		wait = tid - 1;
+		WRITE_ONCE(run->closing, 0);
 		vsmfs_trans_park(&t);
+		/* Those that saw the mark look again (the wait's barriers order it). */
+		if (wq_has_sleeper(&sbi->s_commit_wq))
+			wake_up_all(&sbi->s_commit_wq);
 	}
 	/* A commit in flight ends soon: spin a little before sleeping. */
 	if (!vsmfs_spin_until(atomic64_read(&sbi->s_commit_tid) >= (s64)wait,

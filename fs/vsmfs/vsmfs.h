@@ -224,6 +224,12 @@ struct vsmfs_running {
 	 * shares' writes above do not take from the CPUs' caches.
 	 */
 	u64			tid ____cacheline_aligned_in_smp;
+	/*
+	 * The running transaction as a commit that holds s_trans_mutex to
+	 * close it saw it (vsmfs_trans_lock_tid()), or 0: an fsync of it
+	 * waits for that commit without queueing on the mutex.
+	 */
+	u64			closing;
 	bool			shared_used;
 };
 
