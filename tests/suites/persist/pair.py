@@ -24,6 +24,8 @@ import sys
 import time
 from multiprocessing import Process
 
+from vsmfs_test import Counters
+
 PAGE = 4096
 PAGES = 64
 STEP = 25
@@ -36,12 +38,6 @@ def page(p, k):
     head = HDR.pack(b"PAIR", p, k)
     fill = bytes(((k * 131 + p * 17 + i) & 0xff) for i in range(256))
     return (head + fill * (PAGE // 256))[:PAGE]
-
-
-def counter(name):
-    dev = os.path.basename(os.environ.get("DEV", "/dev/pmem0"))
-    with open(f"/sys/fs/vsmfs/{dev}/{name}") as f:
-        return int(f.read())
 
 
 def note(manifest, p, k):
@@ -71,7 +67,8 @@ def cut(mnt, manifest):
                 f.write(page(p, k - PAGES))
         note(manifest, p, -1)
     os.sync()
-    joined0 = counter("trans_commit_joined")
+    counters = Counters(os.environ.get("DEV", "/dev/pmem0"))
+    joined0 = counters.read()["trans_commit_joined"]
     procs = [Process(target=worker, args=(p, mnt, manifest)) for p in (0, 1)]
     for pr in procs:
         pr.start()
@@ -82,7 +79,7 @@ def cut(mnt, manifest):
         for p in (0, 1):
             with open("%s.%d" % (manifest, p)) as m:
                 done.append(int(m.read()))
-        joined = counter("trans_commit_joined") - joined0
+        joined = counters.read()["trans_commit_joined"] - joined0
         if min(done) >= ROUNDS and joined:
             print("operations done %d, %d; fsyncs that waited for the other's commit: %d; "
                   "PERSIST-CUT-NOW" % (done[0], done[1], joined), flush=True)
