@@ -43,15 +43,31 @@ static bool vsmfs_sparse_gap(struct vsmfs_sb_info *sbi, u64 have, u64 need, u64 
 
 /*
  * Whether a run growing from @have to @need pages, finding no free run that
- * long, may take its frames one by one wherever they are free (a sparse file
- * system, which needs no contiguous frames): each may cost a page table
- * block, and the running transaction keeps room for the rest of any
- * handle, half the journal, besides.
+ * long, may take its frames wherever they are free (a sparse file system,
+ * which needs no contiguous frames). Each run of free frames it takes
+ * costs up to two page table blocks (vsmfs_fill_holes()), and the frames
+ * of a device that has been written for long lie in many runs: how many,
+ * only the taking finds out. So it needs room for one run beside what the
+ * running transaction keeps for the rest of any handle, half the journal
+ * (@t->t_keep while it takes them, so that it stops, and the write fails
+ * with -ENOSPC, before it eats into that).
  */
 static bool vsmfs_gather_ok(struct vsmfs_trans *t, u64 have, u64 need)
 {
 	return t->t_sbi->s_noframe && READ_ONCE(t->t_sbi->s_free_pages) >= need - have &&
-	       vsmfs_trans_room(t) >= vsmfs_trans_max_blocks(t->t_sbi) / 2 + 2 * (need - have);
+	       vsmfs_trans_room(t) >= vsmfs_trans_max_blocks(t->t_sbi) / 2 + 2;
+}
+
+/* vsmfs_extend_sparse() for a run whose frames are gathered (vsmfs_gather_ok()). */
+static int vsmfs_gather(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 have,
+			u64 need, u64 wfrom, bool zfdm, u64 *nlpn)
+{
+	int ret;
+
+	t->t_keep = vsmfs_trans_max_blocks(t->t_sbi) / 2;
+	ret = vsmfs_extend_sparse(t, inode, lpn, have, need, wfrom, zfdm, nlpn);
+	t->t_keep = 0;
+	return ret;
 }
 
 /**
@@ -277,8 +293,8 @@ int vsmfs_extend_run(struct vsmfs_trans *t, struct inode *inode, u64 key,
 					!(key % (PUD_SIZE >> VSMFS_VSP_SHIFT)) ?
 					VSMFS_LARGE_GIB : large, &nlpn);
 		if (ret == -ENOSPC && vsmfs_gather_ok(t, have, need) &&
-		    !vsmfs_extend_sparse(t, inode, lpn, have, need,
-					 max(wfrom, have << VSMFS_BLOCK_SHIFT), zfdm, &nlpn)) {
+		    !vsmfs_gather(t, inode, lpn, have, need,
+				  max(wfrom, have << VSMFS_BLOCK_SHIFT), zfdm, &nlpn)) {
 			/* No free run that long: frames gathered from all free space. */
 			sparse = true;
 			vsmfs_stat_inc(sbi, frames_gathered);

@@ -74,9 +74,10 @@ static int vsmfs_swap_donor(struct vsmfs_trans *t, u64 lpn, u64 donor, u64 n)
  * fallocate()). The file's block count grows by the pages filled.
  *
  * Context: i_idx_sem held for writing, inside @t.
- * Return: 0, or a negative errno (-ENOSPC without free frames, -E2BIG when
- * the transaction has no room for more); the holes filled before an error
- * stay filled in @t.
+ * Return: 0, or a negative errno (-ENOSPC without free frames, or when
+ * only the room @t->t_keep keeps for the rest of the handle is left; -E2BIG
+ * when the transaction has no room for more); the holes filled before an
+ * error stay filled in @t.
  */
 int vsmfs_fill_holes(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 count,
 		     bool unwritten)
@@ -90,9 +91,12 @@ int vsmfs_fill_holes(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 co
 		return 0;
 	for (i = find_next_bit(sbi->s_noframe, end, lpn); i < end && !ret;
 	     i = find_next_bit(sbi->s_noframe, end, i)) {
-		/* Two page table blocks a run of swaps: the file's, the donor's. */
-		if (vsmfs_trans_room(t) < 2) {
-			ret = -E2BIG;
+		/*
+		 * Two page table blocks a run of swaps: the file's, the
+		 * donor's; room the handle keeps for the rest is not used.
+		 */
+		if (vsmfs_trans_room(t) < t->t_keep + 2) {
+			ret = t->t_keep ? -ENOSPC : -E2BIG;
 			break;
 		}
 		n = vsmfs_same_kind(sbi, i, end);
@@ -155,8 +159,8 @@ int vsmfs_punch_frames(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 
 		i = find_next_zero_bit(sbi->s_noframe, end, i);
 		if (i >= end)
 			break;
-		/* Two page table blocks a run of swaps: the file's, the donor's. */
-		if (vsmfs_trans_room(t) < 2)
+		/* Two page table blocks a run of swaps, as vsmfs_fill_holes(). */
+		if (vsmfs_trans_room(t) < t->t_keep + 2)
 			break;
 		n = vsmfs_same_kind(sbi, i, end);
 		ret = vsmfs_reserve_holes(t, n, &donor, &got);

@@ -90,6 +90,7 @@ void vsmfs_trans_setup(struct vsmfs_trans *t, struct vsmfs_sb_info *sbi, bool vs
 	t->t_dirs = 0;
 	t->t_nblocks = 0;
 	t->t_ndata = 0;
+	t->t_keep = 0;
 	t->t_error = 0;
 	t->t_freed = false;
 	t->t_sync = false;

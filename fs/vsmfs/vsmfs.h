@@ -755,6 +755,8 @@ struct vsmfs_trans {
 	u64			t_vsp_cursor;
 	unsigned int		t_nblocks;
 	unsigned int		t_ndata;	/* dirty blocks in the data area */
+	/* Room vsmfs_fill_holes() and vsmfs_punch_frames() leave to the rest. */
+	unsigned int		t_keep;
 	int			t_error;
 	bool			t_freed;	/* logical pages freed */
 	bool			t_overflow;	/* more blocks than the journal holds */
