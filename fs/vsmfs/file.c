@@ -393,6 +393,23 @@ static ssize_t vsmfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	return ret;
 }
 
+/*
+ * file_write_and_wait_range() when the mapping holds no DAX entry (nothing
+ * to write back) and no error @file has not seen: nothing to do, and none
+ * of its atomic clears of the mapping's legacy error bits, which would
+ * have every fsync write a line the fsyncs of other CPUs write too.
+ */
+static int vsmfs_write_and_wait(struct file *file, loff_t start, loff_t end)
+{
+	struct address_space *mapping = file->f_mapping;
+
+	if (!READ_ONCE(mapping->nrpages) &&
+	    !errseq_check(&mapping->wb_err, READ_ONCE(file->f_wb_err)) &&
+	    !(READ_ONCE(mapping->flags) & (BIT(AS_EIO) | BIT(AS_ENOSPC))))
+		return 0;
+	return file_write_and_wait_range(file, start, end);
+}
+
 /**
  * vsmfs_fsync() - make a file's data and metadata durable
  * @file: the file
@@ -417,10 +434,15 @@ int vsmfs_fsync(struct file *file, loff_t start, loff_t end, int datasync)
 	int ret;
 
 	/* Stores through 1 GiB mappings, which no DAX entry tracks. */
-	if (vsmfs_pud_writeback(inode, start, end))
+	if (!xa_empty(&VSMFS_I(inode)->i_pud) && vsmfs_pud_writeback(inode, start, end))
 		vsmfs_fence();
-	ret = file_write_and_wait_range(file, start, end);
-	if (!ret && !datasync)
+	ret = vsmfs_write_and_wait(file, start, end);
+	/*
+	 * An inode neither dirty nor being written back has nothing for
+	 * the VFS to write: its last write_inode() set i_tid before the
+	 * flusher cleared I_SYNC under i_lock (a release), read here first.
+	 */
+	if (!ret && !datasync && (smp_load_acquire(&inode->i_state) & (I_DIRTY_ALL | I_SYNC)))
 		ret = sync_inode_metadata(inode, 1);
 	/*
 	 * Mapped data written back above was fenced where it was flushed

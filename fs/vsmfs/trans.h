@@ -136,7 +136,33 @@ void vsmfs_trans_fail(struct vsmfs_trans *t, int err);
 int vsmfs_trans_end(struct vsmfs_trans *t, int err);
 int vsmfs_trans_commit_tid(struct vsmfs_sb_info *sbi, u64 tid, unsigned int cause);
 int vsmfs_trans_sync(struct vsmfs_sb_info *sbi, unsigned int cause);
-int vsmfs_trans_sync_inode(struct inode *inode, unsigned int cause);
+int __vsmfs_trans_sync_inode(struct inode *inode, unsigned int cause);
+
+/**
+ * vsmfs_trans_sync_inode() - make every change of @inode durable
+ * @inode: the inode
+ * @cause: VSMFS_COMMIT_*, for the counters
+ *
+ * An inode whose last change is durable already, on a file system that
+ * lost no transaction, costs a few loads and no call (an fsync of a file
+ * nothing changed since its last). s_lost_tid is set before s_commit_tid
+ * moves past a lost transaction (vsmfs_trans_commit_tid()): read after it.
+ *
+ * Return: 0 or a negative errno from the commit.
+ */
+static inline int vsmfs_trans_sync_inode(struct inode *inode, unsigned int cause)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	s64 tid = READ_ONCE(VSMFS_I(inode)->i_tid);
+
+	if (tid <= atomic64_read(&sbi->s_commit_tid)) {
+		/* s_commit_tid before s_lost_tid: a drop stores them the other way. */
+		smp_rmb();
+		if (!atomic64_read(&sbi->s_lost_tid))
+			return 0;
+	}
+	return __vsmfs_trans_sync_inode(inode, cause);
+}
 
 /**
  * vsmfs_trans_max_blocks() - most blocks one transaction may dirty

@@ -453,13 +453,15 @@ int vsmfs_trans_sync(struct vsmfs_sb_info *sbi, unsigned int cause)
 }
 
 /**
- * vsmfs_trans_sync_inode() - make every change of @inode durable
+ * __vsmfs_trans_sync_inode() - make every change of @inode durable
  * @inode: the inode
  * @cause: VSMFS_COMMIT_*, for the counters
  *
+ * vsmfs_trans_sync_inode() when @inode's last change may not be durable.
+ *
  * Return: 0 or a negative errno from the commit.
  */
-int vsmfs_trans_sync_inode(struct inode *inode, unsigned int cause)
+int __vsmfs_trans_sync_inode(struct inode *inode, unsigned int cause)
 {
 	if (vsmfs_fault(VSMFS_FAULT_FSYNC_NOCOMMIT))
 		return 0;
