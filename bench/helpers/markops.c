@@ -15,6 +15,8 @@
  *   markops spread DIR FILES N BS TAG   create DIR/s0 ... s<FILES-1>, then
  *                                       N times: append BS bytes to one of
  *                                       them (append30's sequence), fsync
+ *   markops fsync FILE N TAG            N times: fsync FILE, which nothing
+ *                                       changes meanwhile
  *   markops marker TAG                  one marker, TAG
  *
  * Markers (but for "marker"): TAG just before the first operation, TAG+1 just after the
@@ -172,6 +174,19 @@ int main(int argc, char **argv)
 				fail("pwrite");
 		}
 		end(parse_count(argv[6]));
+		close(fd);
+		return 0;
+	}
+	if (argc == 5 && !strcmp(argv[1], "fsync")) {
+		n = parse_count(argv[3]);
+		fd = open(argv[2], O_WRONLY);
+		if (fd < 0)
+			fail("open");
+		begin(parse_count(argv[4]));
+		for (i = 0; i < n; i++)
+			if (fsync(fd))
+				fail("fsync");
+		end(parse_count(argv[4]));
 		close(fd);
 		return 0;
 	}
