@@ -83,5 +83,7 @@ for f in "$MNT"/shared*; do
 	cat "$f" > /dev/null
 done
 rm -f "$MNT"/shared*
+# The counts of a settled file system: the deletes committed.
+sync
 assert_eq "$(stat -f -c %f "$MNT")" "$free0" "free blocks after delete"
 assert_eq "$(stat -f -c %d "$MNT")" "$ifree0" "free inodes after delete"
