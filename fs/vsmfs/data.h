@@ -325,7 +325,16 @@ extern const struct iomap_ops vsmfs_iomap_report_ops;
 int vsmfs_file_mmap(struct file *file, struct vm_area_struct *vma);
 unsigned long vsmfs_get_unmapped_area(struct file *file, unsigned long addr, unsigned long len,
 				      unsigned long pgoff, unsigned long flags);
-bool vsmfs_pud_writeback(struct inode *inode, loff_t start, loff_t end);
+bool __vsmfs_pud_writeback(struct inode *inode, loff_t start, loff_t end);
+
+/*
+ * __vsmfs_pud_writeback(), without a call for a file that no 1 GiB
+ * mapping ever reached (every fsync and writeback of every other file).
+ */
+static inline bool vsmfs_pud_writeback(struct inode *inode, loff_t start, loff_t end)
+{
+	return !xa_empty(&VSMFS_I(inode)->i_pud) && __vsmfs_pud_writeback(inode, start, end);
+}
 
 /* falloc.c */
 long vsmfs_fallocate(struct file *file, int mode, loff_t offset, loff_t len);

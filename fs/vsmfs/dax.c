@@ -298,7 +298,7 @@ out:
 }
 
 /**
- * vsmfs_pud_writeback() - write back what stores reached through 1 GiB
+ * __vsmfs_pud_writeback() - write back what stores reached through 1 GiB
  *	mappings
  * @inode: a regular file
  * @start: first byte of the range
@@ -312,7 +312,7 @@ out:
  *
  * Return: whether any GiB was written back.
  */
-bool vsmfs_pud_writeback(struct inode *inode, loff_t start, loff_t end)
+bool __vsmfs_pud_writeback(struct inode *inode, loff_t start, loff_t end)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
@@ -320,8 +320,6 @@ bool vsmfs_pud_writeback(struct inode *inode, loff_t start, loff_t end)
 	bool done = false;
 	void *entry;
 
-	if (xa_empty(&vi->i_pud))
-		return false;
 	xa_for_each_marked(&vi->i_pud, i, entry, VSMFS_PUD_DIRTY) {
 		if (i < (start >> PUD_SHIFT) || i > last)
 			continue;
@@ -340,7 +338,7 @@ static vm_fault_t vsmfs_pud_fault(struct vm_fault *vmf)
 	return VM_FAULT_FALLBACK;
 }
 
-bool vsmfs_pud_writeback(struct inode *inode, loff_t start, loff_t end)
+bool __vsmfs_pud_writeback(struct inode *inode, loff_t start, loff_t end)
 {
 	return false;
 }

@@ -434,7 +434,7 @@ int vsmfs_fsync(struct file *file, loff_t start, loff_t end, int datasync)
 	int ret;
 
 	/* Stores through 1 GiB mappings, which no DAX entry tracks. */
-	if (!xa_empty(&VSMFS_I(inode)->i_pud) && vsmfs_pud_writeback(inode, start, end))
+	if (vsmfs_pud_writeback(inode, start, end))
 		vsmfs_fence();
 	ret = vsmfs_write_and_wait(file, start, end);
 	/*
