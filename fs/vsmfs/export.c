@@ -100,6 +100,7 @@ static struct dentry *vsmfs_get_parent(struct dentry *child)
  */
 static int vsmfs_commit_metadata(struct inode *inode)
 {
+	errseq_t since = errseq_sample(&inode->i_mapping->wb_err);
 	int ret;
 
 	if (vsmfs_fault(VSMFS_FAULT_NFS_NOCOMMIT))
@@ -107,6 +108,15 @@ static int vsmfs_commit_metadata(struct inode *inode)
 	ret = sync_inode_metadata(inode, 1);
 	if (!ret)
 		ret = vsmfs_trans_sync_inode(inode, VSMFS_COMMIT_FSYNC);
+	/*
+	 * A transaction of the inode dropped unwritten, before this call
+	 * (an error no one has seen: errseq_sample() gave 0) or while it
+	 * waited, marked the mapping before s_commit_tid moved past it.
+	 */
+	if (!ret) {
+		smp_rmb();	/* s_commit_tid, read above, before the mark */
+		ret = errseq_check(&inode->i_mapping->wb_err, since);
+	}
 	return ret;
 }
 

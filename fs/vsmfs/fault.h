@@ -56,6 +56,11 @@ enum vsmfs_fault {
 	VSMFS_FAULT_FREE_RUN,
 	/* A handle's end finds a step failed (vsmfs_trans_fail()): -ENOMEM. */
 	VSMFS_FAULT_TRANS_FAIL,
+	/*
+	 * A commit waits once it closed the running transaction, before it
+	 * writes or drops it (vsmfs_fault_wait()).
+	 */
+	VSMFS_FAULT_COMMIT_WAIT,
 	VSMFS_FAULT_NR
 };
 

@@ -451,6 +451,17 @@ int vsmfs_fsync(struct file *file, loff_t start, loff_t end, int datasync)
 	 */
 	if (!ret)
 		ret = vsmfs_trans_sync_inode(inode, VSMFS_COMMIT_FSYNC);
+	/*
+	 * A transaction of the inode dropped unwritten (an overflow under
+	 * errors=continue, which leaves s_lost_tid alone) marked the mapping
+	 * before s_commit_tid moved past it (vsmfs_trans_lost()): the commit
+	 * this fsync waited for may be that one.
+	 */
+	if (!ret) {
+		smp_rmb();	/* s_commit_tid, read above, before the mark */
+		if (errseq_check(&file->f_mapping->wb_err, READ_ONCE(file->f_wb_err)))
+			ret = file_check_and_advance_wb_err(file);
+	}
 	trace_vsmfs_fsync(inode, start, end - start + 1, ret, t0);
 	return ret;
 }

@@ -579,6 +579,9 @@ void vsmfs_trans_dirty(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
  */
 void vsmfs_trans_dirty_commit(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
 {
+	/* For tests: as if the frees had outgrown the journal (not reached). */
+	if (vsmfs_fault(VSMFS_FAULT_TRANS_OVERFLOW))
+		vsmfs_trans_overflow(t);
 	if (mb->m_is_dirty)
 		return;
 	/* The handles that freed the runs dirtied their blocks: not reached. */

@@ -340,6 +340,7 @@ int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause)
 	bool empty;
 	int err;
 
+	vsmfs_fault_wait(VSMFS_FAULT_COMMIT_WAIT);
 	if (vsmfs_trans_changed(t))
 		run->handles++;
 	vsmfs_trans_apply_frees(t);
