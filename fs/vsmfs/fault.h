@@ -61,6 +61,11 @@ enum vsmfs_fault {
 	 * writes or drops it (vsmfs_fault_wait()).
 	 */
 	VSMFS_FAULT_COMMIT_WAIT,
+	/*
+	 * A growing run that takes its frames wherever they are free runs
+	 * out of room part way (vsmfs_fill_holes()): -ENOSPC.
+	 */
+	VSMFS_FAULT_GATHER_STOP,
 	VSMFS_FAULT_NR
 };
 

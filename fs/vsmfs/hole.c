@@ -28,6 +28,7 @@
 #include "journal.h"
 #include "trans.h"
 #include "alloc.h"
+#include "fault.h"
 
 /* Pages from @lpn, up to @end, of the same kind as @lpn (hole or not). */
 static u64 vsmfs_same_kind(struct vsmfs_sb_info *sbi, u64 lpn, u64 end)
@@ -95,7 +96,8 @@ int vsmfs_fill_holes(struct vsmfs_trans *t, struct inode *inode, u64 lpn, u64 co
 		 * Two page table blocks a run of swaps: the file's, the
 		 * donor's; room the handle keeps for the rest is not used.
 		 */
-		if (vsmfs_trans_room(t) < t->t_keep + 2) {
+		if (vsmfs_trans_room(t) < t->t_keep + 2 ||
+		    (t->t_keep && vsmfs_fault(VSMFS_FAULT_GATHER_STOP))) {
 			ret = t->t_keep ? -ENOSPC : -E2BIG;
 			break;
 		}
