@@ -119,8 +119,9 @@ static void vsmfs_resv_put(struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
  * so no version the journal writes has it and a crash finds it free.
  *
  * A commit gives back to the pool of their VSP the scratch pages that took
- * the old frames of the overwrites it served (vsmfs_pool_recycle()), which
- * it hands out again once that commit is durable. A pool that cannot
+ * the old frames of the overwrites it served (vsmfs_pool_recycle()), and
+ * the pages it frees outright (vsmfs_pool_recycle_freed()), which the pool
+ * hands out again once that commit is durable. A pool that cannot
  * serve a reservation is refilled in one hold of s_trans_mutex
  * (vsmfs_pool_refill()): with the pages of its VSP freed since, else from
  * another VSP. When free space runs short
@@ -477,6 +478,61 @@ static bool vsmfs_pool_recycle(struct vsmfs_sb_info *sbi, const struct vsmfs_fre
 }
 
 /*
+ * A run @f the commit frees outright (pages a truncation or a delete gave
+ * up: their bits are set on PM), each page with a frame, goes to the pool
+ * that keeps to its VSP as vsmfs_pool_recycle() gives it scratch runs,
+ * into @pend until the commit is durable. The commit still writes the
+ * pages free, but as a reservation does: their bits set in the bitmap's
+ * overlay, which every version the journal writes leaves out
+ * (vsmfs_mblk_commit_view()), and noted for the delta; in DRAM they stay
+ * set, so nothing else takes them. They were out of s_free_pages while in
+ * use and stay out while pooled; the VSP's use, as DRAM counts it, does
+ * not change. Ordering: the version of the bitmap block without these
+ * bits is written and committed in the journal's order (jcommit.c) as for
+ * any freed run; a page is written again only after s_commit_tid reached
+ * this commit, i.e. after the fence that made it durable (pool ripen).
+ * Return: whether the pool took the run.
+ * Context: as vsmfs_pool_recycle().
+ */
+static bool vsmfs_pool_recycle_freed(struct vsmfs_trans *t, const struct vsmfs_free_run *f)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	u64 off = f->lpn % BITS_PER_BLK;
+	struct vsmfs_page_pool *pool;
+	struct vsmfs_mblk *mb;
+	bool took = false;
+
+	if (!f->count || f->frames != f->count || !sbi->s_pools_on || vsmfs_pool_low(sbi))
+		return false;
+	pool = vsmfs_pool_of(sbi, f->lpn / VSMFS_VSP_PAGES + 1);
+	if (!pool)
+		return false;
+	mb = vsmfs_lbitmap(sbi, f->lpn);
+	/* Anything odd is vsmfs_lbits_clear()'s to report. */
+	if (IS_ERR(mb) || off + f->count > BITS_PER_BLK ||
+	    find_next_zero_bit((unsigned long *)mb->m_data, off + f->count, off) < off + f->count)
+		return false;
+	/* A commit writing the block reads the overlay: copied before it changes. */
+	vsmfs_mblk_freeze(sbi, mb);
+	if (!mb->m_resv)
+		WRITE_ONCE(mb->m_resv, kzalloc(VSMFS_BLOCK_SIZE, GFP_NOFS | __GFP_NOFAIL));
+	spin_lock(&pool->lock);
+	if (vsmfs_pool_held(pool) + f->count <= vsmfs_pool_max(sbi)) {
+		bitmap_set(pool->pend, f->lpn - vsmfs_pool_base(pool), f->count);
+		pool->pend_tid = sbi->s_run.tid;
+		took = true;
+	}
+	spin_unlock(&pool->lock);
+	if (!took)
+		return false;
+	bitmap_set(mb->m_resv, off, f->count);
+	vsmfs_note_bits(mb, off, f->count);
+	vsmfs_trans_dirty_commit(t, mb);
+	vsmfs_stat_add(sbi, alloc_pool_recycled, f->count);
+	return true;
+}
+
+/*
  * Keep free logical page @lpn, whose frame is bad, from use until unmount:
  * reserved in DRAM as a run no one ends (its bit set in the bitmap and the
  * overlay), so that the allocator skips it while every version the journal
@@ -571,6 +627,8 @@ static void vsmfs_alloc_free_run(struct vsmfs_trans *t, const struct vsmfs_free_
 		   vsmfs_first_bad(sbi, f->lpn, f->count) < f->count;
 
 	if (!bad && f->resv && f->scratch && vsmfs_pool_recycle(sbi, f))
+		return;
+	if (!bad && !f->resv && !f->scratch && vsmfs_pool_recycle_freed(t, f))
 		return;
 	if (f->resv)
 		vsmfs_resv_end(t, f->lpn, f->resv, !f->scratch);
