@@ -47,7 +47,9 @@ of its files fallocate left unwritten, each write fsync'd; in conc-falloc@group
 each preallocates pages of its files (after a small file's run, past its end,
 a large file's superpage), each fallocate fsync'd; in conc-overwrite@group each
 overwrites pages of its file again and again, each write fsync'd, into the old
-frames the commits gave back to its CPU's page pool. In conc-migrate four tasks write large files and the parent moves them
+frames the commits gave back to its CPU's page pool; in conc-recycle@group each
+deletes and truncates files and writes new ones, each operation fsync'd,
+into the pages the commits freed and gave back to the page pools. In conc-migrate four tasks write large files and the parent moves them
 between the CPUs every millisecond; the summary line counts the lines
 that only the rule "a fence by the same task" made durable (a task that
 moved between its flush and its fence). A move inside a commit needs the
@@ -387,7 +389,7 @@ CONC_OPTION_SETS = {"": "", "ckpt": "checkpoint_threshold=1", "group": "commit=3
 # The concurrent workloads that make each operation durable themselves
 # (fsync), and so also run with group commit ("group"), in both runs.
 CONC_GROUP = ["conc-attrs", "conc-appends", "conc-grow", "conc-unwritten", "conc-falloc",
-              "conc-overwrite"]
+              "conc-overwrite", "conc-recycle"]
 # The counter of the shared handles a workload's operations run in, if not
 # trans_shared_meta: overwrites run in shared write handles.
 SHARED_COUNTER = {"conc-unwritten": "trans_shared_handles",
@@ -395,7 +397,7 @@ SHARED_COUNTER = {"conc-unwritten": "trans_shared_handles",
 # Counters a workload must move with group commit, beside its shared
 # handles: in conc-overwrite the commits give the overwrites' old frames
 # back to the CPUs' page pools, which hand them out again.
-GROUP_COUNTERS = {"conc-overwrite": "alloc_pool_recycled"}
+GROUP_COUNTERS = {"conc-overwrite": "alloc_pool_recycled", "conc-recycle": "alloc_pool_recycled"}
 
 # Crash images per point (vsmfs-pmreplay: single lines of each kind,
 # random images of each kind, values between per line; then at most so
@@ -750,6 +752,32 @@ def overwrite_ops(d):
     ]
 
 
+def recycle_dirs(m):
+    """Directories of their own, each with three small files."""
+    own_dirs(m)
+    for t in range(2):
+        put(f"{m}/c{t}/a", 16 * KIB, 11 + t)
+        put(f"{m}/c{t}/b", 32 * KIB, 13 + t)
+        put(f"{m}/c{t}/log", 12 * KIB, 15 + t)
+
+
+def recycle_ops(d):
+    """Files deleted and truncated, and new files written, each operation
+    made durable by an fsync (of the file, or of the directory after a
+    delete): with group commit, each commit gives the pages it frees to
+    the page pool of their VSP, and the writes after it take them once it
+    is durable."""
+    return [
+        ("unlink a", synced(lambda m: os.unlink(f"{m}/{d}a"), d)),
+        ("write x 16k", synced(lambda m: put(f"{m}/{d}x", 16 * KIB, 21), f"{d}x")),
+        ("truncate b to 4k", synced(lambda m: os.truncate(f"{m}/{d}b", 4 * KIB), f"{d}b")),
+        ("write y 24k", synced(lambda m: put(f"{m}/{d}y", 24 * KIB, 22), f"{d}y")),
+        ("append 8k to log", synced(lambda m: append(f"{m}/{d}log", 8 * KIB), f"{d}log")),
+        ("unlink x", synced(lambda m: os.unlink(f"{m}/{d}x"), d)),
+        ("write z 20k", synced(lambda m: put(f"{m}/{d}z", 20 * KIB, 23), f"{d}z")),
+    ]
+
+
 def falloc_dirs(m):
     """Directories of their own, each with a small file and an empty one."""
     own_dirs(m)
@@ -822,6 +850,12 @@ CONCURRENT = {
     "conc-overwrite": (overwrite_dirs, [overwrite_ops("c0/"), overwrite_ops("c1/")],
                        lambda m, t: subtree(f"{m}/c{t}"),
                        lambda t, rel: rel == f"c{t}" or rel.startswith(f"c{t}/"), True),
+    # Deletes, truncations and new files, each task in a directory of its
+    # own, each fsync'd: with the option set "group", the freed pages go
+    # back to the page pools and the new files' writes take them.
+    "conc-recycle": (recycle_dirs, [recycle_ops("c0/"), recycle_ops("c1/")],
+                     lambda m, t: subtree(f"{m}/c{t}"),
+                     lambda t, rel: rel == f"c{t}" or rel.startswith(f"c{t}/"), True),
     # Large writes in directories of their own, by four tasks (two per
     # CPU, so that they wait for each other inside their transactions),
     # moved between CPUs all along.
