@@ -767,14 +767,18 @@ def recycle_ops(d):
     delete): with group commit, each commit gives the pages it frees to
     the page pool of their VSP, and the writes after it take them once it
     is durable."""
+    # One system call each: the other task's fsync may commit between two.
     return [
         ("unlink a", synced(lambda m: os.unlink(f"{m}/{d}a"), d)),
-        ("write x 16k", synced(lambda m: put(f"{m}/{d}x", 16 * KIB, 21), f"{d}x")),
+        ("creat x", synced(lambda m: creat(f"{m}/{d}x"), f"{d}x")),
+        ("write x 16k", synced(lambda m: pwrite(f"{m}/{d}x", 0, 16 * KIB, d + "x"), f"{d}x")),
         ("truncate b to 4k", synced(lambda m: os.truncate(f"{m}/{d}b", 4 * KIB), f"{d}b")),
-        ("write y 24k", synced(lambda m: put(f"{m}/{d}y", 24 * KIB, 22), f"{d}y")),
+        ("creat y", synced(lambda m: creat(f"{m}/{d}y"), f"{d}y")),
+        ("write y 24k", synced(lambda m: pwrite(f"{m}/{d}y", 0, 24 * KIB, d + "y"), f"{d}y")),
         ("append 8k to log", synced(lambda m: append(f"{m}/{d}log", 8 * KIB), f"{d}log")),
         ("unlink x", synced(lambda m: os.unlink(f"{m}/{d}x"), d)),
-        ("write z 20k", synced(lambda m: put(f"{m}/{d}z", 20 * KIB, 23), f"{d}z")),
+        ("creat z", synced(lambda m: creat(f"{m}/{d}z"), f"{d}z")),
+        ("write z 20k", synced(lambda m: pwrite(f"{m}/{d}z", 0, 20 * KIB, d + "z"), f"{d}z")),
     ]
 
 
