@@ -508,9 +508,17 @@ static bool vsmfs_pool_recycle_freed(struct vsmfs_trans *t, const struct vsmfs_f
 	if (!pool)
 		return false;
 	mb = vsmfs_lbitmap(sbi, f->lpn);
-	/* Anything odd is vsmfs_lbits_clear()'s to report. */
+	/*
+	 * Anything odd is vsmfs_lbits_clear()'s to report. A page still
+	 * reserved (its overlay bit set) is claimed by a run of this same
+	 * commit, which may come later in its list (the CPUs' shares are
+	 * joined in their order): the claim would clear the overlay bit set
+	 * here and leave the page in use on PM while the pool hands it out.
+	 * vsmfs_lbits_clear() gives the same result in either order.
+	 */
 	if (IS_ERR(mb) || off + f->count > BITS_PER_BLK ||
-	    find_next_zero_bit((unsigned long *)mb->m_data, off + f->count, off) < off + f->count)
+	    find_next_zero_bit((unsigned long *)mb->m_data, off + f->count, off) < off + f->count ||
+	    (mb->m_resv && find_next_bit(mb->m_resv, off + f->count, off) < off + f->count))
 		return false;
 	/* A commit writing the block reads the overlay: copied before it changes. */
 	vsmfs_mblk_freeze(sbi, mb);
