@@ -176,6 +176,74 @@ umount "$MNT"
 mount_vsmfs -o commit=300
 assert_eq "$(free_blocks)" "$(cat /tmp/recycle.free)" "free blocks after a remount"
 
+# Pages claimed and freed in one transaction: a file grows on one CPU
+# by pages its pool reserved, and shrinks again on the other, before any
+# commit (both in shared handles, whose runs join the commit CPU by CPU,
+# so the commit can meet the free of a page before the claim that ends
+# its reservation; the first handle of a transaction joins it at once,
+# so one on the other CPU comes first); and a directory grows by blocks on one CPU and is
+# removed on the other. Each page must end free on PM, in a pool or the
+# bitmap, not both and not neither.
+PYTHONPATH=tests/lib python3 - "$DEV" "$MNT" <<'PY'
+import os
+import sys
+from vsmfs_test import check, Counters, P
+dev, mnt = sys.argv[1:3]
+c = Counters(dev)
+os.sync()
+before = os.statvfs(mnt).f_bfree
+cpus = sorted(os.sched_getaffinity(0))
+check(len(cpus) >= 2, "two CPUs to run on (%s)" % cpus)
+path = os.path.join(mnt, "claimfree")
+fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+os.pwrite(fd, b"\x01" * P, 0)
+os.fsync(fd)
+c.reset()
+for i in range(64):
+    grow, shrink = (cpus[1], cpus[0]) if i % 2 == 0 else (cpus[0], cpus[1])
+    # The first handle of a transaction joins it at once; the next ones
+    # stay in their CPU's share until the commit.
+    os.sched_setaffinity(0, {shrink})
+    os.utime(fd, (i, i))
+    os.sched_setaffinity(0, {grow})
+    os.pwrite(fd, bytes([i + 2]) * (3 * P), P)
+    os.sched_setaffinity(0, {shrink})
+    os.ftruncate(fd, P)
+    os.fsync(fd)
+    check(os.pread(fd, 4 * P, 0) == b"\x01" * P, "claimfree holds its first page (%d)" % i)
+s = c.read()
+print("64 growths and shrinks on two CPUs: commits %d, shared handles %d" %
+      (s["trans_commits"], s["trans_shared_meta"]))
+os.close(fd)
+os.unlink(path)
+for i in range(16):
+    grow, remove = (cpus[1], cpus[0]) if i % 2 == 0 else (cpus[0], cpus[1])
+    d = os.path.join(mnt, "grow%d" % i)
+    os.sched_setaffinity(0, {remove})
+    os.utime(mnt)
+    os.sched_setaffinity(0, {grow})
+    os.mkdir(d)
+    names = ["%03d" % k + "x" * 200 for k in range(48)]
+    for n in names:
+        os.close(os.open(os.path.join(d, n), os.O_CREAT | os.O_WRONLY, 0o600))
+    check(sorted(os.listdir(d)) == names, "grow%d lists its names" % i)
+    os.sched_setaffinity(0, {remove})
+    for n in names:
+        os.unlink(os.path.join(d, n))
+    os.rmdir(d)
+    fd = os.open(mnt, os.O_RDONLY)
+    os.fsync(fd)
+    os.close(fd)
+os.sched_setaffinity(0, set(cpus))
+os.sync()
+after = os.statvfs(mnt).f_bfree
+check(after == before, "free blocks %d after claims and frees, %d before" % (after, before))
+PY
+umount "$MNT"
+"$FSCK" -n "$DEV" || die "fsck after pages claimed and freed in one transaction"
+mount_vsmfs -o commit=300
+assert_eq "$(free_blocks)" "$(cat /tmp/recycle.free)" "free blocks after a remount"
+
 # Free space short: fill the device to less than a sixteenth free, then
 # overwrite. The pools are emptied; old frames go back to the bitmap.
 PYTHONPATH=tests/lib python3 - "$DEV" "$MNT" <<'PY'
