@@ -436,7 +436,7 @@ static struct vsmfs_page_pool *vsmfs_pool_of(struct vsmfs_sb_info *sbi, u64 vsp)
 			}
 	}
 	if (pool)
-		sbi->s_pool_hint = pool;
+		WRITE_ONCE(sbi->s_pool_hint, pool);
 	return pool;
 }
 
@@ -622,6 +622,62 @@ bool vsmfs_resv_retire(struct vsmfs_sb_info *sbi, u64 lpn)
 }
 
 /*
+ * Give back reserved pages [@lpn, @lpn + @count) that hold nothing
+ * reachable: to @pool if it takes them, else to the bitmap, under
+ * s_trans_mutex, and pages on bad frames retired. Context: process
+ * context, no handle running in the task. Return: whether @pool took them.
+ */
+static bool vsmfs_resv_give_back(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool,
+				 u64 lpn, u64 count)
+{
+	bool bad = vsmfs_any_bad(sbi) && vsmfs_first_bad(sbi, lpn, count) < count;
+
+	if (!bad && vsmfs_pool_put(sbi, pool, lpn, count))
+		return true;
+	vsmfs_trans_mutex_lock(sbi);
+	vsmfs_resv_put(sbi, lpn, count);
+	if (bad)
+		vsmfs_retire_run(sbi, lpn, count);
+	mutex_unlock(&sbi->s_trans_mutex);
+	return false;
+}
+
+/*
+ * Whether the committing handle may keep scratch run @f (a reservation
+ * whose pages took a file's old frames) for vsmfs_alloc_free_late(): a
+ * run each page of which has a good frame, with pools in use and free
+ * space not short, which a pool takes back as vsmfs_pool_recycle() would,
+ * but once the commit is durable, into the pages it hands out, and with
+ * no lock but the pool's. Context: as vsmfs_alloc_free_run().
+ */
+static bool vsmfs_alloc_late_ok(struct vsmfs_sb_info *sbi, const struct vsmfs_free_run *f)
+{
+	return f->resv == f->count && f->frames == f->count && sbi->s_pools_on &&
+	       !vsmfs_pool_low(sbi) &&
+	       !(vsmfs_any_bad(sbi) && vsmfs_first_bad(sbi, f->lpn, f->count) < f->count);
+}
+
+/*
+ * The commit that freed scratch run @f (vsmfs_alloc_late_ok()) is
+ * durable: its pages go to the pool that last took back pages of their
+ * VSP, or this CPU's, if it keeps to it and has room (vsmfs_pool_put()
+ * checks both under the pool's lock, as a pool may have moved to another
+ * VSP or been drained since the commit let s_trans_mutex go); else to the
+ * bitmap. Space short meanwhile, the pages were out of s_free_pages for
+ * that while, as they were in the reservation. Context: process context,
+ * no lock held.
+ */
+static void vsmfs_alloc_free_late(struct vsmfs_sb_info *sbi, const struct vsmfs_free_run *f)
+{
+	struct vsmfs_page_pool *pool = READ_ONCE(sbi->s_pool_hint);
+
+	if (!pool || READ_ONCE(pool->vsp) != f->lpn / VSMFS_VSP_PAGES + 1)
+		pool = raw_cpu_ptr(sbi->s_pools);
+	if (vsmfs_resv_give_back(sbi, pool, f->lpn, f->count))
+		vsmfs_stat_add(sbi, alloc_pool_recycled, f->count);
+}
+
+/*
  * The committing handle frees in DRAM run @f of its transaction: a
  * reservation ends (claimed, or a scratch run behind old frames, which
  * goes back to its pool if it can), else the run's bits are cleared (an
@@ -650,6 +706,8 @@ static void vsmfs_alloc_free_run(struct vsmfs_trans *t, const struct vsmfs_free_
 static const struct vsmfs_trans_aops vsmfs_alloc_trans_aops = {
 	.handle_begin	= vsmfs_alloc_handle_begin,
 	.free_run	= vsmfs_alloc_free_run,
+	.late_ok	= vsmfs_alloc_late_ok,
+	.free_late	= vsmfs_alloc_free_late,
 	.bits_restored	= vsmfs_alloc_bits_restored,
 };
 
@@ -1053,13 +1111,5 @@ int vsmfs_trans_defer_resv(struct vsmfs_trans *t, const struct vsmfs_resv *r, bo
  */
 void vsmfs_resv_release(struct vsmfs_sb_info *sbi, const struct vsmfs_resv *r)
 {
-	bool bad = vsmfs_any_bad(sbi) && vsmfs_first_bad(sbi, r->lpn, r->count) < r->count;
-
-	if (!bad && vsmfs_pool_put(sbi, raw_cpu_ptr(sbi->s_pools), r->lpn, r->count))
-		return;
-	vsmfs_trans_mutex_lock(sbi);
-	vsmfs_resv_put(sbi, r->lpn, r->count);
-	if (bad)
-		vsmfs_retire_run(sbi, r->lpn, r->count);
-	mutex_unlock(&sbi->s_trans_mutex);
+	vsmfs_resv_give_back(sbi, raw_cpu_ptr(sbi->s_pools), r->lpn, r->count);
 }

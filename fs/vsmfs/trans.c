@@ -107,6 +107,7 @@ void vsmfs_trans_setup(struct vsmfs_trans *t, struct vsmfs_sb_info *sbi, bool vs
 	t->t_new_inode = NULL;
 	t->t_aborted = false;
 	t->t_unw_count = 0;
+	t->t_nlate = 0;
 }
 
 /* The allocator state an abort of a handle under s_trans_mutex puts back. */

@@ -93,6 +93,7 @@ static void vsmfs_trans_masks(struct vsmfs_trans *t)
  */
 static void vsmfs_trans_apply_frees(struct vsmfs_trans *t)
 {
+	const struct vsmfs_trans_aops *aops = t->t_sbi->s_trans_aops;
 	struct vsmfs_running *run = &t->t_sbi->s_run;
 	struct vsmfs_swap sw;
 	unsigned int i;
@@ -102,19 +103,55 @@ static void vsmfs_trans_apply_frees(struct vsmfs_trans *t)
 		struct vsmfs_free_run *f = &run->frees[i];
 
 		/*
+		 * Old frames an overwrite left behind, which a page pool can
+		 * take back: after the commit, without the mutex
+		 * (vsmfs_trans_free_late()).
+		 */
+		if (f->resv && f->scratch && t->t_nlate < VSMFS_TRANS_LATE &&
+		    aops->late_ok(t->t_sbi, f)) {
+			t->t_late[t->t_nlate++] = *f;
+			continue;
+		}
+		/*
 		 * A staged write's scratch run, behind old frames: its stale
 		 * translations (sw_defer_b) go before it can be taken again,
 		 * at the earliest once this commit is durable.
 		 */
 		if (f->resv && f->scratch)
 			vsmfs_swap_add(&sw, f->lpn, f->count);
-		t->t_sbi->s_trans_aops->free_run(t, f);
+		aops->free_run(t, f);
 	}
 	vsmfs_swap_flush(&sw);
-	if (run->nfrees)
+	if (run->nfrees > t->t_nlate)
 		t->t_freed = true;
 	run->nfrees = 0;
 	run->free_pages = 0;
+}
+
+/*
+ * The commit of @t is durable: the scratch runs vsmfs_trans_apply_frees()
+ * kept go back now, to their pools or to the bitmap. Ordering: the old
+ * frames they hold are unreachable on PM since the commit's fence, so the
+ * pages may be written again from here on; this CPU's and every other
+ * CPU's translations of them as they were before the commit swapped them
+ * go first (the batch's shootdown), as vsmfs_trans_apply_frees() drops
+ * them before the pages can ripen in a pool. A commit that was dropped or
+ * failed leaves them reserved, in DRAM only, until unmount: the old frames
+ * may still be what PM maps.
+ */
+static void vsmfs_trans_free_late(struct vsmfs_trans *t)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_swap sw;
+	unsigned int i;
+
+	vsmfs_swap_init(sbi, &sw);
+	for (i = 0; i < t->t_nlate; i++)
+		vsmfs_swap_add(&sw, t->t_late[i].lpn, t->t_late[i].count);
+	vsmfs_swap_flush(&sw);
+	for (i = 0; i < t->t_nlate; i++)
+		sbi->s_trans_aops->free_late(sbi, &t->t_late[i]);
+	t->t_nlate = 0;
 }
 
 /**
@@ -369,6 +406,8 @@ int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause)
 		vsmfs_trans_done_unwritten(sbi, tid);
 	else
 		vsmfs_trans_committed(sbi, tid);
+	if (t->t_nlate && !err && !vsmfs_trans_tid_lost(sbi, tid))
+		vsmfs_trans_free_late(t);
 	return err;
 }
 

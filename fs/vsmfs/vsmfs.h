@@ -261,12 +261,19 @@ struct vsmfs_trans;
  *	pages go back first if free space is short
  * @free_run: the committing handle frees in DRAM a run a handle of its
  *	transaction freed, or ends a reservation (@f->resv)
+ * @late_ok: whether the committing handle may keep scratch run @f out of
+ *	@free_run, for @free_late once its commit is durable (under
+ *	s_trans_mutex, as @free_run)
+ * @free_late: give back a scratch run @late_ok took, once its commit is
+ *	durable, without s_trans_mutex (which it takes if it must)
  * @bits_restored: an aborted handle put back @len bytes at @off of block
  *	@blk (vsmfs_alloc_bits_restored())
  */
 struct vsmfs_trans_aops {
 	void (*handle_begin)(struct vsmfs_sb_info *sbi);
 	void (*free_run)(struct vsmfs_trans *t, const struct vsmfs_free_run *f);
+	bool (*late_ok)(struct vsmfs_sb_info *sbi, const struct vsmfs_free_run *f);
+	void (*free_late)(struct vsmfs_sb_info *sbi, const struct vsmfs_free_run *f);
 	void (*bits_restored)(struct vsmfs_sb_info *sbi, u64 blk, unsigned int off,
 			      unsigned int len);
 };
@@ -736,6 +743,9 @@ static inline void vsmfs_slot_dirty(struct vsmfs_mblk *mb, unsigned int slot)
 /* In-core inodes an aborted transaction reloads from their slots. */
 #define VSMFS_TRANS_INODES	4
 
+/* Runs a commit gives back to the page pools after it let the mutex go. */
+#define VSMFS_TRANS_LATE	4
+
 /*
  * struct vsmfs_trans - a running transaction
  *
@@ -812,6 +822,13 @@ struct vsmfs_trans {
 	 */
 	u64			t_unw_lpn;
 	u64			t_unw_count;
+	/*
+	 * Scratch runs of the committing handle's transaction that go back
+	 * to their page pools once the commit is durable, after it released
+	 * s_trans_mutex (vsmfs_trans_apply_frees()); @t_nlate of them.
+	 */
+	struct vsmfs_free_run	t_late[VSMFS_TRANS_LATE];
+	unsigned int		t_nlate;
 };
 
 /* Runs of page swaps a shared handle can take back. */
