@@ -436,7 +436,7 @@ static struct vsmfs_page_pool *vsmfs_pool_of(struct vsmfs_sb_info *sbi, u64 vsp)
 			}
 	}
 	if (pool)
-		WRITE_ONCE(sbi->s_pool_hint, pool);
+		sbi->s_pool_hint = pool;
 	return pool;
 }
 
@@ -659,8 +659,8 @@ static bool vsmfs_alloc_late_ok(struct vsmfs_sb_info *sbi, const struct vsmfs_fr
 
 /*
  * The commit that freed scratch run @f (vsmfs_alloc_late_ok()) is
- * durable: its pages go to the pool that last took back pages of their
- * VSP, or this CPU's, if it keeps to it and has room (vsmfs_pool_put()
+ * durable: its pages go to the pool that keeps to their VSP, this CPU's
+ * first, if it has room (vsmfs_pool_put()
  * checks both under the pool's lock, as a pool may have moved to another
  * VSP or been drained since the commit let s_trans_mutex go); else to the
  * bitmap. Space short meanwhile, the pages were out of s_free_pages for
@@ -669,10 +669,18 @@ static bool vsmfs_alloc_late_ok(struct vsmfs_sb_info *sbi, const struct vsmfs_fr
  */
 static void vsmfs_alloc_free_late(struct vsmfs_sb_info *sbi, const struct vsmfs_free_run *f)
 {
-	struct vsmfs_page_pool *pool = READ_ONCE(sbi->s_pool_hint);
+	u64 vsp = f->lpn / VSMFS_VSP_PAGES + 1;
+	struct vsmfs_page_pool *pool = raw_cpu_ptr(sbi->s_pools);
+	int cpu;
 
-	if (!pool || READ_ONCE(pool->vsp) != f->lpn / VSMFS_VSP_PAGES + 1)
-		pool = raw_cpu_ptr(sbi->s_pools);
+	/* Looked for without the locks, as vsmfs_pool_of(); vsmfs_pool_put() checks. */
+	if (READ_ONCE(pool->vsp) != vsp) {
+		for_each_possible_cpu(cpu)
+			if (READ_ONCE(per_cpu_ptr(sbi->s_pools, cpu)->vsp) == vsp) {
+				pool = per_cpu_ptr(sbi->s_pools, cpu);
+				break;
+			}
+	}
 	if (vsmfs_resv_give_back(sbi, pool, f->lpn, f->count))
 		vsmfs_stat_add(sbi, alloc_pool_recycled, f->count);
 }
