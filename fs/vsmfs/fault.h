@@ -66,6 +66,11 @@ enum vsmfs_fault {
 	 * out of room part way (vsmfs_fill_holes()): -ENOSPC.
 	 */
 	VSMFS_FAULT_GATHER_STOP,
+	/*
+	 * A page pool takes no page back (vsmfs_pool_put()): they go to
+	 * the bitmap under s_trans_mutex.
+	 */
+	VSMFS_FAULT_POOL_FULL,
 	VSMFS_FAULT_NR
 };
 

@@ -26,6 +26,7 @@
 #include "trans.h"
 #include "alloc.h"
 #include "badframe.h"
+#include "fault.h"
 
 /* Set or clear the bits of @count reserved pages in the bitmap and its overlay. */
 static void vsmfs_resv_bits(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb, u64 lpn,
@@ -239,6 +240,8 @@ static bool vsmfs_pool_put(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *po
 	bool took = false;
 	u64 base;
 
+	if (vsmfs_fault(VSMFS_FAULT_POOL_FULL))
+		return false;
 	spin_lock(&pool->lock);
 	/* Read under the lock: a drain clears it before taking each lock. */
 	if (!READ_ONCE(sbi->s_pools_on) || !pool->vsp ||
