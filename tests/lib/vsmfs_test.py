@@ -77,6 +77,31 @@ def run_parallel(fn, args, what):
         check(p.exitcode == 0, "%s: a process failed" % what)
 
 
+def pattern(i, n=P):
+    """@n bytes of a pattern of its own for each @i."""
+    import hashlib
+    return (hashlib.sha256(b"%d" % i).digest() * (n // 32 + 1))[:n]
+
+
+def overwrite_loop(path, n, seed):
+    """@n overwrites of the first 4 pages of @path in turn, each fsync'd:
+    overwrite i writes pattern(@seed + i)."""
+    fd = os.open(path, os.O_WRONLY)
+    for i in range(n):
+        os.pwrite(fd, pattern(seed + i), (i % 4) * P)
+        os.fsync(fd)
+    os.close(fd)
+
+
+def overwrite_expect(path, n, seed, before):
+    """@path holds @before with overwrite_loop(@path, @n, @seed) applied."""
+    want = bytearray(before)
+    for i in range(n):
+        want[(i % 4) * P:(i % 4 + 1) * P] = pattern(seed + i)
+    with open(path, "rb") as f:
+        check(f.read() == bytes(want), "%s holds what was written last" % path)
+
+
 def phys(fd, off):
     """Physical address of the page holding byte @off of a file, or None."""
     for lo, ph, ln in fiemap(fd, off - off % P, P):

@@ -12,35 +12,21 @@ K=/sys/kernel/debug/vsmfs
 mkfs_vsmfs -f "$DEV"
 mount_vsmfs -o commit=300
 PYTHONPATH=tests/lib python3 - "$DEV" "$MNT" <<'PY'
-import hashlib
 import os
 import sys
-from vsmfs_test import check, Counters, P, run_parallel
+from vsmfs_test import check, Counters, P, overwrite_expect, overwrite_loop, run_parallel
 dev, mnt = sys.argv[1:3]
 c = Counters(dev)
 K = "/sys/kernel/debug/vsmfs/pool_full/"
 N = 300
 
 
-def data(i):
-    return (hashlib.sha256(b"%d" % i).digest() * (P // 32))[:P]
-
-
 def loop(name, n, seed):
-    """@n overwrites of the file's first 4 pages in turn, each fsync'd."""
-    fd = os.open(os.path.join(mnt, name), os.O_WRONLY)
-    for i in range(n):
-        os.pwrite(fd, data(seed + i), (i % 4) * P)
-        os.fsync(fd)
-    os.close(fd)
+    overwrite_loop(os.path.join(mnt, name), n, seed)
 
 
 def expect(name, n, seed):
-    want = bytearray(b"\0" * (16 * P))
-    for i in range(n):
-        want[(i % 4) * P:(i % 4 + 1) * P] = data(seed + i)
-    with open(os.path.join(mnt, name), "rb") as f:
-        check(f.read() == bytes(want), "%s holds what was written last" % name)
+    overwrite_expect(os.path.join(mnt, name), n, seed, bytes(16 * P))
 
 
 def knob(name, value=None):

@@ -9,38 +9,34 @@
 # bitmap: the overwrites go on, and no page is lost.
 . tests/lib/common.sh
 
+# After part $1: unmount, fsck, mount again; free blocks as after the
+# first part (/tmp/recycle.free).
+fsck_remount() {
+	umount "$MNT"
+	"$FSCK" -n "$DEV" || die "fsck after $1"
+	mount_vsmfs -o commit=300
+	assert_eq "$(free_blocks)" "$(cat /tmp/recycle.free)" "free blocks after a remount"
+}
+
 mkfs_vsmfs -f "$DEV"
 # Commits by fsync alone, not by the timer.
 mount_vsmfs -o commit=300
 PYTHONPATH=tests/lib python3 - "$DEV" "$MNT" <<'PY'
-import hashlib
 import os
 import sys
-from vsmfs_test import check, Counters, P, run_parallel
+from vsmfs_test import (check, Counters, P, overwrite_expect, overwrite_loop, pattern,
+                        run_parallel)
 dev, mnt = sys.argv[1:3]
 c = Counters(dev)
 N = 600
 
 
-def data(i, n=P):
-    return (hashlib.sha256(b"%d" % i).digest() * (n // 32 + 1))[:n]
-
-
 def loop(name, n, seed):
-    """@n overwrites of the file's first 4 pages in turn, each fsync'd."""
-    fd = os.open(os.path.join(mnt, name), os.O_WRONLY)
-    for i in range(n):
-        os.pwrite(fd, data(seed + i), (i % 4) * P)
-        os.fsync(fd)
-    os.close(fd)
+    overwrite_loop(os.path.join(mnt, name), n, seed)
 
 
 def expect(name, n, seed):
-    want = bytearray(data(0, 16 * P))
-    for i in range(n):
-        want[(i % 4) * P:(i % 4 + 1) * P] = data(seed + i)
-    with open(os.path.join(mnt, name), "rb") as f:
-        check(f.read() == bytes(want), "%s holds what was written last" % name)
+    overwrite_expect(os.path.join(mnt, name), n, seed, pattern(0, 16 * P))
 
 
 def free():
@@ -50,7 +46,7 @@ def free():
 
 for name in ("a", "b", "c"):
     with open(os.path.join(mnt, name), "wb") as f:
-        f.write(data(0, 16 * P))
+        f.write(pattern(0, 16 * P))
 os.sync()
 # The pools of both CPUs filled before the counted loops.
 run_parallel(loop, [("b", 8, 0), ("c", 8, 0)], "warm-up")
@@ -93,10 +89,7 @@ check(free() == before, "free blocks %d after the overwrites, %d before" % (free
 with open("/tmp/recycle.free", "w") as f:
     f.write("%d\n" % before)
 PY
-umount "$MNT"
-"$FSCK" -n "$DEV" || die "fsck after the overwrites"
-mount_vsmfs -o commit=300
-assert_eq "$(free_blocks)" "$(cat /tmp/recycle.free)" "free blocks after a remount"
+fsck_remount "the overwrites"
 
 # Pages freed outright go back to the pools as well: files written,
 # fsync'd and deleted (a mail spool's cycle), and a file appended to and
@@ -105,10 +98,9 @@ assert_eq "$(free_blocks)" "$(cat /tmp/recycle.free)" "free blocks after a remou
 # refilling their pools under the mutex. Contents, free space and fsck
 # as without the pools.
 PYTHONPATH=tests/lib python3 - "$DEV" "$MNT" <<'PY'
-import hashlib
 import os
 import sys
-from vsmfs_test import check, Counters, P
+from vsmfs_test import check, Counters, P, pattern as data
 dev, mnt = sys.argv[1:3]
 c = Counters(dev)
 N = 300
@@ -117,10 +109,6 @@ before = os.statvfs(mnt).f_bfree
 d = os.path.join(mnt, "spool")
 os.mkdir(d)
 os.sync()
-
-
-def data(i, n):
-    return (hashlib.sha256(b"%d" % i).digest() * (n // 32 + 1))[:n]
 
 
 c.reset()
@@ -171,10 +159,7 @@ os.sync()
 after = os.statvfs(mnt).f_bfree
 check(after == before, "free blocks %d after the deletes, %d before" % (after, before))
 PY
-umount "$MNT"
-"$FSCK" -n "$DEV" || die "fsck after the deletes and truncations"
-mount_vsmfs -o commit=300
-assert_eq "$(free_blocks)" "$(cat /tmp/recycle.free)" "free blocks after a remount"
+fsck_remount "the deletes and truncations"
 
 # Pages claimed and freed in one transaction: a file grows on one CPU
 # by pages its pool reserved, and shrinks again on the other, before any
@@ -239,10 +224,7 @@ os.sync()
 after = os.statvfs(mnt).f_bfree
 check(after == before, "free blocks %d after claims and frees, %d before" % (after, before))
 PY
-umount "$MNT"
-"$FSCK" -n "$DEV" || die "fsck after pages claimed and freed in one transaction"
-mount_vsmfs -o commit=300
-assert_eq "$(free_blocks)" "$(cat /tmp/recycle.free)" "free blocks after a remount"
+fsck_remount "pages claimed and freed in one transaction"
 
 # Free space short: fill the device to less than a sixteenth free, then
 # overwrite. The pools are emptied; old frames go back to the bitmap.
