@@ -624,6 +624,12 @@ bool vsmfs_resv_retire(struct vsmfs_sb_info *sbi, u64 lpn)
 	return ret;
 }
 
+/* Whether any of logical pages [@lpn, @lpn + @count) is on a bad frame. */
+static bool vsmfs_run_bad(struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
+{
+	return vsmfs_any_bad(sbi) && count && vsmfs_first_bad(sbi, lpn, count) < count;
+}
+
 /*
  * Give back reserved pages [@lpn, @lpn + @count) that hold nothing
  * reachable: to @pool if it takes them, else to the bitmap, under
@@ -633,7 +639,7 @@ bool vsmfs_resv_retire(struct vsmfs_sb_info *sbi, u64 lpn)
 static bool vsmfs_resv_give_back(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool,
 				 u64 lpn, u64 count)
 {
-	bool bad = vsmfs_any_bad(sbi) && vsmfs_first_bad(sbi, lpn, count) < count;
+	bool bad = vsmfs_run_bad(sbi, lpn, count);
 
 	if (!bad && vsmfs_pool_put(sbi, pool, lpn, count))
 		return true;
@@ -656,8 +662,7 @@ static bool vsmfs_resv_give_back(struct vsmfs_sb_info *sbi, struct vsmfs_page_po
 static bool vsmfs_alloc_late_ok(struct vsmfs_sb_info *sbi, const struct vsmfs_free_run *f)
 {
 	return f->resv == f->count && f->frames == f->count && sbi->s_pools_on &&
-	       !vsmfs_pool_low(sbi) &&
-	       !(vsmfs_any_bad(sbi) && vsmfs_first_bad(sbi, f->lpn, f->count) < f->count);
+	       !vsmfs_pool_low(sbi) && !vsmfs_run_bad(sbi, f->lpn, f->count);
 }
 
 /*
@@ -698,8 +703,7 @@ static void vsmfs_alloc_free_late(struct vsmfs_sb_info *sbi, const struct vsmfs_
 static void vsmfs_alloc_free_run(struct vsmfs_trans *t, const struct vsmfs_free_run *f)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
-	bool bad = vsmfs_any_bad(sbi) && f->count &&
-		   vsmfs_first_bad(sbi, f->lpn, f->count) < f->count;
+	bool bad = vsmfs_run_bad(sbi, f->lpn, f->count);
 
 	if (!bad && f->resv && f->scratch && vsmfs_pool_recycle(sbi, f))
 		return;
