@@ -672,17 +672,29 @@ const char *vsmfs_dinode_fields_check(const struct vsmfs_dinode *di)
 const char *vsmfs_jsb_check(const struct vsmfs_djsb *jsb, u64 journal_blocks,
 			    struct vsmfs_jsb_state *js)
 {
-	u64 state = le64_to_cpu(jsb->j_checkpoint);
+	u64 state = le64_to_cpu(jsb->j_checkpoint), fc_blocks;
 
-	js->n = vsmfs_journal_geometry(journal_blocks, &js->hdr_blocks);
-	js->ckpt = (u32)state;
-	js->last = (u32)(state >> 32);
+	js->fc_areas = le32_to_cpu(jsb->j_fc_areas);
+	js->fc_area_blocks = le32_to_cpu(jsb->j_fc_area_blocks);
+	fc_blocks = (u64)js->fc_areas * js->fc_area_blocks;
+	js->fc_start = fc_blocks < journal_blocks ? journal_blocks - fc_blocks : 0;
+	js->n = vsmfs_journal_geometry(journal_blocks - (js->fc_areas ? fc_blocks : 0),
+				       &js->hdr_blocks);
+	js->ckpt = (u32)(state & VSMFS_JCKPT_POS_MASK);
+	js->last = (u32)((state & VSMFS_JCKPT_POS_MASK) >> 32);
 	js->commit = le64_to_cpu(jsb->j_commit);
 	js->hcopy = le32_to_cpu(jsb->j_hcopy);
 	js->sequence = le64_to_cpu(jsb->j_sequence);
+	js->count = vsmfs_jcount_exact(js->sequence, state);
 	js->only_reserved = false;
 	if (le32_to_cpu(jsb->j_magic) != VSMFS_JOURNAL_MAGIC)
 		return "bad magic";
+	/* The rest of the region must hold a journal of 16 blocks at least. */
+	if (js->fc_areas && (!js->fc_area_blocks || fc_blocks > VSMFS_FC_MAX_BLOCKS ||
+			     fc_blocks > journal_blocks / 4 || journal_blocks - fc_blocks < 16))
+		return "fast-commit areas do not fit the journal region";
+	if (!js->fc_areas && js->fc_area_blocks)
+		return "fast-commit area blocks set without areas";
 	if (le32_to_cpu(jsb->j_blocks) != js->n || le32_to_cpu(jsb->j_hdr_blocks) != js->hdr_blocks)
 		return "journal and header blocks not those the journal size calls for";
 	if (js->ckpt > js->n || js->last > js->ckpt)
@@ -694,5 +706,34 @@ const char *vsmfs_jsb_check(const struct vsmfs_djsb *jsb, u64 journal_blocks,
 	js->only_reserved = true;
 	if (!vsmfs_all_zero(jsb->j_reserved, sizeof(jsb->j_reserved)))
 		return "reserved bytes are not zero";
+	return NULL;
+}
+
+/**
+ * vsmfs_fc_rec_check() - whether a fast-commit record is valid
+ * @rec: the record, as found at a cache-line boundary of an area
+ * @room: bytes from @rec to the end of the area
+ * @count: the number of the last durable commit (vsmfs_jcount_exact())
+ * @len: set to the record's length when it is valid
+ *
+ * Valid: of the commit after @count, a length that fits @room, a multiple
+ * of 64 holding its words and entries, no word past the slot, and its
+ * crc32c. A reader of an area stops at the first record that is not.
+ *
+ * Return: NULL if valid, otherwise the reason.
+ */
+const char *vsmfs_fc_rec_check(const struct vsmfs_dfc_rec *rec, u32 room, u64 count, u32 *len)
+{
+	u32 n = le16_to_cpu(rec->r_len), npte = le16_to_cpu(rec->r_npte);
+	u32 need = sizeof(*rec) + 8 * (hweight32(le32_to_cpu(rec->r_words)) + 2 * npte);
+
+	if (room < sizeof(*rec) || le64_to_cpu(rec->r_count) != count + 1)
+		return "not of the commit after the last durable one";
+	if (!n || n % 64 || n > room || n > VSMFS_FC_REC_MAX + 63 || npte > VSMFS_FC_MAX_PTES ||
+	    need > n)
+		return "length out of range";
+	if (crc32c(~0U, (const u8 *)rec + 4, n - 4) != le32_to_cpu(rec->r_crc))
+		return "bad checksum";
+	*len = n;
 	return NULL;
 }

@@ -118,16 +118,24 @@ const char *vsmfs_dinode_fields_check(const struct vsmfs_dinode *di);
  * @last: first header of the last committed transaction
  * @commit: end of the commit area
  * @hcopy: header copies to restore
- * @sequence: transactions committed since mkfs
+ * @sequence: transactions committed since mkfs (j_sequence as found)
+ * @count: number of the last durable commit (vsmfs_jcount_exact())
+ * @fc_areas: fast-commit areas, 0 without them
+ * @fc_area_blocks: blocks of each
+ * @fc_start: first block of the first area, from the journal region's start
  * @only_reserved: nothing is wrong but (perhaps) the reserved bytes
  */
 struct vsmfs_jsb_state {
 	u32 n, hdr_blocks, ckpt, last, hcopy;
-	u64 commit, sequence;
+	u64 commit, sequence, count;
+	u32 fc_areas, fc_area_blocks;
+	u64 fc_start;
 	bool only_reserved;
 };
 
 const char *vsmfs_jsb_check(const struct vsmfs_djsb *jsb, u64 journal_blocks,
 			    struct vsmfs_jsb_state *js);
+
+const char *vsmfs_fc_rec_check(const struct vsmfs_dfc_rec *rec, u32 room, u64 count, u32 *len);
 
 #endif /* _VSMFS_VERIFY_H */

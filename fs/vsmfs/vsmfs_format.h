@@ -65,11 +65,13 @@
 #define VSMFS_FEATURE_COMPAT_MOUNT_OPTS	0x0001	/* s_mount_opts holds default mount options */
 #define VSMFS_FEATURE_INCOMPAT_SB_LAST	0x0001	/* backup superblock in the last block */
 #define VSMFS_FEATURE_INCOMPAT_SPARSE	0x0002	/* s_lpages logical pages, frames optional */
+#define VSMFS_FEATURE_INCOMPAT_FAST_COMMIT 0x0004	/* fast-commit areas in the journal */
 #define VSMFS_FEATURE_RO_COMPAT_BADFRAMES 0x0001	/* bad-frame list in block 1 */
 
 #define VSMFS_FEATURE_COMPAT_SUPP	VSMFS_FEATURE_COMPAT_MOUNT_OPTS
 #define VSMFS_FEATURE_INCOMPAT_SUPP	(VSMFS_FEATURE_INCOMPAT_SB_LAST | \
-					 VSMFS_FEATURE_INCOMPAT_SPARSE)
+					 VSMFS_FEATURE_INCOMPAT_SPARSE | \
+					 VSMFS_FEATURE_INCOMPAT_FAST_COMMIT)
 #define VSMFS_FEATURE_RO_COMPAT_SUPP	VSMFS_FEATURE_RO_COMPAT_BADFRAMES
 
 /* Smallest device mkfs accepts: room for every region and some data. */
@@ -256,8 +258,89 @@ struct vsmfs_djsb {
 	__le32	j_hdr_blocks;		/* blocks of headers */
 	__le32	j_hcopy;		/* header copies to restore, 0 when none */
 	__le64	j_sequence;		/* transactions committed since mkfs */
-	__u8	j_reserved[4056];	/* zero */
+	__le32	j_fc_areas;		/* fast-commit areas, 0 without the feature */
+	__le32	j_fc_area_blocks;	/* blocks of each */
+	__u8	j_reserved[4048];	/* zero */
 };
+
+/*
+ * Fast commits (VSMFS_FEATURE_INCOMPAT_FAST_COMMIT). The last j_fc_areas *
+ * j_fc_area_blocks blocks of the journal region are fast-commit areas,
+ * the rest is laid out as above (vsmfs_journal_geometry() of what is
+ * left). An fsync that needs only words of one inode's slot and page
+ * table entries to be durable appends a record of their new values
+ * (struct vsmfs_dfc_rec) to an area, instead of committing the running
+ * transaction; the record belongs to that transaction's commit, whose
+ * number it carries. The number of every commit (j_sequence after it) is
+ * also kept, its low VSMFS_JCOUNT_BITS bits, in bits of j_checkpoint that
+ * journal positions never use, set by the same 8-byte store that commits:
+ * j_sequence, stored beside it, may lag one commit behind after a crash,
+ * the bits never do. A record is valid iff its crc32c holds and its
+ * number is the last durable commit's plus one: the commit that makes
+ * its transaction durable makes the record dead at the same time. An
+ * area is written from its start, record after record, each starting on
+ * a cache line; a reader stops at the first record not valid.
+ */
+#define VSMFS_JCOUNT_BITS	14
+#define VSMFS_JCKPT_POS_MASK	0x01ffffff01ffffffULL	/* positions are at most 2^24 */
+
+/* The commit number bits of a j_checkpoint value. */
+static inline __u64 vsmfs_jckpt_count(__u64 state)
+{
+	return (state >> 25 & 0x7f) | (state >> 57 & 0x7f) << 7;
+}
+
+/* @state with its commit number bits set from @count. */
+static inline __u64 vsmfs_jckpt_set_count(__u64 state, __u64 count)
+{
+	return (state & VSMFS_JCKPT_POS_MASK) | (count & 0x7f) << 25 | (count >> 7 & 0x7f) << 57;
+}
+
+/*
+ * vsmfs_jcount_exact() - the number of the last durable commit
+ * @sequence: j_sequence as found, at most one commit behind
+ * @state: j_checkpoint as found
+ *
+ * Return: the number, or @sequence if the bits name neither candidate
+ * (a journal reset by fsck.vsmfs).
+ */
+static inline __u64 vsmfs_jcount_exact(__u64 sequence, __u64 state)
+{
+	__u64 bits = vsmfs_jckpt_count(state), mask = (1ULL << VSMFS_JCOUNT_BITS) - 1;
+
+	if (((sequence + 1) & mask) == bits)
+		return sequence + 1;
+	return sequence;
+}
+
+/* Default fast-commit areas mkfs makes, and the blocks of each. */
+#define VSMFS_FC_AREAS		16
+#define VSMFS_FC_AREA_BLOCKS	8
+#define VSMFS_FC_MAX_BLOCKS	1024	/* most blocks of all areas */
+
+/* Fast-commit record: page table entries it carries at most. */
+#define VSMFS_FC_MAX_PTES	32
+
+/*
+ * struct vsmfs_dfc_rec - fast-commit record, 32 bytes of header
+ *
+ * Followed by the words of the inode's slot named in @r_words, lowest
+ * first, then @r_npte pairs of 8-byte words (logical page, its page
+ * table entry), then zeros up to @r_len. Records of one inode in one
+ * transaction apply in @r_seq order; no two inodes' records of one
+ * transaction name the same word.
+ */
+struct vsmfs_dfc_rec {
+	__le32	r_crc;			/* crc32c of the r_len - 4 bytes after it */
+	__le16	r_len;			/* bytes, a multiple of 64, header included */
+	__le16	r_npte;			/* page table entries */
+	__le64	r_count;		/* the commit number it belongs to */
+	__le64	r_ino;			/* i-number */
+	__le32	r_seq;			/* order among the inode's records */
+	__le32	r_words;		/* bit w: word w of the slot follows */
+};
+
+#define VSMFS_FC_REC_MAX	(sizeof(struct vsmfs_dfc_rec) + 32 * 8 + VSMFS_FC_MAX_PTES * 16)
 
 /*
  * vsmfs_journal_geometry() - headers and journal blocks of a journal region
@@ -490,6 +573,8 @@ static_assert(offsetof(struct vsmfs_dsb, s_last_error_time) % 8 == 0);
 static_assert(offsetof(struct vsmfs_dsb, s_lpages) == 424);
 static_assert(sizeof(struct vsmfs_djsb) == VSMFS_BLOCK_SIZE);
 static_assert(offsetof(struct vsmfs_djsb, j_checkpoint) % 8 == 0);	/* 8-byte atomic commit */
+static_assert(sizeof(struct vsmfs_dfc_rec) == 32);
+static_assert(VSMFS_INODE_SIZE / 8 == 32);	/* r_words */
 static_assert(offsetof(struct vsmfs_djsb, j_hcopy) % 4 == 0);
 static_assert(sizeof(struct vsmfs_djhdr) == 16);
 static_assert(VSMFS_BLOCK_SIZE % sizeof(struct vsmfs_djhdr) == 0);

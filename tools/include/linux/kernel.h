@@ -23,6 +23,8 @@ typedef uint64_t u64;
 #define READ_ONCE(x)		(*(const volatile typeof(x) *)&(x))
 #define WRITE_ONCE(x, v)	(*(volatile typeof(x) *)&(x) = (v))
 
+#define hweight32(x)		((unsigned int)__builtin_popcount(x))
+
 #define DIV_ROUND_UP(n, d)	(((n) + (d) - 1) / (d))
 #define roundup(x, y)		((((x) + ((y) - 1)) / (y)) * (y))
 
