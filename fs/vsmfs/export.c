@@ -107,7 +107,7 @@ static int vsmfs_commit_metadata(struct inode *inode)
 		return 0;
 	ret = sync_inode_metadata(inode, 1);
 	if (!ret)
-		ret = vsmfs_trans_sync_inode(inode, VSMFS_COMMIT_FSYNC);
+		ret = vsmfs_sync_inode(inode, VSMFS_COMMIT_FSYNC);
 	/*
 	 * A transaction of the inode dropped unwritten, before this call
 	 * (an error no one has seen: errseq_sample() gave 0) or while it

@@ -71,6 +71,11 @@ enum vsmfs_fault {
 	 * the bitmap under s_trans_mutex.
 	 */
 	VSMFS_FAULT_POOL_FULL,
+	/*
+	 * A fast-commit record is stored without its fence: a negative
+	 * control for crash tests, which must see the loss.
+	 */
+	VSMFS_FAULT_FC_NOFENCE,
 	VSMFS_FAULT_NR
 };
 

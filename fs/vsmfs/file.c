@@ -450,7 +450,7 @@ int vsmfs_fsync(struct file *file, loff_t start, loff_t end, int datasync)
 	 * needs no fence here.
 	 */
 	if (!ret)
-		ret = vsmfs_trans_sync_inode(inode, VSMFS_COMMIT_FSYNC);
+		ret = vsmfs_sync_inode(inode, VSMFS_COMMIT_FSYNC);
 	/*
 	 * A transaction of the inode dropped unwritten (an overflow under
 	 * errors=continue, which leaves s_lost_tid alone) marked the mapping

@@ -51,6 +51,23 @@ static int vsmfs_dinode_get(struct vsmfs_sb_info *sbi, u64 ino,
 }
 
 /**
+ * vsmfs_inode_slot() - the slot of an inode in the DRAM copy of its block
+ * @inode: the inode
+ * @mbp: set to the inode-table block
+ * @dip: set to the slot
+ * @slotp: set to the slot's number
+ *
+ * Context: the caller keeps the slot where it is (no handle of the other
+ * kind, which aggregation moves slots in, runs beside it).
+ * Return: 0 or a negative errno.
+ */
+int vsmfs_inode_slot(struct inode *inode, struct vsmfs_mblk **mbp, struct vsmfs_dinode **dip,
+		     u64 *slotp)
+{
+	return vsmfs_dinode_get(VSMFS_SB(inode->i_sb), inode->i_ino, mbp, dip, slotp);
+}
+
+/**
  * vsmfs_set_ops() - give an inode the operations of its kind
  * @inode: an inode being read or made, its mode set
  *

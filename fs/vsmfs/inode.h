@@ -20,6 +20,12 @@ struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, enum vsmfs_iget_mode
 struct inode *vsmfs_iget(struct super_block *sb, u64 ino);
 struct inode *vsmfs_iget_handle(struct super_block *sb, u64 ino, u32 gen);
 struct inode *vsmfs_iget_if_used(struct super_block *sb, u64 ino);
+/* fcommit.c */
+int vsmfs_sync_inode(struct inode *inode, unsigned int cause);
+void vsmfs_fc_evict(struct inode *inode);
+
+int vsmfs_inode_slot(struct inode *inode, struct vsmfs_mblk **mbp, struct vsmfs_dinode **dip,
+		     u64 *slotp);
 void vsmfs_set_ops(struct inode *inode);
 void vsmfs_set_inode_flags(struct inode *inode);
 void vsmfs_discard_new_inode(struct inode *inode);

@@ -257,6 +257,7 @@ void vsmfs_evict_inode(struct inode *inode)
 	int ret = 0;
 
 	truncate_inode_pages_final(&inode->i_data);
+	vsmfs_fc_evict(inode);
 	/* Written back before the last reference went (I_DIRTY_PAGES). */
 	xa_destroy(&VSMFS_I(inode)->i_pud);
 	vsmfs_aggr_evict(inode);

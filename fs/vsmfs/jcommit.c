@@ -337,11 +337,18 @@ static void vsmfs_jtx_commit(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 	struct vsmfs_sb_info *sbi = j->sbi;
 	u32 i;
 
+	u64 count = j->count + 1;
+
 	WARN_ON_ONCE(READ_ONCE(j->ckpt) != tx->start);
-	vsmfs_pm_write(&j->jsb->j_checkpoint, cpu_to_le64((u64)tx->start << 32 | tx->end));
-	vsmfs_pm_write(&j->jsb->j_sequence,
-		       cpu_to_le64(le64_to_cpu(vsmfs_pm_read(&j->jsb->j_sequence)) + 1));
+	/*
+	 * One 8-byte store commits, with the commit's number in it (fast
+	 * commits); j_sequence, in the same line, after it.
+	 */
+	vsmfs_pm_write(&j->jsb->j_checkpoint,
+		       cpu_to_le64(vsmfs_jckpt_state(j, tx->start, tx->end, count)));
+	vsmfs_pm_write(&j->jsb->j_sequence, cpu_to_le64(count));
 	vsmfs_persist(j->jsb, offsetofend(struct vsmfs_djsb, j_sequence));
+	WRITE_ONCE(j->count, count);
 	vsmfs_jstat_bytes(sbi, journal_header_bytes, 2 * sizeof(__le64));
 	for (i = 0; i < tx->npost; i++) {
 		struct vsmfs_djhdr __pm *d = &j->hdr[tx->post[i]];

@@ -151,7 +151,9 @@ void vsmfs_jh_write_state(struct vsmfs_journal *j, u32 pos)
  */
 void vsmfs_jsb_store_state(struct vsmfs_journal *j, u32 start, u32 end)
 {
-	vsmfs_pm_write(&j->jsb->j_checkpoint, cpu_to_le64((u64)start << 32 | end));
+	/* No commit in flight: @count is the last durable one's. */
+	vsmfs_pm_write(&j->jsb->j_checkpoint,
+		       cpu_to_le64(vsmfs_jckpt_state(j, start, end, j->count)));
 	vsmfs_flush(&j->jsb->j_checkpoint, sizeof(__le64));
 	vsmfs_jstat_bytes(j->sbi, journal_header_bytes, sizeof(__le64));
 }
@@ -298,6 +300,7 @@ void vsmfs_journal_free(struct vsmfs_journal *j)
 	kvfree(j->wlink);
 	kvfree(j->slot);
 	kvfree(j->h);
+	kfree(j->fc);
 	kfree(j);
 }
 

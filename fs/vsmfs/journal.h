@@ -93,7 +93,38 @@ struct vsmfs_journal {
 	struct task_struct	**threads;
 	unsigned int		nthreads;
 	struct delayed_work	ckpt_work;
+	/*
+	 * Number of the last durable commit: stored by the commit that
+	 * makes it durable (ticket order), read by fast commits once the
+	 * transactions before theirs have finished.
+	 */
+	u64			count;
+	/* Fast-commit areas (jfast.c); @fc_n 0 without them. */
+	u32			fc_n;
+	u32			fc_bytes;	/* bytes of each */
+	u8 __pm			*fc_base;	/* the first on PM */
+	struct vsmfs_fc_area	*fc;
 };
+
+/*
+ * struct vsmfs_fc_area - DRAM state of one fast-commit area
+ * @lock: taken by the task that appends to it
+ * @count: commit number of the records in it
+ * @off: bytes of them, from the area's start
+ */
+struct vsmfs_fc_area {
+	spinlock_t	lock;
+	u64		count;
+	u32		off;
+} ____cacheline_aligned_in_smp;
+
+/* The j_checkpoint value of positions @start and @end, with the commit number. */
+static inline u64 vsmfs_jckpt_state(struct vsmfs_journal *j, u32 start, u32 end, u64 count)
+{
+	u64 state = (u64)start << 32 | end;
+
+	return j->fc_n ? vsmfs_jckpt_set_count(state, count) : state;
+}
 
 static inline bool vsmfs_jvalid(struct vsmfs_journal *j, u32 pos)
 {
@@ -137,6 +168,12 @@ void vsmfs_jthreads_start(struct vsmfs_journal *j, unsigned int total);
 
 /* recovery.c */
 int vsmfs_journal_init(struct vsmfs_sb_info *sbi);
+
+/* jfast.c */
+int vsmfs_jfc_init(struct vsmfs_journal *j, const struct vsmfs_jsb_state *js);
+int vsmfs_jfc_replay(struct vsmfs_journal *j, bool read_only);
+u64 vsmfs_journal_fc_count(struct vsmfs_sb_info *sbi);
+int vsmfs_journal_fc_write(struct vsmfs_sb_info *sbi, const void *rec, u32 len, u64 count);
 
 /* journal.c, jcommit.c, jgc.c */
 void vsmfs_journal_destroy(struct vsmfs_sb_info *sbi);

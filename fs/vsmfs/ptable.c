@@ -412,6 +412,33 @@ int vsmfs_pt_written_shared(struct vsmfs_whandle *h, u64 lpn, u64 count)
 		vsmfs_note_word_shared(mb, (lpn + i) % VSMFS_PTES_PER_BLOCK);
 		clear_bit(lpn + i, sbi->s_unwritten);
 	}
+	/* For a fast record: one run, or more than one (no record). */
+	if (!h->h_written[1]) {
+		h->h_written[0] = lpn;
+		h->h_written[1] = count;
+	} else if (h->h_written[0] != lpn || h->h_written[1] != count) {
+		h->h_written[1] = U64_MAX;
+	}
+	return 0;
+}
+
+/**
+ * vsmfs_pt_entry() - a page table entry as the running transaction has it
+ * @sbi: the file system
+ * @lpn: logical page
+ * @pte: set to the entry, as stored on PM
+ *
+ * Context: the caller keeps the entry from changing.
+ * Return: 0, or -ENOMEM if its block could not be cached.
+ */
+int vsmfs_pt_entry(struct vsmfs_sb_info *sbi, u64 lpn, __le64 *pte)
+{
+	struct vsmfs_mblk *mb;
+	__le64 *slot = vsmfs_pt_slot(sbi, lpn, &mb);
+
+	if (!slot)
+		return -ENOMEM;
+	*pte = READ_ONCE(*slot);
 	return 0;
 }
 

@@ -22,7 +22,9 @@
  *   4. then, in vsmfs_journal_init(): the commit area past the checkpoint
  *      pointer is discarded (j_commit, flushed, fence), the latest valid
  *      versions are written home with non-temporal stores, fence, and the
- *      headers past the checkpoint area become free.
+ *      headers past the checkpoint area become free;
+ *   5. valid fast-commit records are replayed over the homes, and the
+ *      journal emptied by a commit that makes them dead (jfast.c).
  *
  * The pure rules are in jcore.c, shared with fsck.vsmfs, which checks a
  * journal the same way.
@@ -253,6 +255,9 @@ int vsmfs_journal_init(struct vsmfs_sb_info *sbi)
 	j->blocks = (void __pm *)jsb + ((u64)(2 + hdr_blocks) << VSMFS_BLOCK_SHIFT);
 	sbi->s_journal = j;
 	sbi->s_trans_max = n;
+	ret = vsmfs_jfc_init(j, &js);
+	if (ret)
+		return ret;
 
 	if (hcopy) {
 		ret = vsmfs_jrestore_copies(j, hcopy);
@@ -286,9 +291,13 @@ int vsmfs_journal_init(struct vsmfs_sb_info *sbi)
 	vsmfs_stat_add(sbi, home_bytes, (u64)count * VSMFS_BLOCK_SIZE);
 	if (count)
 		vsmfs_info(sb, "journal: replayed %u blocks", count);
-	for (pos = ckpt; pos < n; pos++)
+	/* Fast records after the commits they follow; may empty the journal. */
+	ret = vsmfs_jfc_replay(j, bdev_read_only(sb->s_bdev));
+	if (ret)
+		return ret;
+	for (pos = j->ckpt; pos < n; pos++)
 		vsmfs_wlists_add(&j->free, pos);
-	j->resv = ckpt;
+	j->resv = j->ckpt;
 	vsmfs_jthreads_start(j, sbi->s_jopts.threads);
 	return 0;
 }

@@ -218,6 +218,8 @@ static int vsmfs_show_options(struct seq_file *seq, struct dentry *root)
 		seq_printf(seq, ",checkpoint_threshold=%u", o.threshold);
 	if (!o.parallel)
 		seq_puts(seq, ",journal_commit=serial");
+	if (!o.fast)
+		seq_puts(seq, ",fast_commit=off");
 	/* The default follows the CPUs online at mount. */
 	if (o.threads_given)
 		seq_printf(seq, ",checkpoint_threads=%u", o.threads);
@@ -288,11 +290,12 @@ struct vsmfs_fs_context {
 #define VSMFS_JOPT_COMMIT	0x20
 #define VSMFS_JOPT_THREADS	0x40
 #define VSMFS_JOPT_INTERVAL	0x80
+#define VSMFS_JOPT_FAST		0x100
 
 enum { OPT_DAX, OPT_DAX_TYPE, OPT_ACL, OPT_USER_XATTR, OPT_DATA, OPT_COW, OPT_TLB,
 	OPT_JDELTA, OPT_JWEAR, OPT_JGC, OPT_CHECKPOINT, OPT_THRESHOLD, OPT_AGGR,
 	OPT_AGGR_THRESHOLD, OPT_AGGR_WINDOW, OPT_JCOMMIT, OPT_CKPT_THREADS, OPT_ERRORS,
-	OPT_COMMIT, OPT_HUGE };
+	OPT_COMMIT, OPT_HUGE, OPT_FAST };
 
 static const struct constant_table vsmfs_param_errors[] = {
 	{ "continue",	VSMFS_ERRORS_CONTINUE },
@@ -364,6 +367,7 @@ static const struct fs_parameter_spec vsmfs_fs_parameters[] = {
 	fsparam_u32("aggregate_threshold", OPT_AGGR_THRESHOLD),
 	fsparam_u32("aggregate_window",	OPT_AGGR_WINDOW),
 	fsparam_enum("journal_commit",	OPT_JCOMMIT, vsmfs_param_commit),
+	fsparam_enum("fast_commit",	OPT_FAST, vsmfs_param_onoff),
 	fsparam_u32("checkpoint_threads", OPT_CKPT_THREADS),
 	fsparam_enum("errors",		OPT_ERRORS, vsmfs_param_errors),
 	fsparam_string("commit",	OPT_COMMIT),
@@ -442,6 +446,10 @@ static int vsmfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 		ctx->jset |= VSMFS_JOPT_COMMIT;
 		ctx->jopts.parallel = result.uint_32;
 		break;
+	case OPT_FAST:
+		ctx->jset |= VSMFS_JOPT_FAST;
+		ctx->jopts.fast = result.uint_32;
+		break;
 	case OPT_COMMIT: {
 		unsigned int secs;
 
@@ -506,6 +514,8 @@ static void vsmfs_apply_jopts(struct vsmfs_jopts *o, const struct vsmfs_fs_conte
 		o->threshold = ctx->jopts.threshold;
 	if (ctx->jset & VSMFS_JOPT_COMMIT)
 		o->parallel = ctx->jopts.parallel;
+	if (ctx->jset & VSMFS_JOPT_FAST)
+		WRITE_ONCE(o->fast, ctx->jopts.fast);
 	if (ctx->jset & VSMFS_JOPT_INTERVAL)
 		o->commit_secs = ctx->jopts.commit_secs;
 	if (mount && (ctx->jset & VSMFS_JOPT_THREADS)) {
@@ -854,7 +864,7 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		.checkpoint_secs = VSMFS_CHECKPOINT_SECS_DEFAULT,
 		.commit_secs = VSMFS_COMMIT_SECS_DEFAULT,
 		.threshold = VSMFS_CHECKPOINT_THRESHOLD_DEFAULT,
-		.parallel = true,
+		.parallel = true, .fast = true,
 		.threads = min_t(unsigned int, num_online_cpus(), VSMFS_CHECKPOINT_THREADS_MAX),
 	};
 	vsmfs_apply_jopts(&sbi->s_jopts, &defs, true);
@@ -1060,6 +1070,11 @@ struct inode *vsmfs_alloc_inode(struct super_block *sb)
 	vi->i_flags = 0;
 	vi->i_pages = 0;
 	vi->i_tid = 0;
+	vi->i_fc_tid = 0;
+	vi->i_fc_done = 0;
+	vi->i_fc_bad = false;
+	vi->i_fc_nruns = 0;
+	vi->i_fc_seq = atomic64_read(&VSMFS_SB(sb)->s_fc_seq);
 	vi->i_idx_mb[0] = NULL;
 	vi->i_idx_mb[1] = NULL;
 	INIT_LIST_HEAD(&vi->i_hot);

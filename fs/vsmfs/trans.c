@@ -745,13 +745,20 @@ void vsmfs_trans_track(struct vsmfs_trans *t, struct inode *inode, bool entries)
  * @inode: the inode
  *
  * An fsync of @inode then waits for the commit of the running transaction
- * (vsmfs_trans_sync_inode()).
+ * (vsmfs_sync_inode()).
  *
  * Context: inside the handle.
  */
 void vsmfs_trans_note_inode(struct vsmfs_trans *t, struct inode *inode)
 {
-	VSMFS_I(inode)->i_tid = t->t_sbi->s_run.tid;
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	u64 tid = t->t_sbi->s_run.tid;
+
+	vi->i_tid = tid;
+	/* What handles of this kind change, no fast record describes. */
+	vi->i_fc_tid = tid;
+	vi->i_fc_bad = true;
+	vi->i_fc_done = 0;
 }
 
 /**

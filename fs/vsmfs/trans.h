@@ -139,29 +139,29 @@ int vsmfs_trans_sync(struct vsmfs_sb_info *sbi, unsigned int cause);
 int __vsmfs_trans_sync_inode(struct inode *inode, unsigned int cause);
 
 /**
- * vsmfs_trans_sync_inode() - make every change of @inode durable
+ * vsmfs_trans_synced() - whether every change of an inode is durable
  * @inode: the inode
- * @cause: VSMFS_COMMIT_*, for the counters
  *
- * An inode whose last change is durable already, on a file system that
- * lost no transaction, costs a few loads and no call (an fsync of a file
- * nothing changed since its last). s_lost_tid is set before s_commit_tid
- * moves past a lost transaction (vsmfs_trans_commit_tid()): read after it.
+ * A few loads: the inode's last change is committed already, or a fast
+ * record made it durable (fcommit.c), on a file system that lost no
+ * transaction (an fsync of a file nothing changed since its last).
+ * s_lost_tid is set before s_commit_tid moves past a lost transaction
+ * (vsmfs_trans_commit_tid()): read after it.
  *
- * Return: 0 or a negative errno from the commit.
+ * Return: true if nothing is left to make durable.
  */
-static inline int vsmfs_trans_sync_inode(struct inode *inode, unsigned int cause)
+static inline bool vsmfs_trans_synced(struct inode *inode)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	s64 tid = READ_ONCE(VSMFS_I(inode)->i_tid);
 
-	if (tid <= atomic64_read(&sbi->s_commit_tid)) {
+	if (tid <= atomic64_read(&sbi->s_commit_tid) ||
+	    tid == (s64)READ_ONCE(VSMFS_I(inode)->i_fc_done)) {
 		/* s_commit_tid before s_lost_tid: a drop stores them the other way. */
 		smp_rmb();
-		if (!atomic64_read(&sbi->s_lost_tid))
-			return 0;
+		return !atomic64_read(&sbi->s_lost_tid);
 	}
-	return __vsmfs_trans_sync_inode(inode, cause);
+	return false;
 }
 
 /**
@@ -201,5 +201,6 @@ static inline int vsmfs_whandle_dirty(struct vsmfs_whandle *h, struct vsmfs_mblk
 void vsmfs_whandle_defer_resv(struct vsmfs_whandle *h, const struct vsmfs_resv *r);
 void vsmfs_whandle_note_inode(struct vsmfs_whandle *h, struct inode *inode);
 void vsmfs_whandle_end(struct vsmfs_whandle *h);
+void vsmfs_whandle_end_idle(struct vsmfs_whandle *h);
 
 #endif /* _VSMFS_TRANS_H */

@@ -497,14 +497,13 @@ int vsmfs_trans_sync(struct vsmfs_sb_info *sbi, unsigned int cause)
  * @inode: the inode
  * @cause: VSMFS_COMMIT_*, for the counters
  *
- * vsmfs_trans_sync_inode() when @inode's last change may not be durable.
+ * By the commit of the transaction that holds its last change (the caller
+ * found it may not be durable, vsmfs_trans_synced()).
  *
  * Return: 0 or a negative errno from the commit.
  */
 int __vsmfs_trans_sync_inode(struct inode *inode, unsigned int cause)
 {
-	if (vsmfs_fault(VSMFS_FAULT_FSYNC_NOCOMMIT))
-		return 0;
 	return vsmfs_trans_commit_tid(VSMFS_SB(inode->i_sb), READ_ONCE(VSMFS_I(inode)->i_tid),
 				      cause);
 }
@@ -566,6 +565,7 @@ int vsmfs_trans_init(struct vsmfs_sb_info *sbi)
 	run->tid = 1;
 	atomic64_set(&sbi->s_commit_tid, 0);
 	atomic64_set(&sbi->s_lost_tid, 0);
+	atomic64_set(&sbi->s_fc_seq, 0);
 	init_waitqueue_head(&sbi->s_commit_wq);
 	INIT_DELAYED_WORK(&sbi->s_commit_work, vsmfs_trans_commit_work);
 	init_waitqueue_head(&sbi->s_handles_sem.writer);

@@ -947,6 +947,7 @@ int vsmfs_whandle_begin(struct vsmfs_sb_info *sbi, struct vsmfs_whandle *h, u32 
 	h->h_frees = frees;
 	h->h_nswaps = 0;
 	h->h_nresv = 0;
+	h->h_written[1] = 0;
 	/*
 	 * A shared handle swaps page table entries and never reads or
 	 * writes pages through the mapping layer: no vsmfs_vsp_enter(), and
@@ -998,6 +999,36 @@ void vsmfs_whandle_defer_resv(struct vsmfs_whandle *h, const struct vsmfs_resv *
 	h->h_resv[h->h_nresv++] = *r;
 }
 
+/*
+ * Note @count page table entries from @lpn as changed in the running
+ * transaction, for @vi's next fast record: a run already noted, or
+ * following one, takes them; past VSMFS_FC_RUNS runs, or on a count no
+ * run can hold (U64_MAX: more than the handle could note), no record
+ * describes the inode's changes until the transaction commits.
+ */
+static void vsmfs_fc_add_run(struct vsmfs_inode_info *vi, u64 lpn, u64 count)
+{
+	unsigned int i;
+
+	if (vi->i_fc_bad)
+		return;
+	for (i = 0; i < vi->i_fc_nruns; i++) {
+		u64 r = vi->i_fc_runs[i], start = r & VSMFS_FC_LPN_MASK, n = r >> 48;
+
+		if (lpn >= start && lpn + count <= start + n)
+			return;
+		if (lpn == start + n && n + count <= VSMFS_FC_MAX_PTES) {
+			vi->i_fc_runs[i] = start | (n + count) << 48;
+			return;
+		}
+	}
+	if (vi->i_fc_nruns == VSMFS_FC_RUNS || count > VSMFS_FC_MAX_PTES) {
+		vi->i_fc_bad = true;
+		return;
+	}
+	vi->i_fc_runs[vi->i_fc_nruns++] = lpn | count << 48;
+}
+
 /**
  * vsmfs_whandle_note_inode() - as vsmfs_trans_note_inode()
  * @h: a shared handle
@@ -1005,8 +1036,29 @@ void vsmfs_whandle_defer_resv(struct vsmfs_whandle *h, const struct vsmfs_resv *
  */
 void vsmfs_whandle_note_inode(struct vsmfs_whandle *h, struct inode *inode)
 {
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	/* Changed only by a commit, which no shared handle runs beside. */
-	VSMFS_I(inode)->i_tid = h->h_sbi->s_run.tid;
+	u64 tid = h->h_sbi->s_run.tid;
+	unsigned int i;
+
+	vi->i_tid = tid;
+	/*
+	 * A shared handle changes words of the slot, noted in its block's
+	 * m_cmask, and page table entries: those of its swaps and of the
+	 * pages it marked written. A fast record of the inode carries them.
+	 */
+	vi->i_fc_done = 0;
+	if (vi->i_fc_tid != tid) {
+		vi->i_fc_tid = tid;
+		vi->i_fc_bad = false;
+		vi->i_fc_nruns = 0;
+	}
+	for (i = 0; i < h->h_nswaps; i++) {
+		vsmfs_fc_add_run(vi, h->h_swap[i][0], h->h_swap[i][2]);
+		vsmfs_fc_add_run(vi, h->h_swap[i][1], h->h_swap[i][2]);
+	}
+	if (h->h_written[1])
+		vsmfs_fc_add_run(vi, h->h_written[0], h->h_written[1]);
 }
 
 /**
@@ -1027,6 +1079,21 @@ void vsmfs_whandle_end(struct vsmfs_whandle *h)
 	if (h->h_t0)
 		vsmfs_stat_add(sbi, trans_shared_hold_ns, vsmfs_hold_ns(h->h_t0));
 	vsmfs_shared_leave(sbi, h->h_credits, h->h_frees, h->h_resv, h->h_nresv, NULL, 0, true, 0);
+}
+
+/**
+ * vsmfs_whandle_end_idle() - end a shared handle that changed nothing
+ * @h: the handle, which kept the running transaction from committing
+ *	while its task read it (a fast commit, fcommit.c)
+ *
+ * Unlike vsmfs_whandle_end(), the handle is not one of the running
+ * transaction's: it neither makes it one to commit nor arms its timer.
+ *
+ * Context: releases s_handles_sem.
+ */
+void vsmfs_whandle_end_idle(struct vsmfs_whandle *h)
+{
+	vsmfs_shared_leave(h->h_sbi, h->h_credits, h->h_frees, NULL, 0, NULL, 0, false, 0);
 }
 
 /**

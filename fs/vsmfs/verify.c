@@ -685,7 +685,7 @@ const char *vsmfs_jsb_check(const struct vsmfs_djsb *jsb, u64 journal_blocks,
 	js->commit = le64_to_cpu(jsb->j_commit);
 	js->hcopy = le32_to_cpu(jsb->j_hcopy);
 	js->sequence = le64_to_cpu(jsb->j_sequence);
-	js->count = vsmfs_jcount_exact(js->sequence, state);
+	js->count = js->fc_areas ? vsmfs_jcount_exact(js->sequence, state) : js->sequence;
 	js->only_reserved = false;
 	if (le32_to_cpu(jsb->j_magic) != VSMFS_JOURNAL_MAGIC)
 		return "bad magic";

@@ -11,10 +11,10 @@
  *
  *   1 primitives: verify.c jcore.c pmlog.c fault.c trace.c sb.c badframe.c
  *   2 mapping: mcache.c vsp.c
- *   3 journal: journal.c jcommit.c jgc.c recovery.c
+ *   3 journal: journal.c jcommit.c jgc.c jfast.c recovery.c
  *   4 transactions: trans.c trans_shared.c trans_commit.c
  *   5 allocation: alloc.c resv.c ialloc.c hole.c ptable.c
- *   6 inodes: index.c inode.c aggr.c xattr.c acl.c ioctl.c iops.c
+ *   6 inodes: index.c inode.c aggr.c xattr.c acl.c ioctl.c fcommit.c iops.c
  *   7 namespace and data: grow.c stage.c cow.c write.c dax.c falloc.c
  *         file.c dir.c namei.c export.c mfail.c
  *   8 vfs glue: super.c sysfs.c
@@ -96,6 +96,7 @@ struct vsmfs_jopts {
 	bool		wear;
 	bool		gc;
 	bool		parallel;
+	bool		fast;		/* fast_commit= */
 	unsigned int	checkpoint_secs;
 	unsigned int	commit_secs;
 	unsigned int	threshold;
@@ -541,6 +542,8 @@ struct vsmfs_sb_info {
 	 * if none: it and every later one are lost (vsmfs_trans_commit_tid()).
 	 */
 	atomic64_t		s_lost_tid;
+	/* Above every fast-record order an evicted inode used (fcommit.c). */
+	atomic64_t		s_fc_seq;
 	wait_queue_head_t	s_commit_wq;
 	struct delayed_work	s_commit_work;	/* commit= timer */
 	struct vsmfs_journal	*s_journal;	/* under s_trans_mutex */
@@ -833,6 +836,9 @@ struct vsmfs_trans {
 
 /* Runs of page swaps a shared handle can take back. */
 #define VSMFS_WHANDLE_SWAPS	8
+/* Runs of page table entries an inode's fast record may carry. */
+#define VSMFS_FC_RUNS		8
+#define VSMFS_FC_LPN_MASK	((1ULL << 48) - 1)
 /* One shared handle in this many has its hold time measured (a power of 2). */
 #define VSMFS_HOLD_SAMPLE	16
 
@@ -856,6 +862,8 @@ struct vsmfs_whandle {
 	u64			h_t0;
 	u64			h_swap[VSMFS_WHANDLE_SWAPS][3];
 	struct vsmfs_resv	h_resv[VSMFS_WHANDLE_SWAPS];
+	/* Entries marked written outside the swaps (lpn, count), for fast commits. */
+	u64			h_written[2];
 };
 
 struct vsmfs_dir_index;
@@ -913,6 +921,22 @@ struct vsmfs_inode_info {
 	struct timespec64	i_crtime;	/* creation (statx btime) */
 	/* Last transaction that changed the inode (fsync), s_trans_mutex. */
 	u64			i_tid;
+	/*
+	 * Fast commits (fcommit.c), of transaction @i_fc_tid: @i_fc_bad,
+	 * the inode changed in it in a way no fast record describes;
+	 * @i_fc_runs, the page table entries its shared handles changed in
+	 * it since its last record (lpn | count << 48); @i_fc_done, a
+	 * record made its changes in @i_tid durable; @i_fc_seq, order of
+	 * its records. Changed by the handles that change the inode, read
+	 * by an fsync that keeps them out (i_rwsem, invalidate_lock and a
+	 * shared handle).
+	 */
+	u64			i_fc_tid;
+	u64			i_fc_done;
+	u64			i_fc_seq;
+	u8			i_fc_nruns;
+	bool			i_fc_bad;
+	u64			i_fc_runs[VSMFS_FC_RUNS];
 	/*
 	 * Logical page of the xattr block, 0 if none. It and the block's
 	 * DRAM copy are protected by i_xattr_sem (see xattr.c).

@@ -319,24 +319,26 @@ static inline __u64 vsmfs_jcount_exact(__u64 sequence, __u64 state)
 #define VSMFS_FC_MAX_BLOCKS	1024	/* most blocks of all areas */
 
 /* Fast-commit record: page table entries it carries at most. */
-#define VSMFS_FC_MAX_PTES	32
+#define VSMFS_FC_MAX_PTES	16
 
 /*
  * struct vsmfs_dfc_rec - fast-commit record, 32 bytes of header
  *
  * Followed by the words of the inode's slot named in @r_words, lowest
  * first, then @r_npte pairs of 8-byte words (logical page, its page
- * table entry), then zeros up to @r_len. Records of one inode in one
- * transaction apply in @r_seq order; no two inodes' records of one
- * transaction name the same word.
+ * table entry), then zeros up to @r_len: new values of words of the
+ * inode table and the page table, which recovery stores over what the
+ * last durable commit left. Records of one slot in one transaction apply
+ * in @r_seq order; no two slots' records of one transaction name the same
+ * word.
  */
 struct vsmfs_dfc_rec {
 	__le32	r_crc;			/* crc32c of the r_len - 4 bytes after it */
 	__le16	r_len;			/* bytes, a multiple of 64, header included */
 	__le16	r_npte;			/* page table entries */
 	__le64	r_count;		/* the commit number it belongs to */
-	__le64	r_ino;			/* i-number */
-	__le32	r_seq;			/* order among the inode's records */
+	__le64	r_seq;			/* order among the slot's records */
+	__le32	r_slot;			/* the inode's slot in the inode table */
 	__le32	r_words;		/* bit w: word w of the slot follows */
 };
 

@@ -78,7 +78,9 @@ The negative control (control): the fault point fsync_nocommit of the
 test module makes fsync return 0 without committing. CONTROL workloads
 (an operation and an fsync of what it changed, under group commit) run
 unarmed, where each must pass, and armed, where each must have an image
-the oracle rejects for a promise not kept; the run fails otherwise.
+the oracle rejects for a promise not kept; the run fails otherwise. So
+must CONTROL_FC, an overwrite whose fsync writes a fast-commit record,
+with the fault point fc_nofence (the record stored without its fence).
 """
 
 import argparse
@@ -440,6 +442,10 @@ OPMAP["fd2-fsync-foo"] = Op("fd2-fsync-foo", fd2_fsync, sync="fsync", obj="A/foo
 # changed, under group commit.
 CONTROL = ["creat-A-new+fsync-A-new@group", "write-baz-over-4k+fsync-B-baz@group",
            "rename-bar-acrossdir+fsync-B@group"]
+# And of fast commits: an overwrite whose fsync writes a fast record,
+# stored without its fence by the fault point fc_nofence.
+CONTROL_FC = ["write-baz-over-4k+fsync-B-baz@group"]
+FAULT_FC = "/sys/kernel/debug/vsmfs/fc_nofence/interval"
 
 
 def length1():
@@ -735,6 +741,8 @@ def main():
             run_gen(name, dev, args, totals)
         for name in names:
             run_gen(name, dev, args, totals, FAULT, "a promise of .* not kept")
+        for name in CONTROL_FC:
+            run_gen(name, dev, args, totals, FAULT_FC, "a promise of .* not kept")
     else:
         for name in names:
             run_gen(name, dev, args, totals)

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""fsyncs of two CPUs across a power cut (persist/015-fsync-pair).
+"""fsyncs of two CPUs across a power cut (persist/015-fsync-pair,
+persist/016-fc-pair).
 
   pair.py cut MNT MANIFEST    two processes, one per CPU, each overwrite a
                               page of a file of their own and fsync it, in
                               a loop, until the power is cut
+  pair.py fc-cut MNT MANIFEST the same, with fast commits: the cut is asked
+                              for once both have made fast records
   pair.py check MNT MANIFEST  every overwrite whose fsync returned is there,
                               each page whole
 
@@ -15,7 +18,8 @@ waits for that commit: such fsyncs must return only once it is durable.
 Every STEP operations a process records on the host (MANIFEST.<p>, which
 survives the cut) the last k whose fsync returned. The cut is asked for
 once both have done ROUNDS operations and the counters show fsyncs that
-waited for another's commit (trans_commit_joined); they go on meanwhile.
+waited for another's commit (trans_commit_joined), or with fc-cut fast
+records of both (fc_records, at least ROUNDS); they go on meanwhile.
 """
 
 import os
@@ -60,7 +64,7 @@ def worker(p, mnt, manifest):
         k += 1
 
 
-def cut(mnt, manifest):
+def cut(mnt, manifest, fast=False):
     for p in (0, 1):
         with open(os.path.join(mnt, "f%d" % p), "wb") as f:
             for k in range(PAGES):
@@ -68,7 +72,8 @@ def cut(mnt, manifest):
         note(manifest, p, -1)
     os.sync()
     counters = Counters(os.environ.get("DEV", "/dev/pmem0"))
-    joined0 = counters.read()["trans_commit_joined"]
+    key = "fc_records" if fast else "trans_commit_joined"
+    joined0 = counters.read()[key]
     procs = [Process(target=worker, args=(p, mnt, manifest)) for p in (0, 1)]
     for pr in procs:
         pr.start()
@@ -79,16 +84,18 @@ def cut(mnt, manifest):
         for p in (0, 1):
             with open("%s.%d" % (manifest, p)) as m:
                 done.append(int(m.read()))
-        joined = counters.read()["trans_commit_joined"] - joined0
-        if min(done) >= ROUNDS and joined:
-            print("operations done %d, %d; fsyncs that waited for the other's commit: %d; "
-                  "PERSIST-CUT-NOW" % (done[0], done[1], joined), flush=True)
+        joined = counters.read()[key] - joined0
+        if min(done) >= ROUNDS and joined >= (ROUNDS if fast else 1):
+            what = "fast records" if fast else "fsyncs that waited for the other's commit"
+            print("operations done %d, %d; %s: %d; "
+                  "PERSIST-CUT-NOW" % (done[0], done[1], what, joined), flush=True)
             # Both go on until the power is cut.
             time.sleep(600)
             break
         if any(not pr.is_alive() for pr in procs):
             raise SystemExit("a writer died")
-    raise SystemExit("no fsync waited for another's commit in %d operations each" % ROUNDS)
+    raise SystemExit("no %s in %d operations each" %
+                     ("fast records" if fast else "fsync waited for another's commit", ROUNDS))
 
 
 def check(mnt, manifest):
@@ -118,4 +125,5 @@ def check(mnt, manifest):
 
 
 if __name__ == "__main__":
-    {"cut": cut, "check": check}[sys.argv[1]](sys.argv[2], sys.argv[3])
+    {"cut": cut, "check": check,
+     "fc-cut": lambda m, f: cut(m, f, fast=True)}[sys.argv[1]](sys.argv[2], sys.argv[3])

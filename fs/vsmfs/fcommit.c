@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vsmfs fast commits: an fsync (and O_SYNC, O_DSYNC, the NFS
+ * commit_metadata hook) whose inode changed in the running transaction
+ * only in ways a fast record describes appends one record of the new
+ * values to a fast-commit area of the journal (jfast.c) and returns,
+ * without closing or waiting for the transaction.
+ *
+ * What a record describes: the words of the inode's slot that shared
+ * handles changed in the transaction (m_cmask of the slot's block: times,
+ * size within the last page) and the page table entries they changed
+ * (the swaps of copy-on-write overwrites, both halves, and unwritten
+ * marks cleared), as they are now. Every handle that changes an inode
+ * notes it (vsmfs_whandle_note_inode(), vsmfs_trans_note_inode()), and a
+ * handle of any other kind (allocation, index, directory entries, link
+ * count, xattrs, a slot moved by aggregation, an inode new in the
+ * transaction) makes the inode's changes ones no record describes until
+ * the transaction commits: its fsync commits it, as without fast
+ * commits.
+ *
+ * Ordering rules. A record depends only on the last durable commit and on
+ * the earlier records of its inode in the same transaction:
+ *   - it is written only when every transaction before the running one
+ *     has finished (none in flight), so it belongs to the commit after the
+ *     last durable one (vsmfs_journal_fc_count()) and recovery stores its
+ *     words over what that commit left;
+ *   - the pages it names were the inode's at that commit, or scratch
+ *     pages of its swaps, which the transaction keeps reserved until it
+ *     commits: no other inode's record of the transaction names them, so
+ *     records of different inodes commute; those of one inode apply in the
+ *     order of @r_seq, which eviction carries over (s_fc_seq);
+ *   - the data the swaps made reachable was fenced by the handles that
+ *     wrote it, before they ended; the record is fenced before fsync
+ *     returns (jfast.c);
+ *   - the inode's lock, its invalidate_lock and a shared handle keep its
+ *     slot, its page table entries and the transaction as they are while
+ *     the record is made: no write, fault, or commit runs beside it.
+ * An fsync that cannot write a record (no room left in the area, a commit
+ * in flight, a lost transaction, fast_commit=off) commits instead.
+ */
+#include <linux/fs.h>
+#include "vsmfs.h"
+#include "mcache.h"
+#include "journal.h"
+#include "trans.h"
+#include "ptable.h"
+#include "inode.h"
+#include "fault.h"
+
+/*
+ * Build the record of @inode's changes in the running transaction, for
+ * commit number @count, into @buf. Return: its length, 0 if it carries
+ * nothing, -E2BIG if it would carry too much, or a negative errno.
+ */
+static int vsmfs_fc_build(struct inode *inode, u64 count, u64 *buf)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_dfc_rec *r = (struct vsmfs_dfc_rec *)buf;
+	u64 *p = buf + sizeof(*r) / 8, slot;
+	struct vsmfs_dinode *di;
+	struct vsmfs_mblk *mb;
+	unsigned int w, w0, i, npte = 0;
+	u32 words = 0, len;
+	int ret;
+
+	ret = vsmfs_inode_slot(inode, &mb, &di, &slot);
+	if (ret)
+		return ret;
+	w0 = ((u8 *)di - mb->m_data) / 8;
+	for (w = 0; w < VSMFS_INODE_SIZE / 8; w++) {
+		if (!test_bit(w0 + w, (unsigned long *)mb->m_cmask))
+			continue;
+		words |= 1U << w;
+		*p++ = ((u64 *)di)[w];
+	}
+	for (i = 0; i < vi->i_fc_nruns; i++) {
+		u64 lpn = vi->i_fc_runs[i] & VSMFS_FC_LPN_MASK, n = vi->i_fc_runs[i] >> 48;
+
+		if (npte + n > VSMFS_FC_MAX_PTES)
+			return -E2BIG;
+		for (; n; n--, lpn++, npte++) {
+			ret = vsmfs_pt_entry(sbi, lpn, (__le64 *)&p[1]);
+			if (ret)
+				return ret;
+			p[0] = cpu_to_le64(lpn);
+			p += 2;
+		}
+	}
+	if (!words && !npte)
+		return 0;
+	len = round_up((u8 *)p - (u8 *)buf, 64);
+	memset(p, 0, (u8 *)buf + len - (u8 *)p);
+	r->r_len = cpu_to_le16(len);
+	r->r_npte = cpu_to_le16(npte);
+	r->r_count = cpu_to_le64(count);
+	r->r_seq = cpu_to_le64(vi->i_fc_seq + 1);
+	r->r_slot = cpu_to_le32(slot);
+	r->r_words = cpu_to_le32(words);
+	r->r_crc = cpu_to_le32(crc32c(~0U, (u8 *)buf + 4, len - 4));
+	return len;
+}
+
+/*
+ * Make @inode's changes durable with a fast record. Return: 0 if they
+ * are, 1 if the running transaction must commit instead, or a negative
+ * errno.
+ */
+static int vsmfs_fc_commit(struct inode *inode)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct address_space *mapping = inode->i_mapping;
+	u64 buf[VSMFS_FC_REC_MAX / 8];
+	struct vsmfs_whandle h;
+	u64 tid, count;
+	int ret = 1;
+
+	/* A caller may hold the lock (NFS): it commits instead. */
+	if (!inode_trylock(inode))
+		return 1;
+	if (!down_write_trylock(&mapping->invalidate_lock))
+		goto out_inode;
+	if (vsmfs_whandle_begin(sbi, &h, 0, 0))
+		goto out_mapping;
+	tid = sbi->s_run.tid;
+	if (vi->i_tid != tid || vi->i_fc_tid != tid || vi->i_fc_bad)
+		goto out_handle;
+	if (vi->i_fc_done == tid) {
+		ret = 0;
+		goto out_handle;
+	}
+	if (atomic64_read(&sbi->s_commit_tid) != (s64)tid - 1 || atomic64_read(&sbi->s_lost_tid))
+		goto out_handle;
+	/* The count the finished transactions left, after s_commit_tid. */
+	smp_rmb();
+	count = vsmfs_journal_fc_count(sbi);
+	ret = vsmfs_fc_build(inode, count, buf);
+	if (ret > 0)
+		ret = vsmfs_journal_fc_write(sbi, buf, ret, count);
+	if (!ret) {
+		vi->i_fc_seq++;
+		vi->i_fc_nruns = 0;
+		vi->i_fc_done = tid;
+		vsmfs_stat_inc(sbi, fc_records);
+	} else if (ret == -ENOSPC || ret == -E2BIG) {
+		ret = 1;
+	}
+out_handle:
+	vsmfs_whandle_end_idle(&h);
+out_mapping:
+	up_write(&mapping->invalidate_lock);
+out_inode:
+	inode_unlock(inode);
+	return ret;
+}
+
+/**
+ * vsmfs_sync_inode() - make every change of an inode durable
+ * @inode: the inode
+ * @cause: VSMFS_COMMIT_*, for the counters
+ *
+ * With a fast record when it can (see the top of the file), else by the
+ * commit of the transaction that holds its last change
+ * (__vsmfs_trans_sync_inode()).
+ *
+ * Return: 0 or a negative errno.
+ */
+int vsmfs_sync_inode(struct inode *inode, unsigned int cause)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	int ret;
+
+	if (vsmfs_trans_synced(inode) || vsmfs_fault(VSMFS_FAULT_FSYNC_NOCOMMIT))
+		return 0;
+	if (sbi->s_journal && sbi->s_journal->fc_n && READ_ONCE(sbi->s_jopts.fast)) {
+		ret = vsmfs_fc_commit(inode);
+		if (ret <= 0)
+			return ret;
+		vsmfs_stat_inc(sbi, fc_fallbacks);
+	}
+	return __vsmfs_trans_sync_inode(inode, cause);
+}
+
+/**
+ * vsmfs_fc_evict() - keep the order of an evicted inode's fast records
+ * @inode: the inode, evicted
+ *
+ * The next in-core inode of its slot numbers its records after this one's
+ * (vsmfs_alloc_inode()).
+ */
+void vsmfs_fc_evict(struct inode *inode)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	s64 seq = VSMFS_I(inode)->i_fc_seq, old = atomic64_read(&sbi->s_fc_seq);
+
+	while (seq > old) {
+		s64 cur = atomic64_cmpxchg(&sbi->s_fc_seq, old, seq);
+
+		if (cur == old)
+			break;
+		old = cur;
+	}
+}

@@ -1,0 +1,110 @@
+# Fast commits: an fsync after overwrites, writes within the last page and
+# time updates appends a record and commits nothing; any other change of
+# the file commits; fast_commit=off commits every time; a file system made
+# without the feature commits every time; an unchanged file's fsync writes
+# nothing; fsck clean, contents kept across a remount.
+. tests/lib/common.sh
+
+st() { counter "$1"; }
+
+# $1 overwrites of 4 KiB at page $2 of $3, each followed by fsync; then
+# prints the commits, fast records, fallbacks and fast-commit bytes taken.
+fsync_loop() {
+	python3 - "$@" <<'EOF'
+import os, sys
+n, page, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+fd = os.open(path, os.O_WRONLY)
+for i in range(n):
+    os.pwrite(fd, bytes([i % 251]) * 4096, page * 4096)
+    os.fsync(fd)
+os.close(fd)
+EOF
+}
+
+snap() { echo "$(st trans_commits) $(st fc_records) $(st fc_fallbacks) $(st journal_fc_bytes)"; }
+delta() {	# before after field: the field's growth
+	echo "$1 $2" | awk -v f="$3" '{ print $(f + 4) - $f }'
+}
+
+mkfs_vsmfs -f "$DEV"
+"$VSMFS_TOP/tools/vsmfs-inspect" "$DEV" 2>/dev/null | grep -qi "fast" ||
+	die "a new file system has no fast-commit areas"
+mount -t vsmfs "$DEV" "$MNT"
+grep -q "fast_commit" /proc/mounts && die "fast_commit shown though the default"
+dd if=/dev/urandom of="$MNT/f" bs=64k count=4 status=none
+sync
+cmp_ref() { cp "$MNT/f" /tmp/fc-ref; }
+
+b=$(snap)
+fsync_loop 200 3 "$MNT/f"
+a=$(snap)
+commits=$(delta "$b" "$a" 1); recs=$(delta "$b" "$a" 2)
+falls=$(delta "$b" "$a" 3); bytes=$(delta "$b" "$a" 4)
+echo "200 overwrites + fsync: $commits commits, $recs records ($bytes bytes), $falls fallbacks"
+[ "$recs" -ge 190 ] || die "$recs fast records for 200 fsync'd overwrites"
+[ "$commits" -le 10 ] || die "$commits commits for 200 fsync'd overwrites"
+[ "$bytes" -le $(( recs * 192 )) ] || die "$bytes bytes for $recs records"
+
+# An fsync of a file nothing changed since: no record, no commit.
+b=$(snap)
+python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); [os.fsync(fd) for _ in range(50)]' "$MNT/f"
+a=$(snap)
+assert_eq "$(delta "$b" "$a" 1) $(delta "$b" "$a" 2)" "0 0" "commits and records of unchanged fsyncs"
+
+# A write within the last page grows the size: a record too.
+b=$(snap)
+python3 -c '
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
+for i in range(20):
+    os.write(fd, b"%09d\n" % i)
+    os.fsync(fd)' "$MNT/f"
+a=$(snap)
+[ "$(delta "$b" "$a" 2)" -ge 18 ] || die "$(delta "$b" "$a" 2) records for 20 small appends"
+
+# A new file, a rename, a chmod: the fsync commits.
+for op in "touch $MNT/new" "mv $MNT/new $MNT/new2" "chmod 600 $MNT/new2"; do
+	b=$(snap)
+	$op
+	python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd)' "$MNT/new2" 2>/dev/null ||
+		python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd)' "$MNT/new"
+	a=$(snap)
+	[ "$(delta "$b" "$a" 1)" -ge 1 ] || die "'$op' then fsync committed nothing"
+	assert_eq "$(delta "$b" "$a" 2)" 0 "fast records after '$op'"
+done
+
+# Contents and times survive a remount; fsck clean.
+cmp_ref
+mt=$(stat -c %y "$MNT/f")
+umount "$MNT"
+"$FSCK" -n "$DEV" >/dev/null || die "fsck after fast commits"
+mount -t vsmfs "$DEV" "$MNT"
+cmp "$MNT/f" /tmp/fc-ref || die "contents changed across a remount"
+assert_eq "$(stat -c %y "$MNT/f")" "$mt" "mtime across a remount"
+
+# fast_commit=off: shown, and every fsync commits; on again by remount.
+mount -o remount,fast_commit=off "$MNT"
+grep -q "fast_commit=off" /proc/mounts || die "fast_commit=off not shown"
+b=$(snap)
+fsync_loop 20 5 "$MNT/f"
+a=$(snap)
+[ "$(delta "$b" "$a" 1)" -ge 20 ] || die "$(delta "$b" "$a" 1) commits for 20 fsyncs with fast_commit=off"
+assert_eq "$(delta "$b" "$a" 2)" 0 "records with fast_commit=off"
+mount -o remount,fast_commit=on "$MNT"
+grep -q "fast_commit" /proc/mounts && die "fast_commit shown after remount to the default"
+expect_fail mount -o remount,fast_commit=maybe "$MNT"
+umount "$MNT"
+
+# Without the feature: every fsync commits, no record.
+mkfs_vsmfs -f -O ^fast_commit "$DEV"
+mount -t vsmfs "$DEV" "$MNT"
+dd if=/dev/zero of="$MNT/f" bs=64k count=1 status=none
+sync
+b=$(snap)
+fsync_loop 20 1 "$MNT/f"
+a=$(snap)
+[ "$(delta "$b" "$a" 1)" -ge 20 ] || die "$(delta "$b" "$a" 1) commits for 20 fsyncs without the feature"
+assert_eq "$(delta "$b" "$a" 2)" 0 "records without the feature"
+umount "$MNT"
+"$FSCK" -n "$DEV" >/dev/null || die "fsck without the feature"
+echo "fast commits: ok"
