@@ -11,6 +11,8 @@
  *   markops overwrite FILE N BS SEED TAG
  *                                       N times: pwrite BS bytes at a
  *                                       random BS-aligned offset of FILE
+ *   markops osync FILE N BS SEED TAG    the same, each pwrite followed by
+ *                                       fsync
  *   markops unlink DIR N TAG            unlink DIR/c00000 ... c<N-1>
  *   markops spread DIR FILES N BS TAG   create DIR/s0 ... s<FILES-1>, then
  *                                       N times: append BS bytes to one of
@@ -147,7 +149,8 @@ int main(int argc, char **argv)
 		close(fd);
 		return 0;
 	}
-	if (argc == 7 && !strcmp(argv[1], "overwrite")) {
+	if (argc == 7 && (!strcmp(argv[1], "overwrite") || !strcmp(argv[1], "osync"))) {
+		int sync = !strcmp(argv[1], "osync");
 		long bs = parse_count(argv[4]), blocks;
 		off_t size;
 
@@ -172,6 +175,8 @@ int main(int argc, char **argv)
 
 			if (pwrite(fd, buf, bs, off) != bs)
 				fail("pwrite");
+			if (sync && fsync(fd))
+				fail("fsync");
 		}
 		end(parse_count(argv[6]));
 		close(fd);
