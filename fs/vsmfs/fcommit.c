@@ -116,6 +116,13 @@ static int vsmfs_fc_commit(struct inode *inode)
 	u64 tid, count;
 	int ret = 1;
 
+	/*
+	 * Changes no record describes, in the transaction running now: they
+	 * stay so until it commits (a hint read without the locks below: a
+	 * transaction that moved on meanwhile is committed by the caller).
+	 */
+	if (READ_ONCE(vi->i_fc_bad) && READ_ONCE(vi->i_fc_tid) == READ_ONCE(sbi->s_run.tid))
+		return 1;
 	/* A caller may hold the lock (NFS): it commits instead. */
 	if (!inode_trylock(inode))
 		return 1;
