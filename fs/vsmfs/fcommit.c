@@ -57,7 +57,8 @@ static int vsmfs_fc_build(struct inode *inode, u64 count, u64 *buf)
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_dfc_rec *r = (struct vsmfs_dfc_rec *)buf;
-	u64 *p = buf + sizeof(*r) / 8, slot;
+	__le64 *p = (__le64 *)(r + 1);
+	u64 slot;
 	struct vsmfs_dinode *di;
 	struct vsmfs_mblk *mb;
 	unsigned int w, w0, i, npte = 0;
@@ -72,7 +73,7 @@ static int vsmfs_fc_build(struct inode *inode, u64 count, u64 *buf)
 		if (!test_bit(w0 + w, (unsigned long *)mb->m_cmask))
 			continue;
 		words |= 1U << w;
-		*p++ = ((u64 *)di)[w];
+		*p++ = ((__le64 *)di)[w];
 	}
 	for (i = 0; i < vi->i_fc_nruns; i++) {
 		u64 lpn = vi->i_fc_runs[i] & VSMFS_FC_LPN_MASK, n = vi->i_fc_runs[i] >> 48;
@@ -80,7 +81,7 @@ static int vsmfs_fc_build(struct inode *inode, u64 count, u64 *buf)
 		if (npte + n > VSMFS_FC_MAX_PTES)
 			return -E2BIG;
 		for (; n; n--, lpn++, npte++) {
-			ret = vsmfs_pt_entry(sbi, lpn, (__le64 *)&p[1]);
+			ret = vsmfs_pt_entry(sbi, lpn, &p[1]);
 			if (ret)
 				return ret;
 			p[0] = cpu_to_le64(lpn);

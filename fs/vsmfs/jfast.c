@@ -123,7 +123,8 @@ static const char *vsmfs_jfc_apply(struct vsmfs_journal *j, u32 at, bool apply)
 
 		if (!lpn || lpn >= l->lpages)
 			return "logical page out of range";
-		dst = (__le64 __pm *)vsmfs_blk_ptr(sbi, l->ptable_start + lpn / VSMFS_PTES_PER_BLOCK) +
+		dst = (__le64 __pm *)vsmfs_blk_ptr(sbi, l->ptable_start +
+						    lpn / VSMFS_PTES_PER_BLOCK) +
 		      lpn % VSMFS_PTES_PER_BLOCK;
 		if (apply) {
 			vsmfs_pm_write(dst, vsmfs_pm_read(w + 1));

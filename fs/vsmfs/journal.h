@@ -113,7 +113,7 @@ struct vsmfs_journal {
  * @off: bytes of them, from the area's start
  */
 struct vsmfs_fc_area {
-	spinlock_t	lock;
+	spinlock_t	lock;		/* @count, @off and the area on PM */
 	u64		count;
 	u32		off;
 } ____cacheline_aligned_in_smp;
