@@ -244,8 +244,9 @@ static void list_super(void)
 	printf("%-24s %.*s\n", "Label:", VSMFS_LABEL_LEN, (const char *)sb.s_label);
 	printf("%-24s %s\n", "UUID:", uuid);
 	printf("%-24s %u\n", "Format version:", le32_to_cpu(sb.s_version));
-	printf("%-24s%s%s%s%s%s\n", "Features:", incompat & VSMFS_FEATURE_INCOMPAT_SB_LAST ?
+	printf("%-24s%s%s%s%s%s%s\n", "Features:", incompat & VSMFS_FEATURE_INCOMPAT_SB_LAST ?
 	       " sb_last" : "", incompat & VSMFS_FEATURE_INCOMPAT_SPARSE ? " sparse" : "",
+	       incompat & VSMFS_FEATURE_INCOMPAT_FAST_COMMIT ? " fast_commit" : "",
 	       compat & VSMFS_FEATURE_COMPAT_MOUNT_OPTS ? " mount_opts" : "",
 	       ro & VSMFS_FEATURE_RO_COMPAT_BADFRAMES ? " badframes" : "",
 	       incompat | compat | ro ? "" : " none");

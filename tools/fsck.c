@@ -351,20 +351,50 @@ found:
 
 /* ---- pass 2: journal ---- */
 
+/* Zero the fast-commit areas of @j: no record there can become valid. */
+static void zero_fc_areas(const struct journal *j)
+{
+	u64 blocks = (u64)j->s.fc_areas * j->s.fc_area_blocks;
+	u8 *zero;
+
+	if (!blocks)
+		return;
+	zero = xalloc(blocks << VSMFS_BLOCK_SHIFT);
+	write_blocks(L.journal_start + j->s.fc_start, blocks, zero);
+	dev_sync();
+	free(zero);
+}
+
 /*
  * The journal as recovery at mount sees it (journal_load()): header copies
  * of an interrupted update restored, the commit area discarded, the latest
  * valid version of each block to be written home (of two flagged latest,
- * the one inside the last transaction). "-n" checks the file system
- * through those versions; a repair writes them home and empties the
- * journal.
+ * the one inside the last transaction), then the valid fast-commit
+ * records applied over them. "-n" checks the file system through those
+ * versions and records; a repair writes them home and empties the
+ * journal, which also makes the records dead, as the replay at mount
+ * does. Records alone are no error: mount replays them.
  */
 static void check_journal(void)
 {
+	bool feature = le32_to_cpu(sb.s_feature_incompat) & VSMFS_FEATURE_INCOMPAT_FAST_COMMIT;
 	struct journal j;
-	u32 i, uncommitted;
+	u32 i, uncommitted, nrec;
+	bool loaded;
+	u64 count;
 
-	if (!journal_load(&j, &L)) {
+	loaded = journal_load(&j, &L);
+	/*
+	 * Mount lays the journal out by its superblock: the superblock of
+	 * the file system must say the same, or the journal is not read.
+	 */
+	if ((loaded || j.stage != J_SUPER) && feature != !!j.s.fc_areas) {
+		problem(FIX_NONE, "journal superblock (block %" PRIu64 "): %u fast-commit areas %s"
+			" the fast_commit feature", L.journal_start, j.s.fc_areas,
+			feature ? "with" : "without");
+		goto out;
+	}
+	if (!loaded) {
 		problem(FIX_NONE, "%s", journal_problem(&j, &L));
 		goto out;
 	}
@@ -376,30 +406,68 @@ static void check_journal(void)
 		write_blocks(L.journal_start, 1, j.jsb);
 		dev_sync();
 	}
-	journal_overlay(&j);
+	if (verbose && j.s.fc_areas)
+		info("journal: %u fast-commit areas of %u blocks from block %" PRIu64 ", %u valid"
+		     " records (commit %" PRIu64 ")", j.s.fc_areas, j.s.fc_area_blocks,
+		     L.journal_start + j.s.fc_start, j.nrec, j.s.count + 1);
+	/*
+	 * Mount replays no record when one names what the file system has
+	 * not, and refuses the journal: the records are dropped (the file
+	 * system without them is sound).
+	 */
+	if (j.fc_why &&
+	    problem(FIX_YES, "journal: fast-commit area %u, record at %u: %s: mount refuses the"
+		    " journal and replays none of the %u records of commit %" PRIu64,
+		    fc_area(&j, &j.rec[j.fc_at]), fc_offset(&j, &j.rec[j.fc_at]), j.fc_why,
+		    j.nrec, j.s.count + 1)) {
+		zero_fc_areas(&j);
+		j.nrec = 0;
+		j.fc_why = NULL;
+	}
+	nrec = j.fc_why ? 0 : j.nrec;
+	journal_overlay(&j, &L);
 	uncommitted = j.s.commit > j.s.ckpt ? (u32)j.s.commit - j.s.ckpt : 0;
 	if (!j.nver && !j.s.hcopy && j.s.commit <= j.s.ckpt && !j.nremap)
-		goto out;
+		goto records;
 	if (problem(FIX_PREEN, "journal: %u committed blocks not yet written home (replay needed)"
 		    "; %u header copies, %u uncommitted blocks, %u journal blocks named twice",
 		    j.nver, j.s.hcopy, uncommitted, j.nremap)) {
 		/*
-		 * As a checkpoint: blocks home and durable, then the headers
-		 * (copies restored), then the journal emptied.
+		 * As a checkpoint: blocks home and durable (with the words
+		 * of the records), then the headers (copies restored), then
+		 * the journal emptied. Records replayed, that commits them
+		 * as mount does, with the next commit number: they are dead
+		 * from then on. Zeroing the areas after that leaves no
+		 * record a later count could make valid again. Records
+		 * mount refuses and this run does not drop stay as they
+		 * are, valid: j_sequence is the number they follow.
 		 */
-		for (i = 0; i < j.nver; i++)
-			write_blocks(j.ver[i].home, 1, img.ov_data + ((u64)i << VSMFS_BLOCK_SHIFT));
+		for (i = 0; i < img.ov_count; i++)
+			write_blocks(img.ov_home[i], 1,
+				     img.ov_data + ((u64)i << VSMFS_BLOCK_SHIFT));
 		dev_sync();
 		write_blocks(L.journal_start + 1, j.s.hdr_blocks, j.hdr);
 		dev_sync();
+		count = j.s.count + (nrec ? 1 : 0);
 		j.jsb->j_checkpoint = 0;
 		j.jsb->j_commit = 0;
 		j.jsb->j_hcopy = 0;
+		j.jsb->j_sequence = cpu_to_le64(count);
 		write_blocks(L.journal_start, 1, j.jsb);
 		dev_sync();
+		if (!j.fc_why)
+			zero_fc_areas(&j);
+		if (nrec)
+			info("journal: %u fast-commit records of commit %" PRIu64 " replayed", nrec,
+			     count);
 		/* The home blocks now hold what the overlay did. */
 		img.ov_count = 0;
+		goto out;
 	}
+records:
+	if (nrec)
+		info("journal: %u fast-commit records of commit %" PRIu64 " to replay at mount",
+		     nrec, j.s.count + 1);
 out:
 	journal_free(&j);
 }

@@ -60,7 +60,9 @@ static bool sb_backup;			/* the backup superblock is in use */
 /* Journal state, gathered by read_journal(). */
 struct jstate {
 	u32 n, hdr_blocks, ckpt, last, commit, hcopy;
-	u64 sequence;
+	u64 sequence, count;
+	u32 fc_areas, fc_area_blocks;	/* fast-commit areas, 0 without */
+	u64 fc_start;			/* their first block */
 	u32 used, valid, latest, holes, pending;
 	u32 wc_min, wc_max, wc_width;
 	u64 wc_sum;
@@ -68,6 +70,8 @@ struct jstate {
 };
 
 static struct jstate js;
+/* The journal read_journal() loaded: its fast-commit records. */
+static struct journal jl;
 
 /* While set, fatal() returns there: a metadata dump goes on without the part. */
 static jmp_buf *soft_fail;
@@ -164,26 +168,31 @@ found:
 
 /*
  * Read the journal as recovery does (journal_load()): counts, wear
- * histogram, and the latest committed version of every block, the overlay
- * read_blocks() uses.
+ * histogram, and the latest committed version of every block with the
+ * valid fast-commit records applied over them, the overlay read_blocks()
+ * uses.
  */
 static void read_journal(void)
 {
-	struct journal j;
+	struct journal *j = &jl;
 	u32 i;
 
-	if (!journal_load(&j, &L))
-		fatal("%s: %s (run fsck.vsmfs)", img.path, journal_problem(&j, &L));
-	js.n = j.s.n;
-	js.hdr_blocks = j.s.hdr_blocks;
-	js.ckpt = j.s.ckpt;
-	js.last = j.s.last;
-	js.commit = (u32)j.s.commit;
-	js.hcopy = j.s.hcopy;
-	js.sequence = j.s.sequence;
+	if (!journal_load(j, &L))
+		fatal("%s: %s (run fsck.vsmfs)", img.path, journal_problem(j, &L));
+	js.n = j->s.n;
+	js.hdr_blocks = j->s.hdr_blocks;
+	js.ckpt = j->s.ckpt;
+	js.last = j->s.last;
+	js.commit = (u32)j->s.commit;
+	js.hcopy = j->s.hcopy;
+	js.sequence = j->s.sequence;
+	js.count = j->s.count;
+	js.fc_areas = j->s.fc_areas;
+	js.fc_area_blocks = j->s.fc_area_blocks;
+	js.fc_start = L.journal_start + j->s.fc_start;
 	js.wc_min = UINT32_MAX;
 	for (i = 0; i < js.n; i++) {
-		const struct vsmfs_jh *h = &j.jh[i];
+		const struct vsmfs_jh *h = &j->jh[i];
 
 		js.wc_min = h->wc < js.wc_min ? h->wc : js.wc_min;
 		js.wc_max = h->wc > js.wc_max ? h->wc : js.wc_max;
@@ -203,11 +212,29 @@ static void read_journal(void)
 		js.wc_min = 0;
 	js.wc_width = DIV_ROUND_UP(js.wc_max - js.wc_min + 1, WEAR_BUCKETS);
 	for (i = 0; i < js.n; i++)
-		js.bucket[(j.jh[i].wc - js.wc_min) / js.wc_width]++;
+		js.bucket[(j->jh[i].wc - js.wc_min) / js.wc_width]++;
 	/* What a mount writes home: versions equal to their home block need no replay. */
-	journal_overlay(&j);
-	js.pending = j.nver;
-	journal_free(&j);
+	journal_overlay(j, &L);
+	js.pending = j->nver;
+}
+
+/* The records a mount replays: none when one names what the file system has not. */
+static u32 fc_replayed(void)
+{
+	return jl.fc_why ? 0 : jl.nrec;
+}
+
+/* Why a mount refuses the records, as the end of a sentence; "" if it does not. */
+static const char *fc_problem(void)
+{
+	static char buf[160];
+
+	if (!jl.fc_why)
+		return "";
+	snprintf(buf, sizeof(buf), "; area %u, record at %u: %s: mount refuses the journal"
+		 " (run fsck.vsmfs)", fc_area(&jl, &jl.rec[jl.fc_at]),
+		 fc_offset(&jl, &jl.rec[jl.fc_at]), jl.fc_why);
+	return buf;
 }
 
 static void print_journal(void)
@@ -234,18 +261,35 @@ static void print_journal(void)
 		for (i = 0; i < WEAR_BUCKETS; i++)
 			printf("%s{\"first\":%" PRIu64 ",\"blocks\":%u}", i ? "," : "",
 			       (u64)js.wc_min + (u64)i * js.wc_width, js.bucket[i]);
-		printf("]}}");
+		printf("]},\"commits\":%" PRIu64 ",\"fast_commit\":", js.count);
+		if (js.fc_areas)
+			printf("{\"areas\":%u,\"area_blocks\":%u,\"start\":%" PRIu64
+			       ",\"commit\":%" PRIu64 ",\"records\":%u,\"replayed\":%u}",
+			       js.fc_areas, js.fc_area_blocks, js.fc_start, js.count + 1, jl.nrec,
+			       fc_replayed());
+		else
+			printf("null");
+		printf("}");
 		return;
 	}
 	printf("Journal\n");
 	printf("  region               start %" PRIu64 ", %" PRIu64 " blocks (%u header"
-	       " blocks, 1 header-copy block, %u journal blocks)\n", L.journal_start,
+	       " blocks, 1 header-copy block, %u journal blocks", L.journal_start,
 	       L.journal_blocks, js.hdr_blocks, js.n);
+	if (js.fc_areas)
+		printf(", %" PRIu64 " fast-commit blocks", (u64)js.fc_areas * js.fc_area_blocks);
+	printf(")\n");
 	printf("  pointers             checkpoint %u, last transaction at %u, commit %u\n",
 	       js.ckpt, js.last, js.commit);
 	printf("  header copies        %u%s\n", js.hcopy,
 	       js.hcopy ? " (an interrupted header update; applied here)" : "");
-	printf("  transactions         %" PRIu64 "\n", js.sequence);
+	printf("  transactions         %" PRIu64 "\n", js.count);
+	if (js.fc_areas)
+		printf("  fast commits         %u areas of %u blocks from block %" PRIu64 "; %u"
+		       " valid records of commit %" PRIu64 "%s%s\n", js.fc_areas,
+		       js.fc_area_blocks, js.fc_start, jl.nrec, js.count + 1,
+		       fc_replayed() ? " (applied here; a mount replays them)" : "",
+		       fc_problem());
 	printf("  headers              %u in the checkpoint area: %u valid (%u latest,"
 	       " %u old), %u holes\n", js.used, js.valid, js.latest, js.valid - js.latest,
 	       js.holes);
@@ -265,6 +309,129 @@ static void print_journal(void)
 			printf("    %10" PRIu64 "-%-10" PRIu64 " %10u blocks\n", first,
 			       first + js.wc_width - 1, js.bucket[i]);
 	}
+}
+
+/* Records in the order of the areas: by area, then offset. */
+static int fc_at_cmp(const void *a, const void *b)
+{
+	const struct fc_ref *x = a, *y = b;
+
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Slot numbers, ascending, for bsearch(). */
+static int u32_cmp(const void *a, const void *b)
+{
+	const u32 *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+/*
+ * The valid fast-commit records, in the order of the areas: for each its
+ * area, offset, length, slot (and the inode the mapping table puts
+ * there), order, the words of the slot it holds and its page table
+ * entries.
+ */
+static void print_fast_commits(void)
+{
+	struct fc_ref *rec = xalloc((jl.nrec ? jl.nrec : 1) * sizeof(*rec));
+	u32 *slots = xalloc((jl.nrec ? jl.nrec : 1) * sizeof(*slots));
+	u64 *ino = xalloc((jl.nrec ? jl.nrec : 1) * sizeof(*ino));
+	u32 i, k, nslots = 0;
+	__le32 *imap;
+
+	if (!js.fc_areas) {
+		if (json)
+			printf("\"fast_commit\":null");
+		else
+			printf("Fast commits: no areas (the fast_commit feature is not set)\n");
+		goto out;
+	}
+	memcpy(rec, jl.rec, jl.nrec * sizeof(*rec));
+	qsort(rec, jl.nrec, sizeof(*rec), fc_at_cmp);
+	/* The inode in each slot named: the mapping table, read once. */
+	for (i = 0; i < jl.nrec; i++)
+		slots[i] = rec[i].slot;
+	qsort(slots, jl.nrec, sizeof(*slots), u32_cmp);
+	for (i = 0; i < jl.nrec; i++)
+		if (!nslots || slots[nslots - 1] != slots[i])
+			slots[nslots++] = slots[i];
+	imap = read_region(L.imap_start, L.imap_blocks);
+	for (i = 1; i < L.inodes; i++) {
+		u32 slot = le32_to_cpu(imap[i]), *at;
+
+		at = bsearch(&slot, slots, nslots, sizeof(*slots), u32_cmp);
+		if (at)
+			ino[at - slots] = i;
+	}
+	free(imap);
+
+	if (json)
+		printf("\"fast_commit\":{\"areas\":%u,\"area_blocks\":%u,\"start\":%" PRIu64
+		       ",\"commit\":%" PRIu64 ",\"problem\":", js.fc_areas, js.fc_area_blocks,
+		       js.fc_start, js.count + 1);
+	else
+		printf("Fast commits: %u areas of %u blocks from block %" PRIu64 "; %u valid"
+		       " records of commit %" PRIu64 "%s\n", js.fc_areas, js.fc_area_blocks,
+		       js.fc_start, jl.nrec, js.count + 1, fc_problem());
+	if (json && jl.fc_why)
+		printf("{\"area\":%u,\"offset\":%u,\"why\":\"%s\"}",
+		       fc_area(&jl, &jl.rec[jl.fc_at]), fc_offset(&jl, &jl.rec[jl.fc_at]),
+		       jl.fc_why);
+	else if (json)
+		printf("null");
+	if (json)
+		printf(",\"records\":[");
+	for (i = 0; i < jl.nrec; i++) {
+		const struct vsmfs_dfc_rec *r = fc_record(&jl, &rec[i]);
+		const __le64 *w = (const __le64 *)(r + 1);
+		u32 words = le32_to_cpu(r->r_words), npte = le16_to_cpu(r->r_npte);
+		u32 *at = bsearch(&rec[i].slot, slots, nslots, sizeof(*slots), u32_cmp);
+		u64 in = ino[at - slots];	/* 0: no inode is mapped there */
+		int n = 0;
+
+		if (json)
+			printf("%s{\"area\":%u,\"offset\":%u,\"length\":%u,\"slot\":%u,"
+			       "\"ino\":%" PRIu64 ",\"seq\":%" PRIu64 ",\"words\":[", i ? "," : "",
+			       fc_area(&jl, &rec[i]), fc_offset(&jl, &rec[i]), rec[i].len,
+			       rec[i].slot, in, rec[i].seq);
+		else	/* "%.0" prints no digit of 0: "no inode" alone */
+			printf("  area %u offset %u: slot %u (%s%.0" PRIu64 "), seq %" PRIu64
+			       ", %u bytes\n    words", fc_area(&jl, &rec[i]),
+			       fc_offset(&jl, &rec[i]), rec[i].slot, in ? "inode " : "no inode",
+			       in, rec[i].seq, rec[i].len);
+		for (k = 0; k < VSMFS_INODE_SIZE / 8; k++) {
+			if (!(words & 1U << k))
+				continue;
+			if (json)
+				printf("%s{\"index\":%u,\"value\":%" PRIu64 "}", n++ ? "," : "", k,
+				       (u64)le64_to_cpu(*w));
+			else
+				printf(" %u=0x%" PRIx64, k, (u64)le64_to_cpu(*w));
+			w++;
+		}
+		if (json)
+			printf("],\"ptes\":[");
+		else
+			printf("%s\n    page table entries%s", words ? "" : " none",
+			       npte ? "" : " none");
+		for (k = 0; k < npte; k++, w += 2) {
+			if (json)
+				printf("%s{\"lpn\":%" PRIu64 ",\"pte\":%" PRIu64 "}", k ? "," : "",
+				       (u64)le64_to_cpu(w[0]), (u64)le64_to_cpu(w[1]));
+			else
+				printf(" %" PRIu64 "=0x%" PRIx64, (u64)le64_to_cpu(w[0]),
+				       (u64)le64_to_cpu(w[1]));
+		}
+		printf(json ? "]}" : "\n");
+	}
+	if (json)
+		printf("]}");
+out:
+	free(rec);
+	free(slots);
+	free(ino);
 }
 
 /* ---- layout, superblock, usage ---- */
@@ -373,6 +540,7 @@ static void print_features(const char *pre, const char *post, const char *sep)
 	} names[] = {
 		{ 1, VSMFS_FEATURE_INCOMPAT_SB_LAST, "sb_last" },
 		{ 1, VSMFS_FEATURE_INCOMPAT_SPARSE, "sparse" },
+		{ 1, VSMFS_FEATURE_INCOMPAT_FAST_COMMIT, "fast_commit" },
 		{ 0, VSMFS_FEATURE_COMPAT_MOUNT_OPTS, "mount_opts" },
 		{ 2, VSMFS_FEATURE_RO_COMPAT_BADFRAMES, "badframes" },
 	};
@@ -436,6 +604,11 @@ static void print_summary(void)
 		for (i = 0; i < ARRAY_SIZE(r); i++)
 			printf("%s\"%s\":{\"start\":%" PRIu64 ",\"blocks\":%" PRIu64 "}",
 			       i ? "," : "", r[i].key, r[i].start, r[i].blocks);
+		if (js.fc_areas)
+			printf(",\"fast_commit_areas\":{\"start\":%" PRIu64 ",\"blocks\":%" PRIu64
+			       ",\"areas\":%u,\"area_blocks\":%u}", js.fc_start,
+			       (u64)js.fc_areas * js.fc_area_blocks, js.fc_areas,
+			       js.fc_area_blocks);
 		printf("},\"usage\":{\"pages\":%" PRIu64 ",\"pages_used\":%" PRIu64
 		       ",\"pages_free\":%" PRIu64 ",\"frames\":%" PRIu64 ",\"frames_used\":%"
 		       PRIu64 ",\"frames_free\":%" PRIu64 ",\"inodes\":%" PRIu64
@@ -463,6 +636,8 @@ static void print_summary(void)
 				printf("  (%" PRIu64 " virtual superpages)",
 				       L.data_pages / VSMFS_VSP_PAGES);
 			putchar('\n');
+			if (!strcmp(r[i].key, "journal"))
+				print_fc_areas(&L, js.fc_areas, js.fc_area_blocks);
 		}
 		print_lpages(&L);
 		printf("  features:");
@@ -1647,6 +1822,58 @@ static void md_obfuscate(u8 *b, u8 kind)
 	}
 }
 
+/*
+ * The fast-commit areas as an obfuscated dump holds them, NULL when they
+ * hold no valid record. A record is of words of an inode's slot: it holds
+ * a name only when that inode is a fast symlink (as the record leaves the
+ * slot) and the record holds words of its target. Those words are
+ * replaced by the words of the target obfuscated as in the inode table
+ * (md_itable_block()), and the record's checksum set again.
+ */
+static u8 *md_fc_areas(void)
+{
+	const size_t lo = offsetof(struct vsmfs_dinode, i_inline);
+	u64 bytes = (u64)jl.s.fc_areas * jl.fc_bytes;
+	__le64 slot[VSMFS_INODE_SIZE / 8];
+	struct vsmfs_dinode *di = (struct vsmfs_dinode *)slot;
+	u8 *fc, *iblk;
+	u32 i, k, m;
+
+	if (!jl.fc || !jl.nrec)
+		return NULL;
+	fc = xalloc(bytes);
+	iblk = xalloc(VSMFS_BLOCK_SIZE);
+	memcpy(fc, jl.fc, bytes);
+	for (i = 0; i < jl.nrec; i++) {
+		struct vsmfs_dfc_rec *r = (struct vsmfs_dfc_rec *)(fc + jl.rec[i].at);
+		__le64 *w = (__le64 *)(r + 1);
+		u32 words = le32_to_cpu(r->r_words), at = jl.rec[i].slot;
+		u64 size;
+
+		if (!at || at >= L.inodes)
+			continue;
+		read_blocks(L.itable_start + at / VSMFS_INODES_PER_BLOCK, 1, iblk);
+		memcpy(slot, iblk + at % VSMFS_INODES_PER_BLOCK * VSMFS_INODE_SIZE, sizeof(slot));
+		for (k = 0, m = 0; k < ARRAY_SIZE(slot); k++)
+			if (words & 1U << k)
+				slot[k] = w[m++];
+		size = le64_to_cpu(di->i_size);
+		if (!S_ISLNK(le16_to_cpu(di->i_mode)) || !size || size > VSMFS_INLINE_LEN)
+			continue;
+		md_path(di->i_inline, size);
+		for (k = 0, m = 0; k < ARRAY_SIZE(slot); k++) {
+			if (!(words & 1U << k))
+				continue;
+			if (k * 8 >= lo && k * 8 < lo + VSMFS_INLINE_LEN)
+				w[m] = slot[k];
+			m++;
+		}
+		r->r_crc = cpu_to_le32(crc32c(~0U, (u8 *)r + 4, jl.rec[i].len - 4));
+	}
+	free(iblk);
+	return fc;
+}
+
 static int md_kind_cmp(const void *a, const void *b)
 {
 	const struct md_kind *x = a, *y = b;
@@ -1675,7 +1902,11 @@ static u8 *md_journal_kinds(u64 *jstart, u32 *n)
 	struct vsmfs_djhdr *hdr;
 	u8 *kinds;
 
-	*n = vsmfs_journal_geometry(L.journal_blocks, &hdr_blocks);
+	/* Laid out as the journal superblock says, whether the journal is sound or not. */
+	hdr = xalloc(VSMFS_BLOCK_SIZE);
+	dev_io(false, L.journal_start, 1, hdr);
+	*n = journal_geometry_of((const struct vsmfs_djsb *)hdr, L.journal_blocks, &hdr_blocks);
+	free(hdr);
 	*jstart = L.journal_start + 2 + hdr_blocks;
 	kinds = xalloc(*n ? *n : 1);
 	hdr = xalloc((u64)(hdr_blocks + 1) << VSMFS_BLOCK_SHIFT);
@@ -1741,8 +1972,8 @@ static void md_read_journal(void)
 static int metadump(const char *out, bool obfuscate)
 {
 	struct md_hdr h = { .magic = MD_MAGIC };
-	u8 *buf = xalloc((u64)MD_RUN_MAX << VSMFS_BLOCK_SHIFT), *jkinds;
-	u64 b, run_start = 0, runs = 0, blocks = 0, jstart;
+	u8 *buf = xalloc((u64)MD_RUN_MAX << VSMFS_BLOCK_SHIFT), *jkinds, *fc = NULL;
+	u64 b, run_start = 0, runs = 0, blocks = 0, jstart, fc_start, fc_blocks = 0;
 	u32 n, cnt = 0;
 	FILE *f;
 
@@ -1758,6 +1989,12 @@ static int metadump(const char *out, bool obfuscate)
 	md_walk();
 	qsort(md_kinds, md_nkinds, sizeof(*md_kinds), md_kind_cmp);
 	jkinds = md_journal_kinds(&jstart, &n);
+	if (obfuscate)
+		fc = md_fc_areas();
+	/* The journal superblock was read whether the journal is sound or not. */
+	fc_start = L.journal_start + jl.s.fc_start;
+	if (fc)
+		fc_blocks = (u64)jl.s.fc_areas * jl.s.fc_area_blocks;
 
 	f = fopen(out, "w");
 	if (!f)
@@ -1777,7 +2014,9 @@ static int metadump(const char *out, bool obfuscate)
 			continue;
 		p = buf + ((u64)cnt << VSMFS_BLOCK_SHIFT);
 		dev_io(false, b, 1, p);
-		if (obfuscate && b >= jstart && b < jstart + n)
+		if (b - fc_start < fc_blocks)
+			memcpy(p, fc + ((b - fc_start) << VSMFS_BLOCK_SHIFT), VSMFS_BLOCK_SIZE);
+		else if (obfuscate && b >= jstart && b < jstart + n)
 			md_obfuscate(p, jkinds[b - jstart]);
 		else if (obfuscate)
 			md_obfuscate(p, md_kind_of(b));
@@ -1872,7 +2111,7 @@ static int restore(const char *in, const char *img)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: vsmfs-inspect [-j | -f | -b] [-i] [--json] DEVICE\n"
+		"Usage: vsmfs-inspect [-j | -f | -b | -c] [-i] [--json] DEVICE\n"
 		"       vsmfs-inspect --map INO [--json] DEVICE\n"
 		"       vsmfs-inspect --export DEVICE\n"
 		"       vsmfs-inspect --metadump FILE [--no-obfuscate] DEVICE\n"
@@ -1884,6 +2123,9 @@ static void usage(FILE *f)
 		"  -f, --frag      virtual superpage fragmentation only\n"
 		"  -b, --badframes the bad-frame list only: each frame, its device block, the\n"
 		"                  logical page behind it and what holds it\n"
+		"  -c, --fast-commits  the valid fast-commit records only: each one's area,\n"
+		"                  offset, slot and inode, order, slot words and page table\n"
+		"                  entries\n"
 		"  -i, --files     also list every regular file (size, runs, holes, tail, flags)\n"
 		"  -m, --map INO   only the pages of inode INO: what each holds, its offset,\n"
 		"                  logical page, frame and device block\n"
@@ -1906,6 +2148,7 @@ int main(int argc, char **argv)
 		{ "journal", no_argument, NULL, 'j' },
 		{ "frag", no_argument, NULL, 'f' },
 		{ "badframes", no_argument, NULL, 'b' },
+		{ "fast-commits", no_argument, NULL, 'c' },
 		{ "map", required_argument, NULL, 'm' },
 		{ "files", no_argument, NULL, 'i' },
 		{ "json", no_argument, NULL, 'J' },
@@ -1915,7 +2158,8 @@ int main(int argc, char **argv)
 		{ "restore", no_argument, NULL, 'R' },
 		COMMON_LONG_OPTIONS,
 	};
-	bool only_journal = false, only_frag = false, only_bad = false, files = false;
+	bool only_journal = false, only_frag = false, only_bad = false, only_fc = false;
+	bool files = false;
 	bool obfuscate = true, do_restore = false;
 	const char *dump = NULL, *map = NULL;
 	u64 map_ino = 0;
@@ -1924,7 +2168,7 @@ int main(int argc, char **argv)
 
 	progname = "vsmfs-inspect";
 	fatal_hook = soft_return;
-	while ((c = getopt_long(argc, argv, "jfbm:iVh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jfbcm:iVh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			only_journal = true;
@@ -1934,6 +2178,9 @@ int main(int argc, char **argv)
 			break;
 		case 'b':
 			only_bad = true;
+			break;
+		case 'c':
+			only_fc = true;
 			break;
 		case 'm':
 			map = optarg;
@@ -1967,35 +2214,36 @@ int main(int argc, char **argv)
 			common_option(c, usage, EXIT_USAGE);
 		}
 	}
-	if (export && (json || only_journal || only_frag || only_bad || map || files || dump ||
-		       do_restore || !obfuscate)) {
+	if (export && (json || only_journal || only_frag || only_bad || only_fc || map || files ||
+		       dump || do_restore || !obfuscate)) {
 		fprintf(stderr, "%s: --export takes no other option\n", progname);
 		usage(stderr);
 		return EXIT_USAGE;
 	}
 	if (do_restore) {
-		if (optind != argc - 2 || dump || only_journal || only_frag || only_bad || map ||
-		    files || json || !obfuscate) {
+		if (optind != argc - 2 || dump || only_journal || only_frag || only_bad ||
+		    only_fc || map || files || json || !obfuscate) {
 			usage(stderr);
 			return EXIT_USAGE;
 		}
 		return restore(argv[optind], argv[optind + 1]);
 	}
-	if ((dump && (only_journal || only_frag || only_bad || map || files || json)) ||
+	if ((dump && (only_journal || only_frag || only_bad || only_fc || map || files || json)) ||
 	    (!obfuscate && !dump)) {
 		fprintf(stderr, "%s: --metadump takes no other option than --no-obfuscate\n",
 			progname);
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (map && (only_journal || only_frag || only_bad || files)) {
+	if (map && (only_journal || only_frag || only_bad || only_fc || files)) {
 		fprintf(stderr, "%s: --map takes no other option than --json\n", progname);
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (optind != argc - 1 || only_journal + only_frag + only_bad > 1) {
-		if (only_journal + only_frag + only_bad > 1)
-			fprintf(stderr, "%s: only one of -j, -f and -b may be given\n", progname);
+	if (optind != argc - 1 || only_journal + only_frag + only_bad + only_fc > 1) {
+		if (only_journal + only_frag + only_bad + only_fc > 1)
+			fprintf(stderr, "%s: only one of -j, -f, -b and -c may be given\n",
+				progname);
 		usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -2032,6 +2280,13 @@ int main(int argc, char **argv)
 		if (json)
 			printf("{");
 		print_badframes();
+		printf(json ? "}\n" : "");
+		goto out;
+	}
+	if (only_fc) {
+		if (json)
+			printf("{");
+		print_fast_commits();
 		printf(json ? "}\n" : "");
 		goto out;
 	}

@@ -55,6 +55,9 @@ static void usage(FILE *f)
 		"                        ^sb_last puts it in block 1 for older kernels)\n"
 		"               sparse   more logical pages than frames: holes in files take\n"
 		"                        no space (default on; ^sparse for older kernels)\n"
+		"               fast_commit  fast-commit areas at the end of the journal, for\n"
+		"                        fsyncs that need no full commit (default on;\n"
+		"                        ^fast_commit for older kernels)\n"
 		"  -f, --force      overwrite an existing file system, swap area, RAID or LVM\n"
 		"                   member or partition table, erasing its signatures\n"
 		"  -n, --dry-run    print the layout, write nothing\n"
@@ -183,7 +186,7 @@ static void fill_itable(void *blk, u64 idx, void *arg)
 }
 
 static void print_layout(const char *dev, const struct vsmfs_layout *l,
-			 const char *label, const u8 *uuid)
+			 const char *label, const u8 *uuid, u32 fc_areas, u32 fc_area_blocks)
 {
 	char us[40];
 
@@ -195,6 +198,7 @@ static void print_layout(const char *dev, const struct vsmfs_layout *l,
 	printf("  %-22s %10d %10d\n", "superblock", VSMFS_SB_BLOCK, 1);
 	printf("  %-22s %10" PRIu64 " %10d\n", "backup superblock", l->sb_backup, 1);
 	printf("  %-22s %10" PRIu64 " %10" PRIu64 "\n", "journal", l->journal_start, l->journal_blocks);
+	print_fc_areas(l, fc_areas, fc_area_blocks);
 	printf("  %-22s %10" PRIu64 " %10" PRIu64 "  (%" PRIu64 " inodes)\n", "inode table",
 	       l->itable_start, l->itable_blocks, l->inodes);
 	printf("  %-22s %10" PRIu64 " %10" PRIu64 "\n", "inode mapping table", l->imap_start, l->imap_blocks);
@@ -205,6 +209,30 @@ static void print_layout(const char *dev, const struct vsmfs_layout *l,
 	printf("  %-22s %10" PRIu64 " %10" PRIu64 "  (%" PRIu64 " virtual superpages)\n", "data",
 	       l->data_start, l->data_pages, l->data_pages / VSMFS_VSP_PAGES);
 	print_lpages(l);
+}
+
+/* Do fast-commit areas of @blocks in all fit a journal region of @jblocks? */
+static bool fc_fits(u64 jblocks, u64 blocks)
+{
+	return blocks <= jblocks / 4 && blocks <= VSMFS_FC_MAX_BLOCKS && jblocks - blocks >= 16;
+}
+
+/*
+ * The fast-commit areas of a journal region of @jblocks blocks: the
+ * default ones, with fewer areas (halved, down to one), then fewer blocks
+ * in the one area, until they take at most a quarter of the region and
+ * leave a journal of 16 blocks at least. Returns false when not even an
+ * area of one block fits.
+ */
+static bool fc_geometry(u64 jblocks, u32 *areas, u32 *area_blocks)
+{
+	*areas = VSMFS_FC_AREAS;
+	*area_blocks = VSMFS_FC_AREA_BLOCKS;
+	while (*areas > 1 && !fc_fits(jblocks, (u64)*areas * *area_blocks))
+		*areas /= 2;
+	while (*area_blocks > 1 && !fc_fits(jblocks, (u64)*areas * *area_blocks))
+		(*area_blocks)--;
+	return fc_fits(jblocks, (u64)*areas * *area_blocks);
 }
 
 /* Is there a vsmfs on the device already? libblkid does not know it. */
@@ -301,8 +329,8 @@ err:
 }
 
 /*
- * Apply -O FEATURE[,FEATURE...]: each of sb_last and sparse, or ^ and the
- * name to leave it out. Returns false on an unknown name.
+ * Apply -O FEATURE[,FEATURE...]: each of sb_last, sparse and fast_commit,
+ * or ^ and the name to leave it out. Returns false on an unknown name.
  */
 static bool parse_features(const char *arg, u32 *incompat, bool *sparse_off)
 {
@@ -320,6 +348,8 @@ static bool parse_features(const char *arg, u32 *incompat, bool *sparse_off)
 			bit = VSMFS_FEATURE_INCOMPAT_SB_LAST;
 		} else if (!strcmp(name, "sparse")) {
 			bit = VSMFS_FEATURE_INCOMPAT_SPARSE;
+		} else if (!strcmp(name, "fast_commit")) {
+			bit = VSMFS_FEATURE_INCOMPAT_FAST_COMMIT;
 		} else {
 			ok = false;
 			break;
@@ -352,12 +382,14 @@ int main(int argc, char **argv)
 	const char *label = "", *uuid_arg = NULL, *why, *dev;
 	bool force = false, dry = false, quiet = false, sparse_off = false;
 	int fd, ret, c, others;
-	u32 incompat = VSMFS_FEATURE_INCOMPAT_SB_LAST | VSMFS_FEATURE_INCOMPAT_SPARSE;
+	u32 incompat = VSMFS_FEATURE_INCOMPAT_SB_LAST | VSMFS_FEATURE_INCOMPAT_SPARSE |
+		       VSMFS_FEATURE_INCOMPAT_FAST_COMMIT;
 	struct vsmfs_dinode root;
 	struct vsmfs_layout l;
 	struct vsmfs_dsb dsb;
 	struct vsmfs_djsb jsb;
-	u32 jn, jhdr_blocks;
+	struct vsmfs_jsb_state js;
+	u32 jn, jhdr_blocks, fc_areas = 0, fc_area_blocks = 0;
 	u8 uuid[16];
 	char blk[VSMFS_BLOCK_SIZE];
 	struct vsmfs_layout base;
@@ -391,7 +423,7 @@ int main(int argc, char **argv)
 		case 'O':
 			if (!parse_features(optarg, &incompat, &sparse_off))
 				return fail(1, "unknown feature in '%s' (known: sb_last, sparse,"
-					    " each with ^ to leave it out)", optarg);
+					    " fast_commit, each with ^ to leave it out)", optarg);
 			break;
 		case 'l':
 			if (parse_size(optarg, &lbytes) || !lbytes || lbytes % VSP_BYTES ||
@@ -462,6 +494,17 @@ int main(int argc, char **argv)
 			    lpages >> (20 - VSMFS_BLOCK_SHIFT));
 	if (why)
 		return fail(1, "%s: cannot lay out a file system: %s", dev, why);
+	/* The fast-commit areas are the last blocks of the journal region. */
+	if ((incompat & VSMFS_FEATURE_INCOMPAT_FAST_COMMIT) &&
+	    !fc_geometry(l.journal_blocks, &fc_areas, &fc_area_blocks)) {
+		incompat &= ~VSMFS_FEATURE_INCOMPAT_FAST_COMMIT;
+		fc_areas = 0;
+		fc_area_blocks = 0;
+		if (!quiet)
+			fprintf(stderr, "%s: %s: a journal of %" PRIu64 " blocks has no room for"
+				" fast-commit areas: made without fast_commit\n", progname, dev,
+				l.journal_blocks);
+	}
 
 	if (!uuid_arg || !strcmp(uuid_arg, "random"))
 		uuid_generate(uuid);
@@ -482,7 +525,7 @@ int main(int argc, char **argv)
 	}
 
 	if (!quiet || dry)
-		print_layout(dev, &l, label, uuid);
+		print_layout(dev, &l, label, uuid, fc_areas, fc_area_blocks);
 	if (dry)
 		return 0;
 
@@ -507,19 +550,31 @@ int main(int argc, char **argv)
 		ret = -errno;
 
 	/*
-	 * Journal: empty (checkpoint and commit pointers 0), header i maps
-	 * journal block i, never written; no header copies pending. The
-	 * journal blocks themselves need no initialization.
+	 * Journal: empty (checkpoint and commit pointers 0, commit number 0),
+	 * header i maps journal block i, never written; no header copies
+	 * pending. The journal blocks themselves need no initialization. The
+	 * fast-commit areas after them are zeroed: no record is found there.
 	 */
 	memset(&jsb, 0, sizeof(jsb));
 	jsb.j_magic = cpu_to_le32(VSMFS_JOURNAL_MAGIC);
-	jn = vsmfs_journal_geometry(l.journal_blocks, &jhdr_blocks);
+	jn = vsmfs_journal_geometry(l.journal_blocks - (u64)fc_areas * fc_area_blocks,
+				    &jhdr_blocks);
 	jsb.j_blocks = cpu_to_le32(jn);
 	jsb.j_hdr_blocks = cpu_to_le32(jhdr_blocks);
+	jsb.j_fc_areas = cpu_to_le32(fc_areas);
+	jsb.j_fc_area_blocks = cpu_to_le32(fc_area_blocks);
+	why = vsmfs_jsb_check(&jsb, l.journal_blocks, &js);
+	if (why)
+		return fail(1, "internal error: new journal superblock fails verification: %s",
+			    why);
 	if (!ret)
 		ret = write_region(fd, l.journal_start + 1, jhdr_blocks, fill_jhdr, &jn);
 	if (!ret)
 		ret = write_region(fd, l.journal_start + 1 + jhdr_blocks, 1, NULL, NULL);
+	if (!ret && fc_areas)
+		ret = write_region(fd, l.journal_start + l.journal_blocks -
+				   (u64)fc_areas * fc_area_blocks,
+				   (u64)fc_areas * fc_area_blocks, NULL, NULL);
 	if (!ret)
 		ret = write_at(fd, &jsb, sizeof(jsb), l.journal_start << VSMFS_BLOCK_SHIFT);
 	if (!ret)

@@ -32,6 +32,7 @@ struct vsmfs_dsb;
 void sb_clear_errors(struct vsmfs_dsb *sb);
 struct vsmfs_layout;
 void print_lpages(const struct vsmfs_layout *l);
+void print_fc_areas(const struct vsmfs_layout *l, u32 areas, u32 area_blocks);
 
 /* The last rows of every tool's table of long options. */
 #define COMMON_LONG_OPTIONS					\
@@ -67,6 +68,18 @@ void dev_io(bool wr, u64 blk, u64 count, void *buf);
 void read_blocks(u64 blk, u64 count, void *buf);
 void *read_region(u64 start, u64 blocks);
 
+/**
+ * struct fc_ref - a valid fast-commit record of a journal (journal_load())
+ * @at: its offset from the start of the first area
+ * @len: its length in bytes
+ * @slot: the inode table slot it changes
+ * @seq: its order among the records of the slot
+ */
+struct fc_ref {
+	u32	at, len, slot;
+	u64	seq;
+};
+
 /* Where journal_load() stopped. */
 enum jstage { J_OK, J_SUPER, J_COPY, J_HEADER, J_REMAP, J_RECOVER };
 
@@ -87,6 +100,14 @@ enum jstage { J_OK, J_SUPER, J_COPY, J_HEADER, J_REMAP, J_RECOVER };
  *	by home block
  * @nver: how many
  * @start: first journal block on the device
+ * @fc: the fast-commit areas as read, NULL without them
+ * @fc_bytes: bytes of each area
+ * @rec: the valid records of every area, in the order a mount applies them
+ *	(by slot, then order)
+ * @nrec: how many
+ * @fc_why: what a valid record names that the file system has not, NULL if
+ *	nothing: a mount then refuses the journal, and no record is applied
+ * @fc_at: that record (an index into @rec)
  */
 struct journal {
 	struct vsmfs_djsb	*jsb;
@@ -102,6 +123,12 @@ struct journal {
 	struct vsmfs_jver	*ver;
 	u32			nver;
 	u64			start;
+	u8			*fc;
+	u32			fc_bytes;
+	struct fc_ref		*rec;
+	u32			nrec;
+	const char		*fc_why;
+	u32			fc_at;
 };
 
 /**
@@ -119,7 +146,25 @@ struct index_walk {
 void index_walk(struct index_walk *w, const struct vsmfs_dinode *di);
 
 bool journal_load(struct journal *j, const struct vsmfs_layout *l);
-void journal_overlay(struct journal *j);
+void journal_overlay(struct journal *j, const struct vsmfs_layout *l);
+u32 journal_geometry_of(const struct vsmfs_djsb *jsb, u64 journal_blocks, u32 *hdr_blocks);
+
+/* The fast-commit record @r of @j, its area and its offset in the area. */
+static inline const struct vsmfs_dfc_rec *fc_record(const struct journal *j,
+						    const struct fc_ref *r)
+{
+	return (const struct vsmfs_dfc_rec *)(j->fc + r->at);
+}
+
+static inline u32 fc_area(const struct journal *j, const struct fc_ref *r)
+{
+	return r->at / j->fc_bytes;
+}
+
+static inline u32 fc_offset(const struct journal *j, const struct fc_ref *r)
+{
+	return r->at % j->fc_bytes;
+}
 const char *journal_problem(const struct journal *j, const struct vsmfs_layout *l);
 void journal_free(struct journal *j);
 

@@ -5,7 +5,7 @@
  * device is accessed with O_DIRECT (the module writes through DAX, so the
  * block device's page cache may be stale).
  *
- *   fspoke [-j] DEV layout
+ *   fspoke [-j] DEV layout   (with the fast-commit areas the journal superblock gives)
  *   fspoke [-j] DEV inode INO get FIELD | set FIELD=VALUE...
  *   fspoke [-j] DEV dirent DIRINO NAME get FIELD | set FIELD=VALUE... [name=NEW]
  *   fspoke [-j] DEV imap INO [SLOT]
@@ -70,15 +70,17 @@ static void io(int wr, u64 blk, void *buf)
 static struct vsmfs_djsb *jsb;
 static struct vsmfs_djhdr *hdr;
 static u32 jn, jhdr_blocks;
+static u64 fc_start;	/* first block of the fast-commit areas, 0 without */
 
+/* The positions j_checkpoint holds, without the commit number's bits. */
 static u32 jckpt(void)
 {
-	return (u32)le64_to_cpu(jsb->j_checkpoint);
+	return (u32)(le64_to_cpu(jsb->j_checkpoint) & VSMFS_JCKPT_POS_MASK);
 }
 
 static u32 jlast(void)
 {
-	return (u32)(le64_to_cpu(jsb->j_checkpoint) >> 32);
+	return (u32)((le64_to_cpu(jsb->j_checkpoint) & VSMFS_JCKPT_POS_MASK) >> 32);
 }
 
 static u64 jh_state(u32 i)
@@ -98,11 +100,17 @@ static u64 jblock(u32 i)
 
 static void jload(void)
 {
+	u64 fc;
 	u32 b;
 
 	jsb = balloc();
 	io(0, L.journal_start, jsb);
-	jn = vsmfs_journal_geometry(L.journal_blocks, &jhdr_blocks);
+	/* The fast-commit areas are the last blocks of the region, when they fit. */
+	fc = (u64)le32_to_cpu(jsb->j_fc_areas) * le32_to_cpu(jsb->j_fc_area_blocks);
+	if (fc > L.journal_blocks / 4 || L.journal_blocks - fc < 16)
+		fc = 0;
+	fc_start = fc ? L.journal_start + L.journal_blocks - fc : 0;
+	jn = vsmfs_journal_geometry(L.journal_blocks - fc, &jhdr_blocks);
 	if (posix_memalign((void **)&hdr, BS, (size_t)jhdr_blocks * BS))
 		die("out of memory");
 	for (b = 0; b < jhdr_blocks; b++)
@@ -153,6 +161,7 @@ static void get_blk(u64 blk, void *buf)
 static void put_blk(u64 blk, void *buf)
 {
 	u32 i, p = jckpt();
+	u64 count;
 	long cur;
 
 	if (!journal) {
@@ -184,7 +193,9 @@ static void put_blk(u64 blk, void *buf)
 				     ((jh_state(p) >> VSMFS_JH_WC_SHIFT) + 1) << VSMFS_JH_WC_SHIFT);
 	hdr[p].h_map = cpu_to_le64((jh_map(p) & VSMFS_JH_JB_MASK) | blk << VSMFS_JH_HOME_SHIFT);
 	jsave();
-	jsb->j_checkpoint = cpu_to_le64((u64)jlast() << 32 | (p + 1));
+	/* The last transaction grows: the commit number stays. */
+	count = vsmfs_jckpt_count(le64_to_cpu(jsb->j_checkpoint));
+	jsb->j_checkpoint = cpu_to_le64(vsmfs_jckpt_set_count((u64)jlast() << 32 | (p + 1), count));
 	jsb->j_commit = cpu_to_le64(p + 1);
 	io(1, L.journal_start, jsb);
 	if (fsync(fd))
@@ -264,7 +275,8 @@ static const struct field dirent_fields[] = {
 static const struct field jsb_fields[] = {
 	FJ("magic", j_magic), FJ("blocks", j_blocks), FJ("checkpoint", j_checkpoint),
 	FJ("commit", j_commit), FJ("hdr_blocks", j_hdr_blocks), FJ("hcopy", j_hcopy),
-	FJ("sequence", j_sequence), { NULL, 0, 0 }
+	FJ("sequence", j_sequence), FJ("fc_areas", j_fc_areas),
+	FJ("fc_area_blocks", j_fc_area_blocks), { NULL, 0, 0 }
 };
 
 static const struct field *lookup(const struct field *f, const char *name, size_t len)
@@ -459,11 +471,16 @@ int main(int argc, char **argv)
 	n = argc ? strtoull(argv[0], NULL, 0) : 0;
 
 	if (!strcmp(cmd, "layout")) {
-		printf("journal_start=%llu\nitable_start=%llu\nimap_start=%llu\n"
+		printf("journal_start=%llu\njournal_blocks=%llu\nfc_start=%llu\nfc_areas=%u\n"
+		       "fc_area_blocks=%u\nitable_start=%llu\nimap_start=%llu\n"
 		       "ptable_start=%llu\nlbitmap_start=%llu\nibitmap_start=%llu\n"
 		       "data_start=%llu\ndata_pages=%llu\ninodes=%llu\nsb_backup=%llu\n"
 		       "lpages=%llu\nsparse=%d\n",
-		       (unsigned long long)L.journal_start, (unsigned long long)L.itable_start,
+		       (unsigned long long)L.journal_start, (unsigned long long)L.journal_blocks,
+		       (unsigned long long)fc_start,
+		       fc_start ? le32_to_cpu(jsb->j_fc_areas) : 0,
+		       fc_start ? le32_to_cpu(jsb->j_fc_area_blocks) : 0,
+		       (unsigned long long)L.itable_start,
 		       (unsigned long long)L.imap_start, (unsigned long long)L.ptable_start,
 		       (unsigned long long)L.lbitmap_start, (unsigned long long)L.ibitmap_start,
 		       (unsigned long long)L.data_start, (unsigned long long)L.data_pages,

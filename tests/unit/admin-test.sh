@@ -77,7 +77,7 @@ says 'default mount options: "errors=continue,data=inplace"'
 [ "$("$inspect" --json "$img" | python3 -c 'import json, sys; print(json.load(sys.stdin)["superblock"]["mount_options"])')" = errors=continue,data=inplace ] ||
 	fail "--json lacks the mount options"
 run 0 "$admin" -l "$img"
-says "Features:                sb_last sparse mount_opts"
+says "Features:                sb_last sparse fast_commit mount_opts"
 run 0 "$fsck" -n -v "$img"
 says "default mount options errors=continue,data=inplace"
 says "no errors found"

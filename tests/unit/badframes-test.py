@@ -92,7 +92,7 @@ def test_main(tmp):
     check("bad frames" not in out, f"empty list: a summary without -v\n{out}")
     expect(clean, ["-n", "-v"], 0, "bad frames: 0 (0 in use by files, 0 retired)",
            what="empty list, -v")
-    check(re.search(r"features: sb_last sparse badframes\n", inspect(clean)),
+    check(re.search(r"features: sb_last sparse fast_commit badframes\n", inspect(clean)),
           f"vsmfs-inspect names the feature\n{inspect(clean)}")
     check("Bad frames (block 1): 0 listed" in inspect(clean, "-b"), "vsmfs-inspect -b, empty")
 
@@ -107,7 +107,7 @@ def test_main(tmp):
     before = img.get(0, 64 << 20)
 
     out = inspect(base)
-    check(re.search(r"features: sb_last sparse badframes\n", out),
+    check(re.search(r"features: sb_last sparse fast_commit badframes\n", out),
           f"vsmfs-inspect: features\n{out}")
     out = inspect(base, "-b")
     blk = L["data_start"]

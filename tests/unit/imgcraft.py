@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """Shared by the host tests that write vsmfs images by hand
-(sparse-test.py, badframes-test.py): the tools' paths, checks that count
-failures, fsck.vsmfs runs checked for their exit status and output, the
-layout from fspoke, and the on-media records (directory blocks, inodes)
-with an image file to put them in."""
+(sparse-test.py, badframes-test.py, fastcommit-test.py): the tools' paths,
+checks that count failures, fsck.vsmfs runs checked for their exit status
+and output, the layout from fspoke (the fast-commit areas included), and
+the on-media records (directory blocks, inodes, fast-commit records) with
+an image file to put them in."""
 
 import os
 import struct
@@ -77,6 +78,39 @@ def dir_block(entries):
     return bytes(b)
 
 
+CRC32C_TABLE = []
+
+
+def crc32c(data, crc=0xFFFFFFFF):
+    """CRC-32C as the kernel's crc32c() computes it: no final inversion."""
+    if not CRC32C_TABLE:
+        for i in range(256):
+            c = i
+            for _ in range(8):
+                c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+            CRC32C_TABLE.append(c)
+    for b in data:
+        crc = CRC32C_TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc
+
+
+def fc_record(count, slot, seq, words=None, ptes=(), pad=0):
+    """A fast-commit record (struct vsmfs_dfc_rec) of commit @count: the new
+    values of words of inode table slot @slot ({index: value}) and page table
+    entries ((lpn, entry), ...), its length rounded up to 64 bytes (and @pad
+    more), its crc32c set."""
+    words = words or {}
+    mask = 0
+    for w in words:
+        mask |= 1 << w
+    body = b"".join(struct.pack("<Q", words[w]) for w in sorted(words))
+    body += b"".join(struct.pack("<QQ", lpn, e) for lpn, e in ptes)
+    length = (32 + len(body) + 63) // 64 * 64 + pad
+    tail = struct.pack("<HHQQII", length, len(ptes), count, seq, slot, mask) + body
+    tail += bytes(length - 4 - len(tail))
+    return struct.pack("<I", crc32c(tail)) + tail
+
+
 def dinode(mode, nlink, size, pages, direct=(), ind=0, xattr=0):
     d = struct.pack("<HHIIIIIQQ", mode, 0, nlink, 0, 0, 0, 0, size, pages)
     d += bytes(48) + struct.pack("<IIQ", 0, 0, xattr)
@@ -123,6 +157,11 @@ class Image:
 
     def lbits(self, lo, hi, value=1):
         self.bits(self.L["lbitmap_start"], lo, hi, value)
+
+    def fc_put(self, area, off, data):
+        """Write @data at byte @off of fast-commit area @area."""
+        start = self.L["fc_start"] + area * self.L["fc_area_blocks"]
+        self.put(start * BS + off, data)
 
     def frame(self, frame, data=None):
         """The block of data frame @frame, or write @data there."""

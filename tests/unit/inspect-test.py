@@ -3,9 +3,10 @@
 """Host test of tools/vsmfs-inspect on image files made by tools/mkfs.vsmfs.
 
 Fresh images of several sizes, journal sizes, inode counts and logical
-sizes, sparse (the default) or not, must show the layout "mkfs.vsmfs -n"
-prints, the usage fsck.vsmfs reports, an empty journal and only free
-virtual superpages. An image whose bitmaps, page table, journal and inode
+sizes, sparse (the default) or not, with fast-commit areas (the default)
+or not, must show the layout "mkfs.vsmfs -n" prints, the usage fsck.vsmfs
+reports, an empty journal laid out in what the fast-commit areas leave of
+its region, and only free virtual superpages. An image whose bitmaps, page table, journal and inode
 table are edited here must show the counts the edits imply, including a
 bitmap block read through the journal and the holes (logical pages
 without a frame) in the runs of a file. A file that
@@ -76,15 +77,22 @@ def journal_geometry(blocks):
 
 
 def mkfs_layout(img, opts):
-    """Create the file system and return the table "mkfs.vsmfs -n" prints."""
+    """Create the file system and return the table "mkfs.vsmfs -n" prints.
+    Its row "fast-commit areas" is (start, blocks, areas, blocks of each),
+    (0, 0, 0, 0) when there is none."""
     res = run(MKFS, "-n", *opts, img)
     eq(res.returncode, 0, f"mkfs.vsmfs -n {opts}")
-    rows, inodes, vsps, lpages = {}, None, None, None
+    rows, inodes, vsps, lpages = {"fast-commit areas": (0, 0, 0, 0)}, None, None, None
     table = res.stdout.splitlines()[2:]
     for line in res.stdout.splitlines():
         m = re.match(r"\s+logical pages\s+(\d+)\s+\((\d+ MiB; sparse|not sparse)", line)
         if m:
             lpages = (int(m.group(1)), m.group(2) != "not sparse")
+            continue
+        m = re.match(r"\s+fast-commit areas\s+(\d+)\s+(\d+)\s+\((\d+) areas? of (\d+) blocks?,"
+                     r" in the journal\)$", line)
+        if m:
+            rows["fast-commit areas"] = tuple(int(x) for x in m.groups())
             continue
         m = re.match(r"\s+([a-z ]+?)\s+(\d+)\s+(\d+)(?:\s+\((\d+) (inodes|virtual))?", line)
         if not m or m.group(1) not in REGIONS:
@@ -94,7 +102,7 @@ def mkfs_layout(img, opts):
             inodes = int(m.group(4))
         elif m.group(5) == "virtual":
             vsps = int(m.group(4))
-    eq(len(rows), len(REGIONS), f"regions printed by mkfs.vsmfs -n {opts}")
+    eq(len(rows), len(REGIONS) + 1, f"regions printed by mkfs.vsmfs -n {opts}")
     check(lpages is not None, f"logical pages printed by mkfs.vsmfs -n {opts}")
     res = run(MKFS, "-q", "-f", *opts, img)
     eq(res.returncode, 0, f"mkfs.vsmfs {opts}: {res.stderr.strip()}")
@@ -102,7 +110,14 @@ def mkfs_layout(img, opts):
     return rows, inodes, vsps, table
 
 
-def test_fresh(tmp, size, opts):
+def journal_of(rows):
+    """The journal blocks and header blocks of the journal region of
+    @rows, without its fast-commit areas, and those areas' blocks."""
+    fc = rows["fast-commit areas"][1]
+    return journal_geometry(rows["journal"][1] - fc) + (fc,)
+
+
+def test_fresh(tmp, size, opts, fc_areas=None):
     img = os.path.join(tmp, "fresh.img")
     with open(img, "wb") as f:
         f.truncate(size)
@@ -153,7 +168,29 @@ def test_fresh(tmp, size, opts):
         eq((u["frames_used"], u["frames"]), tuple(int(x) for x in m.groups()),
            f"{what}: frames against fsck.vsmfs")
 
-    n, hdr_blocks = journal_geometry(rows["journal"][1])
+    # The fast-commit areas: the last blocks of the journal region, as
+    # many as mkfs can fit (a quarter of the region at most, a journal of
+    # 16 blocks left), the feature set with them.
+    js, jb = rows["journal"]
+    fstart, fblocks, areas, area_blocks = rows["fast-commit areas"]
+    if fc_areas is not None:
+        eq((areas, area_blocks), fc_areas, f"{what}: fast-commit areas")
+    eq("fast_commit" in sb["features"], areas > 0, f"{what}: fast_commit feature")
+    if areas:
+        eq((fstart, fblocks), (js + jb - areas * area_blocks, areas * area_blocks),
+           f"{what}: fast-commit areas at the end of the journal region")
+        check(fblocks <= jb // 4 and jb - fblocks >= 16 and fblocks <= 1024,
+              f"{what}: {fblocks} fast-commit blocks fit a journal region of {jb}")
+        eq(r["layout"]["fast_commit_areas"], {"start": fstart, "blocks": fblocks, "areas": areas,
+                                              "area_blocks": area_blocks},
+           f"{what}: fast-commit areas in the layout")
+        eq(r["journal"]["fast_commit"], {"areas": areas, "area_blocks": area_blocks,
+                                         "start": fstart, "commit": 1, "records": 0,
+                                         "replayed": 0}, f"{what}: journal fast commits")
+    else:
+        check("fast_commit_areas" not in r["layout"], f"{what}: no fast-commit areas")
+        eq(r["journal"]["fast_commit"], None, f"{what}: journal without fast commits")
+    n, hdr_blocks, _ = journal_of(rows)
     j = r["journal"]
     eq((j["journal_blocks"], j["header_blocks"]), (n, hdr_blocks), f"{what}: journal geometry")
     eq((j["checkpoint"], j["commit"], j["checkpoint_area"], j["valid"], j["free"]),
@@ -195,7 +232,7 @@ def test_edited(tmp):
     lb, pt = rows["logical page bitmap"][0], rows["page table"][0]
     ib, it = rows["inode bitmap"][0], rows["inode table"][0]
     js = rows["journal"][0]
-    n, hdr_blocks = journal_geometry(rows["journal"][1])
+    n, hdr_blocks, _ = journal_of(rows)
     with open(img, "r+b") as f:
         # VSP 1, 2 and 4 fully used, VSP 3 partly (one page).
         f.seek(lb * BS)
@@ -309,6 +346,15 @@ def main():
                            (16 << 20, ["-O", "^sparse"]), (64 << 20, ["-O", "^sparse,^sb_last"]),
                            (64 << 20, ["-l", "1G"]), (100 << 20, ["--logical-size", "98M"])):
             test_fresh(tmp, size, opts + common)
+        # The default areas, fewer on a small journal region (areas halved,
+        # then blocks taken off the one left), none on the smallest or
+        # without the feature.
+        for size, opts, areas in ((64 << 20, [], (16, 8)), (64 << 20, ["-J", "256K"], (2, 8)),
+                                  (64 << 20, ["-J", "96K"], (1, 6)),
+                                  (64 << 20, ["-J", "64K"], (0, 0)),
+                                  (64 << 20, ["-O", "^fast_commit"], (0, 0)),
+                                  (64 << 20, ["-O", "^fast_commit,fast_commit"], (16, 8))):
+            test_fresh(tmp, size, opts + common, areas)
         test_edited(tmp)
         test_errors(tmp)
     finally:

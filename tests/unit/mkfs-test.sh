@@ -7,7 +7,9 @@
 # blkid no longer reports it; vsmfs-inspect --export prints the udev
 # properties of the new file system and nothing for anything else; every
 # tool answers --help and --version; option values out of range are
-# refused with the range.
+# refused with the range; the fast-commit areas are made by default, as
+# many as fit the journal region, and left out on request or when none
+# fits.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 mkfs=$top/tools/mkfs.vsmfs fsck=$top/tools/fsck.vsmfs inspect=$top/tools/vsmfs-inspect
@@ -140,4 +142,59 @@ says "0/262143 logical pages"
 "$mkfs" -q -f -O ^sparse "$img"
 "$fsck" -n "$img" >"$dir/out"
 says "0/14846 logical pages in use; no errors found"
+# Fast-commit areas: the last blocks of the journal region, 16 of 8 blocks
+# by default; fewer where the region is small (a quarter of it at most, a
+# journal of 16 blocks left); none with -O ^fast_commit, nor in a region
+# of 16 blocks (with a message). fsck.vsmfs finds each image sound and
+# vsmfs-inspect shows the areas.
+fc_row() {	# the "fast-commit areas" row of mkfs.vsmfs -n OPTS...
+	"$mkfs" -n "$@" "$img" | sed -n 's/^  fast-commit areas *//p'
+}
+fc_areas() {	# the areas of the image: "AREAS BLOCKS START"
+	"$inspect" -j --json "$img" | python3 -c 'import json, sys
+f = json.load(sys.stdin)["journal"]["fast_commit"]
+print(" ".join(str(f[k]) for k in ("areas", "area_blocks", "start")) if f else "none")'
+}
+fresh
+[ "$(fc_row)" = "898        128  (16 areas of 8 blocks, in the journal)" ] ||
+	fail "default fast-commit areas: '$(fc_row)'"
+"$mkfs" -q "$img"
+[ "$(fc_areas)" = "16 8 898" ] || fail "default image: fast-commit areas $(fc_areas)"
+"$top/tools/vsmfs-admin" -l "$img" >"$dir/out"
+says "sb_last sparse fast_commit"
+"$inspect" "$img" >"$dir/out"
+says "features: sb_last sparse fast_commit"
+says "fast-commit areas             898        128  (16 areas of 8 blocks, in the journal)"
+says "fast commits         16 areas of 8 blocks from block 898; 0 valid records of commit 1"
+"$fsck" -n -v "$img" >"$dir/out"
+says "journal: 16 fast-commit areas of 8 blocks from block 898, 0 valid records (commit 1)"
+says "no errors found"
+
+"$mkfs" -q -f -O ^fast_commit "$img"
+[ "$(fc_areas)" = none ] || fail "-O ^fast_commit: fast-commit areas $(fc_areas)"
+[ -z "$(fc_row -O ^fast_commit)" ] || fail "-O ^fast_commit: a fast-commit row in the layout"
+"$inspect" "$img" >"$dir/out"
+says "features: sb_last sparse"
+! grep -q "fast" "$dir/out" ||
+	{ cat "$dir/out"; fail "-O ^fast_commit: inspect shows fast commits"; }
+"$fsck" -n -v "$img" >"$dir/out"
+says "no errors found"
+
+"$mkfs" -q -f -J 256K "$img"
+[ "$(fc_areas)" = "2 8 50" ] || fail "256 KiB journal: fast-commit areas $(fc_areas)"
+"$fsck" -n "$img" >"$dir/out"
+says "no errors found"
+"$mkfs" -f -J 64K "$img" >"$dir/out" 2>&1
+says "a journal of 16 blocks has no room for fast-commit areas: made without fast_commit"
+[ "$(fc_areas)" = none ] || fail "64 KiB journal: fast-commit areas $(fc_areas)"
+"$fsck" -n "$img" >"$dir/out"
+says "no errors found"
+
+# The smallest device: 16 MiB, a journal of 1 MiB, 8 areas of 8 blocks.
+rm -f "$img"
+truncate -s 16M "$img"
+"$mkfs" -q "$img"
+[ "$(fc_areas)" = "8 8 194" ] || fail "16 MiB device: fast-commit areas $(fc_areas)"
+"$fsck" -n "$img" >"$dir/out"
+says "no errors found"
 echo "mkfs-test: ok"

@@ -58,11 +58,12 @@ fsck_status 8 -y
 says "no vsmfs file system found"
 
 # Images with the backup in block 1, as mkfs.vsmfs made them before (and
-# without the sparse feature, which came later).
-"$mkfs" -q -f -O ^sb_last,^sparse "$img"
+# without the sparse and fast_commit features, which came later).
+"$mkfs" -q -f -O ^sb_last,^sparse,^fast_commit "$img"
 "$inspect" "$img" >"$dir/out"
 grep -Eq "^  backup superblock +1 +1\$" "$dir/out" || { cat "$dir/out"; fail "backup not in block 1"; }
-[ "$("$sbedit" "$img" get feature_incompat)" = 0 ] || fail "-O ^sb_last,^sparse set a feature"
+[ "$("$sbedit" "$img" get feature_incompat)" = 0 ] ||
+	fail "-O ^sb_last,^sparse,^fast_commit set a feature"
 [ "$("$sbedit" "$img" get lpages)" = 0 ] || fail "s_lpages set without the sparse feature"
 "$sbedit" -k "$img" set mount_count=9
 fsck_status 1 -p
@@ -71,7 +72,8 @@ fsck_status 0 -n
 
 # The backup in block 1 on a sparse file system: -O ^sb_last alone.
 "$mkfs" -q -f -O ^sb_last "$img"
-[ "$("$sbedit" "$img" get feature_incompat)" = 2 ] || fail "-O ^sb_last: not sparse alone"
+[ "$("$sbedit" "$img" get feature_incompat)" = 6 ] ||
+	fail "-O ^sb_last: not sparse and fast_commit alone"
 [ "$("$sbedit" "$img" get lpages)" = 32768 ] || fail "default s_lpages of 64 MiB"
 fsck_status 0 -n
 says "no errors found"

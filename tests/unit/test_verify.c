@@ -3,9 +3,10 @@
  * User-space unit tests of the shared format code (fs/vsmfs/verify.c):
  * checksum, name hash, layout computation over many device sizes (sparse
  * and not), the superblock verifier against good and damaged superblocks,
- * and the checks of directory entries, xattr blocks, inodes and the
- * journal superblock, each against a sound structure and every kind of
- * damage it finds.
+ * and the checks of directory entries, xattr blocks, inodes, the journal
+ * superblock (with fast-commit areas or not) and fast-commit records, each
+ * against a sound structure and every kind of damage it finds; the commit
+ * number j_checkpoint carries.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -637,9 +638,165 @@ static void test_jsb(void)
 	jsb.j_hcopy = cpu_to_le32(VSMFS_JH_PER_BLOCK + 1);
 	CHECK_WHY(vsmfs_jsb_check(&jsb, jb, &js), "header copies", "too many header copies");
 	make_jsb(&jsb, jb);
-	jsb.j_reserved[4055] = 1;
+	jsb.j_reserved[sizeof(jsb.j_reserved) - 1] = 1;
 	CHECK_WHY(vsmfs_jsb_check(&jsb, jb, &js), "reserved", "reserved bytes");
 	CHECK(js.only_reserved, "reserved bytes: nothing else wrong");
+}
+
+/* A journal superblock of a region of @jb blocks whose last @areas * @ab are fast-commit areas. */
+static void make_fc_jsb(struct vsmfs_djsb *jsb, u64 jb, u32 areas, u32 ab)
+{
+	make_jsb(jsb, jb - (u64)areas * ab);
+	jsb->j_fc_areas = cpu_to_le32(areas);
+	jsb->j_fc_area_blocks = cpu_to_le32(ab);
+}
+
+static void test_jsb_fc(void)
+{
+	static struct vsmfs_djsb jsb;
+	struct vsmfs_jsb_state js;
+	const u64 jb = 2048;
+	u32 hb, n = vsmfs_journal_geometry(jb - 128, &hb);
+
+	make_fc_jsb(&jsb, jb, 16, 8);
+	CHECK_WHY(vsmfs_jsb_check(&jsb, jb, &js), NULL, "fast-commit areas");
+	CHECK(js.n == n && js.hdr_blocks == hb && js.fc_areas == 16 && js.fc_area_blocks == 8 &&
+	      js.fc_start == jb - 128 && js.ckpt == 5 && js.last == 2,
+	      "fields decoded with fast-commit areas");
+	make_jsb(&jsb, jb);
+	jsb.j_fc_areas = cpu_to_le32(16);
+	jsb.j_fc_area_blocks = cpu_to_le32(8);
+	CHECK_WHY(vsmfs_jsb_check(&jsb, jb, &js), "journal size",
+		  "journal blocks of the whole region with areas");
+	make_fc_jsb(&jsb, jb, 16, 8);
+	CHECK_WHY(vsmfs_jsb_check(&jsb, jb + 16, &js), "journal size",
+		  "fast-commit areas, another journal size");
+
+	/* A quarter of the region, a journal of 16 blocks left, at most. */
+	make_fc_jsb(&jsb, jb, 1, jb / 4);
+	CHECK_WHY(vsmfs_jsb_check(&jsb, jb, &js), NULL, "areas of a quarter of the region");
+	make_fc_jsb(&jsb, 20, 1, 4);
+	CHECK_WHY(vsmfs_jsb_check(&jsb, 20, &js), NULL, "a journal of 16 blocks left");
+	make_fc_jsb(&jsb, jb, 16, 0);
+	CHECK_WHY(vsmfs_jsb_check(&jsb, jb, &js), "do not fit", "areas of 0 blocks");
+	make_fc_jsb(&jsb, jb, 16, jb / 64 + 1);
+	CHECK_WHY(vsmfs_jsb_check(&jsb, jb, &js), "do not fit", "more than a quarter");
+	make_fc_jsb(&jsb, 1 << 16, 25, 41);
+	CHECK_WHY(vsmfs_jsb_check(&jsb, 1 << 16, &js), "do not fit",
+		  "more than VSMFS_FC_MAX_BLOCKS");
+	make_fc_jsb(&jsb, 1 << 16, 32, VSMFS_FC_MAX_BLOCKS / 32);
+	CHECK_WHY(vsmfs_jsb_check(&jsb, 1 << 16, &js), NULL, "VSMFS_FC_MAX_BLOCKS");
+	make_fc_jsb(&jsb, 20, 1, 5);
+	CHECK_WHY(vsmfs_jsb_check(&jsb, 20, &js), "do not fit", "a journal of 15 blocks left");
+	make_fc_jsb(&jsb, jb, 0x10000, 0x10000);
+	CHECK_WHY(vsmfs_jsb_check(&jsb, jb, &js), "do not fit", "areas past the region");
+	make_jsb(&jsb, jb);
+	jsb.j_fc_area_blocks = cpu_to_le32(8);
+	CHECK_WHY(vsmfs_jsb_check(&jsb, jb, &js), "without areas", "area blocks without areas");
+
+	/* The commit number: j_sequence, or one more when the bits say so. */
+	make_fc_jsb(&jsb, jb, 16, 8);
+	jsb.j_checkpoint = cpu_to_le64(vsmfs_jckpt_set_count(5 | 2ULL << 32, 100));
+	CHECK_WHY(vsmfs_jsb_check(&jsb, jb, &js), NULL, "commit number bits");
+	CHECK(js.ckpt == 5 && js.last == 2 && js.sequence == 99 && js.count == 100,
+	      "positions without the bits, j_sequence one commit behind");
+	jsb.j_checkpoint = cpu_to_le64(vsmfs_jckpt_set_count(5 | 2ULL << 32, 99));
+	CHECK_WHY(vsmfs_jsb_check(&jsb, jb, &js), NULL, "commit number bits");
+	CHECK(js.count == 99, "j_sequence the commit number");
+}
+
+static void test_jcount(void)
+{
+	static const u64 counts[] = { 0, 1, 0x7f, 0x80, 0x3fff, 0x4000, 0x4001, 0x123456789ULL,
+				      ~0ULL };
+	const u64 pos = (u64)VSMFS_JOURNAL_MAX_BLOCKS << 32 | VSMFS_JOURNAL_MAX_BLOCKS;
+	const u64 mask = (1ULL << VSMFS_JCOUNT_BITS) - 1;
+	size_t i;
+
+	/* Positions up to 2^24 and the number's bits share no bit. */
+	CHECK((pos & VSMFS_JCKPT_POS_MASK) == pos, "positions inside the mask");
+	CHECK(!(vsmfs_jckpt_set_count(0, mask) & VSMFS_JCKPT_POS_MASK) &&
+	      vsmfs_jckpt_count(VSMFS_JCKPT_POS_MASK) == 0, "commit number bits outside the mask");
+	for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		u64 c = counts[i], st = vsmfs_jckpt_set_count(pos, c);
+
+		CHECK(vsmfs_jckpt_count(st) == (c & mask), "count %llx: bits %llx",
+		      (unsigned long long)c, (unsigned long long)vsmfs_jckpt_count(st));
+		CHECK((st & VSMFS_JCKPT_POS_MASK) == pos, "count %llx: positions kept",
+		      (unsigned long long)c);
+		CHECK(vsmfs_jckpt_count(vsmfs_jckpt_set_count(st, c + 1)) == ((c + 1) & mask),
+		      "count %llx: set again", (unsigned long long)c);
+		/* j_sequence equal, one behind, or neither (a reset journal). */
+		CHECK(vsmfs_jcount_exact(c, st) == c, "count %llx: sequence equal",
+		      (unsigned long long)c);
+		CHECK(vsmfs_jcount_exact(c - 1, st) == c, "count %llx: sequence one behind",
+		      (unsigned long long)c);
+		CHECK(vsmfs_jcount_exact(c - 2, st) == c - 2,
+		      "count %llx: bits two ahead name neither", (unsigned long long)c);
+		CHECK(vsmfs_jcount_exact(c + 1, st) == c + 1,
+		      "count %llx: bits behind name neither", (unsigned long long)c);
+	}
+	CHECK(vsmfs_jcount_exact(99, 5) == 99, "no bits set");
+}
+
+/*
+ * A fast-commit record in @buf of commit @count: words 0, 3 and 31 of the
+ * slot, @npte page table entries, @len bytes, its crc32c set.
+ */
+static void make_fc_rec(u8 *buf, u64 count, u32 npte, u32 len)
+{
+	struct vsmfs_dfc_rec *r = (struct vsmfs_dfc_rec *)buf;
+	__le64 *w = (__le64 *)(r + 1);
+	u32 i;
+
+	memset(buf, 0, VSMFS_BLOCK_SIZE);
+	r->r_len = cpu_to_le16(len);
+	r->r_npte = cpu_to_le16(npte);
+	r->r_count = cpu_to_le64(count);
+	r->r_words = cpu_to_le32(1U << 0 | 1U << 3 | 1U << 31);
+	for (i = 0; i < 3; i++)
+		*w++ = cpu_to_le64(0x1000 + i);
+	for (i = 0; i < npte; i++) {
+		*w++ = cpu_to_le64(100 + i);
+		*w++ = cpu_to_le64(200 + i);
+	}
+	r->r_crc = cpu_to_le32(crc32c(~0U, buf + 4, len - 4));
+}
+
+static void test_fc_rec(void)
+{
+	static u8 buf[VSMFS_BLOCK_SIZE];
+	const struct vsmfs_dfc_rec *r = (const struct vsmfs_dfc_rec *)buf;
+	u32 len = 0, big = roundup(sizeof(*r) + 3 * 8 + (VSMFS_FC_MAX_PTES + 1) * 16, 64);
+
+	make_fc_rec(buf, 8, 2, 128);
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), NULL, "a record");
+	CHECK(len == 128, "its length %u", len);
+	CHECK_WHY(vsmfs_fc_rec_check(r, 128, 7, &len), NULL, "a record filling the room");
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 8, &len), "not of the commit", "its own commit");
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 6, &len), "not of the commit", "a later commit");
+	CHECK_WHY(vsmfs_fc_rec_check(r, 16, 7, &len), "not of the commit",
+		  "less room than a header");
+	CHECK_WHY(vsmfs_fc_rec_check(r, 64, 7, &len), "length", "past the room");
+	buf[100] ^= 1;
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), "checksum", "a byte changed");
+	make_fc_rec(buf, 8, 2, 128);
+	buf[0] ^= 1;
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), "checksum", "the crc changed");
+	make_fc_rec(buf, 8, 2, 96);
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), "length", "not a multiple of 64");
+	make_fc_rec(buf, 8, 0, 64);
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), NULL, "words only");
+	make_fc_rec(buf, 8, 2, 64);
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), "length", "shorter than its entries");
+	make_fc_rec(buf, 8, VSMFS_FC_MAX_PTES, big);
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), NULL, "VSMFS_FC_MAX_PTES entries");
+	make_fc_rec(buf, 8, VSMFS_FC_MAX_PTES + 1, big);
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), "length", "too many entries");
+	make_fc_rec(buf, 8, 0, roundup(VSMFS_FC_REC_MAX, 64) + 64);
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), "length", "longer than any record");
+	memset(buf, 0, sizeof(buf));
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, ~0ULL, &len), "length", "zeros");
 }
 
 static void test_all_zero(void)
@@ -658,6 +815,9 @@ int main(void)
 	test_xattr();
 	test_dinode();
 	test_jsb();
+	test_jsb_fc();
+	test_jcount();
+	test_fc_rec();
 	test_mount_opts();
 	test_name_hash();
 	test_layouts();

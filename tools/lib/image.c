@@ -5,7 +5,9 @@
  * journal is read as recovery reads it (jcore.c holds the rules): header
  * copies of an interrupted update applied, a swap cut short undone, the
  * commit area discarded, and of the versions of each block, the latest
- * committed one in place of its home block.
+ * committed one in place of its home block. The valid records of the
+ * fast-commit areas are then applied over that, in the order a mount
+ * replays them.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -143,6 +145,76 @@ static int ver_home_cmp(const void *a, const void *b)
 	return x->home < y->home ? -1 : x->home > y->home;
 }
 
+/* Replay order of fast-commit records: by slot, then by order in the slot. */
+static int fc_ref_cmp(const void *a, const void *b)
+{
+	const struct fc_ref *x = a, *y = b;
+
+	if (x->slot != y->slot)
+		return x->slot < y->slot ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/*
+ * What a valid record @r names that the file system laid out as @l has
+ * not, as mount checks it before it replays any record; NULL if nothing.
+ */
+static const char *fc_names_check(const struct vsmfs_dfc_rec *r, const struct vsmfs_layout *l)
+{
+	const __le64 *w = (const __le64 *)(r + 1) + hweight32(le32_to_cpu(r->r_words));
+	u64 slot = le32_to_cpu(r->r_slot), lpn;
+	u32 i;
+
+	if (!slot || slot >= l->inodes)
+		return "slot out of range";
+	for (i = 0; i < le16_to_cpu(r->r_npte); i++, w += 2) {
+		lpn = le64_to_cpu(w[0]);
+		if (!lpn || lpn >= l->lpages)
+			return "logical page out of range";
+	}
+	return NULL;
+}
+
+/*
+ * Read the fast-commit areas of @j and find their valid records: in each
+ * area from its start, up to the first record vsmfs_fc_rec_check()
+ * refuses.
+ */
+static void fc_load(struct journal *j, const struct vsmfs_layout *l)
+{
+	u32 areas = j->s.fc_areas, a, off, len;
+	u64 blocks = (u64)areas * j->s.fc_area_blocks;
+
+	if (!areas)
+		return;
+	j->fc_bytes = j->s.fc_area_blocks << VSMFS_BLOCK_SHIFT;
+	j->fc = xalloc(blocks << VSMFS_BLOCK_SHIFT);
+	dev_io(false, l->journal_start + j->s.fc_start, blocks, j->fc);
+	j->rec = xalloc(blocks * (VSMFS_BLOCK_SIZE / 64) * sizeof(*j->rec));
+	for (a = 0; a < areas; a++) {
+		for (off = 0; off < j->fc_bytes; off += len) {
+			u32 at = a * j->fc_bytes + off;
+			const struct vsmfs_dfc_rec *r = (const void *)(j->fc + at);
+			struct fc_ref *f = &j->rec[j->nrec];
+
+			if (vsmfs_fc_rec_check(r, j->fc_bytes - off, j->s.count, &len))
+				break;
+			f->at = at;
+			f->len = len;
+			f->slot = le32_to_cpu(r->r_slot);
+			f->seq = le64_to_cpu(r->r_seq);
+			j->nrec++;
+		}
+	}
+	qsort(j->rec, j->nrec, sizeof(*j->rec), fc_ref_cmp);
+	for (a = 0; a < j->nrec && !j->fc_why; a++) {
+		j->fc_why = fc_names_check(fc_record(j, &j->rec[a]), l);
+		j->fc_at = a;
+	}
+}
+
 /* Stop at @stage: @why about header @at. */
 static bool jstop(struct journal *j, enum jstage stage, const char *why, u32 at)
 {
@@ -170,6 +242,7 @@ bool journal_load(struct journal *j, const struct vsmfs_layout *l)
 	j->sb_why = vsmfs_jsb_check(j->jsb, l->journal_blocks, &j->s);
 	if (j->sb_why && !j->s.only_reserved)
 		return jstop(j, J_SUPER, j->sb_why, 0);
+	fc_load(j, l);
 	n = j->s.n;
 	j->start = l->journal_start + 2 + j->s.hdr_blocks;
 	j->hdr = xalloc(((u64)j->s.hdr_blocks + 1) << VSMFS_BLOCK_SHIFT);
@@ -218,12 +291,103 @@ bool journal_load(struct journal *j, const struct vsmfs_layout *l)
 	return true;
 }
 
+/* Where block @blk is in the overlay; it must be there. */
+static u8 *ov_block(u64 blk)
+{
+	u32 lo = 0, hi = img.ov_count;
+
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+
+		if (img.ov_home[mid] < blk)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return img.ov_data + ((u64)lo << VSMFS_BLOCK_SHIFT);
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	const u64 *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+/*
+ * Apply the valid fast-commit records of @j over the overlay, in their
+ * order, as mount replays them over the home blocks: the inode table and
+ * page table blocks they change are added to it.
+ */
+static void fc_overlay(const struct journal *j, const struct vsmfs_layout *l)
+{
+	u64 *want = xalloc((u64)j->nrec * (1 + VSMFS_FC_MAX_PTES) * sizeof(*want));
+	u64 *home, nwant = 0, i, k, m = 0;
+	u8 *data;
+
+	for (i = 0; i < j->nrec; i++) {
+		const struct vsmfs_dfc_rec *r = fc_record(j, &j->rec[i]);
+		const __le64 *w = (const __le64 *)(r + 1) + hweight32(le32_to_cpu(r->r_words));
+
+		want[nwant++] = l->itable_start + j->rec[i].slot / VSMFS_INODES_PER_BLOCK;
+		for (k = 0; k < le16_to_cpu(r->r_npte); k++, w += 2)
+			want[nwant++] = l->ptable_start + le64_to_cpu(w[0]) / VSMFS_PTES_PER_BLOCK;
+	}
+	qsort(want, nwant, sizeof(*want), u64_cmp);
+
+	/* The blocks of the overlay and those wanted, merged, each once. */
+	home = xalloc((img.ov_count + nwant) * sizeof(*home));
+	data = xalloc((img.ov_count + nwant) << VSMFS_BLOCK_SHIFT);
+	for (i = 0, k = 0; i < img.ov_count || k < nwant; m++) {
+		u8 *d = data + (m << VSMFS_BLOCK_SHIFT);
+
+		if (k == nwant || (i < img.ov_count && img.ov_home[i] <= want[k])) {
+			home[m] = img.ov_home[i];
+			memcpy(d, img.ov_data + (i << VSMFS_BLOCK_SHIFT), VSMFS_BLOCK_SIZE);
+			i++;
+		} else {
+			home[m] = want[k];
+			dev_io(false, want[k], 1, d);
+		}
+		while (k < nwant && want[k] == home[m])
+			k++;
+	}
+	free(img.ov_home);
+	free(img.ov_data);
+	free(want);
+	img.ov_home = home;
+	img.ov_data = data;
+	img.ov_count = (u32)m;
+
+	for (i = 0; i < j->nrec; i++) {
+		const struct vsmfs_dfc_rec *r = fc_record(j, &j->rec[i]);
+		const __le64 *w = (const __le64 *)(r + 1);
+		u32 slot = j->rec[i].slot, words = le32_to_cpu(r->r_words);
+		__le64 *dst = (__le64 *)(ov_block(l->itable_start + slot / VSMFS_INODES_PER_BLOCK) +
+					 slot % VSMFS_INODES_PER_BLOCK * VSMFS_INODE_SIZE);
+
+		for (k = 0; k < VSMFS_INODE_SIZE / 8; k++)
+			if (words & 1U << k)
+				dst[k] = *w++;
+		for (k = 0; k < le16_to_cpu(r->r_npte); k++, w += 2) {
+			u64 lpn = le64_to_cpu(w[0]);
+
+			dst = (__le64 *)ov_block(l->ptable_start + lpn / VSMFS_PTES_PER_BLOCK);
+			dst[lpn % VSMFS_PTES_PER_BLOCK] = w[1];
+		}
+	}
+}
+
 /*
  * Make read_blocks() see the latest versions of @j that differ from their
  * home block; those equal to it (a mount replayed them, or a checkpoint
- * was cut short) are dropped from @j->ver.
+ * was cut short) are dropped from @j->ver. Then, unless one of them names
+ * what the file system laid out as @l has not, the valid fast-commit
+ * records are applied over them as mount replays them: the overlay then
+ * also holds the inode table and page table blocks they change, and its
+ * blocks are no longer those of @j->ver, one for one.
  */
-void journal_overlay(struct journal *j)
+void journal_overlay(struct journal *j, const struct vsmfs_layout *l)
 {
 	u8 *home = xalloc(VSMFS_BLOCK_SIZE);
 	u32 i, m = 0;
@@ -243,6 +407,23 @@ void journal_overlay(struct journal *j)
 	j->nver = m;
 	img.ov_count = m;
 	free(home);
+	if (j->nrec && !j->fc_why)
+		fc_overlay(j, l);
+}
+
+/*
+ * The journal blocks of a journal region of @journal_blocks and the header
+ * blocks (*@hdr_blocks) its superblock @jsb calls for, whether it is sound
+ * or not: with fast-commit areas that do not fit the region, those of the
+ * whole region.
+ */
+u32 journal_geometry_of(const struct vsmfs_djsb *jsb, u64 journal_blocks, u32 *hdr_blocks)
+{
+	u64 fc = (u64)le32_to_cpu(jsb->j_fc_areas) * le32_to_cpu(jsb->j_fc_area_blocks);
+
+	if (fc > journal_blocks / 4 || journal_blocks - fc < 16)
+		fc = 0;
+	return vsmfs_journal_geometry(journal_blocks - fc, hdr_blocks);
 }
 
 /* What stopped journal_load(), as a message naming the place; NULL if nothing. */
@@ -258,10 +439,10 @@ const char *journal_problem(const struct journal *j, const struct vsmfs_layout *
 		snprintf(buf, sizeof(buf), "journal superblock (block %" PRIu64 "): %s (magic"
 			 " 0x%08x, %u journal blocks in %u header blocks for %u in %u,"
 			 " checkpoint %u, last transaction at %u, commit %" PRIu64
-			 ", %u header copies)", l->journal_start, j->why,
-			 le32_to_cpu(j->jsb->j_magic), le32_to_cpu(j->jsb->j_blocks),
+			 ", %u header copies, %u fast-commit areas of %u blocks)", l->journal_start,
+			 j->why, le32_to_cpu(j->jsb->j_magic), le32_to_cpu(j->jsb->j_blocks),
 			 le32_to_cpu(j->jsb->j_hdr_blocks), j->s.n, j->s.hdr_blocks, j->s.ckpt,
-			 j->s.last, j->s.commit, j->s.hcopy);
+			 j->s.last, j->s.commit, j->s.hcopy, j->s.fc_areas, j->s.fc_area_blocks);
 		break;
 	case J_COPY:
 		snprintf(buf, sizeof(buf), "journal: header copy %u: %s", j->at, j->why);
@@ -294,5 +475,7 @@ void journal_free(struct journal *j)
 	free(j->jh);
 	free(j->jb_owner);
 	free(j->ver);
+	free(j->fc);
+	free(j->rec);
 	memset(j, 0, sizeof(*j));
 }

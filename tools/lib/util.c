@@ -216,6 +216,21 @@ void sb_clear_errors(struct vsmfs_dsb *sb)
 }
 
 /*
+ * The row of the region table (mkfs.vsmfs, vsmfs-inspect) of the
+ * fast-commit areas, the last blocks of the journal region; none without.
+ */
+void print_fc_areas(const struct vsmfs_layout *l, u32 areas, u32 area_blocks)
+{
+	u64 blocks = (u64)areas * area_blocks;
+
+	if (!areas)
+		return;
+	printf("  %-22s %10" PRIu64 " %10" PRIu64 "  (%u area%s of %u block%s, in the journal)\n",
+	       "fast-commit areas", l->journal_start + l->journal_blocks - blocks, blocks, areas,
+	       areas == 1 ? "" : "s", area_blocks, area_blocks == 1 ? "" : "s");
+}
+
+/*
  * The row of the region table (mkfs.vsmfs, vsmfs-inspect) that gives the
  * logical pages and whether the file system is sparse.
  */

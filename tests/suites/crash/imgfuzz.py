@@ -10,7 +10,8 @@
   imgfuzz.py run SEEDIMG SEED FIRST COUNT
         for mutant FIRST .. FIRST+COUNT-1 of SEED: restore the seed image on
         the device, apply the mutant (a few byte patches chosen from SEED and
-        the mutant number only), mount it and exercise it in a child process
+        the mutant number only; some are fast-commit records whose checksum
+        holds, which mount replays), mount it and exercise it in a child process
         (walk, stat, read, readlink, xattrs, create, write, mkdir, rename,
         unlink, rmdir, truncate, statfs, unmount).
   imgfuzz.py corpus SEEDIMG FILE...
@@ -142,6 +143,30 @@ def u(buf, off, size):
     return int.from_bytes(buf[off:off + size], "little")
 
 
+def jcount_exact(sequence, state):
+    """vsmfs_jcount_exact(): the last durable commit's number."""
+    bits = (state >> 25 & 0x7f) | (state >> 57 & 0x7f) << 7
+    return sequence + 1 if (sequence + 1) & 0x3fff == bits else sequence
+
+
+def fc_record(count, slot, seq, words, ptes, length=None, npte=None):
+    """A fast-commit record (struct vsmfs_dfc_rec) whose crc32c holds: the
+    words of @slot ({index: value}) and the (lpn, entry) pairs @ptes, padded
+    to a multiple of 64 bytes; r_len and r_npte say so unless given (a
+    length given is out of range: the checksum covers the record's bytes)."""
+    mask = sum(1 << w for w in words)
+    body = b"".join(struct.pack("<Q", words[w] & (1 << 64) - 1) for w in sorted(words))
+    body += b"".join(struct.pack("<QQ", lpn & (1 << 64) - 1, e & (1 << 64) - 1)
+                     for lpn, e in ptes)
+    size = (32 + len(body) + 63) // 64 * 64
+    tail = struct.pack("<HHQQII", (size if length is None else length) & 0xffff,
+                       (len(ptes) if npte is None else npte) & 0xffff,
+                       count & (1 << 64) - 1, seq, slot & 0xffffffff, mask) + body
+    tail += bytes(size - 4 - len(tail))
+    crc = crc32c(tail) ^ 0xFFFFFFFF     # the kernel's crc32c(~0, ...): no final inversion
+    return struct.pack("<I", crc) + tail
+
+
 class Image:
     """Where each structure of the seed image lies, by walking it."""
 
@@ -166,9 +191,17 @@ class Image:
         backup = s["blocks"] - 1 if s["feature_incompat"] & 1 else 1
         self.add("sb", backup * BS, 512, "backup superblock")
         js = s["journal_start"] * BS
-        self.add("journal", js, 32, "journal superblock")
+        self.add("journal", js, 48, "journal superblock")
         self.add("journal", js + BS, BS, "journal descriptor")
         self.add("journal", js + 2 * BS, 4 * BS, "journal log blocks")
+        # Fast-commit areas (feature_incompat bit 2): the last blocks of the
+        # journal region; records are made whole there (fc_patches()).
+        self.fc_areas, self.fc_area_blocks = u(buf, js + 40, 4), u(buf, js + 44, 4)
+        fc_blocks = self.fc_areas * self.fc_area_blocks
+        self.fc_start = s["journal_start"] + s["journal_blocks"] - fc_blocks
+        if s["feature_incompat"] & 4 and fc_blocks and fc_blocks <= s["journal_blocks"] // 4:
+            self.fc_count = jcount_exact(u(buf, js + 32, 8), u(buf, js + 8, 8))
+            self.add("fcrec", self.fc_start * BS, fc_blocks * BS, "fast-commit areas")
         self.add("ibitmap", s["ibitmap_start"] * BS, s["ibitmap_blocks"] * BS, "inode bitmap")
         self.add("lbitmap", s["lbitmap_start"] * BS, s["lbitmap_blocks"] * BS, "page bitmap")
         used = [i for i in range(1, self.inodes) if self.bit(s["ibitmap_start"], i)]
@@ -259,7 +292,7 @@ class Image:
 
 KIND_WEIGHTS = [("sb", 10), ("journal", 8), ("inode", 20), ("imap", 4), ("dirblk", 16),
                 ("index", 10), ("ptable", 8), ("lbitmap", 5), ("ibitmap", 5), ("xattr", 8),
-                ("symblk", 3), ("replay", 6)]
+                ("symblk", 3), ("replay", 6), ("fcrec", 6)]
 
 
 def pick_value(rnd, img, size):
@@ -336,6 +369,45 @@ def replay_patches(rnd, img):
     return patches
 
 
+def fc_patches(rnd, img):
+    """Records the next mount replays (their crc32c holds, of the commit
+    after the last durable one) in one fast-commit area, with hostile
+    contents: slots and logical pages in range or not, any words, any
+    entries; now and then of another commit, with a length or an entry
+    count out of range, or a byte changed after the checksum."""
+    area = rnd.randrange(img.fc_areas)
+    base = (img.fc_start + area * img.fc_area_blocks) * BS
+    room = img.fc_area_blocks * BS
+    slots = sorted(img.ino_slot.values()) or [1]
+    lpns = sorted(set(img.lpns_used)) or [1]
+    off, patches = 0, []
+    for seq in range(rnd.choice([1, 1, 2, 3, 8])):
+        slot = rnd.choice(slots) if rnd.random() < 0.8 else \
+            rnd.choice([0, img.inodes - 1, img.inodes, 0xffffffff])
+        nw = rnd.choice([1, 1, 2, 4, 32])
+        words = {w: pick_value(rnd, img, 8) for w in rnd.sample(range(32), nw)}
+        ptes = [(rnd.choice(lpns) if rnd.random() < 0.8 else
+                 rnd.choice([0, img.data_pages, 1 << 40, (1 << 64) - 1]),
+                 pick_value(rnd, img, 8)) for _ in range(rnd.choice([0, 0, 1, 2, 16]))]
+        count = img.fc_count + 1
+        length = npte = None
+        r = rnd.random()
+        if r < 0.05:
+            count = rnd.choice([img.fc_count, img.fc_count + 2])
+        elif r < 0.1:
+            length = rnd.choice([0, 63, 96, room + 64, 0xffc0])
+        elif r < 0.15:
+            npte = rnd.choice([17, 0xffff])
+        rec = bytearray(fc_record(count, slot, seq, words, ptes, length, npte))
+        if rnd.random() < 0.05:
+            rec[rnd.randrange(4, len(rec))] ^= 1 << rnd.randrange(8)
+        if off + len(rec) > room:
+            break
+        patches.append((base + off, bytes(rec)))
+        off += (len(rec) + 63) // 64 * 64
+    return patches
+
+
 def make_mutant(img, seed, idx):
     rnd = random.Random(f"{seed}:{idx}")
     kinds = [k for k, w in KIND_WEIGHTS for _ in range(w) if k == "replay" or img.regions.get(k)]
@@ -344,6 +416,9 @@ def make_mutant(img, seed, idx):
         kind = rnd.choice(kinds)
         if kind == "replay":
             patches += replay_patches(rnd, img)
+            continue
+        if kind == "fcrec":
+            patches += fc_patches(rnd, img)
             continue
         off, length, _ = rnd.choice(img.regions[kind])
         if kind == "sb":

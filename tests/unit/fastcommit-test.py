@@ -1,0 +1,334 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host test of the tools on file systems with fast-commit records.
+
+An image made by mkfs.vsmfs gets, by hand, a root directory naming a
+regular file of four pages, then records in its fast-commit areas: two of
+the file's slot (times, and its last page given the frame of a free
+logical page, as an overwrite does), one of the root's, and records a
+reader must not take: one of a commit already durable, one past a record
+whose checksum fails. fsck.vsmfs -n must find the file system sound as
+the records leave it and say how many a mount will replay, changing
+nothing, and so must -y when the journal holds nothing to replay;
+vsmfs-inspect -c must list the valid records, and --map must show the
+file as they leave it. With a committed version in the journal too, -p
+must write both home, the records after the version, empty the journal
+with the next commit number (the replay's) and zero the areas; a record
+of that commit is then dead, one of the next commit valid. A j_sequence one
+commit behind the number j_checkpoint carries must be read as that number,
+the positions without its bits. A valid record naming a slot or a logical
+page the file system has not (mount refuses the journal then) is reported,
+and -y drops the records (-p replays the journal, and leaves them).
+Fast-commit areas without the feature in the superblock, or the feature
+without areas, are reported as corruption. An obfuscated metadata dump
+keeps no fast symlink target a record holds, and its records stay valid.
+"""
+
+import json
+import os
+import shutil
+import struct
+import sys
+import tempfile
+
+from imgcraft import (BS, DT_REG, INSPECT, MKFS, POKE, SBEDIT, Checks, dinode, dir_block,
+                      fc_record, run)
+import imgcraft
+
+FAST_COMMIT = 0x4
+T = Checks("fastcommit-test")
+check, expect = T.check, T.expect
+
+
+class Image(imgcraft.Image):
+    def poke(self, *args):
+        res = run(POKE, self.path, *args)
+        check(res.returncode == 0, f"fspoke {' '.join(args)}: {res.stderr.strip()}")
+        return res.stdout.strip()
+
+    def areas(self):
+        n = self.L["fc_areas"] * self.L["fc_area_blocks"]
+        return self.get(self.L["fc_start"] * BS, n * BS)
+
+
+def inspect(img, *opts, status=0):
+    res = run(INSPECT, *opts, img)
+    check(res.returncode == status, f"vsmfs-inspect {' '.join(opts)}: exit {res.returncode}\n"
+          f"{res.stdout}{res.stderr}")
+    return res.stdout + res.stderr
+
+
+def populate(img):
+    """Root (slot 1, lpn 1) naming file f (slot 2, lpns 512..515)."""
+    img.inode(1, dinode(0o40755, 2, BS, 1, (1 | 1 << 48,)))
+    img.frame(img.frame_of(1), dir_block([("f", 2, DT_REG)]))
+    img.inode(2, dinode(0o100644, 1, 4 * BS, 4, (512 | 4 << 48,)))
+    for i in range(4):
+        img.frame(img.frame_of(512 + i), bytes([0x41 + i]) * BS)
+    img.lbits(1, 2)
+    img.lbits(512, 516)
+    img.bits(img.L["ibitmap_start"], 2, 3)
+
+
+def put_records(img, count):
+    """The records of commit @count (and two no reader takes)."""
+    img.fc_put(0, 0, fc_record(count, 2, 0, {6: 1000}, [(515, 701), (701, 515)]))
+    img.fc_put(0, 128, fc_record(count, 2, 1, {6: 2000, 7: 3000}))
+    img.fc_put(5, 0, fc_record(count, 1, 0, {6: 4000}))
+    img.fc_put(5, 64, fc_record(count - 1, 1, 1, {6: 5000}))     # dead: stops the area
+    img.fc_put(5, 128, fc_record(count, 1, 2, {6: 6000}))        # past it
+    bad = bytearray(fc_record(count, 2, 2, {6: 7000}))
+    bad[40] ^= 1
+    img.fc_put(7, 0, bytes(bad))                                  # checksum fails
+    img.fc_put(7, 64, fc_record(count, 2, 3, {6: 8000}))         # past it
+
+
+def test_records(tmp, base):
+    p = os.path.join(tmp, "records.img")
+    shutil.copyfile(base, p)
+    img = Image(p)
+    put_records(img, 1)
+    before = img.get(0, 64 << 20)
+    fstart = img.L["fc_start"]
+
+    expect(p, ["-n"], 0, "journal: 3 fast-commit records of commit 1 to replay at mount",
+           "no errors found", what="records")
+    expect(p, ["-n", "-v"], 0, f"journal: 16 fast-commit areas of 8 blocks from block {fstart},"
+           " 3 valid records (commit 1)", what="records, -v")
+    expect(p, ["-y"], 0, "journal: 3 fast-commit records of commit 1 to replay at mount",
+           "no errors found", what="records, -y")
+    check(img.get(0, 64 << 20) == before, "records: fsck.vsmfs changed the image")
+
+    out = inspect(p, "-c")
+    for s in (f"Fast commits: 16 areas of 8 blocks from block {fstart}; 3 valid records of"
+              " commit 1\n"
+              "  area 0 offset 0: slot 2 (inode 2), seq 0, 128 bytes\n"
+              "    words 6=0x3e8\n"
+              "    page table entries 515=0x2bd 701=0x203\n"
+              "  area 0 offset 128: slot 2 (inode 2), seq 1, 64 bytes\n"
+              "    words 6=0x7d0 7=0xbb8\n"
+              "    page table entries none\n"
+              "  area 5 offset 0: slot 1 (inode 1), seq 0, 64 bytes\n"
+              "    words 6=0xfa0\n"
+              "    page table entries none\n",):
+        check(s == out, f"vsmfs-inspect -c:\n{out}\nexpected:\n{s}")
+    r = json.loads(inspect(p, "-c", "--json"))["fast_commit"]
+    check(r["problem"] is None and r["commit"] == 1 and
+          [(x["area"], x["offset"], x["slot"], x["ino"], x["seq"]) for x in r["records"]] ==
+          [(0, 0, 2, 2, 0), (0, 128, 2, 2, 1), (5, 0, 1, 1, 0)] and
+          r["records"][0]["ptes"] == [{"lpn": 515, "pte": 701}, {"lpn": 701, "pte": 515}] and
+          r["records"][1]["words"] == [{"index": 6, "value": 2000}, {"index": 7, "value": 3000}],
+          f"vsmfs-inspect -c --json: {r}")
+    j = json.loads(inspect(p, "-j", "--json"))["journal"]
+    check(j["fast_commit"]["records"] == 3 and j["fast_commit"]["replayed"] == 3,
+          f"vsmfs-inspect -j --json: {j['fast_commit']}")
+    out = inspect(p, "-j")
+    check(f"  fast commits         16 areas of 8 blocks from block {fstart}; 3 valid records of"
+          " commit 1 (applied here; a mount replays them)" in out, f"vsmfs-inspect -j\n{out}")
+    # The file as the records leave it: its last page on frame 701.
+    rows = json.loads(inspect(p, "--map", "2", "--json"))["map"]["rows"]
+    check([(x["lpn"], x["frame"], x["pages"]) for x in rows] == [(512, 512, 3), (515, 701, 1)],
+          f"vsmfs-inspect --map 2: {rows}")
+    inspect(p, "-c", "-j", status=16)
+    return p
+
+
+def test_replay(tmp, records):
+    p = os.path.join(tmp, "replay.img")
+    shutil.copyfile(records, p)
+    img = Image(p)
+    run(POKE, "-j", p, "inode", "2", "set", "uid=5")
+    check(img.poke("inode", "2", "get", "uid") == "0", "replay: home uid before")
+    expect(p, ["-n"], 4, "committed blocks not yet written home (replay needed)",
+           "journal: 3 fast-commit records of commit 1 to replay at mount", what="replay")
+    expect(p, ["-p"], 1, "(replay needed); 0 header copies, 0 uncommitted blocks, 0 journal"
+           " blocks named twice: repaired",
+           "journal: 3 fast-commit records of commit 1 replayed", what="replay")
+    for ino, field, want in ((2, "uid", 5), (2, "mtime", 2000), (1, "mtime", 4000)):
+        got = img.poke("inode", str(ino), "get", field)
+        check(got == str(want), f"replay: inode {ino} {field} {got}, expected {want}")
+    check(img.frame_of(515) == 701 and img.frame_of(701) == 515,
+          f"replay: page table entries {img.frame_of(515)}, {img.frame_of(701)}")
+    check((img.poke("jsb", "get", "checkpoint"), img.poke("jsb", "get", "commit"),
+           img.poke("jsb", "get", "sequence")) == ("0", "0", "1"),
+          "replay: the journal emptied with the next commit number")
+    check(img.poke("jsb", "get", "fc_areas") == "16", "replay: the areas kept")
+    check(img.areas() == bytes(len(img.areas())), "replay: the areas zeroed")
+    out = expect(p, ["-n", "-v"], 0, "0 valid records (commit 2)", "no errors found",
+                 what="replayed")
+    check("to replay" not in out, f"replayed: records left\n{out}")
+
+    # The replay was commit 1: its records are dead now, those of commit 2 valid.
+    img.fc_put(0, 0, fc_record(1, 2, 0, {6: 9000}))
+    expect(p, ["-n", "-v"], 0, "0 valid records (commit 2)", what="dead record")
+    img.fc_put(1, 0, fc_record(2, 2, 0, {6: 9000}))
+    expect(p, ["-n"], 0, "journal: 1 fast-commit records of commit 2 to replay at mount",
+           what="record of the next commit")
+
+
+def jckpt_set_count(state, count):
+    """vsmfs_jckpt_set_count(): the commit number's bits in j_checkpoint."""
+    return (state & 0x01ffffff01ffffff) | (count & 0x7f) << 25 | (count >> 7 & 0x7f) << 57
+
+
+def test_lagging(tmp, base):
+    """j_sequence one behind the number in j_checkpoint, a journal to replay."""
+    p = os.path.join(tmp, "lagging.img")
+    shutil.copyfile(base, p)
+    img = Image(p)
+    run(POKE, "-j", p, "inode", "2", "set", "uid=6")
+    ckpt = int(img.poke("jsb", "get", "checkpoint"))
+    img.poke("jsb", "set", f"checkpoint={jckpt_set_count(ckpt, 389)}", "sequence=388")
+    img.fc_put(2, 0, fc_record(389, 2, 0, {6: 1234}))       # dead
+    expect(p, ["-n", "-v"], 4, "replay needed", "0 valid records (commit 390)", what="lagging")
+    img.fc_put(3, 0, fc_record(390, 2, 0, {6: 4321}))
+    expect(p, ["-n"], 4, "journal: 1 fast-commit records of commit 390 to replay at mount",
+           what="lagging")
+    out = inspect(p, "-j")
+    check("fast commits         16 areas of 8 blocks from block"
+          f" {img.L['fc_start']}; 1 valid records of commit 390" in out and
+          "transactions         389\n" in out and
+          "pointers             checkpoint 1, last transaction at 0, commit 1\n" in out,
+          f"lagging: vsmfs-inspect -j\n{out}")
+    expect(p, ["-y"], 1, "journal: 1 fast-commit records of commit 390 replayed",
+           what="lagging")
+    check((img.poke("inode", "2", "get", "uid"), img.poke("inode", "2", "get", "mtime"),
+           img.poke("jsb", "get", "sequence")) == ("6", "4321", "390"), "lagging: replayed")
+    expect(p, ["-n"], 0, "no errors found", what="lagging, replayed")
+
+
+def test_bad_names(tmp, base):
+    for what, rec, why in (
+            ("slot 0", fc_record(1, 0, 0, {6: 1}), "slot out of range"),
+            ("slot past the table", fc_record(1, 4096, 0, {6: 1}), "slot out of range"),
+            ("logical page 0", fc_record(1, 2, 0, {}, [(0, 5)]), "logical page out of range"),
+            ("logical page past the last", fc_record(1, 2, 0, {}, [(32768, 5)]),
+             "logical page out of range")):
+        p = os.path.join(tmp, "names.img")
+        shutil.copyfile(base, p)
+        img = Image(p)
+        img.fc_put(4, 0, fc_record(1, 2, 0, {6: 1}))
+        img.fc_put(4, 64, rec)
+        msg = (f"journal: fast-commit area 4, record at 64: {why}: mount refuses the journal"
+               " and replays none of the 2 records of commit 1")
+        expect(p, ["-n"], 4, msg, what=what)
+        expect(p, ["-p"], 4, msg + " (not repaired in preen mode", what=what)
+        out = inspect(p, "-c")
+        check(f"2 valid records of commit 1; area 4, record at 64: {why}: mount refuses the"
+              " journal (run fsck.vsmfs)" in out, f"{what}: vsmfs-inspect -c\n{out}")
+        expect(p, ["-y"], 1, msg + ": repaired", what=what)
+        check(img.areas() == bytes(len(img.areas())), f"{what}: the areas zeroed")
+        expect(p, ["-n"], 0, "no errors found", what=f"{what}, repaired")
+    # Preen replays the journal and keeps the records it does not drop.
+    img.fc_put(4, 0, fc_record(1, 2, 0, {6: 1}))
+    img.fc_put(4, 64, fc_record(1, 0, 0, {6: 1}))
+    run(POKE, "-j", p, "inode", "2", "set", "uid=5")
+    expect(p, ["-p"], 5, "replay needed", "record at 64: slot out of range", what="preen")
+    check(img.poke("inode", "2", "get", "uid") == "5", "preen: the journal replayed")
+    expect(p, ["-n"], 4, "record at 64: slot out of range", what="preen, records kept")
+    expect(p, ["-y"], 1, "record at 64: slot out of range", what="preen, then -y")
+    expect(p, ["-n"], 0, "no errors found", what="preen, then -y")
+
+
+def test_feature(tmp, base):
+    p = os.path.join(tmp, "feature.img")
+    shutil.copyfile(base, p)
+    img = Image(p)
+    incompat = int(run(SBEDIT, p, "get", "feature_incompat").stdout)
+    for opt in ([], ["-b"]):
+        run(SBEDIT, *opt, p, "set", f"feature_incompat={incompat & ~FAST_COMMIT}")
+    expect(p, ["-n"], 4, "journal superblock (block 2): 16 fast-commit areas without the"
+           " fast_commit feature", what="areas without the feature")
+
+    # The feature, and a journal laid out over the whole region.
+    for opt in ([], ["-b"]):
+        run(SBEDIT, *opt, p, "set", f"feature_incompat={incompat}")
+    jb = img.L["journal_blocks"]
+    avail = jb - 2
+    n = avail * 256 // 257
+    while n + (n + 255) // 256 > avail:
+        n -= 1
+    img.poke("jsb", "set", "fc_areas=0", "fc_area_blocks=0", f"blocks={n}",
+             f"hdr_blocks={(n + 255) // 256}")
+    expect(p, ["-n"], 4, "journal superblock (block 2): 0 fast-commit areas with the"
+           " fast_commit feature", what="the feature without areas")
+
+    p = os.path.join(tmp, "nofc.img")
+    with open(p, "wb") as f:
+        f.truncate(64 << 20)
+    res = run(MKFS, "-q", "-O", "^fast_commit", p)
+    check(res.returncode == 0, f"mkfs.vsmfs -O ^fast_commit: {res.stderr.strip()}")
+    out = expect(p, ["-n", "-v"], 0, "no errors found", what="without the feature")
+    check("fast-commit" not in out, f"without the feature: {out}")
+    check("Fast commits: no areas (the fast_commit feature is not set)" in inspect(p, "-c"),
+          "without the feature: vsmfs-inspect -c")
+    check(json.loads(inspect(p, "-c", "--json")) == {"fast_commit": None},
+          "without the feature: vsmfs-inspect -c --json")
+
+
+def test_metadump(tmp, base):
+    """An obfuscated dump keeps no name a record holds: a fast symlink's target."""
+    p = os.path.join(tmp, "symlink.img")
+    shutil.copyfile(base, p)
+    img = Image(p)
+    target = b"secret-target"
+    img.inode(1, dinode(0o40755, 2, BS, 1, (1 | 1 << 48,)))
+    img.frame(img.frame_of(1), dir_block([("f", 2, DT_REG), ("l", 3, 10)]))
+    img.inode(3, dinode(0o120777, 1, len(target), 0) [:104] + target.ljust(80, b"\0") +
+              bytes(72))
+    img.bits(img.L["ibitmap_start"], 3, 4)
+    expect(p, ["-n"], 0, "no errors found", what="symlink")
+    words = target.ljust(16, b"\0")
+    img.fc_put(0, 0, fc_record(1, 3, 0, {3: len(target), 13: struct.unpack("<Q", words[:8])[0],
+                                        14: struct.unpack("<Q", words[8:])[0]}))
+    img.fc_put(0, 64, fc_record(1, 2, 0, {6: 1000}))
+    dump, back = os.path.join(tmp, "dump"), os.path.join(tmp, "restored.img")
+    for opts, kept in (([], False), (["--no-obfuscate"], True)):
+        res = run(INSPECT, "--metadump", dump, *opts, p)
+        check(res.returncode == 0, f"metadump {opts}: {res.stderr.strip()}")
+        with open(dump, "rb") as f:
+            data = f.read()
+        check((b"secret" in data) == kept,
+              f"metadump {opts}: the target {'lost' if kept else 'kept'}")
+        res = run(INSPECT, "--restore", dump, back)
+        check(res.returncode == 0, f"restore {opts}: {res.stderr.strip()}")
+        expect(back, ["-n"], 0, "journal: 2 fast-commit records of commit 1 to replay at mount",
+               "no errors found", what=f"restored {opts}")
+        # The record's words are the target as the inode table has it.
+        r = json.loads(inspect(back, "-c", "--json"))["fast_commit"]["records"][0]
+        home = Image(back)
+        got = [w["value"] for w in r["words"]][1:]
+        want = [int(home.poke("inode", "3", "get", f)) for f in ("direct0", "direct1")]
+        check(got == want, f"restored {opts}: record words {got}, inode table {want}")
+        check(r["words"][0] == {"index": 3, "value": len(target)}, f"restored {opts}: size")
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="vsmfs-fastcommit.")
+    try:
+        base = os.path.join(tmp, "base.img")
+        with open(base, "wb") as f:
+            f.truncate(64 << 20)
+        res = run(MKFS, "-q", base)
+        check(res.returncode == 0, f"mkfs.vsmfs: {res.stderr.strip()}")
+        img = Image(base)
+        check((img.L["fc_areas"], img.L["fc_area_blocks"]) == (16, 8), f"areas: {img.L}")
+        populate(img)
+        expect(base, ["-n"], 0, "no errors found", what="populated")
+        records = test_records(tmp, base)
+        test_replay(tmp, records)
+        test_lagging(tmp, base)
+        test_bad_names(tmp, base)
+        test_feature(tmp, base)
+        test_metadump(tmp, base)
+    finally:
+        shutil.rmtree(tmp)
+    if T.failures:
+        print(f"fastcommit-test: {T.failures} checks failed")
+        return 1
+    print("fastcommit-test: passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
