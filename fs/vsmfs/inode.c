@@ -332,6 +332,8 @@ int vsmfs_mark_inode_dirty(struct vsmfs_trans *t, struct inode *inode)
 		vsmfs_slot_dirty(mb, slot % VSMFS_INODES_PER_BLOCK);
 		vsmfs_trans_dirty(t, mb);
 	}
+	t->t_fc_mb = mb;
+	t->t_fc_off = (u8 *)di - mb->m_data;
 	vsmfs_trans_note_inode(t, inode);
 	vsmfs_aggr_written(inode);
 	return 0;

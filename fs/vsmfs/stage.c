@@ -423,7 +423,13 @@ static int vsmfs_append_grow_trans(struct vsmfs_trans *t, const struct vsmfs_wma
 		ret = vsmfs_append_move(t, inode, key, e, have, a, large);
 		break;
 	case VSMFS_APPEND_TAIL:
-		/* Pages the file owns, written by the caller: none is zeroed. */
+		/*
+		 * Pages the file owns, written by the caller: none is zeroed.
+		 * Beside other handles, the run's entry in the slot, the size
+		 * and the times may be all it changes: a fast record can
+		 * describe that (vsmfs_trans_fc_settle() checks).
+		 */
+		t->t_fc_ok = t->t_shared && !(m->flags & VSMFS_WM_FALLOC);
 		ret = vsmfs_extend_run(t, inode, key, need, have << VSMFS_BLOCK_SHIFT,
 				       need << VSMFS_BLOCK_SHIFT, large, &run, &had);
 		if (!ret && WARN_ON_ONCE(had != have || run + have != a->dst))

@@ -832,6 +832,17 @@ struct vsmfs_trans {
 	 */
 	struct vsmfs_free_run	t_late[VSMFS_TRANS_LATE];
 	unsigned int		t_nlate;
+	/*
+	 * Fast commits: @t_fc_ok, the caller's word that a shared metadata
+	 * handle changes only words of one inode's slot (an append into
+	 * pages its file owns); @t_fc_inode, that inode, noted; @t_fc_mb
+	 * and @t_fc_off, its slot. Checked as the handle ends
+	 * (vsmfs_trans_fc_settle()).
+	 */
+	bool			t_fc_ok;
+	struct inode		*t_fc_inode;
+	struct vsmfs_mblk	*t_fc_mb;
+	unsigned int		t_fc_off;
 };
 
 /* Runs of page swaps a shared handle can take back. */
