@@ -4,13 +4,14 @@
 # transaction mutex again for it: two processes overwrite and fsync side
 # by side, nothing goes back to a pool, and contents, free blocks and
 # fsck are as without the fault; with the fault off, the pools take the
-# old frames back again.
+# old frames back again. Each fsync commits (fast_commit=off: a fast
+# record would make the overwrite durable without a commit).
 . tests/lib/common.sh
 
 K=/sys/kernel/debug/vsmfs
 [ -w $K/pool_full/interval ] || die "fault point pool_full missing"
 mkfs_vsmfs -f "$DEV"
-mount_vsmfs -o commit=300
+mount_vsmfs -o commit=300,fast_commit=off
 PYTHONPATH=tests/lib python3 - "$DEV" "$MNT" <<'PY'
 import os
 import sys

@@ -367,8 +367,12 @@ OPTION_SETS = {
     "": "",
     "ckpt": "checkpoint_threshold=1",
     # Group commit: the operation joins the running transaction, and
-    # sync(2) right after it commits it (within the log).
-    "group": "commit=300",
+    # sync(2) right after it commits it (within the log); an fsync commits
+    # it too (no fast-commit record instead).
+    "group": "commit=300,fast_commit=off",
+    # Fast commits: an fsync after an overwrite or an append of the kinds a
+    # record describes appends one (concurrent workloads only).
+    "fc": "commit=300",
     "nodelta": "journal_delta=off,journal_wear=off",
     "cow-page": "cow=page",
     "cow-sp": "cow=superpage",
@@ -385,7 +389,8 @@ SHORT_GROUP = ["creat", "rename-replace", "overwrite-4k", "truncate-shrink"]
 SHORT_SKIP = {"unlink-linked", "zero-range", "replacexattr", "remount-ro", "truncate-grow",
               "fallocate-keep"}
 # Option sets of the concurrent workloads in the long run.
-CONC_OPTION_SETS = {"": "", "ckpt": "checkpoint_threshold=1", "group": "commit=300"}
+CONC_OPTION_SETS = {"": "", "ckpt": "checkpoint_threshold=1",
+                    "group": "commit=300,fast_commit=off", "fc": "commit=300"}
 # The concurrent workloads that make each operation durable themselves
 # (fsync), and so also run with group commit ("group"), in both runs.
 CONC_GROUP = ["conc-attrs", "conc-appends", "conc-grow", "conc-unwritten", "conc-falloc",
@@ -398,6 +403,11 @@ SHARED_COUNTER = {"conc-unwritten": "trans_shared_handles",
 # handles: in conc-overwrite the commits give the overwrites' old frames
 # back to the CPUs' page pools, which hand them out again.
 GROUP_COUNTERS = {"conc-overwrite": "alloc_pool_recycled", "conc-recycle": "alloc_pool_recycled"}
+# The concurrent workloads run with fast commits too ("fc"), in both runs:
+# each task's fsyncs append records, from two CPUs, which a crash image
+# must replay; the counter the records move.
+CONC_FC = ["conc-overwrite", "conc-appends"]
+FC_COUNTER = "fc_records"
 
 # Crash images per point (vsmfs-pmreplay: single lines of each kind,
 # random images of each kind, values between per line; then at most so
@@ -1135,7 +1145,7 @@ def counters():
     return {c: int(open(f"{d}/{c}").read()) for c in
             ("trans_commits", "journal_order_waits", "journal_pipelined",
              "journal_frozen_copies", "trans_shared_meta", "trans_shared_handles",
-             "alloc_pool_recycled")}
+             "alloc_pool_recycled", FC_COUNTER)}
 
 
 def task_main(t, ops, view, pin, go, step):
@@ -1319,6 +1329,8 @@ def run_concurrent(label, dev, args, totals):
         print(f"FAIL: {label}: {shared} of its operations ran in shared handles", flush=True)
         result = result[:3] + (result[3] + 1,) + result[4:]
     must = GROUP_COUNTERS.get(name) if optset == "group" else None
+    if optset == "fc":
+        must = FC_COUNTER
     if must and after[must] == before[must]:
         print(f"FAIL: {label}: {must} did not move", flush=True)
         result = result[:3] + (result[3] + 1,) + result[4:]
@@ -1352,11 +1364,13 @@ def main():
             ap.error(f"unknown option sets: {','.join(bad)}")
         names = [f"{n}@{o}" if o else n for o in take for n in WORKLOADS]
         names += [f"{n}@{o}" if o else n for o in CONC_OPTION_SETS if o in take
-                  for n in CONCURRENT if o != "group" or n in CONC_GROUP]
+                  for n in CONCURRENT
+                  if (o != "group" or n in CONC_GROUP) and (o != "fc" or n in CONC_FC)]
     else:
         names = [n for n in WORKLOADS if n not in KNOWN | SHORT_SKIP] + \
             [f"{n}@ckpt" for n in SHORT_CKPT] + [f"{n}@group" for n in SHORT_GROUP] + \
-            [n for n in CONCURRENT if n not in CONC_GROUP] + [f"{n}@group" for n in CONC_GROUP]
+            [n for n in CONCURRENT if n not in CONC_GROUP] + [f"{n}@group" for n in CONC_GROUP] + \
+            [f"{n}@fc" for n in CONC_FC]
     names += list(EXPECT_FAIL)
     if args.workloads != "all":
         names = [n for n in names

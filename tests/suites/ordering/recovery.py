@@ -10,9 +10,10 @@ ordering.py: set up, sync(2) (the journal empty), copy the device
 leave work for a mount after a crash: committed transactions in the
 journal (checkpoint=0, group commit with several fsyncs), garbage
 collection and checkpoints of the journal cut short
-(checkpoint_threshold=1, a journal of 64 KiB), orphans (files unlinked
-while open, a file whose freeing takes several transactions), and a
-hot-inode migration. After each step
+(checkpoint_threshold=1, a journal of 64 KiB), fast-commit records (an
+fsync after overwrites and appends within a page), orphans (files
+unlinked while open, a file whose freeing takes several transactions),
+and a hot-inode migration. After each step
 the tree is digested (ordering.digest()) and a mark written into the log;
 a crash image where the marks say d steps had returned must hold the tree
 after step d or d + 1 (the next may have committed before its mark). An
@@ -28,8 +29,8 @@ before the superblock, journal recovery and orphan cleanup read or write
 anything). The mount must succeed, the tree hold the state the marks
 allow, and fsck.vsmfs -n pass after the unmount. What recovery did is read
 from the kernel log (blocks replayed, header copies restored, journal
-blocks remapped, versions re-flagged, orphans freed, truncations
-finished); an image where it did any of that is "worked".
+blocks remapped, versions re-flagged, fast-commit records replayed,
+orphans freed, truncations finished); an image where it did any of that is "worked".
 
 Crashes during recovery (second level). Up to PER_POINT worked images of
 each point taken are cut again: vsmfs-pmreplay replays the log of their
@@ -91,6 +92,7 @@ WORK = {
     "reflag": re.compile(r"journal: re-flagged (\d+) versions"),
     "orphan": re.compile(r"freed (\d+) orphan inode"),
     "trunc": re.compile(r"finished (\d+) interrupted truncation"),
+    "fcreplay": re.compile(r"journal: replayed (\d+) fast-commit records"),
 }
 
 
@@ -178,7 +180,7 @@ RECOVERY = {
         (lambda m: os.unlink(f"{m}/d/g"), 0),
     ]),
     # Group commit: several transactions, each committed by an fsync.
-    "journal-group": ("4M", "commit=300", None, [
+    "journal-group": ("4M", "commit=300,fast_commit=off", None, [
         (group_step(lambda m: ordering.put(f"{m}/d/a", 5000, 7),
                     lambda m: fsync(f"{m}/d/a")), 0),
         (group_step(lambda m: os.rename(f"{m}/small", f"{m}/d/e/moved"),
@@ -191,6 +193,18 @@ RECOVERY = {
         (group_step(lambda m: os.unlink(f"{m}/empty"),
                     lambda m: ordering.pwrite(f"{m}/f", 4096, 8192, 8),
                     lambda m: fsync(f"{m}/f")), 0),
+    ]),
+    # Fast commits: overwrites and appends within the last page, each
+    # fsync'd, leave records of the transaction after the last commit,
+    # which the mount replays (and commits).
+    "fast-commit": ("4M", "commit=300", None, [
+        (group_step(lambda m: ordering.pwrite(f"{m}/f", 0, 4 * KIB, 3),
+                    lambda m: fsync(f"{m}/f")), 0),
+        (group_step(lambda m: ordering.append(f"{m}/d/g", 1000),
+                    lambda m: fsync(f"{m}/d/g")), 0),
+        (group_step(lambda m: ordering.pwrite(f"{m}/f", 8 * KIB, 4 * KIB, 4),
+                    lambda m: ordering.pwrite(f"{m}/small", 100, 200, 5),
+                    lambda m: fsync(f"{m}/f"), lambda m: fsync(f"{m}/small")), 0),
     ]),
     # Garbage collection and checkpoint at every commit, in a journal of
     # 64 KiB: header batches, swaps and checkpoints cut short.

@@ -14,13 +14,13 @@
 fsck_remount() {
 	umount "$MNT"
 	"$FSCK" -n "$DEV" || die "fsck after $1"
-	mount_vsmfs -o commit=300
+	mount_vsmfs -o commit=300,fast_commit=off
 	assert_eq "$(free_blocks)" "$(cat /tmp/recycle.free)" "free blocks after a remount"
 }
 
 mkfs_vsmfs -f "$DEV"
-# Commits by fsync alone, not by the timer.
-mount_vsmfs -o commit=300
+# Commits by fsync alone, not by the timer, nor fast records instead.
+mount_vsmfs -o commit=300,fast_commit=off
 PYTHONPATH=tests/lib python3 - "$DEV" "$MNT" <<'PY'
 import os
 import sys
