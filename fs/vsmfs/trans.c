@@ -758,47 +758,17 @@ void vsmfs_trans_note_inode(struct vsmfs_trans *t, struct inode *inode)
 	u64 tid = t->t_sbi->s_run.tid;
 
 	vi->i_tid = tid;
-	vi->i_fc_done = 0;
 	if (t->t_fc_ok && (!t->t_fc_inode || t->t_fc_inode == inode)) {
 		/* Settled as the handle ends (vsmfs_trans_fc_settle()). */
 		t->t_fc_inode = inode;
-		if (vi->i_fc_tid != tid) {
-			vi->i_fc_tid = tid;
-			vi->i_fc_bad = false;
-			vi->i_fc_nruns = 0;
-		}
+		vsmfs_fc_note(vi, tid, false);
 		return;
 	}
 	/* What handles of this kind change, no fast record describes. */
 	if (t->t_fc_inode && t->t_fc_inode != inode)
 		VSMFS_I(t->t_fc_inode)->i_fc_bad = true;
 	t->t_fc_ok = false;
-	vi->i_fc_tid = tid;
-	vi->i_fc_bad = true;
-}
-
-/*
- * A shared metadata handle its caller said changes only words of one
- * inode's slot, ending: if it changed no other block, freed nothing and
- * made nothing new, the inode's next fast record carries those words
- * (the slot block's m_cmask, after vsmfs_trans_handle_done()); else no
- * record describes the inode until the transaction commits.
- */
-static void vsmfs_trans_fc_settle(struct vsmfs_trans *t)
-{
-	struct vsmfs_undo_log *u = t->t_log;
-	bool ok = t->t_fc_ok && list_empty(&t->t_undo) && !u->nfree && !t->t_fresh &&
-		  !t->t_ino && !t->t_ino_freed && !t->t_unw_count && list_empty(&t->t_forgot);
-	unsigned int i;
-
-	for (i = 0; ok && i < u->n; i++) {
-		const struct vsmfs_undo_rec *r = &u->rec[i];
-
-		ok = r->mb == t->t_fc_mb && r->off >= t->t_fc_off &&
-		     r->off + r->len <= t->t_fc_off + VSMFS_INODE_SIZE;
-	}
-	if (!ok)
-		VSMFS_I(t->t_fc_inode)->i_fc_bad = true;
+	vsmfs_fc_note(vi, tid, true);
 }
 
 /**
