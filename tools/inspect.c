@@ -417,11 +417,16 @@ static void print_fast_commits(void)
 			printf("%s\n    page table entries%s", words ? "" : " none",
 			       npte ? "" : " none");
 		for (k = 0; k < npte; k++, w += 2) {
+			u64 key = le64_to_cpu(w[0]);
+			bool bits = key & VSMFS_FC_KEY_BITMAP;
+
+			key &= ~VSMFS_FC_KEY_BITMAP;
 			if (json)
-				printf("%s{\"lpn\":%" PRIu64 ",\"pte\":%" PRIu64 "}", k ? "," : "",
-				       (u64)le64_to_cpu(w[0]), (u64)le64_to_cpu(w[1]));
+				printf("%s{\"%s\":%" PRIu64 ",\"%s\":%" PRIu64 "}", k ? "," : "",
+				       bits ? "bitmap_word" : "lpn", key, bits ? "set" : "pte",
+				       (u64)le64_to_cpu(w[1]));
 			else
-				printf(" %" PRIu64 "=0x%" PRIx64, (u64)le64_to_cpu(w[0]),
+				printf(" %s%" PRIu64 "=0x%" PRIx64, bits ? "bitmap word " : "", key,
 				       (u64)le64_to_cpu(w[1]));
 		}
 		printf(json ? "]}" : "\n");

@@ -8,9 +8,10 @@
  *
  * What a record describes: the words of the inode's slot that shared
  * handles changed in the transaction (m_cmask of the slot's block: times,
- * size within the last page) and the page table entries they changed
- * (the swaps of copy-on-write overwrites, both halves, and unwritten
- * marks cleared), as they are now. Every handle that changes an inode
+ * size, the entries of runs an append grew) and the page table entries
+ * they changed (the swaps of copy-on-write overwrites, both halves, and
+ * unwritten marks cleared), as they are now, and the bits of the pages an
+ * append took from a reservation (which the commit would set). Every handle that changes an inode
  * notes it (vsmfs_whandle_note_inode(), vsmfs_trans_note_inode()), and a
  * handle of any other kind (allocation, index, directory entries, link
  * count, xattrs, a slot moved by aggregation, an inode new in the
@@ -24,11 +25,13 @@
  *     has finished (none in flight), so it belongs to the commit after the
  *     last durable one (vsmfs_journal_fc_count()) and recovery stores its
  *     words over what that commit left;
- *   - the pages it names were the inode's at that commit, or scratch
- *     pages of its swaps, which the transaction keeps reserved until it
- *     commits: no other inode's record of the transaction names them, so
- *     records of different inodes commute; those of one inode apply in the
- *     order of @r_seq, which eviction carries over (s_fc_seq);
+ *   - the pages it names were the inode's at that commit, scratch pages
+ *     of its swaps, or pages it took from a reservation (free at that
+ *     commit), which the transaction keeps reserved until it commits: no
+ *     other inode's record of the transaction names them, so records of
+ *     different inodes commute (bits set in a shared bitmap word too);
+ *     those of one inode apply in the order of @r_seq, which eviction
+ *     carries over (s_fc_seq);
  *   - the data the swaps made reachable was fenced by the handles that
  *     wrote it, before they ended; the record is fenced before fsync
  *     returns (jfast.c);
@@ -80,6 +83,18 @@ static int vsmfs_fc_build(struct inode *inode, u64 count, u64 *buf)
 
 		if (npte + n > VSMFS_FC_MAX_PTES)
 			return -E2BIG;
+		if (lpn & VSMFS_FC_RUN_CLAIM) {
+			/* Pages taken: their bits, a pair per bitmap word. */
+			for (lpn &= ~VSMFS_FC_RUN_CLAIM; n; npte++, p += 2) {
+				u64 k = min(n, 64 - lpn % 64);
+
+				p[0] = cpu_to_le64(VSMFS_FC_KEY_BITMAP | lpn / 64);
+				p[1] = cpu_to_le64(GENMASK_ULL(lpn % 64 + k - 1, lpn % 64));
+				lpn += k;
+				n -= k;
+			}
+			continue;
+		}
 		for (; n; n--, lpn++, npte++) {
 			ret = vsmfs_pt_entry(sbi, lpn, &p[1]);
 			if (ret)

@@ -121,6 +121,17 @@ static const char *vsmfs_jfc_apply(struct vsmfs_journal *j, u32 at, bool apply)
 		u64 lpn = le64_to_cpu(vsmfs_pm_read(w));
 		__le64 __pm *dst;
 
+		if (lpn & VSMFS_FC_KEY_BITMAP) {
+			lpn &= ~VSMFS_FC_KEY_BITMAP;
+			if (lpn >= DIV_ROUND_UP(l->lpages, 64))
+				return "bitmap word out of range";
+			dst = (__le64 __pm *)vsmfs_blk_ptr(sbi, l->lbitmap_start) + lpn;
+			if (apply) {
+				vsmfs_pm_write(dst, vsmfs_pm_read(dst) | vsmfs_pm_read(w + 1));
+				vsmfs_flush(dst, sizeof(*dst));
+			}
+			continue;
+		}
 		if (!lpn || lpn >= l->lpages)
 			return "logical page out of range";
 		dst = (__le64 __pm *)vsmfs_blk_ptr(sbi, l->ptable_start +

@@ -408,6 +408,14 @@ static int vsmfs_append_grow_trans(struct vsmfs_trans *t, const struct vsmfs_wma
 	vsmfs_trans_track(t, inode, false);
 	switch (a->kind) {
 	case VSMFS_APPEND_AFTER:
+		/*
+		 * Beside other handles, the entry in the slot, the size, the
+		 * page count and the times, and the pages taken, may be all it
+		 * changes: a fast record can describe that (the bits of the
+		 * pages with the rest; vsmfs_trans_fc_settle() checks).
+		 */
+		t->t_fc_ok = t->t_shared && !(m->flags & VSMFS_WM_FALLOC);
+		t->t_fc_claim = a->r.lpn | a->r.count << 48;
 		ret = vsmfs_resv_claim(t, &a->r);
 		if (!ret)
 			ret = vsmfs_idx_set(t, inode, key, vsmfs_idx_make(vsmfs_idx_lpn(e), need));

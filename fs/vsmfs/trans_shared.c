@@ -999,54 +999,6 @@ void vsmfs_whandle_defer_resv(struct vsmfs_whandle *h, const struct vsmfs_resv *
 	h->h_resv[h->h_nresv++] = *r;
 }
 
-/**
- * vsmfs_fc_note() - an inode changes in a transaction
- * @vi: the inode
- * @tid: the running transaction
- * @bad: in a way no fast record describes
- *
- * Its next fsync must make the change durable: with a record only if no
- * change of the transaction was @bad (fcommit.c).
- */
-void vsmfs_fc_note(struct vsmfs_inode_info *vi, u64 tid, bool bad)
-{
-	vi->i_fc_done = 0;
-	if (vi->i_fc_tid != tid) {
-		vi->i_fc_tid = tid;
-		vi->i_fc_bad = false;
-		vi->i_fc_nruns = 0;
-	}
-	if (bad)
-		vi->i_fc_bad = true;
-}
-
-/**
- * vsmfs_trans_fc_settle() - what a fast record may carry of a shared handle
- * @t: a shared metadata handle its caller said changes only words of one
- *	inode's slot (@t->t_fc_ok), ending, before vsmfs_trans_handle_done()
- *
- * If @t changed no other block, freed nothing and made nothing new, the
- * inode's next fast record carries those words (the slot block's m_cmask,
- * after vsmfs_trans_handle_done()); else no record describes the inode
- * until the transaction commits.
- */
-void vsmfs_trans_fc_settle(struct vsmfs_trans *t)
-{
-	struct vsmfs_undo_log *u = t->t_log;
-	bool ok = t->t_fc_ok && list_empty(&t->t_undo) && !u->nfree && !t->t_fresh &&
-		  !t->t_ino && !t->t_ino_freed && !t->t_unw_count && list_empty(&t->t_forgot);
-	unsigned int i;
-
-	for (i = 0; ok && i < u->n; i++) {
-		const struct vsmfs_undo_rec *r = &u->rec[i];
-
-		ok = r->mb == t->t_fc_mb && r->off >= t->t_fc_off &&
-		     r->off + r->len <= t->t_fc_off + VSMFS_INODE_SIZE;
-	}
-	if (!ok)
-		VSMFS_I(t->t_fc_inode)->i_fc_bad = true;
-}
-
 /*
  * Note @count page table entries from @lpn as changed in the running
  * transaction, for @vi's next fast record: a run already noted, or
@@ -1075,6 +1027,64 @@ static void vsmfs_fc_add_run(struct vsmfs_inode_info *vi, u64 lpn, u64 count)
 		return;
 	}
 	vi->i_fc_runs[vi->i_fc_nruns++] = lpn | count << 48;
+}
+
+/**
+ * vsmfs_fc_note() - an inode changes in a transaction
+ * @vi: the inode
+ * @tid: the running transaction
+ * @bad: in a way no fast record describes
+ *
+ * Its next fsync must make the change durable: with a record only if no
+ * change of the transaction was @bad (fcommit.c).
+ */
+void vsmfs_fc_note(struct vsmfs_inode_info *vi, u64 tid, bool bad)
+{
+	vi->i_fc_done = 0;
+	if (vi->i_fc_tid != tid) {
+		vi->i_fc_tid = tid;
+		vi->i_fc_bad = false;
+		vi->i_fc_nruns = 0;
+	}
+	if (bad)
+		vi->i_fc_bad = true;
+}
+
+/**
+ * vsmfs_trans_fc_settle() - what a fast record may carry of a shared handle
+ * @t: a shared metadata handle its caller said changes only words of one
+ *	inode's slot (@t->t_fc_ok), ending, before vsmfs_trans_handle_done()
+ *
+ * If @t changed no other block, freed nothing and made nothing new, the
+ * inode's next fast record carries those words (the slot block's m_cmask,
+ * after vsmfs_trans_handle_done()) and the bits of the pages it took from
+ * a reservation (@t->t_fc_claim: the commit would set them); else no
+ * record describes the inode until the transaction commits.
+ */
+void vsmfs_trans_fc_settle(struct vsmfs_trans *t)
+{
+	struct vsmfs_undo_log *u = t->t_log;
+	bool ok = t->t_fc_ok && list_empty(&t->t_undo) && !t->t_fresh &&
+		  !t->t_ino && !t->t_ino_freed && !t->t_unw_count && list_empty(&t->t_forgot);
+	unsigned int i;
+
+	/* Words of the slot; a bitmap block joined for a claim changes none. */
+	for (i = 0; ok && i < u->n; i++) {
+		const struct vsmfs_undo_rec *r = &u->rec[i];
+
+		ok = !r->len || (r->mb == t->t_fc_mb && r->off >= t->t_fc_off &&
+				 r->off + r->len <= t->t_fc_off + VSMFS_INODE_SIZE);
+	}
+	/* Nothing freed: only the end of the reservation claimed. */
+	for (i = 0; ok && i < u->nfree; i++)
+		ok = !u->free[i].count && t->t_fc_claim &&
+		     u->free[i].lpn == (t->t_fc_claim & VSMFS_FC_LPN_MASK) &&
+		     u->free[i].resv == t->t_fc_claim >> 48;
+	if (ok && t->t_fc_claim)
+		vsmfs_fc_add_run(VSMFS_I(t->t_fc_inode), (t->t_fc_claim & VSMFS_FC_LPN_MASK) |
+				 VSMFS_FC_RUN_CLAIM, t->t_fc_claim >> 48);
+	else if (!ok)
+		VSMFS_I(t->t_fc_inode)->i_fc_bad = true;
 }
 
 /**

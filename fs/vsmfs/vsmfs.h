@@ -840,6 +840,7 @@ struct vsmfs_trans {
 	 * (vsmfs_trans_fc_settle()).
 	 */
 	bool			t_fc_ok;
+	u64			t_fc_claim;	/* pages it took: lpn | count << 48 */
 	struct inode		*t_fc_inode;
 	struct vsmfs_mblk	*t_fc_mb;
 	unsigned int		t_fc_off;
@@ -850,6 +851,8 @@ struct vsmfs_trans {
 /* Runs of page table entries an inode's fast record may carry. */
 #define VSMFS_FC_RUNS		8
 #define VSMFS_FC_LPN_MASK	((1ULL << 48) - 1)
+/* In a run: pages the inode took, whose bits the record sets. */
+#define VSMFS_FC_RUN_CLAIM	(1ULL << 47)
 /* One shared handle in this many has its hold time measured (a power of 2). */
 #define VSMFS_HOLD_SAMPLE	16
 

@@ -320,6 +320,8 @@ static inline __u64 vsmfs_jcount_exact(__u64 sequence, __u64 state)
 
 /* Fast-commit record: page table entries it carries at most. */
 #define VSMFS_FC_MAX_PTES	16
+/* In a pair's first word: a word of the logical page bitmap (above). */
+#define VSMFS_FC_KEY_BITMAP	(1ULL << 63)
 
 /*
  * struct vsmfs_dfc_rec - fast-commit record, 32 bytes of header
@@ -328,9 +330,13 @@ static inline __u64 vsmfs_jcount_exact(__u64 sequence, __u64 state)
  * first, then @r_npte pairs of 8-byte words (logical page, its page
  * table entry), then zeros up to @r_len: new values of words of the
  * inode table and the page table, which recovery stores over what the
- * last durable commit left. Records of one slot in one transaction apply
- * in @r_seq order; no two slots' records of one transaction name the same
- * word.
+ * last durable commit left. A pair whose first word has
+ * VSMFS_FC_KEY_BITMAP set names instead word (first word without the
+ * flag) of the logical page bitmap, whose bits set in the second word
+ * recovery sets: pages the inode took. Records of one slot in one
+ * transaction apply in @r_seq order; no two slots' records of one
+ * transaction name the same word, but for bits set in the bitmap, which
+ * commute.
  */
 struct vsmfs_dfc_rec {
 	__le32	r_crc;			/* crc32c of the r_len - 4 bytes after it */

@@ -166,6 +166,27 @@ def test_replay(tmp, records):
            what="record of the next commit")
 
 
+def test_claim(tmp, base):
+    """A record of an append that took page 516: f's size, pages and index
+    entry, and the page's bit set in the bitmap word that holds it: the
+    file system as a mount will leave it is sound; without the bit, not."""
+    p = os.path.join(tmp, "claim.img")
+    shutil.copyfile(base, p)
+    img = Image(p)
+    img.frame(img.frame_of(516), bytes([0x45]) * BS)
+    words = {3: 5 * BS, 4: 5, 13: 512 | 5 << 48}
+    img.fc_put(0, 0, fc_record(1, 2, 0, words, [(1 << 63 | 516 // 64, 1 << (516 % 64))]))
+    out = inspect(p, "-c")
+    check("page table entries bitmap word 8=0x10\n" in out, f"vsmfs-inspect -c:\n{out}")
+    expect(p, ["-n"], 0, "journal: 1 fast-commit records of commit 1 to replay at mount",
+           "no errors found", what="claim")
+    # Without the bit, the page would be in use but free in the bitmap.
+    img.fc_put(0, 0, fc_record(1, 2, 0, {3: 6 * BS, 4: 6, 13: 512 | 6 << 48}))
+    img.frame(img.frame_of(517), bytes([0x46]) * BS)
+    out = expect(p, ["-n"], 4, what="claim without its bit")
+    check("517" in out, f"claim without its bit: page 517 not named\n{out}")
+
+
 def jckpt_set_count(state, count):
     """vsmfs_jckpt_set_count(): the commit number's bits in j_checkpoint."""
     return (state & 0x01ffffff01ffffff) | (count & 0x7f) << 25 | (count >> 7 & 0x7f) << 57
@@ -317,6 +338,7 @@ def main():
         expect(base, ["-n"], 0, "no errors found", what="populated")
         records = test_records(tmp, base)
         test_replay(tmp, records)
+        test_claim(tmp, base)
         test_lagging(tmp, base)
         test_bad_names(tmp, base)
         test_feature(tmp, base)

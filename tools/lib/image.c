@@ -171,6 +171,11 @@ static const char *fc_names_check(const struct vsmfs_dfc_rec *r, const struct vs
 		return "slot out of range";
 	for (i = 0; i < le16_to_cpu(r->r_npte); i++, w += 2) {
 		lpn = le64_to_cpu(w[0]);
+		if (lpn & VSMFS_FC_KEY_BITMAP) {
+			if ((lpn & ~VSMFS_FC_KEY_BITMAP) >= DIV_ROUND_UP(l->lpages, 64))
+				return "bitmap word out of range";
+			continue;
+		}
 		if (!lpn || lpn >= l->lpages)
 			return "logical page out of range";
 	}
@@ -330,8 +335,15 @@ static void fc_overlay(const struct journal *j, const struct vsmfs_layout *l)
 		const __le64 *w = (const __le64 *)(r + 1) + hweight32(le32_to_cpu(r->r_words));
 
 		want[nwant++] = l->itable_start + j->rec[i].slot / VSMFS_INODES_PER_BLOCK;
-		for (k = 0; k < le16_to_cpu(r->r_npte); k++, w += 2)
-			want[nwant++] = l->ptable_start + le64_to_cpu(w[0]) / VSMFS_PTES_PER_BLOCK;
+		for (k = 0; k < le16_to_cpu(r->r_npte); k++, w += 2) {
+			u64 key = le64_to_cpu(w[0]);
+
+			if (key & VSMFS_FC_KEY_BITMAP)
+				want[nwant++] = l->lbitmap_start +
+						(key & ~VSMFS_FC_KEY_BITMAP) / (VSMFS_BLOCK_SIZE / 8);
+			else
+				want[nwant++] = l->ptable_start + key / VSMFS_PTES_PER_BLOCK;
+		}
 	}
 	qsort(want, nwant, sizeof(*want), u64_cmp);
 
@@ -372,6 +384,14 @@ static void fc_overlay(const struct journal *j, const struct vsmfs_layout *l)
 		for (k = 0; k < le16_to_cpu(r->r_npte); k++, w += 2) {
 			u64 lpn = le64_to_cpu(w[0]);
 
+			if (lpn & VSMFS_FC_KEY_BITMAP) {
+				/* Bits of pages the inode took: set. */
+				lpn &= ~VSMFS_FC_KEY_BITMAP;
+				dst = (__le64 *)ov_block(l->lbitmap_start +
+							 lpn / (VSMFS_BLOCK_SIZE / 8));
+				dst[lpn % (VSMFS_BLOCK_SIZE / 8)] |= w[1];
+				continue;
+			}
 			dst = (__le64 *)ov_block(l->ptable_start + lpn / VSMFS_PTES_PER_BLOCK);
 			dst[lpn % VSMFS_PTES_PER_BLOCK] = w[1];
 		}

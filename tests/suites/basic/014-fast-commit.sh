@@ -84,6 +84,22 @@ d = open(sys.argv[1], "rb").read()
 want = bytes(512 * 1024) + b"".join(bytes([i]) * 4096 for i in range(50))
 assert d == want, "appended contents"' "$MNT/g"
 
+# Appends of whole pages to a small file, into pages reserved after its
+# run: the record sets their bits in the bitmap; most fsyncs commit nothing.
+printf 'x' > "$MNT/h"
+sync
+b=$(snap)
+python3 -c '
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
+for i in range(30):
+    os.write(fd, bytes([i + 1]) * 4096)
+    os.fsync(fd)' "$MNT/h"
+a=$(snap)
+echo "30 appends of 4 KiB + fsync to a small file: $(delta "$b" "$a" 1) commits," \
+	"$(delta "$b" "$a" 2) records"
+[ "$(delta "$b" "$a" 2)" -ge 15 ] || die "$(delta "$b" "$a" 2) records for 30 appends of 4 KiB"
+
 # A new file, a rename, a chmod: the fsync commits.
 for op in "touch $MNT/new" "mv $MNT/new $MNT/new2" "chmod 600 $MNT/new2"; do
 	b=$(snap)
@@ -98,12 +114,14 @@ done
 # Contents and times survive a remount; fsck clean.
 cmp_ref
 cp "$MNT/g" /tmp/fc-ref-g
+cp "$MNT/h" /tmp/fc-ref-h
 mt=$(stat -c %y "$MNT/f")
 umount "$MNT"
 "$FSCK" -n "$DEV" >/dev/null || die "fsck after fast commits"
 mount -t vsmfs "$DEV" "$MNT"
 cmp "$MNT/f" /tmp/fc-ref || die "contents changed across a remount"
 cmp "$MNT/g" /tmp/fc-ref-g || die "appended contents changed across a remount"
+cmp "$MNT/h" /tmp/fc-ref-h || die "small file's contents changed across a remount"
 assert_eq "$(stat -c %y "$MNT/f")" "$mt" "mtime across a remount"
 
 # fast_commit=off: shown, and every fsync commits; on again by remount.
