@@ -449,7 +449,8 @@ static void check_journal(void)
 		write_blocks(L.journal_start + 1, j.s.hdr_blocks, j.hdr);
 		dev_sync();
 		count = j.s.count + (nrec ? 1 : 0);
-		j.jsb->j_checkpoint = 0;
+		/* The commit number's bits too: j_sequence alone is not exact. */
+		j.jsb->j_checkpoint = cpu_to_le64(j.s.fc_areas ? vsmfs_jckpt_set_count(0, count) : 0);
 		j.jsb->j_commit = 0;
 		j.jsb->j_hcopy = 0;
 		j.jsb->j_sequence = cpu_to_le64(count);

@@ -39,7 +39,8 @@
  *     slot, its page table entries and the transaction as they are while
  *     the record is made: no write, fault, or commit runs beside it.
  * An fsync that cannot write a record (no room left in the area, a commit
- * in flight, a lost transaction, fast_commit=off) commits instead.
+ * in flight, a lost transaction, an error that stopped commits,
+ * fast_commit=off) commits instead.
  */
 #include <linux/fs.h>
 #include "vsmfs.h"
@@ -153,7 +154,12 @@ static int vsmfs_fc_commit(struct inode *inode)
 		ret = 0;
 		goto out_handle;
 	}
-	if (atomic64_read(&sbi->s_commit_tid) != (s64)tid - 1 || atomic64_read(&sbi->s_lost_tid))
+	/*
+	 * After an error stopped commits (errors=remount-ro), the commit path
+	 * reports what is lost: no record claims it durable.
+	 */
+	if (atomic64_read(&sbi->s_commit_tid) != (s64)tid - 1 || atomic64_read(&sbi->s_lost_tid) ||
+	    READ_ONCE(sbi->s_error_ro))
 		goto out_handle;
 	/* The count the finished transactions left, after s_commit_tid. */
 	smp_rmb();
