@@ -72,12 +72,11 @@ void dev_io(bool wr, u64 blk, u64 count, void *buf)
 	}
 }
 
-/* Read blocks as they are after the journal replay, if one is pending. */
-void read_blocks(u64 blk, u64 count, void *buf)
+/* The first block of the overlay (sorted by home) at or past @blk. */
+static u32 ov_find(u64 blk)
 {
-	u32 lo = 0, hi = img.ov_count, i;
+	u32 lo = 0, hi = img.ov_count;
 
-	dev_io(false, blk, count, buf);
 	while (lo < hi) {
 		u32 mid = lo + (hi - lo) / 2;
 
@@ -86,7 +85,16 @@ void read_blocks(u64 blk, u64 count, void *buf)
 		else
 			hi = mid;
 	}
-	for (i = lo; i < img.ov_count && img.ov_home[i] < blk + count; i++)
+	return lo;
+}
+
+/* Read blocks as they are after the journal replay, if one is pending. */
+void read_blocks(u64 blk, u64 count, void *buf)
+{
+	u32 i;
+
+	dev_io(false, blk, count, buf);
+	for (i = ov_find(blk); i < img.ov_count && img.ov_home[i] < blk + count; i++)
 		memcpy((u8 *)buf + ((img.ov_home[i] - blk) << VSMFS_BLOCK_SHIFT),
 		       img.ov_data + ((u64)i << VSMFS_BLOCK_SHIFT), VSMFS_BLOCK_SIZE);
 }
@@ -299,17 +307,7 @@ bool journal_load(struct journal *j, const struct vsmfs_layout *l)
 /* Where block @blk is in the overlay; it must be there. */
 static u8 *ov_block(u64 blk)
 {
-	u32 lo = 0, hi = img.ov_count;
-
-	while (lo < hi) {
-		u32 mid = lo + (hi - lo) / 2;
-
-		if (img.ov_home[mid] < blk)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return img.ov_data + ((u64)lo << VSMFS_BLOCK_SHIFT);
+	return img.ov_data + ((u64)ov_find(blk) << VSMFS_BLOCK_SHIFT);
 }
 
 static int u64_cmp(const void *a, const void *b)
