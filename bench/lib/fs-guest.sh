@@ -7,7 +7,10 @@
 # vsmfs counter (nothing on other file systems, or for a counter the
 # module does not have); now prints the time in seconds. vsmfs-base is
 # vsmfs with the module and mkfs.vsmfs of the built tree $VSMFS_BASE,
-# loaded in place of this tree's module until unmount_fs. MKFS_EXT4_EXTRA, when
+# loaded in place of this tree's module until unmount_fs. nova is NOVA
+# with its module $VSMFS_NOVA (built outside the tree), loaded until
+# unmount_fs, formatted by its mount option init and mounted with
+# data_cow (copy-on-write data). MKFS_EXT4_EXTRA, when
 # set, is added to mkfs.ext4's options (for example "-E
 # lazy_itable_init=0,lazy_journal_init=0", so that no inode table is zeroed
 # in the background while the first workload runs).
@@ -27,6 +30,9 @@ mount_fs() {
 		insmod "$VSMFS_BASE/fs/vsmfs/vsmfs.ko"
 		"$VSMFS_BASE/tools/mkfs.vsmfs" -q -f "$DEV"
 		mount -t vsmfs "$DEV" "$MNT" ;;
+	nova)		modprobe libcrc32c
+		insmod "$VSMFS_NOVA"
+		mount -t NOVA -o init,data_cow "$DEV" "$MNT" ;;
 	ext4-dax)	# shellcheck disable=SC2086
 		mkfs.ext4 -q -F -b 4096 ${MKFS_EXT4_EXTRA:-} "$DEV"
 		mount -t ext4 -o dax "$DEV" "$MNT" ;;
@@ -39,6 +45,8 @@ unmount_fs() {
 	if [ "$1" = vsmfs-base ]; then
 		rmmod vsmfs
 		insmod "$MODULE"
+	elif [ "$1" = nova ]; then
+		rmmod nova
 	fi
 }
 
