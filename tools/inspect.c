@@ -311,14 +311,6 @@ static void print_journal(void)
 	}
 }
 
-/* Records in the order of the areas: by area, then offset. */
-static int fc_at_cmp(const void *a, const void *b)
-{
-	const struct fc_ref *x = a, *y = b;
-
-	return x->at < y->at ? -1 : x->at > y->at;
-}
-
 /* Slot numbers, ascending, for bsearch(). */
 static int u32_cmp(const void *a, const void *b)
 {
@@ -327,46 +319,177 @@ static int u32_cmp(const void *a, const void *b)
 	return *x < *y ? -1 : *x > *y;
 }
 
+/* The slots fast-commit records name, each once, and the inode in each. */
+struct fc_slots {
+	u32 *slot, n;
+	u64 *ino;
+};
+
+/* The inode the mapping table puts in @slot, named by a record: 0 if none. */
+static u64 fc_ino(const struct fc_slots *fs, u32 slot)
+{
+	u32 *at = bsearch(&slot, fs->slot, fs->n, sizeof(*fs->slot), u32_cmp);
+
+	return at ? fs->ino[at - fs->slot] : 0;
+}
+
+/* The slots the records and their directory parts name; the mapping table read once. */
+static void fc_slots_load(struct fc_slots *fs)
+{
+	u32 i, k, n = 0;
+	__le32 *imap;
+
+	fs->slot = xalloc((jl.nrec ? 2 * jl.nrec : 1) * sizeof(*fs->slot));
+	fs->ino = xalloc((jl.nrec ? 2 * jl.nrec : 1) * sizeof(*fs->ino));
+	for (i = 0; i < jl.npart; i++)
+		fs->slot[n++] = jl.part[i].slot;
+	qsort(fs->slot, n, sizeof(*fs->slot), u32_cmp);
+	for (i = 0, k = 0; i < n; i++)
+		if (!k || fs->slot[k - 1] != fs->slot[i])
+			fs->slot[k++] = fs->slot[i];
+	fs->n = k;
+	imap = read_region(L.imap_start, L.imap_blocks);
+	for (i = 1; i < L.inodes; i++) {
+		u32 slot = le32_to_cpu(imap[i]), *at;
+
+		at = bsearch(&slot, fs->slot, fs->n, sizeof(*fs->slot), u32_cmp);
+		if (at)
+			fs->ino[at - fs->slot] = i;
+	}
+	free(imap);
+}
+
+/*
+ * Words of a slot a record holds, those @mask names, from @w: as
+ * " index=value" each, or JSON objects.
+ */
+static void print_fc_words(u32 mask, const __le64 *w)
+{
+	u32 k;
+	int n = 0;
+
+	for (k = 0; k < VSMFS_INODE_SIZE / 8; k++) {
+		if (!(mask & 1U << k))
+			continue;
+		if (json)
+			printf("%s{\"index\":%u,\"value\":%" PRIu64 "}", n++ ? "," : "", k,
+			       (u64)le64_to_cpu(*w));
+		else
+			printf(" %u=0x%" PRIx64, k, (u64)le64_to_cpu(*w));
+		w++;
+	}
+}
+
+/*
+ * The entries of the valid record @r: its page table entries and page
+ * bitmap bits on one line (JSON: "ptes"), then a line for each entry of
+ * inode bitmap bits ("ibitmap"), the directory's part and each of its
+ * spans ("dir", null if none).
+ */
+static void print_fc_entries(const struct vsmfs_dfc_rec *r, const struct fc_slots *fs)
+{
+	struct vsmfs_fc_iter it;
+	struct vsmfs_fc_ent e;
+	int n = 0, dir = 0;
+	u32 k;
+
+	if (json)
+		printf(",\"ptes\":[");
+	else
+		printf("\n    page table entries");
+	vsmfs_fc_iter_init(&it, r);
+	while (!vsmfs_fc_next(&it, &e)) {
+		bool bits = e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_BITMAP);
+
+		if (e.kind && !bits)
+			continue;
+		if (json)
+			printf("%s{\"%s\":%" PRIu64 ",\"%s\":%" PRIu64 "}", n ? "," : "",
+			       bits ? "bitmap_word" : "lpn", e.where, bits ? "set" : "pte",
+			       (u64)le64_to_cpu(e.val[0]));
+		else
+			printf(" %s%" PRIu64 "=0x%" PRIx64, bits ? "bitmap word " : "", e.where,
+			       (u64)le64_to_cpu(e.val[0]));
+		n++;
+	}
+	if (json)
+		printf("],\"ibitmap\":[");
+	else if (!n)
+		printf(" none");
+	n = 0;
+	vsmfs_fc_iter_init(&it, r);
+	while (!vsmfs_fc_next(&it, &e)) {
+		u64 in, blk;
+		u32 word;
+
+		switch (e.kind) {
+		case VSMFS_FC_KIND(VSMFS_FC_KEY_IBITMAP):
+			if (json)
+				printf("%s{\"word\":%" PRIu64 ",\"set\":%" PRIu64 "}",
+				       n++ ? "," : "", e.where, (u64)le64_to_cpu(e.val[0]));
+			else
+				printf("\n    ibitmap word %" PRIu64 " |= 0x%" PRIx64, e.where,
+				       (u64)le64_to_cpu(e.val[0]));
+			break;
+		case VSMFS_FC_KIND(VSMFS_FC_KEY_DIR):
+			in = fc_ino(fs, (u32)e.where);
+			dir = 1;
+			if (json) {
+				printf("],\"dir\":{\"slot\":%" PRIu64 ",\"ino\":%" PRIu64
+				       ",\"order\":%" PRIu64 ",\"words\":[", e.where, in, e.seq);
+				print_fc_words(e.mask, e.val);
+				printf("],\"spans\":[");
+			} else {
+				printf("\n    dir slot %" PRIu64 " (%s%.0" PRIu64 "), order %"
+				       PRIu64 ", words", e.where, in ? "inode " : "no inode", in,
+				       e.seq);
+				print_fc_words(e.mask, e.val);
+				if (!e.mask)
+					printf(" none");
+			}
+			n = 0;
+			break;
+		case VSMFS_FC_KIND(VSMFS_FC_KEY_SPAN):
+			blk = e.where / (VSMFS_BLOCK_SIZE / 8);
+			word = e.where % (VSMFS_BLOCK_SIZE / 8);
+			if (!json) {
+				printf("\n      span block %" PRIu64 " word %u n %u", blk, word,
+				       e.n);
+				break;
+			}
+			printf("%s{\"block\":%" PRIu64 ",\"word\":%u,\"values\":[",
+			       n++ ? "," : "", blk, word);
+			for (k = 0; k < e.n; k++)
+				printf("%s%" PRIu64, k ? "," : "", (u64)le64_to_cpu(e.val[k]));
+			printf("]}");
+			break;
+		}
+	}
+	if (json)
+		printf(dir ? "]}" : "],\"dir\":null");
+}
+
 /*
  * The valid fast-commit records, in the order of the areas: for each its
  * area, offset, length, slot (and the inode the mapping table puts
- * there), order, the words of the slot it holds and its page table
- * entries.
+ * there), order, the words of the slot it holds, its page table entries
+ * and bitmap bits, its inode bitmap bits, and its directory's part: the
+ * directory's slot (and inode), order and words, and the spans of its
+ * blocks.
  */
 static void print_fast_commits(void)
 {
-	struct fc_ref *rec = xalloc((jl.nrec ? jl.nrec : 1) * sizeof(*rec));
-	u32 *slots = xalloc((jl.nrec ? jl.nrec : 1) * sizeof(*slots));
-	u64 *ino = xalloc((jl.nrec ? jl.nrec : 1) * sizeof(*ino));
-	u32 i, k, nslots = 0;
-	__le32 *imap;
+	struct fc_slots fs = { NULL };
+	u32 i;
 
 	if (!js.fc_areas) {
 		if (json)
 			printf("\"fast_commit\":null");
 		else
 			printf("Fast commits: no areas (the fast_commit feature is not set)\n");
-		goto out;
+		return;
 	}
-	memcpy(rec, jl.rec, jl.nrec * sizeof(*rec));
-	qsort(rec, jl.nrec, sizeof(*rec), fc_at_cmp);
-	/* The inode in each slot named: the mapping table, read once. */
-	for (i = 0; i < jl.nrec; i++)
-		slots[i] = rec[i].slot;
-	qsort(slots, jl.nrec, sizeof(*slots), u32_cmp);
-	for (i = 0; i < jl.nrec; i++)
-		if (!nslots || slots[nslots - 1] != slots[i])
-			slots[nslots++] = slots[i];
-	imap = read_region(L.imap_start, L.imap_blocks);
-	for (i = 1; i < L.inodes; i++) {
-		u32 slot = le32_to_cpu(imap[i]), *at;
-
-		at = bsearch(&slot, slots, nslots, sizeof(*slots), u32_cmp);
-		if (at)
-			ino[at - slots] = i;
-	}
-	free(imap);
-
+	fc_slots_load(&fs);
 	if (json)
 		printf("\"fast_commit\":{\"areas\":%u,\"area_blocks\":%u,\"start\":%" PRIu64
 		       ",\"commit\":%" PRIu64 ",\"problem\":", js.fc_areas, js.fc_area_blocks,
@@ -383,60 +506,33 @@ static void print_fast_commits(void)
 		printf("null");
 	if (json)
 		printf(",\"records\":[");
+	/* jl.rec is in the order of the areas. */
 	for (i = 0; i < jl.nrec; i++) {
-		const struct vsmfs_dfc_rec *r = fc_record(&jl, &rec[i]);
-		const __le64 *w = (const __le64 *)(r + 1);
-		u32 words = le32_to_cpu(r->r_words), npte = le16_to_cpu(r->r_npte);
-		u32 *at = bsearch(&rec[i].slot, slots, nslots, sizeof(*slots), u32_cmp);
-		u64 in = ino[at - slots];	/* 0: no inode is mapped there */
-		int n = 0;
+		const struct fc_ref *f = &jl.rec[i];
+		const struct vsmfs_dfc_rec *r = fc_record(&jl, f);
+		u32 words = le32_to_cpu(r->r_words);
+		u64 in = fc_ino(&fs, f->slot);	/* 0: no inode is mapped there */
 
 		if (json)
 			printf("%s{\"area\":%u,\"offset\":%u,\"length\":%u,\"slot\":%u,"
 			       "\"ino\":%" PRIu64 ",\"seq\":%" PRIu64 ",\"words\":[", i ? "," : "",
-			       fc_area(&jl, &rec[i]), fc_offset(&jl, &rec[i]), rec[i].len,
-			       rec[i].slot, in, rec[i].seq);
+			       fc_area(&jl, f), fc_offset(&jl, f), f->len, f->slot, in, f->seq);
 		else	/* "%.0" prints no digit of 0: "no inode" alone */
 			printf("  area %u offset %u: slot %u (%s%.0" PRIu64 "), seq %" PRIu64
-			       ", %u bytes\n    words", fc_area(&jl, &rec[i]),
-			       fc_offset(&jl, &rec[i]), rec[i].slot, in ? "inode " : "no inode",
-			       in, rec[i].seq, rec[i].len);
-		for (k = 0; k < VSMFS_INODE_SIZE / 8; k++) {
-			if (!(words & 1U << k))
-				continue;
-			if (json)
-				printf("%s{\"index\":%u,\"value\":%" PRIu64 "}", n++ ? "," : "", k,
-				       (u64)le64_to_cpu(*w));
-			else
-				printf(" %u=0x%" PRIx64, k, (u64)le64_to_cpu(*w));
-			w++;
-		}
+			       ", %u bytes\n    words", fc_area(&jl, f), fc_offset(&jl, f), f->slot,
+			       in ? "inode " : "no inode", in, f->seq, f->len);
+		print_fc_words(words, (const __le64 *)(r + 1));
 		if (json)
-			printf("],\"ptes\":[");
-		else
-			printf("%s\n    page table entries%s", words ? "" : " none",
-			       npte ? "" : " none");
-		for (k = 0; k < npte; k++, w += 2) {
-			u64 key = le64_to_cpu(w[0]);
-			bool bits = key & VSMFS_FC_KEY_BITMAP;
-
-			key &= ~VSMFS_FC_KEY_BITMAP;
-			if (json)
-				printf("%s{\"%s\":%" PRIu64 ",\"%s\":%" PRIu64 "}", k ? "," : "",
-				       bits ? "bitmap_word" : "lpn", key, bits ? "set" : "pte",
-				       (u64)le64_to_cpu(w[1]));
-			else
-				printf(" %s%" PRIu64 "=0x%" PRIx64, bits ? "bitmap word " : "", key,
-				       (u64)le64_to_cpu(w[1]));
-		}
-		printf(json ? "]}" : "\n");
+			printf("]");
+		else if (!words)
+			printf(" none");
+		print_fc_entries(r, &fs);
+		printf(json ? "}" : "\n");
 	}
 	if (json)
 		printf("]}");
-out:
-	free(rec);
-	free(slots);
-	free(ino);
+	free(fs.slot);
+	free(fs.ino);
 }
 
 /* ---- layout, superblock, usage ---- */
@@ -1460,8 +1556,9 @@ static void print_export(void)
  * for a different name, so duplicates, lookups and hard links keep their
  * shape: directory entry names (with their d_hash recomputed when it was
  * right, and left wrong when it was wrong), extended attribute names, and
- * the components of symlink targets, in home blocks and in their versions
- * in the journal. "." and ".." are kept.
+ * the components of symlink targets, in home blocks, in their versions
+ * in the journal and in fast-commit records (md_fc_areas()). "." and ".."
+ * are kept.
  *
  * File: struct md_hdr, then runs of consecutive blocks: a struct md_run
  * and its blocks. All-zero blocks are left out; a restored image reads
@@ -1828,54 +1925,94 @@ static void md_obfuscate(u8 *b, u8 kind)
 }
 
 /*
+ * Words @w of slot @at that a record holds, those @mask names: if that
+ * inode is a fast symlink (as the records leave the slot, with these
+ * words) and they hold words of its target, those are replaced by the
+ * words of the target obfuscated as in the inode table (md_itable_block()).
+ */
+static void md_fc_slot(u64 at, u32 mask, __le64 *w, u8 *iblk)
+{
+	const size_t lo = offsetof(struct vsmfs_dinode, i_inline);
+	__le64 slot[VSMFS_INODE_SIZE / 8];
+	struct vsmfs_dinode *di = (struct vsmfs_dinode *)slot;
+	u32 k, m;
+	u64 size;
+
+	if (!at || at >= L.inodes)
+		return;
+	read_blocks(L.itable_start + at / VSMFS_INODES_PER_BLOCK, 1, iblk);
+	memcpy(slot, iblk + at % VSMFS_INODES_PER_BLOCK * VSMFS_INODE_SIZE, sizeof(slot));
+	for (k = 0, m = 0; k < ARRAY_SIZE(slot); k++)
+		if (mask & 1U << k)
+			slot[k] = w[m++];
+	size = le64_to_cpu(di->i_size);
+	if (!S_ISLNK(le16_to_cpu(di->i_mode)) || !size || size > VSMFS_INLINE_LEN)
+		return;
+	md_path(di->i_inline, size);
+	for (k = 0, m = 0; k < ARRAY_SIZE(slot); k++) {
+		if (!(mask & 1U << k))
+			continue;
+		if (k * 8 >= lo && k * 8 < lo + VSMFS_INLINE_LEN)
+			w[m] = slot[k];
+		m++;
+	}
+}
+
+/*
+ * The words of span @e, words of a directory block: replaced by those of
+ * the block as the records leave it, obfuscated as a directory block
+ * (md_dir_block()); the last record to store a word stores what the dump
+ * of that block, obfuscated, holds after it. A span of a block outside
+ * the data area, which mount refuses, is zeroed.
+ */
+static void md_fc_span(const struct vsmfs_fc_ent *e, u8 *blk)
+{
+	u64 b = e->where / (VSMFS_BLOCK_SIZE / 8);
+	__le64 *w = (__le64 *)e->val;
+
+	if (b < L.data_start || b >= L.blocks || b >= img.blocks) {
+		memset(w, 0, (size_t)e->n * 8);
+		return;
+	}
+	read_blocks(b, 1, blk);
+	md_dir_block(blk);
+	memcpy(w, blk + e->where % (VSMFS_BLOCK_SIZE / 8) * 8, (size_t)e->n * 8);
+}
+
+/*
  * The fast-commit areas as an obfuscated dump holds them, NULL when they
- * hold no valid record. A record is of words of an inode's slot: it holds
- * a name only when that inode is a fast symlink (as the record leaves the
- * slot) and the record holds words of its target. Those words are
- * replaced by the words of the target obfuscated as in the inode table
- * (md_itable_block()), and the record's checksum set again.
+ * hold no valid record. A record holds names in words of fast symlinks'
+ * slots (its own slot's words and its directory's: md_fc_slot()) and in
+ * the spans of directory blocks of its directory's part (md_fc_span()).
+ * Those are replaced, and the record's checksum set again.
  */
 static u8 *md_fc_areas(void)
 {
-	const size_t lo = offsetof(struct vsmfs_dinode, i_inline);
 	u64 bytes = (u64)jl.s.fc_areas * jl.fc_bytes;
-	__le64 slot[VSMFS_INODE_SIZE / 8];
-	struct vsmfs_dinode *di = (struct vsmfs_dinode *)slot;
-	u8 *fc, *iblk;
-	u32 i, k, m;
+	struct vsmfs_fc_iter it;
+	struct vsmfs_fc_ent e;
+	u8 *fc, *blk;
+	u32 i;
 
 	if (!jl.fc || !jl.nrec)
 		return NULL;
 	fc = xalloc(bytes);
-	iblk = xalloc(VSMFS_BLOCK_SIZE);
+	blk = xalloc(VSMFS_BLOCK_SIZE);
 	memcpy(fc, jl.fc, bytes);
 	for (i = 0; i < jl.nrec; i++) {
 		struct vsmfs_dfc_rec *r = (struct vsmfs_dfc_rec *)(fc + jl.rec[i].at);
-		__le64 *w = (__le64 *)(r + 1);
-		u32 words = le32_to_cpu(r->r_words), at = jl.rec[i].slot;
-		u64 size;
 
-		if (!at || at >= L.inodes)
-			continue;
-		read_blocks(L.itable_start + at / VSMFS_INODES_PER_BLOCK, 1, iblk);
-		memcpy(slot, iblk + at % VSMFS_INODES_PER_BLOCK * VSMFS_INODE_SIZE, sizeof(slot));
-		for (k = 0, m = 0; k < ARRAY_SIZE(slot); k++)
-			if (words & 1U << k)
-				slot[k] = w[m++];
-		size = le64_to_cpu(di->i_size);
-		if (!S_ISLNK(le16_to_cpu(di->i_mode)) || !size || size > VSMFS_INLINE_LEN)
-			continue;
-		md_path(di->i_inline, size);
-		for (k = 0, m = 0; k < ARRAY_SIZE(slot); k++) {
-			if (!(words & 1U << k))
-				continue;
-			if (k * 8 >= lo && k * 8 < lo + VSMFS_INLINE_LEN)
-				w[m] = slot[k];
-			m++;
+		md_fc_slot(jl.rec[i].slot, le32_to_cpu(r->r_words), (__le64 *)(r + 1), blk);
+		vsmfs_fc_iter_init(&it, r);
+		while (!vsmfs_fc_next(&it, &e)) {
+			if (e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_DIR))
+				md_fc_slot(e.where, e.mask, (__le64 *)e.val, blk);
+			else if (e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_SPAN))
+				md_fc_span(&e, blk);
 		}
 		r->r_crc = cpu_to_le32(crc32c(~0U, (u8 *)r + 4, jl.rec[i].len - 4));
 	}
-	free(iblk);
+	free(blk);
 	return fc;
 }
 
@@ -2129,8 +2266,8 @@ static void usage(FILE *f)
 		"  -b, --badframes the bad-frame list only: each frame, its device block, the\n"
 		"                  logical page behind it and what holds it\n"
 		"  -c, --fast-commits  the valid fast-commit records only: each one's area,\n"
-		"                  offset, slot and inode, order, slot words and page table\n"
-		"                  entries\n"
+		"                  offset, slot and inode, order, slot words, page table\n"
+		"                  entries, bitmap bits and a create's directory part\n"
 		"  -i, --files     also list every regular file (size, runs, holes, tail, flags)\n"
 		"  -m, --map INO   only the pages of inode INO: what each holds, its offset,\n"
 		"                  logical page, frame and device block\n"

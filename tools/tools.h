@@ -80,6 +80,21 @@ struct fc_ref {
 	u64	seq;
 };
 
+/**
+ * struct fc_part - a part of a valid fast-commit record (journal_load())
+ * @rec: the record (an index into journal.rec)
+ * @dir: 0 for the record's own part (its slot's words, page table entries
+ *	and bitmap bits), 1 for its directory's (VSMFS_FC_KEY_DIR and the
+ *	spans after it)
+ * @slot: the slot the part applies in the order of: the record's, or the
+ *	directory's
+ * @seq: its order there: the record's, or that of VSMFS_FC_KEY_DIR
+ */
+struct fc_part {
+	u32	rec, dir, slot;
+	u64	seq;
+};
+
 /* Where journal_load() stopped. */
 enum jstage { J_OK, J_SUPER, J_COPY, J_HEADER, J_REMAP, J_RECOVER };
 
@@ -102,12 +117,15 @@ enum jstage { J_OK, J_SUPER, J_COPY, J_HEADER, J_REMAP, J_RECOVER };
  * @start: first journal block on the device
  * @fc: the fast-commit areas as read, NULL without them
  * @fc_bytes: bytes of each area
- * @rec: the valid records of every area, in the order a mount applies them
- *	(by slot, then order)
+ * @rec: the valid records of every area, in the order of the areas and,
+ *	in each, of their offsets
  * @nrec: how many
+ * @part: the parts of the records, in the order a mount applies them (by
+ *	slot, then order; then by record and part, where mount leaves it open)
+ * @npart: how many
  * @fc_why: what a valid record names that the file system has not, NULL if
  *	nothing: a mount then refuses the journal, and no record is applied
- * @fc_at: that record (an index into @rec)
+ * @fc_at: the first such record in the order of @rec (an index into @rec)
  */
 struct journal {
 	struct vsmfs_djsb	*jsb;
@@ -127,6 +145,8 @@ struct journal {
 	u32			fc_bytes;
 	struct fc_ref		*rec;
 	u32			nrec;
+	struct fc_part		*part;
+	u32			npart;
 	const char		*fc_why;
 	u32			fc_at;
 };

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vsmfs fast-commit areas of the journal: the append of a record by an
- * fsync that needs only words of one inode's slot and page table entries
- * to be durable (vsmfs_journal_fc_write(); what a record holds and when an
- * fsync may write one, fcommit.c), and their replay at mount
+ * fsync that needs only words of one inode's slot, page table entries
+ * and, for a create, words of its directory to be durable
+ * (vsmfs_journal_fc_write(); what a record holds and when an fsync may
+ * write one, fcommit.c), and their replay at mount
  * (vsmfs_jfc_replay()). The format is at struct vsmfs_dfc_rec.
  *
  * Append: a record belongs to the commit number its transaction will
@@ -23,8 +24,10 @@
  * the number dies with it, with nothing erased.
  *
  * Replay, at mount, after the journal's own recovery has written the
- * latest versions home: the valid records of every area, sorted by slot
- * and order, store their words over the home blocks, flushed, fence; then
+ * latest versions home: the parts of the valid records of every area (a
+ * record's own, and a create's directory's), sorted by slot and order,
+ * store their words over the home blocks and set their bits, flushed,
+ * fence; then
  * the journal is emptied and the replay committed, as a checkpoint does
  * but with the next commit number: j_commit = 0, flushed; j_checkpoint =
  * 0 with the number, and j_sequence, flushed, fence. The records are dead
@@ -75,6 +78,7 @@ struct vsmfs_jfc_key {
 	u64	seq;
 	u32	slot;
 	u32	at;		/* offset from the first area */
+	u32	part;		/* 0: the slot's, 1: the directory's */
 };
 
 static int vsmfs_jfc_cmp(const void *a, const void *b)
@@ -85,64 +89,132 @@ static int vsmfs_jfc_cmp(const void *a, const void *b)
 		return x->slot < y->slot ? -1 : 1;
 	if (x->seq != y->seq)
 		return x->seq < y->seq ? -1 : 1;
-	return 0;
+	/* Never two of one slot and order: but sort() is not stable. */
+	if (x->at != y->at)
+		return x->at < y->at ? -1 : 1;
+	return x->part - y->part;
 }
 
-/*
- * Check what the valid record at @at names against the layout; store it
- * home (@apply) or only check. Return: NULL or what is wrong.
- */
-static const char *vsmfs_jfc_apply(struct vsmfs_journal *j, u32 at, bool apply)
+/* Store @n words from @src at @dst, flushed (@apply), or nothing. */
+static void vsmfs_jfc_store(__le64 __pm *dst, const __le64 *src, u32 n, bool apply)
 {
-	const struct vsmfs_dfc_rec __pm *r = vsmfs_jfc_rec(j, at);
-	struct vsmfs_sb_info *sbi = j->sbi;
+	if (!apply)
+		return;
+	while (n--) {
+		vsmfs_pm_write(dst, *src++);
+		vsmfs_flush(dst++, sizeof(*dst));
+	}
+}
+
+/* Set the bits @src names in @dst, flushed (@apply). */
+static void vsmfs_jfc_or(__le64 __pm *dst, const __le64 *src, bool apply)
+{
+	if (!apply)
+		return;
+	vsmfs_pm_write(dst, vsmfs_pm_read(dst) | *src);
+	vsmfs_flush(dst, sizeof(*dst));
+}
+
+/* Store words of @slot named by @mask from @src (@apply); or what is wrong. */
+static const char *vsmfs_jfc_slot(struct vsmfs_sb_info *sbi, u64 slot, unsigned long mask,
+				  const __le64 *src, bool apply)
+{
 	const struct vsmfs_layout *l = &sbi->s_layout;
-	const __le64 __pm *w = (const __le64 __pm *)(r + 1);
-	u64 slot = le32_to_cpu(vsmfs_pm_read(&r->r_slot));
-	unsigned long words = le32_to_cpu(vsmfs_pm_read(&r->r_words));
-	u32 i, npte = le16_to_cpu(vsmfs_pm_read(&r->r_npte));
-	u8 __pm *home;
+	__le64 __pm *home;
 	unsigned int b;
 
 	if (!slot || slot >= l->inodes)
 		return "slot out of range";
-	home = vsmfs_blk_ptr(sbi, l->itable_start + slot / VSMFS_INODES_PER_BLOCK) +
-	       slot % VSMFS_INODES_PER_BLOCK * VSMFS_INODE_SIZE;
-	for_each_set_bit(b, &words, VSMFS_INODE_SIZE / 8) {
-		__le64 __pm *dst = (__le64 __pm *)home + b;
-
-		if (apply) {
-			vsmfs_pm_write(dst, vsmfs_pm_read(w));
-			vsmfs_flush(dst, sizeof(*dst));
-		}
-		w++;
-	}
-	for (i = 0; i < npte; i++, w += 2) {
-		u64 lpn = le64_to_cpu(vsmfs_pm_read(w));
-		__le64 __pm *dst;
-
-		if (lpn & VSMFS_FC_KEY_BITMAP) {
-			lpn &= ~VSMFS_FC_KEY_BITMAP;
-			if (lpn >= DIV_ROUND_UP(l->lpages, 64))
-				return "bitmap word out of range";
-			dst = (__le64 __pm *)vsmfs_blk_ptr(sbi, l->lbitmap_start) + lpn;
-			if (apply) {
-				vsmfs_pm_write(dst, vsmfs_pm_read(dst) | vsmfs_pm_read(w + 1));
-				vsmfs_flush(dst, sizeof(*dst));
-			}
-			continue;
-		}
-		if (!lpn || lpn >= l->lpages)
-			return "logical page out of range";
-		dst = (__le64 __pm *)vsmfs_blk_ptr(sbi, l->ptable_start +
-						    lpn / VSMFS_PTES_PER_BLOCK) +
-		      lpn % VSMFS_PTES_PER_BLOCK;
-		if (apply) {
-			vsmfs_pm_write(dst, vsmfs_pm_read(w + 1));
-			vsmfs_flush(dst, sizeof(*dst));
-		}
-	}
+	home = (__le64 __pm *)(vsmfs_blk_ptr(sbi, l->itable_start + slot / VSMFS_INODES_PER_BLOCK) +
+			       slot % VSMFS_INODES_PER_BLOCK * VSMFS_INODE_SIZE);
+	for_each_set_bit(b, &mask, VSMFS_INODE_SIZE / 8)
+		vsmfs_jfc_store(home + b, src++, 1, apply);
 	return NULL;
+}
+
+/* One entry of a record, as vsmfs_jfc_apply(). */
+static const char *vsmfs_jfc_entry(struct vsmfs_sb_info *sbi, const struct vsmfs_fc_ent *e,
+				   bool apply)
+{
+	const struct vsmfs_layout *l = &sbi->s_layout;
+	u64 w = e->where;
+	__le64 __pm *map;
+
+	switch (e->kind) {
+	case VSMFS_FC_KIND(VSMFS_FC_KEY_BITMAP):
+		if (w >= DIV_ROUND_UP(l->lpages, 64))
+			return "bitmap word out of range";
+		map = (__le64 __pm *)vsmfs_blk_ptr(sbi, l->lbitmap_start);
+		vsmfs_jfc_or(map + w, e->val, apply);
+		return NULL;
+	case VSMFS_FC_KIND(VSMFS_FC_KEY_IBITMAP):
+		if (w >= DIV_ROUND_UP(l->inodes, 64))
+			return "inode bitmap word out of range";
+		map = (__le64 __pm *)vsmfs_blk_ptr(sbi, l->ibitmap_start);
+		vsmfs_jfc_or(map + w, e->val, apply);
+		return NULL;
+	case VSMFS_FC_KIND(VSMFS_FC_KEY_DIR):
+		return vsmfs_jfc_slot(sbi, w, e->mask, e->val, apply);
+	case VSMFS_FC_KIND(VSMFS_FC_KEY_SPAN):
+		if (w >> 9 < l->data_start || w >> 9 >= l->blocks)
+			return "directory block out of range";
+		vsmfs_jfc_store((__le64 __pm *)vsmfs_blk_ptr(sbi, w >> 9) + w % 512, e->val, e->n,
+				apply);
+		return NULL;
+	}
+	if (!w || w >= l->lpages)
+		return "logical page out of range";
+	vsmfs_jfc_store((__le64 __pm *)vsmfs_blk_ptr(sbi, l->ptable_start +
+						     w / VSMFS_PTES_PER_BLOCK) +
+			w % VSMFS_PTES_PER_BLOCK, e->val, 1, apply);
+	return NULL;
+}
+
+/*
+ * Check what part @part (-1: both) of the valid record at @at names
+ * against the layout; store it home (@apply) or only check. The record
+ * is read in place (vsmfs_pm_view()). Return: NULL or what is wrong.
+ */
+static const char *vsmfs_jfc_apply(struct vsmfs_journal *j, u32 at, int part, bool apply)
+{
+	const struct vsmfs_dfc_rec *r = vsmfs_pm_view(vsmfs_jfc_rec(j, at));
+	struct vsmfs_sb_info *sbi = j->sbi;
+	struct vsmfs_fc_iter it;
+	struct vsmfs_fc_ent e;
+	const char *why = NULL;
+	int cur = 0;
+
+	if (part <= 0)
+		why = vsmfs_jfc_slot(sbi, le32_to_cpu(r->r_slot), le32_to_cpu(r->r_words),
+				     (const __le64 *)(r + 1), apply);
+	vsmfs_fc_iter_init(&it, r);
+	while (!why && !vsmfs_fc_next(&it, &e)) {
+		if (e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_DIR))
+			cur = 1;
+		if (part < 0 || part == cur)
+			why = vsmfs_jfc_entry(sbi, &e, apply);
+	}
+	return why;
+}
+
+/* The directory's part of the valid record at @at: its slot and order. */
+static bool vsmfs_jfc_dir(struct vsmfs_journal *j, u32 at, struct vsmfs_jfc_key *k)
+{
+	const struct vsmfs_dfc_rec *r = vsmfs_pm_view(vsmfs_jfc_rec(j, at));
+	struct vsmfs_fc_iter it;
+	struct vsmfs_fc_ent e;
+
+	vsmfs_fc_iter_init(&it, r);
+	while (!vsmfs_fc_next(&it, &e)) {
+		if (e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_DIR)) {
+			k->slot = e.where;
+			k->seq = e.seq;
+			k->at = at;
+			k->part = 1;
+			return true;
+		}
+	}
+	return false;
 }
 
 /* Empty the journal, committing the replay; see the top of the file. */
@@ -183,13 +255,14 @@ int vsmfs_jfc_replay(struct vsmfs_journal *j, bool read_only)
 {
 	struct super_block *sb = j->sbi->s_sb;
 	struct vsmfs_jfc_key *keys = NULL;
-	u32 a, n = 0, max;
+	u32 a, n = 0, nrec = 0, max;
 	const char *why;
 	int ret = 0;
 
 	if (!j->fc_n)
 		return 0;
-	max = j->fc_n * (j->fc_bytes / 64);
+	/* A part of each record, two of one with a directory's part. */
+	max = 2 * j->fc_n * (j->fc_bytes / 64);
 	for (a = 0; a < j->fc_n; a++) {
 		u32 off = 0, len;
 
@@ -199,7 +272,7 @@ int vsmfs_jfc_replay(struct vsmfs_journal *j, bool read_only)
 			if (vsmfs_fc_rec_check(vsmfs_pm_view(vsmfs_jfc_rec(j, at)),
 					       j->fc_bytes - off, j->count, &len))
 				break;
-			why = vsmfs_jfc_apply(j, at, false);
+			why = vsmfs_jfc_apply(j, at, -1, false);
 			if (why) {
 				vsmfs_err(sb, "fast-commit area %u, record at %u: %s", a, off, why);
 				ret = -EFSCORRUPTED;
@@ -213,24 +286,29 @@ int vsmfs_jfc_replay(struct vsmfs_journal *j, bool read_only)
 			keys[n].slot = le32_to_cpu(vsmfs_pm_read(&vsmfs_jfc_rec(j, at)->r_slot));
 			keys[n].seq = le64_to_cpu(vsmfs_pm_read(&vsmfs_jfc_rec(j, at)->r_seq));
 			keys[n].at = at;
+			keys[n].part = 0;
 			n++;
+			if (vsmfs_jfc_dir(j, at, &keys[n]))
+				n++;
+			nrec++;
 			off += len;
 		}
 	}
 	if (!n)
 		goto out;
 	if (read_only) {
-		vsmfs_err(sb, "%u fast-commit records need replay but the device is read-only", n);
+		vsmfs_err(sb, "%u fast-commit records need replay but the device is read-only",
+			  nrec);
 		ret = -EROFS;
 		goto out;
 	}
 	sort(keys, n, sizeof(*keys), vsmfs_jfc_cmp, NULL);
 	for (a = 0; a < n; a++)
-		vsmfs_jfc_apply(j, keys[a].at, true);
+		vsmfs_jfc_apply(j, keys[a].at, keys[a].part, true);
 	/* The words home before the commit that makes the records dead. */
 	vsmfs_fence();
 	vsmfs_jfc_commit_replay(j);
-	vsmfs_info(sb, "journal: replayed %u fast-commit records", n);
+	vsmfs_info(sb, "journal: replayed %u fast-commit records", nrec);
 out:
 	kvfree(keys);
 	return ret;

@@ -710,6 +710,74 @@ const char *vsmfs_jsb_check(const struct vsmfs_djsb *jsb, u64 journal_blocks,
 }
 
 /**
+ * vsmfs_fc_iter_init() - start a walk over a record's entries
+ * @it: the walk
+ * @rec: a record whose length vsmfs_fc_rec_check() found valid
+ */
+void vsmfs_fc_iter_init(struct vsmfs_fc_iter *it, const struct vsmfs_dfc_rec *rec)
+{
+	it->p = (const __le64 *)(rec + 1) + hweight32(le32_to_cpu(rec->r_words));
+	it->end = (const __le64 *)((const u8 *)rec + le16_to_cpu(rec->r_len));
+	it->left = le16_to_cpu(rec->r_npte);
+}
+
+/**
+ * vsmfs_fc_next() - the next entry of a record
+ * @it: the walk (vsmfs_fc_iter_init())
+ * @e: set to the entry
+ *
+ * Return: NULL with @e set, "" at the end, or what is wrong with the
+ * entry (it does not fit the record, its kind is unknown, a span is
+ * empty or crosses its block's end); the entries of the directory's part
+ * (VSMFS_FC_KEY_DIR and after) are checked by vsmfs_fc_rec_check().
+ */
+const char *vsmfs_fc_next(struct vsmfs_fc_iter *it, struct vsmfs_fc_ent *e)
+{
+	u64 key;
+	u32 head = 1;
+
+	if (!it->left)
+		return "";
+	if (it->end - it->p < 2)
+		return "entry past the end of the record";
+	key = le64_to_cpu(it->p[0]);
+	e->kind = VSMFS_FC_KIND(key);
+	e->where = key & ((1ULL << 60) - 1);
+	e->n = 1;
+	switch (e->kind) {
+	case 0:
+	case VSMFS_FC_KIND(VSMFS_FC_KEY_BITMAP):
+	case VSMFS_FC_KIND(VSMFS_FC_KEY_IBITMAP):
+		break;
+	case VSMFS_FC_KIND(VSMFS_FC_KEY_DIR):
+		if (it->end - it->p < 3)
+			return "entry past the end of the record";
+		e->seq = le64_to_cpu(it->p[1]);
+		e->mask = le64_to_cpu(it->p[2]);
+		if (e->where >> 32 || le64_to_cpu(it->p[2]) >> 32)
+			return "bad directory entry";
+		e->n = hweight32(e->mask);
+		head = 3;
+		break;
+	case VSMFS_FC_KIND(VSMFS_FC_KEY_SPAN):
+		e->n = (e->where >> 48 & 0xff) + 1;
+		e->where &= (1ULL << 48) - 1;
+		if (e->n > VSMFS_FC_SPAN_MAX ||
+		    e->where % (VSMFS_BLOCK_SIZE / 8) + e->n > VSMFS_BLOCK_SIZE / 8)
+			return "span past its block";
+		break;
+	default:
+		return "unknown entry";
+	}
+	if (it->end - it->p < head + e->n)
+		return "entry past the end of the record";
+	e->val = it->p + head;
+	it->p += head + e->n;
+	it->left--;
+	return NULL;
+}
+
+/**
  * vsmfs_fc_rec_check() - whether a fast-commit record is valid
  * @rec: the record, as found at a cache-line boundary of an area
  * @room: bytes from @rec to the end of the area
@@ -717,23 +785,44 @@ const char *vsmfs_jsb_check(const struct vsmfs_djsb *jsb, u64 journal_blocks,
  * @len: set to the record's length when it is valid
  *
  * Valid: of the commit after @count, a length that fits @room, a multiple
- * of 64 holding its words and entries, no word past the slot, and its
- * crc32c. A reader of an area stops at the first record that is not.
+ * of 64 holding its words and entries, its crc32c, entries of known kinds
+ * (vsmfs_fc_next()), at most VSMFS_FC_MAX_PTES page table entries, and
+ * at most one directory's part, last, of spans only. A reader of an area
+ * stops at the first record that is not. Whether what the entries name
+ * lies where the layout says is the reader's to check.
  *
  * Return: NULL if valid, otherwise the reason.
  */
 const char *vsmfs_fc_rec_check(const struct vsmfs_dfc_rec *rec, u32 room, u64 count, u32 *len)
 {
-	u32 n = le16_to_cpu(rec->r_len), npte = le16_to_cpu(rec->r_npte);
-	u32 need = sizeof(*rec) + 8 * (hweight32(le32_to_cpu(rec->r_words)) + 2 * npte);
+	u32 n = le16_to_cpu(rec->r_len), npte = le16_to_cpu(rec->r_npte), ptes = 0;
+	struct vsmfs_fc_iter it;
+	struct vsmfs_fc_ent e;
+	bool dir = false;
+	const char *why;
 
 	if (room < sizeof(*rec) || le64_to_cpu(rec->r_count) != count + 1)
 		return "not of the commit after the last durable one";
-	if (!n || n % 64 || n > room || n > VSMFS_FC_REC_MAX + 63 || npte > VSMFS_FC_MAX_PTES ||
-	    need > n)
+	if (!n || n % 64 || n > room || n > VSMFS_FC_REC_MAX || npte > VSMFS_FC_MAX_ENTRIES ||
+	    sizeof(*rec) + 8 * hweight32(le32_to_cpu(rec->r_words)) > n)
 		return "length out of range";
 	if (crc32c(~0U, (const u8 *)rec + 4, n - 4) != le32_to_cpu(rec->r_crc))
 		return "bad checksum";
+	vsmfs_fc_iter_init(&it, rec);
+	while (!(why = vsmfs_fc_next(&it, &e))) {
+		if (e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_DIR)) {
+			if (dir)
+				return "two directory parts";
+			dir = true;
+		} else if ((e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_SPAN)) != dir) {
+			return dir ? "not a span in the directory's part" :
+				     "a span outside the directory's part";
+		} else if (!e.kind && ++ptes > VSMFS_FC_MAX_PTES) {
+			return "length out of range";
+		}
+	}
+	if (*why)
+		return why;
 	*len = n;
 	return NULL;
 }

@@ -138,4 +138,36 @@ const char *vsmfs_jsb_check(const struct vsmfs_djsb *jsb, u64 journal_blocks,
 
 const char *vsmfs_fc_rec_check(const struct vsmfs_dfc_rec *rec, u32 room, u64 count, u32 *len);
 
+/**
+ * struct vsmfs_fc_ent - an entry of a fast-commit record (vsmfs_fc_next())
+ * @kind: VSMFS_FC_KIND() of its first word
+ * @where: the first word without the kind: a logical page, a bitmap word,
+ *	a slot (VSMFS_FC_KEY_DIR), or block << 9 | word (VSMFS_FC_KEY_SPAN,
+ *	the count taken out)
+ * @seq: VSMFS_FC_KEY_DIR: the directory's order
+ * @mask: VSMFS_FC_KEY_DIR: the words of its slot that follow
+ * @n: the words in @val
+ * @val: the entry's values: the page table entry, the bits, the words
+ */
+struct vsmfs_fc_ent {
+	unsigned int kind;
+	u64 where, seq;
+	u32 mask, n;
+	const __le64 *val;
+};
+
+/**
+ * struct vsmfs_fc_iter - a walk over the entries of a record
+ * @p: the next entry
+ * @end: the end of the record
+ * @left: entries not walked yet
+ */
+struct vsmfs_fc_iter {
+	const __le64 *p, *end;
+	u32 left;
+};
+
+void vsmfs_fc_iter_init(struct vsmfs_fc_iter *it, const struct vsmfs_dfc_rec *rec);
+const char *vsmfs_fc_next(struct vsmfs_fc_iter *it, struct vsmfs_fc_ent *e);
+
 #endif /* _VSMFS_VERIFY_H */

@@ -320,35 +320,58 @@ static inline __u64 vsmfs_jcount_exact(__u64 sequence, __u64 state)
 
 /* Fast-commit record: page table entries it carries at most. */
 #define VSMFS_FC_MAX_PTES	16
-/* In a pair's first word: a word of the logical page bitmap (above). */
+/*
+ * The kind of a record's entry is in the top 4 bits of its first word
+ * (VSMFS_FC_KIND()); the rest names what it changes:
+ *   0  page table entry: logical page; then the entry (2 words);
+ *   8  VSMFS_FC_KEY_BITMAP, word of the logical page bitmap; then the bits
+ *	recovery sets in it (2 words);
+ *   9  VSMFS_FC_KEY_IBITMAP, word of the inode bitmap; then the bits
+ *	recovery sets (2 words): the i-number of a create;
+ *  10  VSMFS_FC_KEY_DIR, the slot of the directory a create added its
+ *	entry to; then the directory's order (as @r_seq), a word whose low
+ *	32 bits name words of the directory's slot, those words (3 words and
+ *	one per bit): the directory's part, which runs to the end of the
+ *	record and holds only spans besides;
+ *  11  VSMFS_FC_KEY_SPAN, words of a directory block: block << 9 | first
+ *	word, the count less one in bits 48-55; then the words (1 + count
+ *	words).
+ */
+#define VSMFS_FC_KIND(key)	((key) >> 60)
 #define VSMFS_FC_KEY_BITMAP	(1ULL << 63)
+#define VSMFS_FC_KEY_IBITMAP	(9ULL << 60)
+#define VSMFS_FC_KEY_DIR	(10ULL << 60)
+#define VSMFS_FC_KEY_SPAN	(11ULL << 60)
+#define VSMFS_FC_SPAN_MAX	64	/* words a span holds at most */
 
 /*
  * struct vsmfs_dfc_rec - fast-commit record, 32 bytes of header
  *
  * Followed by the words of the inode's slot named in @r_words, lowest
- * first, then @r_npte pairs of 8-byte words (logical page, its page
- * table entry), then zeros up to @r_len: new values of words of the
- * inode table and the page table, which recovery stores over what the
- * last durable commit left. A pair whose first word has
- * VSMFS_FC_KEY_BITMAP set names instead word (first word without the
- * flag) of the logical page bitmap, whose bits set in the second word
- * recovery sets: pages the inode took. Records of one slot in one
- * transaction apply in @r_seq order; no two slots' records of one
- * transaction name the same word, but for bits set in the bitmap, which
- * commute.
+ * first, then @r_npte entries (above), then zeros up to @r_len: new values
+ * of words of the inode table, the page table and the blocks of a
+ * directory, and bits of the bitmaps, which recovery stores over (sets in)
+ * what the last durable commit left. The record has two parts: its
+ * slot's (the words, the page table entries, the bits) and, if it has
+ * VSMFS_FC_KEY_DIR, its directory's. Each part applies in the order of
+ * its slot's records of the transaction: @r_seq for the first, the order
+ * of VSMFS_FC_KEY_DIR for the second. No two slots' parts name the same
+ * word, but for bits set in the bitmaps, which commute; a directory's
+ * part names words of its slot and of its blocks.
  */
 struct vsmfs_dfc_rec {
 	__le32	r_crc;			/* crc32c of the r_len - 4 bytes after it */
 	__le16	r_len;			/* bytes, a multiple of 64, header included */
-	__le16	r_npte;			/* page table entries */
+	__le16	r_npte;			/* entries */
 	__le64	r_count;		/* the commit number it belongs to */
 	__le64	r_seq;			/* order among the slot's records */
 	__le32	r_slot;			/* the inode's slot in the inode table */
 	__le32	r_words;		/* bit w: word w of the slot follows */
 };
 
-#define VSMFS_FC_REC_MAX	(sizeof(struct vsmfs_dfc_rec) + 32 * 8 + VSMFS_FC_MAX_PTES * 16)
+/* Bytes of a record at most, and of its entries. */
+#define VSMFS_FC_REC_MAX	1024
+#define VSMFS_FC_MAX_ENTRIES	32
 
 /*
  * vsmfs_journal_geometry() - headers and journal blocks of a journal region

@@ -21,7 +21,15 @@ page the file system has not (mount refuses the journal then) is reported,
 and -y drops the records (-p replays the journal, and leaves them).
 Fast-commit areas without the feature in the superblock, or the feature
 without areas, are reported as corruption. An obfuscated metadata dump
-keeps no fast symlink target a record holds, and its records stay valid.
+keeps no fast symlink target or new entry's name a record holds, and its
+records stay valid.
+
+Records of creates: a new file's slot words, its inode bitmap bit, and the
+directory's part (the directory's slot words and spans of its block) must
+leave a file system fsck.vsmfs finds sound, with the new entry, and be
+listed by vsmfs-inspect -c; -p replays them home. Two records of creates
+in one directory apply their directory parts in the directory's order,
+not in the order of the areas: the later order's words and spans win.
 """
 
 import json
@@ -32,7 +40,7 @@ import sys
 import tempfile
 
 from imgcraft import (BS, DT_REG, INSPECT, MKFS, POKE, SBEDIT, Checks, dinode, dir_block,
-                      fc_record, run)
+                      fc_bitmap, fc_dir, fc_ibitmap, fc_record, fc_span, fc_spans, run)
 import imgcraft
 
 FAST_COMMIT = 0x4
@@ -187,6 +195,139 @@ def test_claim(tmp, base):
     check("517" in out, f"claim without its bit: page 517 not named\n{out}")
 
 
+def slot_words(data):
+    """The nonzero words of the 256 bytes of a slot, {index: value}."""
+    return {i: v for i, v in enumerate(struct.unpack("<32Q", data)) if v}
+
+
+def dir_entries(block):
+    """The entries of a directory block: (ino, rec_len, name_len, type, name, hash)."""
+    out, off = [], 0
+    while off < BS:
+        ino, rec, nl, dtype, h = struct.unpack_from("<QHBBI", block, off)
+        out.append((ino, rec, nl, dtype, block[off + 16:off + 16 + nl], h))
+        if rec < 16:
+            break
+        off += rec
+    return out
+
+
+def root_block(img):
+    """The device block of the root's directory block (logical page 1)."""
+    return img.L["data_start"] + img.frame_of(1)
+
+
+def test_create(tmp, base):
+    """A record of the create of g (inode and slot 3) in the root: g's slot
+    words, its inode bitmap bit, and the root's part: its mtime and a span
+    of its block with g's entry."""
+    p = os.path.join(tmp, "create.img")
+    shutil.copyfile(base, p)
+    img = Image(p)
+    blk = root_block(img)
+    home = img.get(blk * BS, BS)
+    new = dir_block([("f", 2, DT_REG), ("g", 3, DT_REG)])
+    spans = fc_spans(blk, home, new)
+    # f's record length, and g's entry after it.
+    check([(x[0] >> 9 & (1 << 39) - 1, x[0] & 511, len(x) - 1) for x in spans] ==
+          [(blk, 1, 1), (blk, 3, 3)], f"create: the spans of the root's block {spans}")
+
+    def record(ibit=True, span=True):
+        ents = [fc_ibitmap(0, 1 << 3)] if ibit else []
+        ents += [fc_dir(1, 0, {6: 7777})] + (spans if span else [])
+        return fc_record(1, 3, 0, slot_words(dinode(0o100644, 1, 0, 0)), ents)
+
+    img.fc_put(2, 0, record())
+    expect(p, ["-n"], 0, "journal: 1 fast-commit records of commit 1 to replay at mount",
+           "no errors found", what="create")
+    out = inspect(p, "-c")
+    want = ("  area 2 offset 0: slot 3 (inode 3), seq 0, 192 bytes\n"
+            f"    words 0=0x{1 << 32 | 0o100644:x}\n"
+            "    page table entries none\n"
+            "    ibitmap word 0 |= 0x8\n"
+            "    dir slot 1 (inode 1), order 0, words 6=0x1e61\n"
+            f"      span block {blk} word 1 n 1\n"
+            f"      span block {blk} word 3 n 3\n")
+    check(out.endswith(want), f"create: vsmfs-inspect -c:\n{out}\nexpected:\n{want}")
+    r = json.loads(inspect(p, "-c", "--json"))["fast_commit"]["records"]
+    vals = struct.unpack("<6Q", new[:48])
+    check(len(r) == 1 and r[0]["ptes"] == [] and
+          r[0]["ibitmap"] == [{"word": 0, "set": 8}] and
+          r[0]["dir"] == {"slot": 1, "ino": 1, "order": 0,
+                          "words": [{"index": 6, "value": 7777}],
+                          "spans": [{"block": blk, "word": 1, "values": [vals[1]]},
+                                    {"block": blk, "word": 3, "values": list(vals[3:6])}]},
+          f"create: vsmfs-inspect -c --json: {r}")
+    # Without g's bit, or without its entry, the file system is not sound.
+    for what, rec, says in (
+            ("without its inode bitmap bit", record(ibit=False),
+             "inode bitmap: inode 3 in use but marked free"),
+            ("without the span", record(span=False),
+             "inode 3 (regular file): link count 1 but no directory entry refers to it")):
+        img.fc_put(2, 0, rec)
+        expect(p, ["-n"], 4, says, what=f"create {what}")
+
+    # Replayed by -p with a version in the journal: g home, with its entry.
+    img.fc_put(2, 0, record())
+    run(POKE, "-j", p, "inode", "2", "set", "uid=5")
+    expect(p, ["-p"], 1, "journal: 1 fast-commit records of commit 1 replayed",
+           what="create, replay")
+    check(img.get(blk * BS, BS) == new, "create, replayed: the root's block")
+    for args, want in ((("ibit", "3"), "1"), (("inode", "1", "get", "mtime"), "7777"),
+                       (("inode", "3", "get", "nlink"), "1"),
+                       (("dirent", "1", "g", "get", "ino"), "3")):
+        got = img.poke(*args)
+        check(got == want, f"create, replayed: {' '.join(args)}: {got}, expected {want}")
+    expect(p, ["-n"], 0, "no errors found", what="create, replayed")
+
+
+def test_dir_order(tmp, base):
+    """Records of the creates of h (inode 4) and then g (inode 3) in the
+    root, g's first in the areas: the root's parts apply in the root's
+    order, h's (order 2) before g's (order 5), whose mtime and span win."""
+    p = os.path.join(tmp, "order.img")
+    shutil.copyfile(base, p)
+    img = Image(p)
+    blk = root_block(img)
+    home = img.get(blk * BS, BS)
+    b1 = dir_block([("f", 2, DT_REG), ("h", 4, DT_REG)])
+    b2 = dir_block([("f", 2, DT_REG), ("h", 4, DT_REG), ("g", 3, DT_REG)])
+    file_words = slot_words(dinode(0o100644, 1, 0, 0))
+
+    def put(g_order, h_order):
+        g = fc_record(1, 3, 0, file_words, [fc_ibitmap(0, 1 << 3),
+                                            fc_dir(1, g_order, {6: 5555})] +
+                      fc_spans(blk, b1, b2))
+        h = fc_record(1, 4, 0, file_words, [fc_ibitmap(0, 1 << 4),
+                                            fc_dir(1, h_order, {6: 2222})] +
+                      fc_spans(blk, home, b1))
+        img.fc_put(0, 0, g)
+        img.fc_put(0, len(g), h)
+
+    # Applied in the order of the areas, h's span would hide g's entry.
+    put(2, 5)
+    expect(p, ["-n"], 4, "inode 3 (regular file): link count 1 but no directory entry refers"
+           " to it", what="directory order, reversed")
+    put(5, 2)
+    expect(p, ["-n"], 0, "journal: 2 fast-commit records of commit 1 to replay at mount",
+           "no errors found", what="directory order")
+    r = json.loads(inspect(p, "-c", "--json"))["fast_commit"]["records"]
+    check([(x["slot"], x["dir"]["order"]) for x in r] == [(3, 5), (4, 2)],
+          f"directory order: vsmfs-inspect -c --json: {r}")
+    run(POKE, "-j", p, "inode", "2", "set", "uid=5")
+    expect(p, ["-p"], 1, "journal: 2 fast-commit records of commit 1 replayed",
+           what="directory order, replay")
+    check(img.get(blk * BS, BS) == b2, "directory order, replayed: the root's block")
+    for args, want in ((("inode", "1", "get", "mtime"), "5555"),
+                       (("dirent", "1", "g", "get", "ino"), "3"),
+                       (("dirent", "1", "h", "get", "ino"), "4"),
+                       (("ibit", "3"), "1"), (("ibit", "4"), "1")):
+        got = img.poke(*args)
+        check(got == want, f"directory order, replayed: {' '.join(args)}: {got}, expected"
+              f" {want}")
+    expect(p, ["-n"], 0, "no errors found", what="directory order, replayed")
+
+
 def jckpt_set_count(state, count):
     """vsmfs_jckpt_set_count(): the commit number's bits in j_checkpoint."""
     return (state & 0x01ffffff01ffffff) | (count & 0x7f) << 25 | (count >> 7 & 0x7f) << 57
@@ -219,12 +360,27 @@ def test_lagging(tmp, base):
 
 
 def test_bad_names(tmp, base):
+    data_start, blocks = imgcraft.layout(base)["data_start"], (64 << 20) // BS
     for what, rec, why in (
             ("slot 0", fc_record(1, 0, 0, {6: 1}), "slot out of range"),
             ("slot past the table", fc_record(1, 4096, 0, {6: 1}), "slot out of range"),
             ("logical page 0", fc_record(1, 2, 0, {}, [(0, 5)]), "logical page out of range"),
             ("logical page past the last", fc_record(1, 2, 0, {}, [(32768, 5)]),
-             "logical page out of range")):
+             "logical page out of range"),
+            ("bitmap word past the bitmap", fc_record(1, 2, 0, {}, [fc_bitmap(512, 1)]),
+             "bitmap word out of range"),
+            ("inode bitmap word past the bitmap", fc_record(1, 2, 0, {}, [fc_ibitmap(64, 1)]),
+             "inode bitmap word out of range"),
+            ("directory slot 0", fc_record(1, 2, 0, {}, [fc_dir(0, 0, {6: 1})]),
+             "slot out of range"),
+            ("directory slot past the table",
+             fc_record(1, 2, 0, {}, [fc_dir(4096, 0, {6: 1})]), "slot out of range"),
+            ("span before the data area",
+             fc_record(1, 2, 0, {}, [fc_dir(1, 0, {}), fc_span(data_start - 1, 0, [1])]),
+             "directory block out of range"),
+            ("span past the device",
+             fc_record(1, 2, 0, {}, [fc_dir(1, 0, {}), fc_span(blocks, 0, [1])]),
+             "directory block out of range")):
         p = os.path.join(tmp, "names.img")
         shutil.copyfile(base, p)
         img = Image(p)
@@ -288,7 +444,8 @@ def test_feature(tmp, base):
 
 
 def test_metadump(tmp, base):
-    """An obfuscated dump keeps no name a record holds: a fast symlink's target."""
+    """An obfuscated dump keeps no name a record holds: a fast symlink's
+    target, a new entry's name in a span of a directory block."""
     p = os.path.join(tmp, "symlink.img")
     shutil.copyfile(base, p)
     img = Image(p)
@@ -303,6 +460,14 @@ def test_metadump(tmp, base):
     img.fc_put(0, 0, fc_record(1, 3, 0, {3: len(target), 13: struct.unpack("<Q", words[:8])[0],
                                         14: struct.unpack("<Q", words[8:])[0]}))
     img.fc_put(0, 64, fc_record(1, 2, 0, {6: 1000}))
+    # A create's record: the new entry's name in a span of the root's block.
+    blk = root_block(img)
+    new = dir_block([("f", 2, DT_REG), ("l", 3, 10), ("secret-entry", 4, DT_REG)])
+    img.fc_put(0, 128, fc_record(1, 4, 0, slot_words(dinode(0o100644, 1, 0, 0)),
+                                 [fc_ibitmap(0, 1 << 4), fc_dir(1, 0, {6: 1234})] +
+                                 fc_spans(blk, img.get(blk * BS, BS), new)))
+    expect(p, ["-n"], 0, "journal: 3 fast-commit records of commit 1 to replay at mount",
+           "no errors found", what="symlink and create")
     dump, back = os.path.join(tmp, "dump"), os.path.join(tmp, "restored.img")
     for opts, kept in (([], False), (["--no-obfuscate"], True)):
         res = run(INSPECT, "--metadump", dump, *opts, p)
@@ -313,7 +478,7 @@ def test_metadump(tmp, base):
               f"metadump {opts}: the target {'lost' if kept else 'kept'}")
         res = run(INSPECT, "--restore", dump, back)
         check(res.returncode == 0, f"restore {opts}: {res.stderr.strip()}")
-        expect(back, ["-n"], 0, "journal: 2 fast-commit records of commit 1 to replay at mount",
+        expect(back, ["-n"], 0, "journal: 3 fast-commit records of commit 1 to replay at mount",
                "no errors found", what=f"restored {opts}")
         # The record's words are the target as the inode table has it.
         r = json.loads(inspect(back, "-c", "--json"))["fast_commit"]["records"][0]
@@ -322,6 +487,17 @@ def test_metadump(tmp, base):
         want = [int(home.poke("inode", "3", "get", f)) for f in ("direct0", "direct1")]
         check(got == want, f"restored {opts}: record words {got}, inode table {want}")
         check(r["words"][0] == {"index": 3, "value": len(target)}, f"restored {opts}: size")
+        # Replayed, the root's block is the dump's, the new entry's name as it has it.
+        run(POKE, "-j", back, "inode", "2", "set", "uid=5")
+        expect(back, ["-p"], 1, "journal: 3 fast-commit records of commit 1 replayed",
+               what=f"restored {opts}, replay")
+        got = home.get(blk * BS, BS)
+        got, want = dir_entries(home.get(blk * BS, BS)), dir_entries(new)
+        check([e[:4] for e in got] == [e[:4] for e in want] and
+              all((g[4] == w[4]) == kept for g, w in zip(got, want)) and
+              all(imgcraft.name_hash(g[4]) == g[5] for g in got),
+              f"restored {opts}: the root's block replayed: {got}")
+        expect(back, ["-n"], 0, "no errors found", what=f"restored {opts}, replayed")
 
 
 def main():
@@ -339,6 +515,8 @@ def main():
         records = test_records(tmp, base)
         test_replay(tmp, records)
         test_claim(tmp, base)
+        test_create(tmp, base)
+        test_dir_order(tmp, base)
         test_lagging(tmp, base)
         test_bad_names(tmp, base)
         test_feature(tmp, base)

@@ -3,8 +3,8 @@
 (sparse-test.py, badframes-test.py, fastcommit-test.py): the tools' paths,
 checks that count failures, fsck.vsmfs runs checked for their exit status
 and output, the layout from fspoke (the fast-commit areas included), and
-the on-media records (directory blocks, inodes, fast-commit records) with
-an image file to put them in."""
+the on-media records (directory blocks, inodes, fast-commit records and
+their entries) with an image file to put them in."""
 
 import os
 import struct
@@ -94,21 +94,70 @@ def crc32c(data, crc=0xFFFFFFFF):
     return crc
 
 
+FC_KEY_BITMAP, FC_KEY_IBITMAP, FC_KEY_DIR, FC_KEY_SPAN = 8 << 60, 9 << 60, 10 << 60, 11 << 60
+FC_SPAN_MAX = 64
+
+
 def fc_record(count, slot, seq, words=None, ptes=(), pad=0):
     """A fast-commit record (struct vsmfs_dfc_rec) of commit @count: the new
-    values of words of inode table slot @slot ({index: value}) and page table
-    entries ((lpn, entry), ...), its length rounded up to 64 bytes (and @pad
-    more), its crc32c set."""
+    values of words of inode table slot @slot ({index: value}) and its
+    entries @ptes: page table entries (lpn, entry), or the tuples of words
+    fc_bitmap(), fc_ibitmap(), fc_dir() and fc_span() make (a directory's
+    part, fc_dir() and its spans, last), its length rounded up to 64 bytes
+    (and @pad more), its crc32c set."""
     words = words or {}
     mask = 0
     for w in words:
         mask |= 1 << w
     body = b"".join(struct.pack("<Q", words[w]) for w in sorted(words))
-    body += b"".join(struct.pack("<QQ", lpn, e) for lpn, e in ptes)
+    body += b"".join(struct.pack("<Q", x) for e in ptes for x in e)
     length = (32 + len(body) + 63) // 64 * 64 + pad
     tail = struct.pack("<HHQQII", length, len(ptes), count, seq, slot, mask) + body
     tail += bytes(length - 4 - len(tail))
     return struct.pack("<I", crc32c(tail)) + tail
+
+
+def fc_bitmap(word, bits):
+    """A record's entry: @bits set in word @word of the logical page bitmap."""
+    return (FC_KEY_BITMAP | word, bits)
+
+
+def fc_ibitmap(word, bits):
+    """A record's entry: @bits set in word @word of the inode bitmap."""
+    return (FC_KEY_IBITMAP | word, bits)
+
+
+def fc_dir(slot, order, words):
+    """A record's directory part: directory slot @slot, its order @order,
+    the new values of words of its slot ({index: value})."""
+    mask = sum(1 << w for w in words)
+    return (FC_KEY_DIR | slot, order, mask) + tuple(words[w] for w in sorted(words))
+
+
+def fc_span(block, word, values):
+    """A record's entry: the words @values stored from word @word of device
+    block @block (a directory block)."""
+    n = len(values)
+    return (FC_KEY_SPAN | (n - 1) << 48 | block << 9 | word,) + tuple(values)
+
+
+def fc_spans(block, old, new):
+    """The spans that make the bytes @old of device block @block into
+    @new: one per run of changed 8-byte words (at most FC_SPAN_MAX words,
+    inside the block)."""
+    ow = struct.unpack(f"<{BS // 8}Q", old)
+    nw = struct.unpack(f"<{BS // 8}Q", new)
+    spans, w = [], 0
+    while w < BS // 8:
+        if ow[w] == nw[w]:
+            w += 1
+            continue
+        end = w
+        while end < BS // 8 and end - w < FC_SPAN_MAX and ow[end] != nw[end]:
+            end += 1
+        spans.append(fc_span(block, w, nw[w:end]))
+        w = end
+    return spans
 
 
 def dinode(mode, nlink, size, pages, direct=(), ind=0, xattr=0):

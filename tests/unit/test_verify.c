@@ -17,6 +17,8 @@
 
 #include "check.h"
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 /* Change a copy of sb, checksum it, expect vsmfs_sb_check() to refuse it. */
 #define MUTATE_SB(stmt, what) do {					\
 	bad = sb;							\
@@ -741,9 +743,10 @@ static void test_jcount(void)
 
 /*
  * A fast-commit record in @buf of commit @count: words 0, 3 and 31 of the
- * slot, @npte page table entries, @len bytes, its crc32c set.
+ * slot, then the @nent words of @ent as its @npte entries, @len bytes, its
+ * crc32c set.
  */
-static void make_fc_rec(u8 *buf, u64 count, u32 npte, u32 len)
+static void make_fc_rec_ents(u8 *buf, u64 count, const u64 *ent, u32 nent, u32 npte, u32 len)
 {
 	struct vsmfs_dfc_rec *r = (struct vsmfs_dfc_rec *)buf;
 	__le64 *w = (__le64 *)(r + 1);
@@ -756,11 +759,196 @@ static void make_fc_rec(u8 *buf, u64 count, u32 npte, u32 len)
 	r->r_words = cpu_to_le32(1U << 0 | 1U << 3 | 1U << 31);
 	for (i = 0; i < 3; i++)
 		*w++ = cpu_to_le64(0x1000 + i);
-	for (i = 0; i < npte; i++) {
-		*w++ = cpu_to_le64(100 + i);
-		*w++ = cpu_to_le64(200 + i);
+	for (i = 0; i < nent && (u8 *)w < buf + VSMFS_BLOCK_SIZE; i++)
+		*w++ = cpu_to_le64(ent[i]);
+	r->r_crc = cpu_to_le32(crc32c(~0U, buf + 4, len > 4 ? len - 4 : 0));
+}
+
+/* The same with @npte page table entries. */
+static void make_fc_rec(u8 *buf, u64 count, u32 npte, u32 len)
+{
+	u64 ent[2 * (VSMFS_FC_MAX_ENTRIES + 1)];
+	u32 i;
+
+	for (i = 0; i < npte && i <= VSMFS_FC_MAX_ENTRIES; i++) {
+		ent[2 * i] = 100 + i;
+		ent[2 * i + 1] = 200 + i;
 	}
-	r->r_crc = cpu_to_le32(crc32c(~0U, buf + 4, len - 4));
+	make_fc_rec_ents(buf, count, ent, 2 * i, npte, len);
+}
+
+/* Span entry: @n words at word @word of block @blk. */
+#define FC_SPAN(blk, word, n)	\
+	(VSMFS_FC_KEY_SPAN | (u64)((n) - 1) << 48 | (u64)(blk) << 9 | (word))
+
+/* A record with entries of every kind, walked: what vsmfs_fc_next() gives of each. */
+static void test_fc_walk(void)
+{
+	static u8 buf[VSMFS_BLOCK_SIZE];
+	static const u64 ent[] = {
+		515, 701,					/* page table entry */
+		VSMFS_FC_KEY_BITMAP | 8, 0x10,			/* page bitmap bits */
+		VSMFS_FC_KEY_IBITMAP | 1, 1ULL << 5,		/* inode bitmap bits */
+		VSMFS_FC_KEY_DIR | 7, 42, 1U << 3 | 1U << 6, 0x3000, 0x3001,
+		FC_SPAN(1000, 4, 3), 0x5000, 0x5001, 0x5002,
+		FC_SPAN(1001, 511, 1), 0x6000,
+	};
+	const struct vsmfs_dfc_rec *r = (const struct vsmfs_dfc_rec *)buf;
+	const __le64 *slot_words = (const __le64 *)(r + 1);
+	struct vsmfs_fc_iter it;
+	struct vsmfs_fc_ent e;
+	u32 len = 0;
+
+	make_fc_rec_ents(buf, 8, ent, ARRAY_SIZE(ent), 6, 192);
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), NULL, "a record of every kind");
+	vsmfs_fc_iter_init(&it, r);
+	CHECK(!vsmfs_fc_next(&it, &e) && e.kind == 0 && e.where == 515 && e.n == 1 &&
+	      e.val == slot_words + 4 && le64_to_cpu(e.val[0]) == 701, "walk: page table entry");
+	CHECK(!vsmfs_fc_next(&it, &e) && e.kind == 8 && e.where == 8 && e.n == 1 &&
+	      le64_to_cpu(e.val[0]) == 0x10, "walk: bitmap word");
+	CHECK(!vsmfs_fc_next(&it, &e) && e.kind == 9 && e.where == 1 && e.n == 1 &&
+	      le64_to_cpu(e.val[0]) == 1ULL << 5, "walk: inode bitmap word");
+	CHECK(!vsmfs_fc_next(&it, &e) && e.kind == 10 && e.where == 7 && e.seq == 42 &&
+	      e.mask == (1U << 3 | 1U << 6) && e.n == 2 && le64_to_cpu(e.val[0]) == 0x3000 &&
+	      le64_to_cpu(e.val[1]) == 0x3001, "walk: directory part");
+	CHECK(!vsmfs_fc_next(&it, &e) && e.kind == 11 && e.where == (1000 << 9 | 4) &&
+	      e.n == 3 && le64_to_cpu(e.val[0]) == 0x5000 && le64_to_cpu(e.val[2]) == 0x5002,
+	      "walk: span");
+	CHECK(!vsmfs_fc_next(&it, &e) && e.kind == 11 && e.where == (1001 << 9 | 511) &&
+	      e.n == 1 && le64_to_cpu(e.val[0]) == 0x6000, "walk: span of a block's last word");
+	CHECK_WHY(vsmfs_fc_next(&it, &e), "", "walk: the end");
+	CHECK(it.p == slot_words + 3 + ARRAY_SIZE(ent), "walk: every word taken");
+}
+
+/* @ent as the entries (@npte) of a 1024-byte record: what vsmfs_fc_rec_check() says. */
+static const char *fc_check_ents(const u64 *ent, u32 nent, u32 npte)
+{
+	static u8 buf[VSMFS_BLOCK_SIZE];
+	u32 len;
+
+	make_fc_rec_ents(buf, 8, ent, nent, npte, VSMFS_FC_REC_MAX);
+	return vsmfs_fc_rec_check((const struct vsmfs_dfc_rec *)buf, 4096, 7, &len);
+}
+
+#define FC_CHECK(want, what, ...) do {						\
+	static const u64 __e[] = { __VA_ARGS__ };				\
+	CHECK_WHY(fc_check_ents(__e, ARRAY_SIZE(__e), fc_entries(__e, ARRAY_SIZE(__e))), \
+		  want, what);							\
+} while (0)
+
+/* The entries in @n words of entries, as vsmfs_fc_next() would count them. */
+static u32 fc_entries(const u64 *w, u32 n)
+{
+	u32 i = 0, count = 0;
+
+	while (i < n) {
+		u64 key = w[i];
+
+		if (VSMFS_FC_KIND(key) == VSMFS_FC_KIND(VSMFS_FC_KEY_DIR))
+			i += 3 + hweight32(i + 2 < n ? (u32)w[i + 2] : 0);
+		else if (VSMFS_FC_KIND(key) == VSMFS_FC_KIND(VSMFS_FC_KEY_SPAN))
+			i += 2 + (key >> 48 & 0xff);
+		else
+			i += 2;
+		count++;
+	}
+	return count;
+}
+
+/* The structure of records with inode bitmap, directory and span entries. */
+static void test_fc_kinds(void)
+{
+	FC_CHECK(NULL, "inode bitmap bits, a directory's part with spans",
+		 VSMFS_FC_KEY_IBITMAP | 0, 1 << 9,
+		 VSMFS_FC_KEY_DIR | 1, 3, 1U << 6 | 1U << 7, 5000, 6000,
+		 FC_SPAN(900, 2, 3), 1, 2, 3,
+		 FC_SPAN(901, 0, 1), 4);
+	FC_CHECK(NULL, "a directory's part without words or spans", VSMFS_FC_KEY_DIR | 1, 3, 0);
+	FC_CHECK(NULL, "a span of VSMFS_FC_SPAN_MAX words", VSMFS_FC_KEY_DIR | 1, 3, 0,
+		 FC_SPAN(900, 448, VSMFS_FC_SPAN_MAX));
+	FC_CHECK("span past its block", "a span crossing its block's end",
+		 VSMFS_FC_KEY_DIR | 1, 3, 0, FC_SPAN(900, 510, 3), 1, 2, 3);
+	FC_CHECK("span past its block", "a span past VSMFS_FC_SPAN_MAX",
+		 VSMFS_FC_KEY_DIR | 1, 3, 0, FC_SPAN(900, 0, VSMFS_FC_SPAN_MAX + 1));
+	FC_CHECK("span outside", "a span before the directory's part",
+		 FC_SPAN(900, 2, 1), 1, VSMFS_FC_KEY_DIR | 1, 3, 0);
+	FC_CHECK("span outside", "a span without a directory's part", 515, 701,
+		 FC_SPAN(900, 2, 1), 1);
+	FC_CHECK("two directory parts", "two directory parts",
+		 VSMFS_FC_KEY_DIR | 1, 3, 1U << 6, 5000, VSMFS_FC_KEY_DIR | 2, 4, 0);
+	FC_CHECK("not a span", "a page table entry in the directory's part",
+		 VSMFS_FC_KEY_DIR | 1, 3, 0, 515, 701);
+	FC_CHECK("not a span", "inode bitmap bits in the directory's part",
+		 VSMFS_FC_KEY_DIR | 1, 3, 0, VSMFS_FC_KEY_IBITMAP | 0, 1);
+	FC_CHECK("bad directory entry", "a directory slot past 32 bits",
+		 VSMFS_FC_KEY_DIR | 1ULL << 32, 3, 0);
+	FC_CHECK("bad directory entry", "a word mask past 32 bits",
+		 VSMFS_FC_KEY_DIR | 1, 3, 1ULL << 32);
+	FC_CHECK("unknown entry", "kind 1", 1ULL << 60 | 5, 1);
+	FC_CHECK("unknown entry", "kind 7", 7ULL << 60 | 5, 1);
+	FC_CHECK("unknown entry", "kind 12", 12ULL << 60 | 5, 1);
+	FC_CHECK("unknown entry", "kind 15", 15ULL << 60 | 5, 1);
+	FC_CHECK("unknown entry", "an unknown kind after a page table entry", 515, 701,
+		 12ULL << 60, 0);
+}
+
+/* Entries that pass the end of the record, and counts of entries. */
+static void test_fc_bounds(void)
+{
+	static u8 buf[VSMFS_BLOCK_SIZE];
+	const struct vsmfs_dfc_rec *r = (const struct vsmfs_dfc_rec *)buf;
+	/* In 128 bytes: 3 words of the slot, then 9 of these. */
+	static const u64 dir6[] = { VSMFS_FC_KEY_DIR | 1, 3, 0x3f, 1, 2, 3, 4, 5, 6 };
+	static const u64 dir7[] = { VSMFS_FC_KEY_DIR | 1, 3, 0x7f, 1, 2, 3, 4, 5, 6 };
+	static const u64 span5[] = { VSMFS_FC_KEY_DIR | 1, 3, 0, FC_SPAN(900, 0, 5),
+				     1, 2, 3, 4, 5 };
+	static const u64 span6[] = { VSMFS_FC_KEY_DIR | 1, 3, 0, FC_SPAN(900, 0, 6),
+				     1, 2, 3, 4, 5 };
+	u64 ent[2 * (VSMFS_FC_MAX_ENTRIES + 1)];
+	u32 len, i;
+
+	make_fc_rec(buf, 8, 5, 128);	/* 3 + 10 words of 12 */
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), "past the end", "entries past r_len");
+	make_fc_rec(buf, 8, 5, 192);
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), NULL, "the same entries in r_len");
+	make_fc_rec_ents(buf, 8, dir6, ARRAY_SIZE(dir6), 1, 128);
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), NULL, "a directory's words up to r_len");
+	make_fc_rec_ents(buf, 8, dir7, ARRAY_SIZE(dir7), 1, 128);
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), "past the end",
+		  "a directory's words past r_len");
+	make_fc_rec_ents(buf, 8, span5, ARRAY_SIZE(span5), 2, 128);
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), NULL, "a span up to r_len");
+	make_fc_rec_ents(buf, 8, span6, ARRAY_SIZE(span6), 2, 128);
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), "past the end", "a span past r_len");
+	make_fc_rec_ents(buf, 8, dir6, 1, 1, 64);	/* its key the last word */
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), "past the end",
+		  "a directory entry past r_len");
+	make_fc_rec_ents(buf, 8, span5, ARRAY_SIZE(span5), 3, 128);
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), "past the end",
+		  "an entry more than r_len holds");
+
+	/* At most VSMFS_FC_MAX_ENTRIES entries, VSMFS_FC_MAX_PTES of them page table entries. */
+	for (i = 0; i < VSMFS_FC_MAX_ENTRIES + 1; i++) {
+		ent[2 * i] = i < VSMFS_FC_MAX_PTES ? 100 + i : VSMFS_FC_KEY_BITMAP | i;
+		ent[2 * i + 1] = 1;
+	}
+	make_fc_rec_ents(buf, 8, ent, 2 * VSMFS_FC_MAX_ENTRIES, VSMFS_FC_MAX_ENTRIES,
+			 roundup(32 + 8 * (3 + 2 * VSMFS_FC_MAX_ENTRIES), 64));
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), NULL, "VSMFS_FC_MAX_ENTRIES entries");
+	make_fc_rec_ents(buf, 8, ent, 2 * VSMFS_FC_MAX_ENTRIES + 2, VSMFS_FC_MAX_ENTRIES + 1,
+			 roundup(32 + 8 * (3 + 2 * VSMFS_FC_MAX_ENTRIES + 2), 64));
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), "length",
+		  "more than VSMFS_FC_MAX_ENTRIES entries");
+	ent[2 * VSMFS_FC_MAX_PTES] = 100 + VSMFS_FC_MAX_PTES;
+	make_fc_rec_ents(buf, 8, ent, 2 * VSMFS_FC_MAX_ENTRIES, VSMFS_FC_MAX_ENTRIES,
+			 roundup(32 + 8 * (3 + 2 * VSMFS_FC_MAX_ENTRIES), 64));
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), "length",
+		  "more than VSMFS_FC_MAX_PTES page table entries among the entries");
+	make_fc_rec(buf, 8, 0, VSMFS_FC_REC_MAX);
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), NULL, "VSMFS_FC_REC_MAX bytes");
+	CHECK(len == VSMFS_FC_REC_MAX, "its length %u", len);
+	make_fc_rec(buf, 8, 0, VSMFS_FC_REC_MAX + 64);
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), "length", "longer than any record");
 }
 
 static void test_fc_rec(void)
@@ -788,15 +976,19 @@ static void test_fc_rec(void)
 	make_fc_rec(buf, 8, 0, 64);
 	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), NULL, "words only");
 	make_fc_rec(buf, 8, 2, 64);
-	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), "length", "shorter than its entries");
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), "past the end",
+		  "shorter than its entries");
 	make_fc_rec(buf, 8, VSMFS_FC_MAX_PTES, big);
 	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), NULL, "VSMFS_FC_MAX_PTES entries");
 	make_fc_rec(buf, 8, VSMFS_FC_MAX_PTES + 1, big);
-	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), "length", "too many entries");
-	make_fc_rec(buf, 8, 0, roundup(VSMFS_FC_REC_MAX, 64) + 64);
-	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), "length", "longer than any record");
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), "length", "too many page table entries");
+	make_fc_rec(buf, 8, 0, 0);
+	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), "length", "no length");
 	memset(buf, 0, sizeof(buf));
 	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, ~0ULL, &len), "length", "zeros");
+	test_fc_walk();
+	test_fc_kinds();
+	test_fc_bounds();
 }
 
 static void test_all_zero(void)

@@ -88,6 +88,12 @@ static u32 ov_find(u64 blk)
 	return lo;
 }
 
+/* Where block @blk is in the overlay; it must be there. */
+static u8 *ov_block(u64 blk)
+{
+	return img.ov_data + ((u64)ov_find(blk) << VSMFS_BLOCK_SHIFT);
+}
+
 /* Read blocks as they are after the journal replay, if one is pending. */
 void read_blocks(u64 blk, u64 count, void *buf)
 {
@@ -153,47 +159,155 @@ static int ver_home_cmp(const void *a, const void *b)
 	return x->home < y->home ? -1 : x->home > y->home;
 }
 
-/* Replay order of fast-commit records: by slot, then by order in the slot. */
-static int fc_ref_cmp(const void *a, const void *b)
+/* Replay order of the parts of fast-commit records: by slot, then by order in the slot. */
+static int fc_part_cmp(const void *a, const void *b)
 {
-	const struct fc_ref *x = a, *y = b;
+	const struct fc_part *x = a, *y = b;
 
 	if (x->slot != y->slot)
 		return x->slot < y->slot ? -1 : 1;
 	if (x->seq != y->seq)
 		return x->seq < y->seq ? -1 : 1;
-	return x->at < y->at ? -1 : x->at > y->at;
+	if (x->rec != y->rec)
+		return x->rec < y->rec ? -1 : 1;
+	return x->dir < y->dir ? -1 : x->dir > y->dir;
 }
 
 /*
- * What a valid record @r names that the file system laid out as @l has
- * not, as mount checks it before it replays any record; NULL if nothing.
+ * Where the parts of records store (fc_apply()): over the overlay, which
+ * then holds every block they name; or, @gather, nowhere, the blocks
+ * gathered in @blk instead.
  */
-static const char *fc_names_check(const struct vsmfs_dfc_rec *r, const struct vsmfs_layout *l)
+struct fc_sink {
+	bool	gather;
+	u64	*blk, n, cap;
+};
+
+/* @n words from @val at word @word of block @blk to @s, or (@bits) their bits set there. */
+static void fc_store(struct fc_sink *s, u64 blk, u32 word, const __le64 *val, u32 n, bool bits)
 {
-	const __le64 *w = (const __le64 *)(r + 1) + hweight32(le32_to_cpu(r->r_words));
-	u64 slot = le32_to_cpu(r->r_slot), lpn;
-	u32 i;
+	__le64 *dst;
+
+	if (s->gather) {
+		if (s->n && s->blk[s->n - 1] == blk)
+			return;
+		s->blk = xgrow(s->blk, s->n, &s->cap, sizeof(*s->blk));
+		s->blk[s->n++] = blk;
+		return;
+	}
+	dst = (__le64 *)ov_block(blk) + word;
+	if (bits)
+		*dst |= *val;
+	else
+		memcpy(dst, val, (size_t)n * 8);
+}
+
+#define FC_BLOCK_WORDS	(VSMFS_BLOCK_SIZE / 8)
+
+/* The words of @slot that @mask names, from @val, to @s (NULL: only checked). */
+static const char *fc_slot(const struct vsmfs_layout *l, u64 slot, u32 mask, const __le64 *val,
+			   struct fc_sink *s)
+{
+	u64 blk = l->itable_start + slot / VSMFS_INODES_PER_BLOCK;
+	u32 first = slot % VSMFS_INODES_PER_BLOCK * (VSMFS_INODE_SIZE / 8), b;
 
 	if (!slot || slot >= l->inodes)
 		return "slot out of range";
-	for (i = 0; i < le16_to_cpu(r->r_npte); i++, w += 2) {
-		lpn = le64_to_cpu(w[0]);
-		if (lpn & VSMFS_FC_KEY_BITMAP) {
-			if ((lpn & ~VSMFS_FC_KEY_BITMAP) >= DIV_ROUND_UP(l->lpages, 64))
-				return "bitmap word out of range";
-			continue;
-		}
-		if (!lpn || lpn >= l->lpages)
-			return "logical page out of range";
-	}
+	for (b = 0; s && b < VSMFS_INODE_SIZE / 8; b++)
+		if (mask & 1U << b)
+			fc_store(s, blk, first + b, val++, 1, false);
 	return NULL;
+}
+
+/* Entry @e of a record to @s (NULL: only checked), or what it names that @l has not. */
+static const char *fc_entry(const struct vsmfs_layout *l, const struct vsmfs_fc_ent *e,
+			    struct fc_sink *s)
+{
+	u64 w = e->where, blk;
+	bool bits = false;
+
+	switch (e->kind) {
+	case VSMFS_FC_KIND(VSMFS_FC_KEY_BITMAP):
+		if (w >= DIV_ROUND_UP(l->lpages, 64))
+			return "bitmap word out of range";
+		blk = l->lbitmap_start + w / FC_BLOCK_WORDS;
+		bits = true;
+		break;
+	case VSMFS_FC_KIND(VSMFS_FC_KEY_IBITMAP):
+		if (w >= DIV_ROUND_UP(l->inodes, 64))
+			return "inode bitmap word out of range";
+		blk = l->ibitmap_start + w / FC_BLOCK_WORDS;
+		bits = true;
+		break;
+	case VSMFS_FC_KIND(VSMFS_FC_KEY_DIR):
+		return fc_slot(l, w, e->mask, e->val, s);
+	case VSMFS_FC_KIND(VSMFS_FC_KEY_SPAN):
+		blk = w / FC_BLOCK_WORDS;
+		if (blk < l->data_start || blk >= l->blocks)
+			return "directory block out of range";
+		break;
+	default:	/* a page table entry: vsmfs_fc_next() knows no other kind */
+		if (!w || w >= l->lpages)
+			return "logical page out of range";
+		blk = l->ptable_start + w / VSMFS_PTES_PER_BLOCK;
+		break;
+	}
+	if (s)
+		fc_store(s, blk, w % FC_BLOCK_WORDS, e->val, e->n, bits);
+	return NULL;
+}
+
+/*
+ * Part @part of the valid record @r (0: its slot's, 1: its directory's,
+ * -1: both) to @s, or, @s NULL, only checked against the layout @l, as
+ * mount replays and checks it. Return: NULL, or what the part names that
+ * @l has not.
+ */
+static const char *fc_apply(const struct vsmfs_dfc_rec *r, int part,
+			    const struct vsmfs_layout *l, struct fc_sink *s)
+{
+	struct vsmfs_fc_iter it;
+	struct vsmfs_fc_ent e;
+	const char *why = NULL;
+	int cur = 0;
+
+	if (part <= 0)
+		why = fc_slot(l, le32_to_cpu(r->r_slot), le32_to_cpu(r->r_words),
+			      (const __le64 *)(r + 1), s);
+	vsmfs_fc_iter_init(&it, r);
+	while (!why && !vsmfs_fc_next(&it, &e)) {
+		if (e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_DIR))
+			cur = 1;
+		if (part < 0 || part == cur)
+			why = fc_entry(l, &e, s);
+	}
+	return why;
+}
+
+/* The directory's part of the valid record @r, if it has one: its slot and order. */
+static bool fc_dir_part(const struct vsmfs_dfc_rec *r, u32 *slot, u64 *seq)
+{
+	struct vsmfs_fc_iter it;
+	struct vsmfs_fc_ent e;
+
+	vsmfs_fc_iter_init(&it, r);
+	while (!vsmfs_fc_next(&it, &e)) {
+		if (e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_DIR)) {
+			*slot = (u32)e.where;
+			*seq = e.seq;
+			return true;
+		}
+	}
+	return false;
 }
 
 /*
  * Read the fast-commit areas of @j and find their valid records: in each
  * area from its start, up to the first record vsmfs_fc_rec_check()
- * refuses.
+ * refuses. Each is checked against the layout @l as mount checks it, in
+ * the order of the areas: the first that names what @l has not sets
+ * @j->fc_why. Then the parts of the records, in the order mount applies
+ * them.
  */
 static void fc_load(struct journal *j, const struct vsmfs_layout *l)
 {
@@ -218,14 +332,28 @@ static void fc_load(struct journal *j, const struct vsmfs_layout *l)
 			f->len = len;
 			f->slot = le32_to_cpu(r->r_slot);
 			f->seq = le64_to_cpu(r->r_seq);
+			if (!j->fc_why) {
+				j->fc_why = fc_apply(r, -1, l, NULL);
+				j->fc_at = j->nrec;
+			}
 			j->nrec++;
 		}
 	}
-	qsort(j->rec, j->nrec, sizeof(*j->rec), fc_ref_cmp);
-	for (a = 0; a < j->nrec && !j->fc_why; a++) {
-		j->fc_why = fc_names_check(fc_record(j, &j->rec[a]), l);
-		j->fc_at = a;
+	j->part = xalloc((u64)j->nrec * 2 * sizeof(*j->part));
+	for (a = 0; a < j->nrec; a++) {
+		struct fc_part *p = &j->part[j->npart++];
+
+		p->rec = a;
+		p->slot = j->rec[a].slot;
+		p->seq = j->rec[a].seq;
+		p->dir = 0;
+		if (fc_dir_part(fc_record(j, &j->rec[a]), &p[1].slot, &p[1].seq)) {
+			p[1].rec = a;
+			p[1].dir = 1;
+			j->npart++;
+		}
 	}
+	qsort(j->part, j->npart, sizeof(*j->part), fc_part_cmp);
 }
 
 /* Stop at @stage: @why about header @at. */
@@ -304,12 +432,6 @@ bool journal_load(struct journal *j, const struct vsmfs_layout *l)
 	return true;
 }
 
-/* Where block @blk is in the overlay; it must be there. */
-static u8 *ov_block(u64 blk)
-{
-	return img.ov_data + ((u64)ov_find(blk) << VSMFS_BLOCK_SHIFT);
-}
-
 static int u64_cmp(const void *a, const void *b)
 {
 	const u64 *x = a, *y = b;
@@ -318,82 +440,48 @@ static int u64_cmp(const void *a, const void *b)
 }
 
 /*
- * Apply the valid fast-commit records of @j over the overlay, in their
- * order, as mount replays them over the home blocks: the inode table and
- * page table blocks they change are added to it.
+ * Apply the valid fast-commit records of @j over the overlay, part after
+ * part in the order of @j->part, as mount replays them over the home
+ * blocks: the blocks they change (inode table, page table, bitmaps,
+ * directory blocks) are added to it.
  */
 static void fc_overlay(const struct journal *j, const struct vsmfs_layout *l)
 {
-	u64 *want = xalloc((u64)j->nrec * (1 + VSMFS_FC_MAX_PTES) * sizeof(*want));
-	u64 *home, nwant = 0, i, k, m = 0;
+	struct fc_sink want = { .gather = true }, ov = { .gather = false };
+	u64 *home, i, k, m = 0;
 	u8 *data;
 
-	for (i = 0; i < j->nrec; i++) {
-		const struct vsmfs_dfc_rec *r = fc_record(j, &j->rec[i]);
-		const __le64 *w = (const __le64 *)(r + 1) + hweight32(le32_to_cpu(r->r_words));
-
-		want[nwant++] = l->itable_start + j->rec[i].slot / VSMFS_INODES_PER_BLOCK;
-		for (k = 0; k < le16_to_cpu(r->r_npte); k++, w += 2) {
-			u64 key = le64_to_cpu(w[0]);
-
-			if (key & VSMFS_FC_KEY_BITMAP)
-				want[nwant++] = l->lbitmap_start +
-						(key & ~VSMFS_FC_KEY_BITMAP) / (VSMFS_BLOCK_SIZE / 8);
-			else
-				want[nwant++] = l->ptable_start + key / VSMFS_PTES_PER_BLOCK;
-		}
-	}
-	qsort(want, nwant, sizeof(*want), u64_cmp);
+	for (i = 0; i < j->nrec; i++)
+		fc_apply(fc_record(j, &j->rec[i]), -1, l, &want);
+	if (want.n)
+		qsort(want.blk, want.n, sizeof(*want.blk), u64_cmp);
 
 	/* The blocks of the overlay and those wanted, merged, each once. */
-	home = xalloc((img.ov_count + nwant) * sizeof(*home));
-	data = xalloc((img.ov_count + nwant) << VSMFS_BLOCK_SHIFT);
-	for (i = 0, k = 0; i < img.ov_count || k < nwant; m++) {
+	home = xalloc((img.ov_count + want.n) * sizeof(*home));
+	data = xalloc((img.ov_count + want.n) << VSMFS_BLOCK_SHIFT);
+	for (i = 0, k = 0; i < img.ov_count || k < want.n; m++) {
 		u8 *d = data + (m << VSMFS_BLOCK_SHIFT);
 
-		if (k == nwant || (i < img.ov_count && img.ov_home[i] <= want[k])) {
+		if (k == want.n || (i < img.ov_count && img.ov_home[i] <= want.blk[k])) {
 			home[m] = img.ov_home[i];
 			memcpy(d, img.ov_data + (i << VSMFS_BLOCK_SHIFT), VSMFS_BLOCK_SIZE);
 			i++;
 		} else {
-			home[m] = want[k];
-			dev_io(false, want[k], 1, d);
+			home[m] = want.blk[k];
+			dev_io(false, want.blk[k], 1, d);
 		}
-		while (k < nwant && want[k] == home[m])
+		while (k < want.n && want.blk[k] == home[m])
 			k++;
 	}
 	free(img.ov_home);
 	free(img.ov_data);
-	free(want);
+	free(want.blk);
 	img.ov_home = home;
 	img.ov_data = data;
 	img.ov_count = (u32)m;
 
-	for (i = 0; i < j->nrec; i++) {
-		const struct vsmfs_dfc_rec *r = fc_record(j, &j->rec[i]);
-		const __le64 *w = (const __le64 *)(r + 1);
-		u32 slot = j->rec[i].slot, words = le32_to_cpu(r->r_words);
-		__le64 *dst = (__le64 *)(ov_block(l->itable_start + slot / VSMFS_INODES_PER_BLOCK) +
-					 slot % VSMFS_INODES_PER_BLOCK * VSMFS_INODE_SIZE);
-
-		for (k = 0; k < VSMFS_INODE_SIZE / 8; k++)
-			if (words & 1U << k)
-				dst[k] = *w++;
-		for (k = 0; k < le16_to_cpu(r->r_npte); k++, w += 2) {
-			u64 lpn = le64_to_cpu(w[0]);
-
-			if (lpn & VSMFS_FC_KEY_BITMAP) {
-				/* Bits of pages the inode took: set. */
-				lpn &= ~VSMFS_FC_KEY_BITMAP;
-				dst = (__le64 *)ov_block(l->lbitmap_start +
-							 lpn / (VSMFS_BLOCK_SIZE / 8));
-				dst[lpn % (VSMFS_BLOCK_SIZE / 8)] |= w[1];
-				continue;
-			}
-			dst = (__le64 *)ov_block(l->ptable_start + lpn / VSMFS_PTES_PER_BLOCK);
-			dst[lpn % VSMFS_PTES_PER_BLOCK] = w[1];
-		}
-	}
+	for (i = 0; i < j->npart; i++)
+		fc_apply(fc_record(j, &j->rec[j->part[i].rec]), j->part[i].dir, l, &ov);
 }
 
 /*
@@ -495,5 +583,6 @@ void journal_free(struct journal *j)
 	free(j->ver);
 	free(j->fc);
 	free(j->rec);
+	free(j->part);
 	memset(j, 0, sizeof(*j));
 }

@@ -149,15 +149,19 @@ def jcount_exact(sequence, state):
     return sequence + 1 if (sequence + 1) & 0x3fff == bits else sequence
 
 
+FC_KEY_BITMAP, FC_KEY_IBITMAP, FC_KEY_DIR, FC_KEY_SPAN = 8 << 60, 9 << 60, 10 << 60, 11 << 60
+
+
 def fc_record(count, slot, seq, words, ptes, length=None, npte=None):
     """A fast-commit record (struct vsmfs_dfc_rec) whose crc32c holds: the
-    words of @slot ({index: value}) and the (lpn, entry) pairs @ptes, padded
-    to a multiple of 64 bytes; r_len and r_npte say so unless given (a
-    length given is out of range: the checksum covers the record's bytes)."""
+    words of @slot ({index: value}) and the entries @ptes, each a tuple of
+    its words: (lpn, entry) pairs, or those fc_ibitmap(), fc_dir() and
+    fc_span() make; padded to a multiple of 64 bytes; r_len and r_npte
+    say so unless given (a length given is out of range: the checksum
+    covers the record's bytes)."""
     mask = sum(1 << w for w in words)
     body = b"".join(struct.pack("<Q", words[w] & (1 << 64) - 1) for w in sorted(words))
-    body += b"".join(struct.pack("<QQ", lpn & (1 << 64) - 1, e & (1 << 64) - 1)
-                     for lpn, e in ptes)
+    body += b"".join(struct.pack("<Q", x & (1 << 64) - 1) for e in ptes for x in e)
     size = (32 + len(body) + 63) // 64 * 64
     tail = struct.pack("<HHQQII", (size if length is None else length) & 0xffff,
                        (len(ptes) if npte is None else npte) & 0xffff,
@@ -165,6 +169,26 @@ def fc_record(count, slot, seq, words, ptes, length=None, npte=None):
     tail += bytes(size - 4 - len(tail))
     crc = crc32c(tail) ^ 0xFFFFFFFF     # the kernel's crc32c(~0, ...): no final inversion
     return struct.pack("<I", crc) + tail
+
+
+def fc_ibitmap(word, bits):
+    """Entry: @bits set in word @word of the inode bitmap."""
+    return (FC_KEY_IBITMAP | word & (1 << 60) - 1, bits)
+
+
+def fc_dir(slot, order, words):
+    """Entry: a directory's part, slot @slot (past 32 bits: refused), its
+    order, the words of its slot ({index: value})."""
+    return (FC_KEY_DIR | slot & (1 << 60) - 1, order, sum(1 << w for w in words)) + \
+        tuple(words[w] for w in sorted(words))
+
+
+def fc_span(block, word, values, n=None):
+    """Entry: words @values stored from word @word of device block @block;
+    the count @n (1 to 256) says len(@values) unless given."""
+    n = len(values) if n is None else n
+    return (FC_KEY_SPAN | (n - 1 & 0xff) << 48 | (block << 9 | word) & (1 << 48) - 1,) + \
+        tuple(values)
 
 
 class Image:
@@ -180,6 +204,7 @@ class Image:
         self.inodes = s["inodes"]
         self.regions = {}   # kind -> list of (offset, length, label)
         self.ino_slot = {}
+        self.dir_slots = []
         self.lpns_used = []
         self.values = set([0, 1, 2, 3, 0x7f, 0x80, 0xff, 0xffff, 0x7fffffff, 0xffffffff,
                            0xffffffffffffffff, 0x8000000000000000, BS, BS - 1, BS + 1,
@@ -254,6 +279,8 @@ class Image:
         if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
             return
         kind = "dirblk" if stat.S_ISDIR(mode) else "symblk" if stat.S_ISLNK(mode) else "data"
+        if kind == "dirblk":
+            self.dir_slots.append(self.ino_slot[ino])
         entries = [u(di, 104 + 8 * i, 8) for i in range(8)]
         ind, dind = u(di, 168, 8), u(di, 176, 8)
         for lpn, depth in ((ind, 1), (dind, 2)):
@@ -369,17 +396,41 @@ def replay_patches(rnd, img):
     return patches
 
 
+def fc_dir_part(rnd, img):
+    """A directory's part (a create's): a directory's slot (or one out of
+    range), its order, words of its slot, and spans of directory blocks
+    (or of blocks out of the data area), within their block or not."""
+    slot = rnd.choice(img.dir_slots or [1]) if rnd.random() < 0.8 else \
+        rnd.choice([0, img.inodes, 0xffffffff, 1 << 32])
+    words = {w: pick_value(rnd, img, 8) for w in rnd.sample(range(32), rnd.choice([0, 1, 2, 4]))}
+    part = [fc_dir(slot, rnd.choice([0, 1, 2, rnd.getrandbits(64)]), words)]
+    blocks = [off // BS for off, _, _ in img.regions.get("dirblk", [])] or [img.data_start]
+    for _ in range(rnd.choice([0, 1, 1, 2, 3])):
+        blk = rnd.choice(blocks) if rnd.random() < 0.85 else \
+            rnd.choice([img.data_start - 1, img.sb["blocks"], img.sb["blocks"] - 1, 0, 1 << 38])
+        word = rnd.choice([0, 1, 2, 3, rnd.randrange(512), 510, 511])
+        n = rnd.choice([1, 2, 3, 5, 8, 16])
+        if rnd.random() < 0.9:
+            n = max(1, min(n, 512 - word))
+        values = [pick_value(rnd, img, 8) for _ in range(min(n, 64))]
+        part.append(fc_span(blk, word, values, n if rnd.random() < 0.05 else None))
+    return part
+
+
 def fc_patches(rnd, img):
     """Records the next mount replays (their crc32c holds, of the commit
     after the last durable one) in one fast-commit area, with hostile
-    contents: slots and logical pages in range or not, any words, any
-    entries; now and then of another commit, with a length or an entry
-    count out of range, or a byte changed after the checksum."""
+    contents: slots, logical pages, bitmap words and directory blocks in
+    range or not, any words, any entries (page table entries, page and
+    inode bitmap bits, a create's directory part with its spans); now and
+    then of another commit, with a length or an entry count out of range,
+    entries out of order, or a byte changed after the checksum."""
     area = rnd.randrange(img.fc_areas)
     base = (img.fc_start + area * img.fc_area_blocks) * BS
     room = img.fc_area_blocks * BS
     slots = sorted(img.ino_slot.values()) or [1]
     lpns = sorted(set(img.lpns_used)) or [1]
+    iwords = (img.inodes + 63) // 64
     off, patches = 0, []
     for seq in range(rnd.choice([1, 1, 2, 3, 8])):
         slot = rnd.choice(slots) if rnd.random() < 0.8 else \
@@ -389,15 +440,28 @@ def fc_patches(rnd, img):
         ptes = [(rnd.choice(lpns) if rnd.random() < 0.8 else
                  rnd.choice([0, img.data_pages, 1 << 40, (1 << 64) - 1]),
                  pick_value(rnd, img, 8)) for _ in range(rnd.choice([0, 0, 1, 2, 16]))]
+        if rnd.random() < 0.3:
+            ptes.append((FC_KEY_BITMAP | rnd.choice([0, 1, img.data_pages // 64,
+                                                     rnd.getrandbits(20)]),
+                         pick_value(rnd, img, 8)))
+        if rnd.random() < 0.4:
+            ptes.append(fc_ibitmap(rnd.choice([0, rnd.randrange(iwords), iwords - 1, iwords,
+                                               1 << 40]), pick_value(rnd, img, 8)))
+        if rnd.random() < 0.4:
+            ptes += fc_dir_part(rnd, img)
         count = img.fc_count + 1
         length = npte = None
         r = rnd.random()
         if r < 0.05:
             count = rnd.choice([img.fc_count, img.fc_count + 2])
         elif r < 0.1:
-            length = rnd.choice([0, 63, 96, room + 64, 0xffc0])
+            length = rnd.choice([0, 63, 96, room + 64, 1088, 0xffc0])
         elif r < 0.15:
-            npte = rnd.choice([17, 0xffff])
+            npte = rnd.choice([17, 33, 0xffff, len(ptes) + 1])
+        elif r < 0.2 and ptes:
+            # Out of order: a span or a directory part first, or an unknown kind.
+            ptes.insert(0, rnd.choice([fc_span(img.data_start, 0, [0]), fc_dir(1, 0, {}),
+                                       (rnd.choice([1, 7, 12, 15]) << 60, 0)]))
         rec = bytearray(fc_record(count, slot, seq, words, ptes, length, npte))
         if rnd.random() < 0.05:
             rec[rnd.randrange(4, len(rec))] ^= 1 << rnd.randrange(8)
