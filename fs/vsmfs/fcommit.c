@@ -11,16 +11,20 @@
  * size, the entries of runs an append grew) and the page table entries
  * they changed (the swaps of copy-on-write overwrites, both halves, and
  * unwritten marks cleared), as they are now, and the bits of the pages an
- * append took from a reservation (which the commit would set). Every handle that changes an inode
- * notes it (vsmfs_whandle_note_inode(), vsmfs_trans_note_inode()), and a
- * handle of any other kind (allocation, index, directory entries, link
- * count, xattrs, a slot moved by aggregation, an inode new in the
- * transaction) makes the inode's changes ones no record describes until
- * the transaction commits: its fsync commits it, as without fast
- * commits.
+ * append took from a reservation (which the commit would set); for an
+ * inode created in the transaction beside other handles, in a block its
+ * directory had, also its i-number's bit, the words of its entry and
+ * those of the directory's slot the transaction changed: the directory's
+ * part of the record (trans_fc.c). Every handle that changes an inode
+ * notes it (trans_fc.c), and a handle of any other kind (allocation,
+ * index, directory blocks added, link count, renames, xattrs, a slot
+ * moved by aggregation) makes the inode's changes ones no record
+ * describes until the transaction commits: its fsync commits it, as
+ * without fast commits.
  *
  * Ordering rules. A record depends only on the last durable commit and on
- * the earlier records of its inode in the same transaction:
+ * the earlier records of its inode and of its directory in the same
+ * transaction:
  *   - it is written only when every transaction before the running one
  *     has finished (none in flight), so it belongs to the commit after the
  *     last durable one (vsmfs_journal_fc_count()) and recovery stores its
@@ -28,10 +32,24 @@
  *   - the pages it names were the inode's at that commit, scratch pages
  *     of its swaps, or pages it took from a reservation (free at that
  *     commit), which the transaction keeps reserved until it commits: no
- *     other inode's record of the transaction names them, so records of
- *     different inodes commute (bits set in a shared bitmap word too);
- *     those of one inode apply in the order of @r_seq, which eviction
- *     carries over (s_fc_seq);
+ *     other inode's record of the transaction names them, so the inode
+ *     parts of records of different inodes commute (bits set in a shared
+ *     bitmap word too); those of one inode apply in the order of @r_seq,
+ *     which eviction carries over (s_fc_seq);
+ *   - a create's record carries the directory's part only if records
+ *     carry every earlier change of the directory in the transaction
+ *     and none came after the create; it is made and written holding the
+ *     directory's lock, which every change of the directory holds. So the
+ *     directory's parts of a transaction are written in the order of its
+ *     changes, each holding what the creates before it made of its slot
+ *     and blocks, and apply in that order (the directory's own order,
+ *     VSMFS_FC_KEY_DIR). A new file whose directory changed otherwise (a
+ *     rename, an unlink, a new block, a create not fsync'd, a directory
+ *     itself new in the transaction) commits. A directory's fsync needs
+ *     no record when records carry all its changes;
+ *   - the new inode's slot and map entry were not changed in the
+ *     transaction before the create (what the last commit left there is
+ *     free), so its part names no word another inode needs;
  *   - the data the swaps made reachable was fenced by the handles that
  *     wrote it, before they ended; the record is fenced before fsync
  *     returns (jfast.c);
@@ -39,8 +57,8 @@
  *     slot, its page table entries and the transaction as they are while
  *     the record is made: no write, fault, or commit runs beside it.
  * An fsync that cannot write a record (no room left in the area, a commit
- * in flight, a lost transaction, an error that stopped commits,
- * fast_commit=off) commits instead.
+ * in flight, a lost transaction, an error that stopped commits, the
+ * directory locked by another task, fast_commit=off) commits instead.
  */
 #include <linux/fs.h>
 #include "vsmfs.h"
@@ -52,11 +70,84 @@
 #include "fault.h"
 
 /*
- * Build the record of @inode's changes in the running transaction, for
- * commit number @count, into @buf. Return: its length, 0 if it carries
- * nothing, -E2BIG if it would carry too much, or a negative errno.
+ * Store at @*pp the words of slot @di (in @mb) the running transaction
+ * changed, lowest first, and move @*pp past them. Return: their mask.
  */
-static int vsmfs_fc_build(struct inode *inode, u64 count, u64 *buf)
+static u32 vsmfs_fc_slot_words(const struct vsmfs_mblk *mb, const struct vsmfs_dinode *di,
+			       __le64 **pp)
+{
+	unsigned int w0 = ((const u8 *)di - mb->m_data) / 8;
+	/* A slot's 32 words are half of a mask word. */
+	u32 words = mb->m_cmask[w0 / 64] >> (w0 % 64);
+	unsigned long left = words;
+	unsigned int w;
+
+	for_each_set_bit(w, &left, VSMFS_INODE_SIZE / 8) {
+		**pp = ((const __le64 *)di)[w];
+		(*pp)++;
+	}
+	return words;
+}
+
+/*
+ * The directory's part of the record of a create (trans_fc.c): the
+ * i-number's bit (of the inode's part, before it), the words of the
+ * directory's slot the transaction changed and the entry's words, from
+ * @p on, with @end the end of the buffer. Return: past the last word,
+ * or an ERR_PTR.
+ */
+static __le64 *vsmfs_fc_build_dir(struct inode *inode, struct inode *dir, __le64 *p,
+				  const __le64 *end, u16 *nent)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_dinode *di;
+	struct vsmfs_mblk *mb;
+	unsigned int i, need = 5 + VSMFS_INODE_SIZE / 8;
+	__le64 *head;
+	u64 slot;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(vi->i_fc_span); i++)
+		if (vi->i_fc_span[i])
+			need += 1 + (vi->i_fc_span[i] >> 48);
+	if (end - p < need)
+		return ERR_PTR(-E2BIG);
+	ret = vsmfs_inode_slot(dir, &mb, &di, &slot);
+	if (ret)
+		return ERR_PTR(ret);
+	*p++ = cpu_to_le64(VSMFS_FC_KEY_IBITMAP | inode->i_ino / 64);
+	*p++ = cpu_to_le64(1ULL << inode->i_ino % 64);
+	head = p;
+	p += 3;
+	head[0] = cpu_to_le64(VSMFS_FC_KEY_DIR | slot);
+	head[1] = cpu_to_le64(VSMFS_I(dir)->i_fc_seq + 1);
+	head[2] = cpu_to_le64(vsmfs_fc_slot_words(mb, di, &p));
+	*nent += 2;
+	for (i = 0; i < ARRAY_SIZE(vi->i_fc_span); i++) {
+		u64 at = vi->i_fc_span[i] & VSMFS_FC_LPN_MASK, n = vi->i_fc_span[i] >> 48;
+
+		if (!n)
+			continue;
+		mb = vsmfs_mblk_get(sbi, at >> 9);
+		if (IS_ERR(mb))
+			return ERR_CAST(mb);
+		*p++ = cpu_to_le64(VSMFS_FC_KEY_SPAN | (n - 1) << 48 | at);
+		memcpy(p, mb->m_data + at % 512 * 8, n * 8);
+		p += n;
+		(*nent)++;
+	}
+	return p;
+}
+
+/*
+ * Build the record of @inode's changes in the running transaction, for
+ * commit number @count, into @buf (VSMFS_FC_REC_MAX bytes), with the
+ * create's directory @dir if it carries a create. Return: its length, 0
+ * if it carries nothing, -E2BIG if it would carry too much, or a negative
+ * errno.
+ */
+static int vsmfs_fc_build(struct inode *inode, struct inode *dir, u64 count, u64 *buf)
 {
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
@@ -65,20 +156,15 @@ static int vsmfs_fc_build(struct inode *inode, u64 count, u64 *buf)
 	u64 slot;
 	struct vsmfs_dinode *di;
 	struct vsmfs_mblk *mb;
-	unsigned int w, w0, i, npte = 0;
-	u32 words = 0, len;
+	unsigned int i, npte = 0;
+	u16 nent = 0;
+	u32 words, len;
 	int ret;
 
 	ret = vsmfs_inode_slot(inode, &mb, &di, &slot);
 	if (ret)
 		return ret;
-	w0 = ((u8 *)di - mb->m_data) / 8;
-	for (w = 0; w < VSMFS_INODE_SIZE / 8; w++) {
-		if (!test_bit(w0 + w, (unsigned long *)mb->m_cmask))
-			continue;
-		words |= 1U << w;
-		*p++ = ((__le64 *)di)[w];
-	}
+	words = vsmfs_fc_slot_words(mb, di, &p);
 	for (i = 0; i < vi->i_fc_nruns; i++) {
 		u64 lpn = vi->i_fc_runs[i] & VSMFS_FC_LPN_MASK, n = vi->i_fc_runs[i] >> 48;
 
@@ -86,7 +172,7 @@ static int vsmfs_fc_build(struct inode *inode, u64 count, u64 *buf)
 			return -E2BIG;
 		if (lpn & VSMFS_FC_RUN_CLAIM) {
 			/* Pages taken: their bits, a pair per bitmap word. */
-			for (lpn &= ~VSMFS_FC_RUN_CLAIM; n; npte++, p += 2) {
+			for (lpn &= ~VSMFS_FC_RUN_CLAIM; n; npte++, nent++, p += 2) {
 				u64 k = min(n, 64 - lpn % 64);
 
 				p[0] = cpu_to_le64(VSMFS_FC_KEY_BITMAP | lpn / 64);
@@ -96,7 +182,7 @@ static int vsmfs_fc_build(struct inode *inode, u64 count, u64 *buf)
 			}
 			continue;
 		}
-		for (; n; n--, lpn++, npte++) {
+		for (; n; n--, lpn++, npte++, nent++) {
 			ret = vsmfs_pt_entry(sbi, lpn, &p[1]);
 			if (ret)
 				return ret;
@@ -104,18 +190,58 @@ static int vsmfs_fc_build(struct inode *inode, u64 count, u64 *buf)
 			p += 2;
 		}
 	}
-	if (!words && !npte)
+	if (dir) {
+		p = vsmfs_fc_build_dir(inode, dir, p, (__le64 *)((u8 *)buf + VSMFS_FC_REC_MAX),
+				       &nent);
+		if (IS_ERR(p))
+			return PTR_ERR(p);
+	}
+	if (!words && !nent)
 		return 0;
 	len = round_up((u8 *)p - (u8 *)buf, 64);
 	memset(p, 0, (u8 *)buf + len - (u8 *)p);
 	r->r_len = cpu_to_le16(len);
-	r->r_npte = cpu_to_le16(npte);
+	r->r_npte = cpu_to_le16(nent);
 	r->r_count = cpu_to_le64(count);
 	r->r_seq = cpu_to_le64(vi->i_fc_seq + 1);
 	r->r_slot = cpu_to_le32(slot);
 	r->r_words = cpu_to_le32(words);
 	r->r_crc = cpu_to_le32(crc32c(~0U, (u8 *)buf + 4, len - 4));
 	return len;
+}
+
+/*
+ * For a record that carries @inode's create: its directory, locked, if
+ * every earlier change of it in transaction @tid is carried by records
+ * and none came after the create (trans_fc.c), in @*dirp with a
+ * reference on its dentry in @*parentp; else 1.
+ */
+static int vsmfs_fc_lock_dir(struct inode *inode, u64 tid, struct dentry **parentp,
+			     struct inode **dirp)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode), *dvi;
+	struct dentry *dentry = d_find_any_alias(inode), *parent;
+	struct inode *dir;
+
+	if (!dentry)
+		return 1;
+	parent = dget_parent(dentry);
+	dput(dentry);
+	dir = d_inode(parent);
+	if (dir->i_ino != vi->i_fc_dir || !inode_trylock(dir)) {
+		dput(parent);
+		return 1;
+	}
+	dvi = VSMFS_I(dir);
+	if (dvi->i_fc_tid != tid || dvi->i_fc_bad || dvi->i_fc_gen != vi->i_fc_dgen ||
+	    dvi->i_fc_cov != vi->i_fc_dgen - 1) {
+		inode_unlock(dir);
+		dput(parent);
+		return 1;
+	}
+	*parentp = parent;
+	*dirp = dir;
+	return 0;
 }
 
 /*
@@ -129,6 +255,8 @@ static int vsmfs_fc_commit(struct inode *inode)
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct address_space *mapping = inode->i_mapping;
 	u64 buf[VSMFS_FC_REC_MAX / 8];
+	struct dentry *parent = NULL;
+	struct inode *dir = NULL;
 	struct vsmfs_whandle h;
 	u64 tid, count;
 	int ret = 1;
@@ -161,26 +289,41 @@ static int vsmfs_fc_commit(struct inode *inode)
 	if (atomic64_read(&sbi->s_commit_tid) != (s64)tid - 1 || atomic64_read(&sbi->s_lost_tid) ||
 	    READ_ONCE(sbi->s_error_ro))
 		goto out_handle;
+	/* A directory: durable if records carry every change of it. */
+	if (S_ISDIR(inode->i_mode)) {
+		ret = vi->i_fc_cov != vi->i_fc_gen;
+		goto out_handle;
+	}
+	if (vi->i_fc_dir && vsmfs_fc_lock_dir(inode, tid, &parent, &dir))
+		goto out_handle;
 	/* The count the finished transactions left, after s_commit_tid. */
 	smp_rmb();
 	count = vsmfs_journal_fc_count(sbi);
-	ret = vsmfs_fc_build(inode, count, buf);
+	ret = vsmfs_fc_build(inode, dir, count, buf);
 	if (ret > 0)
 		ret = vsmfs_journal_fc_write(sbi, buf, ret, count);
 	if (!ret) {
 		vi->i_fc_seq++;
 		vi->i_fc_nruns = 0;
 		vi->i_fc_done = tid;
+		if (dir) {
+			vi->i_fc_dir = 0;
+			VSMFS_I(dir)->i_fc_seq++;
+			VSMFS_I(dir)->i_fc_cov = VSMFS_I(dir)->i_fc_gen;
+		}
 		vsmfs_stat_inc(sbi, fc_records);
 	} else if (ret == -ENOSPC || ret == -E2BIG) {
 		ret = 1;
 	}
+	if (dir)
+		inode_unlock(dir);
 out_handle:
 	vsmfs_whandle_end_idle(&h);
 out_mapping:
 	up_write(&mapping->invalidate_lock);
 out_inode:
 	inode_unlock(inode);
+	dput(parent);
 	return ret;
 }
 

@@ -95,6 +95,9 @@ static int vsmfs_mknod_trans(struct vsmfs_trans *t, struct inode *dir,
 	int ret = 0;
 
 	vsmfs_trans_track(t, dir, true);
+	/* Beside other handles, a record may carry it (vsmfs_trans_fc_create()). */
+	if (t->t_shared)
+		t->t_fc_dir = dir;
 	inode = vsmfs_new_inode(t, dir, &dentry->d_name, mode, rdev);
 	if (IS_ERR(inode)) {
 		vsmfs_trans_abort(t);

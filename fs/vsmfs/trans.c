@@ -112,6 +112,9 @@ void vsmfs_trans_setup(struct vsmfs_trans *t, struct vsmfs_sb_info *sbi, bool vs
 	t->t_fc_claim = 0;
 	t->t_fc_inode = NULL;
 	t->t_fc_mb = NULL;
+	t->t_fc_dir = NULL;
+	t->t_fc_imb = NULL;
+	t->t_fc_dmb = NULL;
 }
 
 /* The allocator state an abort of a handle under s_trans_mutex puts back. */
@@ -744,35 +747,6 @@ void vsmfs_trans_track(struct vsmfs_trans *t, struct inode *inode, bool entries)
 }
 
 /**
- * vsmfs_trans_note_inode() - the handle changes an inode's slot
- * @t: the handle
- * @inode: the inode
- *
- * An fsync of @inode then waits for the commit of the running transaction
- * (vsmfs_sync_inode()).
- *
- * Context: inside the handle.
- */
-void vsmfs_trans_note_inode(struct vsmfs_trans *t, struct inode *inode)
-{
-	struct vsmfs_inode_info *vi = VSMFS_I(inode);
-	u64 tid = t->t_sbi->s_run.tid;
-
-	vi->i_tid = tid;
-	if (t->t_fc_ok && (!t->t_fc_inode || t->t_fc_inode == inode)) {
-		/* Settled as the handle ends (vsmfs_trans_fc_settle()). */
-		t->t_fc_inode = inode;
-		vsmfs_fc_note(vi, tid, false);
-		return;
-	}
-	/* What handles of this kind change, no fast record describes. */
-	if (t->t_fc_inode && t->t_fc_inode != inode)
-		VSMFS_I(t->t_fc_inode)->i_fc_bad = true;
-	t->t_fc_ok = false;
-	vsmfs_fc_note(vi, tid, true);
-}
-
-/**
  * vsmfs_trans_changed() - whether a handle changed anything
  * @t: the handle
  *
@@ -1039,6 +1013,8 @@ int vsmfs_trans_commit(struct vsmfs_trans *t)
 		}
 		if (t->t_fc_inode)
 			vsmfs_trans_fc_settle(t);
+		else if (t->t_fc_dir)
+			vsmfs_trans_fc_create(t);
 		vsmfs_trans_handle_done(t);
 		/* As below; a create stored nothing to PM. */
 		vsmfs_fence_pending();

@@ -204,5 +204,6 @@ void vsmfs_whandle_end(struct vsmfs_whandle *h);
 void vsmfs_whandle_end_idle(struct vsmfs_whandle *h);
 void vsmfs_fc_note(struct vsmfs_inode_info *vi, u64 tid, bool bad);
 void vsmfs_trans_fc_settle(struct vsmfs_trans *t);
+void vsmfs_trans_fc_create(struct vsmfs_trans *t);
 
 #endif /* _VSMFS_TRANS_H */

@@ -12,7 +12,7 @@
  *   1 primitives: verify.c jcore.c pmlog.c fault.c trace.c sb.c badframe.c
  *   2 mapping: mcache.c vsp.c
  *   3 journal: journal.c jcommit.c jgc.c jfast.c recovery.c
- *   4 transactions: trans.c trans_shared.c trans_commit.c
+ *   4 transactions: trans.c trans_shared.c trans_commit.c trans_fc.c
  *   5 allocation: alloc.c resv.c ialloc.c hole.c ptable.c
  *   6 inodes: index.c inode.c aggr.c xattr.c acl.c ioctl.c fcommit.c iops.c
  *   7 namespace and data: grow.c stage.c cow.c write.c dax.c falloc.c
@@ -844,6 +844,10 @@ struct vsmfs_trans {
 	struct inode		*t_fc_inode;
 	struct vsmfs_mblk	*t_fc_mb;
 	unsigned int		t_fc_off;
+	/* A create beside other handles: its directory, and the slots (trans_fc.c). */
+	struct inode		*t_fc_dir;
+	struct vsmfs_mblk	*t_fc_imb, *t_fc_dmb;
+	unsigned int		t_fc_ioff, t_fc_doff;
 };
 
 /* Runs of page swaps a shared handle can take back. */
@@ -951,6 +955,15 @@ struct vsmfs_inode_info {
 	u8			i_fc_nruns;
 	bool			i_fc_bad;
 	u64			i_fc_runs[VSMFS_FC_RUNS];
+	/*
+	 * @i_fc_gen, changes in @i_fc_tid; @i_fc_cov, those records carry (a
+	 * directory). A create a record has still to carry: @i_fc_dir, its
+	 * directory, whose @i_fc_gen it made @i_fc_dgen, @i_fc_span, the
+	 * entry's words (block << 9 | word, count << 48). See trans_fc.c.
+	 */
+	u32			i_fc_gen, i_fc_cov, i_fc_dgen;
+	u64			i_fc_dir;
+	u64			i_fc_span[2];
 	/*
 	 * Logical page of the xattr block, 0 if none. It and the block's
 	 * DRAM copy are protected by i_xattr_sem (see xattr.c).

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vsmfs transactions: what the handles note for fast commits (fcommit.c).
+ * Every handle that changes an inode notes it (vsmfs_fc_note()): with the
+ * page table entries a shared handle changed (vsmfs_whandle_note_inode()),
+ * with the words of the slot a shared metadata handle of an append
+ * changed (vsmfs_trans_fc_settle()), with the entry a create added
+ * (vsmfs_trans_fc_create()), or as a change no record describes, which
+ * the inode's next fsync commits.
+ *
+ * A directory counts the changes of the transaction (@i_fc_gen) and those
+ * the records of its new inodes carry (@i_fc_cov): a create's record
+ * carries the directory's part (the words of its slot the transaction
+ * changed, and the new entry's) only if every earlier change of the
+ * directory in the transaction is carried already and none came after
+ * it, so that what the record stores of the directory is what earlier
+ * records and this create made of it. The notes change under the locks
+ * of the handles that make the changes: the inode's, the directory's
+ * i_rwsem for its entries.
+ */
+#include "vsmfs.h"
+#include "trans.h"
+#include "mcache.h"
+
+/*
+ * Note @count page table entries from @lpn as changed in the running
+ * transaction, for @vi's next fast record: a run already noted, or
+ * following one, takes them; past VSMFS_FC_RUNS runs, or on a count no
+ * run can hold (U64_MAX: more than the handle could note), no record
+ * describes the inode's changes until the transaction commits.
+ */
+static void vsmfs_fc_add_run(struct vsmfs_inode_info *vi, u64 lpn, u64 count)
+{
+	unsigned int i;
+
+	if (vi->i_fc_bad)
+		return;
+	for (i = 0; i < vi->i_fc_nruns; i++) {
+		u64 r = vi->i_fc_runs[i], start = r & VSMFS_FC_LPN_MASK, n = r >> 48;
+
+		if (lpn >= start && lpn + count <= start + n)
+			return;
+		if (lpn == start + n && n + count <= VSMFS_FC_MAX_PTES) {
+			vi->i_fc_runs[i] = start | (n + count) << 48;
+			return;
+		}
+	}
+	if (vi->i_fc_nruns == VSMFS_FC_RUNS || count > VSMFS_FC_MAX_PTES) {
+		vi->i_fc_bad = true;
+		return;
+	}
+	vi->i_fc_runs[vi->i_fc_nruns++] = lpn | count << 48;
+}
+
+/**
+ * vsmfs_fc_note() - an inode changes in a transaction
+ * @vi: the inode
+ * @tid: the running transaction
+ * @bad: in a way no fast record describes
+ *
+ * Its next fsync must make the change durable: with a record only if no
+ * change of the transaction was @bad (fcommit.c).
+ */
+void vsmfs_fc_note(struct vsmfs_inode_info *vi, u64 tid, bool bad)
+{
+	vi->i_fc_done = 0;
+	if (vi->i_fc_tid != tid) {
+		vi->i_fc_tid = tid;
+		vi->i_fc_bad = false;
+		vi->i_fc_nruns = 0;
+		vi->i_fc_gen = 0;
+		vi->i_fc_cov = 0;
+		vi->i_fc_dir = 0;
+	}
+	vi->i_fc_gen++;
+	if (bad)
+		vi->i_fc_bad = true;
+}
+
+/*
+ * Whether the ranges @t saved (its undo log) are only the new inode's
+ * slot (@islot in @imb), the directory's (@dslot in @dmb), and at most
+ * two spans of one other block (the directory block taking the entry),
+ * which go to @vi->i_fc_span.
+ */
+static bool vsmfs_fc_create_ranges(struct vsmfs_trans *t, struct vsmfs_inode_info *vi,
+				   const struct vsmfs_mblk *imb, const u8 *islot,
+				   const struct vsmfs_mblk *dmb, const u8 *dslot)
+{
+	struct vsmfs_undo_log *u = t->t_log;
+	const struct vsmfs_mblk *blk = NULL;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < u->n; i++) {
+		const struct vsmfs_undo_rec *r = &u->rec[i];
+		const u8 *p = r->mb->m_data + r->off;
+
+		if (!r->len || (r->mb == imb && p >= islot && p + r->len <= islot + VSMFS_INODE_SIZE) ||
+		    (r->mb == dmb && p >= dslot && p + r->len <= dslot + VSMFS_INODE_SIZE))
+			continue;
+		if ((blk && r->mb != blk) || n == ARRAY_SIZE(vi->i_fc_span) || r->off % 8 ||
+		    r->len % 8 || r->len / 8 > VSMFS_FC_SPAN_MAX)
+			return false;
+		blk = r->mb;
+		vi->i_fc_span[n++] = r->mb->m_blk << 9 | r->off / 8 | (u64)(r->len / 8) << 48;
+	}
+	while (n < ARRAY_SIZE(vi->i_fc_span))
+		vi->i_fc_span[n++] = 0;
+	return blk;
+}
+
+/*
+ * The words @t changed are those a create's record carries
+ * (vsmfs_fc_create_ranges()), and the new inode's slot and its place in
+ * the inode map are as the last commit left them: a slot or map entry
+ * the transaction changed (an inode freed, a slot moved) holds on PM what
+ * another inode needs.
+ */
+static bool vsmfs_fc_create_ok(struct vsmfs_trans *t, struct vsmfs_inode_info *vi, u64 ino)
+{
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_mblk *imb = t->t_fc_imb, *map;
+	unsigned int w0 = t->t_fc_ioff / 8;
+
+	if (!imb || !t->t_fc_dmb ||
+	    !vsmfs_fc_create_ranges(t, vi, imb, imb->m_data + t->t_fc_ioff, t->t_fc_dmb,
+				    t->t_fc_dmb->m_data + t->t_fc_doff))
+		return false;
+	/* A slot's 32 words are half of a mask word. */
+	if ((u32)(imb->m_cmask[w0 / 64] >> (w0 % 64)))
+		return false;
+	map = vsmfs_mblk_get(sbi, sbi->s_layout.imap_start + ino / (VSMFS_BLOCK_SIZE / 4));
+	return !IS_ERR(map) &&
+	       !test_bit(ino % (VSMFS_BLOCK_SIZE / 4) / 2, (unsigned long *)map->m_cmask);
+}
+
+/**
+ * vsmfs_trans_fc_create() - what a fast record may carry of a create
+ * @t: a shared metadata handle that created an inode in directory
+ *	@t->t_fc_dir, ending, before vsmfs_trans_handle_done()
+ *
+ * If @t took an i-number whose slot the transaction had not changed,
+ * wrote that slot, an entry in a block the directory has and the
+ * directory's slot, and nothing else (no new block, no attribute block,
+ * nothing freed), the new inode's next record carries the create: its
+ * i-number's bit, its slot's words, the entry's words and the
+ * directory's slot words (fcommit.c); else neither the new inode nor
+ * the directory has a record until the transaction commits.
+ */
+void vsmfs_trans_fc_create(struct vsmfs_trans *t)
+{
+	struct inode *dir = t->t_fc_dir, *inode = t->t_new_inode;
+	struct vsmfs_inode_info *vi = inode ? VSMFS_I(inode) : NULL;
+	struct vsmfs_inode_info *dvi = VSMFS_I(dir);
+	u64 tid = t->t_sbi->s_run.tid;
+	bool ok = vi && !S_ISDIR(inode->i_mode) && t->t_ino == inode->i_ino &&
+		  list_empty(&t->t_undo) && !t->t_fresh && !t->t_ino_freed && !t->t_unw_count &&
+		  list_empty(&t->t_forgot) && !t->t_log->nfree;
+
+	ok = ok && vsmfs_fc_create_ok(t, vi, inode->i_ino);
+	vsmfs_fc_note(dvi, tid, !ok);
+	if (vi) {
+		vsmfs_fc_note(vi, tid, !ok);
+		if (ok) {
+			vi->i_fc_dir = dir->i_ino;
+			vi->i_fc_dgen = dvi->i_fc_gen;
+		}
+	}
+}
+
+/**
+ * vsmfs_trans_fc_settle() - what a fast record may carry of a shared handle
+ * @t: a shared metadata handle its caller said changes only words of one
+ *	inode's slot (@t->t_fc_ok), ending, before vsmfs_trans_handle_done()
+ *
+ * If @t changed no other block, freed nothing and made nothing new, the
+ * inode's next fast record carries those words (the slot block's m_cmask,
+ * after vsmfs_trans_handle_done()) and the bits of the pages it took from
+ * a reservation (@t->t_fc_claim: the commit would set them); else no
+ * record describes the inode until the transaction commits.
+ */
+void vsmfs_trans_fc_settle(struct vsmfs_trans *t)
+{
+	struct vsmfs_undo_log *u = t->t_log;
+	bool ok = t->t_fc_ok && list_empty(&t->t_undo) && !t->t_fresh &&
+		  !t->t_ino && !t->t_ino_freed && !t->t_unw_count && list_empty(&t->t_forgot);
+	unsigned int i;
+
+	/* Words of the slot; a bitmap block joined for a claim changes none. */
+	for (i = 0; ok && i < u->n; i++) {
+		const struct vsmfs_undo_rec *r = &u->rec[i];
+
+		ok = !r->len || (r->mb == t->t_fc_mb && r->off >= t->t_fc_off &&
+				 r->off + r->len <= t->t_fc_off + VSMFS_INODE_SIZE);
+	}
+	/* Nothing freed: only the end of the reservation claimed. */
+	for (i = 0; ok && i < u->nfree; i++)
+		ok = !u->free[i].count && t->t_fc_claim &&
+		     u->free[i].lpn == (t->t_fc_claim & VSMFS_FC_LPN_MASK) &&
+		     u->free[i].resv == t->t_fc_claim >> 48;
+	if (ok && t->t_fc_claim)
+		vsmfs_fc_add_run(VSMFS_I(t->t_fc_inode), (t->t_fc_claim & VSMFS_FC_LPN_MASK) |
+				 VSMFS_FC_RUN_CLAIM, t->t_fc_claim >> 48);
+	else if (!ok)
+		VSMFS_I(t->t_fc_inode)->i_fc_bad = true;
+}
+
+/**
+ * vsmfs_trans_note_inode() - the handle changes an inode's slot
+ * @t: the handle
+ * @inode: the inode
+ *
+ * An fsync of @inode then waits for the commit of the running transaction
+ * (vsmfs_sync_inode()).
+ *
+ * Context: inside the handle.
+ */
+void vsmfs_trans_note_inode(struct vsmfs_trans *t, struct inode *inode)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	u64 tid = t->t_sbi->s_run.tid;
+
+	vi->i_tid = tid;
+	if (t->t_fc_dir && (inode == t->t_fc_dir || inode->i_ino == t->t_ino)) {
+		/* A create: settled as the handle ends (vsmfs_trans_fc_create()). */
+		if (inode == t->t_fc_dir) {
+			t->t_fc_dmb = t->t_fc_mb;
+			t->t_fc_doff = t->t_fc_off;
+		} else {
+			t->t_fc_imb = t->t_fc_mb;
+			t->t_fc_ioff = t->t_fc_off;
+		}
+		return;
+	}
+	if (t->t_fc_ok && (!t->t_fc_inode || t->t_fc_inode == inode)) {
+		/* Settled as the handle ends (vsmfs_trans_fc_settle()). */
+		t->t_fc_inode = inode;
+		vsmfs_fc_note(vi, tid, false);
+		return;
+	}
+	/* What handles of this kind change, no fast record describes. */
+	if (t->t_fc_inode && t->t_fc_inode != inode)
+		VSMFS_I(t->t_fc_inode)->i_fc_bad = true;
+	t->t_fc_ok = false;
+	vsmfs_fc_note(vi, tid, true);
+}
+
+/**
+ * vsmfs_whandle_note_inode() - as vsmfs_trans_note_inode()
+ * @h: a shared handle
+ * @inode: the inode, whose next fsync needs the running transaction
+ */
+void vsmfs_whandle_note_inode(struct vsmfs_whandle *h, struct inode *inode)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	/* Changed only by a commit, which no shared handle runs beside. */
+	u64 tid = h->h_sbi->s_run.tid;
+	unsigned int i;
+
+	vi->i_tid = tid;
+	/*
+	 * A shared handle changes words of the slot, noted in its block's
+	 * m_cmask, and page table entries: those of its swaps and of the
+	 * pages it marked written. A fast record of the inode carries them.
+	 */
+	vsmfs_fc_note(vi, tid, false);
+	for (i = 0; i < h->h_nswaps; i++) {
+		vsmfs_fc_add_run(vi, h->h_swap[i][0], h->h_swap[i][2]);
+		vsmfs_fc_add_run(vi, h->h_swap[i][1], h->h_swap[i][2]);
+	}
+	if (h->h_written[1])
+		vsmfs_fc_add_run(vi, h->h_written[0], h->h_written[1]);
+}
+
