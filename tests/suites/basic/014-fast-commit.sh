@@ -1,6 +1,6 @@
 # Fast commits: an fsync after overwrites, writes within the last page,
-# appends into pages the file owns and time updates appends a record and
-# commits nothing; any other change of
+# appends into pages the file owns, time updates and creates appends a
+# record and commits nothing; any other change of
 # the file commits; fast_commit=off commits every time; a file system made
 # without the feature commits every time; an unchanged file's fsync writes
 # nothing; fsck clean, contents kept across a remount.
@@ -100,12 +100,67 @@ echo "30 appends of 4 KiB + fsync to a small file: $(delta "$b" "$a" 1) commits,
 	"$(delta "$b" "$a" 2) records"
 [ "$(delta "$b" "$a" 2)" -ge 15 ] || die "$(delta "$b" "$a" 2) records for 30 appends of 4 KiB"
 
-# A new file, a rename, a chmod: the fsync commits.
-for op in "touch $MNT/new" "mv $MNT/new $MNT/new2" "chmod 600 $MNT/new2"; do
+fsync_path() {
+	python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd)' "$1"
+}
+# Create empty files (open(O_CREAT) alone: touch would set their times too).
+create() {
+	python3 -c 'import os,sys; [os.close(os.open(p, os.O_CREAT | os.O_WRONLY)) for p in sys.argv[1:]]' "$@"
+}
+
+# Creates of empty files, each fsync'd: a record carries the new inode, its
+# i-number's bit, its entry and the directory's changed words; a create
+# that takes a new directory block commits. The directory's fsync then
+# has nothing to commit: records carry every change of it.
+mkdir "$MNT/cd"
+sync
+b=$(snap)
+python3 -c '
+import os, sys
+for i in range(100):
+    fd = os.open("%s/file-%03d" % (sys.argv[1], i), os.O_CREAT | os.O_WRONLY, 0o640)
+    os.fsync(fd)
+    os.close(fd)' "$MNT/cd"
+a=$(snap)
+echo "100 creates + fsync: $(delta "$b" "$a" 1) commits, $(delta "$b" "$a" 2) records" \
+	"($(delta "$b" "$a" 4) bytes), $(delta "$b" "$a" 3) fallbacks"
+[ "$(delta "$b" "$a" 2)" -ge 90 ] || die "$(delta "$b" "$a" 2) records for 100 creates + fsync"
+[ "$(delta "$b" "$a" 1)" -le 10 ] || die "$(delta "$b" "$a" 1) commits for 100 creates + fsync"
+[ "$(delta "$b" "$a" 4)" -le $(( $(delta "$b" "$a" 2) * 320 )) ] ||
+	die "$(delta "$b" "$a" 4) bytes for $(delta "$b" "$a" 2) create records"
+b=$(snap)
+fsync_path "$MNT/cd"
+a=$(snap)
+assert_eq "$(delta "$b" "$a" 1) $(delta "$b" "$a" 2)" "0 0" \
+	"commits and records of a directory fsync after fsync'd creates"
+
+# Two creates, then an fsync of the first: the directory changed after
+# it, no record carries that: the fsync commits. So does a create in a
+# directory made in the transaction.
+b=$(snap)
+create "$MNT/cd/two-1" "$MNT/cd/two-2"
+fsync_path "$MNT/cd/two-1"
+a=$(snap)
+[ "$(delta "$b" "$a" 1)" -ge 1 ] || die "fsync of a create another create followed committed nothing"
+assert_eq "$(delta "$b" "$a" 2)" 0 "fast records of a create another create followed"
+b=$(snap)
+mkdir "$MNT/newdir"
+create "$MNT/newdir/x"
+fsync_path "$MNT/newdir/x"
+a=$(snap)
+[ "$(delta "$b" "$a" 1)" -ge 1 ] || die "fsync of a create in a new directory committed nothing"
+assert_eq "$(delta "$b" "$a" 2)" 0 "fast records of a create in a new directory"
+
+# A new file: a record; a rename, a chmod: the fsync commits.
+b=$(snap)
+create "$MNT/new"
+fsync_path "$MNT/new"
+a=$(snap)
+assert_eq "$(delta "$b" "$a" 1) $(delta "$b" "$a" 2)" "0 1" "commits and records of a create + fsync"
+for op in "mv $MNT/new $MNT/new2" "chmod 600 $MNT/new2"; do
 	b=$(snap)
 	$op
-	python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd)' "$MNT/new2" 2>/dev/null ||
-		python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd)' "$MNT/new"
+	fsync_path "$MNT/new2"
 	a=$(snap)
 	[ "$(delta "$b" "$a" 1)" -ge 1 ] || die "'$op' then fsync committed nothing"
 	assert_eq "$(delta "$b" "$a" 2)" 0 "fast records after '$op'"
@@ -123,6 +178,8 @@ cmp "$MNT/f" /tmp/fc-ref || die "contents changed across a remount"
 cmp "$MNT/g" /tmp/fc-ref-g || die "appended contents changed across a remount"
 cmp "$MNT/h" /tmp/fc-ref-h || die "small file's contents changed across a remount"
 assert_eq "$(stat -c %y "$MNT/f")" "$mt" "mtime across a remount"
+assert_eq "$(find "$MNT/cd" -name 'file-*' -size 0 -perm 640 | wc -l)" 100 \
+	"created files across a remount"
 
 # fast_commit=off: shown, and every fsync commits; on again by remount.
 mount -o remount,fast_commit=off "$MNT"

@@ -19,4 +19,4 @@ trap 'umount "$MNT" 2>/dev/null || true; rmmod vsmfs; insmod "$MODULE"' EXIT
 insmod "$pmlog_ko" pmlog_mb=64
 python3 tests/suites/ordering/ordering.py "${VSMFS_ORDERING:-short}" \
 	--seed "${VSMFS_ORDERING_SEED:-1}" --workloads concurrent \
-	--optsets "${VSMFS_ORDERING_OPTSETS:-}"
+	--optsets "${VSMFS_ORDERING_OPTSETS:-}" ${VSMFS_ORDERING_ONLY:+--only "$VSMFS_ORDERING_ONLY"}

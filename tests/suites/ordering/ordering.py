@@ -406,7 +406,7 @@ GROUP_COUNTERS = {"conc-overwrite": "alloc_pool_recycled", "conc-recycle": "allo
 # The concurrent workloads run with fast commits too ("fc"), in both runs:
 # each task's fsyncs append records, from two CPUs, which a crash image
 # must replay; the counter the records move.
-CONC_FC = ["conc-overwrite", "conc-appends"]
+CONC_FC = ["conc-overwrite", "conc-appends", "conc-create-rename"]
 FC_COUNTER = "fc_records"
 
 # Crash images per point (vsmfs-pmreplay: single lines of each kind,
@@ -819,6 +819,20 @@ def falloc_ops(d):
     ]
 
 
+def create_ops(d, renames):
+    """Creates of empty files in @d (a name prefix in a shared directory),
+    each fsync'd: with fast commits, records that carry the directory's
+    words; eight, or with @renames four, each renamed within the directory
+    after it, fsync'd (a commit)."""
+    ops = []
+    for i in range(4 if renames else 8):
+        ops.append(("creat", synced(lambda m, i=i: creat(f"{m}/{d}{i}"), f"{d}{i}")))
+        if renames:
+            ops.append(("rename", synced(lambda m, i=i: os.rename(f"{m}/{d}{i}", f"{m}/{d}r{i}"),
+                                         f"{d}r{i}")))
+    return ops
+
+
 CONCURRENT = {
     # Each task in a directory of its own: commits of unrelated blocks.
     "conc-dirs": (own_dirs, [dir_ops("c0/"), dir_ops("c1/")],
@@ -828,6 +842,13 @@ CONCURRENT = {
     "conc-one-dir": (lambda m: os.mkdir(f"{m}/s"), [dir_ops("s/t0-"), dir_ops("s/t1-")],
                      lambda m, t: names_view(f"{m}/s", f"t{t}-"),
                      lambda t, rel: rel.startswith(f"s/t{t}-"), True),
+    # Creates in one directory, each fsync'd, beside renames in it on the
+    # other CPU: with the option set "fc", records of the creates carry
+    # words of the directory the renames change too.
+    "conc-create-rename": (lambda m: os.mkdir(f"{m}/s"),
+                           [create_ops("s/t0-", False), create_ops("s/t1-", True)],
+                           lambda m, t: names_view(f"{m}/s", f"t{t}-"),
+                           lambda t, rel: rel.startswith(f"s/t{t}-"), True),
     # Both writing one file, each its half, and each its xattr of it.
     "conc-one-file": (lambda m: put(f"{m}/shared", 64 * KIB, 9), [file_ops(0), file_ops(1)],
                       lambda m, t: region_view(f"{m}/shared", t, 32 * KIB, f"user.t{t}"),

@@ -11,7 +11,7 @@ leave work for a mount after a crash: committed transactions in the
 journal (checkpoint=0, group commit with several fsyncs), garbage
 collection and checkpoints of the journal cut short
 (checkpoint_threshold=1, a journal of 64 KiB), fast-commit records (an
-fsync after overwrites and appends within a page), orphans (files
+fsync after overwrites, appends within a page, creates), orphans (files
 unlinked while open, a file whose freeing takes several transactions),
 and a hot-inode migration. After each step
 the tree is digested (ordering.digest()) and a mark written into the log;
@@ -115,6 +115,14 @@ def fsync(path):
     ordering.fsync(path)
 
 
+def fsync_dir(path):
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def sparse(path, pieces):
     """A sparse file of @pieces pages, one in every superpage (2 MiB), so
     that freeing them takes several transactions on a small journal."""
@@ -202,9 +210,26 @@ RECOVERY = {
                     lambda m: fsync(f"{m}/f")), 0),
         (group_step(lambda m: ordering.append(f"{m}/d/g", 1000),
                     lambda m: fsync(f"{m}/d/g")), 0),
+        # Two records, two steps: the first is durable without the second.
         (group_step(lambda m: ordering.pwrite(f"{m}/f", 8 * KIB, 4 * KIB, 4),
-                    lambda m: ordering.pwrite(f"{m}/small", 100, 200, 5),
-                    lambda m: fsync(f"{m}/f"), lambda m: fsync(f"{m}/small")), 0),
+                    lambda m: fsync(f"{m}/f")), 0),
+        (group_step(lambda m: ordering.pwrite(f"{m}/small", 100, 200, 5),
+                    lambda m: fsync(f"{m}/small")), 0),
+    ]),
+    # Fast commits of creates: empty files made and fsync'd one after the
+    # other in two directories, each a record carrying the new inode, its
+    # i-number's bit, its entry and the directory's words (a step each: a
+    # record is durable on its own), beside a record of an overwrite; the
+    # directory's fsync commits nothing.
+    "fast-create": ("4M", "commit=300", None, [
+        (group_step(lambda m: ordering.creat(f"{m}/d/c1"),
+                    lambda m: fsync(f"{m}/d/c1")), 0),
+        (group_step(lambda m: ordering.creat(f"{m}/c2"), lambda m: fsync(f"{m}/c2")), 0),
+        (group_step(lambda m: ordering.pwrite(f"{m}/f", 0, 4 * KIB, 6),
+                    lambda m: fsync(f"{m}/f")), 0),
+        (group_step(lambda m: ordering.creat(f"{m}/d/c3"), lambda m: fsync(f"{m}/d/c3")), 0),
+        (group_step(lambda m: ordering.creat(f"{m}/d/c4"), lambda m: fsync(f"{m}/d/c4"),
+                    lambda m: fsync_dir(f"{m}/d")), 0),
     ]),
     # Garbage collection and checkpoint at every commit, in a journal of
     # 64 KiB: header batches, swaps and checkpoints cut short.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """fsyncs of two CPUs across a power cut (persist/015-fsync-pair,
-persist/016-fc-pair).
+persist/016-fc-pair, persist/017-fc-create).
 
   pair.py cut MNT MANIFEST    two processes, one per CPU, each overwrite a
                               page of a file of their own and fsync it, in
@@ -10,6 +10,12 @@ persist/016-fc-pair).
                               for once both have made fast records
   pair.py check MNT MANIFEST  every overwrite whose fsync returned is there,
                               each page whole
+  pair.py create-cut MNT MANIFEST  two processes, one per CPU, create empty
+                              files in one directory, each fsync'd, until
+                              fast records carried creates of both; the
+                              power is cut while they go on
+  pair.py create-check MNT MANIFEST  every file whose fsync returned is
+                              there, and every file there is one they made
 
 Process p overwrites page k % PAGES of file f<p> with page(p, k) at its
 k-th operation, then fsyncs the file. Side by side, the fsync of one often
@@ -34,6 +40,7 @@ PAGE = 4096
 PAGES = 64
 STEP = 25
 ROUNDS = 1500
+CREATES = 400
 HDR = struct.Struct("<4sIq")
 
 
@@ -124,6 +131,71 @@ def check(mnt, manifest):
               f"newest surviving {newest}", flush=True)
 
 
+def creator(p, mnt, manifest):
+    """Create empty file c/p<p>-<k> and fsync it, k = 0, 1, ..."""
+    os.sched_setaffinity(0, {p % os.cpu_count()})
+    k = 0
+    while True:
+        fd = os.open(os.path.join(mnt, "c", "p%d-%d" % (p, k)), os.O_CREAT | os.O_WRONLY, 0o600)
+        os.fsync(fd)
+        os.close(fd)
+        if k % STEP == 0:
+            note(manifest, p, k)
+        k += 1
+
+
+def create_cut(mnt, manifest):
+    os.mkdir(os.path.join(mnt, "c"))
+    for p in (0, 1):
+        note(manifest, p, -1)
+    os.sync()
+    counters = Counters(os.environ.get("DEV", "/dev/pmem0"))
+    c = counters.read()
+    recs0, fall0, commits0 = c["fc_records"], c["fc_fallbacks"], c["trans_commits"]
+    procs = [Process(target=creator, args=(p, mnt, manifest)) for p in (0, 1)]
+    for pr in procs:
+        pr.start()
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        done = []
+        for p in (0, 1):
+            with open("%s.%d" % (manifest, p)) as m:
+                done.append(int(m.read()))
+        c = counters.read()
+        recs = c["fc_records"] - recs0
+        if min(done) >= CREATES and recs >= CREATES:
+            print("creates done %d, %d; fast records: %d, fallbacks %d, commits %d; "
+                  "PERSIST-CUT-NOW" % (done[0], done[1], recs, c["fc_fallbacks"] - fall0,
+                                       c["trans_commits"] - commits0), flush=True)
+            time.sleep(600)
+            break
+        if any(not pr.is_alive() for pr in procs):
+            raise SystemExit("a creator died")
+    raise SystemExit("no %d fast records in %d creates each" % (CREATES, CREATES))
+
+
+def create_check(mnt, manifest):
+    names = set(os.listdir(os.path.join(mnt, "c")))
+    for p in (0, 1):
+        with open("%s.%d" % (manifest, p)) as m:
+            acked = int(m.read())
+        for k in range(acked + 1):
+            path = os.path.join(mnt, "c", "p%d-%d" % (p, k))
+            if "p%d-%d" % (p, k) not in names:
+                raise SystemExit(f"{path}: its fsync had returned, but it is gone")
+        print(f"process {p}: creates fsync'd through {acked}, all there", flush=True)
+    for name in names:
+        st = os.stat(os.path.join(mnt, "c", name))
+        if (not name.startswith(("p0-", "p1-")) or st.st_size or st.st_nlink != 1 or
+                st.st_mode & 0o7777 != 0o600):
+            raise SystemExit(f"c/{name}: not a file the creators made (size {st.st_size}, "
+                             f"links {st.st_nlink}, mode {st.st_mode:o})")
+    print(f"{len(names)} files, each as created", flush=True)
+
+
 if __name__ == "__main__":
     {"cut": cut, "check": check,
-     "fc-cut": lambda m, f: cut(m, f, fast=True)}[sys.argv[1]](sys.argv[2], sys.argv[3])
+     "fc-cut": lambda m, f: cut(m, f, fast=True),
+     "create-cut": create_cut, "create-check": create_check}[sys.argv[1]](sys.argv[2],
+                                                                        sys.argv[3])
