@@ -78,14 +78,12 @@ static u32 vsmfs_fc_slot_words(const struct vsmfs_mblk *mb, const struct vsmfs_d
 {
 	unsigned int w0 = ((const u8 *)di - mb->m_data) / 8;
 	/* A slot's 32 words are half of a mask word. */
-	u32 words = mb->m_cmask[w0 / 64] >> (w0 % 64);
-	unsigned long left = words;
-	unsigned int w;
+	u32 words = mb->m_cmask[w0 / 64] >> (w0 % 64), left = words;
+	__le64 *p = *pp;
 
-	for_each_set_bit(w, &left, VSMFS_INODE_SIZE / 8) {
-		**pp = ((const __le64 *)di)[w];
-		(*pp)++;
-	}
+	for (; left; left &= left - 1)
+		*p++ = ((const __le64 *)di)[__ffs(left)];
+	*pp = p;
 	return words;
 }
 
@@ -254,7 +252,8 @@ static int vsmfs_fc_commit(struct inode *inode)
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct address_space *mapping = inode->i_mapping;
-	u64 buf[VSMFS_FC_REC_MAX / 8];
+	/* Filled by vsmfs_fc_build() as far as it is written: not zeroed first. */
+	u64 buf[VSMFS_FC_REC_MAX / 8] __uninitialized;
 	struct dentry *parent = NULL;
 	struct inode *dir = NULL;
 	struct vsmfs_whandle h;

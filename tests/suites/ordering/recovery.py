@@ -220,7 +220,8 @@ RECOVERY = {
     # other in two directories, each a record carrying the new inode, its
     # i-number's bit, its entry and the directory's words (a step each: a
     # record is durable on its own), beside a record of an overwrite; the
-    # directory's fsync commits nothing.
+    # directory's fsync commits nothing; a create in a directory not yet
+    # durable commits, the next in it is a record again.
     "fast-create": ("4M", "commit=300", None, [
         (group_step(lambda m: ordering.creat(f"{m}/d/c1"),
                     lambda m: fsync(f"{m}/d/c1")), 0),
@@ -230,6 +231,10 @@ RECOVERY = {
         (group_step(lambda m: ordering.creat(f"{m}/d/c3"), lambda m: fsync(f"{m}/d/c3")), 0),
         (group_step(lambda m: ordering.creat(f"{m}/d/c4"), lambda m: fsync(f"{m}/d/c4"),
                     lambda m: fsync_dir(f"{m}/d")), 0),
+        # A directory new in the transaction: the create's fsync commits.
+        (group_step(lambda m: os.mkdir(f"{m}/d/n"), lambda m: ordering.creat(f"{m}/d/n/x"),
+                    lambda m: fsync(f"{m}/d/n/x")), 0),
+        (group_step(lambda m: ordering.creat(f"{m}/d/n/y"), lambda m: fsync(f"{m}/d/n/y")), 0),
     ]),
     # Garbage collection and checkpoint at every commit, in a journal of
     # 64 KiB: header batches, swaps and checkpoints cut short.
