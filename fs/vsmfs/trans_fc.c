@@ -95,7 +95,8 @@ static bool vsmfs_fc_create_ranges(struct vsmfs_trans *t, struct vsmfs_inode_inf
 		const struct vsmfs_undo_rec *r = &u->rec[i];
 		const u8 *p = r->mb->m_data + r->off;
 
-		if (!r->len || (r->mb == imb && p >= islot && p + r->len <= islot + VSMFS_INODE_SIZE) ||
+		if (!r->len ||
+		    (r->mb == imb && p >= islot && p + r->len <= islot + VSMFS_INODE_SIZE) ||
 		    (r->mb == dmb && p >= dslot && p + r->len <= dslot + VSMFS_INODE_SIZE))
 			continue;
 		if ((blk && r->mb != blk) || n == ARRAY_SIZE(vi->i_fc_span) || r->off % 8 ||
