@@ -30,6 +30,13 @@ leave a file system fsck.vsmfs finds sound, with the new entry, and be
 listed by vsmfs-inspect -c; -p replays them home. Two records of creates
 in one directory apply their directory parts in the directory's order,
 not in the order of the areas: the later order's words and spans win.
+
+Torn records: a crash inside a record's stores leaves its bytes from some
+k on what the area held, zeros or a dead record of the last durable
+commit. For every byte k of the last record (a create's) it is not taken
+unless whole, and the record before it still is; the first record torn,
+the create's after it is not taken either. fsck.vsmfs finds the file
+system sound each time, with the new file only when its record is whole.
 """
 
 import json
@@ -328,6 +335,119 @@ def test_dir_order(tmp, base):
     expect(p, ["-n"], 0, "no errors found", what="directory order, replayed")
 
 
+def torn_state(p):
+    """fsck.vsmfs -n -v and vsmfs-inspect -c --json on @p: fsck's exit status,
+    the valid records it counts and those it says a mount replays (None
+    if it names none), the inodes in use as the records leave them, and
+    the records vsmfs-inspect lists: (area, offset, slot, length)."""
+    res = run(imgcraft.FSCK, "-n", "-v", p)
+    out = res.stdout + res.stderr
+    valid = replay = inodes = None
+    for line in out.splitlines():
+        if " valid records (commit " in line:
+            valid = int(line.rsplit(", ", 1)[1].split()[0])
+        elif " fast-commit records of commit " in line and "to replay at mount" in line:
+            replay = int(line.split("journal: ", 1)[1].split()[0])
+        elif "no errors found" in line and " inodes" in line:
+            inodes = int(line.split(": ", 1)[1].split("/")[0])
+    ins = run(INSPECT, "-c", "--json", p)
+    try:
+        recs = tuple((x["area"], x["offset"], x["slot"], x["length"])
+                     for x in json.loads(ins.stdout)["fast_commit"]["records"])
+    except (ValueError, KeyError, TypeError):
+        recs = f"vsmfs-inspect -c --json: exit {ins.returncode}: {ins.stdout}{ins.stderr}"
+    return (res.returncode, valid, replay, inodes, recs), out
+
+
+def test_torn(tmp, base):
+    """Records are appended with non-temporal stores and one fence: a crash
+    inside them leaves the last one torn, its bytes [k, r_len) what the
+    area held before, zeros or a dead record of the last durable commit
+    (commit 0 here). Area 0 holds an overwrite record of f (times only, 64
+    bytes) and then one of the create of new-file (inode 3; 192 bytes),
+    over two dead records of commit 0 (a create of inode 4, an overwrite
+    of f). Neither new record ends in bytes the old ones share, so a tear
+    at any k < r_len changes it. For every byte k from 0 to r_len, torn
+    into zeros and into the dead records' bytes: the create's record torn
+    (k < r_len) is not taken, the file system is sound without new-file
+    and the overwrite's record still replays; whole (k == r_len) both are
+    taken and new-file is there. The overwrite's record torn stops the
+    scan: the create's record after it, intact, is not taken either."""
+    p = os.path.join(tmp, "torn.img")
+    shutil.copyfile(base, p)
+    img = Image(p)
+    blk = root_block(img)
+    home = img.get(blk * BS, BS)
+    t, crns = 1700000000, 0x1e89c0ce
+    # f's crtime nanoseconds, which its record's word 10 keeps.
+    img.put(img.L["itable_start"] * BS + 2 * 256 + 84, struct.pack("<I", crns))
+
+    def create(count, slot, name, when):
+        """A create's record: the new file's slot words, its inode bitmap
+        bit, the root's times and spans of its block with the entry (an
+        8-byte name: the record's last word, no zeros after it)."""
+        words = {0: 1 << 32 | 0o100644, 1: 1000 | 1000 << 32, 2: (slot * 7919) << 32,
+                 5: when, 6: when, 7: when, 8: when}
+        spans = fc_spans(blk, home, dir_block([("f", 2, DT_REG), (name, slot, DT_REG)]))
+        return fc_record(count, slot, 0, words, [fc_ibitmap(0, 1 << slot),
+                                                 fc_dir(1, 0, {6: when, 7: when})] + spans)
+
+    def overwrite(count, seq, when, ns):
+        return fc_record(count, 2, seq, {6: when, 7: when, 9: ns << 32 | ns, 10: crns << 32 | ns})
+
+    dead = create(0, 4, "old-file", t - 50) + overwrite(0, 1, t - 40, 111111111)
+    a, b = overwrite(1, 0, t, 222222222), create(1, 3, "new-file", t + 10)
+    intact = a + b
+    check((len(a), len(b), len(dead)) == (64, 192, 256) and a[-1] and b[-1] and
+          a[-1] != dead[len(a) - 1] and b[-1] != dead[len(intact) - 1],
+          f"torn: records of {len(a)} and {len(b)} bytes, dead ones of {len(dead)}, ending in"
+          " their own bytes")
+    old = {"zeros": bytes(len(intact)), "a dead record": dead.ljust(len(intact), b"\0")}
+    ra, rb = (0, 0, 2, len(a)), (0, len(a), 3, len(b))
+    both = (0, 2, 2, 3, (ra, rb))
+
+    # The areas whole, over the dead records.
+    img.fc_put(0, 0, dead)
+    state, out = torn_state(p)
+    check(state == (0, 0, None, 2, ()), f"torn: dead records only: {state}\n{out}")
+    img.fc_put(0, 0, intact)
+    state, out = torn_state(p)
+    check(state == both, f"torn: both records whole: {state}\n{out}")
+
+    runs = 0
+    for which, off, length, want in (
+            ("the create's record", len(a), len(b), (0, 1, 1, 2, (ra,))),
+            ("the overwrite's record", 0, len(a), (0, 0, None, 2, ()))):
+        for fill, before in old.items():
+            bad = []
+            for k in range(length + 1):
+                area = intact[:off + k] + before[off + k:off + length] + intact[off + length:]
+                check(k == length or area != intact, f"torn: {which} at {k} into {fill}:"
+                      " the bytes unchanged")
+                img.fc_put(0, 0, area)
+                state, out = torn_state(p)
+                runs += 1
+                exp = both if k == length else want
+                if state != exp:
+                    bad.append((k, state, out))
+            check(not bad, f"torn: {which} torn into {fill}: {len(bad)} of {length + 1} byte"
+                  f" offsets wrong, at {[x[0] for x in bad][:20]}; first: got {bad[0][1]},"
+                  f" expected {both if bad[0][0] == length else want}\n{bad[0][2]}"
+                  if bad else "")
+    check(runs == 2 * (len(a) + len(b) + 2), f"torn: {runs} byte offsets")
+    # Whole again: -p replays both, new-file home.
+    img.fc_put(0, 0, intact)
+    run(POKE, "-j", p, "inode", "2", "set", "uid=5")
+    expect(p, ["-p"], 1, "journal: 2 fast-commit records of commit 1 replayed",
+           what="torn: whole, replay")
+    for args, want in ((("dirent", "1", "new-file", "get", "ino"), "3"), (("ibit", "3"), "1"),
+                       (("inode", "2", "get", "mtime"), str(t)),
+                       (("inode", "3", "get", "mtime"), str(t + 10))):
+        got = img.poke(*args)
+        check(got == want, f"torn, replayed: {' '.join(args)}: {got}, expected {want}")
+    expect(p, ["-n"], 0, "no errors found", what="torn, replayed")
+
+
 def jckpt_set_count(state, count):
     """vsmfs_jckpt_set_count(): the commit number's bits in j_checkpoint."""
     return (state & 0x01ffffff01ffffff) | (count & 0x7f) << 25 | (count >> 7 & 0x7f) << 57
@@ -517,6 +637,7 @@ def main():
         test_claim(tmp, base)
         test_create(tmp, base)
         test_dir_order(tmp, base)
+        test_torn(tmp, base)
         test_lagging(tmp, base)
         test_bad_names(tmp, base)
         test_feature(tmp, base)

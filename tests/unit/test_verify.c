@@ -5,8 +5,8 @@
  * and not), the superblock verifier against good and damaged superblocks,
  * and the checks of directory entries, xattr blocks, inodes, the journal
  * superblock (with fast-commit areas or not) and fast-commit records, each
- * against a sound structure and every kind of damage it finds; the commit
- * number j_checkpoint carries.
+ * against a sound structure and every kind of damage it finds (a record
+ * also torn at every byte); the commit number j_checkpoint carries.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -951,6 +951,88 @@ static void test_fc_bounds(void)
 	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), "length", "longer than any record");
 }
 
+/*
+ * The record @rec (@len bytes, of commit 8) torn at every byte k from 0 to
+ * @len: its bytes from k on, and the area after it, @old's. It must be
+ * valid, @len bytes, exactly when no byte changed. Return: how many k <
+ * @len left it unchanged (the bytes it lost were @old's anyway).
+ */
+static u32 fc_torn(const u8 *rec, const u8 *old, u32 len, const char *what)
+{
+	static u8 buf[VSMFS_BLOCK_SIZE];
+	const char *why, *bad = NULL;
+	u32 k, n, same = 0, wrong = 0, first = 0;
+
+	for (k = 0; k <= len; k++) {
+		memcpy(buf, rec, k);
+		memcpy(buf + k, old + k, sizeof(buf) - k);
+		why = vsmfs_fc_rec_check((const struct vsmfs_dfc_rec *)buf, 4096, 7, &n);
+		if (!memcmp(buf, rec, len)) {
+			same += k < len;
+			if (!why && n == len)
+				continue;
+		} else if (why) {
+			continue;
+		}
+		if (!wrong++) {
+			first = k;
+			bad = why;
+		}
+	}
+	CHECK(!wrong, "%s: %u of %u tears wrong, first at %u: %s", what, wrong, len + 1, first,
+	      bad ? bad : "valid");
+	return same;
+}
+
+/*
+ * A record torn by a crash inside its stores: any prefix of its bytes new,
+ * the rest what the area held, zeros or an older, dead record (of commit
+ * 7, the last durable one). vsmfs_fc_rec_check() refuses it at every k <
+ * r_len, unless the bytes it lost are those it held anyway: the zeros
+ * padding a record.
+ */
+static void test_fc_torn(void)
+{
+	static u8 rec[VSMFS_BLOCK_SIZE], dead[VSMFS_BLOCK_SIZE], zero[VSMFS_BLOCK_SIZE];
+	/* 3 slot words and these 17: 192 bytes, the last word's bytes all set. */
+	static const u64 ent[] = {
+		515, 701,
+		VSMFS_FC_KEY_BITMAP | 8, 0x10,
+		VSMFS_FC_KEY_IBITMAP | 1, 1ULL << 5,
+		VSMFS_FC_KEY_DIR | 7, 42, 1U << 3 | 1U << 6, 0x3000, 0x3001,
+		FC_SPAN(1000, 4, 3), 0x5000, 0x5001, 0x5002,
+		FC_SPAN(1001, 511, 1), 0x8877665544332211ULL,
+	};
+	/* The dead one: 3 slot words and these, a span of words with no zero byte. */
+	u64 old[7 + 30] = {
+		VSMFS_FC_KEY_IBITMAP | 0, 1ULL << 9,
+		VSMFS_FC_KEY_DIR | 7, 41, 1U << 6, 0x2999,
+		FC_SPAN(1000, 0, 30),
+	};
+	u32 len = 0, z, i;
+
+	for (i = 0; i < 30; i++)
+		old[7 + i] = 0x0101010101010101ULL * (i + 1);
+
+	make_fc_rec_ents(rec, 8, ent, ARRAY_SIZE(ent), 6, 192);
+	make_fc_rec_ents(dead, 7, old, ARRAY_SIZE(old), 3, 384);
+	CHECK_WHY(vsmfs_fc_rec_check((const struct vsmfs_dfc_rec *)dead, 4096, 6, &len), NULL,
+		  "the dead record, valid in its time");
+	CHECK(len == 384, "the dead record's length %u", len);
+	CHECK(fc_torn(rec, zero, 192, "torn into zeros") == 0, "a tear into zeros left it whole");
+	CHECK(fc_torn(rec, dead, 192, "torn into a dead record") == 0,
+	      "a tear into a dead record left it whole");
+	/* Without the last span: torn into zeros after its last nonzero byte, it is whole. */
+	make_fc_rec_ents(rec, 8, ent, ARRAY_SIZE(ent) - 2, 5, 192);
+	for (z = 192; z && !rec[z - 1]; z--)
+		;
+	CHECK(z == 170, "the padded record's last nonzero byte at %u", z - 1);
+	CHECK(fc_torn(rec, zero, 192, "padded, torn into zeros") == 192 - z,
+	      "a tear into zeros after its last nonzero byte leaves it whole");
+	CHECK(fc_torn(rec, dead, 192, "padded, torn into a dead record") == 0,
+	      "a tear into a dead record never leaves it whole");
+}
+
 static void test_fc_rec(void)
 {
 	static u8 buf[VSMFS_BLOCK_SIZE];
@@ -989,6 +1071,7 @@ static void test_fc_rec(void)
 	test_fc_walk();
 	test_fc_kinds();
 	test_fc_bounds();
+	test_fc_torn();
 }
 
 static void test_all_zero(void)

@@ -134,6 +134,23 @@ a=$(snap)
 assert_eq "$(delta "$b" "$a" 1) $(delta "$b" "$a" 2)" "0 0" \
 	"commits and records of a directory fsync after fsync'd creates"
 
+# A create, a first write of 100 bytes into a page taken from the CPU's
+# pool, an fsync: one record carries both.
+b=$(snap)
+python3 -c '
+import os, sys
+for i in range(50):
+    fd = os.open("%s/w-%03d" % (sys.argv[1], i), os.O_CREAT | os.O_WRONLY, 0o600)
+    os.write(fd, b"%099d\n" % i)
+    os.fsync(fd)
+    os.close(fd)' "$MNT/cd"
+a=$(snap)
+echo "50 creates + write + fsync: $(delta "$b" "$a" 1) commits, $(delta "$b" "$a" 2) records"
+[ "$(delta "$b" "$a" 2)" -ge 40 ] || die "$(delta "$b" "$a" 2) records for 50 creates + write + fsync"
+for i in 0 17 49; do
+	assert_eq "$(cat "$MNT/cd/w-0$(printf %02d $i)")" "$(printf %099d $i)" "contents of w-0$i"
+done
+
 # Two creates, then an fsync of the first: the directory changed after
 # it, no record carries that: the fsync commits. So does a create in a
 # directory made in the transaction.
@@ -180,6 +197,7 @@ cmp "$MNT/h" /tmp/fc-ref-h || die "small file's contents changed across a remoun
 assert_eq "$(stat -c %y "$MNT/f")" "$mt" "mtime across a remount"
 assert_eq "$(find "$MNT/cd" -name 'file-*' -size 0 -perm 640 | wc -l)" 100 \
 	"created files across a remount"
+assert_eq "$(cat "$MNT/cd/w-017")" "$(printf %099d 17)" "a written new file across a remount"
 
 # fast_commit=off: shown, and every fsync commits; on again by remount.
 mount -o remount,fast_commit=off "$MNT"

@@ -231,6 +231,9 @@ RECOVERY = {
         (group_step(lambda m: ordering.creat(f"{m}/d/c3"), lambda m: fsync(f"{m}/d/c3")), 0),
         (group_step(lambda m: ordering.creat(f"{m}/d/c4"), lambda m: fsync(f"{m}/d/c4"),
                     lambda m: fsync_dir(f"{m}/d")), 0),
+        # A create and a first write into a page of the CPU's pool: a record.
+        (group_step(lambda m: ordering.creat(f"{m}/d/c5"),
+                    lambda m: ordering.append(f"{m}/d/c5", 300), lambda m: fsync(f"{m}/d/c5")), 0),
         # A directory new in the transaction: the create's fsync commits.
         (group_step(lambda m: os.mkdir(f"{m}/d/n"), lambda m: ordering.creat(f"{m}/d/n/x"),
                     lambda m: fsync(f"{m}/d/n/x")), 0),

@@ -10,12 +10,14 @@ persist/016-fc-pair, persist/017-fc-create).
                               for once both have made fast records
   pair.py check MNT MANIFEST  every overwrite whose fsync returned is there,
                               each page whole
-  pair.py create-cut MNT MANIFEST  two processes, one per CPU, create empty
-                              files in one directory, each fsync'd, until
+  pair.py create-cut MNT MANIFEST  two processes, one per CPU, create files
+                              (every other one written) in one directory,
+                              each fsync'd, until
                               fast records carried creates of both; the
                               power is cut while they go on
   pair.py create-check MNT MANIFEST  every file whose fsync returned is
-                              there, and every file there is one they made
+                              there with its contents, and every file there
+                              is one they made
 
 Process p overwrites page k % PAGES of file f<p> with page(p, k) at its
 k-th operation, then fsyncs the file. Side by side, the fsync of one often
@@ -131,12 +133,20 @@ def check(mnt, manifest):
               f"newest surviving {newest}", flush=True)
 
 
+def content(p, k):
+    """What process @p writes into its odd @k-th new file."""
+    return (b"%d:%d;" % (p, k)) * 12
+
+
 def creator(p, mnt, manifest):
-    """Create empty file c/p<p>-<k> and fsync it, k = 0, 1, ..."""
+    """Create file c/p<p>-<k>, empty or (odd k) with content(), and fsync
+    it, k = 0, 1, ..."""
     os.sched_setaffinity(0, {p % os.cpu_count()})
     k = 0
     while True:
         fd = os.open(os.path.join(mnt, "c", "p%d-%d" % (p, k)), os.O_CREAT | os.O_WRONLY, 0o600)
+        if k % 2:
+            os.write(fd, content(p, k))
         os.fsync(fd)
         os.close(fd)
         if k % STEP == 0:
@@ -184,11 +194,20 @@ def create_check(mnt, manifest):
             path = os.path.join(mnt, "c", "p%d-%d" % (p, k))
             if "p%d-%d" % (p, k) not in names:
                 raise SystemExit(f"{path}: its fsync had returned, but it is gone")
+            with open(path, "rb") as f:
+                if f.read() != (content(p, k) if k % 2 else b""):
+                    raise SystemExit(f"{path}: its fsync had returned, but not its content")
         print(f"process {p}: creates fsync'd through {acked}, all there", flush=True)
     for name in names:
-        st = os.stat(os.path.join(mnt, "c", name))
-        if (not name.startswith(("p0-", "p1-")) or st.st_size or st.st_nlink != 1 or
-                st.st_mode & 0o7777 != 0o600):
+        path = os.path.join(mnt, "c", name)
+        st = os.stat(path)
+        p, _, k = name[1:].partition("-")
+        with open(path, "rb") as f:
+            data = f.read()
+        # Made but not synced: the write may not have made it.
+        if (not name.startswith(("p0-", "p1-")) or st.st_nlink != 1 or
+                st.st_mode & 0o7777 != 0o600 or
+                data not in (b"", content(int(p), int(k)) if int(k) % 2 else b"")):
             raise SystemExit(f"c/{name}: not a file the creators made (size {st.st_size}, "
                              f"links {st.st_nlink}, mode {st.st_mode:o})")
     print(f"{len(names)} files, each as created", flush=True)
