@@ -99,8 +99,10 @@ static bool vsmfs_fc_create_ranges(struct vsmfs_trans *t, struct vsmfs_inode_inf
 		    (r->mb == imb && p >= islot && p + r->len <= islot + VSMFS_INODE_SIZE) ||
 		    (r->mb == dmb && p >= dslot && p + r->len <= dslot + VSMFS_INODE_SIZE))
 			continue;
+		/* A directory block is a page: what replay takes (jfast.c). */
 		if ((blk && r->mb != blk) || n == ARRAY_SIZE(vi->i_fc_span) || r->off % 8 ||
-		    r->len % 8 || r->len / 8 > VSMFS_FC_SPAN_MAX)
+		    r->len % 8 || r->len / 8 > VSMFS_FC_SPAN_MAX ||
+		    r->mb->m_blk < t->t_sbi->s_layout.data_start)
 			return false;
 		blk = r->mb;
 		vi->i_fc_span[n++] = r->mb->m_blk << 9 | r->off / 8 | (u64)(r->len / 8) << 48;
