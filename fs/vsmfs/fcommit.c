@@ -212,7 +212,9 @@ static int vsmfs_fc_build(struct inode *inode, struct inode *dir, u64 count, u64
  * For a record that carries @inode's create: its directory, locked, if
  * every earlier change of it in transaction @tid is carried by records
  * and none came after the create (trans_fc.c), in @*dirp with a
- * reference on its dentry in @*parentp; else 1.
+ * reference on its dentry in @*parentp; else 1. The references dropped
+ * here are never the last (the caller's file or nfsd holds the alias,
+ * which holds its parent): no eviction runs inside the caller's handle.
  */
 static int vsmfs_fc_lock_dir(struct inode *inode, u64 tid, struct dentry **parentp,
 			     struct inode **dirp)
