@@ -315,7 +315,7 @@ static inline __u64 vsmfs_jcount_exact(__u64 sequence, __u64 state)
 
 /* Default fast-commit areas mkfs makes, and the blocks of each. */
 #define VSMFS_FC_AREAS		16
-#define VSMFS_FC_AREA_BLOCKS	8
+#define VSMFS_FC_AREA_BLOCKS	32
 #define VSMFS_FC_MAX_BLOCKS	1024	/* most blocks of all areas */
 
 /* Fast-commit record: page table entries it carries at most. */

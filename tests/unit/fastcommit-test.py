@@ -108,14 +108,14 @@ def test_records(tmp, base):
 
     expect(p, ["-n"], 0, "journal: 3 fast-commit records of commit 1 to replay at mount",
            "no errors found", what="records")
-    expect(p, ["-n", "-v"], 0, f"journal: 16 fast-commit areas of 8 blocks from block {fstart},"
+    expect(p, ["-n", "-v"], 0, f"journal: 8 fast-commit areas of 32 blocks from block {fstart},"
            " 3 valid records (commit 1)", what="records, -v")
     expect(p, ["-y"], 0, "journal: 3 fast-commit records of commit 1 to replay at mount",
            "no errors found", what="records, -y")
     check(img.get(0, 64 << 20) == before, "records: fsck.vsmfs changed the image")
 
     out = inspect(p, "-c")
-    for s in (f"Fast commits: 16 areas of 8 blocks from block {fstart}; 3 valid records of"
+    for s in (f"Fast commits: 8 areas of 32 blocks from block {fstart}; 3 valid records of"
               " commit 1\n"
               "  area 0 offset 0: slot 2 (inode 2), seq 0, 128 bytes\n"
               "    words 6=0x3e8\n"
@@ -138,7 +138,7 @@ def test_records(tmp, base):
     check(j["fast_commit"]["records"] == 3 and j["fast_commit"]["replayed"] == 3,
           f"vsmfs-inspect -j --json: {j['fast_commit']}")
     out = inspect(p, "-j")
-    check(f"  fast commits         16 areas of 8 blocks from block {fstart}; 3 valid records of"
+    check(f"  fast commits         8 areas of 32 blocks from block {fstart}; 3 valid records of"
           " commit 1 (applied here; a mount replays them)" in out, f"vsmfs-inspect -j\n{out}")
     # The file as the records leave it: its last page on frame 701.
     rows = json.loads(inspect(p, "--map", "2", "--json"))["map"]["rows"]
@@ -167,7 +167,7 @@ def test_replay(tmp, records):
     check((img.poke("jsb", "get", "checkpoint"), img.poke("jsb", "get", "commit"),
            img.poke("jsb", "get", "sequence")) == (str(jckpt_set_count(0, 1)), "0", "1"),
           "replay: the journal emptied with the next commit number, in j_checkpoint too")
-    check(img.poke("jsb", "get", "fc_areas") == "16", "replay: the areas kept")
+    check(img.poke("jsb", "get", "fc_areas") == "8", "replay: the areas kept")
     check(img.areas() == bytes(len(img.areas())), "replay: the areas zeroed")
     out = expect(p, ["-n", "-v"], 0, "0 valid records (commit 2)", "no errors found",
                  what="replayed")
@@ -467,7 +467,7 @@ def test_lagging(tmp, base):
     expect(p, ["-n"], 4, "journal: 1 fast-commit records of commit 390 to replay at mount",
            what="lagging")
     out = inspect(p, "-j")
-    check("fast commits         16 areas of 8 blocks from block"
+    check("fast commits         8 areas of 32 blocks from block"
           f" {img.L['fc_start']}; 1 valid records of commit 390" in out and
           "transactions         389\n" in out and
           "pointers             checkpoint 1, last transaction at 0, commit 1\n" in out,
@@ -534,7 +534,7 @@ def test_feature(tmp, base):
     incompat = int(run(SBEDIT, p, "get", "feature_incompat").stdout)
     for opt in ([], ["-b"]):
         run(SBEDIT, *opt, p, "set", f"feature_incompat={incompat & ~FAST_COMMIT}")
-    expect(p, ["-n"], 4, "journal superblock (block 2): 16 fast-commit areas without the"
+    expect(p, ["-n"], 4, "journal superblock (block 2): 8 fast-commit areas without the"
            " fast_commit feature", what="areas without the feature")
 
     # The feature, and a journal laid out over the whole region.
@@ -629,7 +629,7 @@ def main():
         res = run(MKFS, "-q", base)
         check(res.returncode == 0, f"mkfs.vsmfs: {res.stderr.strip()}")
         img = Image(base)
-        check((img.L["fc_areas"], img.L["fc_area_blocks"]) == (16, 8), f"areas: {img.L}")
+        check((img.L["fc_areas"], img.L["fc_area_blocks"]) == (8, 32), f"areas: {img.L}")
         populate(img)
         expect(base, ["-n"], 0, "no errors found", what="populated")
         records = test_records(tmp, base)

@@ -349,11 +349,11 @@ def main():
         # The default areas, fewer on a small journal region (areas halved,
         # then blocks taken off the one left), none on the smallest or
         # without the feature.
-        for size, opts, areas in ((64 << 20, [], (16, 8)), (64 << 20, ["-J", "256K"], (2, 8)),
+        for size, opts, areas in ((64 << 20, [], (8, 32)), (64 << 20, ["-J", "256K"], (1, 16)),
                                   (64 << 20, ["-J", "96K"], (1, 6)),
                                   (64 << 20, ["-J", "64K"], (0, 0)),
                                   (64 << 20, ["-O", "^fast_commit"], (0, 0)),
-                                  (64 << 20, ["-O", "^fast_commit,fast_commit"], (16, 8))):
+                                  (64 << 20, ["-O", "^fast_commit,fast_commit"], (8, 32))):
             test_fresh(tmp, size, opts + common, areas)
         test_edited(tmp)
         test_errors(tmp)

@@ -142,7 +142,7 @@ says "0/262143 logical pages"
 "$mkfs" -q -f -O ^sparse "$img"
 "$fsck" -n "$img" >"$dir/out"
 says "0/14846 logical pages in use; no errors found"
-# Fast-commit areas: the last blocks of the journal region, 16 of 8 blocks
+# Fast-commit areas: the last blocks of the journal region, 16 of 32 blocks
 # by default; fewer where the region is small (a quarter of it at most, a
 # journal of 16 blocks left); none with -O ^fast_commit, nor in a region
 # of 16 blocks (with a message). fsck.vsmfs finds each image sound and
@@ -156,18 +156,18 @@ f = json.load(sys.stdin)["journal"]["fast_commit"]
 print(" ".join(str(f[k]) for k in ("areas", "area_blocks", "start")) if f else "none")'
 }
 fresh
-[ "$(fc_row)" = "898        128  (16 areas of 8 blocks, in the journal)" ] ||
+[ "$(fc_row)" = "770        256  (8 areas of 32 blocks, in the journal)" ] ||
 	fail "default fast-commit areas: '$(fc_row)'"
 "$mkfs" -q "$img"
-[ "$(fc_areas)" = "16 8 898" ] || fail "default image: fast-commit areas $(fc_areas)"
+[ "$(fc_areas)" = "8 32 770" ] || fail "default image: fast-commit areas $(fc_areas)"
 "$top/tools/vsmfs-admin" -l "$img" >"$dir/out"
 says "sb_last sparse fast_commit"
 "$inspect" "$img" >"$dir/out"
 says "features: sb_last sparse fast_commit"
-says "fast-commit areas             898        128  (16 areas of 8 blocks, in the journal)"
-says "fast commits         16 areas of 8 blocks from block 898; 0 valid records of commit 1"
+says "fast-commit areas             770        256  (8 areas of 32 blocks, in the journal)"
+says "fast commits         8 areas of 32 blocks from block 770; 0 valid records of commit 1"
 "$fsck" -n -v "$img" >"$dir/out"
-says "journal: 16 fast-commit areas of 8 blocks from block 898, 0 valid records (commit 1)"
+says "journal: 8 fast-commit areas of 32 blocks from block 770, 0 valid records (commit 1)"
 says "no errors found"
 
 "$mkfs" -q -f -O ^fast_commit "$img"
@@ -181,7 +181,7 @@ says "features: sb_last sparse"
 says "no errors found"
 
 "$mkfs" -q -f -J 256K "$img"
-[ "$(fc_areas)" = "2 8 50" ] || fail "256 KiB journal: fast-commit areas $(fc_areas)"
+[ "$(fc_areas)" = "1 16 50" ] || fail "256 KiB journal: fast-commit areas $(fc_areas)"
 "$fsck" -n "$img" >"$dir/out"
 says "no errors found"
 "$mkfs" -f -J 64K "$img" >"$dir/out" 2>&1
@@ -190,11 +190,11 @@ says "a journal of 16 blocks has no room for fast-commit areas: made without fas
 "$fsck" -n "$img" >"$dir/out"
 says "no errors found"
 
-# The smallest device: 16 MiB, a journal of 1 MiB, 8 areas of 8 blocks.
+# The smallest device: 16 MiB, a journal of 1 MiB, 2 areas of 32 blocks.
 rm -f "$img"
 truncate -s 16M "$img"
 "$mkfs" -q "$img"
-[ "$(fc_areas)" = "8 8 194" ] || fail "16 MiB device: fast-commit areas $(fc_areas)"
+[ "$(fc_areas)" = "2 32 194" ] || fail "16 MiB device: fast-commit areas $(fc_areas)"
 "$fsck" -n "$img" >"$dir/out"
 says "no errors found"
 echo "mkfs-test: ok"
