@@ -61,6 +61,15 @@ def note(manifest, p, k):
     os.rename(tmp, "%s.%d" % (manifest, p))
 
 
+def acked(manifest):
+    """The last operation of each process whose fsync returned, as noted."""
+    done = []
+    for p in (0, 1):
+        with open("%s.%d" % (manifest, p)) as m:
+            done.append(int(m.read()))
+    return done
+
+
 def worker(p, mnt, manifest):
     os.sched_setaffinity(0, {p % os.cpu_count()})
     fd = os.open(os.path.join(mnt, "f%d" % p), os.O_WRONLY)
@@ -89,10 +98,7 @@ def cut(mnt, manifest, fast=False):
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
         time.sleep(0.2)
-        done = []
-        for p in (0, 1):
-            with open("%s.%d" % (manifest, p)) as m:
-                done.append(int(m.read()))
+        done = acked(manifest)
         joined = counters.read()[key] - joined0
         if min(done) >= ROUNDS and joined >= (ROUNDS if fast else 1):
             what = "fast records" if fast else "fsyncs that waited for the other's commit"
@@ -168,10 +174,7 @@ def create_cut(mnt, manifest):
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
         time.sleep(0.2)
-        done = []
-        for p in (0, 1):
-            with open("%s.%d" % (manifest, p)) as m:
-                done.append(int(m.read()))
+        done = acked(manifest)
         c = counters.read()
         recs = c["fc_records"] - recs0
         if min(done) >= CREATES and recs >= CREATES:
