@@ -291,10 +291,13 @@ static int vsmfs_fc_commit(struct inode *inode)
 	    READ_ONCE(sbi->s_error_ro))
 		goto out_handle;
 	/* A directory: durable if records carry every change of it. */
-	if (S_ISDIR(inode->i_mode)) {
+	if (S_ISDIR(inode->i_mode) && !vi->i_fc_dir) {
 		ret = vi->i_fc_cov != vi->i_fc_gen;
 		goto out_handle;
 	}
+	/* A new directory: its record carries its create, its first change. */
+	if (S_ISDIR(inode->i_mode) && vi->i_fc_gen != 1)
+		goto out_handle;
 	if (vi->i_fc_dir && vsmfs_fc_lock_dir(inode, tid, &parent, &dir))
 		goto out_handle;
 	/* The count the finished transactions left, after s_commit_tid. */
@@ -309,6 +312,8 @@ static int vsmfs_fc_commit(struct inode *inode)
 		vi->i_fc_done = tid;
 		if (dir) {
 			vi->i_fc_dir = 0;
+			/* A new directory: its create carried (vsmfs_fc_lock_dir()). */
+			vi->i_fc_cov = vi->i_fc_gen;
 			VSMFS_I(dir)->i_fc_seq++;
 			VSMFS_I(dir)->i_fc_cov = VSMFS_I(dir)->i_fc_gen;
 		}

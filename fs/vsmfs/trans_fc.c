@@ -144,8 +144,9 @@ static bool vsmfs_fc_create_ok(struct vsmfs_trans *t, struct vsmfs_inode_info *v
  *
  * If @t took an i-number whose slot the transaction had not changed,
  * wrote that slot, an entry in a block the directory has and the
- * directory's slot, and nothing else (no new block, no attribute block,
- * nothing freed), the new inode's next record carries the create: its
+ * directory's slot (its link count too for a new directory, which has no
+ * block), and nothing else (no new block, no attribute block, nothing
+ * freed), the new inode's next record carries the create: its
  * i-number's bit, its slot's words, the entry's words and the
  * directory's slot words (fcommit.c); else neither the new inode nor
  * the directory has a record until the transaction commits.
@@ -156,7 +157,7 @@ void vsmfs_trans_fc_create(struct vsmfs_trans *t)
 	struct vsmfs_inode_info *vi = inode ? VSMFS_I(inode) : NULL;
 	struct vsmfs_inode_info *dvi = VSMFS_I(dir);
 	u64 tid = t->t_sbi->s_run.tid;
-	bool ok = vi && !S_ISDIR(inode->i_mode) && t->t_ino == inode->i_ino &&
+	bool ok = vi && t->t_ino == inode->i_ino &&
 		  list_empty(&t->t_undo) && !t->t_fresh && !t->t_ino_freed && !t->t_unw_count &&
 		  list_empty(&t->t_forgot) && !t->t_log->nfree;
 

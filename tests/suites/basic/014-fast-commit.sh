@@ -169,6 +169,15 @@ a=$(snap)
 [ "$(delta "$b" "$a" 1)" -ge 1 ] || die "fsync of a create in a new directory committed nothing"
 assert_eq "$(delta "$b" "$a" 2)" 0 "fast records of a create in a new directory"
 
+# A new directory, fsync'd: a record (the directory's link count with
+# the entry); its fsync again, nothing.
+b=$(snap)
+mkdir "$MNT/cd/sub"
+fsync_path "$MNT/cd/sub"
+fsync_path "$MNT/cd/sub"
+a=$(snap)
+assert_eq "$(delta "$b" "$a" 1) $(delta "$b" "$a" 2)" "0 1" "commits and records of mkdir + fsync"
+
 # A new file: a record; a rename, a chmod: the fsync commits.
 b=$(snap)
 create "$MNT/new"
@@ -199,6 +208,7 @@ assert_eq "$(stat -c %y "$MNT/f")" "$mt" "mtime across a remount"
 assert_eq "$(find "$MNT/cd" -name 'file-*' -size 0 -perm 640 | wc -l)" 100 \
 	"created files across a remount"
 assert_eq "$(cat "$MNT/cd/w-017")" "$(printf %099d 17)" "a written new file across a remount"
+[ -d "$MNT/cd/sub" ] || die "a new directory fsync'd, lost across a remount"
 
 # fast_commit=off: shown, and every fsync commits; on again by remount.
 mount -o remount,fast_commit=off "$MNT"

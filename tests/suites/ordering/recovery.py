@@ -234,6 +234,10 @@ RECOVERY = {
         # A create and a first write into a page of the CPU's pool: a record.
         (group_step(lambda m: ordering.creat(f"{m}/d/c5"),
                     lambda m: ordering.append(f"{m}/d/c5", 300), lambda m: fsync(f"{m}/d/c5")), 0),
+        # A new directory, fsync'd: a record; a create in it commits (a
+        # new block).
+        (group_step(lambda m: os.mkdir(f"{m}/d/m"), lambda m: fsync_dir(f"{m}/d/m")), 0),
+        (group_step(lambda m: ordering.creat(f"{m}/d/m/z"), lambda m: fsync(f"{m}/d/m/z")), 0),
         # A directory new in the transaction: the create's fsync commits.
         (group_step(lambda m: os.mkdir(f"{m}/d/n"), lambda m: ordering.creat(f"{m}/d/n/x"),
                     lambda m: fsync(f"{m}/d/n/x")), 0),
