@@ -405,6 +405,13 @@ static int vsmfs_setattr_shared(struct user_namespace *mnt_userns, struct inode 
 				     trunc && !grow ? VSMFS_SHARED_FREES : 0))
 		return -EAGAIN;
 	vsmfs_trans_track(&t, inode, false);
+	/*
+	 * Without a truncation or an ACL, the words of the slot are all it
+	 * changes: a fast record can describe that (the inode's next fsync
+	 * appends one; vsmfs_trans_fc_settle() checks). A directory's
+	 * changes are carried only by the records of creates in it.
+	 */
+	t.t_fc_ok = (!trunc || grow) && !acl && !S_ISDIR(inode->i_mode);
 	if (grow)
 		i_size_write(inode, iattr->ia_size);
 	else if (trunc)

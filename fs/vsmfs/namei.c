@@ -458,6 +458,14 @@ static int vsmfs_rename_trans(struct vsmfs_trans *t, struct vsmfs_rename *r)
 	vsmfs_trans_track(t, old_inode, false);
 	if (new_inode)
 		vsmfs_trans_track(t, new_inode, false);
+	/*
+	 * A file renamed in its directory to a name not in use, beside other
+	 * handles: a record may carry it (vsmfs_trans_fc_create()).
+	 */
+	if (t->t_shared && old_dir == new_dir && !new_inode && !is_dir) {
+		t->t_fc_dir = old_dir;
+		t->t_fc_ren = old_inode;
+	}
 	ret = vsmfs_find_entry(old_dir, oidx, &old_dentry->d_name, &opos);
 	if (ret)
 		goto out;

@@ -3,14 +3,15 @@
  * vsmfs transactions: what the handles note for fast commits (fcommit.c).
  * Every handle that changes an inode notes it (vsmfs_fc_note()): with the
  * page table entries a shared handle changed (vsmfs_whandle_note_inode()),
- * with the words of the slot a shared metadata handle of an append
- * changed (vsmfs_trans_fc_settle()), with the entry a create added
+ * with the words of the slot a shared metadata handle of an append or of
+ * a change of attributes changed (vsmfs_trans_fc_settle()), with the
+ * entry a create added or the two a rename changed
  * (vsmfs_trans_fc_create()), or as a change no record describes, which
  * the inode's next fsync commits.
  *
  * A directory counts the changes of the transaction (@i_fc_gen) and those
- * the records of its new inodes carry (@i_fc_cov): a create's record
- * carries the directory's part (the words of its slot the transaction
+ * the records of its new and renamed inodes carry (@i_fc_cov): a
+ * create's (or rename's) record carries the directory's part (the words of its slot the transaction
  * changed, and the new entry's) only if every earlier change of the
  * directory in the transaction is carried already and none came after
  * it, so that what the record stores of the directory is what earlier
@@ -77,11 +78,19 @@ void vsmfs_fc_note(struct vsmfs_inode_info *vi, u64 tid, bool bad)
 		vi->i_fc_bad = true;
 }
 
+/* Ranges of one directory block a create or rename may change. */
+#define VSMFS_FC_RANGES		8
+
 /*
- * Whether the ranges @t saved (its undo log) are only the new inode's
- * slot (@islot in @imb), the directory's (@dslot in @dmb), and at most
- * two spans of one other block (the directory block taking the entry),
- * which go to @vi->i_fc_span.
+ * Whether the ranges @t saved (its undo log) are only the new (or
+ * renamed) inode's slot (@islot in @imb), the directory's (@dslot in
+ * @dmb), and ranges of one other block (the directory block of the
+ * entries) that at most two spans cover, which go to @vi->i_fc_span. A
+ * span may cover words between the ranges that the handle did not
+ * change: the record stores what they hold, which is what the records
+ * before it and the last commit left there, as every change of the
+ * directory in the transaction is carried when it is written
+ * (vsmfs_fc_lock_dir()).
  */
 static bool vsmfs_fc_create_ranges(struct vsmfs_trans *t, struct vsmfs_inode_info *vi,
 				   const struct vsmfs_mblk *imb, const u8 *islot,
@@ -89,35 +98,81 @@ static bool vsmfs_fc_create_ranges(struct vsmfs_trans *t, struct vsmfs_inode_inf
 {
 	struct vsmfs_undo_log *u = t->t_log;
 	const struct vsmfs_mblk *blk = NULL;
-	unsigned int i, n = 0;
+	unsigned int rs[VSMFS_FC_RANGES], re[VSMFS_FC_RANGES];
+	unsigned int i, j, k, n, nr = 0;
 
 	for (i = 0; i < u->n; i++) {
 		const struct vsmfs_undo_rec *r = &u->rec[i];
 		const u8 *p = r->mb->m_data + r->off;
+		unsigned int s, e;
 
 		if (!r->len ||
 		    (r->mb == imb && p >= islot && p + r->len <= islot + VSMFS_INODE_SIZE) ||
 		    (r->mb == dmb && p >= dslot && p + r->len <= dslot + VSMFS_INODE_SIZE))
 			continue;
 		/* A directory block is a page: what replay takes (jfast.c). */
-		if ((blk && r->mb != blk) || n == ARRAY_SIZE(vi->i_fc_span) || r->off % 8 ||
-		    r->len % 8 || r->len / 8 > VSMFS_FC_SPAN_MAX ||
+		if ((blk && r->mb != blk) || nr == VSMFS_FC_RANGES ||
 		    r->mb->m_blk < t->t_sbi->s_layout.data_start)
 			return false;
 		blk = r->mb;
-		vi->i_fc_span[n++] = r->mb->m_blk << 9 | r->off / 8 | (u64)(r->len / 8) << 48;
+		/* In words, sorted by their start. */
+		s = r->off / 8;
+		e = DIV_ROUND_UP(r->off + r->len, 8);
+		for (j = nr++; j && rs[j - 1] > s; j--) {
+			rs[j] = rs[j - 1];
+			re[j] = re[j - 1];
+		}
+		rs[j] = s;
+		re[j] = e;
+	}
+	if (!blk)
+		return false;
+	/*
+	 * Spans: ranges that touch merge (a gap of one word costs what a
+	 * span's key does); then the two nearest, while more than two are
+	 * left. None longer than a span holds.
+	 */
+	for (i = 0, n = 0; i < nr; i++) {
+		if (n && rs[i] <= re[n - 1] + 1 && max(re[n - 1], re[i]) - rs[n - 1] <=
+		    VSMFS_FC_SPAN_MAX) {
+			re[n - 1] = max(re[n - 1], re[i]);
+			continue;
+		}
+		rs[n] = rs[i];
+		re[n++] = re[i];
+	}
+	while (n > ARRAY_SIZE(vi->i_fc_span)) {
+		for (k = n, i = 0; i + 1 < n; i++)
+			if (max(re[i], re[i + 1]) - rs[i] <= VSMFS_FC_SPAN_MAX &&
+			    (k == n || rs[i + 1] - re[i] < rs[k + 1] - re[k]))
+				k = i;
+		if (k == n)
+			return false;
+		re[k] = max(re[k], re[k + 1]);
+		for (j = k + 1; j + 1 < n; j++) {
+			rs[j] = rs[j + 1];
+			re[j] = re[j + 1];
+		}
+		n--;
+	}
+	for (i = 0; i < n; i++) {
+		if (re[i] - rs[i] > VSMFS_FC_SPAN_MAX)
+			return false;
+		vi->i_fc_span[i] = blk->m_blk << 9 | rs[i] | (u64)(re[i] - rs[i]) << 48;
 	}
 	while (n < ARRAY_SIZE(vi->i_fc_span))
 		vi->i_fc_span[n++] = 0;
-	return blk;
+	return true;
 }
 
 /*
  * The words @t changed are those a create's record carries
- * (vsmfs_fc_create_ranges()), and the new inode's slot and its place in
- * the inode map are as the last commit left them: a slot or map entry
- * the transaction changed (an inode freed, a slot moved) holds on PM what
- * another inode needs.
+ * (vsmfs_fc_create_ranges()), and for a create the new inode's slot and
+ * its place in the inode map are as the last commit left them: a slot or
+ * map entry the transaction changed (an inode freed, a slot moved) holds
+ * on PM what another inode needs. A renamed inode's slot was in use at
+ * that commit: its record carries every word of it the transaction
+ * changed.
  */
 static bool vsmfs_fc_create_ok(struct vsmfs_trans *t, struct vsmfs_inode_info *vi, u64 ino)
 {
@@ -129,6 +184,8 @@ static bool vsmfs_fc_create_ok(struct vsmfs_trans *t, struct vsmfs_inode_info *v
 	    !vsmfs_fc_create_ranges(t, vi, imb, imb->m_data + t->t_fc_ioff, t->t_fc_dmb,
 				    t->t_fc_dmb->m_data + t->t_fc_doff))
 		return false;
+	if (t->t_fc_ren)
+		return true;
 	/* A slot's 32 words are half of a mask word. */
 	if ((u32)(imb->m_cmask[w0 / 64] >> (w0 % 64)))
 		return false;
@@ -140,7 +197,8 @@ static bool vsmfs_fc_create_ok(struct vsmfs_trans *t, struct vsmfs_inode_info *v
 /**
  * vsmfs_trans_fc_create() - what a fast record may carry of a create
  * @t: a shared metadata handle that created an inode in directory
- *	@t->t_fc_dir, ending, before vsmfs_trans_handle_done()
+ *	@t->t_fc_dir, or renamed @t->t_fc_ren in it, ending, before
+ *	vsmfs_trans_handle_done()
  *
  * If @t took an i-number whose slot the transaction had not changed,
  * wrote that slot, an entry in a block the directory has and the
@@ -149,15 +207,19 @@ static bool vsmfs_fc_create_ok(struct vsmfs_trans *t, struct vsmfs_inode_info *v
  * freed), the new inode's next record carries the create: its
  * i-number's bit, its slot's words, the entry's words and the
  * directory's slot words (fcommit.c); else neither the new inode nor
- * the directory has a record until the transaction commits.
+ * the directory has a record until the transaction commits. A rename in
+ * one directory to a name not in use is alike: it removes an entry and
+ * adds one, in one block the directory has, and changes the renamed
+ * inode's slot (its ctime) and the directory's; the renamed inode's next
+ * record carries that (its bit, set already, with it).
  */
 void vsmfs_trans_fc_create(struct vsmfs_trans *t)
 {
-	struct inode *dir = t->t_fc_dir, *inode = t->t_new_inode;
+	struct inode *dir = t->t_fc_dir, *inode = t->t_fc_ren ?: t->t_new_inode;
 	struct vsmfs_inode_info *vi = inode ? VSMFS_I(inode) : NULL;
 	struct vsmfs_inode_info *dvi = VSMFS_I(dir);
 	u64 tid = t->t_sbi->s_run.tid;
-	bool ok = vi && t->t_ino == inode->i_ino &&
+	bool ok = vi && (t->t_fc_ren || t->t_ino == inode->i_ino) &&
 		  list_empty(&t->t_undo) && !t->t_fresh && !t->t_ino_freed && !t->t_unw_count &&
 		  list_empty(&t->t_forgot) && !t->t_log->nfree;
 
@@ -225,8 +287,9 @@ void vsmfs_trans_note_inode(struct vsmfs_trans *t, struct inode *inode)
 	u64 tid = t->t_sbi->s_run.tid;
 
 	vi->i_tid = tid;
-	if (t->t_fc_dir && (inode == t->t_fc_dir || inode->i_ino == t->t_ino)) {
-		/* A create: settled as the handle ends (vsmfs_trans_fc_create()). */
+	if (t->t_fc_dir && (inode == t->t_fc_dir || inode == t->t_fc_ren ||
+			    inode->i_ino == t->t_ino)) {
+		/* A create or rename: settled as the handle ends (vsmfs_trans_fc_create()). */
 		if (inode == t->t_fc_dir) {
 			t->t_fc_dmb = t->t_fc_mb;
 			t->t_fc_doff = t->t_fc_off;

@@ -835,7 +835,7 @@ struct vsmfs_trans {
 	/*
 	 * Fast commits: @t_fc_ok, the caller's word that a shared metadata
 	 * handle changes only words of one inode's slot (an append into
-	 * pages its file owns); @t_fc_inode, that inode, noted; @t_fc_mb
+	 * pages its file owns, a change of attributes); @t_fc_inode, that inode, noted; @t_fc_mb
 	 * and @t_fc_off, its slot. Checked as the handle ends
 	 * (vsmfs_trans_fc_settle()).
 	 */
@@ -844,8 +844,8 @@ struct vsmfs_trans {
 	struct inode		*t_fc_inode;
 	struct vsmfs_mblk	*t_fc_mb;
 	unsigned int		t_fc_off;
-	/* A create beside other handles: its directory, and the slots (trans_fc.c). */
-	struct inode		*t_fc_dir;
+	/* A create, or a rename in one directory (@t_fc_ren), beside others (trans_fc.c). */
+	struct inode		*t_fc_dir, *t_fc_ren;
 	struct vsmfs_mblk	*t_fc_imb, *t_fc_dmb;
 	unsigned int		t_fc_ioff, t_fc_doff;
 };

@@ -1,6 +1,6 @@
 # Fast commits: an fsync after overwrites, writes within the last page,
-# appends into pages the file owns, time updates and creates appends a
-# record and commits nothing; any other change of
+# appends into pages the file owns, time updates, changes of attributes,
+# creates and renames in a directory appends a record and commits nothing; any other change of
 # the file commits; fast_commit=off commits every time; a file system made
 # without the feature commits every time; an unchanged file's fsync writes
 # nothing; fsck clean, contents kept across a remount.
@@ -178,20 +178,49 @@ fsync_path "$MNT/cd/sub"
 a=$(snap)
 assert_eq "$(delta "$b" "$a" 1) $(delta "$b" "$a" 2)" "0 1" "commits and records of mkdir + fsync"
 
-# A new file: a record; a rename, a chmod: the fsync commits.
+# A new file: a record. Renamed in its directory to a name not in use:
+# a record (both entries, the directory's words), and the directory's
+# fsync then commits nothing.
 b=$(snap)
 create "$MNT/new"
 fsync_path "$MNT/new"
 a=$(snap)
 assert_eq "$(delta "$b" "$a" 1) $(delta "$b" "$a" 2)" "0 1" "commits and records of a create + fsync"
-for op in "mv $MNT/new $MNT/new2" "chmod 600 $MNT/new2"; do
+b=$(snap)
+mv "$MNT/new" "$MNT/new1"
+fsync_path "$MNT/new1"
+fsync_path "$MNT"
+a=$(snap)
+assert_eq "$(delta "$b" "$a" 1) $(delta "$b" "$a" 2)" "0 1" \
+	"commits and records of a rename in its directory + fsync"
+
+# Renamed over another file, into another directory and back, truncated
+# shorter: the fsync commits.
+dd if=/dev/urandom of="$MNT/new1" bs=4k count=4 status=none
+create "$MNT/victim"
+sync
+for op in "mv $MNT/new1 $MNT/victim:$MNT/victim" "mv $MNT/victim $MNT/cd/moved:$MNT/cd/moved" \
+	  "mv $MNT/cd/moved $MNT/new2:$MNT/new2" "truncate -s 8k $MNT/new2:$MNT/new2"; do
+	b=$(snap)
+	${op%%:*}
+	fsync_path "${op#*:}"
+	a=$(snap)
+	[ "$(delta "$b" "$a" 1)" -ge 1 ] || die "'${op%%:*}' then fsync committed nothing"
+	assert_eq "$(delta "$b" "$a" 2)" 0 "fast records after '${op%%:*}'"
+done
+
+# Changes of attributes (mode, owners, times, a size that grows the
+# file): a record each, no commit; the values as set.
+for op in "chmod 604 $MNT/new2" "chown 12:34 $MNT/new2" "truncate -s 1M $MNT/new2" \
+	  "touch -m -d @1000000000.5 $MNT/new2" "chmod 4755 $MNT/new2"; do
 	b=$(snap)
 	$op
 	fsync_path "$MNT/new2"
 	a=$(snap)
-	[ "$(delta "$b" "$a" 1)" -ge 1 ] || die "'$op' then fsync committed nothing"
-	assert_eq "$(delta "$b" "$a" 2)" 0 "fast records after '$op'"
+	assert_eq "$(delta "$b" "$a" 1) $(delta "$b" "$a" 2)" "0 1" "commits and records of '$op' + fsync"
 done
+attrs=$(stat -c '%a %u %g %s %Y' "$MNT/new2")
+assert_eq "$attrs" "4755 12 34 1048576 1000000000" "attributes after their records"
 
 # Contents and times survive a remount; fsck clean.
 cmp_ref
@@ -209,6 +238,9 @@ assert_eq "$(find "$MNT/cd" -name 'file-*' -size 0 -perm 640 | wc -l)" 100 \
 	"created files across a remount"
 assert_eq "$(cat "$MNT/cd/w-017")" "$(printf %099d 17)" "a written new file across a remount"
 [ -d "$MNT/cd/sub" ] || die "a new directory fsync'd, lost across a remount"
+assert_eq "$(stat -c '%a %u %g %s %Y' "$MNT/new2")" "$attrs" "attributes across a remount"
+[ -e "$MNT/new" ] || [ -e "$MNT/new1" ] || [ -e "$MNT/victim" ] &&
+	die "a renamed file under an old name across a remount"
 
 # fast_commit=off: shown, and every fsync commits; on again by remount.
 mount -o remount,fast_commit=off "$MNT"

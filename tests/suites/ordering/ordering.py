@@ -406,7 +406,7 @@ GROUP_COUNTERS = {"conc-overwrite": "alloc_pool_recycled", "conc-recycle": "allo
 # The concurrent workloads run with fast commits too ("fc"), in both runs:
 # each task's fsyncs append records, from two CPUs, which a crash image
 # must replay; the counter the records move.
-CONC_FC = ["conc-overwrite", "conc-appends", "conc-create-rename"]
+CONC_FC = ["conc-overwrite", "conc-appends", "conc-create-rename", "conc-attrs"]
 FC_COUNTER = "fc_records"
 
 # Crash images per point (vsmfs-pmreplay: single lines of each kind,
@@ -823,7 +823,8 @@ def create_ops(d, renames):
     """Creates of empty files in @d (a name prefix in a shared directory),
     each fsync'd: with fast commits, records that carry the directory's
     words; eight, or with @renames four, each renamed within the directory
-    after it, fsync'd (a commit)."""
+    after it, fsync'd (with fast commits, a record too when every earlier
+    change of the directory is carried, else a commit)."""
     ops = []
     for i in range(4 if renames else 8):
         ops.append(("creat", synced(lambda m, i=i: creat(f"{m}/{d}{i}"), f"{d}{i}")))
@@ -843,8 +844,8 @@ CONCURRENT = {
                      lambda m, t: names_view(f"{m}/s", f"t{t}-"),
                      lambda t, rel: rel.startswith(f"s/t{t}-"), True),
     # Creates in one directory, each fsync'd, beside renames in it on the
-    # other CPU: with the option set "fc", records of the creates carry
-    # words of the directory the renames change too.
+    # other CPU: with the option set "fc", records of the creates and
+    # renames carry words of the directory the others change too.
     "conc-create-rename": (lambda m: os.mkdir(f"{m}/s"),
                            [create_ops("s/t0-", False), create_ops("s/t1-", True)],
                            lambda m, t: names_view(f"{m}/s", f"t{t}-"),
@@ -855,7 +856,8 @@ CONCURRENT = {
                       lambda t, rel: False, True),
     # Links, renames and attribute changes, each task in a directory of
     # its own, each operation fsync'd: with the option set "group", in
-    # shared handles.
+    # shared handles; with "fc", records of the renames and attribute
+    # changes from both CPUs.
     "conc-attrs": (own_dirs, [attr_ops("c0/"), attr_ops("c1/")],
                    lambda m, t: subtree(f"{m}/c{t}"),
                    lambda t, rel: rel == f"c{t}" or rel.startswith(f"c{t}/"), True),

@@ -202,8 +202,8 @@ RECOVERY = {
                     lambda m: ordering.pwrite(f"{m}/f", 4096, 8192, 8),
                     lambda m: fsync(f"{m}/f")), 0),
     ]),
-    # Fast commits: overwrites and appends within the last page, each
-    # fsync'd, leave records of the transaction after the last commit,
+    # Fast commits: overwrites, appends within the last page and changes
+    # of attributes, each fsync'd, leave records of the transaction after the last commit,
     # which the mount replays (and commits).
     "fast-commit": ("4M", "commit=300", None, [
         (group_step(lambda m: ordering.pwrite(f"{m}/f", 0, 4 * KIB, 3),
@@ -215,10 +215,18 @@ RECOVERY = {
                     lambda m: fsync(f"{m}/f")), 0),
         (group_step(lambda m: ordering.pwrite(f"{m}/small", 100, 200, 5),
                     lambda m: fsync(f"{m}/small")), 0),
+        # Changes of attributes: a record each (the slot's words).
+        (group_step(lambda m: os.chmod(f"{m}/small", 0o604), lambda m: fsync(f"{m}/small")), 0),
+        (group_step(lambda m: os.chown(f"{m}/small", 12, 34), lambda m: fsync(f"{m}/small")), 0),
+        (group_step(lambda m: os.truncate(f"{m}/small", 40 * KIB + 3),
+                    lambda m: fsync(f"{m}/small")), 0),
+        (group_step(lambda m: os.utime(f"{m}/f", ns=(10**18, 10**18 + 7)),
+                    lambda m: fsync(f"{m}/f")), 0),
     ]),
-    # Fast commits of creates: empty files made and fsync'd one after the
-    # other in two directories, each a record carrying the new inode, its
-    # i-number's bit, its entry and the directory's words (a step each: a
+    # Fast commits of creates (and of a rename): empty files made and
+    # fsync'd one after the other in two directories, each a record
+    # carrying the new inode, its i-number's bit, its entry and the
+    # directory's words (a step each: a
     # record is durable on its own), beside a record of an overwrite; the
     # directory's fsync commits nothing; a create in a directory not yet
     # durable commits, the next in it is a record again.
@@ -231,6 +239,9 @@ RECOVERY = {
         (group_step(lambda m: ordering.creat(f"{m}/d/c3"), lambda m: fsync(f"{m}/d/c3")), 0),
         (group_step(lambda m: ordering.creat(f"{m}/d/c4"), lambda m: fsync(f"{m}/d/c4"),
                     lambda m: fsync_dir(f"{m}/d")), 0),
+        # A rename in the directory to a name not in use: a record.
+        (group_step(lambda m: os.rename(f"{m}/d/c1", f"{m}/d/r1"), lambda m: fsync(f"{m}/d/r1")),
+         0),
         # A create and a first write into a page of the CPU's pool: a record.
         (group_step(lambda m: ordering.creat(f"{m}/d/c5"),
                     lambda m: ordering.append(f"{m}/d/c5", 300), lambda m: fsync(f"{m}/d/c5")), 0),

@@ -12,12 +12,13 @@ persist/016-fc-pair, persist/017-fc-create).
                               each page whole
   pair.py create-cut MNT MANIFEST  two processes, one per CPU, create files
                               (every other one written) in one directory,
-                              each fsync'd, until
-                              fast records carried creates of both; the
-                              power is cut while they go on
+                              each fsync'd, then some chmod'ed or renamed in
+                              it and fsync'd again, until fast records
+                              carried creates of both; the power is cut
+                              while they go on
   pair.py create-check MNT MANIFEST  every file whose fsync returned is
-                              there with its contents, and every file there
-                              is one they made
+                              there with its contents, name and mode, and
+                              every file there is one they made
 
 Process p overwrites page k % PAGES of file f<p> with page(p, k) at its
 k-th operation, then fsyncs the file. Side by side, the fsync of one often
@@ -144,17 +145,36 @@ def content(p, k):
     return (b"%d:%d;" % (p, k)) * 12
 
 
+def final(p, k):
+    """The name and mode process @p leaves its @k-th file with."""
+    return "p%d-%d%s" % (p, k, ".r" if k % 4 == 3 else ""), 0o640 if k % 4 == 1 else 0o600
+
+
+def fsync_path(path):
+    fd = os.open(path, os.O_RDONLY)
+    os.fsync(fd)
+    os.close(fd)
+
+
 def creator(p, mnt, manifest):
     """Create file c/p<p>-<k>, empty or (odd k) with content(), and fsync
-    it, k = 0, 1, ..."""
+    it, k = 0, 1, ...; then chmod it to 0640 (k % 4 == 1) or rename it to
+    c/p<p>-<k>.r (k % 4 == 3), and fsync it again."""
     os.sched_setaffinity(0, {p % os.cpu_count()})
     k = 0
     while True:
-        fd = os.open(os.path.join(mnt, "c", "p%d-%d" % (p, k)), os.O_CREAT | os.O_WRONLY, 0o600)
+        path = os.path.join(mnt, "c", "p%d-%d" % (p, k))
+        fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
         if k % 2:
             os.write(fd, content(p, k))
         os.fsync(fd)
         os.close(fd)
+        if k % 4 == 1:
+            os.chmod(path, 0o640)
+            fsync_path(path)
+        elif k % 4 == 3:
+            os.rename(path, path + ".r")
+            fsync_path(path + ".r")
         if k % STEP == 0:
             note(manifest, p, k)
         k += 1
@@ -194,22 +214,28 @@ def create_check(mnt, manifest):
         with open("%s.%d" % (manifest, p)) as m:
             acked = int(m.read())
         for k in range(acked + 1):
-            path = os.path.join(mnt, "c", "p%d-%d" % (p, k))
-            if "p%d-%d" % (p, k) not in names:
+            name, mode = final(p, k)
+            path = os.path.join(mnt, "c", name)
+            if name not in names:
                 raise SystemExit(f"{path}: its fsync had returned, but it is gone")
             with open(path, "rb") as f:
                 if f.read() != (content(p, k) if k % 2 else b""):
                     raise SystemExit(f"{path}: its fsync had returned, but not its content")
+            if os.stat(path).st_mode & 0o7777 != mode:
+                raise SystemExit(f"{path}: its fsync had returned, but not its mode {mode:o}")
         print(f"process {p}: creates fsync'd through {acked}, all there", flush=True)
     for name in names:
         path = os.path.join(mnt, "c", name)
         st = os.stat(path)
-        p, _, k = name[1:].partition("-")
+        p, _, k = name[1:].removesuffix(".r").partition("-")
         with open(path, "rb") as f:
             data = f.read()
-        # Made but not synced: the write may not have made it.
+        # Made but not synced: the write, the chmod, the rename may not
+        # have made it; a file has one name.
         if (not name.startswith(("p0-", "p1-")) or st.st_nlink != 1 or
-                st.st_mode & 0o7777 != 0o600 or
+                (name.endswith(".r") and int(k) % 4 != 3) or
+                (name.endswith(".r") and name[:-2] in names) or
+                st.st_mode & 0o7777 not in ((0o600, 0o640) if int(k) % 4 == 1 else (0o600,)) or
                 data not in (b"", content(int(p), int(k)) if int(k) % 2 else b"")):
             raise SystemExit(f"c/{name}: not a file the creators made (size {st.st_size}, "
                              f"links {st.st_nlink}, mode {st.st_mode:o})")
