@@ -13,7 +13,11 @@
  *                                       random BS-aligned offset of FILE
  *   markops osync FILE N BS SEED TAG    the same, each pwrite followed by
  *                                       fsync
- *   markops unlink DIR N TAG            unlink DIR/c00000 ... c<N-1>
+ *   markops rename DIR N TAG            N times: rename DIR/cNNNNN to
+ *                                       DIR/rNNNNN, fsync it, close
+ *   markops chmod DIR N TAG             N times: chmod DIR/rNNNNN 0600,
+ *                                       fsync it, close
+ *   markops unlink DIR N TAG            unlink DIR/r00000 ... r<N-1>
  *   markops spread DIR FILES N BS TAG   create DIR/s0 ... s<FILES-1>, then
  *                                       N times: append BS bytes to one of
  *                                       them (append30's sequence), fsync
@@ -35,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "marker.h"
 
@@ -128,6 +133,27 @@ int main(int argc, char **argv)
 		end(parse_count(argv[4]));
 		return 0;
 	}
+	if (argc == 5 && (!strcmp(argv[1], "rename") || !strcmp(argv[1], "chmod"))) {
+		int ren = !strcmp(argv[1], "rename");
+		char to[sizeof(name)];
+
+		n = parse_count(argv[3]);
+		begin(parse_count(argv[4]));
+		for (i = 0; i < n; i++) {
+			snprintf(name, sizeof(name), "%s/c%05ld", argv[2], i);
+			snprintf(to, sizeof(to), "%s/r%05ld", argv[2], i);
+			if (ren ? rename(name, to) : chmod(to, 0600))
+				fail(argv[1]);
+			fd = open(to, O_RDONLY);
+			if (fd < 0)
+				fail("open");
+			if (fsync(fd))
+				fail("fsync");
+			close(fd);
+		}
+		end(parse_count(argv[4]));
+		return 0;
+	}
 	if (argc == 4 && !strcmp(argv[1], "layout")) {
 		long size = parse_count(argv[3]), chunk = 2L << 20, off;
 
@@ -199,7 +225,7 @@ int main(int argc, char **argv)
 		n = parse_count(argv[3]);
 		begin(parse_count(argv[4]));
 		for (i = 0; i < n; i++) {
-			snprintf(name, sizeof(name), "%s/c%05ld", argv[2], i);
+			snprintf(name, sizeof(name), "%s/r%05ld", argv[2], i);
 			if (unlink(name))
 				fail("unlink");
 		}
