@@ -68,8 +68,11 @@ struct vsmfs_dslot {
  *	children 2i and 2i + 1; node 0 is unused
  * @tail: @cap offsets, in the same allocation as @room: that of the last
  *	entry of block b (the one that reaches the end of the block)
- * @inner: @cap spans, ditto: the largest span of block b an entry other
- *	than its last offers; leaf b is the larger of it and the last's
+ * @inner: @cap spans, ditto: at least the largest span of block b an
+ *	entry other than its last offers (exact after a walk of the block;
+ *	an insertion or removal keeps a bound, and an insertion that finds
+ *	less than the bound promised walks the block again); leaf b is the
+ *	larger of it and the last's
  */
 struct vsmfs_dir_index {
 	struct vsmfs_dslot	*slots;
@@ -609,14 +612,16 @@ int vsmfs_add_entry(struct vsmfs_trans *t, struct inode *dir, struct vsmfs_dir_i
 		    const struct qstr *name, struct inode *inode)
 {
 	unsigned int need = DIRENT_LEN(name->len), off;
-	u64 blk = vsmfs_room_find(idx, need);
 	u32 hash = vsmfs_name_hash(name->name, name->len);
 	struct vsmfs_ddirent *de;
 	struct vsmfs_dir_iter it;
 	struct vsmfs_mblk *mb;
 	bool last = true;
+	u64 blk;
 	int ret;
 
+again:
+	blk = vsmfs_room_find(idx, need);
 	if (blk != U64_MAX) {
 		mb = vsmfs_dir_block(dir, blk);
 		if (IS_ERR(mb))
@@ -629,8 +634,18 @@ int vsmfs_add_entry(struct vsmfs_trans *t, struct inode *dir, struct vsmfs_dir_i
 				;
 			if (ret < 0)
 				return ret;
-			if (WARN_ON_ONCE(!ret))
-				return -EIO;
+			if (!ret) {
+				/*
+				 * Less than the bound of @idx->inner: the block
+				 * as it is, and another one (or a new one).
+				 */
+				ret = vsmfs_block_scan(dir, idx, blk);
+				if (ret)
+					return ret;
+				if (WARN_ON_ONCE(vsmfs_room_find(idx, need) == blk))
+					return -EIO;
+				goto again;
+			}
 			mb = it.mb;
 			de = it.de;
 			last = it.next == VSMFS_BLOCK_SIZE;
@@ -684,14 +699,11 @@ int vsmfs_add_entry(struct vsmfs_trans *t, struct inode *dir, struct vsmfs_dir_i
 	vsmfs_slot_put(idx->slots, idx->bits, hash,
 		       vsmfs_pos_key((blk << VSMFS_BLOCK_SHIFT) + ((u8 *)de - mb->m_data)));
 	idx->count++;
-	if (last) {
-		vsmfs_block_set(idx, mb, blk);
-	} else {
-		/* An entry before the last lost room: the block is walked. */
-		ret = vsmfs_block_scan(dir, idx, blk);
-		if (ret)
-			return ret;
-	}
+	/*
+	 * An entry before the last that lost room leaves @idx->inner a bound
+	 * still: no walk of the block.
+	 */
+	vsmfs_block_set(idx, mb, blk);
 
 	dir->i_ctime = current_time(dir);
 	dir->i_mtime = dir->i_ctime;
@@ -758,21 +770,17 @@ int vsmfs_del_entry(struct vsmfs_trans *t, struct inode *dir, struct vsmfs_dir_i
 		le16_add_cpu(&it.prev->d_rec_len, le16_to_cpu(de->d_rec_len));
 	vsmfs_trans_dirty(t, pos->mb);
 	vsmfs_slot_remove(idx, i);
-	if (it.next != VSMFS_BLOCK_SIZE || !it.prev) {
-		/*
-		 * Spans only grow: that of the entry before it, or its own,
-		 * now free; the last entry stays the last.
-		 */
-		free = vsmfs_de_room(it.prev ?: de);
-		if (it.next != VSMFS_BLOCK_SIZE)
-			idx->inner[pos->blk] = max_t(unsigned int, idx->inner[pos->blk], free);
-		vsmfs_block_set(idx, pos->mb, pos->blk);
-	} else {
-		/* The entry before the last becomes the last. */
-		ret = vsmfs_block_scan(dir, idx, pos->blk);
-		if (ret)
-			return ret;
-	}
+	/*
+	 * Spans only grow: that of the entry before it, or its own, now
+	 * free. The last entry stays the last, or the one before it becomes
+	 * the last (@idx->inner may count its span still: a bound).
+	 */
+	free = vsmfs_de_room(it.prev ?: de);
+	if (it.next != VSMFS_BLOCK_SIZE)
+		idx->inner[pos->blk] = max_t(unsigned int, idx->inner[pos->blk], free);
+	else if (it.prev)
+		idx->tail[pos->blk] = (u8 *)it.prev - pos->mb->m_data;
+	vsmfs_block_set(idx, pos->mb, pos->blk);
 	dir->i_ctime = current_time(dir);
 	dir->i_mtime = dir->i_ctime;
 	return 0;
