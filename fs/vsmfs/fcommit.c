@@ -9,21 +9,21 @@
  * What a record describes: the words of the inode's slot that shared
  * handles changed in the transaction (m_cmask of the slot's block: times,
  * size, the entries of runs an append grew, the mode and owners a change
- * of attributes without a truncation or an ACL stored) and the page table entries
- * they changed (the swaps of copy-on-write overwrites, both halves, and
- * unwritten marks cleared), as they are now, and the bits of the pages an
- * append took from a reservation (which the commit would set); for an
- * inode created in the transaction beside other handles, in a block its
- * directory had, also its i-number's bit, the words of its entry and
- * those of the directory's slot the transaction changed: the directory's
- * part of the record (trans_fc.c); for a file renamed in its directory
- * beside other handles, to a name not in use, in one block the
- * directory had, the words of both entries so. Every handle that changes an inode
- * notes it (trans_fc.c), and a handle of any other kind (allocation,
- * index, directory blocks added, link count, renames, xattrs, a slot
- * moved by aggregation) makes the inode's changes ones no record
- * describes until the transaction commits: its fsync commits it, as
- * without fast commits.
+ * of attributes without a truncation or an ACL stored) and the page
+ * table entries they changed (the swaps of copy-on-write overwrites, both
+ * halves, and unwritten marks cleared), as they are now, and the bits of
+ * the pages an append took from a reservation (which the commit would
+ * set); for an inode created in the transaction beside other handles, in
+ * a block its directory had, also its i-number's bit, the words of its
+ * entry and those of the directory's slot the transaction changed: the
+ * directory's part of the record (trans_fc.c); for a file renamed in its
+ * directory beside other handles, to a name not in use, in one block the
+ * directory had, the words of both entries so. Every handle that changes
+ * an inode notes it (trans_fc.c), and a handle of any other kind
+ * (allocation, index, directory blocks added, link count, renames over a
+ * file or into another directory, xattrs, a slot moved by aggregation)
+ * makes the inode's changes ones no record describes until the
+ * transaction commits: its fsync commits it, as without fast commits.
  *
  * Ordering rules. A record depends only on the last durable commit and on
  * the earlier records of its inode and of its directory in the same
@@ -41,15 +41,16 @@
  *     which eviction carries over (s_fc_seq);
  *   - a create's (or rename's) record carries the directory's part only
  *     if records carry every earlier change of the directory in the
- *     transaction and none came after the create; it is made and written holding the
- *     directory's lock, which every change of the directory holds. So the
+ *     transaction and none came after the create; it is made and written
+ *     holding the directory's lock, which every change of the directory
+ *     holds. So the
  *     directory's parts of a transaction are written in the order of its
  *     changes, each holding what the creates before it made of its slot
  *     and blocks, and apply in that order (the directory's own order,
  *     VSMFS_FC_KEY_DIR). A new or renamed file whose directory changed
  *     otherwise (a rename or create not fsync'd, an unlink, a new block,
- *     a directory itself new in the transaction) commits. A directory's fsync needs
- *     no record when records carry all its changes;
+ *     a directory itself new in the transaction) commits. A directory's
+ *     fsync needs no record when records carry all its changes;
  *   - the new inode's slot and map entry were not changed in the
  *     transaction before the create (what the last commit left there is
  *     free), so its part names no word another inode needs;
@@ -212,9 +213,9 @@ static int vsmfs_fc_build(struct inode *inode, struct inode *dir, u64 count, u64
 }
 
 /*
- * For a record that carries @inode's create or rename: its directory, locked, if
- * every earlier change of it in transaction @tid is carried by records
- * and none came after the create (trans_fc.c), in @*dirp with a
+ * For a record that carries @inode's create or rename: its directory,
+ * locked, if every earlier change of it in transaction @tid is carried by
+ * records and none came after the create (trans_fc.c), in @*dirp with a
  * reference on its dentry in @*parentp; else 1. The references dropped
  * here are never the last (the caller's file or nfsd holds the alias,
  * which holds its parent): no eviction runs inside the caller's handle.

@@ -835,9 +835,9 @@ struct vsmfs_trans {
 	/*
 	 * Fast commits: @t_fc_ok, the caller's word that a shared metadata
 	 * handle changes only words of one inode's slot (an append into
-	 * pages its file owns, a change of attributes); @t_fc_inode, that inode, noted; @t_fc_mb
-	 * and @t_fc_off, its slot. Checked as the handle ends
-	 * (vsmfs_trans_fc_settle()).
+	 * pages its file owns, a change of attributes); @t_fc_inode, that
+	 * inode, noted; @t_fc_mb and @t_fc_off, its slot. Checked as the
+	 * handle ends (vsmfs_trans_fc_settle()).
 	 */
 	bool			t_fc_ok;
 	u64			t_fc_claim;	/* pages it took: lpn | count << 48 */
