@@ -725,6 +725,37 @@ int vsmfs_de_write_access(struct vsmfs_trans *t, struct vsmfs_dpos *pos)
 						  VSMFS_DIRENT_BASE);
 }
 
+/*
+ * The entry before @pos's in its block (NULL if it is the first) in
+ * *@prevp, and the offset after @pos's in *@nextp: a walk of the record
+ * lengths alone, as the entry was found by the index and checked, and
+ * those before it are not read otherwise. Return: 0, or -EFSCORRUPTED if
+ * a record length is unsound or the walk passes over the entry.
+ */
+static int vsmfs_de_prev(struct inode *dir, const struct vsmfs_dpos *pos,
+			 struct vsmfs_ddirent **prevp, unsigned int *nextp)
+{
+	u8 *base = pos->mb->m_data;
+	unsigned int at = (u8 *)pos->de - base, off = 0;
+	struct vsmfs_ddirent *prev = NULL, *d;
+
+	while (off < at) {
+		d = (void *)base + off;
+		if (!vsmfs_dirent_rec_ok(d, off))
+			break;
+		prev = d;
+		off += le16_to_cpu(d->d_rec_len);
+	}
+	if (off != at || !vsmfs_dirent_rec_ok(pos->de, at)) {
+		vsmfs_fs_error(dir->i_sb, dir->i_ino,
+			       "directory: corrupt entry at %u: bad record length", off);
+		return -EFSCORRUPTED;
+	}
+	*prevp = prev;
+	*nextp = at + le16_to_cpu(pos->de->d_rec_len);
+	return 0;
+}
+
 /**
  * vsmfs_del_entry() - remove an entry from a directory
  * @t: running transaction
@@ -737,37 +768,32 @@ int vsmfs_de_write_access(struct vsmfs_trans *t, struct vsmfs_dpos *pos)
 int vsmfs_del_entry(struct vsmfs_trans *t, struct inode *dir, struct vsmfs_dir_index *idx,
 		    struct vsmfs_dpos *pos)
 {
-	struct vsmfs_ddirent *de = pos->de;
+	struct vsmfs_ddirent *de = pos->de, *prev;
 	u32 hash = vsmfs_name_hash(de->d_name, de->d_name_len);
 	u32 key = vsmfs_pos_key((pos->blk << VSMFS_BLOCK_SHIFT) + ((u8 *)de - pos->mb->m_data));
 	u32 mask = (1U << idx->bits) - 1, i;
-	struct vsmfs_dir_iter it;
-	unsigned int free;
+	unsigned int free, next;
 	int ret;
 
-	vsmfs_iter_init(&it, dir, pos->blk << VSMFS_BLOCK_SHIFT, pos->blk + 1);
-	while ((ret = vsmfs_iter_next(&it)) > 0 && it.de != de)
-		;
-	if (ret < 0)
+	ret = vsmfs_de_prev(dir, pos, &prev, &next);
+	if (ret)
 		return ret;
-	if (WARN_ON_ONCE(!ret))
-		return -EIO;
 	for (i = hash_32(hash, idx->bits); idx->slots[i].key != key; i = (i + 1) & mask)
 		if (WARN_ON_ONCE(!idx->slots[i].key))
 			return -EIO;
 
 	ret = vsmfs_trans_get_write_access_range(t, pos->mb, (u8 *)de - pos->mb->m_data,
 						 VSMFS_DIRENT_BASE);
-	if (!ret && it.prev)
+	if (!ret && prev)
 		ret = vsmfs_trans_get_write_access_range(t, pos->mb,
-							 (u8 *)it.prev - pos->mb->m_data,
+							 (u8 *)prev - pos->mb->m_data,
 							 VSMFS_DIRENT_BASE);
 	if (ret)
 		return ret;
 	/* The entry before it in the block takes over its space. */
 	de->d_ino = 0;
-	if (it.prev)
-		le16_add_cpu(&it.prev->d_rec_len, le16_to_cpu(de->d_rec_len));
+	if (prev)
+		le16_add_cpu(&prev->d_rec_len, le16_to_cpu(de->d_rec_len));
 	vsmfs_trans_dirty(t, pos->mb);
 	vsmfs_slot_remove(idx, i);
 	/*
@@ -775,11 +801,11 @@ int vsmfs_del_entry(struct vsmfs_trans *t, struct inode *dir, struct vsmfs_dir_i
 	 * free. The last entry stays the last, or the one before it becomes
 	 * the last (@idx->inner may count its span still: a bound).
 	 */
-	free = vsmfs_de_room(it.prev ?: de);
-	if (it.next != VSMFS_BLOCK_SIZE)
+	free = vsmfs_de_room(prev ?: de);
+	if (next != VSMFS_BLOCK_SIZE)
 		idx->inner[pos->blk] = max_t(unsigned int, idx->inner[pos->blk], free);
-	else if (it.prev)
-		idx->tail[pos->blk] = (u8 *)it.prev - pos->mb->m_data;
+	else if (prev)
+		idx->tail[pos->blk] = (u8 *)prev - pos->mb->m_data;
 	vsmfs_block_set(idx, pos->mb, pos->blk);
 	dir->i_ctime = current_time(dir);
 	dir->i_mtime = dir->i_ctime;
