@@ -11,13 +11,13 @@
  *
  * A directory counts the changes of the transaction (@i_fc_gen) and those
  * the records of its new and renamed inodes carry (@i_fc_cov): a
- * create's (or rename's) record carries the directory's part (the words of its slot the transaction
- * changed, and the new entry's) only if every earlier change of the
- * directory in the transaction is carried already and none came after
- * it, so that what the record stores of the directory is what earlier
- * records and this create made of it. The notes change under the locks
- * of the handles that make the changes: the inode's, the directory's
- * i_rwsem for its entries.
+ * create's (or rename's) record carries the directory's part (the words
+ * of its slot the transaction changed, and the entries') only if every
+ * earlier change of the directory in the transaction is carried already
+ * and none came after it, so that what the record stores of the
+ * directory is what earlier records and this create (or rename) made of
+ * it. The notes change under the locks of the handles that make the
+ * changes: the inode's, the directory's i_rwsem for its entries.
  */
 #include "vsmfs.h"
 #include "trans.h"
@@ -289,7 +289,7 @@ void vsmfs_trans_note_inode(struct vsmfs_trans *t, struct inode *inode)
 	vi->i_tid = tid;
 	if (t->t_fc_dir && (inode == t->t_fc_dir || inode == t->t_fc_ren ||
 			    inode->i_ino == t->t_ino)) {
-		/* A create or rename: settled as the handle ends (vsmfs_trans_fc_create()). */
+		/* A create, a rename: settled as the handle ends (vsmfs_trans_fc_create()). */
 		if (inode == t->t_fc_dir) {
 			t->t_fc_dmb = t->t_fc_mb;
 			t->t_fc_doff = t->t_fc_off;
