@@ -49,6 +49,18 @@ static void fail(const char *what)
 	exit(1);
 }
 
+/* Open @path with @flags (creating it with @mode), fsync it, close it. */
+static void open_fsync(const char *path, int flags, mode_t mode)
+{
+	int fd = open(path, flags, mode);
+
+	if (fd < 0)
+		fail("open");
+	if (fsync(fd))
+		fail("fsync");
+	close(fd);
+}
+
 static uint64_t rng;
 
 static uint64_t next_random(void)
@@ -123,12 +135,7 @@ int main(int argc, char **argv)
 		begin(parse_count(argv[4]));
 		for (i = 0; i < n; i++) {
 			snprintf(name, sizeof(name), "%s/c%05ld", argv[2], i);
-			fd = open(name, O_CREAT | O_EXCL | O_WRONLY, 0644);
-			if (fd < 0)
-				fail("open");
-			if (fsync(fd))
-				fail("fsync");
-			close(fd);
+			open_fsync(name, O_CREAT | O_EXCL | O_WRONLY, 0644);
 		}
 		end(parse_count(argv[4]));
 		return 0;
@@ -144,12 +151,7 @@ int main(int argc, char **argv)
 			snprintf(to, sizeof(to), "%s/r%05ld", argv[2], i);
 			if (ren ? rename(name, to) : chmod(to, 0600))
 				fail(argv[1]);
-			fd = open(to, O_RDONLY);
-			if (fd < 0)
-				fail("open");
-			if (fsync(fd))
-				fail("fsync");
-			close(fd);
+			open_fsync(to, O_RDONLY, 0);
 		}
 		end(parse_count(argv[4]));
 		return 0;
