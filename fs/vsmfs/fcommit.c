@@ -18,12 +18,13 @@
  * entry and those of the directory's slot the transaction changed: the
  * directory's part of the record (trans_fc.c); for a file renamed in its
  * directory beside other handles, to a name not in use, in one block the
- * directory had, the words of both entries so. Every handle that changes
- * an inode notes it (trans_fc.c), and a handle of any other kind
- * (allocation, index, directory blocks added, link count, renames over a
- * file or into another directory, xattrs, a slot moved by aggregation)
- * makes the inode's changes ones no record describes until the
- * transaction commits: its fsync commits it, as without fast commits.
+ * directory had, the words of both entries so, and for a link the words
+ * of the new entry. Every handle that changes an inode notes it
+ * (trans_fc.c), and a handle of any other kind (allocation, index,
+ * directory blocks added, unlinks, renames over a file or into another
+ * directory, xattrs, a slot moved by aggregation) makes the inode's
+ * changes ones no record describes until the transaction commits: its
+ * fsync commits it, as without fast commits.
  *
  * Ordering rules. A record depends only on the last durable commit and on
  * the earlier records of its inode and of its directory in the same

@@ -264,6 +264,11 @@ static int vsmfs_link_trans(struct vsmfs_trans *t, struct inode *inode, struct i
 
 	vsmfs_trans_track(t, dir, true);
 	vsmfs_trans_track(t, inode, false);
+	/* Beside other handles, a record may carry it, as a rename's. */
+	if (t->t_shared) {
+		t->t_fc_dir = dir;
+		t->t_fc_ren = inode;
+	}
 	ret = vsmfs_add_entry(t, dir, idx, &dentry->d_name, inode);
 	if (!ret) {
 		inc_nlink(inode);

@@ -211,7 +211,11 @@ static bool vsmfs_fc_create_ok(struct vsmfs_trans *t, struct vsmfs_inode_info *v
  * one directory to a name not in use is alike: it removes an entry and
  * adds one, in one block the directory has, and changes the renamed
  * inode's slot (its ctime) and the directory's; the renamed inode's next
- * record carries that (its bit, set already, with it).
+ * record carries that (its bit, set already, with it). So is a link: an
+ * entry added, the inode's link count and ctime. Not for an inode whose
+ * create in another directory waits for its record: that record would
+ * never be written, and the link count would count an entry a crash may
+ * lose.
  */
 void vsmfs_trans_fc_create(struct vsmfs_trans *t)
 {
@@ -219,7 +223,8 @@ void vsmfs_trans_fc_create(struct vsmfs_trans *t)
 	struct vsmfs_inode_info *vi = inode ? VSMFS_I(inode) : NULL;
 	struct vsmfs_inode_info *dvi = VSMFS_I(dir);
 	u64 tid = t->t_sbi->s_run.tid;
-	bool ok = vi && (t->t_fc_ren || t->t_ino == inode->i_ino) &&
+	bool ok = vi && (t->t_fc_ren ? vi->i_fc_tid != tid || !vi->i_fc_dir ||
+				       vi->i_fc_dir == dir->i_ino : t->t_ino == inode->i_ino) &&
 		  list_empty(&t->t_undo) && !t->t_fresh && !t->t_ino_freed && !t->t_unw_count &&
 		  list_empty(&t->t_forgot) && !t->t_log->nfree;
 

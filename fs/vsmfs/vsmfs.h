@@ -844,7 +844,7 @@ struct vsmfs_trans {
 	struct inode		*t_fc_inode;
 	struct vsmfs_mblk	*t_fc_mb;
 	unsigned int		t_fc_off;
-	/* A create, or a rename in one directory (@t_fc_ren), beside others (trans_fc.c). */
+	/* A create; a rename in one directory or link (@t_fc_ren), beside others (trans_fc.c). */
 	struct inode		*t_fc_dir, *t_fc_ren;
 	struct vsmfs_mblk	*t_fc_imb, *t_fc_dmb;
 	unsigned int		t_fc_ioff, t_fc_doff;

@@ -1,6 +1,6 @@
 # Fast commits: an fsync after overwrites, writes within the last page,
 # appends into pages the file owns, time updates, changes of attributes,
-# creates and renames in a directory appends a record and commits nothing; any other change of
+# creates, links and renames in a directory appends a record and commits nothing; any other change of
 # the file commits; fast_commit=off commits every time; a file system made
 # without the feature commits every time; an unchanged file's fsync writes
 # nothing; fsck clean, contents kept across a remount.
@@ -222,6 +222,20 @@ done
 attrs=$(stat -c '%a %u %g %s %Y' "$MNT/new2")
 assert_eq "$attrs" "4755 12 34 1048576 1000000000" "attributes after their records"
 
+# A link: a record (the entry, the link count). A link of a file whose
+# create in another directory has no record yet: the fsync commits.
+b=$(snap)
+ln "$MNT/new2" "$MNT/cd/lnk"
+fsync_path "$MNT/cd/lnk"
+a=$(snap)
+assert_eq "$(delta "$b" "$a" 1) $(delta "$b" "$a" 2)" "0 1" "commits and records of a link + fsync"
+create "$MNT/cd/pending"
+b=$(snap)
+ln "$MNT/cd/pending" "$MNT/pending2"
+fsync_path "$MNT/pending2"
+a=$(snap)
+[ "$(delta "$b" "$a" 1)" -ge 1 ] || die "a link of a file created without a record: no commit"
+
 # Contents and times survive a remount; fsck clean.
 cmp_ref
 cp "$MNT/g" /tmp/fc-ref-g
@@ -239,6 +253,8 @@ assert_eq "$(find "$MNT/cd" -name 'file-*' -size 0 -perm 640 | wc -l)" 100 \
 assert_eq "$(cat "$MNT/cd/w-017")" "$(printf %099d 17)" "a written new file across a remount"
 [ -d "$MNT/cd/sub" ] || die "a new directory fsync'd, lost across a remount"
 assert_eq "$(stat -c '%a %u %g %s %Y' "$MNT/new2")" "$attrs" "attributes across a remount"
+assert_eq "$(stat -c %h "$MNT/new2") $(stat -c %i "$MNT/new2")" \
+	"2 $(stat -c %i "$MNT/cd/lnk")" "a linked file across a remount"
 [ -e "$MNT/new" ] || [ -e "$MNT/new1" ] || [ -e "$MNT/victim" ] &&
 	die "a renamed file under an old name across a remount"
 

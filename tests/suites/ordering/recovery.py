@@ -223,7 +223,7 @@ RECOVERY = {
         (group_step(lambda m: os.utime(f"{m}/f", ns=(10**18, 10**18 + 7)),
                     lambda m: fsync(f"{m}/f")), 0),
     ]),
-    # Fast commits of creates (and of a rename): empty files made and
+    # Fast commits of creates (and of a rename, a link): empty files made and
     # fsync'd one after the other in two directories, each a record
     # carrying the new inode, its i-number's bit, its entry and the
     # directory's words (a step each: a
@@ -242,6 +242,8 @@ RECOVERY = {
         # A rename in the directory to a name not in use: a record.
         (group_step(lambda m: os.rename(f"{m}/d/c1", f"{m}/d/r1"), lambda m: fsync(f"{m}/d/r1")),
          0),
+        # A link in another directory: a record.
+        (group_step(lambda m: os.link(f"{m}/d/r1", f"{m}/l1"), lambda m: fsync(f"{m}/l1")), 0),
         # A create and a first write into a page of the CPU's pool: a record.
         (group_step(lambda m: ordering.creat(f"{m}/d/c5"),
                     lambda m: ordering.append(f"{m}/d/c5", 300), lambda m: fsync(f"{m}/d/c5")), 0),
