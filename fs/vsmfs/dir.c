@@ -98,7 +98,6 @@ struct vsmfs_dir_iter {
 	unsigned int		skip;	/* entries before this offset are skipped */
 	struct vsmfs_mblk	*mb;	/* block @blk, NULL before it is read */
 	struct vsmfs_ddirent	*de;	/* the current entry */
-	struct vsmfs_ddirent	*prev;	/* the entry before @de in its block, or NULL */
 };
 
 /* DRAM copy of directory block @blk, or NULL for a hole. */
@@ -112,17 +111,20 @@ static struct vsmfs_mblk *vsmfs_dir_block(struct inode *dir, u64 blk)
 	return vsmfs_mblk_get(sbi, vsmfs_lpn_blk(sbi, vsmfs_idx_lpn(e)));
 }
 
+/* A corrupt entry at @off of a block of @dir, for @why: a file system error. */
+static void vsmfs_de_corrupt(struct inode *dir, unsigned int off, const char *why)
+{
+	vsmfs_fs_error(dir->i_sb, dir->i_ino, "directory: corrupt entry at %u: %s", off, why);
+}
+
 /* Sanity of one entry at @off of a block; false if corrupt. */
 static bool vsmfs_de_ok(struct inode *dir, struct vsmfs_ddirent *de, unsigned int off)
 {
 	const char *why = vsmfs_dirent_check(de, off);
 
-	if (why) {
-		vsmfs_fs_error(dir->i_sb, dir->i_ino, "directory: corrupt entry at %u: %s",
-			       off, why);
-		return false;
-	}
-	return true;
+	if (why)
+		vsmfs_de_corrupt(dir, off, why);
+	return !why;
 }
 
 /* Bytes of @de an inserted entry can take: all of a free one, the slack of a live one. */
@@ -143,7 +145,6 @@ static void vsmfs_iter_init(struct vsmfs_dir_iter *it, struct inode *dir, u64 po
 	it->next = 0;
 	it->mb = NULL;
 	it->de = NULL;
-	it->prev = NULL;
 }
 
 /* Step to the next entry: 1 with it->de set, 0 at the end, or a negative errno. */
@@ -173,7 +174,6 @@ static int vsmfs_iter_next(struct vsmfs_dir_iter *it)
 			it->skip = 0;
 			continue;
 		}
-		it->prev = it->de;
 		it->off = it->next;
 		it->de = (void *)it->mb->m_data + it->off;
 		if (!vsmfs_de_ok(it->dir, it->de, it->off))
@@ -747,8 +747,7 @@ static int vsmfs_de_prev(struct inode *dir, const struct vsmfs_dpos *pos,
 		off += le16_to_cpu(d->d_rec_len);
 	}
 	if (off != at || !vsmfs_dirent_rec_ok(pos->de, at)) {
-		vsmfs_fs_error(dir->i_sb, dir->i_ino,
-			       "directory: corrupt entry at %u: bad record length", off);
+		vsmfs_de_corrupt(dir, off, "bad record length");
 		return -EFSCORRUPTED;
 	}
 	*prevp = prev;

@@ -128,33 +128,31 @@ static bool vsmfs_fc_create_ranges(struct vsmfs_trans *t, struct vsmfs_inode_inf
 	if (!blk)
 		return false;
 	/*
-	 * Spans: ranges that touch merge (a gap of one word costs what a
-	 * span's key does); then the two nearest, while more than two are
-	 * left. None longer than a span holds.
+	 * Spans: the two nearest ranges merge while they touch (a gap of one
+	 * word costs what a span's key does) or more are left than spans;
+	 * none longer than a span holds.
 	 */
-	for (i = 0, n = 0; i < nr; i++) {
-		if (n && rs[i] <= re[n - 1] + 1 && max(re[n - 1], re[i]) - rs[n - 1] <=
-		    VSMFS_FC_SPAN_MAX) {
-			re[n - 1] = max(re[n - 1], re[i]);
-			continue;
-		}
-		rs[n] = rs[i];
-		re[n++] = re[i];
-	}
-	while (n > ARRAY_SIZE(vi->i_fc_span)) {
-		for (k = n, i = 0; i + 1 < n; i++)
+	for (n = nr; n > 1; n--) {
+		int gap = 0, g;
+
+		for (k = n, i = 0; i + 1 < n; i++) {
+			g = (int)rs[i + 1] - (int)re[i];
 			if (max(re[i], re[i + 1]) - rs[i] <= VSMFS_FC_SPAN_MAX &&
-			    (k == n || rs[i + 1] - re[i] < rs[k + 1] - re[k]))
+			    (k == n || g < gap)) {
 				k = i;
-		if (k == n)
-			return false;
+				gap = g;
+			}
+		}
+		if (k == n || (gap > 1 && n <= ARRAY_SIZE(vi->i_fc_span)))
+			break;
 		re[k] = max(re[k], re[k + 1]);
 		for (j = k + 1; j + 1 < n; j++) {
 			rs[j] = rs[j + 1];
 			re[j] = re[j + 1];
 		}
-		n--;
 	}
+	if (n > ARRAY_SIZE(vi->i_fc_span))
+		return false;
 	for (i = 0; i < n; i++) {
 		if (re[i] - rs[i] > VSMFS_FC_SPAN_MAX)
 			return false;
@@ -223,10 +221,17 @@ void vsmfs_trans_fc_create(struct vsmfs_trans *t)
 	struct vsmfs_inode_info *vi = inode ? VSMFS_I(inode) : NULL;
 	struct vsmfs_inode_info *dvi = VSMFS_I(dir);
 	u64 tid = t->t_sbi->s_run.tid;
-	bool ok = vi && (t->t_fc_ren ? vi->i_fc_tid != tid || !vi->i_fc_dir ||
-				       vi->i_fc_dir == dir->i_ino : t->t_ino == inode->i_ino) &&
-		  list_empty(&t->t_undo) && !t->t_fresh && !t->t_ino_freed && !t->t_unw_count &&
-		  list_empty(&t->t_forgot) && !t->t_log->nfree;
+	bool ok = vi && list_empty(&t->t_undo) && !t->t_fresh && !t->t_ino_freed &&
+		  !t->t_unw_count && list_empty(&t->t_forgot) && !t->t_log->nfree;
+
+	/*
+	 * A create took the i-number; a renamed or linked inode has no entry
+	 * in another directory waiting for its record.
+	 */
+	if (ok && t->t_fc_ren)
+		ok = vi->i_fc_tid != tid || !vi->i_fc_dir || vi->i_fc_dir == dir->i_ino;
+	else if (ok)
+		ok = t->t_ino == inode->i_ino;
 
 	ok = ok && vsmfs_fc_create_ok(t, vi, inode->i_ino);
 	vsmfs_fc_note(dvi, tid, !ok);
