@@ -41,9 +41,14 @@
  *      that holds no committed version (vsmfs_jremap());
  *   3. j_commit = end of the placed area, flushed; the headers of the
  *      transaction are written and flushed; each block not frozen in step
- *      0 is written to its journal block (a full copy with non-temporal
- *      stores, or only the differing 8-byte words over the old version,
- *      flushed; which words, DRAM knows: vsmfs_trans_masks()).
+ *      0 is written to its journal block: only the differing 8-byte
+ *      words over the old version (which words, DRAM knows:
+ *      vsmfs_trans_masks()), or a whole version into a free block: of
+ *      an inode table block, the words that differ from what it holds
+ *      (found by reading it), flushed; of others, or with
+ *      journal_delta=off, a full copy with non-temporal stores. The
+ *      block is the transaction's alone: no header names it before step
+ *      5, and what it held is dead.
  *      The transaction takes the next ticket, keeps the header states step
  *      6 writes, and (journal_commit=parallel) releases the locks;
  *   4. the frozen blocks are written to their journal blocks as in 3, by
@@ -158,14 +163,34 @@ static u32 vsmfs_jwrite_delta(struct vsmfs_sb_info *sbi, void __pm *pm, const vo
 	return bytes;
 }
 
+/**
+ * vsmfs_jwrite_diff() - make a block on PM hold a version, storing little
+ * @sbi: the file system
+ * @pm: a free journal block, or the version's home block
+ * @new: the version
+ *
+ * Reads @pm and stores only the 8-byte words that differ from @new,
+ * through the cache, each line touched then flushed (vsmfs_jdelta()); not
+ * fenced. Whatever @pm held, it then holds @new: the words left alone
+ * were equal.
+ *
+ * Return: bytes written.
+ */
+u32 vsmfs_jwrite_diff(struct vsmfs_sb_info *sbi, void __pm *pm, const void *new)
+{
+	return vsmfs_jwrite_delta(sbi, pm, new, NULL, NULL);
+}
+
 /*
- * Write one version of a block into its journal block @dst: the words that
+ * Write one version of block @home into its journal block @dst: the words that
  * differ from the old version there (@delta; @mask, if known, names them,
  * and @clear, if given, the bits of them left out of @src), or the whole
- * block with non-temporal stores; flushed, not fenced.
+ * version (of an inode table block with deltas on, the words that differ
+ * from what the free block holds, else all of it with non-temporal
+ * stores); flushed, not fenced.
  */
-static void vsmfs_jwrite_block(struct vsmfs_journal *j, struct vsmfs_jtx *tx, void __pm *dst,
-			       const void *src, bool delta, const u64 *mask,
+static void vsmfs_jwrite_block(struct vsmfs_journal *j, struct vsmfs_jtx *tx, u64 home,
+			       void __pm *dst, const void *src, bool delta, const u64 *mask,
 			       const unsigned long *clear)
 {
 	struct vsmfs_sb_info *sbi = j->sbi;
@@ -179,10 +204,23 @@ static void vsmfs_jwrite_block(struct vsmfs_journal *j, struct vsmfs_jtx *tx, vo
 		tx->delta_bytes += n;
 		tx->delta_blocks++;
 	} else {
-		vsmfs_memcpy_nt(dst, src, VSMFS_BLOCK_SIZE);
-		vsmfs_jstat_bytes(sbi, journal_full_bytes, VSMFS_BLOCK_SIZE);
+		u32 n = VSMFS_BLOCK_SIZE;
+
+		/*
+		 * A whole version of an inode table block into a free journal
+		 * block: with deltas on, only the words that differ from what
+		 * it holds (a dead version, or zeros: inode slots share their
+		 * zero words), which no header names until this transaction's
+		 * commit. Other blocks (page tables) differ from a dead
+		 * version in most words: copied whole.
+		 */
+		if (READ_ONCE(sbi->s_jopts.delta) && vsmfs_itable_blk(sbi, home))
+			n = vsmfs_jwrite_diff(sbi, dst, src);
+		else
+			vsmfs_memcpy_nt(dst, src, VSMFS_BLOCK_SIZE);
+		vsmfs_jstat_bytes(sbi, journal_full_bytes, n);
 		vsmfs_stat_inc(sbi, journal_full_blocks);
-		tx->full_bytes += VSMFS_BLOCK_SIZE;
+		tx->full_bytes += n;
 	}
 }
 
@@ -295,7 +333,7 @@ static bool vsmfs_jtx_place(struct vsmfs_journal *j, struct vsmfs_trans *t,
 		vsmfs_stat_add(j->sbi, journal_deferred_blocks, tx->ncopy);
 	} else {
 		list_for_each_entry(mb, &t->t_dirty, m_dirty) {
-			vsmfs_jwrite_block(j, tx, vsmfs_jblock(j, j->h[p].jb),
+			vsmfs_jwrite_block(j, tx, mb->m_blk, vsmfs_jblock(j, j->h[p].jb),
 					   vsmfs_mblk_commit_view(mb, j->view),
 					   j->slot[p].delta, mb->m_dmask_ok ? mb->m_dmask : NULL,
 					   NULL);
@@ -446,7 +484,7 @@ static void vsmfs_jtx_end(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 				src = vsmfs_mblk_commit_view(mb, tx->view);
 				resv = NULL;
 			}
-			vsmfs_jwrite_block(j, tx, c->dst, src, c->delta, mask, resv);
+			vsmfs_jwrite_block(j, tx, mb->m_blk, c->dst, src, c->delta, mask, resv);
 			/*
 			 * Read before a task that sees NULL without the lock
 			 * changes it (vsmfs_mblk_freeze(): a control
@@ -458,7 +496,7 @@ static void vsmfs_jtx_end(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 		}
 		spin_unlock(&mb->m_jlock);
 		if (c->src) {
-			vsmfs_jwrite_block(j, tx, c->dst, c->src, c->delta,
+			vsmfs_jwrite_block(j, tx, mb->m_blk, c->dst, c->src, c->delta,
 					   c->mask_ok ? c->mask : NULL, NULL);
 			kfree(c->src);
 		}

@@ -111,18 +111,20 @@ u32 vsmfs_jdelta(u64 __pm *dst, const u64 *src, u64 *lines)
 	u64 mask = 0;
 
 	static_assert(VSMFS_BLOCK_SIZE / 64 == 64);
-	/* A line at a time: most lines are equal and need one test. */
+	/* A line at a time, each word read once: most lines need one test. */
 	for (l = 0; l < VSMFS_BLOCK_SIZE / 64; l++) {
 		u64 __pm *d = dst + l * 8;
 		const u64 *s = src + l * 8;
-		u64 diff = 0;
+		u64 old[8], diff = 0;
 
-		for (w = 0; w < 8; w++)
-			diff |= vsmfs_pm_read(&d[w]) ^ s[w];
+		for (w = 0; w < 8; w++) {
+			old[w] = vsmfs_pm_read(&d[w]);
+			diff |= old[w] ^ s[w];
+		}
 		if (!diff)
 			continue;
 		for (w = 0; w < 8; w++) {
-			if (vsmfs_pm_read(&d[w]) == s[w])
+			if (old[w] == s[w])
 				continue;
 			vsmfs_pm_write(&d[w], s[w]);
 			words++;

@@ -11,7 +11,11 @@
  * header batches, vsmfs_jbatch_flush() in journal.c), then moves the
  * checkpoint pointer down with one 8-byte store, flushed, fence.
  * Checkpoint (vsmfs_jcheckpoint()) copies the latest valid versions home
- * with non-temporal stores, spread over the checkpoint threads, which
+ * (the words that differ from the home block, flushed; with
+ * journal_delta=off all of it with non-temporal stores: either way the
+ * home block is as the version after the fence, and a crash before it
+ * leaves the version in the journal to copy again), spread over the
+ * checkpoint threads, which
  * claim runs of headers by compare-and-swap and each fence on their own
  * CPU; once all have, it empties the journal with one 8-byte store of
  * j_checkpoint, flushed, fence. Both run only when no commit is in flight.
@@ -94,11 +98,10 @@ static void vsmfs_jgc(struct vsmfs_journal *j)
  */
 static void vsmfs_jcount_itable(struct vsmfs_sb_info *sbi, u64 home)
 {
-	const struct vsmfs_layout *l = &sbi->s_layout;
 	struct vsmfs_mblk *mb;
 	unsigned int dirty;
 
-	if (home < l->itable_start || home >= l->itable_start + l->itable_blocks)
+	if (!vsmfs_itable_blk(sbi, home))
 		return;
 	mb = vsmfs_mblk_find(sbi, home);
 	if (!mb)
@@ -111,15 +114,34 @@ static void vsmfs_jcount_itable(struct vsmfs_sb_info *sbi, u64 home)
 }
 
 /*
+ * Write the version in journal block @jb home to @home, flushed, not
+ * fenced: with deltas on, only the words that differ from the home block
+ * (most of an inode table block is as the last checkpoint left it), else
+ * all of it with non-temporal stores. Return: bytes written.
+ */
+static u32 vsmfs_jhome_write(struct vsmfs_journal *j, u64 home, u32 jb)
+{
+	struct vsmfs_sb_info *sbi = j->sbi;
+	void __pm *dst = vsmfs_blk_ptr(sbi, home);
+	const void *src = vsmfs_pm_view(vsmfs_jblock(j, jb));
+
+	if (READ_ONCE(sbi->s_jopts.delta))
+		return vsmfs_jwrite_diff(sbi, dst, src);
+	vsmfs_memcpy_nt(dst, src, VSMFS_BLOCK_SIZE);
+	return VSMFS_BLOCK_SIZE;
+}
+
+/*
  * Copy home the latest versions among headers [0, cp.end), claiming
  * VSMFS_JCKPT_CHUNK headers at a time by compare-and-swap of the cursor,
- * then fence this CPU's non-temporal stores.
+ * then fence this CPU's stores.
  */
 static void vsmfs_jckpt_copy(struct vsmfs_journal *j)
 {
 	struct vsmfs_sb_info *sbi = j->sbi;
 	u32 end = j->cp.end, count = 0, pos, stop;
 	int c = atomic_read(&j->cp.cursor);
+	u64 bytes = 0;
 
 	for (;;) {
 		do {
@@ -132,8 +154,7 @@ static void vsmfs_jckpt_copy(struct vsmfs_journal *j)
 
 			if (!vsmfs_jh_is_latest(h))
 				continue;
-			vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, h->home),
-					vsmfs_pm_view(vsmfs_jblock(j, h->jb)), VSMFS_BLOCK_SIZE);
+			bytes += vsmfs_jhome_write(j, h->home, h->jb);
 			vsmfs_jcount_itable(sbi, h->home);
 			count++;
 		}
@@ -142,6 +163,7 @@ static void vsmfs_jckpt_copy(struct vsmfs_journal *j)
 done:
 	/* This CPU's copies durable before the caller learns it is done. */
 	vsmfs_fence();
+	vsmfs_stat_add(sbi, home_bytes, bytes);
 	atomic_add(count, &j->cp.count);
 }
 
@@ -218,7 +240,6 @@ void vsmfs_jcheckpoint(struct vsmfs_journal *j)
 	trace_vsmfs_checkpoint(sbi->s_sb, count, t0);
 	vsmfs_stat_inc(sbi, journal_checkpoints);
 	vsmfs_stat_add(sbi, journal_checkpoint_blocks, count);
-	vsmfs_stat_add(sbi, home_bytes, (u64)count * VSMFS_BLOCK_SIZE);
 }
 
 /**
@@ -379,12 +400,8 @@ static void vsmfs_jrevoke(struct vsmfs_journal *j, struct vsmfs_jent *e)
 
 	/* Its versions may be in a commit in flight, not yet written. */
 	vsmfs_jdrain(j);
-	if (e->latest != VSMFS_JNONE) {
-		vsmfs_memcpy_nt(vsmfs_blk_ptr(sbi, e->home),
-				vsmfs_pm_view(vsmfs_jblock(j, j->h[e->latest].jb)),
-				VSMFS_BLOCK_SIZE);
-		vsmfs_stat_add(sbi, home_bytes, VSMFS_BLOCK_SIZE);
-	}
+	if (e->latest != VSMFS_JNONE)
+		vsmfs_stat_add(sbi, home_bytes, vsmfs_jhome_write(j, e->home, j->h[e->latest].jb));
 	/* The home block is durable before its versions are invalidated. */
 	vsmfs_fence();
 	for (pos = 0; pos < 2; pos++) {

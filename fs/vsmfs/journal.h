@@ -137,6 +137,14 @@ static inline void __pm *vsmfs_jblock(struct vsmfs_journal *j, u32 jb)
 	return j->blocks + ((u64)jb << VSMFS_BLOCK_SHIFT);
 }
 
+/* Whether block @blk is one of the inode table's. */
+static inline bool vsmfs_itable_blk(const struct vsmfs_sb_info *sbi, u64 blk)
+{
+	const struct vsmfs_layout *l = &sbi->s_layout;
+
+	return blk >= l->itable_start && blk - l->itable_start < l->itable_blocks;
+}
+
 /* Bytes written to the journal area: the total and one of its parts. */
 #define vsmfs_jstat_bytes(sbi, part, n) do {				\
 	struct vsmfs_sb_info *__sbi = (sbi);				\
@@ -159,6 +167,9 @@ void vsmfs_jbatch_flush(struct vsmfs_journal *j);
 void vsmfs_jbatch_room(struct vsmfs_journal *j);
 void vsmfs_jswap(struct vsmfs_journal *j, u32 a, u32 b);
 void vsmfs_jplace(struct vsmfs_journal *j, u64 home, u32 p);
+
+/* jcommit.c: journal and home writes */
+u32 vsmfs_jwrite_diff(struct vsmfs_sb_info *sbi, void __pm *pm, const void *new);
 
 /* jgc.c: GC, checkpoint, revocation */
 void vsmfs_jcheckpoint(struct vsmfs_journal *j);

@@ -83,13 +83,21 @@ assert_eq "$(st journal_bytes)" \
 	"$(( $(st journal_full_bytes) + $(st journal_delta_bytes) + $(st journal_header_bytes) + $(st journal_fc_bytes) ))" \
 	"journal_bytes = full + delta + header + fast-commit bytes"
 [ "$(st journal_delta_blocks)" -gt 0 ] || die "no delta updates for 50 creates"
-[ "$(st journal_delta_bytes)" -lt "$(st journal_full_bytes)" ] ||
-	die "delta bytes $(st journal_delta_bytes) >= full $(st journal_full_bytes)"
+# A delta stores the words a commit changed, a quarter of a block at most
+# here; a whole version stores only the words that differ from what the
+# free journal block held (zeros, here: fewer than all of them).
+[ $(( $(st journal_delta_bytes) * 4 )) -lt $(( $(st journal_delta_blocks) * 4096 )) ] ||
+	die "delta bytes $(st journal_delta_bytes) for $(st journal_delta_blocks) blocks"
+[ "$(st journal_full_bytes)" -lt $(( $(st journal_full_blocks) * 4096 )) ] ||
+	die "full bytes $(st journal_full_bytes) for $(st journal_full_blocks) blocks"
 # Nothing is written home before a checkpoint; sync checkpoints.
 assert_eq "$(st home_bytes)" 0 "home bytes before a checkpoint"
 sync
 [ "$(st journal_checkpoints)" -ge 1 ] || die "sync did not checkpoint"
 [ "$(st home_bytes)" -gt 0 ] || die "checkpoint wrote nothing home"
+# Only the words that differ from the home blocks.
+[ "$(st home_bytes)" -lt $(( $(st journal_checkpoint_blocks) * 4096 )) ] ||
+	die "home bytes $(st home_bytes) for $(st journal_checkpoint_blocks) blocks"
 # The checkpoint pointer: the low 25 bits (the commit number has bits above).
 assert_eq "$(( $("$POKE" "$DEV" jsb get checkpoint) & 0x1ffffff ))" 0 "journal after sync"
 umount "$MNT"
