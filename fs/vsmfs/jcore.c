@@ -111,20 +111,22 @@ u32 vsmfs_jdelta(u64 __pm *dst, const u64 *src, u64 *lines)
 	u64 mask = 0;
 
 	static_assert(VSMFS_BLOCK_SIZE / 64 == 64);
-	/* A line at a time, each word read once: most lines need one test. */
+	/*
+	 * A line at a time: most lines are equal and need one test, of the
+	 * eight words written out (no loop, nothing kept); the words of a
+	 * line that differs are read again.
+	 */
 	for (l = 0; l < VSMFS_BLOCK_SIZE / 64; l++) {
 		u64 __pm *d = dst + l * 8;
 		const u64 *s = src + l * 8;
-		u64 old[8], diff = 0;
 
-		for (w = 0; w < 8; w++) {
-			old[w] = vsmfs_pm_read(&d[w]);
-			diff |= old[w] ^ s[w];
-		}
-		if (!diff)
+		if (!((vsmfs_pm_read(&d[0]) ^ s[0]) | (vsmfs_pm_read(&d[1]) ^ s[1]) |
+		      (vsmfs_pm_read(&d[2]) ^ s[2]) | (vsmfs_pm_read(&d[3]) ^ s[3]) |
+		      (vsmfs_pm_read(&d[4]) ^ s[4]) | (vsmfs_pm_read(&d[5]) ^ s[5]) |
+		      (vsmfs_pm_read(&d[6]) ^ s[6]) | (vsmfs_pm_read(&d[7]) ^ s[7])))
 			continue;
 		for (w = 0; w < 8; w++) {
-			if (old[w] == s[w])
+			if (vsmfs_pm_read(&d[w]) == s[w])
 				continue;
 			vsmfs_pm_write(&d[w], s[w]);
 			words++;
