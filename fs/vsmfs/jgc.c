@@ -34,6 +34,7 @@
 #include "fault.h"
 #include "jcore.h"
 #include "journal.h"
+#include "badframe.h"
 
 /* Headers a checkpoint thread claims at a time. */
 #define VSMFS_JCKPT_CHUNK	16
@@ -117,7 +118,9 @@ static void vsmfs_jcount_itable(struct vsmfs_sb_info *sbi, u64 home)
  * Write the version in journal block @jb home to @home, flushed, not
  * fenced: with deltas on, only the words that differ from the home block
  * (most of an inode table block is as the last checkpoint left it), else
- * all of it with non-temporal stores. Return: bytes written.
+ * all of it with non-temporal stores, as a home block known bad (a
+ * directory, index or xattr block on a frame that failed) is: it is not
+ * read. Return: bytes written.
  */
 static u32 vsmfs_jhome_write(struct vsmfs_journal *j, u64 home, u32 jb)
 {
@@ -125,7 +128,7 @@ static u32 vsmfs_jhome_write(struct vsmfs_journal *j, u64 home, u32 jb)
 	void __pm *dst = vsmfs_blk_ptr(sbi, home);
 	const void *src = vsmfs_pm_view(vsmfs_jblock(j, jb));
 
-	if (READ_ONCE(sbi->s_jopts.delta))
+	if (READ_ONCE(sbi->s_jopts.delta) && !vsmfs_blk_bad(sbi, home))
 		return vsmfs_jwrite_diff(sbi, dst, src);
 	vsmfs_memcpy_nt(dst, src, VSMFS_BLOCK_SIZE);
 	return VSMFS_BLOCK_SIZE;
