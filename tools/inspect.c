@@ -2027,7 +2027,7 @@ static u8 md_kind_of(u64 b)
 {
 	struct md_kind key = { .blk = b }, *k;
 
-	if (b >= L.itable_start && b < L.itable_start + L.itable_blocks)
+	if (vsmfs_layout_itable(&L, b))
 		return MK_ITABLE;
 	k = bsearch(&key, md_kinds, md_nkinds, sizeof(*k), md_kind_cmp);
 	return k ? k->kind : MK_NONE;

@@ -214,7 +214,7 @@ static void vsmfs_jwrite_block(struct vsmfs_journal *j, struct vsmfs_jtx *tx, u6
 		 * commit. Other blocks (page tables) differ from a dead
 		 * version in most words: copied whole.
 		 */
-		if (READ_ONCE(sbi->s_jopts.delta) && vsmfs_itable_blk(sbi, home))
+		if (READ_ONCE(sbi->s_jopts.delta) && vsmfs_layout_itable(&sbi->s_layout, home))
 			n = vsmfs_jwrite_diff(sbi, dst, src);
 		else
 			vsmfs_memcpy_nt(dst, src, VSMFS_BLOCK_SIZE);

@@ -102,7 +102,7 @@ static void vsmfs_jcount_itable(struct vsmfs_sb_info *sbi, u64 home)
 	struct vsmfs_mblk *mb;
 	unsigned int dirty;
 
-	if (!vsmfs_itable_blk(sbi, home))
+	if (!vsmfs_layout_itable(&sbi->s_layout, home))
 		return;
 	mb = vsmfs_mblk_find(sbi, home);
 	if (!mb)

@@ -137,14 +137,6 @@ static inline void __pm *vsmfs_jblock(struct vsmfs_journal *j, u32 jb)
 	return j->blocks + ((u64)jb << VSMFS_BLOCK_SHIFT);
 }
 
-/* Whether block @blk is one of the inode table's. */
-static inline bool vsmfs_itable_blk(const struct vsmfs_sb_info *sbi, u64 blk)
-{
-	const struct vsmfs_layout *l = &sbi->s_layout;
-
-	return blk >= l->itable_start && blk - l->itable_start < l->itable_blocks;
-}
-
 /* Bytes written to the journal area: the total and one of its parts. */
 #define vsmfs_jstat_bytes(sbi, part, n) do {				\
 	struct vsmfs_sb_info *__sbi = (sbi);				\

@@ -49,7 +49,7 @@ static const char *vsmfs_mf_region(struct vsmfs_sb_info *sbi, u64 blk)
 		return "bad-frame list";
 	if (blk >= l->journal_start && blk < l->journal_start + l->journal_blocks)
 		return "journal";
-	if (blk >= l->itable_start && blk < l->itable_start + l->itable_blocks)
+	if (vsmfs_layout_itable(l, blk))
 		return "inode table";
 	if (blk >= l->imap_start && blk < l->imap_start + l->imap_blocks)
 		return "inode map";

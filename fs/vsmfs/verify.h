@@ -51,6 +51,12 @@ struct vsmfs_layout {
 	u64 inodes;
 };
 
+/* Whether block @blk is one of the inode table's. */
+static inline bool vsmfs_layout_itable(const struct vsmfs_layout *l, u64 blk)
+{
+	return blk >= l->itable_start && blk - l->itable_start < l->itable_blocks;
+}
+
 u64 vsmfs_default_journal_blocks(u64 blocks);
 u64 vsmfs_default_inodes(u64 blocks);
 u64 vsmfs_default_lpages(u64 blocks);
