@@ -136,7 +136,7 @@ static __le64 *vsmfs_fc_build_dir(struct inode *inode, struct inode *dir, __le64
 		if (IS_ERR(mb))
 			return ERR_CAST(mb);
 		*p++ = cpu_to_le64(VSMFS_FC_KEY_SPAN | (n - 1) << 48 | at);
-		memcpy(p, mb->m_data + at % 512 * 8, n * 8);
+		vsmfs_copy_words(p, mb->m_data + at % 512 * 8, n);
 		p += n;
 		(*nent)++;
 	}
@@ -145,10 +145,10 @@ static __le64 *vsmfs_fc_build_dir(struct inode *inode, struct inode *dir, __le64
 
 /*
  * Build the record of @inode's changes in the running transaction, for
- * commit number @count, into @buf (VSMFS_FC_REC_MAX bytes), with the
- * create's directory @dir if it carries a create. Return: its length, 0
- * if it carries nothing, -E2BIG if it would carry too much, or a negative
- * errno.
+ * commit number @count, into @buf (VSMFS_FC_REC_MAX bytes and 7 words),
+ * with the create's directory @dir if it carries a create. Return: its
+ * length, 0 if it carries nothing, -E2BIG if it would carry too much, or
+ * a negative errno.
  */
 static int vsmfs_fc_build(struct inode *inode, struct inode *dir, u64 count, u64 *buf)
 {
@@ -202,7 +202,8 @@ static int vsmfs_fc_build(struct inode *inode, struct inode *dir, u64 count, u64
 	if (!words && !nent)
 		return 0;
 	len = round_up((u8 *)p - (u8 *)buf, 64);
-	memset(p, 0, (u8 *)buf + len - (u8 *)p);
+	/* The rest of the last line is among the 7 words after (@buf has room). */
+	memset(p, 0, 7 * 8);
 	r->r_len = cpu_to_le16(len);
 	r->r_npte = cpu_to_le16(nent);
 	r->r_count = cpu_to_le64(count);
@@ -259,11 +260,15 @@ static int vsmfs_fc_commit(struct inode *inode)
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct address_space *mapping = inode->i_mapping;
-	/* Filled by vsmfs_fc_build() as far as it is written: not zeroed first. */
-	u64 buf[VSMFS_FC_REC_MAX / 8] __uninitialized;
+	/*
+	 * Filled by vsmfs_fc_build() as far as it is written: not zeroed
+	 * first. 7 words more than a record, for the zeros after its end.
+	 */
+	u64 buf[VSMFS_FC_REC_MAX / 8 + 7] __uninitialized;
 	struct dentry *parent = NULL;
 	struct inode *dir = NULL;
-	struct vsmfs_whandle h;
+	/* Set up by vsmfs_whandle_begin(): not zeroed at entry as well. */
+	struct vsmfs_whandle h __uninitialized;
 	u64 tid, count;
 	int ret = 1;
 

@@ -503,7 +503,8 @@ static int vsmfs_release(struct inode *inode, struct file *file)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
-	struct vsmfs_trans t;
+	/* Set up by the calls that begin it: not zeroed at every close. */
+	struct vsmfs_trans t __uninitialized;
 	u64 freed = 0;
 	int ret;
 

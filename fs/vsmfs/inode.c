@@ -252,14 +252,14 @@ bad:
 	return ERR_PTR(ret);
 }
 
-/* The on-media form of an in-core inode. */
+/* The on-media form of an in-core inode: every byte of @di is set. */
 static void vsmfs_dinode_fill(struct inode *inode, struct vsmfs_dinode *di)
 {
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	int i;
 
-	memset(di, 0, sizeof(*di));
 	di->i_mode = cpu_to_le16(inode->i_mode);
+	di->i_reserved0 = 0;
 	di->i_nlink = cpu_to_le32(inode->i_nlink);
 	di->i_uid = cpu_to_le32(i_uid_read(inode));
 	di->i_gid = cpu_to_le32(i_gid_read(inode));
@@ -278,9 +278,10 @@ static void vsmfs_dinode_fill(struct inode *inode, struct vsmfs_dinode *di)
 	di->i_crtime_ns = cpu_to_le32(vi->i_crtime.tv_nsec);
 	di->i_rdev = cpu_to_le32(new_encode_dev(inode->i_rdev));
 	di->i_xattr = cpu_to_le64(vi->i_xattr);
-	if (S_ISDIR(inode->i_mode))
-		di->i_parent = cpu_to_le64(vi->i_parent);
+	di->i_parent = S_ISDIR(inode->i_mode) ? cpu_to_le64(vi->i_parent) : 0;
+	memset(di->i_reserved2, 0, sizeof(di->i_reserved2));
 	if (vsmfs_inline_symlink(inode)) {
+		memset(di->i_inline, 0, sizeof(di->i_inline));
 		memcpy(di->i_inline, vi->i_inline, min_t(u64, inode->i_size, VSMFS_INLINE_LEN));
 	} else {
 		for (i = 0; i < VSMFS_NDIRECT; i++)
@@ -328,7 +329,7 @@ int vsmfs_mark_inode_dirty(struct vsmfs_trans *t, struct inode *inode)
 							 (end - first) * 8);
 		if (ret)
 			return ret;
-		memcpy(dst + first, src + first, (end - first) * 8);
+		vsmfs_copy_words(dst + first, src + first, end - first);
 		vsmfs_slot_dirty(mb, slot % VSMFS_INODES_PER_BLOCK);
 		vsmfs_trans_dirty(t, mb);
 	}

@@ -163,7 +163,8 @@ static int vsmfs_mknod_common(struct inode *dir, struct dentry *dentry, umode_t 
 	struct vsmfs_sb_info *sbi = VSMFS_SB(dir->i_sb);
 	struct vsmfs_dir_index *idx;
 	struct vsmfs_resv page;
-	struct vsmfs_trans t;
+	/* Set up by the calls that begin it: not zeroed at entry as well. */
+	struct vsmfs_trans t __uninitialized;
 	int ret;
 
 	if (dentry->d_name.len > VSMFS_NAME_LEN)

@@ -541,7 +541,8 @@ noinline int vsmfs_append_grow(const struct vsmfs_wmap *m, bool *owned)
 	const struct vsmfs_append *a = &m->ap;
 	unsigned int frees;
 	u32 credits = vsmfs_append_shared(m, &frees);
-	struct vsmfs_trans t;
+	/* Set up by the calls that begin it: not zeroed at entry as well. */
+	struct vsmfs_trans t __uninitialized;
 	int ret;
 
 	*owned = false;

@@ -710,7 +710,7 @@ int vsmfs_trans_get_write_access_range(struct vsmfs_trans *t, struct vsmfs_mblk 
 	r->off = off;
 	r->len = end - off;
 	r->at = u->used;
-	memcpy((u8 *)u->bytes + r->at, mb->m_data + off, r->len);
+	vsmfs_copy_words((u8 *)u->bytes + r->at, mb->m_data + off, r->len / 8);
 	u->used += r->len;
 	if (!t->t_shared)
 		mb->m_ranged = true;

@@ -62,6 +62,20 @@ struct vsmfs_cpu_share {
 #define VSMFS_EXCL_SPIN_NS	(50 * NSEC_PER_USEC)
 
 /*
+ * Copy @n 8-byte words from @src to @dst, which do not overlap: the few
+ * words of an inode's slot or of a saved part of a block, for which a
+ * string move costs more to start than the loop does in all.
+ */
+static __always_inline void vsmfs_copy_words(void *dst, const void *src, unsigned int n)
+{
+	u64 *d = dst;
+	const u64 *s = src;
+
+	while (n--)
+		*d++ = *s++;
+}
+
+/*
  * Free space runs short while pages wait in the running transaction to be
  * freed: its commit gives them back. The pages CPUs' shares hold
  * (VSMFS_CPU_SHARE_PAGES each at most) are not counted. Exact under

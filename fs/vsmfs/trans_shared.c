@@ -575,7 +575,7 @@ static unsigned int vsmfs_cpu_share_add_run(struct vsmfs_sb_info *sbi,
  * (vsmfs_cpu_share_add_run()); the room left of @credits and @frees goes
  * back to the share; with @counted the handle is one of the running
  * transaction's (the first arms the commit timer); the time since @t0
- * (local_clock(), 0 for none) adds to trans_shared_hold_ns. s_run.lock
+ * (vsmfs_hold_clock(), 0 for none) adds to trans_shared_hold_ns. s_run.lock
  * only for the first handle of a transaction, and when the share holds
  * more runs or pages than it keeps.
  */
@@ -645,7 +645,7 @@ static __always_inline void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 cr
 		queue_delayed_work(system_long_wq, &sbi->s_commit_work,
 				   READ_ONCE(sbi->s_jopts.commit_secs) * HZ);
 	if (t0)
-		vsmfs_stat_add(sbi, trans_shared_hold_ns, local_clock() - t0);
+		vsmfs_stat_add(sbi, trans_shared_hold_ns, vsmfs_hold_ns(t0));
 	vsmfs_handles_exit(sbi);
 }
 
@@ -740,6 +740,7 @@ int vsmfs_trans_begin_shared(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u
 			     unsigned int frees)
 {
 	struct vsmfs_undo_log *u;
+	u64 ended;
 
 	if (WARN_ON_ONCE(frees > VSMFS_SHARED_FREES) || vsmfs_shared_enter(sbi, credits, frees))
 		return -EAGAIN;
@@ -756,7 +757,9 @@ int vsmfs_trans_begin_shared(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u
 	t->t_shared = true;
 	t->t_credits = credits;
 	t->t_nofs = memalloc_nofs_save();
-	t->t_locked = local_clock();
+	/* Sampled, as a shared handle's: numbered by those ended on this CPU. */
+	ended = this_cpu_read(sbi->s_stats->v[VSMFS_STAT_trans_shared_meta]);
+	t->t_locked = vsmfs_hold_clock(ended);
 	return 0;
 }
 

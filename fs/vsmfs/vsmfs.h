@@ -784,7 +784,7 @@ struct vsmfs_trans {
 	bool			t_sync;
 	unsigned int		t_nfrees;
 	struct list_head	t_forgot;
-	/* vsmfs_hold_start() at s_trans_mutex; local_clock() if @t_shared */
+	/* vsmfs_hold_start() at s_trans_mutex; vsmfs_hold_clock() if @t_shared */
 	u64			t_locked;
 	unsigned int		t_nofs;		/* memalloc_nofs_save() */
 	/*
