@@ -73,6 +73,12 @@ struct vsmfs_dslot {
  *	an insertion or removal keeps a bound, and an insertion that finds
  *	less than the bound promised walks the block again); leaf b is the
  *	larger of it and the last's
+ * @hint: @cap offsets, ditto: an entry of block b, the one the last removal
+ *	in it left its room to (0, the first, before any): where an insertion
+ *	looks for room first, and the walk for the entry before a removed one
+ *	starts if it is before. Always the start of an entry: an insertion
+ *	starts a new entry and keeps the others, and the removal of the entry
+ *	it names moves it to the entry before, which takes over the space
  */
 struct vsmfs_dir_index {
 	struct vsmfs_dslot	*slots;
@@ -83,6 +89,7 @@ struct vsmfs_dir_index {
 	u16			*room;
 	u16			*tail;
 	u16			*inner;
+	u16			*hint;
 };
 
 /*
@@ -300,7 +307,7 @@ u64 vsmfs_room_find(const struct vsmfs_dir_index *idx, unsigned int need)
 /* Give the max-tree @cap leaves (more than it has). */
 static int vsmfs_room_resize(struct vsmfs_dir_index *idx, u64 cap)
 {
-	u16 *room = vsmfs_index_alloc(4 * cap, sizeof(*room));
+	u16 *room = vsmfs_index_alloc(5 * cap, sizeof(*room));
 
 	if (!room)
 		return -ENOMEM;
@@ -308,11 +315,13 @@ static int vsmfs_room_resize(struct vsmfs_dir_index *idx, u64 cap)
 		memcpy(room + cap, idx->room + idx->cap, idx->cap * sizeof(*room));
 		memcpy(room + 2 * cap, idx->tail, idx->cap * sizeof(*room));
 		memcpy(room + 3 * cap, idx->inner, idx->cap * sizeof(*room));
+		memcpy(room + 4 * cap, idx->hint, idx->cap * sizeof(*room));
 	}
 	kvfree(idx->room);
 	idx->room = room;
 	idx->tail = room + 2 * cap;
 	idx->inner = room + 3 * cap;
+	idx->hint = room + 4 * cap;
 	idx->cap = cap;
 	vsmfs_room_fix(idx);
 	return 0;
@@ -349,22 +358,22 @@ static int vsmfs_block_scan(struct inode *dir, struct vsmfs_dir_index *idx, u64 
 }
 
 /*
- * The last entry of block @blk of @mb, as the index has it, if it offers
- * @need bytes. A corrupt one is left to the walk that reports it.
+ * The entry at @off of block @mb, which the index names (the last, or the
+ * hint), if it offers @need bytes, with *@last set if it is the last. A
+ * corrupt one is left to the walk that reports it.
  */
-static struct vsmfs_ddirent *vsmfs_block_last(struct vsmfs_dir_index *idx,
-					      struct vsmfs_mblk *mb, u64 blk,
-					      unsigned int need)
+static struct vsmfs_ddirent *vsmfs_block_entry(struct vsmfs_mblk *mb, unsigned int off,
+					       unsigned int need, bool *last)
 {
-	unsigned int off = idx->tail[blk], rec;
 	struct vsmfs_ddirent *de = (void *)mb->m_data + off;
+	unsigned int rec;
 
-	if (off % VSMFS_DIRENT_ALIGN || off + VSMFS_DIRENT_BASE > VSMFS_BLOCK_SIZE)
+	if (off % VSMFS_DIRENT_ALIGN || !vsmfs_dirent_rec_ok(de, off))
 		return NULL;
 	rec = le16_to_cpu(de->d_rec_len);
-	if (rec < VSMFS_DIRENT_BASE || off + rec != VSMFS_BLOCK_SIZE ||
-	    (de->d_ino && DIRENT_LEN(de->d_name_len) > rec) || vsmfs_de_room(de) < need)
+	if ((de->d_ino && DIRENT_LEN(de->d_name_len) > rec) || vsmfs_de_room(de) < need)
 		return NULL;
+	*last = off + rec == VSMFS_BLOCK_SIZE;
 	return de;
 }
 
@@ -626,7 +635,9 @@ again:
 		mb = vsmfs_dir_block(dir, blk);
 		if (IS_ERR(mb))
 			return PTR_ERR(mb);
-		de = mb ? vsmfs_block_last(idx, mb, blk, need) : NULL;
+		de = mb ? vsmfs_block_entry(mb, idx->tail[blk], need, &last) : NULL;
+		if (!de || !last)
+			de = mb ? vsmfs_block_entry(mb, idx->hint[blk], need, &last) : NULL;
 		if (!de) {
 			/* Room before the last entry: the first that has it. */
 			vsmfs_iter_init(&it, dir, blk << VSMFS_BLOCK_SHIFT, blk + 1);
@@ -688,6 +699,7 @@ again:
 		idx->nblk = blk + 1;
 		idx->tail[blk] = 0;
 		idx->inner[blk] = 0;
+		idx->hint[blk] = 0;
 	}
 	de->d_ino = cpu_to_le64(inode->i_ino);
 	de->d_name_len = name->len;
@@ -729,22 +741,33 @@ int vsmfs_de_write_access(struct vsmfs_trans *t, struct vsmfs_dpos *pos)
  * The entry before @pos's in its block (NULL if it is the first) in
  * *@prevp, and the offset after @pos's in *@nextp: a walk of the record
  * lengths alone, as the entry was found by the index and checked, and
- * those before it are not read otherwise. Return: 0, or -EFSCORRUPTED if
- * a record length is unsound or the walk passes over the entry.
+ * those before it are not read otherwise; from the block's hint if that
+ * is before the entry (an entry's start), else from the block's start.
+ * Return: 0, or -EFSCORRUPTED if a record length is unsound or the walk
+ * passes over the entry.
  */
-static int vsmfs_de_prev(struct inode *dir, const struct vsmfs_dpos *pos,
-			 struct vsmfs_ddirent **prevp, unsigned int *nextp)
+static int vsmfs_de_prev(struct inode *dir, const struct vsmfs_dir_index *idx,
+			 const struct vsmfs_dpos *pos, struct vsmfs_ddirent **prevp,
+			 unsigned int *nextp)
 {
 	u8 *base = pos->mb->m_data;
-	unsigned int at = (u8 *)pos->de - base, off = 0;
-	struct vsmfs_ddirent *prev = NULL, *d;
+	unsigned int at = (u8 *)pos->de - base, from = idx->hint[pos->blk], off;
+	struct vsmfs_ddirent *prev, *d;
 
-	while (off < at) {
+	if (from >= at)
+		from = 0;
+again:
+	prev = NULL;
+	for (off = from; off < at; off += le16_to_cpu(d->d_rec_len)) {
 		d = (void *)base + off;
 		if (!vsmfs_dirent_rec_ok(d, off))
 			break;
 		prev = d;
-		off += le16_to_cpu(d->d_rec_len);
+	}
+	/* What the block's start says, not the hint, before it is corrupt. */
+	if (off != at && from) {
+		from = 0;
+		goto again;
 	}
 	if (off != at || !vsmfs_dirent_rec_ok(pos->de, at)) {
 		vsmfs_de_corrupt(dir, off, "bad record length");
@@ -774,7 +797,7 @@ int vsmfs_del_entry(struct vsmfs_trans *t, struct inode *dir, struct vsmfs_dir_i
 	unsigned int free, next;
 	int ret;
 
-	ret = vsmfs_de_prev(dir, pos, &prev, &next);
+	ret = vsmfs_de_prev(dir, idx, pos, &prev, &next);
 	if (ret)
 		return ret;
 	for (i = hash_32(hash, idx->bits); idx->slots[i].key != key; i = (i + 1) & mask)
@@ -801,6 +824,8 @@ int vsmfs_del_entry(struct vsmfs_trans *t, struct inode *dir, struct vsmfs_dir_i
 	 * the last (@idx->inner may count its span still: a bound).
 	 */
 	free = vsmfs_de_room(prev ?: de);
+	/* Where the next insertion looks first; the entry removed starts no more. */
+	idx->hint[pos->blk] = (u8 *)(prev ?: de) - pos->mb->m_data;
 	if (next != VSMFS_BLOCK_SIZE)
 		idx->inner[pos->blk] = max_t(unsigned int, idx->inner[pos->blk], free);
 	else if (prev)
