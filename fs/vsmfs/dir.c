@@ -362,16 +362,17 @@ static int vsmfs_block_scan(struct inode *dir, struct vsmfs_dir_index *idx, u64 
  * hint), if it offers @need bytes, with *@last set if it is the last. A
  * corrupt one is left to the walk that reports it.
  */
-static struct vsmfs_ddirent *vsmfs_block_entry(struct vsmfs_mblk *mb, unsigned int off,
-					       unsigned int need, bool *last)
+static __always_inline struct vsmfs_ddirent *
+vsmfs_block_entry(struct vsmfs_mblk *mb, unsigned int off, unsigned int need, bool *last)
 {
 	struct vsmfs_ddirent *de = (void *)mb->m_data + off;
 	unsigned int rec;
 
-	if (off % VSMFS_DIRENT_ALIGN || !vsmfs_dirent_rec_ok(de, off))
+	if (off % VSMFS_DIRENT_ALIGN || off + VSMFS_DIRENT_BASE > VSMFS_BLOCK_SIZE)
 		return NULL;
 	rec = le16_to_cpu(de->d_rec_len);
-	if ((de->d_ino && DIRENT_LEN(de->d_name_len) > rec) || vsmfs_de_room(de) < need)
+	if (rec < VSMFS_DIRENT_BASE || rec % VSMFS_DIRENT_ALIGN || off + rec > VSMFS_BLOCK_SIZE ||
+	    (de->d_ino && DIRENT_LEN(de->d_name_len) > rec) || vsmfs_de_room(de) < need)
 		return NULL;
 	*last = off + rec == VSMFS_BLOCK_SIZE;
 	return de;

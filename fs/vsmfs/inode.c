@@ -252,6 +252,21 @@ bad:
 	return ERR_PTR(ret);
 }
 
+/*
+ * i_uid_read() and i_gid_read(), with the file system's namespace the
+ * initial one (as it is unless mounted in another) taken as the identity
+ * map it is, without a walk of its map at each change of an inode.
+ */
+static u32 vsmfs_uid_read(const struct inode *inode)
+{
+	return i_user_ns(inode) == &init_user_ns ? __kuid_val(inode->i_uid) : i_uid_read(inode);
+}
+
+static u32 vsmfs_gid_read(const struct inode *inode)
+{
+	return i_user_ns(inode) == &init_user_ns ? __kgid_val(inode->i_gid) : i_gid_read(inode);
+}
+
 /* The on-media form of an in-core inode: every byte of @di is set. */
 static void vsmfs_dinode_fill(struct inode *inode, struct vsmfs_dinode *di)
 {
@@ -261,8 +276,8 @@ static void vsmfs_dinode_fill(struct inode *inode, struct vsmfs_dinode *di)
 	di->i_mode = cpu_to_le16(inode->i_mode);
 	di->i_reserved0 = 0;
 	di->i_nlink = cpu_to_le32(inode->i_nlink);
-	di->i_uid = cpu_to_le32(i_uid_read(inode));
-	di->i_gid = cpu_to_le32(i_gid_read(inode));
+	di->i_uid = cpu_to_le32(vsmfs_uid_read(inode));
+	di->i_gid = cpu_to_le32(vsmfs_gid_read(inode));
 	di->i_flags = cpu_to_le32(vi->i_flags);
 	di->i_tail_key = cpu_to_le32(vi->i_tail_key);
 	di->i_generation = cpu_to_le32(inode->i_generation);
