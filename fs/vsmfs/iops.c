@@ -174,7 +174,8 @@ static int vsmfs_evict_shared(struct inode *inode)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	bool nothing = vsmfs_holds_nothing(inode);
-	struct vsmfs_trans t;
+	/* Set up by the calls that begin it: not zeroed at entry as well. */
+	struct vsmfs_trans t __uninitialized;
 	int ret = 0;
 
 	if ((!nothing && (VSMFS_I(inode)->i_xattr || !vsmfs_one_direct_run(inode, 0))) ||
@@ -387,7 +388,8 @@ static int vsmfs_setattr_shared(struct user_namespace *mnt_userns, struct inode 
 				bool resize)
 {
 	bool grow = trunc && iattr->ia_size > inode->i_size;
-	struct vsmfs_trans t;
+	/* Set up by the calls that begin it: not zeroed at entry as well. */
+	struct vsmfs_trans t __uninitialized;
 	int ret = 0;
 
 	if (grow) {
@@ -448,7 +450,8 @@ static int vsmfs_do_setattr(struct user_namespace *mnt_userns, struct dentry *de
 	bool resize = (iattr->ia_valid & ATTR_SIZE) && iattr->ia_size != inode->i_size;
 	bool shrink = resize && iattr->ia_size < inode->i_size;
 	struct posix_acl *acl = NULL;
-	struct vsmfs_trans t;
+	/* Set up by the calls that begin it: not zeroed at entry as well. */
+	struct vsmfs_trans t __uninitialized;
 	bool more = false;
 	bool trunc;
 	int ret;

@@ -301,7 +301,8 @@ static int vsmfs_do_link(struct dentry *old, struct inode *dir, struct dentry *d
 	struct inode *inode = d_inode(old);
 	struct vsmfs_dir_index *idx;
 	struct vsmfs_resv page;
-	struct vsmfs_trans t;
+	/* Set up by the calls that begin it: not zeroed at entry as well. */
+	struct vsmfs_trans t __uninitialized;
 	int ret = -EAGAIN;
 
 	if (dentry->d_name.len > VSMFS_NAME_LEN)
@@ -410,7 +411,8 @@ static int vsmfs_do_unlink(struct inode *dir, struct dentry *dentry)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(dir->i_sb);
 	struct vsmfs_dir_index *idx = vsmfs_dir_index(dir);
-	struct vsmfs_trans t;
+	/* Set up by the calls that begin it: not zeroed at entry as well. */
+	struct vsmfs_trans t __uninitialized;
 	int ret;
 
 	if (IS_ERR(idx))
@@ -597,7 +599,8 @@ static int vsmfs_do_rename(struct user_namespace *ns, struct inode *old_dir,
 	struct inode *old_inode = d_inode(old_dentry);
 	struct inode *new_inode = d_inode(new_dentry);
 	struct vsmfs_resv page = { };
-	struct vsmfs_trans t;
+	/* Set up by the calls that begin it: not zeroed at entry as well. */
+	struct vsmfs_trans t __uninitialized;
 	int ret;
 
 	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
