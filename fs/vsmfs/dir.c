@@ -368,11 +368,10 @@ vsmfs_block_entry(struct vsmfs_mblk *mb, unsigned int off, unsigned int need, bo
 	struct vsmfs_ddirent *de = (void *)mb->m_data + off;
 	unsigned int rec;
 
-	if (off % VSMFS_DIRENT_ALIGN || off + VSMFS_DIRENT_BASE > VSMFS_BLOCK_SIZE)
+	if (off % VSMFS_DIRENT_ALIGN || !vsmfs_dirent_rec_ok(de, off))
 		return NULL;
 	rec = le16_to_cpu(de->d_rec_len);
-	if (rec < VSMFS_DIRENT_BASE || rec % VSMFS_DIRENT_ALIGN || off + rec > VSMFS_BLOCK_SIZE ||
-	    (de->d_ino && DIRENT_LEN(de->d_name_len) > rec) || vsmfs_de_room(de) < need)
+	if ((de->d_ino && DIRENT_LEN(de->d_name_len) > rec) || vsmfs_de_room(de) < need)
 		return NULL;
 	*last = off + rec == VSMFS_BLOCK_SIZE;
 	return de;

@@ -382,28 +382,6 @@ bool vsmfs_all_zero(const void *p, size_t len)
 }
 
 /**
- * vsmfs_dirent_rec_ok() - whether the record of a directory entry is sound
- * @de: the entry, at byte @off of its block
- * @off: its offset in the block, a multiple of VSMFS_DIRENT_ALIGN
- *
- * The entry's header lies inside the block (nothing else of it is read
- * otherwise), and its record length is aligned, holds a header and ends
- * inside the block: the walk of the block can go on to the next entry.
- *
- * Return: true if so.
- */
-bool vsmfs_dirent_rec_ok(const struct vsmfs_ddirent *de, unsigned int off)
-{
-	unsigned int rec;
-
-	if (off > VSMFS_BLOCK_SIZE - VSMFS_DIRENT_BASE)
-		return false;
-	rec = le16_to_cpu(de->d_rec_len);
-	return rec >= VSMFS_DIRENT_BASE && !(rec % VSMFS_DIRENT_ALIGN) &&
-	       rec <= VSMFS_BLOCK_SIZE - off;
-}
-
-/**
  * vsmfs_dirent_check() - verify one entry of a directory block
  * @de: the entry, at byte @off of its block
  * @off: its offset in the block, a multiple of VSMFS_DIRENT_ALIGN

@@ -84,7 +84,30 @@ static inline unsigned int vsmfs_dirent_len(unsigned int name_len)
 	return roundup(VSMFS_DIRENT_BASE + name_len, VSMFS_DIRENT_ALIGN);
 }
 
-bool vsmfs_dirent_rec_ok(const struct vsmfs_ddirent *de, unsigned int off);
+/**
+ * vsmfs_dirent_rec_ok() - whether the record of a directory entry is sound
+ * @de: the entry, at byte @off of its block
+ * @off: its offset in the block, a multiple of VSMFS_DIRENT_ALIGN
+ *
+ * The entry's header lies inside the block (nothing else of it is read
+ * otherwise), and its record length is aligned, holds a header and ends
+ * inside the block: the walk of the block can go on to the next entry.
+ *
+ * Inline: every walk of a directory block takes it per entry.
+ *
+ * Return: true if so.
+ */
+static inline bool vsmfs_dirent_rec_ok(const struct vsmfs_ddirent *de, unsigned int off)
+{
+	unsigned int rec;
+
+	if (off > VSMFS_BLOCK_SIZE - VSMFS_DIRENT_BASE)
+		return false;
+	rec = le16_to_cpu(de->d_rec_len);
+	return rec >= VSMFS_DIRENT_BASE && !(rec % VSMFS_DIRENT_ALIGN) &&
+	       rec <= VSMFS_BLOCK_SIZE - off;
+}
+
 const char *vsmfs_dirent_check(const struct vsmfs_ddirent *de, unsigned int off);
 const char *vsmfs_dirent_name_check(const struct vsmfs_ddirent *de);
 
