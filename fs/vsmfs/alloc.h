@@ -75,6 +75,7 @@ int vsmfs_resv_take(struct vsmfs_sb_info *sbi, u64 count, unsigned int large,
 		    struct vsmfs_resv *r);
 int vsmfs_resv_take_at(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, struct vsmfs_resv *r);
 int vsmfs_resv_claim(struct vsmfs_trans *t, const struct vsmfs_resv *r);
+int vsmfs_whandle_claim(struct vsmfs_whandle *h, const struct vsmfs_resv *r);
 int vsmfs_resv_begin_shared(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits,
 			    struct vsmfs_resv *page);
 void vsmfs_resv_end_shared(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t,

@@ -442,6 +442,48 @@ void vsmfs_whandle_size(struct inode *inode, struct vsmfs_mblk *mb, struct vsmfs
 }
 
 /**
+ * vsmfs_whandle_direct() - set a direct index entry of a file in a shared
+ *	handle
+ * @inode: a regular file, still locked by the caller with its i_idx_sem
+ *	held for writing, in a shared handle to which vsmfs_whandle_inode()
+ *	added @mb
+ * @mb: the slot's block
+ * @di: the slot
+ * @key: the piece, below VSMFS_NDIRECT
+ * @e: its new entry
+ * @tail_key: the file's tail key from now (1 + key of the run owning its
+ *	VSP's tail, or 0)
+ * @pages: the logical pages it owns from now
+ *
+ * As vsmfs_whandle_times(), for the entry's word and, those that change,
+ * the words of the tail key and of the page count: an append that grows
+ * a run changes no other word of the slot but the size and the times.
+ * The page fault path reads the entry in core under i_idx_sem shared,
+ * which the caller keeps out.
+ */
+void vsmfs_whandle_direct(struct inode *inode, struct vsmfs_mblk *mb, struct vsmfs_dinode *di,
+			  unsigned int key, u64 e, u32 tail_key, u64 pages)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+
+	vi->i_index[key] = e;
+	di->i_direct[key] = cpu_to_le64(e);
+	vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_direct) + key * 8);
+	if (vi->i_tail_key != tail_key) {
+		vi->i_tail_key = tail_key;
+		di->i_tail_key = cpu_to_le32(tail_key);
+		vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_tail_key));
+	}
+	if (vi->i_pages != pages) {
+		vi->i_pages = pages;
+		inode->i_blocks = pages << (VSMFS_BLOCK_SHIFT - 9);
+		di->i_pages = cpu_to_le64(pages);
+		vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_pages));
+	}
+	vsmfs_slot_dirty(mb, ((u8 *)di - mb->m_data) / VSMFS_INODE_SIZE);
+}
+
+/**
  * vsmfs_inode_get_write_access() - prepare to write an inode in a transaction
  * @t: running transaction
  * @inode: the inode

@@ -37,6 +37,8 @@ void vsmfs_whandle_times(struct inode *inode, struct vsmfs_mblk *mb, struct vsmf
 			 struct timespec64 now);
 void vsmfs_whandle_size(struct inode *inode, struct vsmfs_mblk *mb, struct vsmfs_dinode *di,
 			loff_t size);
+void vsmfs_whandle_direct(struct inode *inode, struct vsmfs_mblk *mb, struct vsmfs_dinode *di,
+			  unsigned int key, u64 e, u32 tail_key, u64 pages);
 int vsmfs_set_size_times(struct inode *inode, loff_t size, struct timespec64 now);
 void vsmfs_inode_reload(struct inode *inode);
 int vsmfs_write_inode(struct inode *inode, struct writeback_control *wbc);

@@ -974,6 +974,33 @@ int vsmfs_resv_claim(struct vsmfs_trans *t, const struct vsmfs_resv *r)
 }
 
 /**
+ * vsmfs_whandle_claim() - let a shared handle allocate a reserved run
+ * @h: the handle, begun with a free entry and a credit for the run's
+ *	bitmap block (vsmfs_whandle_begin())
+ * @r: the reservation, from vsmfs_resv_take()
+ *
+ * As vsmfs_resv_claim(): the bitmap block joins the running transaction
+ * now, unchanged; the run becomes allocated in the versions the journal
+ * writes when the transaction commits, which ends the reservation (the
+ * handle hands it to the transaction as it ends, vsmfs_whandle_end()).
+ * Called once nothing else the handle does can fail.
+ *
+ * Return: 0, or a negative errno with the reservation still the caller's.
+ */
+int vsmfs_whandle_claim(struct vsmfs_whandle *h, const struct vsmfs_resv *r)
+{
+	struct vsmfs_mblk *mb = vsmfs_lbitmap(h->h_sbi, r->lpn);
+	int ret;
+
+	if (IS_ERR(mb))
+		return PTR_ERR(mb);
+	ret = vsmfs_whandle_dirty(h, mb);
+	if (!ret)
+		h->h_claim = *r;
+	return ret;
+}
+
+/**
  * vsmfs_resv_begin_shared() - begin a shared metadata handle that may take
  *	a reserved page for a new metadata block
  * @sbi: the file system

@@ -498,6 +498,71 @@ static u32 vsmfs_append_shared(const struct vsmfs_wmap *m, unsigned int *frees)
 	}
 }
 
+/*
+ * (c) of a staged append that adds pages to a piece with a direct entry
+ * in the slot, beside other handles with no undo: into the reserved tail
+ * of the file's VSP (VSMFS_APPEND_TAIL: pages the file owns and counts,
+ * with frames), or into a small file's reserved pages right after its run
+ * or its first run (VSMFS_APPEND_AFTER, VSMFS_APPEND_FIRST), which it
+ * claims. The pages were written (and zeroed past the write) by
+ * vsmfs_append_copy(); what it changes are words of the slot (the entry's
+ * page count, or the whole entry of a first run, the page count, the
+ * size, the times, and the tail key when the run now fills its VSP),
+ * stored in a shared handle as an append that stays in the last page
+ * stores the size (vsmfs_set_size_times()), each noted in the block's
+ * m_cmask, and for a claim the bitmap block joins the transaction
+ * unchanged: its commit sets the bits and ends the reservation
+ * (vsmfs_whandle_claim()). Nothing fails once the first word is stored.
+ * Ordering: the data was fenced before the handle began
+ * (vsmfs_append_end()); nothing is stored to PM here; the commit that
+ * takes the handle, or the fast record of an fsync (the words of the slot
+ * and the claimed bits), makes it durable whole.
+ * Return: 0 (*@owned set for a claim), -EAGAIN if the append must take a
+ * metadata handle (nothing done), or another negative errno (nothing done).
+ */
+static int vsmfs_append_words_shared(const struct vsmfs_wmap *m, bool *owned)
+{
+	struct inode *inode = m->inode;
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	const struct vsmfs_append *a = &m->ap;
+	bool claim = a->kind != VSMFS_APPEND_TAIL;
+	u64 lpn = a->kind == VSMFS_APPEND_FIRST ? a->r.lpn : vsmfs_idx_lpn(a->e);
+	u64 pages = vi->i_pages + (claim ? a->r.count : 0);
+	u32 tail_key = vi->i_tail_key;
+	/* Set up by vsmfs_whandle_begin(): not zeroed at entry as well. */
+	struct vsmfs_whandle h __uninitialized;
+	struct timespec64 now;
+	struct vsmfs_dinode *di;
+	struct vsmfs_mblk *mb;
+	int ret;
+
+	/* The run fills its VSP: nothing is reserved any more. */
+	if (!claim && (lpn + a->need) % VSMFS_VSP_PAGES == 0)
+		tail_key = 0;
+	if (vsmfs_whandle_begin(sbi, &h, 1 + claim, claim))
+		return -EAGAIN;
+	ret = vsmfs_whandle_inode(&h, inode, &mb, &di);
+	if (!ret && claim)
+		ret = vsmfs_whandle_claim(&h, &a->r);
+	if (!ret) {
+		*owned = claim;
+		vsmfs_whandle_direct(inode, mb, di, a->key, vsmfs_idx_make(lpn, a->need), tail_key,
+				     pages);
+		vsmfs_whandle_size(inode, mb, di, a->size);
+		now = current_time(inode);
+		/* Words that do not change are not journaled. */
+		if (!timespec64_equal(&inode->i_mtime, &now) ||
+		    !timespec64_equal(&inode->i_ctime, &now))
+			vsmfs_whandle_times(inode, mb, di, now);
+		vsmfs_whandle_note_inode(&h, inode);
+		vsmfs_aggr_written(inode);
+		vsmfs_stat_inc(sbi, write_shared_appends);
+	}
+	vsmfs_whandle_end(&h);
+	return ret;
+}
+
 /**
  * vsmfs_append_grow() - (c) of a staged append that adds pages: its handle
  * @m: a staged append (VSMFS_WK_APPEND), copied, with new pages in @m->ap
@@ -512,10 +577,13 @@ static u32 vsmfs_append_shared(const struct vsmfs_wmap *m, unsigned int *frees)
  * pages can be taken again.
  *
  * An append into the reserved tail of the file's VSP (pages the file
- * owns), into pages reserved right after its run, into a small file's
- * piece that has no run yet (its first, reserved), or into a fresh
- * reserved run the small file's run moves into runs in a shared metadata
- * handle (vsmfs_trans_begin_shared()), beside other operations: what it
+ * owns), into pages reserved right after its run or into a small file's
+ * first run, whose piece has a direct entry, stores the words it changes
+ * in a shared handle with no undo (vsmfs_append_words_shared()). One of
+ * those kinds whose piece an index block indexes, or that handle could
+ * not begin, and an append into a fresh reserved run the small file's run
+ * moves into, run in a shared metadata handle
+ * (vsmfs_trans_begin_shared()), beside other operations: what it
  * changes is the piece's index entry and the inode's slot, which the
  * inode's locks keep to this task, and for a reservation it adds the
  * bitmap block, whose bits the commit that ends the reservation sets
@@ -546,6 +614,13 @@ noinline int vsmfs_append_grow(const struct vsmfs_wmap *m, bool *owned)
 	int ret;
 
 	*owned = false;
+	if (a->key < VSMFS_NDIRECT && !(m->flags & VSMFS_WM_FALLOC) &&
+	    (a->kind == VSMFS_APPEND_TAIL || a->kind == VSMFS_APPEND_AFTER ||
+	     (a->kind == VSMFS_APPEND_FIRST && !(m->flags & VSMFS_WM_LARGE)))) {
+		ret = vsmfs_append_words_shared(m, owned);
+		if (ret != -EAGAIN)
+			return ret;
+	}
 	/* fallocate() marks the new pages: their page table block besides. */
 	if (credits && (m->flags & VSMFS_WM_FALLOC))
 		credits++;

@@ -347,5 +347,8 @@ void vsmfs_whandle_note_inode(struct vsmfs_whandle *h, struct inode *inode)
 	}
 	if (h->h_written[1])
 		vsmfs_fc_add_run(vi, h->h_written[0], h->h_written[1]);
+	/* Pages taken from a reservation: their bits, which the commit would set. */
+	if (h->h_claim.count)
+		vsmfs_fc_add_run(vi, h->h_claim.lpn | VSMFS_FC_RUN_CLAIM, h->h_claim.count);
 }
 

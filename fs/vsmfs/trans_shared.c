@@ -950,6 +950,7 @@ int vsmfs_whandle_begin(struct vsmfs_sb_info *sbi, struct vsmfs_whandle *h, u32 
 	h->h_frees = frees;
 	h->h_nswaps = 0;
 	h->h_nresv = 0;
+	h->h_claim.count = 0;
 	h->h_written[1] = 0;
 	/*
 	 * A shared handle swaps page table entries and never reads or
@@ -1013,13 +1014,21 @@ void vsmfs_whandle_defer_resv(struct vsmfs_whandle *h, const struct vsmfs_resv *
 void vsmfs_whandle_end(struct vsmfs_whandle *h)
 {
 	struct vsmfs_sb_info *sbi = h->h_sbi;
+	struct vsmfs_free_run claim;
+	unsigned int nclaim = 0;
 
 	/* The data the handle made reachable: see vsmfs_trans_commit(). */
 	vsmfs_fence_pending();
 	vsmfs_stat_inc(sbi, trans_shared_handles);
 	if (h->h_t0)
 		vsmfs_stat_add(sbi, trans_shared_hold_ns, vsmfs_hold_ns(h->h_t0));
-	vsmfs_shared_leave(sbi, h->h_credits, h->h_frees, h->h_resv, h->h_nresv, NULL, 0, true, 0);
+	/* A run claimed ends its reservation, as a shared metadata handle's. */
+	if (h->h_claim.count) {
+		vsmfs_free_run_fill(sbi, &claim, h->h_claim.lpn, 0, false, h->h_claim.count);
+		nclaim = 1;
+	}
+	vsmfs_shared_leave(sbi, h->h_credits, h->h_frees, h->h_resv, h->h_nresv, &claim, nclaim,
+			   true, 0);
 }
 
 /**

@@ -870,6 +870,8 @@ struct vsmfs_trans {
  *	it ends (vsmfs_whandle_defer_resv())
  * @h_t0: vsmfs_hold_clock() once it held s_handles_sem, for the handles whose
  *	hold time is sampled (trans_shared_hold_ns), else 0
+ * @h_claim: a reservation whose pages it takes, ended by the commit that
+ *	sets their bits (vsmfs_whandle_claim()); count 0 if none
  */
 struct vsmfs_whandle {
 	struct vsmfs_sb_info	*h_sbi;
@@ -879,7 +881,7 @@ struct vsmfs_whandle {
 	unsigned int		h_nresv;
 	u64			h_t0;
 	u64			h_swap[VSMFS_WHANDLE_SWAPS][3];
-	struct vsmfs_resv	h_resv[VSMFS_WHANDLE_SWAPS];
+	struct vsmfs_resv	h_resv[VSMFS_WHANDLE_SWAPS], h_claim;
 	/* Entries marked written outside the swaps (lpn, count), for fast commits. */
 	u64			h_written[2];
 };

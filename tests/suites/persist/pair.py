@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """fsyncs of two CPUs across a power cut (persist/015-fsync-pair,
-persist/016-fc-pair, persist/017-fc-create).
+persist/016-fc-pair, persist/017-fc-create, persist/018-fc-append).
 
   pair.py cut MNT MANIFEST    two processes, one per CPU, each overwrite a
                               page of a file of their own and fsync it, in
@@ -19,6 +19,15 @@ persist/016-fc-pair, persist/017-fc-create).
   pair.py create-check MNT MANIFEST  every file whose fsync returned is
                               there with its contents, name and mode, and
                               every file there is one they made
+  pair.py append-cut MNT MANIFEST  two processes, one per CPU, append to
+                              three streams of files of their own in turn
+                              (small files, a new one every GEN appends,
+                              and a large one), an fsync after each append,
+                              until fast records carried appends of both;
+                              the power is cut while they go on
+  pair.py append-check MNT MANIFEST  each file is its first bytes and then
+                              whole appends in order, every one whose fsync
+                              returned among them, and no other file
 
 Process p overwrites page k % PAGES of file f<p> with page(p, k) at its
 k-th operation, then fsyncs the file. Side by side, the fsync of one often
@@ -242,8 +251,150 @@ def create_check(mnt, manifest):
     print(f"{len(names)} files, each as created", flush=True)
 
 
+# Appends: process p's k-th is the n-th (n = k // 3) of its stream
+# j = k % 3, alen(j, n) bytes, self-describing (AHDR: p, k, length).
+# Stream "s" takes appends within the last page and across it, "w" whole
+# pages, one or two at a time, each into a new file every GEN appends
+# ("<s|w><p>.<g>"), so that files stay small (a small file's first run,
+# then pages reserved after it); stream "t" appends to one file that
+# starts large (BIG bytes), in pages of the tail its superpage keeps.
+FILES = "swt"
+GEN = 40
+BIG = (1 << 20) + 1000
+AHDR = struct.Struct("<4sIqI")
+
+
+def alen(j, n):
+    if j == 0:
+        return (100, 3000, 5000, 700, 4096)[n % 5] + n % 7
+    if j == 1:
+        return PAGE * (1 + n % 2)
+    return (PAGE, 5000, 3 * PAGE - 24)[n % 3]
+
+
+def achunk(p, k):
+    n = alen(k % 3, k // 3)
+    head = AHDR.pack(b"APND", p, k, n)
+    fill = bytes(((k * 61 + p * 29 + i) & 0xff) for i in range(256))
+    return (head + fill * (n // 256 + 1))[:n]
+
+
+def abig(p):
+    return bytes(((p * 7 + i) * 13) & 0xff for i in range(256)) * (BIG // 256) + b"T" * (BIG % 256)
+
+
+def aname(p, j, g=0):
+    return "t%d" % p if j == 2 else "%s%d.%d" % (FILES[j], p, g)
+
+
+def appender(p, mnt, manifest):
+    os.sched_setaffinity(0, {p % os.cpu_count()})
+    fds = [None, None, os.open(os.path.join(mnt, aname(p, 2)), os.O_WRONLY | os.O_APPEND)]
+    k = 0
+    while True:
+        j, n = k % 3, k // 3
+        if j < 2 and n % GEN == 0:
+            if fds[j] is not None:
+                os.close(fds[j])
+            fds[j] = os.open(os.path.join(mnt, aname(p, j, n // GEN)),
+                             os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.write(fds[j], achunk(p, k))
+        os.fsync(fds[j])
+        if k % STEP == 0:
+            note(manifest, p, k)
+        k += 1
+
+
+def append_cut(mnt, manifest):
+    for p in (0, 1):
+        with open(os.path.join(mnt, aname(p, 2)), "wb") as f:
+            f.write(abig(p))
+        note(manifest, p, -1)
+    os.sync()
+    counters = Counters(os.environ.get("DEV", "/dev/pmem0"))
+    c = counters.read()
+    recs0, fall0, app0 = c["fc_records"], c["fc_fallbacks"], c["write_shared_appends"]
+    procs = [Process(target=appender, args=(p, mnt, manifest)) for p in (0, 1)]
+    for pr in procs:
+        pr.start()
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        done = acked(manifest)
+        c = counters.read()
+        recs = c["fc_records"] - recs0
+        if min(done) >= ROUNDS // 2 and recs >= ROUNDS // 2:
+            print("appends done %d, %d; fast records: %d, fallbacks %d; appends that "
+                  "added pages beside other handles: %d; PERSIST-CUT-NOW" %
+                  (done[0], done[1], recs, c["fc_fallbacks"] - fall0,
+                   c["write_shared_appends"] - app0), flush=True)
+            time.sleep(600)
+            break
+        if any(not pr.is_alive() for pr in procs):
+            raise SystemExit("an appender died")
+    raise SystemExit("no %d fast records in %d appends each" % (ROUNDS // 2, ROUNDS // 2))
+
+
+def append_file(path, data, at, p, ks, acked):
+    """@data from byte @at holds whole appends @ks[0], @ks[1], ... in
+    order, every one through @acked among them. Return: how many."""
+    m = 0
+    while at < len(data):
+        if m == len(ks):
+            raise SystemExit(f"{path}: {len(data) - at} bytes past its last append")
+        want = achunk(p, ks[m])
+        if data[at:at + len(want)] != want:
+            magic, q, k, n = AHDR.unpack_from(data + bytes(AHDR.size), at)
+            raise SystemExit(f"{path}: at byte {at}, not the whole append {ks[m]} of "
+                             f"{len(want)} bytes ({len(data) - at} bytes left, header "
+                             f"{magic!r} {q} {k} {n})")
+        at += len(want)
+        m += 1
+    if m < len(ks) and ks[m] <= acked:
+        raise SystemExit(f"{path}: {m} appends, but the fsync of append {ks[m]} had returned")
+    return m
+
+
+def append_check(mnt, manifest):
+    names = set(os.listdir(mnt)) - {"lost+found"}
+    for p in (0, 1):
+        with open("%s.%d" % (manifest, p)) as m:
+            acked = int(m.read())
+        path = os.path.join(mnt, aname(p, 2))
+        with open(path, "rb") as f:
+            data = f.read()
+        if data[:BIG] != abig(p):
+            raise SystemExit(f"{path}: its first {BIG} bytes changed")
+        names.discard(aname(p, 2))
+        # Enough of stream 2's appends for any that can have made it.
+        ks = list(range(2, 3 * (len(data) // PAGE + 2) + acked + 3, 3))
+        m = append_file(path, data, BIG, p, ks, acked)
+        print(f"{path}: {len(data)} bytes, whole appends through {ks[m - 1] if m else '-'}; "
+              f"fsync'd through {acked}", flush=True)
+        for j in (0, 1):
+            g = files = 0
+            while True:
+                name = aname(p, j, g)
+                ks = [3 * n + j for n in range(g * GEN, (g + 1) * GEN)]
+                if name not in names:
+                    if ks[0] <= acked:
+                        raise SystemExit(f"{mnt}/{name}: gone, but the fsync of its "
+                                         f"append {ks[0]} had returned")
+                    break
+                names.discard(name)
+                with open(os.path.join(mnt, name), "rb") as f:
+                    append_file(os.path.join(mnt, name), f.read(), 0, p, ks, acked)
+                files += 1
+                g += 1
+            print(f"{mnt}/{FILES[j]}{p}.*: {files} files, each whole appends in order, "
+                  f"every fsync'd one there", flush=True)
+    if names:
+        raise SystemExit(f"{mnt}: files no appender made: {sorted(names)[:5]}")
+
+
 if __name__ == "__main__":
     {"cut": cut, "check": check,
      "fc-cut": lambda m, f: cut(m, f, fast=True),
-     "create-cut": create_cut, "create-check": create_check}[sys.argv[1]](sys.argv[2],
+     "create-cut": create_cut, "create-check": create_check,
+     "append-cut": append_cut, "append-check": append_check}[sys.argv[1]](sys.argv[2],
                                                                         sys.argv[3])
