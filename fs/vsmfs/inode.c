@@ -323,8 +323,8 @@ int vsmfs_mark_inode_dirty(struct vsmfs_trans *t, struct inode *inode)
 	struct vsmfs_dinode nd __uninitialized;
 	struct vsmfs_dinode *di;
 	struct vsmfs_mblk *mb;
-	unsigned int first = 0, end = sizeof(nd) / 8;
 	const u64 *src = (const u64 *)&nd;
+	unsigned int first, end, lines = 0, l;
 	u64 *dst, slot;
 	int ret;
 
@@ -333,12 +333,26 @@ int vsmfs_mark_inode_dirty(struct vsmfs_trans *t, struct inode *inode)
 		return ret;
 	vsmfs_dinode_fill(inode, &nd);
 	dst = (u64 *)di;
-	while (first < end && src[first] == dst[first])
-		first++;
-	while (end > first && src[end - 1] == dst[end - 1])
-		end--;
+	/*
+	 * The cache lines of the slot that differ, each by one test of its
+	 * eight words, then the first and last differing words in them.
+	 */
+	static_assert(VSMFS_INODE_SIZE % 64 == 0);
+	for (l = 0; l < VSMFS_INODE_SIZE / 64; l++) {
+		const u64 *a = src + l * 8, *b = dst + l * 8;
+
+		if ((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]) |
+		    (a[4] ^ b[4]) | (a[5] ^ b[5]) | (a[6] ^ b[6]) | (a[7] ^ b[7]))
+			lines |= 1U << l;
+	}
 	/* As the slot was: nothing for the transaction to carry. */
-	if (first < end) {
+	if (lines) {
+		first = __ffs(lines) * 8;
+		end = (__fls(lines) + 1) * 8;
+		while (src[first] == dst[first])
+			first++;
+		while (src[end - 1] == dst[end - 1])
+			end--;
 		ret = vsmfs_trans_get_write_access_range(t, mb,
 							 (u8 *)(dst + first) - mb->m_data,
 							 (end - first) * 8);
