@@ -395,10 +395,13 @@ CONC_OPTION_SETS = {"": "", "ckpt": "checkpoint_threshold=1",
 # (fsync), and so also run with group commit ("group"), in both runs.
 CONC_GROUP = ["conc-attrs", "conc-appends", "conc-grow", "conc-unwritten", "conc-falloc",
               "conc-overwrite", "conc-recycle"]
-# The counter of the shared handles a workload's operations run in, if not
-# trans_shared_meta: overwrites run in shared write handles.
-SHARED_COUNTER = {"conc-unwritten": "trans_shared_handles",
-                  "conc-overwrite": "trans_shared_handles"}
+# The counters of the shared handles a workload's operations run in, if not
+# trans_shared_meta: overwrites run in shared write handles, and so do
+# appends that only grow a run whose entry is in the inode (the others,
+# moves of a run, in shared metadata handles).
+SHARED_COUNTER = {"conc-unwritten": ("trans_shared_handles",),
+                  "conc-overwrite": ("trans_shared_handles",),
+                  "conc-appends": ("trans_shared_handles", "trans_shared_meta")}
 # Counters a workload must move with group commit, beside its shared
 # handles: in conc-overwrite the commits give the overwrites' old frames
 # back to the CPUs' page pools, which hand them out again.
@@ -1344,8 +1347,8 @@ def run_concurrent(label, dev, args, totals):
     copies = after["journal_frozen_copies"] - before["journal_frozen_copies"]
     totals["order_waits"] += waits
     totals["pipelined"] += pipelined
-    counter = SHARED_COUNTER.get(name, "trans_shared_meta")
-    shared = after[counter] - before[counter]
+    kinds = SHARED_COUNTER.get(name, ("trans_shared_meta",))
+    shared = sum(after[c] - before[c] for c in kinds)
     # With group commit, what the workload is for: its operations beside
     # each other, in shared handles.
     if optset == "group" and shared < sum(len(ops) for ops in tasks) // 2:
@@ -1360,7 +1363,9 @@ def run_concurrent(label, dev, args, totals):
     cpus = sorted({r[1] for r in log.records if r[0] != pmreplay.MARK})
     extra = (f"  {after['trans_commits'] - before['trans_commits']} commits, {waits} waited "
              f"for their turn, {pipelined} pipelined, {copies} blocks copied for them, "
-             f"{shared} shared {'write' if counter == 'trans_shared_handles' else 'metadata'} handles; "
+             f"{shared} shared "
+             f"{' and '.join('write' if c == 'trans_shared_handles' else 'metadata' for c in kinds)}"
+             f" handles; "
              f"cpus {cpus}, {rp.moved} lines made "
              f"durable after their task moved")
     report(label, dev, log, args, totals, result, expect, param, state, start, extra)
