@@ -412,26 +412,41 @@ static void vsmfs_slot_word_changed(struct vsmfs_mblk *mb, struct vsmfs_dinode *
  * @di: the slot
  * @now: the time, which becomes both
  *
- * Changes only the words of the two times in the slot (a nanosecond
- * field shares its word with another time's, which stays as the slot has
- * it), with their bits set in m_cmask by atomic operations: other shared
- * handles change other slots of the block meanwhile. Stores nothing to
+ * Changes only the words of the two times in the slot that differ (a
+ * nanosecond field shares its word with another time's, which stays as
+ * the slot has it), with their bits set in m_cmask by atomic operations:
+ * other shared handles change other slots of the block meanwhile. Stores nothing to
  * PM: the commit that takes @h writes the slot. The caller notes the
  * inode in @h (vsmfs_whandle_note_inode()) as for any change.
  */
 void vsmfs_whandle_times(struct inode *inode, struct vsmfs_mblk *mb, struct vsmfs_dinode *di,
 			 struct timespec64 now)
 {
+	__le64 sec = cpu_to_le64(now.tv_sec);
+	__le32 nsec = cpu_to_le32(now.tv_nsec);
+
 	inode->i_mtime = now;
 	inode->i_ctime = now;
-	di->i_mtime = cpu_to_le64(now.tv_sec);
-	di->i_ctime = cpu_to_le64(now.tv_sec);
-	di->i_mtime_ns = cpu_to_le32(now.tv_nsec);
-	di->i_ctime_ns = cpu_to_le32(now.tv_nsec);
-	vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_mtime));
-	vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_ctime));
-	vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_mtime_ns));
-	vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_ctime_ns));
+	/*
+	 * Only the words that change are noted: a fast record carries each
+	 * word noted in the transaction, and the seconds seldom move.
+	 */
+	if (di->i_mtime != sec) {
+		di->i_mtime = sec;
+		vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_mtime));
+	}
+	if (di->i_ctime != sec) {
+		di->i_ctime = sec;
+		vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_ctime));
+	}
+	if (di->i_mtime_ns != nsec) {
+		di->i_mtime_ns = nsec;
+		vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_mtime_ns));
+	}
+	if (di->i_ctime_ns != nsec) {
+		di->i_ctime_ns = nsec;
+		vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_ctime_ns));
+	}
 	vsmfs_slot_dirty(mb, ((u8 *)di - mb->m_data) / VSMFS_INODE_SIZE);
 }
 
