@@ -415,9 +415,9 @@ static void vsmfs_slot_word_changed(struct vsmfs_mblk *mb, struct vsmfs_dinode *
  * Changes only the words of the two times in the slot that differ (a
  * nanosecond field shares its word with another time's, which stays as
  * the slot has it), with their bits set in m_cmask by atomic operations:
- * other shared handles change other slots of the block meanwhile. Stores nothing to
- * PM: the commit that takes @h writes the slot. The caller notes the
- * inode in @h (vsmfs_whandle_note_inode()) as for any change.
+ * other shared handles change other slots of the block meanwhile. Stores
+ * nothing to PM: the commit that takes @h writes the slot. The caller
+ * notes the inode in @h (vsmfs_whandle_note_inode()) as for any change.
  */
 void vsmfs_whandle_times(struct inode *inode, struct vsmfs_mblk *mb, struct vsmfs_dinode *di,
 			 struct timespec64 now)
