@@ -403,6 +403,29 @@ static void vsmfs_slot_word_changed(struct vsmfs_mblk *mb, struct vsmfs_dinode *
 	vsmfs_note_word_shared(mb, ((u8 *)di - mb->m_data + off) / 8);
 }
 
+/*
+ * Store @v in the field at @f of slot @di (of @mb) in a shared handle if
+ * it differs, noting its word: a fast record carries each word noted in
+ * the transaction.
+ */
+static void vsmfs_slot_set64(struct vsmfs_mblk *mb, struct vsmfs_dinode *di, __le64 *f,
+			     __le64 v)
+{
+	if (*f != v) {
+		*f = v;
+		vsmfs_slot_word_changed(mb, di, (u8 *)f - (u8 *)di);
+	}
+}
+
+static void vsmfs_slot_set32(struct vsmfs_mblk *mb, struct vsmfs_dinode *di, __le32 *f,
+			     __le32 v)
+{
+	if (*f != v) {
+		*f = v;
+		vsmfs_slot_word_changed(mb, di, (u8 *)f - (u8 *)di);
+	}
+}
+
 /**
  * vsmfs_whandle_times() - set an inode's modification and change times in
  *	a shared handle
@@ -422,31 +445,13 @@ static void vsmfs_slot_word_changed(struct vsmfs_mblk *mb, struct vsmfs_dinode *
 void vsmfs_whandle_times(struct inode *inode, struct vsmfs_mblk *mb, struct vsmfs_dinode *di,
 			 struct timespec64 now)
 {
-	__le64 sec = cpu_to_le64(now.tv_sec);
-	__le32 nsec = cpu_to_le32(now.tv_nsec);
-
 	inode->i_mtime = now;
 	inode->i_ctime = now;
-	/*
-	 * Only the words that change are noted: a fast record carries each
-	 * word noted in the transaction, and the seconds seldom move.
-	 */
-	if (di->i_mtime != sec) {
-		di->i_mtime = sec;
-		vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_mtime));
-	}
-	if (di->i_ctime != sec) {
-		di->i_ctime = sec;
-		vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_ctime));
-	}
-	if (di->i_mtime_ns != nsec) {
-		di->i_mtime_ns = nsec;
-		vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_mtime_ns));
-	}
-	if (di->i_ctime_ns != nsec) {
-		di->i_ctime_ns = nsec;
-		vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_ctime_ns));
-	}
+	/* The seconds seldom move: their words are mostly left unnoted. */
+	vsmfs_slot_set64(mb, di, &di->i_mtime, cpu_to_le64(now.tv_sec));
+	vsmfs_slot_set64(mb, di, &di->i_ctime, cpu_to_le64(now.tv_sec));
+	vsmfs_slot_set32(mb, di, &di->i_mtime_ns, cpu_to_le32(now.tv_nsec));
+	vsmfs_slot_set32(mb, di, &di->i_ctime_ns, cpu_to_le32(now.tv_nsec));
 	vsmfs_slot_dirty(mb, ((u8 *)di - mb->m_data) / VSMFS_INODE_SIZE);
 }
 
@@ -496,19 +501,13 @@ void vsmfs_whandle_direct(struct inode *inode, struct vsmfs_mblk *mb, struct vsm
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 
 	vi->i_index[key] = e;
+	vi->i_tail_key = tail_key;
+	vi->i_pages = pages;
+	inode->i_blocks = pages << (VSMFS_BLOCK_SHIFT - 9);
 	di->i_direct[key] = cpu_to_le64(e);
 	vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_direct) + key * 8);
-	if (vi->i_tail_key != tail_key) {
-		vi->i_tail_key = tail_key;
-		di->i_tail_key = cpu_to_le32(tail_key);
-		vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_tail_key));
-	}
-	if (vi->i_pages != pages) {
-		vi->i_pages = pages;
-		inode->i_blocks = pages << (VSMFS_BLOCK_SHIFT - 9);
-		di->i_pages = cpu_to_le64(pages);
-		vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_pages));
-	}
+	vsmfs_slot_set32(mb, di, &di->i_tail_key, cpu_to_le32(tail_key));
+	vsmfs_slot_set64(mb, di, &di->i_pages, cpu_to_le64(pages));
 	vsmfs_slot_dirty(mb, ((u8 *)di - mb->m_data) / VSMFS_INODE_SIZE);
 }
 

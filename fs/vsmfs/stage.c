@@ -532,7 +532,6 @@ static int vsmfs_append_words_shared(const struct vsmfs_wmap *m, bool *owned)
 	u32 tail_key = vi->i_tail_key;
 	/* Set up by vsmfs_whandle_begin(): not zeroed at entry as well. */
 	struct vsmfs_whandle h __uninitialized;
-	struct timespec64 now;
 	struct vsmfs_dinode *di;
 	struct vsmfs_mblk *mb;
 	int ret;
@@ -550,11 +549,8 @@ static int vsmfs_append_words_shared(const struct vsmfs_wmap *m, bool *owned)
 		vsmfs_whandle_direct(inode, mb, di, a->key, vsmfs_idx_make(lpn, a->need), tail_key,
 				     pages);
 		vsmfs_whandle_size(inode, mb, di, a->size);
-		now = current_time(inode);
-		/* Words that do not change are not journaled. */
-		if (!timespec64_equal(&inode->i_mtime, &now) ||
-		    !timespec64_equal(&inode->i_ctime, &now))
-			vsmfs_whandle_times(inode, mb, di, now);
+		/* Notes only the time words that change. */
+		vsmfs_whandle_times(inode, mb, di, current_time(inode));
 		vsmfs_whandle_note_inode(&h, inode);
 		vsmfs_aggr_written(inode);
 		vsmfs_stat_inc(sbi, write_shared_appends);
