@@ -189,15 +189,16 @@ def creator(p, mnt, manifest):
         k += 1
 
 
-def create_cut(mnt, manifest):
-    os.mkdir(os.path.join(mnt, "c"))
-    for p in (0, 1):
-        note(manifest, p, -1)
-    os.sync()
+def fc_cut(target, mnt, manifest, what, need, extra):
+    """Run @target (p, mnt, manifest) for p = 0, 1 until both noted
+    @need operations and fast records are at least @need, then ask for the
+    power cut, printing the counters @extra names (their moves since the
+    start) beside the count of operations called @what; the workers go on
+    until the cut."""
     counters = Counters(os.environ.get("DEV", "/dev/pmem0"))
-    c = counters.read()
-    recs0, fall0, commits0 = c["fc_records"], c["fc_fallbacks"], c["trans_commits"]
-    procs = [Process(target=creator, args=(p, mnt, manifest)) for p in (0, 1)]
+    keys = ["fc_records", "fc_fallbacks"] + extra
+    c0 = counters.read()
+    procs = [Process(target=target, args=(p, mnt, manifest)) for p in (0, 1)]
     for pr in procs:
         pr.start()
     deadline = time.monotonic() + 600
@@ -205,16 +206,24 @@ def create_cut(mnt, manifest):
         time.sleep(0.2)
         done = acked(manifest)
         c = counters.read()
-        recs = c["fc_records"] - recs0
-        if min(done) >= CREATES and recs >= CREATES:
-            print("creates done %d, %d; fast records: %d, fallbacks %d, commits %d; "
-                  "PERSIST-CUT-NOW" % (done[0], done[1], recs, c["fc_fallbacks"] - fall0,
-                                       c["trans_commits"] - commits0), flush=True)
+        moved = {k: c[k] - c0[k] for k in keys}
+        if min(done) >= need and moved["fc_records"] >= need:
+            print("%s done %d, %d; %s; PERSIST-CUT-NOW" %
+                  (what, done[0], done[1], ", ".join("%s %d" % kv for kv in moved.items())),
+                  flush=True)
             time.sleep(600)
             break
         if any(not pr.is_alive() for pr in procs):
-            raise SystemExit("a creator died")
-    raise SystemExit("no %d fast records in %d creates each" % (CREATES, CREATES))
+            raise SystemExit("a worker died")
+    raise SystemExit("no %d fast records in %d %s each" % (need, need, what))
+
+
+def create_cut(mnt, manifest):
+    os.mkdir(os.path.join(mnt, "c"))
+    for p in (0, 1):
+        note(manifest, p, -1)
+    os.sync()
+    fc_cut(creator, mnt, manifest, "creates", CREATES, ["trans_commits"])
 
 
 def create_check(mnt, manifest):
@@ -311,28 +320,7 @@ def append_cut(mnt, manifest):
             f.write(abig(p))
         note(manifest, p, -1)
     os.sync()
-    counters = Counters(os.environ.get("DEV", "/dev/pmem0"))
-    c = counters.read()
-    recs0, fall0, app0 = c["fc_records"], c["fc_fallbacks"], c["write_shared_appends"]
-    procs = [Process(target=appender, args=(p, mnt, manifest)) for p in (0, 1)]
-    for pr in procs:
-        pr.start()
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
-        time.sleep(0.2)
-        done = acked(manifest)
-        c = counters.read()
-        recs = c["fc_records"] - recs0
-        if min(done) >= ROUNDS // 2 and recs >= ROUNDS // 2:
-            print("appends done %d, %d; fast records: %d, fallbacks %d; appends that "
-                  "added pages beside other handles: %d; PERSIST-CUT-NOW" %
-                  (done[0], done[1], recs, c["fc_fallbacks"] - fall0,
-                   c["write_shared_appends"] - app0), flush=True)
-            time.sleep(600)
-            break
-        if any(not pr.is_alive() for pr in procs):
-            raise SystemExit("an appender died")
-    raise SystemExit("no %d fast records in %d appends each" % (ROUNDS // 2, ROUNDS // 2))
+    fc_cut(appender, mnt, manifest, "appends", ROUNDS // 2, ["write_shared_appends"])
 
 
 def append_file(path, data, at, p, ks, acked):
