@@ -58,9 +58,10 @@
  *   - the data the swaps made reachable was fenced by the handles that
  *     wrote it, before they ended; the record is fenced before fsync
  *     returns (jfast.c);
- *   - the inode's lock, its invalidate_lock and a shared handle keep its
- *     slot, its page table entries and the transaction as they are while
- *     the record is made: no write, fault, or commit runs beside it.
+ *   - the inode's lock, its invalidate_lock and s_handles_sem, held shared
+ *     as by a shared handle (vsmfs_trans_hold()), keep its slot, its page
+ *     table entries and the transaction as they are while the record is
+ *     made: no write, fault, or commit runs beside it.
  * An fsync that cannot write a record (no room left in the area, a commit
  * in flight, a lost transaction, an error that stopped commits, the
  * directory locked by another task, fast_commit=off) commits instead.
@@ -210,7 +211,7 @@ static int vsmfs_fc_build(struct inode *inode, struct inode *dir, u64 count, u64
 	r->r_seq = cpu_to_le64(vi->i_fc_seq + 1);
 	r->r_slot = cpu_to_le32(slot);
 	r->r_words = cpu_to_le32(words);
-	r->r_crc = cpu_to_le32(crc32c(~0U, (u8 *)buf + 4, len - 4));
+	r->r_crc = cpu_to_le32(vsmfs_journal_fc_crc(sbi, (u8 *)buf + 4, len - 4));
 	return len;
 }
 
@@ -267,8 +268,6 @@ static int vsmfs_fc_commit(struct inode *inode)
 	u64 buf[VSMFS_FC_REC_MAX / 8 + 7] __uninitialized;
 	struct dentry *parent = NULL;
 	struct inode *dir = NULL;
-	/* Set up by vsmfs_whandle_begin(): not zeroed at entry as well. */
-	struct vsmfs_whandle h __uninitialized;
 	u64 tid, count;
 	int ret = 1;
 
@@ -284,7 +283,7 @@ static int vsmfs_fc_commit(struct inode *inode)
 		return 1;
 	if (!down_write_trylock(&mapping->invalidate_lock))
 		goto out_inode;
-	if (vsmfs_whandle_begin(sbi, &h, 0, 0))
+	if (vsmfs_trans_hold(sbi))
 		goto out_mapping;
 	tid = sbi->s_run.tid;
 	if (vi->i_tid != tid || vi->i_fc_tid != tid || vi->i_fc_bad)
@@ -334,7 +333,7 @@ static int vsmfs_fc_commit(struct inode *inode)
 	if (dir)
 		inode_unlock(dir);
 out_handle:
-	vsmfs_whandle_end_idle(&h);
+	vsmfs_trans_unhold(sbi);
 out_mapping:
 	up_write(&mapping->invalidate_lock);
 out_inode:

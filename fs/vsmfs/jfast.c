@@ -38,6 +38,8 @@
  */
 #include <linux/slab.h>
 #include <linux/sort.h>
+#include <linux/crc32c.h>
+#include <crypto/hash.h>
 #include "vsmfs.h"
 #include "pmem.h"
 #include "fault.h"
@@ -61,6 +63,17 @@ int vsmfs_jfc_init(struct vsmfs_journal *j, const struct vsmfs_jsb_state *js)
 	j->fc = kcalloc(js->fc_areas, sizeof(*j->fc), GFP_KERNEL);
 	if (!j->fc)
 		return -ENOMEM;
+	/*
+	 * The crc32c transform, for records summed with a descriptor of
+	 * their own (vsmfs_journal_fc_crc()); without it, or with one that
+	 * keeps more than the sum, the library's crc32c().
+	 */
+	j->fc_crc = crypto_alloc_shash("crc32c", 0, 0);
+	if (IS_ERR(j->fc_crc) || crypto_shash_descsize(j->fc_crc) != sizeof(u32)) {
+		if (!IS_ERR(j->fc_crc))
+			crypto_free_shash(j->fc_crc);
+		j->fc_crc = NULL;
+	}
 	for (i = 0; i < js->fc_areas; i++)
 		spin_lock_init(&j->fc[i].lock);
 	j->fc_n = js->fc_areas;
@@ -318,14 +331,44 @@ out:
  * vsmfs_journal_fc_count() - commit number of a fast record
  * @sbi: the file system
  *
- * Context: no commit in flight, none can start (the caller's shared
- * handle), and the transactions before the running one finished, seen
- * with acquire ordering.
+ * Context: no commit in flight, none can start (the caller holds the
+ * running transaction, vsmfs_trans_hold()), and the transactions before
+ * the running one finished, seen with acquire ordering.
  * Return: the number the running transaction will commit as.
  */
 u64 vsmfs_journal_fc_count(struct vsmfs_sb_info *sbi)
 {
 	return READ_ONCE(sbi->s_journal->count) + 1;
+}
+
+/**
+ * vsmfs_journal_fc_crc() - crc32c of a fast-commit record's bytes
+ * @sbi: the file system, with fast-commit areas
+ * @p: the bytes
+ * @len: their number
+ *
+ * What crc32c(~0U, @p, @len) returns, through the transform of the
+ * journal with a descriptor that holds only the sum: the library's own
+ * clears a descriptor of the largest size any hash needs first.
+ *
+ * Return: the sum.
+ */
+u32 vsmfs_journal_fc_crc(struct vsmfs_sb_info *sbi, const void *p, u32 len)
+{
+	struct crypto_shash *tfm = sbi->s_journal->fc_crc;
+	struct {
+		struct shash_desc desc;
+		u32 ctx;
+	} d;
+
+	if (!tfm)
+		return crc32c(~0U, p, len);
+	d.desc.tfm = tfm;
+	d.ctx = ~0U;
+	/* A crc32c update neither fails nor reads a key. */
+	if (WARN_ON_ONCE(crypto_shash_update(&d.desc, p, len)))
+		return crc32c(~0U, p, len);
+	return d.ctx;
 }
 
 /**

@@ -301,6 +301,8 @@ void vsmfs_journal_free(struct vsmfs_journal *j)
 	kvfree(j->slot);
 	kvfree(j->h);
 	kfree(j->fc);
+	if (j->fc_crc)
+		crypto_free_shash(j->fc_crc);
 	kfree(j);
 }
 

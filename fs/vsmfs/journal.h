@@ -11,6 +11,7 @@
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
+#include <crypto/hash.h>
 #include "vsmfs.h"
 #include "jcore.h"
 
@@ -104,6 +105,7 @@ struct vsmfs_journal {
 	u32			fc_bytes;	/* bytes of each */
 	u8 __pm			*fc_base;	/* the first on PM */
 	struct vsmfs_fc_area	*fc;
+	struct crypto_shash	*fc_crc;	/* crc32c of records, or NULL */
 };
 
 /*
@@ -176,6 +178,7 @@ int vsmfs_journal_init(struct vsmfs_sb_info *sbi);
 int vsmfs_jfc_init(struct vsmfs_journal *j, const struct vsmfs_jsb_state *js);
 int vsmfs_jfc_replay(struct vsmfs_journal *j, bool read_only);
 u64 vsmfs_journal_fc_count(struct vsmfs_sb_info *sbi);
+u32 vsmfs_journal_fc_crc(struct vsmfs_sb_info *sbi, const void *p, u32 len);
 int vsmfs_journal_fc_write(struct vsmfs_sb_info *sbi, const void *rec, u32 len, u64 count);
 
 /* journal.c, jcommit.c, jgc.c */

@@ -1161,3 +1161,4 @@ MODULE_DESCRIPTION("vsmfs: a file system for persistent memory with virtual supe
 /* The release: PACKAGE_VERSION of dkms.conf and VSMFS_TOOLS_VERSION agree. */
 MODULE_VERSION("0.1");
 MODULE_LICENSE("GPL");
+MODULE_SOFTDEP("pre: crc32c");

@@ -215,7 +215,8 @@ static inline int vsmfs_whandle_dirty(struct vsmfs_whandle *h, struct vsmfs_mblk
 void vsmfs_whandle_defer_resv(struct vsmfs_whandle *h, const struct vsmfs_resv *r);
 void vsmfs_whandle_note_inode(struct vsmfs_whandle *h, struct inode *inode);
 void vsmfs_whandle_end(struct vsmfs_whandle *h);
-void vsmfs_whandle_end_idle(struct vsmfs_whandle *h);
+int vsmfs_trans_hold(struct vsmfs_sb_info *sbi);
+void vsmfs_trans_unhold(struct vsmfs_sb_info *sbi);
 void vsmfs_fc_note(struct vsmfs_inode_info *vi, u64 tid, bool bad);
 void vsmfs_trans_fc_settle(struct vsmfs_trans *t);
 void vsmfs_trans_fc_create(struct vsmfs_trans *t);

@@ -1032,18 +1032,36 @@ void vsmfs_whandle_end(struct vsmfs_whandle *h)
 }
 
 /**
- * vsmfs_whandle_end_idle() - end a shared handle that changed nothing
- * @h: the handle, which kept the running transaction from committing
- *	while its task read it (a fast commit, fcommit.c)
+ * vsmfs_trans_hold() - keep the running transaction from committing
+ * @sbi: the file system
  *
- * Unlike vsmfs_whandle_end(), the handle is not one of the running
- * transaction's: it neither makes it one to commit nor arms its timer.
+ * For a task that reads what the running transaction changed and writes
+ * it elsewhere (a fast commit, fcommit.c): s_handles_sem shared, as a
+ * shared handle takes it, with no room reserved and nothing to end. The
+ * transaction neither becomes one to commit nor arms its timer.
+ *
+ * Context: process context; holds s_handles_sem shared until
+ * vsmfs_trans_unhold().
+ * Return: 0, or -EAGAIN (nothing taken) if handles do not run beside
+ * each other now (the caller commits instead).
+ */
+int vsmfs_trans_hold(struct vsmfs_sb_info *sbi)
+{
+	if (!vsmfs_shared_ok(sbi))
+		return -EAGAIN;
+	vsmfs_handles_enter(sbi);
+	return 0;
+}
+
+/**
+ * vsmfs_trans_unhold() - let the running transaction commit again
+ * @sbi: the file system, held by vsmfs_trans_hold()
  *
  * Context: releases s_handles_sem.
  */
-void vsmfs_whandle_end_idle(struct vsmfs_whandle *h)
+void vsmfs_trans_unhold(struct vsmfs_sb_info *sbi)
 {
-	vsmfs_shared_leave(h->h_sbi, h->h_credits, h->h_frees, NULL, 0, NULL, 0, false, 0);
+	vsmfs_handles_exit(sbi);
 }
 
 /**
