@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """fsyncs of two CPUs across a power cut (persist/015-fsync-pair,
-persist/016-fc-pair, persist/017-fc-create, persist/018-fc-append).
+persist/016-fc-pair, persist/017-fc-create, persist/018-fc-append,
+persist/019-fc-migrate).
 
   pair.py cut MNT MANIFEST    two processes, one per CPU, each overwrite a
                               page of a file of their own and fsync it, in
@@ -28,6 +29,14 @@ persist/016-fc-pair, persist/017-fc-create, persist/018-fc-append).
   pair.py append-check MNT MANIFEST  each file is its first bytes and then
                               whole appends in order, every one whose fsync
                               returned among them, and no other file
+  pair.py migrate-cut MNT MANIFEST  one process creates MFILES files, syncs,
+                              then appends MCHUNK bytes to each in rounds,
+                              each append fsync'd, until hot-inode
+                              aggregation moved a file to another slot, and
+                              MROUNDS more rounds; the power is cut
+                              meanwhile
+  pair.py migrate-check MNT MANIFEST  each file whole appends in order,
+                              those of every round whose fsyncs returned
 
 Process p overwrites page k % PAGES of file f<p> with page(p, k) at its
 k-th operation, then fsyncs the file. Side by side, the fsync of one often
@@ -380,9 +389,76 @@ def append_check(mnt, manifest):
         raise SystemExit(f"{mnt}: files no appender made: {sorted(names)[:5]}")
 
 
+MFILES = 4
+MCHUNK = 30
+MROUNDS = 2
+
+
+def mchunk(i, r):
+    """Append @r to file m<i>: bytes of its own."""
+    return bytes(((r * 31 + i * 7 + b) & 0xff) for b in range(MCHUNK))
+
+
+def migrate_cut(mnt, manifest):
+    """Small appends, each fsync'd, until aggregation moved a file, then
+    MROUNDS more rounds: their fast records must not name the slot the
+    move gave it, which is not the one the last commit (the sync after the
+    creates) left in the inode map. The appends stay in the files' first
+    page: none of them commits."""
+    # I-numbers from the second CPU's region, past the window of hot slots.
+    os.sched_setaffinity(0, {1})
+    counters = Counters(os.environ.get("DEV", "/dev/pmem0"))
+    fds = [os.open(os.path.join(mnt, "m%d" % i), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+           for i in range(MFILES)]
+    note(manifest, 0, -1)
+    os.sync()
+    c0 = counters.read()
+    moved = None
+    for r in range(PAGE // MCHUNK - 1):
+        for i, fd in enumerate(fds):
+            os.write(fd, mchunk(i, r))
+            os.fsync(fd)
+        note(manifest, 0, r)
+        c = counters.read()
+        if moved is None and c["aggregate_migrations"] > c0["aggregate_migrations"]:
+            moved = r
+        if moved is not None and r == moved + MROUNDS:
+            print("a file moved by round %d; rounds fsync'd through %d; since the sync: "
+                  "fc_records %d, fc_fallbacks %d, trans_commits %d, aggregate_migrations %d; "
+                  "PERSIST-CUT-NOW" %
+                  (moved, r, c["fc_records"] - c0["fc_records"],
+                   c["fc_fallbacks"] - c0["fc_fallbacks"],
+                   c["trans_commits"] - c0["trans_commits"],
+                   c["aggregate_migrations"] - c0["aggregate_migrations"]), flush=True)
+            time.sleep(600)
+        # The worker moves a file a tenth of a second after it turned hot.
+        time.sleep(0.02)
+    raise SystemExit("no file moved in %d rounds" % (PAGE // MCHUNK - 1))
+
+
+def migrate_check(mnt, manifest):
+    with open("%s.0" % manifest) as m:
+        acked = int(m.read())
+    names = sorted(set(os.listdir(mnt)) - {"lost+found"})
+    if names != ["m%d" % i for i in range(MFILES)]:
+        raise SystemExit(f"{mnt}: {names}, not the {MFILES} files m*")
+    for i in range(MFILES):
+        path = os.path.join(mnt, "m%d" % i)
+        with open(path, "rb") as f:
+            data = f.read()
+        n, rest = divmod(len(data), MCHUNK)
+        if rest or data != b"".join(mchunk(i, r) for r in range(n)):
+            raise SystemExit(f"{path}: {len(data)} bytes, not whole appends in order")
+        if n <= acked:
+            raise SystemExit(f"{path}: {n} appends, but the fsyncs of round {acked} had returned")
+    print(f"{MFILES} files, whole appends in order, every round fsync'd ({acked}) there",
+          flush=True)
+
+
 if __name__ == "__main__":
     {"cut": cut, "check": check,
      "fc-cut": lambda m, f: cut(m, f, fast=True),
      "create-cut": create_cut, "create-check": create_check,
-     "append-cut": append_cut, "append-check": append_check}[sys.argv[1]](sys.argv[2],
-                                                                        sys.argv[3])
+     "append-cut": append_cut, "append-check": append_check,
+     "migrate-cut": migrate_cut, "migrate-check": migrate_check}[sys.argv[1]](sys.argv[2],
+                                                                          sys.argv[3])
