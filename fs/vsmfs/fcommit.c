@@ -25,7 +25,7 @@
  * directory, xattrs) makes the inode's changes ones no record describes
  * until the transaction commits: its fsync commits it, as without fast
  * commits. So does a slot moved by aggregation, which notes no inode: the
- * inode map (vsmfs_fc_slot_kept()).
+ * inode map (vsmfs_fc_map_kept()).
  *
  * Ordering rules. A record depends only on the last durable commit and on
  * the earlier records of its inode and of its directory in the same
@@ -36,7 +36,7 @@
  *     words over what that commit left;
  *   - the slots it names (the inode's, a create's directory's) are those
  *     that commit's inode map gives their i-numbers: none moved in the
- *     transaction (vsmfs_fc_slot_kept());
+ *     transaction (vsmfs_fc_map_kept());
  *   - the pages it names were the inode's at that commit, scratch pages
  *     of its swaps, or pages it took from a reservation (free at that
  *     commit), which the transaction keeps reserved until it commits: no
@@ -220,27 +220,6 @@ static int vsmfs_fc_build(struct inode *inode, struct inode *dir, u64 count, u64
 }
 
 /*
- * Whether i-number @ino has the slot the last commit left it in the inode
- * map: a record names slots, which recovery finds through that map. An
- * exchange of hot-inode aggregation (aggr.c) moves two slots in the
- * running transaction, in a handle of the other kind that notes no
- * inode: a record of either inode (or a create's directory part naming a
- * moved directory's slot) would store its words over another inode's
- * slot on PM. The inode's changes then wait for the commit, as every
- * change of a slot's place in the map does (its word of the map block in
- * m_cmask, which the commit clears).
- */
-static bool vsmfs_fc_slot_kept(struct vsmfs_sb_info *sbi, u64 ino)
-{
-	struct vsmfs_mblk *map = vsmfs_mblk_get(sbi, sbi->s_layout.imap_start +
-						ino / (VSMFS_BLOCK_SIZE / 4));
-
-	/* Two 4-byte entries to a mask bit's word. */
-	return !IS_ERR(map) &&
-	       !test_bit(ino % (VSMFS_BLOCK_SIZE / 4) / 2, (const unsigned long *)map->m_cmask);
-}
-
-/*
  * For a record that carries @inode's create or rename: its directory,
  * locked, if every earlier change of it in transaction @tid is carried by
  * records and none came after the create (trans_fc.c), in @*dirp with a
@@ -267,7 +246,7 @@ static int vsmfs_fc_lock_dir(struct inode *inode, u64 tid, struct dentry **paren
 	dvi = VSMFS_I(dir);
 	if (dvi->i_fc_tid != tid || dvi->i_fc_bad || dvi->i_fc_gen != vi->i_fc_dgen ||
 	    dvi->i_fc_cov != vi->i_fc_dgen - 1 ||
-	    !vsmfs_fc_slot_kept(VSMFS_SB(dir->i_sb), dir->i_ino)) {
+	    !vsmfs_fc_map_kept(VSMFS_SB(dir->i_sb), dir->i_ino)) {
 		inode_unlock(dir);
 		dput(parent);
 		return 1;
@@ -318,7 +297,7 @@ static int vsmfs_fc_commit(struct inode *inode)
 		ret = 0;
 		goto out_handle;
 	}
-	if (!vsmfs_fc_slot_kept(sbi, inode->i_ino))
+	if (!vsmfs_fc_map_kept(sbi, inode->i_ino))
 		goto out_handle;
 	/*
 	 * After an error stopped commits (errors=remount-ro), the commit path

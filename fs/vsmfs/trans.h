@@ -218,6 +218,7 @@ void vsmfs_whandle_end(struct vsmfs_whandle *h);
 int vsmfs_trans_hold(struct vsmfs_sb_info *sbi);
 void vsmfs_trans_unhold(struct vsmfs_sb_info *sbi);
 void vsmfs_fc_note(struct vsmfs_inode_info *vi, u64 tid, bool bad);
+bool vsmfs_fc_map_kept(struct vsmfs_sb_info *sbi, u64 ino);
 void vsmfs_trans_fc_settle(struct vsmfs_trans *t);
 void vsmfs_trans_fc_create(struct vsmfs_trans *t);
 

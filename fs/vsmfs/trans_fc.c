@@ -78,6 +78,31 @@ void vsmfs_fc_note(struct vsmfs_inode_info *vi, u64 tid, bool bad)
 		vi->i_fc_bad = true;
 }
 
+/**
+ * vsmfs_fc_map_kept() - whether an i-number keeps its slot of the last commit
+ * @sbi: the file system
+ * @ino: the i-number
+ *
+ * A fast record names slots, which recovery finds through the inode map
+ * as the last commit left it. Its entry of @ino changed in the running
+ * transaction (hot-inode aggregation moved the slot, aggr.c, in a handle
+ * that notes no inode) if its word of the map block is among the words
+ * the transaction changed (m_cmask, which the commit clears): no record
+ * may then name @ino's slot until the transaction commits.
+ *
+ * Context: the running transaction kept from committing.
+ * Return: true if the entry is as the last commit left it.
+ */
+bool vsmfs_fc_map_kept(struct vsmfs_sb_info *sbi, u64 ino)
+{
+	struct vsmfs_mblk *map = vsmfs_mblk_get(sbi, sbi->s_layout.imap_start +
+						ino / (VSMFS_BLOCK_SIZE / 4));
+
+	/* Two 4-byte entries to a mask bit's word. */
+	return !IS_ERR(map) &&
+	       !test_bit(ino % (VSMFS_BLOCK_SIZE / 4) / 2, (const unsigned long *)map->m_cmask);
+}
+
 /* Ranges of one directory block a create or rename may change. */
 #define VSMFS_FC_RANGES		8
 
@@ -174,8 +199,7 @@ static bool vsmfs_fc_create_ranges(struct vsmfs_trans *t, struct vsmfs_inode_inf
  */
 static bool vsmfs_fc_create_ok(struct vsmfs_trans *t, struct vsmfs_inode_info *vi, u64 ino)
 {
-	struct vsmfs_sb_info *sbi = t->t_sbi;
-	struct vsmfs_mblk *imb = t->t_fc_imb, *map;
+	struct vsmfs_mblk *imb = t->t_fc_imb;
 	unsigned int w0 = t->t_fc_ioff / 8;
 
 	if (!imb || !t->t_fc_dmb ||
@@ -187,9 +211,7 @@ static bool vsmfs_fc_create_ok(struct vsmfs_trans *t, struct vsmfs_inode_info *v
 	/* A slot's 32 words are half of a mask word. */
 	if ((u32)(imb->m_cmask[w0 / 64] >> (w0 % 64)))
 		return false;
-	map = vsmfs_mblk_get(sbi, sbi->s_layout.imap_start + ino / (VSMFS_BLOCK_SIZE / 4));
-	return !IS_ERR(map) &&
-	       !test_bit(ino % (VSMFS_BLOCK_SIZE / 4) / 2, (unsigned long *)map->m_cmask);
+	return vsmfs_fc_map_kept(t->t_sbi, ino);
 }
 
 /**
