@@ -61,6 +61,7 @@ static const char * const vsmfs_fault_names[VSMFS_FAULT_NR] = {
 	[VSMFS_FAULT_GATHER_STOP]	= "gather_stop",
 	[VSMFS_FAULT_POOL_FULL]		= "pool_full",
 	[VSMFS_FAULT_FC_NOFENCE]	= "fc_nofence",
+	[VSMFS_FAULT_JHOME_UNSAFE]	= "journal_home_unsafe",
 };
 
 static struct vsmfs_fault_point vsmfs_faults[VSMFS_FAULT_NR];

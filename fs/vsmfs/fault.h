@@ -76,6 +76,12 @@ enum vsmfs_fault {
 	 * control for crash tests, which must see the loss.
 	 */
 	VSMFS_FAULT_FC_NOFENCE,
+	/*
+	 * A commit writes an inode-table block home in place whether fast
+	 * records carry its changes or not (jcommit.c, "Home writes"): a
+	 * negative control for crash tests, which must see the damage.
+	 */
+	VSMFS_FAULT_JHOME_UNSAFE,
 	VSMFS_FAULT_NR
 };
 

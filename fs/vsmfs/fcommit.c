@@ -62,6 +62,11 @@
  *   - the data the swaps made reachable was fenced by the handles that
  *     wrote it, before they ended; the record is fenced before fsync
  *     returns (jfast.c);
+ *   - the slot words a record carries are noted in their block's m_fcmask
+ *     only once it is durable (vsmfs_fc_carried()): a commit may write
+ *     an inode-table block home in place before its commit point when
+ *     every word the transaction changed in it is so carried (jcommit.c,
+ *     "Home writes"), as a crash before that point replays the records;
  *   - the inode's lock, its invalidate_lock and s_handles_sem, held shared
  *     as by a shared handle (vsmfs_trans_hold()), keep its slot, its page
  *     table entries and the transaction as they are while the record is
@@ -80,11 +85,22 @@
 #include "fault.h"
 
 /*
- * Store at @*pp the words of slot @di (in @mb) the running transaction
- * changed, lowest first, and move @*pp past them. Return: their mask.
+ * The slot words a record carries, noted in their block's m_fcmask once
+ * the record is written (vsmfs_fc_carried()).
  */
-static u32 vsmfs_fc_slot_words(const struct vsmfs_mblk *mb, const struct vsmfs_dinode *di,
-			       __le64 **pp)
+struct vsmfs_fc_carry {
+	struct vsmfs_mblk	*mb;
+	unsigned int		w0;
+	u32			words;
+};
+
+/*
+ * Store at @*pp the words of slot @di (in @mb) the running transaction
+ * changed, lowest first, and move @*pp past them; note them in @c.
+ * Return: their mask.
+ */
+static u32 vsmfs_fc_slot_words(struct vsmfs_mblk *mb, const struct vsmfs_dinode *di,
+			       __le64 **pp, struct vsmfs_fc_carry *c)
 {
 	unsigned int w0 = ((const u8 *)di - mb->m_data) / 8;
 	/* A slot's 32 words are half of a mask word. */
@@ -94,7 +110,28 @@ static u32 vsmfs_fc_slot_words(const struct vsmfs_mblk *mb, const struct vsmfs_d
 	for (; left; left &= left - 1)
 		*p++ = ((const __le64 *)di)[__ffs(left)];
 	*pp = p;
+	c->mb = mb;
+	c->w0 = w0;
+	c->words = words;
 	return words;
+}
+
+/*
+ * A record is written (fenced): its slot words @c are carried, for the
+ * commit of the transaction (vsmfs_trans_masks()). Records of other CPUs
+ * may note words of the same block at once: an atomic OR, only if a bit
+ * is missing.
+ */
+static void vsmfs_fc_carried(const struct vsmfs_fc_carry *c)
+{
+	unsigned long bits = (unsigned long)c->words << (c->w0 % 64);
+	atomic_long_t *m;
+
+	if (!bits)
+		return;
+	m = &c->mb->m_fcmask[c->w0 / 64];
+	if ((atomic_long_read(m) & bits) != bits)
+		atomic_long_or(bits, m);
 }
 
 /*
@@ -105,7 +142,7 @@ static u32 vsmfs_fc_slot_words(const struct vsmfs_mblk *mb, const struct vsmfs_d
  * or an ERR_PTR.
  */
 static __le64 *vsmfs_fc_build_dir(struct inode *inode, struct inode *dir, __le64 *p,
-				  const __le64 *end, u16 *nent)
+				  const __le64 *end, u16 *nent, struct vsmfs_fc_carry *c)
 {
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
@@ -130,7 +167,7 @@ static __le64 *vsmfs_fc_build_dir(struct inode *inode, struct inode *dir, __le64
 	p += 3;
 	head[0] = cpu_to_le64(VSMFS_FC_KEY_DIR | slot);
 	head[1] = cpu_to_le64(VSMFS_I(dir)->i_fc_seq + 1);
-	head[2] = cpu_to_le64(vsmfs_fc_slot_words(mb, di, &p));
+	head[2] = cpu_to_le64(vsmfs_fc_slot_words(mb, di, &p, c));
 	*nent += 2;
 	for (i = 0; i < ARRAY_SIZE(vi->i_fc_span); i++) {
 		u64 at = vi->i_fc_span[i] & VSMFS_FC_LPN_MASK, n = vi->i_fc_span[i] >> 48;
@@ -151,11 +188,13 @@ static __le64 *vsmfs_fc_build_dir(struct inode *inode, struct inode *dir, __le64
 /*
  * Build the record of @inode's changes in the running transaction, for
  * commit number @count, into @buf (VSMFS_FC_REC_MAX bytes and 7 words),
- * with the create's directory @dir if it carries a create. Return: its
- * length, 0 if it carries nothing, -E2BIG if it would carry too much, or
- * a negative errno.
+ * with the create's directory @dir if it carries a create; the slot words
+ * it carries in @carry (the inode's, the directory's). Return: its length,
+ * 0 if it carries nothing, -E2BIG if it would carry too much, or a
+ * negative errno.
  */
-static int vsmfs_fc_build(struct inode *inode, struct inode *dir, u64 count, u64 *buf)
+static int vsmfs_fc_build(struct inode *inode, struct inode *dir, u64 count, u64 *buf,
+			  struct vsmfs_fc_carry *carry)
 {
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
@@ -172,7 +211,7 @@ static int vsmfs_fc_build(struct inode *inode, struct inode *dir, u64 count, u64
 	ret = vsmfs_inode_slot(inode, &mb, &di, &slot);
 	if (ret)
 		return ret;
-	words = vsmfs_fc_slot_words(mb, di, &p);
+	words = vsmfs_fc_slot_words(mb, di, &p, &carry[0]);
 	for (i = 0; i < vi->i_fc_nruns; i++) {
 		u64 lpn = vi->i_fc_runs[i] & VSMFS_FC_LPN_MASK, n = vi->i_fc_runs[i] >> 48;
 
@@ -200,7 +239,7 @@ static int vsmfs_fc_build(struct inode *inode, struct inode *dir, u64 count, u64
 	}
 	if (dir) {
 		p = vsmfs_fc_build_dir(inode, dir, p, (__le64 *)((u8 *)buf + VSMFS_FC_REC_MAX),
-				       &nent);
+				       &nent, &carry[1]);
 		if (IS_ERR(p))
 			return PTR_ERR(p);
 	}
@@ -271,6 +310,7 @@ static int vsmfs_fc_commit(struct inode *inode)
 	 * first. 7 words more than a record, for the zeros after its end.
 	 */
 	u64 buf[VSMFS_FC_REC_MAX / 8 + 7] __uninitialized;
+	struct vsmfs_fc_carry carry[2] = {};
 	struct dentry *parent = NULL;
 	struct inode *dir = NULL;
 	u64 tid, count;
@@ -319,10 +359,12 @@ static int vsmfs_fc_commit(struct inode *inode)
 	/* The count the finished transactions left, after s_commit_tid. */
 	smp_rmb();
 	count = vsmfs_journal_fc_count(sbi);
-	ret = vsmfs_fc_build(inode, dir, count, buf);
+	ret = vsmfs_fc_build(inode, dir, count, buf, carry);
 	if (ret > 0)
 		ret = vsmfs_journal_fc_write(sbi, buf, ret, count);
 	if (!ret) {
+		vsmfs_fc_carried(&carry[0]);
+		vsmfs_fc_carried(&carry[1]);
 		vi->i_fc_seq++;
 		vi->i_fc_nruns = 0;
 		vi->i_fc_done = tid;

@@ -84,6 +84,22 @@
  * placements take only free headers and committed old versions, and GC,
  * checkpoint and revocation wait for the commits in flight.
  *
+ * Home writes. An inode-table block whose words changed in the transaction
+ * are all carried by the transaction's fast records (m_fchome: the records
+ * of fsync'd creates and appends), and of which the journal holds no
+ * version (vsmfs_jtx_home(), under s_jplace_mutex in step 2), is not
+ * placed: its home block holds its last committed version, and the commit
+ * writes the new one over it in place, the words that differ, flushed, in
+ * step 3 (or 4 when frozen), fenced with the journal blocks in step 4. A
+ * crash before step 5 leaves the last commit and the transaction's fast
+ * records, which are valid then (its records were written once every
+ * earlier transaction had committed): recovery stores each carried word
+ * as its records have it over what the home block holds, so every word
+ * this commit wrote home is as before or as its records say. After step
+ * 5 the home block is the committed version. Later placements of the
+ * block go to the journal as usual; a checkpoint waits for the commits in
+ * flight, so none writes an older version home after this one.
+ *
  * A commit is synchronous for the task that makes it (the transaction is
  * durable when vsmfs_journal_commit_trans() returns); when a transaction
  * commits is decided in trans_commit.c.
@@ -98,6 +114,7 @@
 #include "jcore.h"
 #include "journal.h"
 #include "mcache.h"
+#include "badframe.h"
 
 /* Re-flags a commit keeps in itself; more are allocated. */
 #define VSMFS_JTX_POST_INLINE	8
@@ -225,6 +242,37 @@ static void vsmfs_jwrite_block(struct vsmfs_journal *j, struct vsmfs_jtx *tx, u6
 }
 
 /*
+ * Whether block @home is written home in place instead of to the journal
+ * (see "Home writes" at the top of the file): every word its transaction
+ * changed is carried by the transaction's fast records (@fchome, from
+ * m_fchome), and the journal holds no version of it, so its home block
+ * holds its last committed version. Under s_jplace_mutex: no placement
+ * or checkpoint runs beside it.
+ */
+static bool vsmfs_jtx_home(struct vsmfs_journal *j, u64 home, bool fchome)
+{
+	lockdep_assert_held(&j->sbi->s_jplace_mutex);
+	if (!fchome && vsmfs_layout_itable(&j->sbi->s_layout, home) &&
+	    vsmfs_fault(VSMFS_FAULT_JHOME_UNSAFE))
+		fchome = true;
+	return fchome && READ_ONCE(j->sbi->s_jopts.delta) && !vsmfs_jfind(j, home) &&
+	       !vsmfs_blk_bad(j->sbi, home);
+}
+
+/*
+ * Write the version @src of block @home over its home block: the words
+ * that differ, flushed, not fenced (vsmfs_jwrite_diff()).
+ */
+static void vsmfs_jwrite_home(struct vsmfs_journal *j, u64 home, const void *src)
+{
+	struct vsmfs_sb_info *sbi = j->sbi;
+
+	vsmfs_stat_add(sbi, home_bytes, vsmfs_jwrite_diff(sbi, vsmfs_blk_ptr(sbi, home), src));
+	vsmfs_stat_inc(sbi, journal_home_blocks);
+	vsmfs_jcount_itable(sbi, home);
+}
+
+/*
  * Freeze @t for a commit placed after s_trans_mutex is released: each
  * dirty block is noted in @tx with its delta mask, and notes @tx (m_jc),
  * so that neither the placement nor the journal writes read @t, and a task
@@ -256,6 +304,8 @@ static void vsmfs_jtx_freeze(struct vsmfs_trans *t, struct vsmfs_jtx *tx)
 		c->mb = mb;
 		c->src = NULL;
 		c->mask_ok = mb->m_dmask_ok;
+		c->fchome = mb->m_fchome;
+		c->home_write = false;
 		if (c->mask_ok)
 			memcpy(c->mask, mb->m_dmask, sizeof(c->mask));
 		c->home = mb->m_blk;
@@ -294,11 +344,19 @@ static bool vsmfs_jtx_place(struct vsmfs_journal *j, struct vsmfs_trans *t,
 	j->npost = 0;
 	p = tx->start;
 	if (tx->frozen) {
-		for (i = 0; i < tx->ncopy; i++)
-			vsmfs_jplace(j, tx->copy[i].home, p++);
+		for (i = 0; i < tx->ncopy; i++) {
+			struct vsmfs_jcopy *c = &tx->copy[i];
+
+			c->home_write = vsmfs_jtx_home(j, c->home, c->fchome);
+			if (!c->home_write)
+				vsmfs_jplace(j, c->home, p++);
+		}
 	} else {
-		list_for_each_entry(mb, &t->t_dirty, m_dirty)
-			vsmfs_jplace(j, mb->m_blk, p++);
+		list_for_each_entry(mb, &t->t_dirty, m_dirty) {
+			mb->m_fchome = vsmfs_jtx_home(j, mb->m_blk, mb->m_fchome);
+			if (!mb->m_fchome)
+				vsmfs_jplace(j, mb->m_blk, p++);
+		}
 	}
 	tx->end = p;
 	/* 3: recovery discards what lies past the checkpoint area. */
@@ -307,9 +365,13 @@ static bool vsmfs_jtx_place(struct vsmfs_journal *j, struct vsmfs_trans *t,
 	if (tx->frozen) {
 		bool view = false;
 
-		for (i = 0; i < tx->ncopy; i++, p++) {
+		for (i = 0; i < tx->ncopy; i++) {
 			struct vsmfs_jcopy *c = &tx->copy[i];
 
+			if (c->home_write) {
+				c->dst = vsmfs_blk_ptr(j->sbi, c->home);
+				continue;
+			}
 			c->dst = vsmfs_jblock(j, j->h[p].jb);
 			c->delta = j->slot[p].delta;
 			/*
@@ -321,7 +383,7 @@ static bool vsmfs_jtx_place(struct vsmfs_journal *j, struct vsmfs_trans *t,
 			 */
 			if (READ_ONCE(c->mb->m_resv) && !(c->delta && c->mask_ok))
 				view = true;
-			vsmfs_jtx_header(j, p);
+			vsmfs_jtx_header(j, p++);
 		}
 		if (view && !vsmfs_fault(VSMFS_FAULT_JCOPY_ALLOC))
 			tx->view = kmalloc(VSMFS_BLOCK_SIZE, GFP_NOFS | __GFP_NOWARN);
@@ -333,6 +395,10 @@ static bool vsmfs_jtx_place(struct vsmfs_journal *j, struct vsmfs_trans *t,
 		vsmfs_stat_add(j->sbi, journal_deferred_blocks, tx->ncopy);
 	} else {
 		list_for_each_entry(mb, &t->t_dirty, m_dirty) {
+			if (mb->m_fchome) {
+				vsmfs_jwrite_home(j, mb->m_blk, mb->m_data);
+				continue;
+			}
 			vsmfs_jwrite_block(j, tx, mb->m_blk, vsmfs_jblock(j, j->h[p].jb),
 					   vsmfs_mblk_commit_view(mb, j->view),
 					   j->slot[p].delta, mb->m_dmask_ok ? mb->m_dmask : NULL,
@@ -480,11 +546,16 @@ static void vsmfs_jtx_end(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 			const void *src = mb->m_data;
 
 			WARN_ON_ONCE(mb->m_jc != c);
-			if (resv && !(c->delta && mask) && !WARN_ON_ONCE(!tx->view)) {
-				src = vsmfs_mblk_commit_view(mb, tx->view);
-				resv = NULL;
+			if (c->home_write) {
+				vsmfs_jwrite_home(j, mb->m_blk, src);
+			} else {
+				if (resv && !(c->delta && mask) && !WARN_ON_ONCE(!tx->view)) {
+					src = vsmfs_mblk_commit_view(mb, tx->view);
+					resv = NULL;
+				}
+				vsmfs_jwrite_block(j, tx, mb->m_blk, c->dst, src, c->delta, mask,
+						   resv);
 			}
-			vsmfs_jwrite_block(j, tx, mb->m_blk, c->dst, src, c->delta, mask, resv);
 			/*
 			 * Read before a task that sees NULL without the lock
 			 * changes it (vsmfs_mblk_freeze(): a control
@@ -496,8 +567,11 @@ static void vsmfs_jtx_end(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 		}
 		spin_unlock(&mb->m_jlock);
 		if (c->src) {
-			vsmfs_jwrite_block(j, tx, mb->m_blk, c->dst, c->src, c->delta,
-					   c->mask_ok ? c->mask : NULL, NULL);
+			if (c->home_write)
+				vsmfs_jwrite_home(j, mb->m_blk, c->src);
+			else
+				vsmfs_jwrite_block(j, tx, mb->m_blk, c->dst, c->src, c->delta,
+						   c->mask_ok ? c->mask : NULL, NULL);
 			kfree(c->src);
 		}
 		if (wake) {

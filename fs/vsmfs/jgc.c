@@ -92,12 +92,17 @@ static void vsmfs_jgc(struct vsmfs_journal *j)
 	vsmfs_stat_add(j->sbi, journal_gc_reclaimed, old - first);
 }
 
-/*
- * An inode-table block is written home: count its inodes changed since it
- * last was (dirty) and the others (clean), the measure of how well hot
- * inodes are gathered.
+/**
+ * vsmfs_jcount_itable() - count the slots of an inode-table block gone home
+ * @sbi: the file system
+ * @home: the block, written home by a checkpoint or a commit
+ *
+ * Counts its inodes changed since it last was (dirty, m_dirty_slots, set
+ * by handles with set_bit()) and the others (clean), the measure of how
+ * well hot inodes are gathered. A checkpoint may run under s_jplace_mutex
+ * alone, beside handles: the slots are taken with xchg().
  */
-static void vsmfs_jcount_itable(struct vsmfs_sb_info *sbi, u64 home)
+void vsmfs_jcount_itable(struct vsmfs_sb_info *sbi, u64 home)
 {
 	struct vsmfs_mblk *mb;
 	unsigned int dirty;

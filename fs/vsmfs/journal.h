@@ -167,6 +167,7 @@ u32 vsmfs_jwrite_diff(struct vsmfs_sb_info *sbi, void __pm *pm, const void *new)
 
 /* jgc.c: GC, checkpoint, revocation */
 void vsmfs_jcheckpoint(struct vsmfs_journal *j);
+void vsmfs_jcount_itable(struct vsmfs_sb_info *sbi, u64 home);
 void vsmfs_jreserve(struct vsmfs_journal *j, u32 k);
 void vsmfs_jtimer_fn(struct work_struct *work);
 void vsmfs_jthreads_start(struct vsmfs_journal *j, unsigned int total);

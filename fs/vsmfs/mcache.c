@@ -194,6 +194,8 @@ struct vsmfs_mblk *__vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 	mb->m_ranged = false;
 	mb->m_hnew = false;
 	memset(mb->m_cmask, 0, sizeof(mb->m_cmask));
+	memset(mb->m_fcmask, 0, sizeof(mb->m_fcmask));
+	mb->m_fchome = false;
 	mb->m_resv = NULL;
 	mb->m_wmask_ok = false;
 	mb->m_dmask_ok = false;

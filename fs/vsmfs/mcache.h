@@ -22,6 +22,9 @@
  * @delta: write only the words that differ from the old version in @dst
  * @mask: with @delta and @mask_ok, the words that may differ (m_dmask)
  * @mask_ok: @mask is known
+ * @fchome: m_fchome of the block when the commit froze it
+ * @home_write: the block is written home in place, not to the journal
+ *	(@dst is its home block)
  */
 struct vsmfs_jcopy {
 	struct vsmfs_mblk *mb;
@@ -30,6 +33,8 @@ struct vsmfs_jcopy {
 	void __pm	*dst;
 	bool	delta;
 	bool	mask_ok;
+	bool	fchome;
+	bool	home_write;
 	u64	mask[VSMFS_JMASK_WORDS];
 };
 

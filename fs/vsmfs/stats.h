@@ -66,6 +66,7 @@ enum vsmfs_stat {
 	VSMFS_STAT_journal_header_bytes,
 	VSMFS_STAT_journal_fc_bytes,
 	VSMFS_STAT_journal_full_blocks,
+	VSMFS_STAT_journal_home_blocks,
 	VSMFS_STAT_journal_delta_blocks,
 	VSMFS_STAT_journal_read_bytes,
 	VSMFS_STAT_journal_absorbed,

@@ -75,6 +75,7 @@ static const char * const vsmfs_stat_names[VSMFS_NR_STATS] = {
 	[VSMFS_STAT_journal_header_bytes]	= "journal_header_bytes",
 	[VSMFS_STAT_journal_fc_bytes]		= "journal_fc_bytes",
 	[VSMFS_STAT_journal_full_blocks]	= "journal_full_blocks",
+	[VSMFS_STAT_journal_home_blocks]	= "journal_home_blocks",
 	[VSMFS_STAT_journal_delta_blocks]	= "journal_delta_blocks",
 	[VSMFS_STAT_journal_read_bytes]	= "journal_read_bytes",
 	[VSMFS_STAT_journal_absorbed]	= "journal_absorbed",

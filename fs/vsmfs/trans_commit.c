@@ -44,6 +44,32 @@
 #include "trans.h"
 
 /*
+ * Whether every word of inode-table block @mb the handles of the committing
+ * transaction changed is carried by one of its fast records (m_fcmask,
+ * vsmfs_fc_carried()); clears m_fcmask for the next transaction. No record
+ * is being written: the commit holds s_handles_sem for writing, as each
+ * record holds it shared (vsmfs_trans_hold()).
+ */
+static bool vsmfs_trans_fc_carried(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb)
+{
+	bool carried = vsmfs_layout_itable(&sbi->s_layout, mb->m_blk);
+	unsigned long fc, any = 0;
+	unsigned int i;
+
+	for (i = 0; i < VSMFS_JMASK_WORDS; i++) {
+		fc = atomic_long_read(&mb->m_fcmask[i]);
+		if (mb->m_cmask[i] & ~fc)
+			carried = false;
+		any |= fc;
+	}
+	if (!any)
+		return false;
+	for (i = 0; i < VSMFS_JMASK_WORDS; i++)
+		atomic_long_set(&mb->m_fcmask[i], 0);
+	return carried;
+}
+
+/*
  * Deltas in DRAM. A delta of a commit writes the new version of a block
  * over its old version in the journal, the version before the last one
  * committed (vsmfs_jplace()). So the words it must write are those the
@@ -63,6 +89,7 @@ static void vsmfs_trans_masks(struct vsmfs_trans *t)
 	unsigned int i;
 
 	list_for_each_entry(mb, &t->t_dirty, m_dirty) {
+		mb->m_fchome = delta && vsmfs_trans_fc_carried(t->t_sbi, mb);
 		mb->m_dmask_ok = false;
 		/*
 		 * With deltas off (journal_delta=off, which a remount may turn
@@ -345,6 +372,7 @@ static void vsmfs_trans_drop_running(struct vsmfs_trans *t)
 		list_del_init(&mb->m_dirty);
 		mb->m_is_dirty = false;
 		memset(mb->m_cmask, 0, sizeof(mb->m_cmask));
+		vsmfs_trans_fc_carried(t->t_sbi, mb);
 		mb->m_wmask_ok = false;
 	}
 	t->t_nblocks = 0;

@@ -652,11 +652,7 @@ struct vsmfs_mblk {
 	u64			m_blk;		/* device block */
 	struct list_head	m_dirty;	/* on the transaction's list */
 	bool			m_is_dirty;
-	/*
-	 * Inode table: slots written since the block was last written home
-	 * (set_bit() under s_trans_mutex, taken by xchg() in a checkpoint,
-	 * which may run under s_jplace_mutex alone).
-	 */
+	/* Inode table: slots written since it last went home (vsmfs_jcount_itable()). */
 	unsigned long		m_dirty_slots;
 	/*
 	 * The block as it was before the running handle first changed it
@@ -682,10 +678,13 @@ struct vsmfs_mblk {
 	/*
 	 * @m_cmask: the words the handles ended in the running transaction
 	 * changed; @m_hnew: the block joined the running transaction in the
-	 * handle now running (an abort takes it out again).
+	 * handle now running (an abort takes it out again). @m_fcmask: those
+	 * its fast records carry (vsmfs_fc_carried()); @m_fchome: they are
+	 * all carried, found by the commit (jcommit.c, "Home writes").
 	 */
 	u64			m_cmask[VSMFS_JMASK_WORDS];
-	bool			m_hnew;
+	atomic_long_t		m_fcmask[VSMFS_JMASK_WORDS];
+	bool			m_hnew, m_fchome;
 	/*
 	 * Page bitmap blocks: bits of runs reserved in DRAM
 	 * (vsmfs_resv_take()), also set in @m_data so that the allocator
