@@ -581,6 +581,7 @@ static struct vsmfs_mblk *vsmfs_dir_new_block(struct vsmfs_trans *t, struct inod
 		return ERR_PTR(ret);
 	}
 	memset(mb->m_data, 0, VSMFS_BLOCK_SIZE);
+	vsmfs_trans_new_block(t, mb);
 	return mb;
 }
 

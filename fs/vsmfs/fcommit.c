@@ -85,14 +85,18 @@
 #include "fault.h"
 
 /*
- * The slot words a record carries, noted in their block's m_fcmask once
- * the record is written (vsmfs_fc_carried()).
+ * Words of a block a record carries (of a slot, of a span of a directory
+ * block): @mask from word @w0 on, noted in the block's m_fcmask once the
+ * record is written (vsmfs_fc_carried()).
  */
 struct vsmfs_fc_carry {
 	struct vsmfs_mblk	*mb;
 	unsigned int		w0;
-	u32			words;
+	u64			mask;
 };
+
+/* Slot words and two spans of a create's directory part. */
+#define VSMFS_FC_CARRY		4
 
 /*
  * Store at @*pp the words of slot @di (in @mb) the running transaction
@@ -112,34 +116,40 @@ static u32 vsmfs_fc_slot_words(struct vsmfs_mblk *mb, const struct vsmfs_dinode 
 	*pp = p;
 	c->mb = mb;
 	c->w0 = w0;
-	c->words = words;
+	c->mask = words;
 	return words;
 }
 
-/*
- * A record is written (fenced): its slot words @c are carried, for the
- * commit of the transaction (vsmfs_trans_masks()). Records of other CPUs
- * may note words of the same block at once: an atomic OR, only if a bit
- * is missing.
- */
-static void vsmfs_fc_carried(const struct vsmfs_fc_carry *c)
+/* Set @bits in mask word @m, beside records of other CPUs. */
+static void vsmfs_fc_carry_bits(atomic_long_t *m, unsigned long bits)
 {
-	unsigned long bits = (unsigned long)c->words << (c->w0 % 64);
-	atomic_long_t *m;
-
-	if (!bits)
-		return;
-	m = &c->mb->m_fcmask[c->w0 / 64];
 	if ((atomic_long_read(m) & bits) != bits)
 		atomic_long_or(bits, m);
+}
+
+/*
+ * A record is written (fenced): the words @c are carried, for the commit
+ * of the transaction (vsmfs_trans_masks()). Records of other CPUs may
+ * note words of the same block at once: an atomic OR, only if a bit is
+ * missing.
+ */
+static inline void vsmfs_fc_carried(const struct vsmfs_fc_carry *c)
+{
+	unsigned int k = c->w0 / 64, sh = c->w0 % 64;
+
+	if (!c->mask)
+		return;
+	vsmfs_fc_carry_bits(&c->mb->m_fcmask[k], c->mask << sh);
+	if (sh && c->mask >> (64 - sh))
+		vsmfs_fc_carry_bits(&c->mb->m_fcmask[k + 1], c->mask >> (64 - sh));
 }
 
 /*
  * The directory's part of the record of a create (trans_fc.c): the
  * i-number's bit (of the inode's part, before it), the words of the
  * directory's slot the transaction changed and the entry's words, from
- * @p on, with @end the end of the buffer. Return: past the last word,
- * or an ERR_PTR.
+ * @p on, with @end the end of the buffer; the words it carries in @c (the
+ * slot's, then the spans'). Return: past the last word, or an ERR_PTR.
  */
 static __le64 *vsmfs_fc_build_dir(struct inode *inode, struct inode *dir, __le64 *p,
 				  const __le64 *end, u16 *nent, struct vsmfs_fc_carry *c)
@@ -167,11 +177,12 @@ static __le64 *vsmfs_fc_build_dir(struct inode *inode, struct inode *dir, __le64
 	p += 3;
 	head[0] = cpu_to_le64(VSMFS_FC_KEY_DIR | slot);
 	head[1] = cpu_to_le64(VSMFS_I(dir)->i_fc_seq + 1);
-	head[2] = cpu_to_le64(vsmfs_fc_slot_words(mb, di, &p, c));
+	head[2] = cpu_to_le64(vsmfs_fc_slot_words(mb, di, &p, &c[0]));
 	*nent += 2;
 	for (i = 0; i < ARRAY_SIZE(vi->i_fc_span); i++) {
 		u64 at = vi->i_fc_span[i] & VSMFS_FC_LPN_MASK, n = vi->i_fc_span[i] >> 48;
 
+		c[1 + i].mask = 0;
 		if (!n)
 			continue;
 		mb = vsmfs_mblk_get(sbi, at >> 9);
@@ -181,6 +192,9 @@ static __le64 *vsmfs_fc_build_dir(struct inode *inode, struct inode *dir, __le64
 		vsmfs_copy_words(p, mb->m_data + at % 512 * 8, n);
 		p += n;
 		(*nent)++;
+		c[1 + i].mb = mb;
+		c[1 + i].w0 = at % 512;
+		c[1 + i].mask = n < 64 ? BIT_ULL(n) - 1 : ~0ULL;
 	}
 	return p;
 }
@@ -310,10 +324,12 @@ static int vsmfs_fc_commit(struct inode *inode)
 	 * first. 7 words more than a record, for the zeros after its end.
 	 */
 	u64 buf[VSMFS_FC_REC_MAX / 8 + 7] __uninitialized;
-	struct vsmfs_fc_carry carry[2] = {};
+	/* Set by vsmfs_fc_build() as far as it carries words: not zeroed first. */
+	struct vsmfs_fc_carry carry[VSMFS_FC_CARRY] __uninitialized;
 	struct dentry *parent = NULL;
 	struct inode *dir = NULL;
 	u64 tid, count;
+	unsigned int i;
 	int ret = 1;
 
 	/*
@@ -363,8 +379,8 @@ static int vsmfs_fc_commit(struct inode *inode)
 	if (ret > 0)
 		ret = vsmfs_journal_fc_write(sbi, buf, ret, count);
 	if (!ret) {
-		vsmfs_fc_carried(&carry[0]);
-		vsmfs_fc_carried(&carry[1]);
+		for (i = 0; i < (dir ? ARRAY_SIZE(carry) : 1); i++)
+			vsmfs_fc_carried(&carry[i]);
 		vi->i_fc_seq++;
 		vi->i_fc_nruns = 0;
 		vi->i_fc_done = tid;

@@ -104,6 +104,7 @@ static __le64 *vsmfs_idx_slot(struct vsmfs_trans *t, struct inode *inode, u64 ke
 			}
 			vi->i_pages++;
 			memset(mb->m_data, 0, VSMFS_BLOCK_SIZE);
+			vsmfs_trans_new_block(t, mb);
 			vsmfs_trans_dirty(t, mb);
 			if (slot) {
 				*slot = cpu_to_le64(lpn);

@@ -84,21 +84,24 @@
  * placements take only free headers and committed old versions, and GC,
  * checkpoint and revocation wait for the commits in flight.
  *
- * Home writes. An inode-table block whose words changed in the transaction
- * are all carried by the transaction's fast records (m_fchome: the records
- * of fsync'd creates and appends), and of which the journal holds no
- * version (vsmfs_jtx_home(), under s_jplace_mutex in step 2), is not
- * placed: its home block holds its last committed version, and the commit
- * writes the new one over it in place, the words that differ, flushed, in
- * step 3 (or 4 when frozen), fenced with the journal blocks in step 4. A
- * crash before step 5 leaves the last commit and the transaction's fast
- * records, which are valid then (its records were written once every
- * earlier transaction had committed): recovery stores each carried word
- * as its records have it over what the home block holds, so every word
- * this commit wrote home is as before or as its records say. After step
- * 5 the home block is the committed version. Later placements of the
- * block go to the journal as usual; a checkpoint waits for the commits in
- * flight, so none writes an older version home after this one.
+ * Home writes. A block of which the journal holds no version
+ * (vsmfs_jtx_home(), under s_jplace_mutex in step 2) and that either
+ * (m_fchome, vsmfs_trans_masks()) changed in the transaction only in
+ * words its fast records carry (inode-table blocks of fsync'd creates and
+ * appends, directory blocks of fsync'd creates), or was made in the
+ * transaction of a page free at the last commit (a new directory, index
+ * or xattr block), is not placed: its home block holds its last committed
+ * version, or nothing anyone reads, and the commit writes the new one over
+ * it in place, the words that differ, flushed, in step 3 (or 4 when
+ * frozen), fenced with the journal blocks in step 4. A crash before step 5
+ * leaves the last commit and the transaction's fast records, which are
+ * valid then (its records were written once every earlier transaction had
+ * committed): recovery stores each carried word as its records have it
+ * over what the home block holds, so every word this commit wrote home is
+ * as before or as its records say, and a new block's page is free again.
+ * After step 5 the home block is the committed version. Later placements
+ * of the block go to the journal as usual; a checkpoint waits for the
+ * commits in flight, so none writes an older version home after this one.
  *
  * A commit is synchronous for the task that makes it (the transaction is
  * durable when vsmfs_journal_commit_trans() returns); when a transaction
@@ -243,11 +246,10 @@ static void vsmfs_jwrite_block(struct vsmfs_journal *j, struct vsmfs_jtx *tx, u6
 
 /*
  * Whether block @home is written home in place instead of to the journal
- * (see "Home writes" at the top of the file): every word its transaction
- * changed is carried by the transaction's fast records (@fchome, from
- * m_fchome), and the journal holds no version of it, so its home block
- * holds its last committed version. Under s_jplace_mutex: no placement
- * or checkpoint runs beside it.
+ * (see "Home writes" at the top of the file): its transaction's fast
+ * records carry every word it changed, or it made the block of a free
+ * page (@fchome, from m_fchome), and the journal holds no version of it.
+ * Under s_jplace_mutex: no placement or checkpoint runs beside it.
  */
 static bool vsmfs_jtx_home(struct vsmfs_journal *j, u64 home, bool fchome)
 {

@@ -130,6 +130,18 @@ void vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t);
 int vsmfs_trans_begin_shared(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits,
 			     unsigned int frees);
 int vsmfs_trans_fresh_block(struct vsmfs_trans *t, struct vsmfs_mblk *mb);
+
+/*
+ * Note that @t made metadata block @mb of a page that was free at the last
+ * commit (zeroed): nothing that commit left names the page, so the commit
+ * of @t may write the block home in place (jcommit.c, "Home writes").
+ * Inside the handle, which keeps s_run.tid as it is.
+ */
+static inline void vsmfs_trans_new_block(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
+{
+	mb->m_newtid = t->t_sbi->s_run.tid;
+}
+
 void vsmfs_trans_begin_credits(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits);
 void vsmfs_trans_begin_meta(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits);
 void vsmfs_trans_unlock(struct vsmfs_trans *t);

@@ -44,15 +44,16 @@
 #include "trans.h"
 
 /*
- * Whether every word of inode-table block @mb the handles of the committing
- * transaction changed is carried by one of its fast records (m_fcmask,
+ * Whether every word of block @mb (of the inode table, or of a directory)
+ * the handles of the committing transaction changed is carried by one of
+ * its fast records (m_fcmask,
  * vsmfs_fc_carried()); clears m_fcmask for the next transaction. No record
  * is being written: the commit holds s_handles_sem for writing, as each
  * record holds it shared (vsmfs_trans_hold()).
  */
-static bool vsmfs_trans_fc_carried(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb)
+static bool vsmfs_trans_fc_carried(struct vsmfs_mblk *mb)
 {
-	bool carried = vsmfs_layout_itable(&sbi->s_layout, mb->m_blk);
+	bool carried = true;
 	unsigned long fc, any = 0;
 	unsigned int i;
 
@@ -82,14 +83,17 @@ static bool vsmfs_trans_fc_carried(struct vsmfs_sb_info *sbi, struct vsmfs_mblk 
  * The delta masks of the commit: m_dmask from the last commit's m_wmask
  * and the handles' m_cmask, which becomes the next m_wmask.
  */
-static void vsmfs_trans_masks(struct vsmfs_trans *t)
+static void vsmfs_trans_masks(struct vsmfs_trans *t, u64 tid)
 {
 	bool delta = t->t_sbi->s_jopts.delta;
 	struct vsmfs_mblk *mb;
 	unsigned int i;
 
 	list_for_each_entry(mb, &t->t_dirty, m_dirty) {
-		mb->m_fchome = delta && vsmfs_trans_fc_carried(t->t_sbi, mb);
+		/* Home writes (jcommit.c): carried, or made of a free page. */
+		bool home = vsmfs_trans_fc_carried(mb) || mb->m_newtid == tid;
+
+		mb->m_fchome = delta && home;
 		mb->m_dmask_ok = false;
 		/*
 		 * With deltas off (journal_delta=off, which a remount may turn
@@ -372,7 +376,7 @@ static void vsmfs_trans_drop_running(struct vsmfs_trans *t)
 		list_del_init(&mb->m_dirty);
 		mb->m_is_dirty = false;
 		memset(mb->m_cmask, 0, sizeof(mb->m_cmask));
-		vsmfs_trans_fc_carried(t->t_sbi, mb);
+		vsmfs_trans_fc_carried(mb);
 		mb->m_wmask_ok = false;
 	}
 	t->t_nblocks = 0;
@@ -428,7 +432,7 @@ int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause)
 		return -EROFS;
 	}
 	empty = !t->t_nblocks;
-	vsmfs_trans_masks(t);
+	vsmfs_trans_masks(t, tid);
 	err = vsmfs_journal_commit_trans(t);
 	if (empty)
 		vsmfs_trans_done_unwritten(sbi, tid);

@@ -809,6 +809,7 @@ int vsmfs_trans_fresh_block(struct vsmfs_trans *t, struct vsmfs_mblk *mb)
 	vsmfs_mblk_freeze(t->t_sbi, mb);
 	memset(mb->m_data, 0, VSMFS_BLOCK_SIZE);
 	memset(mb->m_cmask, 0xff, sizeof(mb->m_cmask));
+	vsmfs_trans_new_block(t, mb);
 	t->t_fresh = mb;
 	return 0;
 }

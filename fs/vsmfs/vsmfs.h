@@ -679,11 +679,13 @@ struct vsmfs_mblk {
 	 * @m_cmask: the words the handles ended in the running transaction
 	 * changed; @m_hnew: the block joined the running transaction in the
 	 * handle now running (an abort takes it out again). @m_fcmask: those
-	 * its fast records carry (vsmfs_fc_carried()); @m_fchome: they are
-	 * all carried, found by the commit (jcommit.c, "Home writes").
+	 * its fast records carry (vsmfs_fc_carried()); @m_newtid: the
+	 * transaction that made it of a free page (vsmfs_trans_new_block());
+	 * @m_fchome: the commit may write it home (jcommit.c, "Home writes").
 	 */
 	u64			m_cmask[VSMFS_JMASK_WORDS];
 	atomic_long_t		m_fcmask[VSMFS_JMASK_WORDS];
+	u64			m_newtid;
 	bool			m_hnew, m_fchome;
 	/*
 	 * Page bitmap blocks: bits of runs reserved in DRAM

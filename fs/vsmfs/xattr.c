@@ -186,6 +186,7 @@ static struct vsmfs_mblk *vsmfs_xattr_new_block(struct vsmfs_trans *t, struct in
 	}
 	/* The frame may have held anything before; the DRAM copy is the truth. */
 	memset(mb->m_data, 0, VSMFS_BLOCK_SIZE);
+	vsmfs_trans_new_block(t, mb);
 init:
 	h = vsmfs_xhdr(mb);
 	h->x_magic = cpu_to_le32(VSMFS_XATTR_MAGIC);
