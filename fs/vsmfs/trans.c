@@ -805,10 +805,15 @@ void vsmfs_trans_handle_done(struct vsmfs_trans *t)
 	}
 	u->n = 0;
 	u->used = 0;
-	/* Dropped for good: the pages they were on are freed. */
+	/*
+	 * Dropped for good: the pages they were on are freed. Words records
+	 * carried go too: no commit of this transaction clears them.
+	 */
 	list_for_each_entry_safe(mb, tmp, &t->t_forgot, m_dirty) {
 		list_del_init(&mb->m_dirty);
 		memset(mb->m_cmask, 0, sizeof(mb->m_cmask));
+		for (w = 0; w < VSMFS_JMASK_WORDS; w++)
+			atomic_long_set(&mb->m_fcmask[w], 0);
 		mb->m_wmask_ok = false;
 	}
 	t->t_ninodes = 0;
