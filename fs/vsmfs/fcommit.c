@@ -62,11 +62,12 @@
  *   - the data the swaps made reachable was fenced by the handles that
  *     wrote it, before they ended; the record is fenced before fsync
  *     returns (jfast.c);
- *   - the slot words a record carries are noted in their block's m_fcmask
- *     only once it is durable (vsmfs_fc_carried()): a commit may write
- *     an inode-table block home in place before its commit point when
- *     every word the transaction changed in it is so carried (jcommit.c,
- *     "Home writes"), as a crash before that point replays the records;
+ *   - the words a record carries (of slots, of directory blocks) are
+ *     noted in their block's m_fcmask only once it is durable
+ *     (vsmfs_fc_carried()): a commit may write a block home in place
+ *     before its commit point when every word the transaction changed in
+ *     it is so carried (jcommit.c, "Home writes"), as a crash before that
+ *     point replays the records;
  *   - the inode's lock, its invalidate_lock and s_handles_sem, held shared
  *     as by a shared handle (vsmfs_trans_hold()), keep its slot, its page
  *     table entries and the transaction as they are while the record is
