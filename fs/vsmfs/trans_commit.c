@@ -46,10 +46,10 @@
 /*
  * Whether every word of block @mb (of the inode table, or of a directory)
  * the handles of the committing transaction changed is carried by one of
- * its fast records (m_fcmask,
- * vsmfs_fc_carried()); clears m_fcmask for the next transaction. No record
- * is being written: the commit holds s_handles_sem for writing, as each
- * record holds it shared (vsmfs_trans_hold()).
+ * its fast records (m_fcmask, vsmfs_fc_carried()); clears m_fcmask for the
+ * next transaction. No record is being written: the commit holds
+ * s_handles_sem for writing, as each record holds it shared
+ * (vsmfs_trans_hold()).
  */
 static bool vsmfs_trans_fc_carried(struct vsmfs_mblk *mb)
 {
@@ -65,8 +65,7 @@ static bool vsmfs_trans_fc_carried(struct vsmfs_mblk *mb)
 	}
 	if (!any)
 		return false;
-	for (i = 0; i < VSMFS_JMASK_WORDS; i++)
-		atomic_long_set(&mb->m_fcmask[i], 0);
+	vsmfs_trans_fc_forget(mb);
 	return carried;
 }
 
@@ -376,7 +375,7 @@ static void vsmfs_trans_drop_running(struct vsmfs_trans *t)
 		list_del_init(&mb->m_dirty);
 		mb->m_is_dirty = false;
 		memset(mb->m_cmask, 0, sizeof(mb->m_cmask));
-		vsmfs_trans_fc_carried(mb);
+		vsmfs_trans_fc_forget(mb);
 		mb->m_wmask_ok = false;
 	}
 	t->t_nblocks = 0;
