@@ -44,6 +44,9 @@
 #include "data.h"
 #include "badframe.h"
 
+/* No index entry looked up yet: vsmfs_idx_lookup() never returns it (a count past a VSP). */
+#define VSMFS_IDX_UNKNOWN	U64_MAX
+
 /*
  * The locks of a write that changes more than data in place: the inode's
  * invalidate_lock, held until the end, and i_idx_sem for writing.
@@ -612,6 +615,8 @@ static int vsmfs_append_plan(struct inode *inode, u64 key, u64 e, u64 have, u64 
  * vsmfs_append_begin() - begin a staged append: (a), its new pages reserved
  * @m: the part, at or past the size, the inode's locks held
  *	(vsmfs_wmap_begin())
+ * @e: the index entry of the piece holding the part's last byte, if
+ *	vsmfs_kept_past() looked it up, else VSMFS_IDX_UNKNOWN
  *
  * A staged append writes [pos, pos + len) past the end of the file,
  * copying the data with no file-system-wide lock held, as a staged
@@ -635,20 +640,26 @@ static int vsmfs_append_plan(struct inode *inode, u64 key, u64 e, u64 have, u64 
  * leaves the old size, the bytes written past it (which growing the file
  * zeroes first, as it does any), and the reserved pages free.
  *
+ * An append within one piece takes @e rather than looking it up again.
+ *
  * Return: 0, -EAGAIN if the write is not of that kind, or another
  * negative errno (nothing reserved in either case).
  */
-static __always_inline int vsmfs_append_begin(struct vsmfs_wmap *m)
+static __always_inline int vsmfs_append_begin(struct vsmfs_wmap *m, u64 e)
 {
 	struct inode *inode = m->inode;
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_append *a = &m->ap;
 	u64 size = i_size_read(inode), key = m->pos >> VSMFS_VSP_SHIFT;
 	u64 pstart = key << VSMFS_VSP_SHIFT, wfrom = m->pos - pstart, wto = wfrom + m->len;
-	u64 e = vsmfs_idx_lookup(inode, key), have = e ? vsmfs_idx_count(e) : 0;
-	u64 hb = have << VSMFS_BLOCK_SHIFT;
+	u64 have, hb;
 	int ret;
 
+	/* The entry vsmfs_kept_past() found is this piece's if the write stays in it. */
+	if (e == VSMFS_IDX_UNKNOWN || (m->pos + m->len - 1) >> VSMFS_VSP_SHIFT != key)
+		e = vsmfs_idx_lookup(inode, key);
+	have = e ? vsmfs_idx_count(e) : 0;
+	hb = have << VSMFS_BLOCK_SHIFT;
 	a->key = key;
 	a->e = e;
 	a->have = have;
@@ -907,15 +918,18 @@ out:
  * in keeps them so until the handle that grows the size commits, where a
  * write in place would leave its bytes there if a crash came first. A
  * write that stays in the last page is an append (vsmfs_append_begin()).
+ * The index entry looked up, of the piece holding byte @end - 1, is left
+ * in @*ep (left alone if none was).
  * Context: i_idx_sem held.
  */
-static bool vsmfs_kept_past(struct inode *inode, loff_t size, loff_t end)
+static bool vsmfs_kept_past(struct inode *inode, loff_t size, loff_t end, u64 *ep)
 {
 	u64 key = (end - 1) >> VSMFS_VSP_SHIFT, e;
 
 	if (DIV_ROUND_UP(end, VSMFS_BLOCK_SIZE) <= DIV_ROUND_UP(size, VSMFS_BLOCK_SIZE))
 		return false;
 	e = vsmfs_idx_lookup(inode, key);
+	*ep = e;
 	return e && DIV_ROUND_UP(end - (key << VSMFS_VSP_SHIFT), VSMFS_BLOCK_SIZE) <=
 		    vsmfs_idx_count(e);
 }
@@ -960,6 +974,7 @@ static noinline int vsmfs_wmap_bad(struct inode *inode, loff_t pos, size_t len,
 static __always_inline int __vsmfs_wmap_begin(struct vsmfs_wmap *m, struct inode *inode,
 					      loff_t pos, size_t len, unsigned int flags)
 {
+	u64 e = VSMFS_IDX_UNKNOWN;
 	loff_t size;
 	int ret;
 
@@ -997,10 +1012,10 @@ static __always_inline int __vsmfs_wmap_begin(struct vsmfs_wmap *m, struct inode
 	 * past it too: see there.
 	 */
 	if ((flags & VSMFS_WM_ATOMIC) && m->cow != VSMFS_COW_SUPERPAGE &&
-	    (pos + len <= size || (pos <= size && vsmfs_kept_past(inode, size, pos + len))))
+	    (pos + len <= size || (pos <= size && vsmfs_kept_past(inode, size, pos + len, &e))))
 		ret = vsmfs_staged_begin(m);
 	else if (pos >= size)
-		ret = vsmfs_append_begin(m);
+		ret = vsmfs_append_begin(m, e);
 	if (ret == -EAGAIN)
 		ret = vsmfs_handle_begin(m);
 	if (ret)
