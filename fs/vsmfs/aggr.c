@@ -224,6 +224,8 @@ static int vsmfs_aggr_exchange(struct vsmfs_sb_info *sbi, struct inode *hot, u64
 	*b = tmp;
 	*ea = cpu_to_le32(to);
 	*eb = cpu_to_le32(from);
+	/* The slots in-core inodes found are stale (vsmfs_inode_slot()). */
+	WRITE_ONCE(sbi->s_slot_gen, sbi->s_slot_gen + 1);
 	vsmfs_slot_dirty(ma, from % VSMFS_INODES_PER_BLOCK);
 	vsmfs_slot_dirty(mb, to % VSMFS_INODES_PER_BLOCK);
 	vsmfs_trans_dirty(&t, ma);

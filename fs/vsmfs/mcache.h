@@ -61,6 +61,13 @@ static inline void vsmfs_mblk_freeze(struct vsmfs_sb_info *sbi, struct vsmfs_mbl
 		__vsmfs_mblk_freeze(sbi, mb);
 }
 
+/* The DRAM copy of block @blk of the fixed regions if it is cached, else NULL. */
+static inline struct vsmfs_mblk *vsmfs_mblk_fixed(struct vsmfs_sb_info *sbi, u64 blk)
+{
+	/* Pairs with the cmpxchg_release() of __vsmfs_mblk_get(). */
+	return blk < sbi->s_nmfix ? smp_load_acquire(&sbi->s_mfix[blk]) : NULL;
+}
+
 /*
  * The DRAM copy of metadata block @blk (__vsmfs_mblk_get()): a block of the
  * fixed regions cached already, the page table and inode table blocks every
@@ -68,15 +75,9 @@ static inline void vsmfs_mblk_freeze(struct vsmfs_sb_info *sbi, struct vsmfs_mbl
  */
 static inline struct vsmfs_mblk *vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 {
-	struct vsmfs_mblk *mb;
+	struct vsmfs_mblk *mb = vsmfs_mblk_fixed(sbi, blk);
 
-	if (blk < sbi->s_nmfix) {
-		/* Pairs with the cmpxchg_release() of __vsmfs_mblk_get(). */
-		mb = smp_load_acquire(&sbi->s_mfix[blk]);
-		if (mb)
-			return mb;
-	}
-	return __vsmfs_mblk_get(sbi, blk);
+	return mb ?: __vsmfs_mblk_get(sbi, blk);
 }
 
 #endif /* _VSMFS_MCACHE_H */

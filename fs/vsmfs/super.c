@@ -791,6 +791,8 @@ static int vsmfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sbi->s_sb = sb;
 	/* Before any inode is read, or evicted by a teardown. */
 	sbi->s_iops = &vsmfs_iops;
+	/* No in-core inode's i_slot_gen (0 when it is made) matches it. */
+	sbi->s_slot_gen = 1;
 	spin_lock_init(&sbi->s_sb_lock);
 	INIT_WORK(&sbi->s_error_work, vsmfs_error_work);
 	xa_init(&sbi->s_bad);
@@ -1070,6 +1072,7 @@ struct inode *vsmfs_alloc_inode(struct super_block *sb)
 	vi->i_flags = 0;
 	vi->i_pages = 0;
 	vi->i_tid = 0;
+	vi->i_slot_gen = 0;
 	vi->i_fc_tid = 0;
 	vi->i_fc_done = 0;
 	vi->i_fc_bad = false;

@@ -588,7 +588,6 @@ struct vsmfs_sb_info {
 	struct vsmfs_page_pool	*s_pool_hint;
 	/* An unlinked inode could not be freed at eviction (set once). */
 	bool			s_orphans_left;
-	/* A transaction overflowed: no commit reaches PM any more (set once). */
 
 	/* Hot-inode aggregation (aggr.c). */
 	struct vsmfs_aopts	s_aopts;	/* changed only by remount */
@@ -598,6 +597,7 @@ struct vsmfs_sb_info {
 	/* Used by the worker only: slot -> i-number, and the window size. */
 	u32			*s_slot_ino;
 	u64			s_window;
+	u64			s_slot_gen;	/* exchanges of slots, from 1 (i_slot_gen) */
 
 	/* Data path, from the mount options; changed only by remount. */
 	unsigned int		s_data_mode;	/* VSMFS_DATA_* */
@@ -942,6 +942,9 @@ struct vsmfs_inode_info {
 	struct timespec64	i_crtime;	/* creation (statx btime) */
 	/* Last transaction that changed the inode (fsync), s_trans_mutex. */
 	u64			i_tid;
+	/* Its slot, found while s_slot_gen was @i_slot_gen (inode.c). */
+	u64			i_slot_gen;
+	u32			i_slot;
 	/*
 	 * Fast commits (fcommit.c), of transaction @i_fc_tid: @i_fc_bad,
 	 * the inode changed in it in a way no fast record describes;
@@ -967,10 +970,7 @@ struct vsmfs_inode_info {
 	u32			i_fc_gen, i_fc_cov, i_fc_dgen;
 	u64			i_fc_dir;
 	u64			i_fc_span[2];
-	/*
-	 * Logical page of the xattr block, 0 if none. It and the block's
-	 * DRAM copy are protected by i_xattr_sem (see xattr.c).
-	 */
+	/* The xattr block's logical page (0: none); it and its copy: i_xattr_sem. */
 	u64			i_xattr;
 	struct rw_semaphore	i_xattr_sem;
 	u64			i_index[VSMFS_NDIRECT + 2];	/* direct, ind, dind */
