@@ -176,8 +176,7 @@ static struct vsmfs_dinode *vsmfs_slot_dinode(struct vsmfs_sb_info *sbi, u64 slo
 	if (IS_ERR(mb))
 		return ERR_CAST(mb);
 	*mbp = mb;
-	return (struct vsmfs_dinode *)(mb->m_data +
-				       (slot % VSMFS_INODES_PER_BLOCK) * VSMFS_INODE_SIZE);
+	return vsmfs_slot_in(mb, slot);
 }
 
 /*

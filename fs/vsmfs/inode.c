@@ -44,15 +44,14 @@ static int vsmfs_dinode_get(struct vsmfs_sb_info *sbi, u64 ino,
 	if (IS_ERR(mb))
 		return PTR_ERR(mb);
 	*mbp = mb;
-	*dip = (struct vsmfs_dinode *)(mb->m_data +
-				       (slot % VSMFS_INODES_PER_BLOCK) * VSMFS_INODE_SIZE);
+	*dip = vsmfs_slot_in(mb, slot);
 	*slotp = slot;
 	return 0;
 }
 
 /*
  * vsmfs_inode_slot() through the inode map, the slot found kept for the
- * next if s_slot_gen was @gen (0: not kept).
+ * next with @gen, the s_slot_gen of the moment.
  */
 static noinline int vsmfs_inode_slot_find(struct inode *inode, u64 gen, struct vsmfs_mblk **mbp,
 					  struct vsmfs_dinode **dip, u64 *slotp)
@@ -61,7 +60,7 @@ static noinline int vsmfs_inode_slot_find(struct inode *inode, u64 gen, struct v
 	int ret;
 
 	ret = vsmfs_dinode_get(VSMFS_SB(inode->i_sb), inode->i_ino, mbp, dip, slotp);
-	if (ret || !gen)
+	if (ret)
 		return ret;
 	WRITE_ONCE(vi->i_slot, *slotp);
 	/* The slot before its generation: pairs with vsmfs_inode_slot()'s acquire. */
@@ -105,10 +104,9 @@ int vsmfs_inode_slot(struct inode *inode, struct vsmfs_mblk **mbp, struct vsmfs_
 	/* A block not cached yet: through the map, as the first time. */
 	mb = vsmfs_mblk_fixed(sbi, sbi->s_layout.itable_start + slot / VSMFS_INODES_PER_BLOCK);
 	if (!mb)
-		return vsmfs_inode_slot_find(inode, 0, mbp, dip, slotp);
+		return vsmfs_inode_slot_find(inode, gen, mbp, dip, slotp);
 	*mbp = mb;
-	*dip = (struct vsmfs_dinode *)(mb->m_data +
-				       (slot % VSMFS_INODES_PER_BLOCK) * VSMFS_INODE_SIZE);
+	*dip = vsmfs_slot_in(mb, slot);
 	*slotp = slot;
 	return 0;
 }

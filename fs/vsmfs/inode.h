@@ -26,6 +26,14 @@ void vsmfs_fc_evict(struct inode *inode);
 
 int vsmfs_inode_slot(struct inode *inode, struct vsmfs_mblk **mbp, struct vsmfs_dinode **dip,
 		     u64 *slotp);
+
+/* Slot @slot in @mb, the DRAM copy of its inode-table block. */
+static inline struct vsmfs_dinode *vsmfs_slot_in(struct vsmfs_mblk *mb, u64 slot)
+{
+	return (struct vsmfs_dinode *)(mb->m_data +
+				       (slot % VSMFS_INODES_PER_BLOCK) * VSMFS_INODE_SIZE);
+}
+
 void vsmfs_set_ops(struct inode *inode);
 void vsmfs_set_inode_flags(struct inode *inode);
 void vsmfs_discard_new_inode(struct inode *inode);
