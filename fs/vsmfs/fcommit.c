@@ -277,7 +277,8 @@ static int vsmfs_fc_build(struct inode *inode, struct inode *dir, u64 count, u64
  * For a record that carries @inode's create or rename: its directory,
  * locked, if every earlier change of it in transaction @tid is carried by
  * records and none came after the create (trans_fc.c), in @*dirp with a
- * reference on its dentry in @*parentp; else 1. The references dropped
+ * reference on its dentry in @*parentp, and 0; else VSMFS_FCB_DIR, or
+ * VSMFS_FCB_BUSY if another task holds its lock. The references dropped
  * here are never the last (the caller's file or nfsd holds the alias,
  * which holds its parent): no eviction runs inside the caller's handle.
  */
@@ -289,13 +290,17 @@ static int vsmfs_fc_lock_dir(struct inode *inode, u64 tid, struct dentry **paren
 	struct inode *dir;
 
 	if (!dentry)
-		return 1;
+		return VSMFS_FCB_DIR;
 	parent = dget_parent(dentry);
 	dput(dentry);
 	dir = d_inode(parent);
-	if (dir->i_ino != vi->i_fc_dir || !inode_trylock(dir)) {
+	if (dir->i_ino != vi->i_fc_dir) {
 		dput(parent);
-		return 1;
+		return VSMFS_FCB_DIR;
+	}
+	if (!inode_trylock(dir)) {
+		dput(parent);
+		return VSMFS_FCB_BUSY;
 	}
 	dvi = VSMFS_I(dir);
 	if (dvi->i_fc_tid != tid || dvi->i_fc_bad || dvi->i_fc_gen != vi->i_fc_dgen ||
@@ -303,7 +308,7 @@ static int vsmfs_fc_lock_dir(struct inode *inode, u64 tid, struct dentry **paren
 	    !vsmfs_fc_map_kept(VSMFS_SB(dir->i_sb), dir->i_ino)) {
 		inode_unlock(dir);
 		dput(parent);
-		return 1;
+		return VSMFS_FCB_DIR;
 	}
 	*parentp = parent;
 	*dirp = dir;
@@ -312,8 +317,8 @@ static int vsmfs_fc_lock_dir(struct inode *inode, u64 tid, struct dentry **paren
 
 /*
  * Make @inode's changes durable with a fast record. Return: 0 if they
- * are, 1 if the running transaction must commit instead, or a negative
- * errno.
+ * are, why the running transaction must commit instead (VSMFS_FCB_*), or a
+ * negative errno.
  */
 static int vsmfs_fc_commit(struct inode *inode)
 {
@@ -331,48 +336,58 @@ static int vsmfs_fc_commit(struct inode *inode)
 	struct inode *dir = NULL;
 	u64 tid, count;
 	unsigned int i;
-	int ret = 1;
+	u8 why = READ_ONCE(vi->i_fc_bad);
+	int ret = VSMFS_FCB_BUSY;
 
 	/*
 	 * Changes no record describes, in the transaction running now: they
 	 * stay so until it commits (a hint read without the locks below: a
 	 * transaction that moved on meanwhile is committed by the caller).
 	 */
-	if (READ_ONCE(vi->i_fc_bad) && READ_ONCE(vi->i_fc_tid) == READ_ONCE(sbi->s_run.tid))
-		return 1;
+	if (why && READ_ONCE(vi->i_fc_tid) == READ_ONCE(sbi->s_run.tid))
+		return why;
 	/* A caller may hold the lock (NFS): it commits instead. */
 	if (!inode_trylock(inode))
-		return 1;
+		return ret;
 	if (!down_write_trylock(&mapping->invalidate_lock))
 		goto out_inode;
 	if (vsmfs_trans_hold(sbi))
 		goto out_mapping;
 	tid = sbi->s_run.tid;
-	if (vi->i_tid != tid || vi->i_fc_tid != tid || vi->i_fc_bad)
+	/* Its last change in a transaction that commits now, or unnoted. */
+	ret = vi->i_tid != tid ? VSMFS_FCB_COMMIT : VSMFS_FCB_OP;
+	if (vi->i_tid != tid || vi->i_fc_tid != tid)
 		goto out_handle;
-	if (vi->i_fc_done == tid) {
-		ret = 0;
+	ret = vi->i_fc_bad;
+	if (ret)
 		goto out_handle;
-	}
+	if (vi->i_fc_done == tid)
+		goto out_handle;
+	ret = VSMFS_FCB_MOVED;
 	if (!vsmfs_fc_map_kept(sbi, inode->i_ino))
 		goto out_handle;
 	/*
 	 * After an error stopped commits (errors=remount-ro), the commit path
 	 * reports what is lost: no record claims it durable.
 	 */
+	ret = VSMFS_FCB_COMMIT;
 	if (atomic64_read(&sbi->s_commit_tid) != (s64)tid - 1 || atomic64_read(&sbi->s_lost_tid) ||
 	    READ_ONCE(sbi->s_error_ro))
 		goto out_handle;
 	/* A directory: durable if records carry every change of it. */
 	if (S_ISDIR(inode->i_mode) && !vi->i_fc_dir) {
-		ret = vi->i_fc_cov != vi->i_fc_gen;
+		ret = vi->i_fc_cov != vi->i_fc_gen ? VSMFS_FCB_DIR : 0;
 		goto out_handle;
 	}
 	/* A new directory: its record carries its create, its first change. */
+	ret = VSMFS_FCB_DIR;
 	if (S_ISDIR(inode->i_mode) && vi->i_fc_gen != 1)
 		goto out_handle;
-	if (vi->i_fc_dir && vsmfs_fc_lock_dir(inode, tid, &parent, &dir))
-		goto out_handle;
+	if (vi->i_fc_dir) {
+		ret = vsmfs_fc_lock_dir(inode, tid, &parent, &dir);
+		if (ret)
+			goto out_handle;
+	}
 	/* The count the finished transactions left, after s_commit_tid. */
 	smp_rmb();
 	count = vsmfs_journal_fc_count(sbi);
@@ -394,7 +409,7 @@ static int vsmfs_fc_commit(struct inode *inode)
 		}
 		vsmfs_stat_inc(sbi, fc_records);
 	} else if (ret == -ENOSPC || ret == -E2BIG) {
-		ret = 1;
+		ret = VSMFS_FCB_FULL;
 	}
 	if (dir)
 		inode_unlock(dir);
@@ -407,6 +422,9 @@ out_inode:
 	dput(parent);
 	return ret;
 }
+
+static_assert(VSMFS_STAT_fc_fallback_full - VSMFS_STAT_fc_fallback_excl ==
+	      VSMFS_FCB_FULL - VSMFS_FCB_EXCL);
 
 /**
  * vsmfs_sync_inode() - make every change of an inode durable
@@ -431,6 +449,10 @@ int vsmfs_sync_inode(struct inode *inode, unsigned int cause)
 		if (ret <= 0)
 			return ret;
 		vsmfs_stat_inc(sbi, fc_fallbacks);
+		/* fc_fallback_<why>: the counters follow the reasons' order. */
+		if (!WARN_ON_ONCE(ret > VSMFS_FCB_FULL))
+			this_cpu_inc(sbi->s_stats->v[VSMFS_STAT_fc_fallback_excl + ret -
+						     VSMFS_FCB_EXCL]);
 	}
 	return __vsmfs_trans_sync_inode(inode, cause);
 }

@@ -238,7 +238,28 @@ void vsmfs_whandle_note_inode(struct vsmfs_whandle *h, struct inode *inode);
 void vsmfs_whandle_end(struct vsmfs_whandle *h);
 int vsmfs_trans_hold(struct vsmfs_sb_info *sbi);
 void vsmfs_trans_unhold(struct vsmfs_sb_info *sbi);
-void vsmfs_fc_note(struct vsmfs_inode_info *vi, u64 tid, bool bad);
+/*
+ * Why an fsync commits instead of writing a fast record (fcommit.c),
+ * counted in fc_fallback_<reason> (the same order from VSMFS_FCB_EXCL on):
+ * the first five are the ways an inode changes in the running transaction
+ * that no record describes (i_fc_bad, trans_fc.c), the rest what the
+ * fsync finds.
+ */
+enum vsmfs_fc_why {
+	VSMFS_FCB_OK,		/* a record describes it */
+	VSMFS_FCB_EXCL,		/* a handle under s_trans_mutex */
+	VSMFS_FCB_OP,		/* a shared handle of a kind records do not carry */
+	VSMFS_FCB_FREES,	/* a shared handle that freed pages */
+	VSMFS_FCB_CREATE,	/* a create, rename or link that changed more */
+	VSMFS_FCB_RUNS,		/* more page table entries than a record holds */
+	VSMFS_FCB_DIR,		/* the directory of its create changed otherwise */
+	VSMFS_FCB_BUSY,		/* the inode or directory locked, or no hold */
+	VSMFS_FCB_COMMIT,	/* a commit in flight, or one that failed */
+	VSMFS_FCB_MOVED,	/* its slot moved (aggregation) */
+	VSMFS_FCB_FULL,		/* no room in the area, or too large a record */
+};
+
+void vsmfs_fc_note(struct vsmfs_inode_info *vi, u64 tid, enum vsmfs_fc_why why);
 bool vsmfs_fc_map_kept(struct vsmfs_sb_info *sbi, u64 ino);
 void vsmfs_trans_fc_settle(struct vsmfs_trans *t);
 void vsmfs_trans_fc_create(struct vsmfs_trans *t);

@@ -47,7 +47,7 @@ static void vsmfs_fc_add_run(struct vsmfs_inode_info *vi, u64 lpn, u64 count)
 		}
 	}
 	if (vi->i_fc_nruns == VSMFS_FC_RUNS || count > VSMFS_FC_MAX_PTES) {
-		vi->i_fc_bad = true;
+		vi->i_fc_bad = VSMFS_FCB_RUNS;
 		return;
 	}
 	vi->i_fc_runs[vi->i_fc_nruns++] = lpn | count << 48;
@@ -57,25 +57,44 @@ static void vsmfs_fc_add_run(struct vsmfs_inode_info *vi, u64 lpn, u64 count)
  * vsmfs_fc_note() - an inode changes in a transaction
  * @vi: the inode
  * @tid: the running transaction
- * @bad: in a way no fast record describes
+ * @why: VSMFS_FCB_OK, or the way no fast record describes
  *
- * Its next fsync must make the change durable: with a record only if no
- * change of the transaction was @bad (fcommit.c).
+ * Its next fsync must make the change durable: with a record only if every
+ * change of the transaction was VSMFS_FCB_OK (fcommit.c), else it counts
+ * the first other @why.
  */
-void vsmfs_fc_note(struct vsmfs_inode_info *vi, u64 tid, bool bad)
+void vsmfs_fc_note(struct vsmfs_inode_info *vi, u64 tid, enum vsmfs_fc_why why)
 {
 	vi->i_fc_done = 0;
 	if (vi->i_fc_tid != tid) {
 		vi->i_fc_tid = tid;
-		vi->i_fc_bad = false;
+		vi->i_fc_bad = VSMFS_FCB_OK;
 		vi->i_fc_nruns = 0;
 		vi->i_fc_gen = 0;
 		vi->i_fc_cov = 0;
 		vi->i_fc_dir = 0;
 	}
 	vi->i_fc_gen++;
-	if (bad)
-		vi->i_fc_bad = true;
+	if (!vi->i_fc_bad)
+		vi->i_fc_bad = why;
+}
+
+/*
+ * The way handle @t changed what it changed that no record describes:
+ * under s_trans_mutex, or beside others with pages freed (noted before
+ * the inode), or else.
+ */
+static enum vsmfs_fc_why vsmfs_fc_why(const struct vsmfs_trans *t)
+{
+	const struct vsmfs_undo_log *u = t->t_log;
+	unsigned int i;
+
+	if (!t->t_shared)
+		return VSMFS_FCB_EXCL;
+	for (i = 0; i < u->nfree; i++)
+		if (u->free[i].count)
+			return VSMFS_FCB_FREES;
+	return VSMFS_FCB_OP;
 }
 
 /**
@@ -256,9 +275,9 @@ void vsmfs_trans_fc_create(struct vsmfs_trans *t)
 		ok = t->t_ino == inode->i_ino;
 
 	ok = ok && vsmfs_fc_create_ok(t, vi, inode->i_ino);
-	vsmfs_fc_note(dvi, tid, !ok);
+	vsmfs_fc_note(dvi, tid, ok ? VSMFS_FCB_OK : VSMFS_FCB_CREATE);
 	if (vi) {
-		vsmfs_fc_note(vi, tid, !ok);
+		vsmfs_fc_note(vi, tid, ok ? VSMFS_FCB_OK : VSMFS_FCB_CREATE);
 		if (ok) {
 			vi->i_fc_dir = dir->i_ino;
 			vi->i_fc_dgen = dvi->i_fc_gen;
@@ -299,8 +318,8 @@ void vsmfs_trans_fc_settle(struct vsmfs_trans *t)
 	if (ok && t->t_fc_claim)
 		vsmfs_fc_add_run(VSMFS_I(t->t_fc_inode), (t->t_fc_claim & VSMFS_FC_LPN_MASK) |
 				 VSMFS_FC_RUN_CLAIM, t->t_fc_claim >> 48);
-	else if (!ok)
-		VSMFS_I(t->t_fc_inode)->i_fc_bad = true;
+	else if (!ok && !VSMFS_I(t->t_fc_inode)->i_fc_bad)
+		VSMFS_I(t->t_fc_inode)->i_fc_bad = vsmfs_fc_why(t);
 }
 
 /**
@@ -334,14 +353,14 @@ void vsmfs_trans_note_inode(struct vsmfs_trans *t, struct inode *inode)
 	if (t->t_fc_ok && (!t->t_fc_inode || t->t_fc_inode == inode)) {
 		/* Settled as the handle ends (vsmfs_trans_fc_settle()). */
 		t->t_fc_inode = inode;
-		vsmfs_fc_note(vi, tid, false);
+		vsmfs_fc_note(vi, tid, VSMFS_FCB_OK);
 		return;
 	}
 	/* What handles of this kind change, no fast record describes. */
-	if (t->t_fc_inode && t->t_fc_inode != inode)
-		VSMFS_I(t->t_fc_inode)->i_fc_bad = true;
+	if (t->t_fc_inode && t->t_fc_inode != inode && !VSMFS_I(t->t_fc_inode)->i_fc_bad)
+		VSMFS_I(t->t_fc_inode)->i_fc_bad = vsmfs_fc_why(t);
 	t->t_fc_ok = false;
-	vsmfs_fc_note(vi, tid, true);
+	vsmfs_fc_note(vi, tid, vsmfs_fc_why(t));
 }
 
 /**
@@ -362,7 +381,7 @@ void vsmfs_whandle_note_inode(struct vsmfs_whandle *h, struct inode *inode)
 	 * m_cmask, and page table entries: those of its swaps and of the
 	 * pages it marked written. A fast record of the inode carries them.
 	 */
-	vsmfs_fc_note(vi, tid, false);
+	vsmfs_fc_note(vi, tid, VSMFS_FCB_OK);
 	for (i = 0; i < h->h_nswaps; i++) {
 		vsmfs_fc_add_run(vi, h->h_swap[i][0], h->h_swap[i][2]);
 		vsmfs_fc_add_run(vi, h->h_swap[i][1], h->h_swap[i][2]);

@@ -947,7 +947,7 @@ struct vsmfs_inode_info {
 	u32			i_slot;
 	/*
 	 * Fast commits (fcommit.c), of transaction @i_fc_tid: @i_fc_bad,
-	 * the inode changed in it in a way no fast record describes;
+	 * why no fast record describes its changes in it (VSMFS_FCB_*);
 	 * @i_fc_runs, the page table entries its shared handles changed in
 	 * it since its last record (lpn | count << 48); @i_fc_done, a
 	 * record made its changes in @i_tid durable; @i_fc_seq, order of
@@ -959,7 +959,7 @@ struct vsmfs_inode_info {
 	u64			i_fc_done;
 	u64			i_fc_seq;
 	u8			i_fc_nruns;
-	bool			i_fc_bad;
+	u8			i_fc_bad;
 	u64			i_fc_runs[VSMFS_FC_RUNS];
 	/*
 	 * @i_fc_gen, changes in @i_fc_tid; @i_fc_cov, those records carry (a

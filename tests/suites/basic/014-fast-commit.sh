@@ -1,7 +1,8 @@
 # Fast commits: an fsync after overwrites, writes within the last page,
 # appends into pages the file owns, time updates, changes of attributes,
 # creates, links and renames in a directory appends a record and commits nothing; any other change of
-# the file commits; fast_commit=off commits every time; a file system made
+# the file commits, counted under its reason (fc_fallback_*, which add up
+# to fc_fallbacks); fast_commit=off commits every time; a file system made
 # without the feature commits every time; an unchanged file's fsync writes
 # nothing; fsck clean, contents kept across a remount.
 . tests/lib/common.sh
@@ -25,6 +26,14 @@ EOF
 snap() { echo "$(st trans_commits) $(st fc_records) $(st fc_fallbacks) $(st journal_fc_bytes)"; }
 delta() {	# before after field: the field's growth
 	echo "$1 $2" | awk -v f="$3" '{ print $(f + 4) - $f }'
+}
+# The reasons of fallbacks: their counters, and which of them grew.
+REASONS="excl op frees create runs dir busy commit moved full"
+whys() { for r in $REASONS; do printf '%s ' "$(st "fc_fallback_$r")"; done; }
+grew() {	# before after: "reason+n" for each counter that grew
+	echo "$1 | $2 | $REASONS" | awk -F'|' '{
+		n = split($1, b, " "); split($2, a, " "); split($3, r, " ")
+		for (i = 1; i <= n; i++) if (a[i] > b[i]) printf "%s+%d ", r[i], a[i] - b[i] }'
 }
 
 mkfs_vsmfs -f "$DEV"
@@ -155,19 +164,22 @@ done
 # Two creates, then an fsync of the first: the directory changed after
 # it, no record carries that: the fsync commits. So does a create in a
 # directory made in the transaction.
-b=$(snap)
+b=$(snap); wb=$(whys)
 create "$MNT/cd/two-1" "$MNT/cd/two-2"
 fsync_path "$MNT/cd/two-1"
-a=$(snap)
+a=$(snap); wa=$(whys)
 [ "$(delta "$b" "$a" 1)" -ge 1 ] || die "fsync of a create another create followed committed nothing"
 assert_eq "$(delta "$b" "$a" 2)" 0 "fast records of a create another create followed"
-b=$(snap)
+assert_eq "$(grew "$wb" "$wa")" "dir+1 " "reason of the fallback of a create another followed"
+b=$(snap); wb=$(whys)
 mkdir "$MNT/newdir"
 create "$MNT/newdir/x"
 fsync_path "$MNT/newdir/x"
-a=$(snap)
+a=$(snap); wa=$(whys)
 [ "$(delta "$b" "$a" 1)" -ge 1 ] || die "fsync of a create in a new directory committed nothing"
 assert_eq "$(delta "$b" "$a" 2)" 0 "fast records of a create in a new directory"
+# Its create took the new directory's first block: more than a record carries.
+assert_eq "$(grew "$wb" "$wa")" "create+1 " "reason of the fallback of a create in a new directory"
 
 # A new directory, fsync'd: a record (the directory's link count with
 # the entry); its fsync again, nothing.
@@ -201,12 +213,14 @@ create "$MNT/victim"
 sync
 for op in "mv $MNT/new1 $MNT/victim:$MNT/victim" "mv $MNT/victim $MNT/cd/moved:$MNT/cd/moved" \
 	  "mv $MNT/cd/moved $MNT/new2:$MNT/new2" "truncate -s 8k $MNT/new2:$MNT/new2"; do
-	b=$(snap)
+	b=$(snap); wb=$(whys)
 	${op%%:*}
 	fsync_path "${op#*:}"
-	a=$(snap)
+	a=$(snap); wa=$(whys)
 	[ "$(delta "$b" "$a" 1)" -ge 1 ] || die "'${op%%:*}' then fsync committed nothing"
 	assert_eq "$(delta "$b" "$a" 2)" 0 "fast records after '${op%%:*}'"
+	echo "'${op%%:*}' then fsync: fallback $(grew "$wb" "$wa")"
+	[ -n "$(grew "$wb" "$wa")" ] || die "no reason counted for the fallback after '${op%%:*}'"
 done
 
 # Changes of attributes (mode, owners, times, a size that grows the
@@ -235,6 +249,34 @@ ln "$MNT/cd/pending" "$MNT/pending2"
 fsync_path "$MNT/pending2"
 a=$(snap)
 [ "$(delta "$b" "$a" 1)" -ge 1 ] || die "a link of a file created without a record: no commit"
+
+# An extended attribute set (beside other operations, in a handle no
+# record describes), then fsync: counted under op. A directory moved to
+# another (a handle that runs alone), then fsync'd: under excl.
+b=$(snap); wb=$(whys)
+python3 -c 'import os,sys; os.setxattr(sys.argv[1], "user.fc", b"1"); fd=os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd)' "$MNT/new2"
+a=$(snap); wa=$(whys)
+assert_eq "$(delta "$b" "$a" 2) $(grew "$wb" "$wa")" "0 op+1 " "fsync after setxattr"
+mkdir "$MNT/cd/sub2"
+sync
+b=$(snap); wb=$(whys)
+mv "$MNT/cd/sub2" "$MNT/sub2"
+fsync_path "$MNT/sub2"
+a=$(snap); wa=$(whys)
+assert_eq "$(delta "$b" "$a" 2) $(grew "$wb" "$wa")" "0 excl+1 " "fsync of a directory moved"
+# A file of the directory deleted, then a new one created, written and
+# fsync'd (a mail spool's loop): the removal is a change of the directory
+# no record carries, counted under dir.
+dd if=/dev/urandom of="$MNT/cd/old" bs=4k count=2 status=none
+sync
+b=$(snap); wb=$(whys)
+rm "$MNT/cd/old"
+python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY); os.write(fd, b"x" * 100); os.fsync(fd)' "$MNT/cd/mail"
+a=$(snap); wa=$(whys)
+assert_eq "$(delta "$b" "$a" 2) $(grew "$wb" "$wa")" "0 dir+1 " "fsync of a create after an unlink"
+# Every fallback counted under one reason.
+assert_eq "$(whys | awk '{ for (i = 1; i <= NF; i++) s += $i; print s + 0 }')" \
+	"$(st fc_fallbacks)" "fallbacks against the sum of their reasons"
 
 # Contents and times survive a remount; fsck clean.
 cmp_ref
