@@ -27,9 +27,12 @@ snap() { echo "$(st trans_commits) $(st fc_records) $(st fc_fallbacks) $(st jour
 delta() {	# before after field: the field's growth
 	echo "$1 $2" | awk -v f="$3" '{ print $(f + 4) - $f }'
 }
-# The reasons of fallbacks: their counters, and which of them grew.
+# The reasons of fallbacks: their counters (read by one cat), and which
+# of them grew.
 REASONS="excl op frees create runs dir busy commit moved full"
-whys() { for r in $REASONS; do printf '%s ' "$(st "fc_fallback_$r")"; done; }
+WHY_FILES=
+for r in $REASONS; do WHY_FILES="$WHY_FILES /sys/fs/vsmfs/$(basename "$DEV")/fc_fallback_$r"; done
+whys() { echo $(cat $WHY_FILES); }
 grew() {	# before after: "reason+n" for each counter that grew
 	echo "$1 | $2 | $REASONS" | awk -F'|' '{
 		n = split($1, b, " "); split($2, a, " "); split($3, r, " ")
