@@ -399,17 +399,18 @@ static void print_fc_entries(const struct vsmfs_dfc_rec *r, const struct fc_slot
 		printf("\n    page table entries");
 	vsmfs_fc_iter_init(&it, r);
 	while (!vsmfs_fc_next(&it, &e)) {
-		bool bits = e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_BITMAP);
+		bool clear = e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_BCLEAR);
+		bool bits = clear || e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_BITMAP);
 
 		if (e.kind && !bits)
 			continue;
 		if (json)
 			printf("%s{\"%s\":%" PRIu64 ",\"%s\":%" PRIu64 "}", n ? "," : "",
-			       bits ? "bitmap_word" : "lpn", e.where, bits ? "set" : "pte",
-			       (u64)le64_to_cpu(e.val[0]));
+			       bits ? "bitmap_word" : "lpn", e.where,
+			       clear ? "clear" : bits ? "set" : "pte", (u64)le64_to_cpu(e.val[0]));
 		else
-			printf(" %s%" PRIu64 "=0x%" PRIx64, bits ? "bitmap word " : "", e.where,
-			       (u64)le64_to_cpu(e.val[0]));
+			printf(" %s%" PRIu64 "%s0x%" PRIx64, bits ? "bitmap word " : "", e.where,
+			       clear ? "&=~" : "=", (u64)le64_to_cpu(e.val[0]));
 		n++;
 	}
 	if (json)

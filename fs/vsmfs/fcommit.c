@@ -9,23 +9,25 @@
  * What a record describes: the words of the inode's slot that shared
  * handles changed in the transaction (m_cmask of the slot's block: times,
  * size, the entries of runs an append grew, the mode and owners a change
- * of attributes without a truncation or an ACL stored) and the page
- * table entries they changed (the swaps of copy-on-write overwrites, both
+ * of attributes without a truncation or an ACL stored) and the page table
+ * entries they changed (the swaps of copy-on-write overwrites, both
  * halves, and unwritten marks cleared), as they are now, and the bits of
  * the pages an append took from a reservation (which the commit would
- * set); for an inode created in the transaction beside other handles, in
- * a block its directory had, also its i-number's bit, the words of its
- * entry and those of the directory's slot the transaction changed: the
- * directory's part of the record (trans_fc.c); for a file renamed in its
- * directory beside other handles, to a name not in use, in one block the
- * directory had, the words of both entries so, and for a link the words
- * of the new entry. Every handle that changes an inode notes it
- * (trans_fc.c), and a handle of any other kind (allocation, index,
- * directory blocks added, unlinks, renames over a file or into another
- * directory, xattrs) makes the inode's changes ones no record describes
- * until the transaction commits: its fsync commits it, as without fast
- * commits. So does a slot moved by aggregation, which notes no inode: the
- * inode map (vsmfs_fc_map_kept()).
+ * set); for an append that moved a small file's run to the pages it took
+ * (vsmfs_append_move()), the entries of both runs and the bits of the old
+ * run, which the commit would clear; for an inode created in the
+ * transaction beside other handles, in a block its directory had, also its
+ * i-number's bit, the words of its entry and those of the directory's slot
+ * the transaction changed: the directory's part of the record
+ * (trans_fc.c); for a file renamed in its directory beside other handles,
+ * to a name not in use, in one block the directory had, the words of both
+ * entries so, and for a link the words of the new entry. Every handle that
+ * changes an inode notes it (trans_fc.c), and a handle of any other kind
+ * (allocation, index, directory blocks added, unlinks, renames over a file
+ * or into another directory, xattrs) makes the inode's changes ones no
+ * record describes until the transaction commits: its fsync commits it, as
+ * without fast commits. So does a slot moved by aggregation, which notes
+ * no inode: the inode map (vsmfs_fc_map_kept()).
  *
  * Ordering rules. A record depends only on the last durable commit and on
  * the earlier records of its inode and of its directory in the same
@@ -43,7 +45,13 @@
  *     other inode's record of the transaction names them, so the inode
  *     parts of records of different inodes commute (bits set in a shared
  *     bitmap word too); those of one inode apply in the order of @r_seq,
- *     which eviction carries over (s_fc_seq);
+ *     which eviction carries over (s_fc_seq), and its entries in the
+ *     order the handles made them;
+ *   - the bits a record clears are of pages the inode freed, which stay
+ *     taken in memory until the transaction commits (its frees apply
+ *     after the commit point): no record of the transaction sets them,
+ *     but the inode's own earlier ones, if it took them in the
+ *     transaction, which apply before (@r_seq, the order of its runs);
  *   - a create's (or rename's) record carries the directory's part only
  *     if records carry every earlier change of the directory in the
  *     transaction and none came after the create; it is made and written
@@ -230,20 +238,25 @@ static int vsmfs_fc_build(struct inode *inode, struct inode *dir, u64 count, u64
 	for (i = 0; i < vi->i_fc_nruns; i++) {
 		u64 lpn = vi->i_fc_runs[i] & VSMFS_FC_LPN_MASK, n = vi->i_fc_runs[i] >> 48;
 
-		if (npte + n > VSMFS_FC_MAX_PTES)
-			return -E2BIG;
-		if (lpn & VSMFS_FC_RUN_CLAIM) {
-			/* Pages taken: their bits, a pair per bitmap word. */
-			for (lpn &= ~VSMFS_FC_RUN_CLAIM; n; npte++, nent++, p += 2) {
+		if (lpn & (VSMFS_FC_RUN_CLAIM | VSMFS_FC_RUN_FREE)) {
+			u64 key = lpn & VSMFS_FC_RUN_CLAIM ? VSMFS_FC_KEY_BITMAP :
+				  VSMFS_FC_KEY_BCLEAR;
+
+			/* Pages taken or freed: their bits, a pair per bitmap word. */
+			for (lpn &= ~(VSMFS_FC_RUN_CLAIM | VSMFS_FC_RUN_FREE); n; nent++, p += 2) {
 				u64 k = min(n, 64 - lpn % 64);
 
-				p[0] = cpu_to_le64(VSMFS_FC_KEY_BITMAP | lpn / 64);
+				if (nent == VSMFS_FC_MAX_ENTRIES)
+					return -E2BIG;
+				p[0] = cpu_to_le64(key | lpn / 64);
 				p[1] = cpu_to_le64(GENMASK_ULL(lpn % 64 + k - 1, lpn % 64));
 				lpn += k;
 				n -= k;
 			}
 			continue;
 		}
+		if (npte + n > VSMFS_FC_MAX_PTES || nent + n > VSMFS_FC_MAX_ENTRIES)
+			return -E2BIG;
 		for (; n; n--, lpn++, npte++, nent++) {
 			ret = vsmfs_pt_entry(sbi, lpn, &p[1]);
 			if (ret)
@@ -258,6 +271,8 @@ static int vsmfs_fc_build(struct inode *inode, struct inode *dir, u64 count, u64
 		if (IS_ERR(p))
 			return PTR_ERR(p);
 	}
+	if (nent > VSMFS_FC_MAX_ENTRIES)
+		return -E2BIG;
 	if (!words && !nent)
 		return 0;
 	len = round_up((u8 *)p - (u8 *)buf, 64);

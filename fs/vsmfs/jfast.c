@@ -119,12 +119,15 @@ static void vsmfs_jfc_store(__le64 __pm *dst, const __le64 *src, u32 n, bool app
 	}
 }
 
-/* Set the bits @src names in @dst, flushed (@apply). */
-static void vsmfs_jfc_or(__le64 __pm *dst, const __le64 *src, bool apply)
+/* Set (or, @clear, clear) the bits @src names in @dst, flushed (@apply). */
+static void vsmfs_jfc_or(__le64 __pm *dst, const __le64 *src, bool clear, bool apply)
 {
+	__le64 v;
+
 	if (!apply)
 		return;
-	vsmfs_pm_write(dst, vsmfs_pm_read(dst) | *src);
+	v = vsmfs_pm_read(dst);
+	vsmfs_pm_write(dst, clear ? v & ~*src : v | *src);
 	vsmfs_flush(dst, sizeof(*dst));
 }
 
@@ -155,16 +158,17 @@ static const char *vsmfs_jfc_entry(struct vsmfs_sb_info *sbi, const struct vsmfs
 
 	switch (e->kind) {
 	case VSMFS_FC_KIND(VSMFS_FC_KEY_BITMAP):
+	case VSMFS_FC_KIND(VSMFS_FC_KEY_BCLEAR):
 		if (w >= DIV_ROUND_UP(l->lpages, 64))
 			return "bitmap word out of range";
 		map = (__le64 __pm *)vsmfs_blk_ptr(sbi, l->lbitmap_start);
-		vsmfs_jfc_or(map + w, e->val, apply);
+		vsmfs_jfc_or(map + w, e->val, e->kind == VSMFS_FC_KIND(VSMFS_FC_KEY_BCLEAR), apply);
 		return NULL;
 	case VSMFS_FC_KIND(VSMFS_FC_KEY_IBITMAP):
 		if (w >= DIV_ROUND_UP(l->inodes, 64))
 			return "inode bitmap word out of range";
 		map = (__le64 __pm *)vsmfs_blk_ptr(sbi, l->ibitmap_start);
-		vsmfs_jfc_or(map + w, e->val, apply);
+		vsmfs_jfc_or(map + w, e->val, false, apply);
 		return NULL;
 	case VSMFS_FC_KIND(VSMFS_FC_KEY_DIR):
 		return vsmfs_jfc_slot(sbi, w, e->mask, e->val, apply);

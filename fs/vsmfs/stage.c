@@ -427,17 +427,20 @@ static int vsmfs_append_grow_trans(struct vsmfs_trans *t, const struct vsmfs_wma
 		}
 		break;
 	case VSMFS_APPEND_FIRST:
+	case VSMFS_APPEND_MOVE:
 		/*
-		 * A small file's first run, beside other handles: the entry in
-		 * the slot and the pages taken, as above, may be all it
-		 * changes (a large file's reserves the rest of its VSP).
+		 * A small file's first or moved run, beside other handles: the
+		 * entry in the slot and the pages taken, as above, and the
+		 * entries of the page table the move swaps and the old pages
+		 * it frees, may be all it changes (a large file's reserves
+		 * the rest of its VSP).
 		 */
 		if (!large) {
 			t->t_fc_ok = t->t_shared && !(m->flags & VSMFS_WM_FALLOC);
 			t->t_fc_claim = a->r.lpn | a->r.count << 48;
+			if (have)
+				t->t_fc_move = vsmfs_idx_lpn(e) | have << 48;
 		}
-		fallthrough;
-	case VSMFS_APPEND_MOVE:
 		ret = vsmfs_append_move(t, inode, key, e, have, a, large);
 		break;
 	case VSMFS_APPEND_TAIL:

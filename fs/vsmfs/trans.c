@@ -110,6 +110,7 @@ void vsmfs_trans_setup(struct vsmfs_trans *t, struct vsmfs_sb_info *sbi, bool vs
 	t->t_nlate = 0;
 	t->t_fc_ok = false;
 	t->t_fc_claim = 0;
+	t->t_fc_move = 0;
 	t->t_fc_inode = NULL;
 	t->t_fc_mb = NULL;
 	t->t_fc_dir = NULL;

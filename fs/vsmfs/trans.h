@@ -11,6 +11,13 @@
 #include "vsmfs.h"
 #include "mcache.h"
 
+/*
+ * In a run of an inode's fast record (i_fc_runs): pages the inode took,
+ * whose bits the record sets; pages it freed, whose bits it clears.
+ */
+#define VSMFS_FC_RUN_CLAIM	(1ULL << 47)
+#define VSMFS_FC_RUN_FREE	(1ULL << 46)
+
 /* Scratch runs a CPU keeps for the running transaction, and their pages. */
 #define VSMFS_CPU_SHARE_RUNS	8
 #define VSMFS_CPU_SHARE_PAGES	256

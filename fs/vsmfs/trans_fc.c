@@ -46,7 +46,10 @@ static void vsmfs_fc_add_run(struct vsmfs_inode_info *vi, u64 lpn, u64 count)
 			return;
 		}
 	}
-	if (vi->i_fc_nruns == VSMFS_FC_RUNS || count > VSMFS_FC_MAX_PTES) {
+	/* A run of bits costs a word for every 64 pages, not an entry a page. */
+	if (vi->i_fc_nruns == VSMFS_FC_RUNS ||
+	    count > (lpn & (VSMFS_FC_RUN_CLAIM | VSMFS_FC_RUN_FREE) ? VSMFS_VSP_PAGES :
+		     VSMFS_FC_MAX_PTES)) {
 		vi->i_fc_bad = VSMFS_FCB_RUNS;
 		return;
 	}
@@ -285,22 +288,69 @@ void vsmfs_trans_fc_create(struct vsmfs_trans *t)
 	}
 }
 
+/* Whether [@lpn, @end) lies in run @run (lpn | count << 48). */
+static bool vsmfs_fc_in_run(u64 lpn, u64 end, u64 run)
+{
+	u64 start = run & VSMFS_FC_LPN_MASK;
+
+	return lpn >= start && end <= start + (run >> 48);
+}
+
+/*
+ * Whether the range @r saved is of page table entries of the run @t moved
+ * (@t->t_fc_move) or of as many pages of the run it took, which the move
+ * swapped (vsmfs_append_move()).
+ */
+static bool vsmfs_fc_move_range(const struct vsmfs_trans *t, const struct vsmfs_undo_rec *r)
+{
+	const struct vsmfs_layout *l = &t->t_sbi->s_layout;
+	u64 have = t->t_fc_move >> 48, lpn, end;
+
+	if (!have || r->mb->m_blk < l->ptable_start ||
+	    r->mb->m_blk >= l->ptable_start + l->ptable_blocks)
+		return false;
+	lpn = (r->mb->m_blk - l->ptable_start) * VSMFS_PTES_PER_BLOCK + r->off / 8;
+	end = (r->mb->m_blk - l->ptable_start) * VSMFS_PTES_PER_BLOCK +
+	      DIV_ROUND_UP(r->off + r->len, 8);
+	return vsmfs_fc_in_run(lpn, end, t->t_fc_move) ||
+	       vsmfs_fc_in_run(lpn, end, (t->t_fc_claim & VSMFS_FC_LPN_MASK) | have << 48);
+}
+
+/*
+ * Whether free entry @f of @t is one a record describes: the end of the
+ * reservation @t took its pages from (@t->t_fc_claim), or the run it
+ * moved (@t->t_fc_move), whose bits the record clears.
+ */
+static bool vsmfs_fc_free_ok(const struct vsmfs_trans *t, const struct vsmfs_free_run *f)
+{
+	if (!f->count)
+		return t->t_fc_claim && f->lpn == (t->t_fc_claim & VSMFS_FC_LPN_MASK) &&
+		       f->resv == t->t_fc_claim >> 48;
+	return t->t_fc_move && !f->scratch && !f->resv &&
+	       f->lpn == (t->t_fc_move & VSMFS_FC_LPN_MASK) && f->count == t->t_fc_move >> 48;
+}
+
 /**
  * vsmfs_trans_fc_settle() - what a fast record may carry of a shared handle
  * @t: a shared metadata handle its caller said changes only words of one
  *	inode's slot (@t->t_fc_ok), ending, before vsmfs_trans_handle_done()
  *
- * If @t changed no other block, freed nothing and made nothing new, the
- * inode's next fast record carries those words (the slot block's m_cmask,
- * after vsmfs_trans_handle_done()) and the bits of the pages it took from
- * a reservation (@t->t_fc_claim: the commit would set them); else no
- * record describes the inode until the transaction commits.
+ * If @t changed no other block but the page table entries of a run it
+ * moved (@t->t_fc_move) and of the pages it moved it to, freed nothing but
+ * that run and made nothing new, the inode's next fast record carries
+ * those words (the slot block's m_cmask, after vsmfs_trans_handle_done()),
+ * the bits of the pages it took from a reservation (@t->t_fc_claim: the
+ * commit would set them), the entries of both runs and the bits of the
+ * run moved (the commit would clear them); else no record describes the
+ * inode until the transaction commits.
  */
 void vsmfs_trans_fc_settle(struct vsmfs_trans *t)
 {
+	struct vsmfs_inode_info *vi = VSMFS_I(t->t_fc_inode);
 	struct vsmfs_undo_log *u = t->t_log;
 	bool ok = t->t_fc_ok && list_empty(&t->t_undo) && !t->t_fresh &&
 		  !t->t_ino && !t->t_ino_freed && !t->t_unw_count && list_empty(&t->t_forgot);
+	u64 claim = t->t_fc_claim & VSMFS_FC_LPN_MASK, have = t->t_fc_move >> 48;
 	unsigned int i;
 
 	/* Words of the slot; a bitmap block joined for a claim changes none. */
@@ -308,18 +358,23 @@ void vsmfs_trans_fc_settle(struct vsmfs_trans *t)
 		const struct vsmfs_undo_rec *r = &u->rec[i];
 
 		ok = !r->len || (r->mb == t->t_fc_mb && r->off >= t->t_fc_off &&
-				 r->off + r->len <= t->t_fc_off + VSMFS_INODE_SIZE);
+				 r->off + r->len <= t->t_fc_off + VSMFS_INODE_SIZE) ||
+		     vsmfs_fc_move_range(t, r);
 	}
-	/* Nothing freed: only the end of the reservation claimed. */
 	for (i = 0; ok && i < u->nfree; i++)
-		ok = !u->free[i].count && t->t_fc_claim &&
-		     u->free[i].lpn == (t->t_fc_claim & VSMFS_FC_LPN_MASK) &&
-		     u->free[i].resv == t->t_fc_claim >> 48;
-	if (ok && t->t_fc_claim)
-		vsmfs_fc_add_run(VSMFS_I(t->t_fc_inode), (t->t_fc_claim & VSMFS_FC_LPN_MASK) |
-				 VSMFS_FC_RUN_CLAIM, t->t_fc_claim >> 48);
-	else if (!ok && !VSMFS_I(t->t_fc_inode)->i_fc_bad)
-		VSMFS_I(t->t_fc_inode)->i_fc_bad = vsmfs_fc_why(t);
+		ok = vsmfs_fc_free_ok(t, &u->free[i]);
+	if (!ok) {
+		if (!vi->i_fc_bad)
+			vi->i_fc_bad = vsmfs_fc_why(t);
+		return;
+	}
+	if (t->t_fc_claim)
+		vsmfs_fc_add_run(vi, claim | VSMFS_FC_RUN_CLAIM, t->t_fc_claim >> 48);
+	if (have) {
+		vsmfs_fc_add_run(vi, claim, have);
+		vsmfs_fc_add_run(vi, t->t_fc_move & VSMFS_FC_LPN_MASK, have);
+		vsmfs_fc_add_run(vi, (t->t_fc_move & VSMFS_FC_LPN_MASK) | VSMFS_FC_RUN_FREE, have);
+	}
 }
 
 /**

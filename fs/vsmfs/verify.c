@@ -726,6 +726,7 @@ const char *vsmfs_fc_next(struct vsmfs_fc_iter *it, struct vsmfs_fc_ent *e)
 	case 0:
 	case VSMFS_FC_KIND(VSMFS_FC_KEY_BITMAP):
 	case VSMFS_FC_KIND(VSMFS_FC_KEY_IBITMAP):
+	case VSMFS_FC_KIND(VSMFS_FC_KEY_BCLEAR):
 		break;
 	case VSMFS_FC_KIND(VSMFS_FC_KEY_DIR):
 		if (it->end - it->p < 3)

@@ -836,12 +836,13 @@ struct vsmfs_trans {
 	/*
 	 * Fast commits: @t_fc_ok, the caller's word that a shared metadata
 	 * handle changes only words of one inode's slot (an append into
-	 * pages its file owns, a change of attributes); @t_fc_inode, that
-	 * inode, noted; @t_fc_mb and @t_fc_off, its slot. Checked as the
+	 * pages its file owns, a change of attributes) and, @t_fc_move, the
+	 * page table entries of a run moved to the pages it took; @t_fc_inode,
+	 * that inode, noted; @t_fc_mb and @t_fc_off, its slot. Checked as the
 	 * handle ends (vsmfs_trans_fc_settle()).
 	 */
 	bool			t_fc_ok;
-	u64			t_fc_claim;	/* pages it took: lpn | count << 48 */
+	u64			t_fc_claim, t_fc_move;	/* taken, moved: lpn | count << 48 */
 	struct inode		*t_fc_inode;
 	struct vsmfs_mblk	*t_fc_mb;
 	unsigned int		t_fc_off;
@@ -856,8 +857,6 @@ struct vsmfs_trans {
 /* Runs of page table entries an inode's fast record may carry. */
 #define VSMFS_FC_RUNS		8
 #define VSMFS_FC_LPN_MASK	((1ULL << 48) - 1)
-/* In a run: pages the inode took, whose bits the record sets. */
-#define VSMFS_FC_RUN_CLAIM	(1ULL << 47)
 /* One shared handle in this many has its hold time measured (a power of 2). */
 #define VSMFS_HOLD_SAMPLE	16
 

@@ -335,13 +335,16 @@ static inline __u64 vsmfs_jcount_exact(__u64 sequence, __u64 state)
  *	record and holds only spans besides;
  *  11  VSMFS_FC_KEY_SPAN, words of a directory block: block << 9 | first
  *	word, the count less one in bits 48-55; then the words (1 + count
- *	words).
+ *	words);
+ *  12  VSMFS_FC_KEY_BCLEAR, word of the logical page bitmap; then the
+ *	bits recovery clears in it (2 words): pages the inode freed.
  */
 #define VSMFS_FC_KIND(key)	((key) >> 60)
 #define VSMFS_FC_KEY_BITMAP	(1ULL << 63)
 #define VSMFS_FC_KEY_IBITMAP	(9ULL << 60)
 #define VSMFS_FC_KEY_DIR	(10ULL << 60)
 #define VSMFS_FC_KEY_SPAN	(11ULL << 60)
+#define VSMFS_FC_KEY_BCLEAR	(12ULL << 60)
 #define VSMFS_FC_SPAN_MAX	64	/* words a span holds at most */
 
 /*
@@ -350,14 +353,16 @@ static inline __u64 vsmfs_jcount_exact(__u64 sequence, __u64 state)
  * Followed by the words of the inode's slot named in @r_words, lowest
  * first, then @r_npte entries (above), then zeros up to @r_len: new values
  * of words of the inode table, the page table and the blocks of a
- * directory, and bits of the bitmaps, which recovery stores over (sets in)
- * what the last durable commit left. The record has two parts: its
- * slot's (the words, the page table entries, the bits) and, if it has
+ * directory, and bits of the bitmaps, which recovery stores over (sets in,
+ * clears in) what the last durable commit left. The record has two parts:
+ * its slot's (the words, the page table entries, the bits) and, if it has
  * VSMFS_FC_KEY_DIR, its directory's. Each part applies in the order of
  * its slot's records of the transaction: @r_seq for the first, the order
- * of VSMFS_FC_KEY_DIR for the second. No two slots' parts name the same
- * word, but for bits set in the bitmaps, which commute; a directory's
- * part names words of its slot and of its blocks.
+ * of VSMFS_FC_KEY_DIR for the second; the entries of a part in their
+ * order. No two slots' parts name the same word, but for bits of the
+ * bitmaps, which commute: no page one slot's part clears is set by
+ * another's (a page freed is not taken again before the commit); a
+ * directory's part names words of its slot and of its blocks.
  */
 struct vsmfs_dfc_rec {
 	__le32	r_crc;			/* crc32c of the r_len - 4 bytes after it */

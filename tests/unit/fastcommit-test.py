@@ -11,8 +11,10 @@ whose checksum fails. fsck.vsmfs -n must find the file system sound as
 the records leave it and say how many a mount will replay, changing
 nothing, and so must -y when the journal holds nothing to replay;
 vsmfs-inspect -c must list the valid records, and --map must show the
-file as they leave it. With a committed version in the journal too, -p
-must write both home, the records after the version, empty the journal
+file as they leave it. A record of an append that moved the file's run
+clears the old run's bits: the file system is sound as it leaves it,
+and leaks the old run without them. With a committed version in the
+journal too, -p must write both home, the records after the version, empty the journal
 with the next commit number (the replay's) and zero the areas; a record
 of that commit is then dead, one of the next commit valid. A j_sequence one
 commit behind the number j_checkpoint carries must be read as that number,
@@ -200,6 +202,54 @@ def test_claim(tmp, base):
     img.frame(img.frame_of(517), bytes([0x46]) * BS)
     out = expect(p, ["-n"], 4, what="claim without its bit")
     check("517" in out, f"claim without its bit: page 517 not named\n{out}")
+
+
+def lbit(img, lpn):
+    """Bit @lpn of the logical page bitmap."""
+    return img.get(img.L["lbitmap_start"] * BS + lpn // 8, 1)[0] >> lpn % 8 & 1
+
+
+def test_move(tmp, base):
+    """A record of an append that moved f's four pages to six it took
+    (520..525): f's size, pages and index entry, the bits of the pages
+    taken set, the page table entries of both runs swapped and the bits
+    of the old run cleared. The file system as a mount will leave it is
+    sound, f's data on the new run. Without the bits
+    cleared, the old run is in use in the bitmap but no file's."""
+    p = os.path.join(tmp, "move.img")
+    shutil.copyfile(base, p)
+    img = Image(p)
+    for i in range(4, 6):
+        img.frame(img.frame_of(520 + i), bytes([0x41 + i]) * BS)
+    words = {3: 6 * BS, 4: 6, 13: 520 | 6 << 48}
+    swaps = [(520 + i, img.frame_of(512 + i)) for i in range(4)]
+    swaps += [(512 + i, img.frame_of(520 + i)) for i in range(4)]
+    bits = sum(1 << (n % 64) for n in range(520, 526))
+    old = sum(1 << (n % 64) for n in range(512, 516))
+    img.fc_put(0, 0, fc_record(1, 2, 0, words, [fc_bitmap(8, bits)] + swaps +
+                               [imgcraft.fc_bclear(8, old)]))
+    out = inspect(p, "-c")
+    check(f"page table entries bitmap word 8=0x{bits:x} 520=0x200 " in out and
+          f" bitmap word 8&=~0x{old:x}\n" in out, f"vsmfs-inspect -c:\n{out}")
+    r = json.loads(inspect(p, "-c", "--json"))["fast_commit"]["records"][0]["ptes"]
+    check(r[0] == {"bitmap_word": 8, "set": bits} and r[-1] == {"bitmap_word": 8, "clear": old},
+          f"vsmfs-inspect -c --json: {r}")
+    out = expect(p, ["-n"], 0, "journal: 1 fast-commit records of commit 1 to replay at mount",
+                 "no errors found", what="move")
+    check("2/4095 inodes, 7/32767 logical pages" in out, f"move: pages in use\n{out}")
+    rows = json.loads(inspect(p, "--map", "2", "--json"))["map"]["rows"]
+    check([(x["lpn"], x["frame"], x["pages"]) for x in rows] == [(520, 512, 4), (524, 524, 2)],
+          f"move: vsmfs-inspect --map 2: {rows}")
+
+    # The same record without the bits cleared: pages 512..515 leak.
+    p = os.path.join(tmp, "move-leak.img")
+    shutil.copyfile(base, p)
+    img = Image(p)
+    for i in range(4, 6):
+        img.frame(img.frame_of(520 + i), bytes([0x41 + i]) * BS)
+    img.fc_put(0, 0, fc_record(1, 2, 0, words, [fc_bitmap(8, bits)] + swaps))
+    out = expect(p, ["-n"], 4, what="move without the bits cleared")
+    check("512" in out, f"move without the bits cleared: page 512 not named\n{out}")
 
 
 def slot_words(data):
@@ -635,6 +685,7 @@ def main():
         records = test_records(tmp, base)
         test_replay(tmp, records)
         test_claim(tmp, base)
+        test_move(tmp, base)
         test_create(tmp, base)
         test_dir_order(tmp, base)
         test_torn(tmp, base)

@@ -95,6 +95,7 @@ def crc32c(data, crc=0xFFFFFFFF):
 
 
 FC_KEY_BITMAP, FC_KEY_IBITMAP, FC_KEY_DIR, FC_KEY_SPAN = 8 << 60, 9 << 60, 10 << 60, 11 << 60
+FC_KEY_BCLEAR = 12 << 60
 FC_SPAN_MAX = 64
 
 
@@ -102,7 +103,7 @@ def fc_record(count, slot, seq, words=None, ptes=(), pad=0):
     """A fast-commit record (struct vsmfs_dfc_rec) of commit @count: the new
     values of words of inode table slot @slot ({index: value}) and its
     entries @ptes: page table entries (lpn, entry), or the tuples of words
-    fc_bitmap(), fc_ibitmap(), fc_dir() and fc_span() make (a directory's
+    fc_bitmap(), fc_bclear(), fc_ibitmap(), fc_dir() and fc_span() make (a directory's
     part, fc_dir() and its spans, last), its length rounded up to 64 bytes
     (and @pad more), its crc32c set."""
     words = words or {}
@@ -120,6 +121,11 @@ def fc_record(count, slot, seq, words=None, ptes=(), pad=0):
 def fc_bitmap(word, bits):
     """A record's entry: @bits set in word @word of the logical page bitmap."""
     return (FC_KEY_BITMAP | word, bits)
+
+
+def fc_bclear(word, bits):
+    """A record's entry: @bits cleared in word @word of the logical page bitmap."""
+    return (FC_KEY_BCLEAR | word, bits)
 
 
 def fc_ibitmap(word, bits):

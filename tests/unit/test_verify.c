@@ -788,6 +788,7 @@ static void test_fc_walk(void)
 	static const u64 ent[] = {
 		515, 701,					/* page table entry */
 		VSMFS_FC_KEY_BITMAP | 8, 0x10,			/* page bitmap bits */
+		VSMFS_FC_KEY_BCLEAR | 9, 0x20,			/* page bitmap bits cleared */
 		VSMFS_FC_KEY_IBITMAP | 1, 1ULL << 5,		/* inode bitmap bits */
 		VSMFS_FC_KEY_DIR | 7, 42, 1U << 3 | 1U << 6, 0x3000, 0x3001,
 		FC_SPAN(1000, 4, 3), 0x5000, 0x5001, 0x5002,
@@ -799,13 +800,15 @@ static void test_fc_walk(void)
 	struct vsmfs_fc_ent e;
 	u32 len = 0;
 
-	make_fc_rec_ents(buf, 8, ent, ARRAY_SIZE(ent), 6, 192);
+	make_fc_rec_ents(buf, 8, ent, ARRAY_SIZE(ent), 7, 256);
 	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), NULL, "a record of every kind");
 	vsmfs_fc_iter_init(&it, r);
 	CHECK(!vsmfs_fc_next(&it, &e) && e.kind == 0 && e.where == 515 && e.n == 1 &&
 	      e.val == slot_words + 4 && le64_to_cpu(e.val[0]) == 701, "walk: page table entry");
 	CHECK(!vsmfs_fc_next(&it, &e) && e.kind == 8 && e.where == 8 && e.n == 1 &&
 	      le64_to_cpu(e.val[0]) == 0x10, "walk: bitmap word");
+	CHECK(!vsmfs_fc_next(&it, &e) && e.kind == 12 && e.where == 9 && e.n == 1 &&
+	      le64_to_cpu(e.val[0]) == 0x20, "walk: bitmap word cleared");
 	CHECK(!vsmfs_fc_next(&it, &e) && e.kind == 9 && e.where == 1 && e.n == 1 &&
 	      le64_to_cpu(e.val[0]) == 1ULL << 5, "walk: inode bitmap word");
 	CHECK(!vsmfs_fc_next(&it, &e) && e.kind == 10 && e.where == 7 && e.seq == 42 &&
@@ -886,10 +889,12 @@ static void test_fc_kinds(void)
 		 VSMFS_FC_KEY_DIR | 1, 3, 1ULL << 32);
 	FC_CHECK("unknown entry", "kind 1", 1ULL << 60 | 5, 1);
 	FC_CHECK("unknown entry", "kind 7", 7ULL << 60 | 5, 1);
-	FC_CHECK("unknown entry", "kind 12", 12ULL << 60 | 5, 1);
+	FC_CHECK("unknown entry", "kind 13", 13ULL << 60 | 5, 1);
 	FC_CHECK("unknown entry", "kind 15", 15ULL << 60 | 5, 1);
 	FC_CHECK("unknown entry", "an unknown kind after a page table entry", 515, 701,
-		 12ULL << 60, 0);
+		 13ULL << 60, 0);
+	FC_CHECK("not a span", "page bitmap bits cleared in the directory's part",
+		 VSMFS_FC_KEY_DIR | 1, 3, 0, VSMFS_FC_KEY_BCLEAR | 8, 0x10);
 }
 
 /* Entries that pass the end of the record, and counts of entries. */

@@ -183,8 +183,11 @@ struct fc_sink {
 	u64	*blk, n, cap;
 };
 
-/* @n words from @val at word @word of block @blk to @s, or (@bits) their bits set there. */
-static void fc_store(struct fc_sink *s, u64 blk, u32 word, const __le64 *val, u32 n, bool bits)
+/* How fc_store() stores: the words, their bits set, their bits cleared. */
+enum { FC_WORDS, FC_SET, FC_CLEAR };
+
+/* @n words from @val at word @word of block @blk to @s, or (@bits) their bits set or cleared. */
+static void fc_store(struct fc_sink *s, u64 blk, u32 word, const __le64 *val, u32 n, int bits)
 {
 	__le64 *dst;
 
@@ -196,8 +199,10 @@ static void fc_store(struct fc_sink *s, u64 blk, u32 word, const __le64 *val, u3
 		return;
 	}
 	dst = (__le64 *)ov_block(blk) + word;
-	if (bits)
+	if (bits == FC_SET)
 		*dst |= *val;
+	else if (bits == FC_CLEAR)
+		*dst &= ~*val;
 	else
 		memcpy(dst, val, (size_t)n * 8);
 }
@@ -215,7 +220,7 @@ static const char *fc_slot(const struct vsmfs_layout *l, u64 slot, u32 mask, con
 		return "slot out of range";
 	for (b = 0; s && b < VSMFS_INODE_SIZE / 8; b++)
 		if (mask & 1U << b)
-			fc_store(s, blk, first + b, val++, 1, false);
+			fc_store(s, blk, first + b, val++, 1, FC_WORDS);
 	return NULL;
 }
 
@@ -224,20 +229,21 @@ static const char *fc_entry(const struct vsmfs_layout *l, const struct vsmfs_fc_
 			    struct fc_sink *s)
 {
 	u64 w = e->where, blk;
-	bool bits = false;
+	int bits = FC_WORDS;
 
 	switch (e->kind) {
 	case VSMFS_FC_KIND(VSMFS_FC_KEY_BITMAP):
+	case VSMFS_FC_KIND(VSMFS_FC_KEY_BCLEAR):
 		if (w >= DIV_ROUND_UP(l->lpages, 64))
 			return "bitmap word out of range";
 		blk = l->lbitmap_start + w / FC_BLOCK_WORDS;
-		bits = true;
+		bits = e->kind == VSMFS_FC_KIND(VSMFS_FC_KEY_BCLEAR) ? FC_CLEAR : FC_SET;
 		break;
 	case VSMFS_FC_KIND(VSMFS_FC_KEY_IBITMAP):
 		if (w >= DIV_ROUND_UP(l->inodes, 64))
 			return "inode bitmap word out of range";
 		blk = l->ibitmap_start + w / FC_BLOCK_WORDS;
-		bits = true;
+		bits = FC_SET;
 		break;
 	case VSMFS_FC_KIND(VSMFS_FC_KEY_DIR):
 		return fc_slot(l, w, e->mask, e->val, s);

@@ -113,6 +113,36 @@ echo "30 appends of 4 KiB + fsync to a small file: $(delta "$b" "$a" 1) commits,
 	"$(delta "$b" "$a" 2) records"
 [ "$(delta "$b" "$a" 2)" -ge 15 ] || die "$(delta "$b" "$a" 2) records for 30 appends of 4 KiB"
 
+# Small files side by side, each appended to past the pages after its run
+# (another file's): the append moves the run to pages it takes, and the
+# record carries both runs' page table entries and clears the old run's
+# bits; no fsync commits for what the move freed.
+mkdir "$MNT/mv"
+sync
+b=$(snap); bw=$(whys); bm=$(st zfdm_migrations)
+python3 -c '
+import os, sys
+d = sys.argv[1]
+fds = [os.open("%s/m%02d" % (d, i), os.O_CREAT | os.O_WRONLY | os.O_APPEND) for i in range(16)]
+for r in range(4):
+    for i, fd in enumerate(fds):
+        os.write(fd, bytes([16 * r + i + 1]) * (4096 * (r + 1)))
+        os.fsync(fd)
+for fd in fds:
+    os.close(fd)' "$MNT/mv"
+a=$(snap); aw=$(whys); am=$(st zfdm_migrations)
+echo "64 appends + fsync to 16 small files: $((am - bm)) runs moved, $(delta "$b" "$a" 1)" \
+	"commits, $(delta "$b" "$a" 2) records, fallbacks: $(grew "$bw" "$aw")"
+[ $((am - bm)) -ge 16 ] || die "$((am - bm)) runs moved by 48 appends past other files' runs"
+case " $(grew "$bw" "$aw")" in *" frees+"*) die "an fsync after a run moved committed";; esac
+[ "$(delta "$b" "$a" 2)" -ge 40 ] || die "$(delta "$b" "$a" 2) records for 64 appends"
+python3 -c '
+import sys
+for i in range(16):
+    d = open("%s/m%02d" % (sys.argv[1], i), "rb").read()
+    want = b"".join(bytes([16 * r + i + 1]) * (4096 * (r + 1)) for r in range(4))
+    assert d == want, "contents of m%02d" % i' "$MNT/mv"
+
 fsync_path() {
 	python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd)' "$1"
 }

@@ -150,6 +150,7 @@ def jcount_exact(sequence, state):
 
 
 FC_KEY_BITMAP, FC_KEY_IBITMAP, FC_KEY_DIR, FC_KEY_SPAN = 8 << 60, 9 << 60, 10 << 60, 11 << 60
+FC_KEY_BCLEAR = 12 << 60
 
 
 def fc_record(count, slot, seq, words, ptes, length=None, npte=None):
@@ -421,8 +422,8 @@ def fc_patches(rnd, img):
     """Records the next mount replays (their crc32c holds, of the commit
     after the last durable one) in one fast-commit area, with hostile
     contents: slots, logical pages, bitmap words and directory blocks in
-    range or not, any words, any entries (page table entries, page and
-    inode bitmap bits, a create's directory part with its spans); now and
+    range or not, any words, any entries (page table entries, page bitmap
+    bits set and cleared, inode bitmap bits, a create's directory part with its spans); now and
     then of another commit, with a length or an entry count out of range,
     entries out of order, or a byte changed after the checksum."""
     area = rnd.randrange(img.fc_areas)
@@ -440,10 +441,11 @@ def fc_patches(rnd, img):
         ptes = [(rnd.choice(lpns) if rnd.random() < 0.8 else
                  rnd.choice([0, img.data_pages, 1 << 40, (1 << 64) - 1]),
                  pick_value(rnd, img, 8)) for _ in range(rnd.choice([0, 0, 1, 2, 16]))]
-        if rnd.random() < 0.3:
-            ptes.append((FC_KEY_BITMAP | rnd.choice([0, 1, img.data_pages // 64,
-                                                     rnd.getrandbits(20)]),
-                         pick_value(rnd, img, 8)))
+        for key in (FC_KEY_BITMAP, FC_KEY_BCLEAR):
+            if rnd.random() < 0.3:
+                ptes.append((key | rnd.choice([0, 1, img.data_pages // 64,
+                                               rnd.getrandbits(20)]),
+                             pick_value(rnd, img, 8)))
         if rnd.random() < 0.4:
             ptes.append(fc_ibitmap(rnd.choice([0, rnd.randrange(iwords), iwords - 1, iwords,
                                                1 << 40]), pick_value(rnd, img, 8)))

@@ -215,6 +215,10 @@ RECOVERY = {
                     lambda m: fsync(f"{m}/f")), 0),
         (group_step(lambda m: ordering.pwrite(f"{m}/small", 100, 200, 5),
                     lambda m: fsync(f"{m}/small")), 0),
+        # An append past the pages after small's run (d/g's): the run
+        # moves to the pages it takes; the record clears the old run's bits.
+        (group_step(lambda m: ordering.append(f"{m}/small", 20 * KIB),
+                    lambda m: fsync(f"{m}/small")), 0),
         # Changes of attributes: a record each (the slot's words).
         (group_step(lambda m: os.chmod(f"{m}/small", 0o604), lambda m: fsync(f"{m}/small")), 0),
         (group_step(lambda m: os.chown(f"{m}/small", 12, 34), lambda m: fsync(f"{m}/small")), 0),
