@@ -318,8 +318,11 @@ static inline __u64 vsmfs_jcount_exact(__u64 sequence, __u64 state)
 #define VSMFS_FC_AREA_BLOCKS	32
 #define VSMFS_FC_MAX_BLOCKS	1024	/* most blocks of all areas */
 
-/* Fast-commit record: page table entries it carries at most. */
-#define VSMFS_FC_MAX_PTES	16
+/*
+ * Fast-commit record: page table entries it carries at most (a run of 16
+ * pages moved, both halves).
+ */
+#define VSMFS_FC_MAX_PTES	32
 /*
  * The kind of a record's entry is in the top 4 bits of its first word
  * (VSMFS_FC_KIND()); the rest names what it changes:
@@ -376,7 +379,10 @@ struct vsmfs_dfc_rec {
 
 /* Bytes of a record at most, and of its entries. */
 #define VSMFS_FC_REC_MAX	1024
-#define VSMFS_FC_MAX_ENTRIES	32
+#define VSMFS_FC_MAX_ENTRIES	40
+/* A slot's part of two-word entries fits: its words, its entries. */
+static_assert(sizeof(struct vsmfs_dfc_rec) + 8 * 32 + 16 * VSMFS_FC_MAX_ENTRIES <=
+	      VSMFS_FC_REC_MAX);
 
 /*
  * vsmfs_journal_geometry() - headers and journal blocks of a journal region

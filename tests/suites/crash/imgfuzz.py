@@ -440,7 +440,7 @@ def fc_patches(rnd, img):
         words = {w: pick_value(rnd, img, 8) for w in rnd.sample(range(32), nw)}
         ptes = [(rnd.choice(lpns) if rnd.random() < 0.8 else
                  rnd.choice([0, img.data_pages, 1 << 40, (1 << 64) - 1]),
-                 pick_value(rnd, img, 8)) for _ in range(rnd.choice([0, 0, 1, 2, 16]))]
+                 pick_value(rnd, img, 8)) for _ in range(rnd.choice([0, 0, 1, 2, 16, 32]))]
         for key in (FC_KEY_BITMAP, FC_KEY_BCLEAR):
             if rnd.random() < 0.3:
                 ptes.append((key | rnd.choice([0, 1, img.data_pages // 64,
@@ -459,7 +459,7 @@ def fc_patches(rnd, img):
         elif r < 0.1:
             length = rnd.choice([0, 63, 96, room + 64, 1088, 0xffc0])
         elif r < 0.15:
-            npte = rnd.choice([17, 33, 0xffff, len(ptes) + 1])
+            npte = rnd.choice([33, 41, 0xffff, len(ptes) + 1])
         elif r < 0.2 and ptes:
             # Out of order: a span or a directory part first, or an unknown kind.
             ptes.insert(0, rnd.choice([fc_span(img.data_start, 0, [0]), fc_dir(1, 0, {}),
