@@ -56,6 +56,13 @@ static void vsmfs_fc_add_run(struct vsmfs_inode_info *vi, u64 lpn, u64 count)
 	vi->i_fc_runs[vi->i_fc_nruns++] = lpn | count << 48;
 }
 
+/* @why is @vi's first change of the transaction no record describes, if none came before. */
+static void vsmfs_fc_spoil(struct vsmfs_inode_info *vi, enum vsmfs_fc_why why)
+{
+	if (!vi->i_fc_bad)
+		vi->i_fc_bad = why;
+}
+
 /**
  * vsmfs_fc_note() - an inode changes in a transaction
  * @vi: the inode
@@ -78,8 +85,7 @@ void vsmfs_fc_note(struct vsmfs_inode_info *vi, u64 tid, enum vsmfs_fc_why why)
 		vi->i_fc_dir = 0;
 	}
 	vi->i_fc_gen++;
-	if (!vi->i_fc_bad)
-		vi->i_fc_bad = why;
+	vsmfs_fc_spoil(vi, why);
 }
 
 /*
@@ -304,14 +310,14 @@ static bool vsmfs_fc_in_run(u64 lpn, u64 end, u64 run)
 static bool vsmfs_fc_move_range(const struct vsmfs_trans *t, const struct vsmfs_undo_rec *r)
 {
 	const struct vsmfs_layout *l = &t->t_sbi->s_layout;
-	u64 have = t->t_fc_move >> 48, lpn, end;
+	u64 have = t->t_fc_move >> 48, first, lpn, end;
 
 	if (!have || r->mb->m_blk < l->ptable_start ||
 	    r->mb->m_blk >= l->ptable_start + l->ptable_blocks)
 		return false;
-	lpn = (r->mb->m_blk - l->ptable_start) * VSMFS_PTES_PER_BLOCK + r->off / 8;
-	end = (r->mb->m_blk - l->ptable_start) * VSMFS_PTES_PER_BLOCK +
-	      DIV_ROUND_UP(r->off + r->len, 8);
+	first = (r->mb->m_blk - l->ptable_start) * VSMFS_PTES_PER_BLOCK;
+	lpn = first + r->off / 8;
+	end = first + DIV_ROUND_UP(r->off + r->len, 8);
 	return vsmfs_fc_in_run(lpn, end, t->t_fc_move) ||
 	       vsmfs_fc_in_run(lpn, end, (t->t_fc_claim & VSMFS_FC_LPN_MASK) | have << 48);
 }
@@ -364,8 +370,7 @@ void vsmfs_trans_fc_settle(struct vsmfs_trans *t)
 	for (i = 0; ok && i < u->nfree; i++)
 		ok = vsmfs_fc_free_ok(t, &u->free[i]);
 	if (!ok) {
-		if (!vi->i_fc_bad)
-			vi->i_fc_bad = vsmfs_fc_why(t);
+		vsmfs_fc_spoil(vi, vsmfs_fc_why(t));
 		return;
 	}
 	if (t->t_fc_claim)
@@ -412,8 +417,8 @@ void vsmfs_trans_note_inode(struct vsmfs_trans *t, struct inode *inode)
 		return;
 	}
 	/* What handles of this kind change, no fast record describes. */
-	if (t->t_fc_inode && t->t_fc_inode != inode && !VSMFS_I(t->t_fc_inode)->i_fc_bad)
-		VSMFS_I(t->t_fc_inode)->i_fc_bad = vsmfs_fc_why(t);
+	if (t->t_fc_inode && t->t_fc_inode != inode)
+		vsmfs_fc_spoil(VSMFS_I(t->t_fc_inode), vsmfs_fc_why(t));
 	t->t_fc_ok = false;
 	vsmfs_fc_note(vi, tid, vsmfs_fc_why(t));
 }
