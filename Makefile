@@ -195,6 +195,10 @@ bench-fxmark: all bench-helpers
 bench-coherence: all bench-helpers
 	bench/coherence-fxmark --out $(BENCH_OUT)-coherence
 
+# Guest kernel instructions per operation and function (bench/insn-profile).
+bench-profile: all bench-helpers
+	bench/insn-profile --out $(BENCH_OUT)-profile
+
 bench-coherence-test: bench-helpers
 	bench/coherence/selftest
 
@@ -290,4 +294,4 @@ clean:
 
 .PHONY: all module pmlog release ordering-test crash-long crash-recovery fsx-test tools test unit demo check fuzz crash-test crash-parallel crash-atomic clean install uninstall \
 	install-tools uninstall-tools install-module uninstall-module dkms-install dkms-uninstall \
-	intree-check intree-kernel blkid-patch-test dkms-test bench bench-quick bench-create bench-fxmark bench-coherence bench-coherence-test bench-helpers bench-tlbcost
+	intree-check intree-kernel blkid-patch-test dkms-test bench bench-quick bench-create bench-fxmark bench-coherence bench-profile bench-coherence-test bench-helpers bench-tlbcost
