@@ -432,11 +432,19 @@ void vsmfs_aggr_written(struct inode *inode)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	unsigned int threshold;
 	bool listed;
 
 	if (!READ_ONCE(vi->i_writers) || !READ_ONCE(sbi->s_aopts.on))
 		return;
-	if (atomic_inc_return(&vi->i_wcount) != READ_ONCE(sbi->s_aopts.threshold))
+	/*
+	 * Counted up to the threshold only: past it (hot, listed or left
+	 * out, until the worker sets it back to 0) a write changes nothing,
+	 * and leaves the count alone rather than write its line again.
+	 */
+	threshold = READ_ONCE(sbi->s_aopts.threshold);
+	if (atomic_read(&vi->i_wcount) >= threshold ||
+	    atomic_inc_return(&vi->i_wcount) != threshold)
 		return;
 	spin_lock(&vi->i_aggr_lock);
 	listed = vi->i_writers && READ_ONCE(sbi->s_aopts.on);

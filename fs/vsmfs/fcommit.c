@@ -434,7 +434,8 @@ out_mapping:
 	up_write(&mapping->invalidate_lock);
 out_inode:
 	inode_unlock(inode);
-	dput(parent);
+	if (parent)
+		dput(parent);
 	return ret;
 }
 

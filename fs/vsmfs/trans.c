@@ -774,7 +774,7 @@ void vsmfs_trans_handle_done(struct vsmfs_trans *t)
 {
 	struct vsmfs_undo_log *u = t->t_log;
 	struct vsmfs_mblk *mb, *tmp;
-	unsigned int i, w;
+	unsigned int i;
 
 	list_for_each_entry_safe(mb, tmp, &t->t_undo, m_undo) {
 		u64 now[VSMFS_JMASK_WORDS];
@@ -791,16 +791,9 @@ void vsmfs_trans_handle_done(struct vsmfs_trans *t)
 		const u64 *old = u->bytes + r->at / 8;
 		const u64 *cur = (const u64 *)r->mb->m_data + r->off / 8;
 
-		/* Other shared handles may note words of the same block. */
-		if (t->t_shared) {
-			for (w = 0; w < r->len / 8; w++)
-				if (old[w] != cur[w])
-					vsmfs_note_word_shared(r->mb, r->off / 8 + w);
+		vsmfs_note_changed(r->mb, old, cur, r->off / 8, r->len / 8, t->t_shared);
+		if (t->t_shared)
 			continue;
-		}
-		for (w = 0; w < r->len / 8; w++)
-			if (old[w] != cur[w])
-				__set_bit(r->off / 8 + w, (unsigned long *)r->mb->m_cmask);
 		r->mb->m_hnew = false;
 		r->mb->m_ranged = false;
 	}

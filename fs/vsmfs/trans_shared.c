@@ -51,7 +51,7 @@ static bool vsmfs_shared_ok(struct vsmfs_sb_info *sbi)
  * that saw the count and not the mark waits only until then.
  * Return: whether the task entered.
  */
-static bool vsmfs_handles_try(struct vsmfs_sb_info *sbi)
+static __always_inline bool vsmfs_handles_try(struct vsmfs_sb_info *sbi)
 {
 	struct vsmfs_handles_sem *hs = &sbi->s_handles_sem;
 	bool ok;
@@ -97,40 +97,45 @@ bool vsmfs_handles_sem_idle(struct vsmfs_sb_info *sbi)
 
 /*
  * Take s_handles_sem shared, after the handle that holds it exclusive or
- * waits to: once that one has ended. If another has begun since, the
- * reader queues on s_trans_mutex behind it, and enters while it holds
- * the mutex, which no writer then holds: a stream of handles under
- * s_trans_mutex cannot keep a shared one out. It spins for
- * VSMFS_EXCL_SPIN_NS at most before it sleeps.
+ * waits to (the fast path, vsmfs_handles_enter(), found its mark): once
+ * that one has ended, the count of ends read before the try in @ends. If
+ * another has begun since, the reader queues on s_trans_mutex behind it,
+ * and enters while it holds the mutex, which no writer then holds: a
+ * stream of handles under s_trans_mutex cannot keep a shared one out. It
+ * spins for VSMFS_EXCL_SPIN_NS at most before it sleeps.
  */
-static void vsmfs_handles_enter(struct vsmfs_sb_info *sbi)
+static noinline void vsmfs_handles_enter_slow(struct vsmfs_sb_info *sbi, int ends)
 {
-	int ends = atomic_read(&sbi->s_excl_ends);
-	u64 until;
+	u64 until = local_clock() + VSMFS_EXCL_SPIN_NS;
 
-	/* Read the count first: pairs with the unlock's set, then increment. */
-	smp_rmb();
-	if (likely(vsmfs_handles_try(sbi)))
-		goto out;
-	until = local_clock() + VSMFS_EXCL_SPIN_NS;
 	while (atomic_read(&sbi->s_excl) && atomic_read(&sbi->s_excl_ends) == ends &&
 	       !need_resched() && local_clock() < until)
 		cpu_relax();
 	wait_event(sbi->s_excl_wq, !atomic_read(&sbi->s_excl) ||
 		   atomic_read(&sbi->s_excl_ends) != ends);
 	if (vsmfs_handles_try(sbi))
-		goto out;
+		return;
 	vsmfs_trans_mutex_lock(sbi);
 	/* A writer sets the mark only while it holds the mutex. */
 	while (WARN_ON_ONCE(!vsmfs_handles_try(sbi)))
 		cpu_relax();
 	mutex_unlock(&sbi->s_trans_mutex);
-out:
+}
+
+/* Take s_handles_sem shared; inlined into each handle's begin. */
+static __always_inline void vsmfs_handles_enter(struct vsmfs_sb_info *sbi)
+{
+	int ends = atomic_read(&sbi->s_excl_ends);
+
+	/* Read the count first: pairs with the unlock's set, then increment. */
+	smp_rmb();
+	if (unlikely(!vsmfs_handles_try(sbi)))
+		vsmfs_handles_enter_slow(sbi, ends);
 	rwsem_acquire_read(&sbi->s_handles_sem.dep_map, 0, 0, _RET_IP_);
 }
 
 /* Leave s_handles_sem as a reader, and wake a writer that waits for it. */
-static void vsmfs_handles_exit(struct vsmfs_sb_info *sbi)
+static __always_inline void vsmfs_handles_exit(struct vsmfs_sb_info *sbi)
 {
 	struct vsmfs_handles_sem *hs = &sbi->s_handles_sem;
 

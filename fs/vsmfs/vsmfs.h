@@ -732,6 +732,33 @@ static inline void vsmfs_note_word_shared(struct vsmfs_mblk *mb, unsigned int w)
 }
 
 /*
+ * Note in @mb's m_cmask the words of [@w0, @w0 + @n) that differ between
+ * @old and @cur: a mask word at a time. With @shared, beside the shared
+ * handles of other CPUs noting words of the same block: one test, and an
+ * atomic OR only if a bit is missing (see vsmfs_note_word_shared()).
+ */
+static inline void vsmfs_note_changed(struct vsmfs_mblk *mb, const u64 *old, const u64 *cur,
+				      unsigned int w0, unsigned int n, bool shared)
+{
+	while (n) {
+		unsigned int sh = w0 % 64, k = min(n, 64 - sh), w;
+		unsigned long *m = (unsigned long *)&mb->m_cmask[w0 / 64], bits = 0;
+
+		for (w = 0; w < k; w++)
+			if (old[w] != cur[w])
+				bits |= 1UL << (sh + w);
+		if (!shared)
+			*m |= bits;
+		else if ((READ_ONCE(*m) & bits) != bits)
+			atomic_long_or(bits, (atomic_long_t *)m);
+		old += k;
+		cur += k;
+		w0 += k;
+		n -= k;
+	}
+}
+
+/*
  * Note slot @slot of inode-table block @mb as written since the block was
  * last written home (m_dirty_slots, a statistic of hot-inode aggregation):
  * atomically, but only if it is not noted yet, so that the handles of
