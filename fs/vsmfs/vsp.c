@@ -95,9 +95,14 @@ MODULE_PARM_DESC(tlb_stripes, "stripes of the lazy TLB shootdown (0: one per CPU
 #define tlb_stripes 0U
 #endif
 
-/* Batches logged per stripe, and pages a logged batch holds at most. */
+/*
+ * Batches logged per stripe, and pages a logged batch holds at most: up
+ * to 32 pages are dropped one by one, beyond that the whole TLB, as the
+ * kernel's own range flushes choose (tlb_single_page_flush_ceiling, 33).
+ * An append that moves a small file's run swaps up to 16 pages at once.
+ */
 #define VSMFS_TLB_LOG		64
-#define VSMFS_TLB_LOG_PAGES	8
+#define VSMFS_TLB_LOG_PAGES	32
 
 /*
  * struct vsmfs_tlb_rec - the pages of the lazily flushed batch @gen

@@ -9,8 +9,9 @@ Two processes pinned to the two CPUs take turns on FILE (created, 4 MiB):
 the reader reads a page, the writer overwrites it (4 KiB and 1 KiB
 writes, so page table entries are swapped), the reader reads it again and
 must find the new content. Some writes span two pages (two swaps in one
-batch, which tlb=lazy logs page by page), some 64 KiB (too large to log:
-the reader flushes its TLB), and some follow a burst of 70 writes
+batch, which tlb=lazy logs page by page), some 128 KiB (32 pages, the
+largest batch logged), some 256 KiB (too large to log: the reader flushes
+its TLB), and some follow a burst of 70 writes
 elsewhere (more batches than are logged). The writer reads each write
 back through the range on its own CPU, and the reader reads single pages
 too (through the device mapping, not the range). Exits non-zero if a
@@ -64,10 +65,14 @@ def run(path, rcpu, wcpu, rounds, seed):
                 os.pwrite(fd, struct.pack("<QQ", pg, gen) * (1024 // 16), pg * P + off)
             elif x < 0.9:
                 os.pwrite(fd, struct.pack("<QQ", pg, gen) * (2 * P // 16), pg * P)
-            else:
-                # The aligned 64 KiB holding the page and the next one.
+            elif x < 0.95:
+                # The aligned 128 KiB holding the page and the next one.
                 first = pg - pg % 16
                 os.pwrite(fd, struct.pack("<QQ", pg, gen) * (32 * P // 16), first * P)
+            else:
+                # The aligned 256 KiB holding them.
+                first = pg - pg % 32
+                os.pwrite(fd, struct.pack("<QQ", pg, gen) * (64 * P // 16), first * P)
             # Read back on the writer's own CPU, through the range (two
             # pages): a CPU that swapped outside a use of the range drops
             # its own stale entries only when it next uses the range.
