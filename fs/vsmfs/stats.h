@@ -90,6 +90,8 @@ enum vsmfs_stat {
 	VSMFS_STAT_journal_lock_waits,
 	VSMFS_STAT_journal_lock_wait_ns,
 	VSMFS_STAT_journal_lock_hold_ns,
+	VSMFS_STAT_commit_ns,
+	VSMFS_STAT_commit_excl_ns,
 	VSMFS_STAT_journal_order_waits,
 	VSMFS_STAT_journal_deferred_blocks,
 	VSMFS_STAT_journal_frozen_copies,

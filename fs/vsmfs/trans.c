@@ -138,8 +138,14 @@ static void vsmfs_trans_undo_init(struct vsmfs_trans *t)
 void vsmfs_trans_unlock(struct vsmfs_trans *t)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
+	u64 t0 = sbi->s_run.closing_ns;
 
 	vsmfs_hold_end(sbi, t->t_locked);
+	/* A commit's time with every other handle kept out (commit_excl_ns). */
+	if (t0) {
+		sbi->s_run.closing_ns = 0;
+		vsmfs_stat_add(sbi, commit_excl_ns, ktime_get_ns() - t0);
+	}
 	memalloc_nofs_restore(t->t_nofs);
 	rwsem_release(&sbi->s_handles_sem.dep_map, _RET_IP_);
 	/* What the handle changed before the mark goes: readers see it after. */
@@ -282,6 +288,7 @@ bool vsmfs_trans_lock_tid(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u64 
 	 * (vsmfs_trans_commit_tid()).
 	 */
 	WRITE_ONCE(sbi->s_run.closing, tid);
+	sbi->s_run.closing_ns = ktime_get_ns();
 	vsmfs_trans_lock_held(sbi, t, false, t0);
 	return true;
 }

@@ -96,6 +96,38 @@ static inline bool vsmfs_trans_space_short(struct vsmfs_sb_info *sbi)
 	       READ_ONCE(sbi->s_free_pages) < (sbi->s_layout.data_pages >> 4) + waiting;
 }
 
+/*
+ * Hold times of the file-system-wide locks are sampled: of the holds of
+ * one kind begun on a CPU, numbered by @tick, one in VSMFS_HOLD_SAMPLE is
+ * timed and stands for all of them (two clock reads per hold were a
+ * fiftieth of an append with its fsync, of a 4 KiB overwrite). A clock
+ * that is one across CPUs, as the holder may move.
+ * Return: the time for a hold to time, else 0.
+ */
+static inline u64 vsmfs_hold_clock(u64 tick)
+{
+	return tick & (VSMFS_HOLD_SAMPLE - 1) ? 0 : ktime_get_ns();
+}
+
+/* Nanoseconds a hold timed from @t0 (vsmfs_hold_clock()) stands for, or 0. */
+static inline u64 vsmfs_hold_ns(u64 t0)
+{
+	return t0 ? (ktime_get_ns() - t0) * VSMFS_HOLD_SAMPLE : 0;
+}
+
+/* The start of a hold of s_trans_mutex, for journal_lock_hold_ns. */
+static inline u64 vsmfs_hold_start(struct vsmfs_sb_info *sbi)
+{
+	return vsmfs_hold_clock(this_cpu_inc_return(sbi->s_stats->hold_tick));
+}
+
+/* The end of a hold begun at @t0, a vsmfs_hold_start() value. */
+static inline void vsmfs_hold_end(struct vsmfs_sb_info *sbi, u64 t0)
+{
+	if (t0)
+		vsmfs_stat_add(sbi, journal_lock_hold_ns, vsmfs_hold_ns(t0));
+}
+
 /* Whether a ticket taken is not yet served (see "Turns"). */
 static __always_inline bool vsmfs_turn_busy(struct vsmfs_sb_info *sbi)
 {

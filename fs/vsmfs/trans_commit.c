@@ -404,7 +404,7 @@ int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	struct vsmfs_running *run = &sbi->s_run;
-	u64 tid = run->tid;
+	u64 tid = run->tid, t0 = run->closing_ns;
 	bool empty;
 	int err;
 
@@ -439,6 +439,9 @@ int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause)
 		vsmfs_trans_committed(sbi, tid);
 	if (t->t_nlate && !err && !vsmfs_trans_tid_lost(sbi, tid))
 		vsmfs_trans_free_late(t);
+	/* From s_trans_mutex taken to durable (commit_ns). */
+	if (t0)
+		vsmfs_stat_add(sbi, commit_ns, ktime_get_ns() - t0);
 	return err;
 }
 

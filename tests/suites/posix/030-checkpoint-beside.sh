@@ -3,7 +3,8 @@
 # every handle, while it copies the journal's latest versions home. After
 # files are created and committed, the checkpoints of five idle seconds
 # empty the journal (journal_checkpoints) with no take of the transaction
-# mutex (journal_lock_takes); the files are there after a remount.
+# mutex (journal_lock_takes); the files are there after a remount. Then
+# commits are timed: commit_ns, and commit_excl_ns no longer.
 . tests/lib/common.sh
 
 mkfs_vsmfs -f "$DEV"
@@ -33,4 +34,16 @@ mount_vsmfs
 for i in 0 1 2 3 4 5 6 7; do
 	[ -f "$MNT/d/f1$i" ] || die "d/f1$i missing after a remount"
 done
+# Commits are timed: in all (commit_ns), and the part that keeps every
+# other handle out (commit_excl_ns), which is no longer.
+echo 1 > "$S/reset"
+for i in $(seq 1 20); do
+	: > "$MNT/d/t$i"
+	sync
+done
+total=$(cat "$S/commit_ns")
+excl=$(cat "$S/commit_excl_ns")
+echo "20 commits: $total ns, $excl ns of them with every other handle kept out"
+[ "$total" -gt 0 ] && [ "$excl" -gt 0 ] || die "commits not timed ($total, $excl ns)"
+[ "$excl" -le "$total" ] || die "commit_excl_ns ($excl) above commit_ns ($total)"
 umount "$MNT"
