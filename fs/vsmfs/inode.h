@@ -34,6 +34,122 @@ static inline struct vsmfs_dinode *vsmfs_slot_in(struct vsmfs_mblk *mb, u64 slot
 				       (slot % VSMFS_INODES_PER_BLOCK) * VSMFS_INODE_SIZE);
 }
 
+/* Note word @off (a byte offset in the slot @di of @mb) as changed. */
+static inline void vsmfs_slot_word_changed(struct vsmfs_mblk *mb, struct vsmfs_dinode *di,
+					   size_t off)
+{
+	vsmfs_note_word_shared(mb, ((u8 *)di - mb->m_data + off) / 8);
+}
+
+/*
+ * Store @v in the field at @f of slot @di (of @mb) in a shared handle if
+ * it differs, noting its word: a fast record carries each word noted in
+ * the transaction.
+ */
+static inline void vsmfs_slot_set64(struct vsmfs_mblk *mb, struct vsmfs_dinode *di, __le64 *f,
+				    __le64 v)
+{
+	if (*f != v) {
+		*f = v;
+		vsmfs_slot_word_changed(mb, di, (u8 *)f - (u8 *)di);
+	}
+}
+
+static inline void vsmfs_slot_set32(struct vsmfs_mblk *mb, struct vsmfs_dinode *di, __le32 *f,
+				    __le32 v)
+{
+	if (*f != v) {
+		*f = v;
+		vsmfs_slot_word_changed(mb, di, (u8 *)f - (u8 *)di);
+	}
+}
+
+/**
+ * vsmfs_whandle_times() - set an inode's modification and change times in
+ *	a shared handle
+ * @inode: the inode, still locked by the caller, in a shared handle to
+ *	which vsmfs_whandle_inode() added @mb
+ * @mb: the slot's block
+ * @di: the slot
+ * @now: the time, which becomes both
+ *
+ * Changes only the words of the two times in the slot that differ (a
+ * nanosecond field shares its word with another time's, which stays as
+ * the slot has it), with their bits set in m_cmask by atomic operations:
+ * other shared handles change other slots of the block meanwhile. Stores
+ * nothing to PM: the commit that takes @h writes the slot. The caller
+ * notes the inode in @h (vsmfs_whandle_note_inode()) as for any change.
+ */
+static inline void vsmfs_whandle_times(struct inode *inode, struct vsmfs_mblk *mb,
+				       struct vsmfs_dinode *di, struct timespec64 now)
+{
+	inode->i_mtime = now;
+	inode->i_ctime = now;
+	/* The seconds seldom move: their words are mostly left unnoted. */
+	vsmfs_slot_set64(mb, di, &di->i_mtime, cpu_to_le64(now.tv_sec));
+	vsmfs_slot_set64(mb, di, &di->i_ctime, cpu_to_le64(now.tv_sec));
+	vsmfs_slot_set32(mb, di, &di->i_mtime_ns, cpu_to_le32(now.tv_nsec));
+	vsmfs_slot_set32(mb, di, &di->i_ctime_ns, cpu_to_le32(now.tv_nsec));
+	vsmfs_slot_dirty(mb, ((u8 *)di - mb->m_data) / VSMFS_INODE_SIZE);
+}
+
+/**
+ * vsmfs_whandle_size() - set an inode's size in a shared handle
+ * @inode: the inode, still locked by the caller, in a shared handle to
+ *	which vsmfs_whandle_inode() added @mb
+ * @mb: the slot's block
+ * @di: the slot
+ * @size: the new size
+ *
+ * As vsmfs_whandle_times(), for the size word: a write that grows a file
+ * within its last page changes no other word of the slot but the times.
+ */
+static inline void vsmfs_whandle_size(struct inode *inode, struct vsmfs_mblk *mb,
+				      struct vsmfs_dinode *di, loff_t size)
+{
+	i_size_write(inode, size);
+	di->i_size = cpu_to_le64(size);
+	vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_size));
+	vsmfs_slot_dirty(mb, ((u8 *)di - mb->m_data) / VSMFS_INODE_SIZE);
+}
+
+/**
+ * vsmfs_whandle_direct() - set a direct index entry of a file in a shared
+ *	handle
+ * @inode: a regular file, still locked by the caller with its i_idx_sem
+ *	held for writing, in a shared handle to which vsmfs_whandle_inode()
+ *	added @mb
+ * @mb: the slot's block
+ * @di: the slot
+ * @key: the piece, below VSMFS_NDIRECT
+ * @e: its new entry
+ * @tail_key: the file's tail key from now (1 + key of the run owning its
+ *	VSP's tail, or 0)
+ * @pages: the logical pages it owns from now
+ *
+ * As vsmfs_whandle_times(), for the entry's word and, those that change,
+ * the words of the tail key and of the page count: an append that grows
+ * a run changes no other word of the slot but the size and the times.
+ * The page fault path reads the entry in core under i_idx_sem shared,
+ * which the caller keeps out.
+ */
+static inline void vsmfs_whandle_direct(struct inode *inode, struct vsmfs_mblk *mb,
+					struct vsmfs_dinode *di, unsigned int key, u64 e,
+					u32 tail_key, u64 pages)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+
+	vi->i_index[key] = e;
+	vi->i_tail_key = tail_key;
+	vi->i_pages = pages;
+	inode->i_blocks = pages << (VSMFS_BLOCK_SHIFT - 9);
+	di->i_direct[key] = cpu_to_le64(e);
+	vsmfs_slot_word_changed(mb, di, offsetof(struct vsmfs_dinode, i_direct) + key * 8);
+	vsmfs_slot_set32(mb, di, &di->i_tail_key, cpu_to_le32(tail_key));
+	vsmfs_slot_set64(mb, di, &di->i_pages, cpu_to_le64(pages));
+	vsmfs_slot_dirty(mb, ((u8 *)di - mb->m_data) / VSMFS_INODE_SIZE);
+}
+
 void vsmfs_set_ops(struct inode *inode);
 void vsmfs_set_inode_flags(struct inode *inode);
 void vsmfs_discard_new_inode(struct inode *inode);
@@ -41,12 +157,6 @@ int vsmfs_mark_inode_dirty(struct vsmfs_trans *t, struct inode *inode);
 int vsmfs_inode_get_write_access(struct vsmfs_trans *t, struct inode *inode);
 int vsmfs_whandle_inode(struct vsmfs_whandle *h, struct inode *inode,
 			struct vsmfs_mblk **mbp, struct vsmfs_dinode **dip);
-void vsmfs_whandle_times(struct inode *inode, struct vsmfs_mblk *mb, struct vsmfs_dinode *di,
-			 struct timespec64 now);
-void vsmfs_whandle_size(struct inode *inode, struct vsmfs_mblk *mb, struct vsmfs_dinode *di,
-			loff_t size);
-void vsmfs_whandle_direct(struct inode *inode, struct vsmfs_mblk *mb, struct vsmfs_dinode *di,
-			  unsigned int key, u64 e, u32 tail_key, u64 pages);
 int vsmfs_set_size_times(struct inode *inode, loff_t size, struct timespec64 now);
 void vsmfs_inode_reload(struct inode *inode);
 int vsmfs_write_inode(struct inode *inode, struct writeback_control *wbc);

@@ -425,18 +425,6 @@ u32 vsmfs_journal_blocks(struct vsmfs_sb_info *sbi)
 }
 
 /**
- * vsmfs_journal_writethrough() - whether every commit is checkpointed
- * @sbi: the file system
- *
- * Context: s_trans_mutex held.
- * Return: true while code that reads home blocks directly runs.
- */
-bool vsmfs_journal_writethrough(struct vsmfs_sb_info *sbi)
-{
-	return sbi->s_journal->writethrough;
-}
-
-/**
  * vsmfs_journal_wear_show() - the wear histogram of the journal blocks
  * @sbi: the file system
  * @buf: a sysfs page

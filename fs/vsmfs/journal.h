@@ -182,10 +182,22 @@ u64 vsmfs_journal_fc_count(struct vsmfs_sb_info *sbi);
 u32 vsmfs_journal_fc_crc(struct vsmfs_sb_info *sbi, const void *p, u32 len);
 int vsmfs_journal_fc_write(struct vsmfs_sb_info *sbi, const void *rec, u32 len, u64 count);
 
+/**
+ * vsmfs_journal_writethrough() - whether every commit is checkpointed
+ * @sbi: the file system
+ *
+ * Context: s_trans_mutex held, or read beside shared handles (it is set
+ * under that mutex, around orphan cleanup at mount only).
+ * Return: true while code that reads home blocks directly runs.
+ */
+static inline bool vsmfs_journal_writethrough(struct vsmfs_sb_info *sbi)
+{
+	return READ_ONCE(sbi->s_journal->writethrough);
+}
+
 /* journal.c, jcommit.c, jgc.c */
 void vsmfs_journal_destroy(struct vsmfs_sb_info *sbi);
 int vsmfs_journal_commit_trans(struct vsmfs_trans *t);
-bool vsmfs_journal_writethrough(struct vsmfs_sb_info *sbi);
 u32 vsmfs_journal_blocks(struct vsmfs_sb_info *sbi);
 bool vsmfs_journal_has_data(struct vsmfs_sb_info *sbi);
 bool vsmfs_journal_revoke(struct vsmfs_sb_info *sbi, u64 blk);

@@ -106,31 +106,6 @@ static enum vsmfs_fc_why vsmfs_fc_why(const struct vsmfs_trans *t)
 	return VSMFS_FCB_OP;
 }
 
-/**
- * vsmfs_fc_map_kept() - whether an i-number keeps its slot of the last commit
- * @sbi: the file system
- * @ino: the i-number
- *
- * A fast record names slots, which recovery finds through the inode map
- * as the last commit left it. Its entry of @ino changed in the running
- * transaction (hot-inode aggregation moved the slot, aggr.c, in a handle
- * that notes no inode) if its word of the map block is among the words
- * the transaction changed (m_cmask, which the commit clears): no record
- * may then name @ino's slot until the transaction commits.
- *
- * Context: the running transaction kept from committing.
- * Return: true if the entry is as the last commit left it.
- */
-bool vsmfs_fc_map_kept(struct vsmfs_sb_info *sbi, u64 ino)
-{
-	struct vsmfs_mblk *map = vsmfs_mblk_get(sbi, sbi->s_layout.imap_start +
-						ino / (VSMFS_BLOCK_SIZE / 4));
-
-	/* Two 4-byte entries to a mask bit's word. */
-	return !IS_ERR(map) &&
-	       !test_bit(ino % (VSMFS_BLOCK_SIZE / 4) / 2, (const unsigned long *)map->m_cmask);
-}
-
 /* Ranges of one directory block a create or rename may change. */
 #define VSMFS_FC_RANGES		8
 

@@ -922,7 +922,8 @@ out:
  * in @*ep (left alone if none was).
  * Context: i_idx_sem held.
  */
-static bool vsmfs_kept_past(struct inode *inode, loff_t size, loff_t end, u64 *ep)
+static __always_inline bool vsmfs_kept_past(struct inode *inode, loff_t size, loff_t end,
+					    u64 *ep)
 {
 	u64 key = (end - 1) >> VSMFS_VSP_SHIFT, e;
 
