@@ -68,12 +68,13 @@
 #include <sys/mman.h>
 #include <qemu-plugin.h>
 
+#include "marker.h"
+
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 #define LINE_SHIFT	6
 #define DIRTY		(1ULL << 63)
 #define MAX_VCPUS	63
-#define MARK_MAGIC	0x504d0000u
 #define NBUCKETS	(1u << 20)
 #define MAX_SITES	(1u << 22)	/* sites numbered for from=on */
 #define NPAIRS		(1u << 20)	/* distinct (site, from) pairs kept */
@@ -338,20 +339,6 @@ static bool nt_store(const uint8_t *b, size_t n)
 	if (b[i + 1] == 0xc3 || b[i + 1] == 0x2b || b[i + 1] == 0xe7)
 		return true;
 	return i + 2 < n && b[i + 1] == 0x38 && (b[i + 2] == 0xf8 || b[i + 2] == 0xf9);
-}
-
-/* The tag of a marker instruction, or -1. */
-static int marker_tag(struct qemu_plugin_insn *insn)
-{
-	const uint8_t *b = qemu_plugin_insn_data(insn);
-	uint32_t disp;
-
-	if (qemu_plugin_insn_size(insn) != 7 || b[0] != 0x0f || b[1] != 0x1f || b[2] != 0x80)
-		return -1;
-	memcpy(&disp, b + 3, 4);
-	if ((disp & 0xffff0000u) != MARK_MAGIC)
-		return -1;
-	return disp & 0xffff;
 }
 
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)

@@ -32,9 +32,10 @@
 
 #include <qemu-plugin.h>
 
+#include "marker.h"
+
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
-#define MARK_MAGIC	0x504d0000u
 #define NBUCKETS	(1u << 16)
 
 /* One translation of a block: its address, length and executions. */
@@ -107,20 +108,6 @@ static void mark_cb(unsigned int vcpu, void *udata)
 	fflush(out);
 	pthread_mutex_unlock(&lock);
 	free(hash);
-}
-
-/* The tag of a marker instruction, or -1. */
-static int marker_tag(struct qemu_plugin_insn *insn)
-{
-	const uint8_t *b = qemu_plugin_insn_data(insn);
-	uint32_t disp;
-
-	if (qemu_plugin_insn_size(insn) != 7 || b[0] != 0x0f || b[1] != 0x1f || b[2] != 0x80)
-		return -1;
-	memcpy(&disp, b + 3, 4);
-	if ((disp & 0xffff0000u) != MARK_MAGIC)
-		return -1;
-	return disp & 0xffff;
 }
 
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
