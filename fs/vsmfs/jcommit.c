@@ -19,7 +19,7 @@
  *   0. file data the transaction makes reachable was written by its
  *      handles with non-temporal stores or flushed, and fenced by each
  *      handle that did not commit (trans.c), not yet by this one; with
- *      journal_commit=parallel (and at most VSMFS_JTX_COPY_MAX blocks)
+ *      journal_commit=parallel (and memory for the notes of its blocks)
  *      the blocks are frozen: each notes the commit (m_jc), and a task
  *      about to change one before step 4 has written it first copies it
  *      for the commit under the block's m_jlock (vsmfs_mblk_freeze());
@@ -108,6 +108,7 @@
  * commits is decided in trans_commit.c.
  */
 #include <linux/slab.h>
+#include <linux/sched/mm.h>
 #include <linux/wait_bit.h>
 #include "vsmfs.h"
 #include "vsp.h"
@@ -121,8 +122,6 @@
 
 /* Re-flags a commit keeps in itself; more are allocated. */
 #define VSMFS_JTX_POST_INLINE	8
-/* Blocks of a commit placed after s_trans_mutex is released; more are not. */
-#define VSMFS_JTX_COPY_MAX	64
 /* Notes of frozen blocks a commit keeps in itself; more are allocated. */
 #define VSMFS_JTX_COPY_INLINE	8
 
@@ -280,20 +279,28 @@ static void vsmfs_jwrite_home(struct vsmfs_journal *j, u64 home, const void *src
  * so that neither the placement nor the journal writes read @t, and a task
  * that changes a block before this commit has written it first gives the
  * commit a copy of it (__vsmfs_mblk_freeze()). No block is copied here.
- * Sets @tx->frozen, unless the transaction is too large, or memory for the
- * notes of a larger one than @tx holds is short.
+ * Sets @tx->frozen, unless memory for the notes of a larger transaction
+ * than @tx holds is short. However large the transaction (the sync after
+ * a stream of handles that never committed: thousands of blocks), only
+ * its notes are made under the lock: its placement and its journal writes
+ * run beside the next handles, which copy a block for it only if they
+ * change one it has not written yet, or wait for it to be written if
+ * memory for the copy is short.
  */
 static void vsmfs_jtx_freeze(struct vsmfs_trans *t, struct vsmfs_jtx *tx)
 {
 	struct vsmfs_mblk *mb;
+	unsigned int nofs;
 
 	lockdep_assert_held(&t->t_sbi->s_trans_mutex);
 	lockdep_assert_held_write(&t->t_sbi->s_handles_sem);
-	if (t->t_nblocks > VSMFS_JTX_COPY_MAX)
-		return;
 	tx->copy = tx->copy_inl;
 	if (t->t_nblocks > VSMFS_JTX_COPY_INLINE) {
-		tx->copy = kmalloc_array(t->t_nblocks, sizeof(*tx->copy), GFP_NOFS | __GFP_NOWARN);
+		/* Reclaim must not enter the file system, whose handles wait. */
+		nofs = memalloc_nofs_save();
+		tx->copy = kvmalloc_array(t->t_nblocks, sizeof(*tx->copy),
+					  GFP_KERNEL | __GFP_NOWARN);
+		memalloc_nofs_restore(nofs);
 		if (!tx->copy)
 			return;
 	}
@@ -608,7 +615,7 @@ static void vsmfs_jtx_free(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 	if (tx->view != j->view)
 		kfree(tx->view);
 	if (tx->copy != tx->copy_inl)
-		kfree(tx->copy);
+		kvfree(tx->copy);
 }
 
 /**
@@ -620,8 +627,8 @@ static void vsmfs_jtx_free(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
  * Places the dirty blocks in the journal and writes them, then
  * (journal_commit=parallel) waits for them to be durable and commits
  * without either lock, in the order of placement; see the steps at the top
- * of this file. With journal_commit=parallel (at most VSMFS_JTX_COPY_MAX
- * blocks) the blocks are frozen and s_trans_mutex is handed over before
+ * of this file. With journal_commit=parallel (and memory for the notes of
+ * the blocks) the blocks are frozen and s_trans_mutex is handed over before
  * the placement: the next handle changes DRAM while this
  * commit is placed under s_jplace_mutex, which it takes before releasing
  * s_trans_mutex, so placements keep the order of the transactions. The

@@ -4,7 +4,10 @@
 # files are created and committed, the checkpoints of five idle seconds
 # empty the journal (journal_checkpoints) with no take of the transaction
 # mutex (journal_lock_takes); the files are there after a remount. Then
-# commits are timed: commit_ns, and commit_excl_ns no longer.
+# commits are timed: commit_ns, and commit_excl_ns no longer. A large
+# transaction (2,000 creates, no fsync) is committed by sync as a small
+# one is: its blocks frozen and the transaction mutex handed over before
+# they are placed and written (journal_pipelined counts every commit).
 . tests/lib/common.sh
 
 mkfs_vsmfs -f "$DEV"
@@ -46,4 +49,21 @@ excl=$(cat "$S/commit_excl_ns")
 echo "20 commits: $total ns, $excl ns of them with every other handle kept out"
 [ "$total" -gt 0 ] && [ "$excl" -gt 0 ] || die "commits not timed ($total, $excl ns)"
 [ "$excl" -le "$total" ] || die "commit_excl_ns ($excl) above commit_ns ($total)"
+mkdir "$MNT/big"
+sync
+echo 1 > "$S/reset"
+(cd "$MNT/big" && for i in $(seq 1 2000); do : > "f$i"; done)
+sync
+commits=$(cat "$S/trans_commits")
+piped=$(cat "$S/journal_pipelined")
+blocks=$(cat "$S/journal_deferred_blocks")
+echo "2,000 creates then sync: $commits commits, $piped pipelined, $blocks blocks" \
+	"placed and written after the transaction mutex was handed over"
+[ "$commits" -ge 1 ] || die "no commit of 2,000 creates"
+assert_eq "$piped" "$commits" "commits pipelined"
+[ "$blocks" -gt 64 ] || die "only $blocks blocks written outside the transaction mutex"
+[ "$(ls "$MNT/big" | wc -l)" = 2000 ] || die "files of big/ missing"
+umount "$MNT"
+mount_vsmfs
+[ "$(ls "$MNT/big" | wc -l)" = 2000 ] || die "files of big/ missing after a remount"
 umount "$MNT"
