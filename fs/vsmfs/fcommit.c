@@ -112,7 +112,8 @@ struct vsmfs_fc_carry {
  * changed, lowest first, and move @*pp past them; note them in @c.
  * Return: their mask.
  */
-static u32 vsmfs_fc_slot_words(struct vsmfs_mblk *mb, const struct vsmfs_dinode *di,
+static __always_inline u32 vsmfs_fc_slot_words(struct vsmfs_mblk *mb,
+					       const struct vsmfs_dinode *di,
 			       __le64 **pp, struct vsmfs_fc_carry *c)
 {
 	unsigned int w0 = ((const u8 *)di - mb->m_data) / 8;
@@ -284,7 +285,7 @@ static int vsmfs_fc_build(struct inode *inode, struct inode *dir, u64 count, u64
 	r->r_seq = cpu_to_le64(vi->i_fc_seq + 1);
 	r->r_slot = cpu_to_le32(slot);
 	r->r_words = cpu_to_le32(words);
-	r->r_crc = cpu_to_le32(vsmfs_journal_fc_crc(sbi, (u8 *)buf + 4, len - 4));
+	r->r_crc = cpu_to_le32(vsmfs_fc_crc(sbi, (u8 *)buf + 4, len - 4));
 	return len;
 }
 

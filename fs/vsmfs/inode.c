@@ -49,12 +49,19 @@ static int vsmfs_dinode_get(struct vsmfs_sb_info *sbi, u64 ino,
 	return 0;
 }
 
-/*
- * vsmfs_inode_slot() through the inode map, the slot found kept for the
- * next with @gen, the s_slot_gen of the moment.
+/**
+ * vsmfs_inode_slot_find() - vsmfs_inode_slot() through the inode map
+ * @inode: the inode
+ * @gen: s_slot_gen of the moment, kept with the slot found for the next
+ * @mbp: set to the inode-table block
+ * @dip: set to the slot
+ * @slotp: set to the slot's number
+ *
+ * Context: as vsmfs_inode_slot().
+ * Return: 0 or a negative errno.
  */
-static noinline int vsmfs_inode_slot_find(struct inode *inode, u64 gen, struct vsmfs_mblk **mbp,
-					  struct vsmfs_dinode **dip, u64 *slotp)
+noinline int vsmfs_inode_slot_find(struct inode *inode, u64 gen, struct vsmfs_mblk **mbp,
+				   struct vsmfs_dinode **dip, u64 *slotp)
 {
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	int ret;
@@ -65,49 +72,6 @@ static noinline int vsmfs_inode_slot_find(struct inode *inode, u64 gen, struct v
 	WRITE_ONCE(vi->i_slot, *slotp);
 	/* The slot before its generation: pairs with vsmfs_inode_slot()'s acquire. */
 	smp_store_release(&vi->i_slot_gen, gen);
-	return 0;
-}
-
-/**
- * vsmfs_inode_slot() - the slot of an inode in the DRAM copy of its block
- * @inode: the inode
- * @mbp: set to the inode-table block
- * @dip: set to the slot
- * @slotp: set to the slot's number
- *
- * The slot found last is taken without reading the inode map again if no
- * slots were exchanged since (@inode's i_slot_gen is s_slot_gen). Only
- * aggregation exchanges slots, in a handle of the other kind, which runs
- * alone and counts the exchange in s_slot_gen before it ends
- * (vsmfs_aggr_exchange()): no exchange runs while a caller finds or
- * takes the slot, and what a handle of the other kind stored is seen by
- * the handles after it. Callers beside each other store the same slot;
- * i_slot is stored before i_slot_gen, and read after it.
- *
- * Context: the caller keeps the slot where it is (a handle of either
- * kind, or vsmfs_trans_hold(): no handle of the other kind, which
- * aggregation moves slots in, runs beside it).
- * Return: 0 or a negative errno.
- */
-int vsmfs_inode_slot(struct inode *inode, struct vsmfs_mblk **mbp, struct vsmfs_dinode **dip,
-		     u64 *slotp)
-{
-	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
-	struct vsmfs_inode_info *vi = VSMFS_I(inode);
-	u64 gen = READ_ONCE(sbi->s_slot_gen), slot;
-	struct vsmfs_mblk *mb;
-
-	/* The generation before the slot: pairs with vsmfs_inode_slot_find(). */
-	if (smp_load_acquire(&vi->i_slot_gen) != gen)
-		return vsmfs_inode_slot_find(inode, gen, mbp, dip, slotp);
-	slot = READ_ONCE(vi->i_slot);
-	/* A block not cached yet: through the map, as the first time. */
-	mb = vsmfs_mblk_fixed(sbi, sbi->s_layout.itable_start + slot / VSMFS_INODES_PER_BLOCK);
-	if (!mb)
-		return vsmfs_inode_slot_find(inode, gen, mbp, dip, slotp);
-	*mbp = mb;
-	*dip = vsmfs_slot_in(mb, slot);
-	*slotp = slot;
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 #define _VSMFS_INODE_H
 
 #include "vsmfs.h"
+#include "mcache.h"
 
 /* inode.c */
 /* What __vsmfs_iget() accepts beyond an inode in use with links. */
@@ -24,14 +25,57 @@ struct inode *vsmfs_iget_if_used(struct super_block *sb, u64 ino);
 int vsmfs_sync_inode(struct inode *inode, unsigned int cause);
 void vsmfs_fc_evict(struct inode *inode);
 
-int vsmfs_inode_slot(struct inode *inode, struct vsmfs_mblk **mbp, struct vsmfs_dinode **dip,
-		     u64 *slotp);
+int vsmfs_inode_slot_find(struct inode *inode, u64 gen, struct vsmfs_mblk **mbp,
+			  struct vsmfs_dinode **dip, u64 *slotp);
 
 /* Slot @slot in @mb, the DRAM copy of its inode-table block. */
 static inline struct vsmfs_dinode *vsmfs_slot_in(struct vsmfs_mblk *mb, u64 slot)
 {
 	return (struct vsmfs_dinode *)(mb->m_data +
 				       (slot % VSMFS_INODES_PER_BLOCK) * VSMFS_INODE_SIZE);
+}
+
+/**
+ * vsmfs_inode_slot() - the slot of an inode in the DRAM copy of its block
+ * @inode: the inode
+ * @mbp: set to the inode-table block
+ * @dip: set to the slot
+ * @slotp: set to the slot's number
+ *
+ * The slot found last is taken without reading the inode map again if no
+ * slots were exchanged since (@inode's i_slot_gen is s_slot_gen). Only
+ * aggregation exchanges slots, in a handle of the other kind, which runs
+ * alone and counts the exchange in s_slot_gen before it ends
+ * (vsmfs_aggr_exchange()): no exchange runs while a caller finds or
+ * takes the slot, and what a handle of the other kind stored is seen by
+ * the handles after it. Callers beside each other store the same slot;
+ * i_slot is stored before i_slot_gen, and read after it.
+ *
+ * Context: the caller keeps the slot where it is (a handle of either
+ * kind, or vsmfs_trans_hold(): no handle of the other kind, which
+ * aggregation moves slots in, runs beside it).
+ * Return: 0 or a negative errno.
+ */
+static inline int vsmfs_inode_slot(struct inode *inode, struct vsmfs_mblk **mbp,
+				   struct vsmfs_dinode **dip, u64 *slotp)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	u64 gen = READ_ONCE(sbi->s_slot_gen), slot;
+	struct vsmfs_mblk *mb;
+
+	/* The generation before the slot: pairs with vsmfs_inode_slot_find(). */
+	if (smp_load_acquire(&vi->i_slot_gen) != gen)
+		return vsmfs_inode_slot_find(inode, gen, mbp, dip, slotp);
+	slot = READ_ONCE(vi->i_slot);
+	/* A block not cached yet: through the map, as the first time. */
+	mb = vsmfs_mblk_fixed(sbi, sbi->s_layout.itable_start + slot / VSMFS_INODES_PER_BLOCK);
+	if (!mb)
+		return vsmfs_inode_slot_find(inode, gen, mbp, dip, slotp);
+	*mbp = mb;
+	*dip = vsmfs_slot_in(mb, slot);
+	*slotp = slot;
+	return 0;
 }
 
 /* Note word @off (a byte offset in the slot @di of @mb) as changed. */

@@ -374,38 +374,3 @@ u32 vsmfs_journal_fc_crc(struct vsmfs_sb_info *sbi, const void *p, u32 len)
 		return crc32c(~0U, p, len);
 	return d.ctx;
 }
-
-/**
- * vsmfs_journal_fc_write() - append a fast-commit record
- * @sbi: the file system, with fast-commit areas
- * @rec: the record, its crc32c set, @len bytes
- * @len: a multiple of 64
- * @count: its commit number (vsmfs_journal_fc_count())
- *
- * Ordering at the top of the file: the record is durable on return.
- *
- * Return: 0, or -ENOSPC if the area has no room for it (nothing written).
- */
-int vsmfs_journal_fc_write(struct vsmfs_sb_info *sbi, const void *rec, u32 len, u64 count)
-{
-	struct vsmfs_journal *j = sbi->s_journal;
-	struct vsmfs_fc_area *a = &j->fc[raw_smp_processor_id() % j->fc_n];
-	int ret = -ENOSPC;
-
-	spin_lock(&a->lock);
-	if (a->count != count) {
-		a->count = count;
-		a->off = 0;
-	}
-	if (a->off + len <= j->fc_bytes) {
-		vsmfs_memcpy_nt(j->fc_base + (u64)(a - j->fc) * j->fc_bytes + a->off, rec, len);
-		if (!vsmfs_fault(VSMFS_FAULT_FC_NOFENCE))
-			vsmfs_fence();
-		a->off += len;
-		ret = 0;
-	}
-	spin_unlock(&a->lock);
-	if (!ret)
-		vsmfs_jstat_bytes(sbi, journal_fc_bytes, len);
-	return ret;
-}

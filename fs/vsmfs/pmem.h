@@ -193,6 +193,33 @@ static inline void vsmfs_memcpy_nt(void __pm *dst, const void *src, size_t len)
 }
 
 /*
+ * vsmfs_memcpy_nt() of whole cache lines, @dst and @len multiples of 64:
+ * on x86-64 eight movnti a line, inline, without the alignment checks of
+ * memcpy_flushcache() (a fast-commit record is one or a few lines).
+ */
+static __always_inline void vsmfs_memcpy_nt_lines(void __pm *dst, const u64 *src, size_t len)
+{
+#ifdef CONFIG_X86_64
+	u64 *d = (__force u64 *)dst, *end = d + len / 8;
+
+	for (; d < end; d += 8, src += 8) {
+		asm volatile("movnti %1, %0" : "=m" (d[0]) : "r" (src[0]));
+		asm volatile("movnti %1, %0" : "=m" (d[1]) : "r" (src[1]));
+		asm volatile("movnti %1, %0" : "=m" (d[2]) : "r" (src[2]));
+		asm volatile("movnti %1, %0" : "=m" (d[3]) : "r" (src[3]));
+		asm volatile("movnti %1, %0" : "=m" (d[4]) : "r" (src[4]));
+		asm volatile("movnti %1, %0" : "=m" (d[5]) : "r" (src[5]));
+		asm volatile("movnti %1, %0" : "=m" (d[6]) : "r" (src[6]));
+		asm volatile("movnti %1, %0" : "=m" (d[7]) : "r" (src[7]));
+	}
+	vsmfs_pmlog_nt(dst, len);
+	vsmfs_pm_stored();
+#else
+	vsmfs_memcpy_nt(dst, src, len);
+#endif
+}
+
+/*
  * Whether a copy from a user buffer to PM ends with a fence of its own:
  * on x86-64 (Linux 6.1, arch/x86/lib), _copy_from_iter_flushcache()
  * copies a user buffer with __copy_user_nocache(), which ends with an

@@ -10,6 +10,7 @@
 
 #include "vsmfs.h"
 #include "mcache.h"
+#include "journal.h"
 
 /*
  * In a run of an inode's fast record (i_fc_runs): pages the inode took,
@@ -275,8 +276,109 @@ static inline int vsmfs_whandle_dirty(struct vsmfs_whandle *h, struct vsmfs_mblk
 void vsmfs_whandle_defer_resv(struct vsmfs_whandle *h, const struct vsmfs_resv *r);
 void vsmfs_whandle_note_inode(struct vsmfs_whandle *h, struct inode *inode);
 void vsmfs_whandle_end(struct vsmfs_whandle *h);
-int vsmfs_trans_hold(struct vsmfs_sb_info *sbi);
-void vsmfs_trans_unhold(struct vsmfs_sb_info *sbi);
+void vsmfs_handles_enter_slow(struct vsmfs_sb_info *sbi, int ends);
+
+/* Whether handles may end without committing, so beside each other. */
+static inline bool vsmfs_shared_ok(struct vsmfs_sb_info *sbi)
+{
+	return READ_ONCE(sbi->s_jopts.commit_secs) && !READ_ONCE(sbi->s_error_ro) &&
+	       !vsmfs_journal_writethrough(sbi);
+}
+
+/*
+ * Enter s_handles_sem as a reader if no writer holds it or waits to:
+ * count on this CPU, then look for the writer's mark (each side's store
+ * before its load, the Dekker pattern of vsmfs_trans_lock()); a reader
+ * that finds it takes its count back on the same CPU, so that a writer
+ * that saw the count and not the mark waits only until then.
+ * Return: whether the task entered.
+ */
+static __always_inline bool vsmfs_handles_try(struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_handles_sem *hs = &sbi->s_handles_sem;
+	bool ok;
+
+	preempt_disable();
+	this_cpu_inc(*hs->readers);
+	/* The count before the mark: pairs with vsmfs_trans_lock()'s barrier. */
+	smp_mb();
+	ok = !atomic_read(&sbi->s_excl);
+	if (!ok) {
+		this_cpu_dec(*hs->readers);
+		/* The count before the writer's wait is looked at. */
+		if (wq_has_sleeper(&hs->writer))
+			wake_up(&hs->writer);
+	}
+	preempt_enable();
+	return ok;
+}
+
+/* Take s_handles_sem shared; inlined into each handle's begin and vsmfs_trans_hold(). */
+static __always_inline void vsmfs_handles_enter(struct vsmfs_sb_info *sbi)
+{
+	int ends = atomic_read(&sbi->s_excl_ends);
+
+	/* Read the count first: pairs with the unlock's set, then increment. */
+	smp_rmb();
+	if (unlikely(!vsmfs_handles_try(sbi)))
+		vsmfs_handles_enter_slow(sbi, ends);
+	rwsem_acquire_read(&sbi->s_handles_sem.dep_map, 0, 0, _RET_IP_);
+}
+
+/* Leave s_handles_sem as a reader, and wake a writer that waits for it. */
+static __always_inline void vsmfs_handles_exit(struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_handles_sem *hs = &sbi->s_handles_sem;
+
+	rwsem_release(&hs->dep_map, _RET_IP_);
+	/*
+	 * A CPU's count is changed only by tasks on that CPU, in process
+	 * context, with preemption disabled: a load and a store do what
+	 * this_cpu_dec() would.
+	 */
+	preempt_disable();
+	/* The handle's loads and stores before the count: pairs with vsmfs_handles_sem_idle(). */
+	smp_store_release(this_cpu_ptr(hs->readers), __this_cpu_read(*hs->readers) - 1);
+	preempt_enable();
+	/* The count before the mark: a writer that missed it is woken. */
+	smp_mb();
+	if (unlikely(atomic_read(&sbi->s_excl)))
+		wake_up(&hs->writer);
+}
+
+/**
+ * vsmfs_trans_hold() - keep the running transaction from committing
+ * @sbi: the file system
+ *
+ * For a task that reads what the running transaction changed and writes
+ * it elsewhere (a fast commit, fcommit.c): s_handles_sem shared, as a
+ * shared handle takes it, with no room reserved and nothing to end. The
+ * transaction neither becomes one to commit nor arms its timer.
+ *
+ * Context: process context; holds s_handles_sem shared until
+ * vsmfs_trans_unhold().
+ * Return: 0, or -EAGAIN (nothing taken) if handles do not run beside
+ * each other now (the caller commits instead).
+ */
+static inline int vsmfs_trans_hold(struct vsmfs_sb_info *sbi)
+{
+	if (!vsmfs_shared_ok(sbi))
+		return -EAGAIN;
+	vsmfs_handles_enter(sbi);
+	return 0;
+}
+
+/**
+ * vsmfs_trans_unhold() - let the running transaction commit again
+ * @sbi: the file system, held by vsmfs_trans_hold()
+ *
+ * Context: releases s_handles_sem.
+ */
+static inline void vsmfs_trans_unhold(struct vsmfs_sb_info *sbi)
+{
+	vsmfs_handles_exit(sbi);
+}
+
 /*
  * Why an fsync commits instead of writing a fast record (fcommit.c),
  * counted in fc_fallback_<reason> (the same order from VSMFS_FCB_EXCL on):

@@ -36,41 +36,6 @@
 #include "fault.h"
 #include "trans.h"
 
-/* Whether handles may end without committing, so beside each other. */
-static bool vsmfs_shared_ok(struct vsmfs_sb_info *sbi)
-{
-	return READ_ONCE(sbi->s_jopts.commit_secs) && !READ_ONCE(sbi->s_error_ro) &&
-	       !vsmfs_journal_writethrough(sbi);
-}
-
-/*
- * Enter s_handles_sem as a reader if no writer holds it or waits to:
- * count on this CPU, then look for the writer's mark (each side's store
- * before its load, the Dekker pattern of vsmfs_trans_lock()); a reader
- * that finds it takes its count back on the same CPU, so that a writer
- * that saw the count and not the mark waits only until then.
- * Return: whether the task entered.
- */
-static __always_inline bool vsmfs_handles_try(struct vsmfs_sb_info *sbi)
-{
-	struct vsmfs_handles_sem *hs = &sbi->s_handles_sem;
-	bool ok;
-
-	preempt_disable();
-	this_cpu_inc(*hs->readers);
-	/* The count before the mark: pairs with vsmfs_trans_lock()'s barrier. */
-	smp_mb();
-	ok = !atomic_read(&sbi->s_excl);
-	if (!ok) {
-		this_cpu_dec(*hs->readers);
-		/* The count before the writer's wait is looked at. */
-		if (wq_has_sleeper(&hs->writer))
-			wake_up(&hs->writer);
-	}
-	preempt_enable();
-	return ok;
-}
-
 /**
  * vsmfs_handles_sem_idle() - whether no reader is in s_handles_sem
  * @sbi: the file system, whose s_excl a writer set
@@ -95,7 +60,11 @@ bool vsmfs_handles_sem_idle(struct vsmfs_sb_info *sbi)
 	return !n;
 }
 
-/*
+/**
+ * vsmfs_handles_enter_slow() - take s_handles_sem shared after a writer
+ * @sbi: the file system
+ * @ends: s_excl_ends, read before the fast path's try
+ *
  * Take s_handles_sem shared, after the handle that holds it exclusive or
  * waits to (the fast path, vsmfs_handles_enter(), found its mark): once
  * that one has ended, the count of ends read before the try in @ends. If
@@ -103,8 +72,10 @@ bool vsmfs_handles_sem_idle(struct vsmfs_sb_info *sbi)
  * and enters while it holds the mutex, which no writer then holds: a
  * stream of handles under s_trans_mutex cannot keep a shared one out. It
  * spins for VSMFS_EXCL_SPIN_NS at most before it sleeps.
+ *
+ * Context: process context; may sleep.
  */
-static noinline void vsmfs_handles_enter_slow(struct vsmfs_sb_info *sbi, int ends)
+noinline void vsmfs_handles_enter_slow(struct vsmfs_sb_info *sbi, int ends)
 {
 	u64 until = local_clock() + VSMFS_EXCL_SPIN_NS;
 
@@ -120,39 +91,6 @@ static noinline void vsmfs_handles_enter_slow(struct vsmfs_sb_info *sbi, int end
 	while (WARN_ON_ONCE(!vsmfs_handles_try(sbi)))
 		cpu_relax();
 	mutex_unlock(&sbi->s_trans_mutex);
-}
-
-/* Take s_handles_sem shared; inlined into each handle's begin. */
-static __always_inline void vsmfs_handles_enter(struct vsmfs_sb_info *sbi)
-{
-	int ends = atomic_read(&sbi->s_excl_ends);
-
-	/* Read the count first: pairs with the unlock's set, then increment. */
-	smp_rmb();
-	if (unlikely(!vsmfs_handles_try(sbi)))
-		vsmfs_handles_enter_slow(sbi, ends);
-	rwsem_acquire_read(&sbi->s_handles_sem.dep_map, 0, 0, _RET_IP_);
-}
-
-/* Leave s_handles_sem as a reader, and wake a writer that waits for it. */
-static __always_inline void vsmfs_handles_exit(struct vsmfs_sb_info *sbi)
-{
-	struct vsmfs_handles_sem *hs = &sbi->s_handles_sem;
-
-	rwsem_release(&hs->dep_map, _RET_IP_);
-	/*
-	 * A CPU's count is changed only by tasks on that CPU, in process
-	 * context, with preemption disabled: a load and a store do what
-	 * this_cpu_dec() would.
-	 */
-	preempt_disable();
-	/* The handle's loads and stores before the count: pairs with vsmfs_handles_sem_idle(). */
-	smp_store_release(this_cpu_ptr(hs->readers), __this_cpu_read(*hs->readers) - 1);
-	preempt_enable();
-	/* The count before the mark: a writer that missed it is woken. */
-	smp_mb();
-	if (unlikely(atomic_read(&sbi->s_excl)))
-		wake_up(&hs->writer);
 }
 
 /*
@@ -1035,39 +973,6 @@ void vsmfs_whandle_end(struct vsmfs_whandle *h)
 	}
 	vsmfs_shared_leave(sbi, h->h_credits, h->h_frees, h->h_resv, h->h_nresv, &claim, nclaim,
 			   true, 0);
-}
-
-/**
- * vsmfs_trans_hold() - keep the running transaction from committing
- * @sbi: the file system
- *
- * For a task that reads what the running transaction changed and writes
- * it elsewhere (a fast commit, fcommit.c): s_handles_sem shared, as a
- * shared handle takes it, with no room reserved and nothing to end. The
- * transaction neither becomes one to commit nor arms its timer.
- *
- * Context: process context; holds s_handles_sem shared until
- * vsmfs_trans_unhold().
- * Return: 0, or -EAGAIN (nothing taken) if handles do not run beside
- * each other now (the caller commits instead).
- */
-int vsmfs_trans_hold(struct vsmfs_sb_info *sbi)
-{
-	if (!vsmfs_shared_ok(sbi))
-		return -EAGAIN;
-	vsmfs_handles_enter(sbi);
-	return 0;
-}
-
-/**
- * vsmfs_trans_unhold() - let the running transaction commit again
- * @sbi: the file system, held by vsmfs_trans_hold()
- *
- * Context: releases s_handles_sem.
- */
-void vsmfs_trans_unhold(struct vsmfs_sb_info *sbi)
-{
-	vsmfs_handles_exit(sbi);
 }
 
 /**
