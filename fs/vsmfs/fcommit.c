@@ -336,7 +336,7 @@ static int vsmfs_fc_lock_dir(struct inode *inode, u64 tid, struct dentry **paren
  * are, why the running transaction must commit instead (VSMFS_FCB_*), or a
  * negative errno.
  */
-static int vsmfs_fc_commit(struct inode *inode)
+static __always_inline int vsmfs_fc_commit(struct inode *inode)
 {
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);

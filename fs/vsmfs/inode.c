@@ -378,33 +378,6 @@ int vsmfs_mark_inode_dirty(struct vsmfs_trans *t, struct inode *inode)
 }
 
 /**
- * vsmfs_whandle_inode() - add an inode's slot to a shared handle
- * @h: a shared handle that has changed nothing yet
- * @inode: the inode, locked by the caller (i_rwsem)
- * @mbp: set to the slot's inode-table block
- * @dip: set to the slot
- *
- * The slot of an inode is changed by a shared handle only under the
- * inode's lock, and by a handle of the other kind (or moved by inode
- * aggregation) only while no shared handle runs: the slot found here, and
- * the words vsmfs_whandle_times() stores in it, are @h's alone until it
- * ends. Its block joins the running transaction now, so that what
- * follows cannot fail.
- *
- * Return: 0, or a negative errno (nothing changed).
- */
-int vsmfs_whandle_inode(struct vsmfs_whandle *h, struct inode *inode,
-			struct vsmfs_mblk **mbp, struct vsmfs_dinode **dip)
-{
-	u64 slot;
-	int ret;
-
-	/* A block read for the first time is allocated GFP_NOFS (mcache.c). */
-	ret = vsmfs_inode_slot(inode, mbp, dip, &slot);
-	return ret ?: vsmfs_whandle_dirty(h, *mbp);
-}
-
-/**
  * vsmfs_inode_get_write_access() - prepare to write an inode in a transaction
  * @t: running transaction
  * @inode: the inode

@@ -7,6 +7,7 @@
 
 #include "vsmfs.h"
 #include "mcache.h"
+#include "trans.h"
 
 /* inode.c */
 /* What __vsmfs_iget() accepts beyond an inode in use with links. */
@@ -76,6 +77,33 @@ static inline int vsmfs_inode_slot(struct inode *inode, struct vsmfs_mblk **mbp,
 	*dip = vsmfs_slot_in(mb, slot);
 	*slotp = slot;
 	return 0;
+}
+
+/**
+ * vsmfs_whandle_inode() - add an inode's slot to a shared handle
+ * @h: a shared handle that has changed nothing yet
+ * @inode: the inode, locked by the caller (i_rwsem)
+ * @mbp: set to the slot's inode-table block
+ * @dip: set to the slot
+ *
+ * The slot of an inode is changed by a shared handle only under the
+ * inode's lock, and by a handle of the other kind (or moved by inode
+ * aggregation) only while no shared handle runs: the slot found here, and
+ * the words vsmfs_whandle_times() stores in it, are @h's alone until it
+ * ends. Its block joins the running transaction now, so that what
+ * follows cannot fail.
+ *
+ * Return: 0, or a negative errno (nothing changed).
+ */
+static inline int vsmfs_whandle_inode(struct vsmfs_whandle *h, struct inode *inode,
+				      struct vsmfs_mblk **mbp, struct vsmfs_dinode **dip)
+{
+	u64 slot;
+	int ret;
+
+	/* A block read for the first time is allocated GFP_NOFS (mcache.c). */
+	ret = vsmfs_inode_slot(inode, mbp, dip, &slot);
+	return ret ?: vsmfs_whandle_dirty(h, *mbp);
 }
 
 /* Note word @off (a byte offset in the slot @di of @mb) as changed. */
@@ -199,8 +227,6 @@ void vsmfs_set_inode_flags(struct inode *inode);
 void vsmfs_discard_new_inode(struct inode *inode);
 int vsmfs_mark_inode_dirty(struct vsmfs_trans *t, struct inode *inode);
 int vsmfs_inode_get_write_access(struct vsmfs_trans *t, struct inode *inode);
-int vsmfs_whandle_inode(struct vsmfs_whandle *h, struct inode *inode,
-			struct vsmfs_mblk **mbp, struct vsmfs_dinode **dip);
 int vsmfs_set_size_times(struct inode *inode, loff_t size, struct timespec64 now);
 void vsmfs_inode_reload(struct inode *inode);
 int vsmfs_write_inode(struct inode *inode, struct writeback_control *wbc);
