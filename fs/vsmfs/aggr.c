@@ -346,7 +346,7 @@ static void vsmfs_aggr_work(struct work_struct *work)
  * Counts the files open for writing on a regular file's inode, under the
  * inode's own lock: opening and closing files takes no lock of the whole
  * file system. The inode is listed only once its writes reach the
- * threshold (vsmfs_aggr_written()).
+ * threshold (vsmfs_aggr_written(), inode.h).
  */
 void vsmfs_aggr_open(struct inode *inode, struct file *file)
 {
@@ -416,36 +416,21 @@ void vsmfs_aggr_evict(struct inode *inode)
 }
 
 /**
- * vsmfs_aggr_written() - a transaction wrote an inode
+ * __vsmfs_aggr_written() - an inode's count of writes reached the threshold
  * @inode: the inode
  *
- * Counts the write of an inode open for writing, while aggregation is on
- * (with aggregate=off a write changes nothing here). When the count
- * reaches the threshold, lists the inode (if aggregation is still on and
- * a file is still open for writing on it, both looked at under
- * i_aggr_lock, which the last close takes to unlist it) and starts the
- * worker.
+ * Lists the inode (if aggregation is still on and a file is still open
+ * for writing on it, both looked at under i_aggr_lock, which the last
+ * close takes to unlist it) and starts the worker.
  *
- * Context: inside the transaction.
+ * Context: inside the transaction (vsmfs_aggr_written()).
  */
-void vsmfs_aggr_written(struct inode *inode)
+void __vsmfs_aggr_written(struct inode *inode)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
-	unsigned int threshold;
 	bool listed;
 
-	if (!READ_ONCE(vi->i_writers) || !READ_ONCE(sbi->s_aopts.on))
-		return;
-	/*
-	 * Counted up to the threshold only: past it (hot, listed or left
-	 * out, until the worker sets it back to 0) a write changes nothing,
-	 * and leaves the count alone rather than write its line again.
-	 */
-	threshold = READ_ONCE(sbi->s_aopts.threshold);
-	if (atomic_read(&vi->i_wcount) >= threshold ||
-	    atomic_inc_return(&vi->i_wcount) != threshold)
-		return;
 	spin_lock(&vi->i_aggr_lock);
 	listed = vi->i_writers && READ_ONCE(sbi->s_aopts.on);
 	if (listed && list_empty(&vi->i_hot)) {

@@ -266,7 +266,37 @@ void vsmfs_aggr_destroy(struct vsmfs_sb_info *sbi);
 void vsmfs_aggr_open(struct inode *inode, struct file *file);
 bool vsmfs_aggr_release(struct inode *inode, struct file *file);
 void vsmfs_aggr_evict(struct inode *inode);
-void vsmfs_aggr_written(struct inode *inode);
+void __vsmfs_aggr_written(struct inode *inode);
+
+/**
+ * vsmfs_aggr_written() - a transaction wrote an inode
+ * @inode: the inode
+ *
+ * Counts the write of an inode open for writing, while aggregation is on
+ * (with aggregate=off a write changes nothing here). When the count
+ * reaches the threshold, lists the inode (__vsmfs_aggr_written()).
+ * Inline: every write of every file looks, and most find nothing to do.
+ *
+ * Context: inside the transaction.
+ */
+static inline void vsmfs_aggr_written(struct inode *inode)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+	unsigned int threshold;
+
+	if (!READ_ONCE(vi->i_writers) || !READ_ONCE(sbi->s_aopts.on))
+		return;
+	/*
+	 * Counted up to the threshold only: past it (hot, listed or left
+	 * out, until the worker sets it back to 0) a write changes nothing,
+	 * and leaves the count alone rather than write its line again.
+	 */
+	threshold = READ_ONCE(sbi->s_aopts.threshold);
+	if (atomic_read(&vi->i_wcount) < threshold &&
+	    atomic_inc_return(&vi->i_wcount) == threshold)
+		__vsmfs_aggr_written(inode);
+}
 
 /* ioctl.c */
 struct fileattr;
