@@ -444,8 +444,8 @@ static_assert(VSMFS_STAT_fc_fallback_full - VSMFS_STAT_fc_fallback_excl ==
 	      VSMFS_FCB_FULL - VSMFS_FCB_EXCL);
 
 /**
- * vsmfs_sync_inode() - make every change of an inode durable
- * @inode: the inode
+ * __vsmfs_sync_inode() - make every change of an inode durable
+ * @inode: the inode, with changes not yet durable (vsmfs_sync_inode())
  * @cause: VSMFS_COMMIT_*, for the counters
  *
  * With a fast record when it can (see the top of the file), else by the
@@ -454,12 +454,12 @@ static_assert(VSMFS_STAT_fc_fallback_full - VSMFS_STAT_fc_fallback_excl ==
  *
  * Return: 0 or a negative errno.
  */
-int vsmfs_sync_inode(struct inode *inode, unsigned int cause)
+int __vsmfs_sync_inode(struct inode *inode, unsigned int cause)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
 	int ret;
 
-	if (vsmfs_trans_synced(inode) || vsmfs_fault(VSMFS_FAULT_FSYNC_NOCOMMIT))
+	if (vsmfs_fault(VSMFS_FAULT_FSYNC_NOCOMMIT))
 		return 0;
 	if (sbi->s_journal && sbi->s_journal->fc_n && READ_ONCE(sbi->s_jopts.fast)) {
 		ret = vsmfs_fc_commit(inode);

@@ -23,7 +23,7 @@ struct inode *vsmfs_iget(struct super_block *sb, u64 ino);
 struct inode *vsmfs_iget_handle(struct super_block *sb, u64 ino, u32 gen);
 struct inode *vsmfs_iget_if_used(struct super_block *sb, u64 ino);
 /* fcommit.c */
-int vsmfs_sync_inode(struct inode *inode, unsigned int cause);
+int __vsmfs_sync_inode(struct inode *inode, unsigned int cause);
 void vsmfs_fc_evict(struct inode *inode);
 
 int vsmfs_inode_slot_find(struct inode *inode, u64 gen, struct vsmfs_mblk **mbp,
@@ -104,6 +104,21 @@ static inline int vsmfs_whandle_inode(struct vsmfs_whandle *h, struct inode *ino
 	/* A block read for the first time is allocated GFP_NOFS (mcache.c). */
 	ret = vsmfs_inode_slot(inode, mbp, dip, &slot);
 	return ret ?: vsmfs_whandle_dirty(h, *mbp);
+}
+
+/**
+ * vsmfs_sync_inode() - make every change of an inode durable
+ * @inode: the inode
+ * @cause: VSMFS_COMMIT_*, for the counters
+ *
+ * Nothing to do for an inode whose last change is durable (the fsync of an
+ * unchanged file), without a call; else __vsmfs_sync_inode().
+ *
+ * Return: 0 or a negative errno.
+ */
+static inline int vsmfs_sync_inode(struct inode *inode, unsigned int cause)
+{
+	return vsmfs_trans_synced(inode) ? 0 : __vsmfs_sync_inode(inode, cause);
 }
 
 /* Note word @off (a byte offset in the slot @di of @mb) as changed. */
