@@ -113,8 +113,8 @@ struct vsmfs_fc_carry {
  * Return: their mask.
  */
 static __always_inline u32 vsmfs_fc_slot_words(struct vsmfs_mblk *mb,
-					       const struct vsmfs_dinode *di,
-			       __le64 **pp, struct vsmfs_fc_carry *c)
+					       const struct vsmfs_dinode *di, __le64 **pp,
+					       struct vsmfs_fc_carry *c)
 {
 	unsigned int w0 = ((const u8 *)di - mb->m_data) / 8;
 	/* A slot's 32 words are half of a mask word. */
