@@ -93,7 +93,10 @@
  * or xattr block), is not placed: its home block holds its last committed
  * version, or nothing anyone reads, and the commit writes the new one over
  * it in place, the words that differ, flushed, in step 3 (or 4 when
- * frozen), fenced with the journal blocks in step 4. A crash before step 5
+ * frozen), fenced with the journal blocks in step 4 (of a carried block,
+ * the words the transaction changed, m_fcwmask: its m_wmask, known
+ * without reading the home block; of a new one, those found different by
+ * reading it). A crash before step 5
  * leaves the last commit and the transaction's fast records, which are
  * valid then (its records were written once every earlier transaction had
  * committed): recovery stores each carried word as its records have it
@@ -262,13 +265,19 @@ static bool vsmfs_jtx_home(struct vsmfs_journal *j, u64 home, bool fchome)
 
 /*
  * Write the version @src of block @home over its home block: the words
- * that differ, flushed, not fenced (vsmfs_jwrite_diff()).
+ * that differ, flushed, not fenced. Those are the words in @mask, if
+ * given: for a block its fast records carry (m_fcwmask), whose home holds
+ * the last committed version (the journal holds none), the words this
+ * transaction changed (m_wmask), known without reading the home block;
+ * else those found different by reading it (vsmfs_jwrite_diff()).
  */
-static void vsmfs_jwrite_home(struct vsmfs_journal *j, u64 home, const void *src)
+static void vsmfs_jwrite_home(struct vsmfs_journal *j, u64 home, const void *src,
+			      const u64 *mask)
 {
 	struct vsmfs_sb_info *sbi = j->sbi;
 
-	vsmfs_stat_add(sbi, home_bytes, vsmfs_jwrite_diff(sbi, vsmfs_blk_ptr(sbi, home), src));
+	vsmfs_stat_add(sbi, home_bytes, vsmfs_jwrite_delta(sbi, vsmfs_blk_ptr(sbi, home), src,
+							   mask, NULL));
 	vsmfs_stat_inc(sbi, journal_home_blocks);
 	vsmfs_jcount_itable(sbi, home);
 }
@@ -314,6 +323,9 @@ static void vsmfs_jtx_freeze(struct vsmfs_trans *t, struct vsmfs_jtx *tx)
 		c->src = NULL;
 		c->mask_ok = mb->m_dmask_ok;
 		c->fchome = mb->m_fchome;
+		c->wmask_ok = mb->m_fcwmask;
+		if (c->wmask_ok)
+			memcpy(c->wmask, mb->m_wmask, sizeof(c->wmask));
 		c->home_write = false;
 		if (c->mask_ok)
 			memcpy(c->mask, mb->m_dmask, sizeof(c->mask));
@@ -405,7 +417,8 @@ static bool vsmfs_jtx_place(struct vsmfs_journal *j, struct vsmfs_trans *t,
 	} else {
 		list_for_each_entry(mb, &t->t_dirty, m_dirty) {
 			if (mb->m_fchome) {
-				vsmfs_jwrite_home(j, mb->m_blk, mb->m_data);
+				vsmfs_jwrite_home(j, mb->m_blk, mb->m_data,
+						  mb->m_fcwmask ? mb->m_wmask : NULL);
 				continue;
 			}
 			vsmfs_jwrite_block(j, tx, mb->m_blk, vsmfs_jblock(j, j->h[p].jb),
@@ -556,7 +569,7 @@ static void vsmfs_jtx_end(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 
 			WARN_ON_ONCE(mb->m_jc != c);
 			if (c->home_write) {
-				vsmfs_jwrite_home(j, mb->m_blk, src);
+				vsmfs_jwrite_home(j, mb->m_blk, src, c->wmask_ok ? c->wmask : NULL);
 			} else {
 				if (resv && !(c->delta && mask) && !WARN_ON_ONCE(!tx->view)) {
 					src = vsmfs_mblk_commit_view(mb, tx->view);
@@ -577,7 +590,8 @@ static void vsmfs_jtx_end(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 		spin_unlock(&mb->m_jlock);
 		if (c->src) {
 			if (c->home_write)
-				vsmfs_jwrite_home(j, mb->m_blk, c->src);
+				vsmfs_jwrite_home(j, mb->m_blk, c->src,
+						  c->wmask_ok ? c->wmask : NULL);
 			else
 				vsmfs_jwrite_block(j, tx, mb->m_blk, c->dst, c->src, c->delta,
 						   c->mask_ok ? c->mask : NULL, NULL);

@@ -196,6 +196,7 @@ struct vsmfs_mblk *__vsmfs_mblk_get(struct vsmfs_sb_info *sbi, u64 blk)
 	memset(mb->m_cmask, 0, sizeof(mb->m_cmask));
 	memset(mb->m_fcmask, 0, sizeof(mb->m_fcmask));
 	mb->m_fchome = false;
+	mb->m_fcwmask = false;
 	mb->m_newtid = 0;
 	mb->m_resv = NULL;
 	mb->m_wmask_ok = false;

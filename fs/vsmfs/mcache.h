@@ -23,6 +23,7 @@
  * @mask: with @delta and @mask_ok, the words that may differ (m_dmask)
  * @mask_ok: @mask is known
  * @fchome: m_fchome of the block when the commit froze it
+ * @wmask: with @wmask_ok (m_fcwmask), the words a home write stores (m_wmask)
  * @home_write: the block is written home in place, not to the journal
  *	(@dst is its home block)
  */
@@ -34,8 +35,10 @@ struct vsmfs_jcopy {
 	bool	delta;
 	bool	mask_ok;
 	bool	fchome;
+	bool	wmask_ok;
 	bool	home_write;
 	u64	mask[VSMFS_JMASK_WORDS];
+	u64	wmask[VSMFS_JMASK_WORDS];
 };
 
 /* mcache.c */

@@ -90,9 +90,15 @@ static void vsmfs_trans_masks(struct vsmfs_trans *t, u64 tid)
 
 	list_for_each_entry(mb, &t->t_dirty, m_dirty) {
 		/* Home writes (jcommit.c): carried, or made of a free page. */
-		bool home = vsmfs_trans_fc_carried(mb) || mb->m_newtid == tid;
+		bool carried = vsmfs_trans_fc_carried(mb);
 
-		mb->m_fchome = delta && home;
+		mb->m_fchome = delta && (carried || mb->m_newtid == tid);
+		/*
+		 * Carried, of a page in use at the last commit: its home holds
+		 * that commit's version if the commit writes it there, and
+		 * differs from this one in the words m_wmask gets below.
+		 */
+		mb->m_fcwmask = mb->m_fchome && mb->m_newtid != tid;
 		mb->m_dmask_ok = false;
 		/*
 		 * With deltas off (journal_delta=off, which a remount may turn

@@ -683,12 +683,13 @@ struct vsmfs_mblk {
 	 * handle now running (an abort takes it out again). @m_fcmask: those
 	 * its fast records carry (vsmfs_fc_carried()); @m_newtid: the
 	 * transaction that made it of a free page (vsmfs_trans_new_block());
-	 * @m_fchome: the commit may write it home (jcommit.c, "Home writes").
+	 * @m_fchome: the commit may write it home (jcommit.c, "Home writes"),
+	 * @m_fcwmask: as its fast records carry it, only the words in m_wmask.
 	 */
 	u64			m_cmask[VSMFS_JMASK_WORDS];
 	atomic_long_t		m_fcmask[VSMFS_JMASK_WORDS];
 	u64			m_newtid;
-	bool			m_hnew, m_fchome;
+	bool			m_hnew, m_fchome, m_fcwmask;
 	/*
 	 * Page bitmap blocks: bits of runs reserved in DRAM
 	 * (vsmfs_resv_take()), also set in @m_data so that the allocator

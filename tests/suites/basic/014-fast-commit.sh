@@ -4,7 +4,9 @@
 # the file commits, counted under its reason (fc_fallback_*, which add up
 # to fc_fallbacks); fast_commit=off commits every time; a file system made
 # without the feature commits every time; an unchanged file's fsync writes
-# nothing; fsck clean, contents kept across a remount.
+# nothing; the commit after fsync'd creates writes the inode-table blocks
+# home without reading them back; fsck clean, contents kept across a
+# remount.
 . tests/lib/common.sh
 
 st() { counter "$1"; }
@@ -178,6 +180,18 @@ fsync_path "$MNT/cd"
 a=$(snap)
 assert_eq "$(delta "$b" "$a" 1) $(delta "$b" "$a" 2)" "0 0" \
 	"commits and records of a directory fsync after fsync'd creates"
+# The commit that supersedes those records writes the inode-table blocks
+# they carry home in place, the words the transaction changed, known from
+# DRAM: none of those blocks is read back from PM (journal_read_bytes) to
+# find them (a home write read each before).
+h=$(st journal_home_blocks)
+r=$(st journal_read_bytes)
+sync
+h=$(( $(st journal_home_blocks) - h ))
+r=$(( $(st journal_read_bytes) - r ))
+echo "the sync after them: $h blocks written home, $r bytes read back"
+[ "$h" -ge 2 ] || die "$h blocks written home by the commit of 100 fsync'd creates"
+[ "$r" -lt $(( h * 4096 )) ] || die "$r bytes read back for $h blocks written home"
 
 # A create, a first write of 100 bytes into a page taken from the CPU's
 # pool, an fsync: one record carries both.
