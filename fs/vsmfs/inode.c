@@ -235,6 +235,7 @@ struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, enum vsmfs_iget_mode
 	vi->i_tail_key = S_ISREG(inode->i_mode) ? le32_to_cpu(di->i_tail_key) : 0;
 	vi->i_parent = S_ISDIR(inode->i_mode) ? le64_to_cpu(di->i_parent) : 0;
 	vi->i_xattr = le64_to_cpu(di->i_xattr);
+	/* i_index too: they share their bytes. */
 	memset(vi->i_inline, 0, sizeof(vi->i_inline));
 	why = vsmfs_dinode_check(di);
 	if (why) {
@@ -244,7 +245,6 @@ struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, enum vsmfs_iget_mode
 	}
 	if (vsmfs_inline_symlink(inode)) {
 		memcpy(vi->i_inline, di->i_inline, inode->i_size);
-		memset(vi->i_index, 0, sizeof(vi->i_index));
 	} else {
 		for (i = 0; i < VSMFS_NDIRECT; i++)
 			vi->i_index[i] = le64_to_cpu(di->i_direct[i]);

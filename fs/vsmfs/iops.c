@@ -77,7 +77,7 @@ struct inode *vsmfs_new_inode(struct vsmfs_trans *t, struct inode *dir,
 	vi->i_parent = S_ISDIR(mode) ? dir->i_ino : 0;
 	vi->i_pages = 0;
 	vi->i_xattr = 0;
-	memset(vi->i_index, 0, sizeof(vi->i_index));
+	/* i_index too: they share their bytes. */
 	memset(vi->i_inline, 0, sizeof(vi->i_inline));
 	set_nlink(inode, S_ISDIR(mode) ? 2 : 1);
 	vsmfs_set_ops(inode);

@@ -1002,7 +1002,10 @@ struct vsmfs_inode_info {
 	/* The xattr block's logical page (0: none); it and its copy: i_xattr_sem. */
 	u64			i_xattr;
 	struct rw_semaphore	i_xattr_sem;
-	u64			i_index[VSMFS_NDIRECT + 2];	/* direct, ind, dind */
+	union {		/* a fast symlink's target, or its index */
+		u64		i_index[VSMFS_NDIRECT + 2];	/* direct, ind, dind */
+		char		i_inline[VSMFS_INLINE_LEN + 1];
+	};
 	/* The index blocks a lookup found last, per level (vsmfs_idx_mblk()). */
 	struct vsmfs_mblk	*i_idx_mb[2];
 	/*
@@ -1024,7 +1027,6 @@ struct vsmfs_inode_info {
 	struct xarray		i_pud;
 #define VSMFS_PUD_DIRTY		XA_MARK_0
 #define VSMFS_PUD_MAPPED	XA_MARK_1
-	char			i_inline[VSMFS_INLINE_LEN + 1];	/* fast symlink */
 	struct inode		vfs_inode;
 };
 

@@ -63,7 +63,20 @@ mkdir m
 mv m d/
 assert_eq "$(stat -c %h d)" 3 "links after moving a directory in"
 
-rm f g short long fifo cdev sock "$name" x d/b
+# The longest target kept in the inode (80 bytes, which share the in-core
+# inode's bytes with its index) and one byte more, read from PM again.
+t80=$(printf 'y%.0s' $(seq 1 80))
+ln -s "$t80" s80
+ln -s "${t80}z" s81
+cd /
+umount "$MNT"
+mount_vsmfs
+cd "$MNT"
+assert_eq "$(readlink s80)" "$t80" "fast symlink of 80 bytes after a remount"
+assert_eq "$(readlink s81)" "${t80}z" "symlink of 81 bytes after a remount"
+assert_eq "$(readlink short)" f "fast symlink after a remount"
+assert_eq "$(readlink long)" "$long" "long symlink after a remount"
+rm f g short long s80 s81 fifo cdev sock "$name" x d/b
 rmdir d/m d
 assert_eq "$(ls -A | wc -l)" 0 "empty after removing everything"
 cd /
