@@ -160,6 +160,20 @@ static bool vsmfs_holds_nothing(struct inode *inode)
 }
 
 /*
+ * Before the slot of @inode is freed (its mode set to 0, then stored by
+ * vsmfs_mark_inode_dirty()): a fast symlink's target shares its bytes
+ * with the in-core index, which the slot of an inode of mode 0 takes. A
+ * free slot keeps neither.
+ */
+static void vsmfs_forget_target(struct inode *inode)
+{
+	struct vsmfs_inode_info *vi = VSMFS_I(inode);
+
+	if (vsmfs_inline_symlink(inode))
+		memset(vi->i_inline, 0, sizeof(vi->i_inline));
+}
+
+/*
  * Free an inode without links in a shared metadata handle, beside creates
  * and other such frees: one that holds nothing (vsmfs_holds_nothing()), or
  * a regular file with no extended attribute block whose pages are one run
@@ -186,6 +200,7 @@ static int vsmfs_evict_shared(struct inode *inode)
 	if (!nothing)
 		ret = vsmfs_truncate(&t, inode, 0, NULL);
 	/* An abort reloads the mode with the rest from the slot. */
+	vsmfs_forget_target(inode);
 	inode->i_mode = 0;
 	if (!ret)
 		ret = vsmfs_mark_inode_dirty(&t, inode);
@@ -239,6 +254,7 @@ static int vsmfs_evict_free(struct inode *inode)
 	if (!ret)
 		ret = vsmfs_free_ino(&t, inode->i_ino);
 	if (!ret) {
+		vsmfs_forget_target(inode);
 		inode->i_mode = 0;
 		ret = vsmfs_mark_inode_dirty(&t, inode);
 	}

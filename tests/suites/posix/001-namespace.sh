@@ -65,7 +65,7 @@ assert_eq "$(stat -c %h d)" 3 "links after moving a directory in"
 
 # The longest target kept in the inode (80 bytes, which share the in-core
 # inode's bytes with its index) and one byte more, read from PM again.
-t80=$(printf 'y%.0s' $(seq 1 80))
+t80=$(printf 'Y%.0s' $(seq 1 80))
 ln -s "$t80" s80
 ln -s "${t80}z" s81
 cd /
@@ -81,3 +81,11 @@ rmdir d/m d
 assert_eq "$(ls -A | wc -l)" 0 "empty after removing everything"
 cd /
 umount "$MNT"
+# The slots of the removed fast symlinks keep nothing of their targets.
+itable=$("$VSMFS_TOP/tools/vsmfs-inspect" "$DEV" |
+	awk '$1 == "inode" && $2 == "table" { print $3, $4 }')
+start=${itable% *}
+count=${itable#* }
+[ -n "$itable" ] || die "no inode table in the layout vsmfs-inspect shows"
+left=$(dd if="$DEV" bs=4096 skip="$start" count="$count" 2>/dev/null | grep -a -c "$t80" || true)
+assert_eq "$left" 0 "inode table lines holding a removed fast symlink's target"
