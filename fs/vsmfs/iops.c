@@ -160,17 +160,17 @@ static bool vsmfs_holds_nothing(struct inode *inode)
 }
 
 /*
- * Before the slot of @inode is freed (its mode set to 0, then stored by
- * vsmfs_mark_inode_dirty()): a fast symlink's target shares its bytes
- * with the in-core index, which the slot of an inode of mode 0 takes. A
- * free slot keeps neither.
+ * Make @inode one whose slot vsmfs_mark_inode_dirty() stores free: mode 0,
+ * and no fast symlink's target left in the bytes it shares with the
+ * in-core index, which the slot of an inode of mode 0 takes.
  */
-static void vsmfs_forget_target(struct inode *inode)
+static void vsmfs_clear_mode(struct inode *inode)
 {
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 
 	if (vsmfs_inline_symlink(inode))
 		memset(vi->i_inline, 0, sizeof(vi->i_inline));
+	inode->i_mode = 0;
 }
 
 /*
@@ -200,8 +200,7 @@ static int vsmfs_evict_shared(struct inode *inode)
 	if (!nothing)
 		ret = vsmfs_truncate(&t, inode, 0, NULL);
 	/* An abort reloads the mode with the rest from the slot. */
-	vsmfs_forget_target(inode);
-	inode->i_mode = 0;
+	vsmfs_clear_mode(inode);
 	if (!ret)
 		ret = vsmfs_mark_inode_dirty(&t, inode);
 	/* Its end would abort it (vsmfs_trans_commit()): not past this point. */
@@ -254,8 +253,7 @@ static int vsmfs_evict_free(struct inode *inode)
 	if (!ret)
 		ret = vsmfs_free_ino(&t, inode->i_ino);
 	if (!ret) {
-		vsmfs_forget_target(inode);
-		inode->i_mode = 0;
+		vsmfs_clear_mode(inode);
 		ret = vsmfs_mark_inode_dirty(&t, inode);
 	}
 	return vsmfs_trans_end(&t, ret);
