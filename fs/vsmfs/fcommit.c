@@ -474,23 +474,35 @@ int __vsmfs_sync_inode(struct inode *inode, unsigned int cause)
 	return __vsmfs_trans_sync_inode(inode, cause);
 }
 
-/**
- * vsmfs_fc_evict() - keep the order of an evicted inode's fast records
- * @inode: the inode, evicted
- *
- * The next in-core inode of its slot numbers its records after this one's
- * (vsmfs_alloc_inode()).
- */
-void vsmfs_fc_evict(struct inode *inode)
+/* Raise @v to @val unless it is above already. */
+static void vsmfs_fc_max(atomic64_t *v, s64 val)
 {
-	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
-	s64 seq = VSMFS_I(inode)->i_fc_seq, old = atomic64_read(&sbi->s_fc_seq);
+	s64 old = atomic64_read(v);
 
-	while (seq > old) {
-		s64 cur = atomic64_cmpxchg(&sbi->s_fc_seq, old, seq);
+	while (val > old) {
+		s64 cur = atomic64_cmpxchg(v, old, val);
 
 		if (cur == old)
 			break;
 		old = cur;
 	}
+}
+
+/**
+ * vsmfs_fc_evict() - what an evicted inode leaves to its next in-core inode
+ * @inode: the inode, evicted
+ *
+ * The next in-core inode of its slot numbers its records after this one's
+ * (vsmfs_alloc_inode()). If it keeps its links and its last change is not
+ * durable, the next in-core inode of any file takes that change's
+ * transaction as its last (s_fc_evict_tid, __vsmfs_iget()): its fsync
+ * commits that transaction, as the notes of this one's changes are lost.
+ */
+void vsmfs_fc_evict(struct inode *inode)
+{
+	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+
+	vsmfs_fc_max(&sbi->s_fc_seq, VSMFS_I(inode)->i_fc_seq);
+	if (inode->i_nlink && !vsmfs_trans_synced(inode))
+		vsmfs_fc_max(&sbi->s_fc_evict_tid, READ_ONCE(VSMFS_I(inode)->i_tid));
 }

@@ -251,6 +251,14 @@ struct inode *__vsmfs_iget(struct super_block *sb, u64 ino, enum vsmfs_iget_mode
 		vi->i_index[VSMFS_NDIRECT] = le64_to_cpu(di->i_ind);
 		vi->i_index[VSMFS_NDIRECT + 1] = le64_to_cpu(di->i_dind);
 	}
+	/*
+	 * An earlier in-core inode of it may have changed it in a transaction
+	 * not yet durable and been evicted (vsmfs_fc_evict()): its fsync
+	 * commits that transaction, and no record describes it in there.
+	 */
+	vi->i_tid = atomic64_read(&VSMFS_SB(sb)->s_fc_evict_tid);
+	vi->i_fc_tid = vi->i_tid;
+	vi->i_fc_bad = VSMFS_FCB_COMMIT;
 	vsmfs_set_ops(inode);
 	vsmfs_set_inode_flags(inode);
 	unlock_new_inode(inode);

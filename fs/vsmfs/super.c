@@ -1077,6 +1077,9 @@ struct inode *vsmfs_alloc_inode(struct super_block *sb)
 	vi->i_fc_done = 0;
 	vi->i_fc_bad = VSMFS_FCB_OK;
 	vi->i_fc_nruns = 0;
+	vi->i_fc_gen = 0;
+	vi->i_fc_cov = 0;
+	vi->i_fc_dir = 0;
 	vi->i_fc_seq = atomic64_read(&VSMFS_SB(sb)->s_fc_seq);
 	vi->i_idx_mb[0] = NULL;
 	vi->i_idx_mb[1] = NULL;

@@ -395,7 +395,7 @@ enum vsmfs_fc_why {
 	VSMFS_FCB_RUNS,		/* more page table entries than a record holds */
 	VSMFS_FCB_DIR,		/* the directory of its create changed otherwise */
 	VSMFS_FCB_BUSY,		/* the inode or directory locked, or no hold */
-	VSMFS_FCB_COMMIT,	/* a commit in flight, or one that failed */
+	VSMFS_FCB_COMMIT,	/* a commit in flight or failed; an evicted inode's changes */
 	VSMFS_FCB_MOVED,	/* its slot moved (aggregation) */
 	VSMFS_FCB_FULL,		/* no room in the area, or too large a record */
 };

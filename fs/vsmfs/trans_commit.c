@@ -606,6 +606,7 @@ int vsmfs_trans_init(struct vsmfs_sb_info *sbi)
 	atomic64_set(&sbi->s_commit_tid, 0);
 	atomic64_set(&sbi->s_lost_tid, 0);
 	atomic64_set(&sbi->s_fc_seq, 0);
+	atomic64_set(&sbi->s_fc_evict_tid, 0);
 	init_waitqueue_head(&sbi->s_commit_wq);
 	INIT_DELAYED_WORK(&sbi->s_commit_work, vsmfs_trans_commit_work);
 	init_waitqueue_head(&sbi->s_handles_sem.writer);

@@ -544,8 +544,8 @@ struct vsmfs_sb_info {
 	 * if none: it and every later one are lost (vsmfs_trans_commit_tid()).
 	 */
 	atomic64_t		s_lost_tid;
-	/* Above every fast-record order an evicted inode used (fcommit.c). */
-	atomic64_t		s_fc_seq;
+	/* Above every fast-record order an evicted inode used; its changes' tid (fcommit.c). */
+	atomic64_t		s_fc_seq, s_fc_evict_tid;
 	wait_queue_head_t	s_commit_wq;
 	struct delayed_work	s_commit_work;	/* commit= timer */
 	struct vsmfs_journal	*s_journal;	/* under s_trans_mutex */
