@@ -384,13 +384,14 @@ static void print_fc_words(u32 mask, const __le64 *w)
  * The entries of the valid record @r: its page table entries and page
  * bitmap bits on one line (JSON: "ptes"), then a line for each entry of
  * inode bitmap bits ("ibitmap"), the directory's part and each of its
- * spans ("dir", null if none).
+ * spans ("dir", null if none), and the part of the inode an unlink in it
+ * left with no links ("gone" in "dir", null if none).
  */
 static void print_fc_entries(const struct vsmfs_dfc_rec *r, const struct fc_slots *fs)
 {
 	struct vsmfs_fc_iter it;
 	struct vsmfs_fc_ent e;
-	int n = 0, dir = 0;
+	int n = 0, dir = 0, gone = 0;
 	u32 k;
 
 	if (json)
@@ -450,6 +451,21 @@ static void print_fc_entries(const struct vsmfs_dfc_rec *r, const struct fc_slot
 			}
 			n = 0;
 			break;
+		case VSMFS_FC_KIND(VSMFS_FC_KEY_GONE):
+			in = fc_ino(fs, (u32)e.where);
+			gone = 1;
+			if (json) {
+				printf("],\"gone\":{\"slot\":%" PRIu64 ",\"ino\":%" PRIu64
+				       ",\"order\":%" PRIu64 ",\"words\":[", e.where, in, e.seq);
+				print_fc_words(e.mask, e.val);
+				printf("]}");
+			} else {
+				printf("\n    unlinked slot %" PRIu64 " (%s%.0" PRIu64 "), order %"
+				       PRIu64 ", words", e.where, in ? "inode " : "no inode", in,
+				       e.seq);
+				print_fc_words(e.mask, e.val);
+			}
+			break;
 		case VSMFS_FC_KIND(VSMFS_FC_KEY_SPAN):
 			blk = e.where / (VSMFS_BLOCK_SIZE / 8);
 			word = e.where % (VSMFS_BLOCK_SIZE / 8);
@@ -467,7 +483,7 @@ static void print_fc_entries(const struct vsmfs_dfc_rec *r, const struct fc_slot
 		}
 	}
 	if (json)
-		printf(dir ? "]}" : "],\"dir\":null");
+		printf(gone ? "}" : dir ? "],\"gone\":null}" : "],\"dir\":null");
 }
 
 /*
@@ -1983,9 +1999,10 @@ static void md_fc_span(const struct vsmfs_fc_ent *e, u8 *blk)
 /*
  * The fast-commit areas as an obfuscated dump holds them, NULL when they
  * hold no valid record. A record holds names in words of fast symlinks'
- * slots (its own slot's words and its directory's: md_fc_slot()) and in
- * the spans of directory blocks of its directory's part (md_fc_span()).
- * Those are replaced, and the record's checksum set again.
+ * slots (its own slot's words, its directory's and an unlinked inode's:
+ * md_fc_slot()) and in the spans of directory blocks of its directory's
+ * part (md_fc_span()). Those are replaced, and the record's checksum set
+ * again.
  */
 static u8 *md_fc_areas(void)
 {
@@ -2006,7 +2023,8 @@ static u8 *md_fc_areas(void)
 		md_fc_slot(jl.rec[i].slot, le32_to_cpu(r->r_words), (__le64 *)(r + 1), blk);
 		vsmfs_fc_iter_init(&it, r);
 		while (!vsmfs_fc_next(&it, &e)) {
-			if (e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_DIR))
+			if (e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_DIR) ||
+			    e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_GONE))
 				md_fc_slot(e.where, e.mask, (__le64 *)e.val, blk);
 			else if (e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_SPAN))
 				md_fc_span(&e, blk);

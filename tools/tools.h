@@ -85,10 +85,10 @@ struct fc_ref {
  * @rec: the record (an index into journal.rec)
  * @dir: 0 for the record's own part (its slot's words, page table entries
  *	and bitmap bits), 1 for its directory's (VSMFS_FC_KEY_DIR and the
- *	spans after it)
- * @slot: the slot the part applies in the order of: the record's, or the
- *	directory's
- * @seq: its order there: the record's, or that of VSMFS_FC_KEY_DIR
+ *	spans after it), 2 for an unlinked inode's (VSMFS_FC_KEY_GONE)
+ * @slot: the slot the part applies in the order of: the record's, the
+ *	directory's, the unlinked inode's
+ * @seq: its order there: the record's, or that of its key
  */
 struct fc_part {
 	u32	rec, dir, slot;

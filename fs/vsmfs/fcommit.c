@@ -21,11 +21,15 @@
  * the transaction changed: the directory's part of the record
  * (trans_fc.c); for a file renamed in its directory beside other handles,
  * to a name not in use, in one block the directory had, the words of both
- * entries so, and for a link the words of the new entry. Every handle that
+ * entries so, and for a link the words of the new entry. An unlink in the
+ * directory just before such a create, rename or link, of a file it left
+ * with no links, rides along in the directory's part: the words of the
+ * removed entry, and the unlinked inode's part, the words of its slot as
+ * the unlink left them (vsmfs_trans_fc_unlink()). Every handle that
  * changes an inode notes it (trans_fc.c), and a handle of any other kind
- * (allocation, index, directory blocks added, unlinks, renames over a file
- * or into another directory, xattrs) makes the inode's changes ones no
- * record describes until the transaction commits: its fsync commits it, as
+ * (allocation, index, directory blocks added, other unlinks, renames over
+ * a file or into another directory, xattrs) makes the inode's changes ones
+ * no record describes until the transaction commits: its fsync commits it, as
  * without fast commits. So does a slot moved by aggregation, which notes
  * no inode: the inode map (vsmfs_fc_map_kept()).
  *
@@ -64,6 +68,16 @@
  *     otherwise (a rename or create not fsync'd, an unlink, a new block,
  *     a directory itself new in the transaction) commits. A directory's
  *     fsync needs no record when records carry all its changes;
+ *   - an unlink a record carries, the directory's change just before the
+ *     create, applies with the directory's part; the unlinked inode's part
+ *     holds the words of its slot the transaction changed, as the unlink
+ *     left them, and applies after that inode's earlier records (an order
+ *     taken from them as the unlink ended). Its later changes (the
+ *     eviction that frees it) are in no record: its own fsync commits.
+ *     After a crash before the commit it is in use with no links, an
+ *     orphan, which the mount frees as it frees a file unlinked while
+ *     open (vsmfs_orphan_cleanup()); what it held is free only after the
+ *     commit, so no record of the transaction names it for another inode;
  *   - the new inode's slot and map entry were not changed in the
  *     transaction before the create (what the last commit left there is
  *     free), so its part names no word another inode needs;
@@ -104,8 +118,8 @@ struct vsmfs_fc_carry {
 	u64			mask;
 };
 
-/* Slot words and two spans of a create's directory part. */
-#define VSMFS_FC_CARRY		4
+/* Slot words, two spans of a create's directory part, two of an unlink's. */
+#define VSMFS_FC_CARRY		6
 
 /*
  * Store at @*pp the words of slot @di (in @mb) the running transaction
@@ -155,14 +169,43 @@ static inline void vsmfs_fc_carried(const struct vsmfs_fc_carry *c)
 }
 
 /*
+ * Span @span (as i_fc_span) of a directory block, its key and its words as
+ * they are now, at @p; the words it carries in @c. Return: past its last
+ * word, or an ERR_PTR.
+ */
+static __le64 *vsmfs_fc_build_span(struct vsmfs_sb_info *sbi, u64 span, __le64 *p,
+				   u16 *nent, struct vsmfs_fc_carry *c)
+{
+	u64 at = span & VSMFS_FC_LPN_MASK, n = span >> 48;
+	struct vsmfs_mblk *mb;
+
+	c->mask = 0;
+	if (!n)
+		return p;
+	mb = vsmfs_mblk_get(sbi, at >> 9);
+	if (IS_ERR(mb))
+		return ERR_CAST(mb);
+	*p++ = cpu_to_le64(VSMFS_FC_KEY_SPAN | (n - 1) << 48 | at);
+	vsmfs_copy_words(p, mb->m_data + at % 512 * 8, n);
+	(*nent)++;
+	c->mb = mb;
+	c->w0 = at % 512;
+	c->mask = n < 64 ? BIT_ULL(n) - 1 : ~0ULL;
+	return p + n;
+}
+
+/*
  * The directory's part of the record of a create (trans_fc.c): the
  * i-number's bit (of the inode's part, before it), the words of the
  * directory's slot the transaction changed and the entry's words, from
  * @p on, with @end the end of the buffer; the words it carries in @c (the
- * slot's, then the spans'). Return: past the last word, or an ERR_PTR.
+ * slot's, then the spans'). With @g, an unlink the directory's part
+ * carries too: its spans, and the unlinked inode's part after them.
+ * Return: past the last word, or an ERR_PTR.
  */
-static __le64 *vsmfs_fc_build_dir(struct inode *inode, struct inode *dir, __le64 *p,
-				  const __le64 *end, u16 *nent, struct vsmfs_fc_carry *c)
+static __le64 *vsmfs_fc_build_dir(struct inode *inode, struct inode *dir,
+				  const struct vsmfs_fc_gone *g, __le64 *p, const __le64 *end,
+				  u16 *nent, struct vsmfs_fc_carry *c)
 {
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
@@ -173,9 +216,13 @@ static __le64 *vsmfs_fc_build_dir(struct inode *inode, struct inode *dir, __le64
 	u64 slot;
 	int ret;
 
-	for (i = 0; i < ARRAY_SIZE(vi->i_fc_span); i++)
-		if (vi->i_fc_span[i])
-			need += 1 + (vi->i_fc_span[i] >> 48);
+	for (i = 0; i < ARRAY_SIZE(vi->i_fc_span); i++) {
+		need += vi->i_fc_span[i] ? 1 + (vi->i_fc_span[i] >> 48) : 0;
+		if (g)
+			need += g->span[i] ? 1 + (g->span[i] >> 48) : 0;
+	}
+	if (g)
+		need += 3 + hweight32(g->mask);
 	if (end - p < need)
 		return ERR_PTR(-E2BIG);
 	ret = vsmfs_inode_slot(dir, &mb, &di, &slot);
@@ -190,34 +237,37 @@ static __le64 *vsmfs_fc_build_dir(struct inode *inode, struct inode *dir, __le64
 	head[2] = cpu_to_le64(vsmfs_fc_slot_words(mb, di, &p, &c[0]));
 	*nent += 2;
 	for (i = 0; i < ARRAY_SIZE(vi->i_fc_span); i++) {
-		u64 at = vi->i_fc_span[i] & VSMFS_FC_LPN_MASK, n = vi->i_fc_span[i] >> 48;
-
-		c[1 + i].mask = 0;
-		if (!n)
-			continue;
-		mb = vsmfs_mblk_get(sbi, at >> 9);
-		if (IS_ERR(mb))
-			return ERR_CAST(mb);
-		*p++ = cpu_to_le64(VSMFS_FC_KEY_SPAN | (n - 1) << 48 | at);
-		vsmfs_copy_words(p, mb->m_data + at % 512 * 8, n);
-		p += n;
-		(*nent)++;
-		c[1 + i].mb = mb;
-		c[1 + i].w0 = at % 512;
-		c[1 + i].mask = n < 64 ? BIT_ULL(n) - 1 : ~0ULL;
+		p = vsmfs_fc_build_span(sbi, vi->i_fc_span[i], p, nent, &c[1 + i]);
+		if (!IS_ERR(p))
+			p = vsmfs_fc_build_span(sbi, g ? g->span[i] : 0, p, nent, &c[3 + i]);
+		if (IS_ERR(p))
+			return p;
 	}
-	return p;
+	if (!g)
+		return p;
+	/*
+	 * The unlinked inode's words as the unlink left them: not noted as
+	 * carried, its eviction changed them since.
+	 */
+	*p++ = cpu_to_le64(VSMFS_FC_KEY_GONE | g->slot);
+	*p++ = cpu_to_le64(g->seq);
+	*p++ = cpu_to_le64(g->mask);
+	memcpy(p, g->words, hweight32(g->mask) * 8);
+	(*nent)++;
+	return p + hweight32(g->mask);
 }
 
 /*
  * Build the record of @inode's changes in the running transaction, for
  * commit number @count, into @buf (VSMFS_FC_REC_MAX bytes and 7 words),
- * with the create's directory @dir if it carries a create; the slot words
- * it carries in @carry (the inode's, the directory's). Return: its length,
+ * with the create's directory @dir if it carries a create, and @g, an
+ * unlink in it, if it carries that too; the words it carries in @carry
+ * (the inode's slot's, the directory's, the spans'). Return: its length,
  * 0 if it carries nothing, -E2BIG if it would carry too much, or a
  * negative errno.
  */
-static int vsmfs_fc_build(struct inode *inode, struct inode *dir, u64 count, u64 *buf,
+static int vsmfs_fc_build(struct inode *inode, struct inode *dir,
+			  const struct vsmfs_fc_gone *g, u64 count, u64 *buf,
 			  struct vsmfs_fc_carry *carry)
 {
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
@@ -267,7 +317,7 @@ static int vsmfs_fc_build(struct inode *inode, struct inode *dir, u64 count, u64
 		}
 	}
 	if (dir) {
-		p = vsmfs_fc_build_dir(inode, dir, p, (__le64 *)((u8 *)buf + VSMFS_FC_REC_MAX),
+		p = vsmfs_fc_build_dir(inode, dir, g, p, (__le64 *)((u8 *)buf + VSMFS_FC_REC_MAX),
 				       &nent, &carry[1]);
 		if (IS_ERR(p))
 			return PTR_ERR(p);
@@ -292,17 +342,20 @@ static int vsmfs_fc_build(struct inode *inode, struct inode *dir, u64 count, u64
 /*
  * For a record that carries @inode's create or rename: its directory,
  * locked, if every earlier change of it in transaction @tid is carried by
- * records and none came after the create (trans_fc.c), in @*dirp with a
- * reference on its dentry in @*parentp, and 0; else VSMFS_FCB_DIR, or
- * VSMFS_FCB_BUSY if another task holds its lock. The references dropped
- * here are never the last (the caller's file or nfsd holds the alias,
- * which holds its parent): no eviction runs inside the caller's handle.
+ * records, or by them and this record (an unlink just before, noted in
+ * @*gonep, vsmfs_trans_fc_unlink()), and none came after the create
+ * (trans_fc.c), in @*dirp with a reference on its dentry in @*parentp,
+ * and 0; else VSMFS_FCB_DIR, or VSMFS_FCB_BUSY if another task holds its
+ * lock. The references dropped here are never the last (the caller's
+ * file or nfsd holds the alias, which holds its parent): no eviction runs
+ * inside the caller's handle.
  */
 static int vsmfs_fc_lock_dir(struct inode *inode, u64 tid, struct dentry **parentp,
-			     struct inode **dirp)
+			     struct inode **dirp, const struct vsmfs_fc_gone **gonep)
 {
 	struct vsmfs_inode_info *vi = VSMFS_I(inode), *dvi;
 	struct dentry *dentry = d_find_any_alias(inode), *parent;
+	const struct vsmfs_fc_gone *g;
 	struct inode *dir;
 
 	if (!dentry)
@@ -319,8 +372,12 @@ static int vsmfs_fc_lock_dir(struct inode *inode, u64 tid, struct dentry **paren
 		return VSMFS_FCB_BUSY;
 	}
 	dvi = VSMFS_I(dir);
+	g = dvi->i_fc_gone;
+	if (g && (g->tid != tid || g->gen != vi->i_fc_dgen - 1 || dvi->i_fc_cov != g->gen - 1 ||
+		  !vsmfs_fc_map_kept(VSMFS_SB(dir->i_sb), g->ino)))
+		g = NULL;
 	if (dvi->i_fc_tid != tid || dvi->i_fc_bad || dvi->i_fc_gen != vi->i_fc_dgen ||
-	    dvi->i_fc_cov != vi->i_fc_dgen - 1 ||
+	    dvi->i_fc_cov != vi->i_fc_dgen - (g ? 2 : 1) ||
 	    !vsmfs_fc_map_kept(VSMFS_SB(dir->i_sb), dir->i_ino)) {
 		inode_unlock(dir);
 		dput(parent);
@@ -328,6 +385,7 @@ static int vsmfs_fc_lock_dir(struct inode *inode, u64 tid, struct dentry **paren
 	}
 	*parentp = parent;
 	*dirp = dir;
+	*gonep = g;
 	return 0;
 }
 
@@ -348,6 +406,7 @@ static __always_inline int vsmfs_fc_commit(struct inode *inode)
 	u64 buf[VSMFS_FC_REC_MAX / 8 + 7] __uninitialized;
 	/* Set by vsmfs_fc_build() as far as it carries words: not zeroed first. */
 	struct vsmfs_fc_carry carry[VSMFS_FC_CARRY] __uninitialized;
+	const struct vsmfs_fc_gone *gone = NULL;
 	struct dentry *parent = NULL;
 	struct inode *dir = NULL;
 	u64 tid, count;
@@ -400,14 +459,14 @@ static __always_inline int vsmfs_fc_commit(struct inode *inode)
 	if (S_ISDIR(inode->i_mode) && vi->i_fc_gen != 1)
 		goto out_handle;
 	if (vi->i_fc_dir) {
-		ret = vsmfs_fc_lock_dir(inode, tid, &parent, &dir);
+		ret = vsmfs_fc_lock_dir(inode, tid, &parent, &dir, &gone);
 		if (ret)
 			goto out_handle;
 	}
 	/* The count the finished transactions left, after s_commit_tid. */
 	smp_rmb();
 	count = vsmfs_journal_fc_count(sbi);
-	ret = vsmfs_fc_build(inode, dir, count, buf, carry);
+	ret = vsmfs_fc_build(inode, dir, gone, count, buf, carry);
 	if (ret > 0)
 		ret = vsmfs_journal_fc_write(sbi, buf, ret, count);
 	if (!ret) {

@@ -25,7 +25,8 @@
  *
  * Replay, at mount, after the journal's own recovery has written the
  * latest versions home: the parts of the valid records of every area (a
- * record's own, and a create's directory's), sorted by slot and order,
+ * record's own, a create's directory's, an unlinked inode's; at most
+ * three), sorted by slot and order,
  * store their words over the home blocks and set their bits, flushed,
  * fence; then
  * the journal is emptied and the replay committed, as a checkpoint does
@@ -91,7 +92,7 @@ struct vsmfs_jfc_key {
 	u64	seq;
 	u32	slot;
 	u32	at;		/* offset from the first area */
-	u32	part;		/* 0: the slot's, 1: the directory's */
+	u32	part;		/* 0: the slot's, 1: the directory's, 2: the unlinked's */
 };
 
 static int vsmfs_jfc_cmp(const void *a, const void *b)
@@ -171,6 +172,7 @@ static const char *vsmfs_jfc_entry(struct vsmfs_sb_info *sbi, const struct vsmfs
 		vsmfs_jfc_or(map + w, e->val, false, apply);
 		return NULL;
 	case VSMFS_FC_KIND(VSMFS_FC_KEY_DIR):
+	case VSMFS_FC_KIND(VSMFS_FC_KEY_GONE):
 		return vsmfs_jfc_slot(sbi, w, e->mask, e->val, apply);
 	case VSMFS_FC_KIND(VSMFS_FC_KEY_SPAN):
 		if (w >> 9 < l->data_start || w >> 9 >= l->blocks)
@@ -208,30 +210,37 @@ static const char *vsmfs_jfc_apply(struct vsmfs_journal *j, u32 at, int part, bo
 	while (!why && !vsmfs_fc_next(&it, &e)) {
 		if (e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_DIR))
 			cur = 1;
+		else if (e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_GONE))
+			cur = 2;
 		if (part < 0 || part == cur)
 			why = vsmfs_jfc_entry(sbi, &e, apply);
 	}
 	return why;
 }
 
-/* The directory's part of the valid record at @at: its slot and order. */
-static bool vsmfs_jfc_dir(struct vsmfs_journal *j, u32 at, struct vsmfs_jfc_key *k)
+/*
+ * The directory's and the unlinked inode's parts of the valid record at
+ * @at: their slots and orders, in @k. Return: how many it has.
+ */
+static u32 vsmfs_jfc_parts(struct vsmfs_journal *j, u32 at, struct vsmfs_jfc_key *k)
 {
 	const struct vsmfs_dfc_rec *r = vsmfs_pm_view(vsmfs_jfc_rec(j, at));
 	struct vsmfs_fc_iter it;
 	struct vsmfs_fc_ent e;
+	u32 n = 0;
 
 	vsmfs_fc_iter_init(&it, r);
 	while (!vsmfs_fc_next(&it, &e)) {
-		if (e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_DIR)) {
-			k->slot = e.where;
-			k->seq = e.seq;
-			k->at = at;
-			k->part = 1;
-			return true;
+		if (e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_DIR) ||
+		    e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_GONE)) {
+			k[n].slot = e.where;
+			k[n].seq = e.seq;
+			k[n].at = at;
+			k[n].part = e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_DIR) ? 1 : 2;
+			n++;
 		}
 	}
-	return false;
+	return n;
 }
 
 /* Empty the journal, committing the replay; see the top of the file. */
@@ -278,8 +287,8 @@ int vsmfs_jfc_replay(struct vsmfs_journal *j, bool read_only)
 
 	if (!j->fc_n)
 		return 0;
-	/* A part of each record, two of one with a directory's part. */
-	max = 2 * j->fc_n * (j->fc_bytes / 64);
+	/* At most three parts of a record, of a line at least. */
+	max = 3 * j->fc_n * (j->fc_bytes / 64);
 	for (a = 0; a < j->fc_n; a++) {
 		u32 off = 0, len;
 
@@ -305,8 +314,7 @@ int vsmfs_jfc_replay(struct vsmfs_journal *j, bool read_only)
 			keys[n].at = at;
 			keys[n].part = 0;
 			n++;
-			if (vsmfs_jfc_dir(j, at, &keys[n]))
-				n++;
+			n += vsmfs_jfc_parts(j, at, &keys[n]);
 			nrec++;
 			off += len;
 		}

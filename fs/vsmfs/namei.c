@@ -385,6 +385,12 @@ static int vsmfs_unlink_trans(struct vsmfs_trans *t, struct inode *dir,
 
 	vsmfs_trans_track(t, dir, true);
 	vsmfs_trans_track(t, d_inode(dentry), false);
+	/* Beside other handles, a record may carry it (vsmfs_trans_fc_unlink()). */
+	if (t->t_shared) {
+		t->t_fc_dir = dir;
+		t->t_fc_ren = d_inode(dentry);
+		t->t_fc_gone = true;
+	}
 	ret = __vsmfs_unlink(t, dir, idx, dentry);
 	if (ret) {
 		vsmfs_trans_abort(t);

@@ -1080,6 +1080,7 @@ struct inode *vsmfs_alloc_inode(struct super_block *sb)
 	vi->i_fc_gen = 0;
 	vi->i_fc_cov = 0;
 	vi->i_fc_dir = 0;
+	vi->i_fc_gone = NULL;
 	vi->i_fc_seq = atomic64_read(&VSMFS_SB(sb)->s_fc_seq);
 	vi->i_idx_mb[0] = NULL;
 	vi->i_idx_mb[1] = NULL;
@@ -1093,6 +1094,7 @@ struct inode *vsmfs_alloc_inode(struct super_block *sb)
 
 void vsmfs_free_inode(struct inode *inode)
 {
+	kfree(VSMFS_I(inode)->i_fc_gone);
 	kmem_cache_free(vsmfs_inode_cachep, VSMFS_I(inode));
 }
 

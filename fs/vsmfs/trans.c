@@ -115,6 +115,7 @@ void vsmfs_trans_setup(struct vsmfs_trans *t, struct vsmfs_sb_info *sbi, bool vs
 	t->t_fc_mb = NULL;
 	t->t_fc_dir = NULL;
 	t->t_fc_ren = NULL;
+	t->t_fc_gone = false;
 	t->t_fc_imb = NULL;
 	t->t_fc_dmb = NULL;
 }

@@ -400,6 +400,28 @@ enum vsmfs_fc_why {
 	VSMFS_FCB_FULL,		/* no room in the area, or too large a record */
 };
 
+/**
+ * struct vsmfs_fc_gone - an unlink a directory's next record may carry
+ * @tid: the transaction of the unlink
+ * @gen: the directory's change the unlink was (its i_fc_gen then)
+ * @ino: the inode the unlink left with no links
+ * @slot: its slot
+ * @seq: the order of its part, taken from its records' (i_fc_seq)
+ * @mask: the words of its slot in @words
+ * @span: the words of the directory block the unlink changed (as
+ *	i_fc_span)
+ * @words: those words of the slot, as the unlink left them
+ *
+ * Kept by the directory's in-core inode (i_fc_gone) from its first such
+ * unlink on; see vsmfs_trans_fc_unlink().
+ */
+struct vsmfs_fc_gone {
+	u64	tid, ino, seq;
+	u32	gen, slot, mask;
+	u64	span[2];
+	__le64	words[VSMFS_INODE_SIZE / 8];
+};
+
 void vsmfs_fc_note(struct vsmfs_inode_info *vi, u64 tid, enum vsmfs_fc_why why);
 void vsmfs_trans_fc_settle(struct vsmfs_trans *t);
 void vsmfs_trans_fc_create(struct vsmfs_trans *t);

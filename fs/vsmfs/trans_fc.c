@@ -110,17 +110,17 @@ static enum vsmfs_fc_why vsmfs_fc_why(const struct vsmfs_trans *t)
 #define VSMFS_FC_RANGES		8
 
 /*
- * Whether the ranges @t saved (its undo log) are only the new (or
- * renamed) inode's slot (@islot in @imb), the directory's (@dslot in
+ * Whether the ranges @t saved (its undo log) are only the new (renamed,
+ * unlinked) inode's slot (@islot in @imb), the directory's (@dslot in
  * @dmb), and ranges of one other block (the directory block of the
- * entries) that at most two spans cover, which go to @vi->i_fc_span. A
+ * entries) that at most two spans cover, which go to @span (2). A
  * span may cover words between the ranges that the handle did not
  * change: the record stores what they hold, which is what the records
  * before it and the last commit left there, as every change of the
  * directory in the transaction is carried when it is written
  * (vsmfs_fc_lock_dir()).
  */
-static bool vsmfs_fc_create_ranges(struct vsmfs_trans *t, struct vsmfs_inode_info *vi,
+static bool vsmfs_fc_create_ranges(struct vsmfs_trans *t, u64 *span,
 				   const struct vsmfs_mblk *imb, const u8 *islot,
 				   const struct vsmfs_mblk *dmb, const u8 *dslot)
 {
@@ -171,7 +171,7 @@ static bool vsmfs_fc_create_ranges(struct vsmfs_trans *t, struct vsmfs_inode_inf
 				gap = g;
 			}
 		}
-		if (k == n || (gap > 1 && n <= ARRAY_SIZE(vi->i_fc_span)))
+		if (k == n || (gap > 1 && n <= 2))
 			break;
 		re[k] = max(re[k], re[k + 1]);
 		for (j = k + 1; j + 1 < n; j++) {
@@ -179,15 +179,15 @@ static bool vsmfs_fc_create_ranges(struct vsmfs_trans *t, struct vsmfs_inode_inf
 			re[j] = re[j + 1];
 		}
 	}
-	if (n > ARRAY_SIZE(vi->i_fc_span))
+	if (n > 2)
 		return false;
 	for (i = 0; i < n; i++) {
 		if (re[i] - rs[i] > VSMFS_FC_SPAN_MAX)
 			return false;
-		vi->i_fc_span[i] = blk->m_blk << 9 | rs[i] | (u64)(re[i] - rs[i]) << 48;
+		span[i] = blk->m_blk << 9 | rs[i] | (u64)(re[i] - rs[i]) << 48;
 	}
-	while (n < ARRAY_SIZE(vi->i_fc_span))
-		vi->i_fc_span[n++] = 0;
+	while (n < 2)
+		span[n++] = 0;
 	return true;
 }
 
@@ -206,8 +206,8 @@ static bool vsmfs_fc_create_ok(struct vsmfs_trans *t, struct vsmfs_inode_info *v
 	unsigned int w0 = t->t_fc_ioff / 8;
 
 	if (!imb || !t->t_fc_dmb ||
-	    !vsmfs_fc_create_ranges(t, vi, imb, imb->m_data + t->t_fc_ioff, t->t_fc_dmb,
-				    t->t_fc_dmb->m_data + t->t_fc_doff))
+	    !vsmfs_fc_create_ranges(t, vi->i_fc_span, imb, imb->m_data + t->t_fc_ioff,
+				    t->t_fc_dmb, t->t_fc_dmb->m_data + t->t_fc_doff))
 		return false;
 	if (t->t_fc_ren)
 		return true;
@@ -217,10 +217,113 @@ static bool vsmfs_fc_create_ok(struct vsmfs_trans *t, struct vsmfs_inode_info *v
 	return vsmfs_fc_map_kept(t->t_sbi, ino);
 }
 
+/* Spans of a directory block a create's or an unlink's record carries. */
+static_assert(sizeof_field(struct vsmfs_inode_info, i_fc_span) == 2 * sizeof(u64));
+static_assert(sizeof_field(struct vsmfs_fc_gone, span) == 2 * sizeof(u64));
+
+/*
+ * The words of the slot @islot (in @imb) that the running transaction
+ * changed before @t (m_cmask) or @t did (its undo log): a mask of the
+ * slot's words.
+ */
+static u32 vsmfs_fc_slot_changed(const struct vsmfs_trans *t, const struct vsmfs_mblk *imb,
+				 unsigned int ioff)
+{
+	const struct vsmfs_undo_log *u = t->t_log;
+	unsigned int w0 = ioff / 8, i, s, e;
+	/* A slot's 32 words are half of a mask word. */
+	u32 mask = imb->m_cmask[w0 / 64] >> (w0 % 64);
+
+	for (i = 0; i < u->n; i++) {
+		const struct vsmfs_undo_rec *r = &u->rec[i];
+
+		if (r->mb != imb || !r->len || r->off < ioff ||
+		    r->off + r->len > ioff + VSMFS_INODE_SIZE)
+			continue;
+		s = (r->off - ioff) / 8;
+		e = DIV_ROUND_UP(r->off + r->len - ioff, 8);
+		mask |= (u32)(GENMASK_ULL(e - 1, s));
+	}
+	return mask;
+}
+
+/*
+ * An unlink of @t->t_fc_ren in directory @t->t_fc_dir, beside other
+ * handles (vsmfs_trans_fc_create()). The directory's next create, rename
+ * or link record carries it (vsmfs_fc_lock_dir()) if the unlink left the
+ * inode (not a directory) with no links, changed only its slot, the
+ * directory's and the words of one directory block that two spans cover,
+ * and came when records carried every change of the directory in the
+ * transaction, and if every change of the inode in the transaction is of
+ * its slot's words (none of its page table entries waits for a record,
+ * no create in a directory does) and its slot did not move: the record
+ * then holds the spans, as it holds a create's, and the unlinked inode's
+ * part, the words of its slot the transaction changed as the unlink left
+ * them (taken now: its eviction changes them next), which apply after
+ * its earlier records (an order taken from them). A crash after that
+ * record leaves the inode in use with no links: an orphan, which the
+ * mount frees. Its eviction, and any later change of it, are then left
+ * to the commit: its own fsync commits. Else neither the directory nor
+ * the inode has a record until the transaction commits.
+ */
+static void vsmfs_trans_fc_unlink(struct vsmfs_trans *t)
+{
+	struct inode *dir = t->t_fc_dir, *inode = t->t_fc_ren;
+	struct vsmfs_inode_info *dvi = VSMFS_I(dir), *vi = VSMFS_I(inode);
+	struct vsmfs_sb_info *sbi = t->t_sbi;
+	struct vsmfs_mblk *imb = t->t_fc_imb;
+	struct vsmfs_fc_gone *g = dvi->i_fc_gone;
+	enum vsmfs_fc_why why = vsmfs_fc_why(t);
+	u64 tid = sbi->s_run.tid, span[2];
+	u32 mask, w;
+	const __le64 *src;
+
+	if (inode->i_nlink || S_ISDIR(inode->i_mode) || !list_empty(&t->t_undo) || t->t_fresh ||
+	    t->t_ino_freed || t->t_unw_count || !list_empty(&t->t_forgot) || t->t_log->nfree ||
+	    !imb || !t->t_fc_dmb)
+		goto spoil;
+	/* Every earlier change of the directory carried; the inode's of its slot alone. */
+	if (dvi->i_fc_tid == tid && (dvi->i_fc_bad || dvi->i_fc_cov != dvi->i_fc_gen))
+		goto spoil;
+	if (vi->i_fc_tid == tid && (vi->i_fc_bad || vi->i_fc_nruns || vi->i_fc_dir))
+		goto spoil;
+	if (!vsmfs_fc_create_ranges(t, span, imb, imb->m_data + t->t_fc_ioff, t->t_fc_dmb,
+				    t->t_fc_dmb->m_data + t->t_fc_doff) ||
+	    !vsmfs_fc_map_kept(sbi, inode->i_ino))
+		goto spoil;
+	if (!g) {
+		/* Under the directory's lock, in a handle: no reclaim of this file system. */
+		g = kmalloc(sizeof(*g), GFP_NOFS | __GFP_NOWARN);
+		if (!g)
+			goto spoil;
+		dvi->i_fc_gone = g;
+	}
+	vsmfs_fc_note(dvi, tid, VSMFS_FCB_OK);
+	mask = vsmfs_fc_slot_changed(t, imb, t->t_fc_ioff);
+	src = (const __le64 *)(imb->m_data + t->t_fc_ioff);
+	g->tid = tid;
+	g->gen = dvi->i_fc_gen;
+	g->ino = inode->i_ino;
+	g->slot = (imb->m_blk - sbi->s_layout.itable_start) * VSMFS_INODES_PER_BLOCK +
+		  t->t_fc_ioff / VSMFS_INODE_SIZE;
+	g->seq = ++vi->i_fc_seq;
+	g->mask = mask;
+	g->span[0] = span[0];
+	g->span[1] = span[1];
+	for (w = 0; mask; mask &= mask - 1)
+		g->words[w++] = src[__ffs(mask)];
+	vsmfs_fc_note(vi, tid, VSMFS_FCB_OP);
+	return;
+spoil:
+	vsmfs_fc_note(dvi, tid, why);
+	vsmfs_fc_note(vi, tid, why);
+}
+
 /**
  * vsmfs_trans_fc_create() - what a fast record may carry of a create
  * @t: a shared metadata handle that created an inode in directory
- *	@t->t_fc_dir, or renamed @t->t_fc_ren in it, ending, before
+ *	@t->t_fc_dir, or renamed @t->t_fc_ren in it, or unlinked it
+ *	(@t->t_fc_gone, vsmfs_trans_fc_unlink()), ending, before
  *	vsmfs_trans_handle_done()
  *
  * If @t took an i-number whose slot the transaction had not changed,
@@ -249,6 +352,10 @@ void vsmfs_trans_fc_create(struct vsmfs_trans *t)
 	bool ok = vi && list_empty(&t->t_undo) && !t->t_fresh && !t->t_ino_freed &&
 		  !t->t_unw_count && list_empty(&t->t_forgot) && !t->t_log->nfree;
 
+	if (t->t_fc_gone) {
+		vsmfs_trans_fc_unlink(t);
+		return;
+	}
 	/*
 	 * A create took the i-number; a renamed or linked inode has no entry
 	 * in another directory waiting for its record.

@@ -707,7 +707,8 @@ void vsmfs_fc_iter_init(struct vsmfs_fc_iter *it, const struct vsmfs_dfc_rec *re
  * Return: NULL with @e set, "" at the end, or what is wrong with the
  * entry (it does not fit the record, its kind is unknown, a span is
  * empty or crosses its block's end); the entries of the directory's part
- * (VSMFS_FC_KEY_DIR and after) are checked by vsmfs_fc_rec_check().
+ * (VSMFS_FC_KEY_DIR and after) and of an unlinked inode's
+ * (VSMFS_FC_KEY_GONE) are checked by vsmfs_fc_rec_check().
  */
 const char *vsmfs_fc_next(struct vsmfs_fc_iter *it, struct vsmfs_fc_ent *e)
 {
@@ -729,12 +730,13 @@ const char *vsmfs_fc_next(struct vsmfs_fc_iter *it, struct vsmfs_fc_ent *e)
 	case VSMFS_FC_KIND(VSMFS_FC_KEY_BCLEAR):
 		break;
 	case VSMFS_FC_KIND(VSMFS_FC_KEY_DIR):
+	case VSMFS_FC_KIND(VSMFS_FC_KEY_GONE):
 		if (it->end - it->p < 3)
 			return "entry past the end of the record";
 		e->seq = le64_to_cpu(it->p[1]);
 		e->mask = le64_to_cpu(it->p[2]);
 		if (e->where >> 32 || le64_to_cpu(it->p[2]) >> 32)
-			return "bad directory entry";
+			return "bad slot key";
 		e->n = hweight32(e->mask);
 		head = 3;
 		break;
@@ -765,8 +767,9 @@ const char *vsmfs_fc_next(struct vsmfs_fc_iter *it, struct vsmfs_fc_ent *e)
  *
  * Valid: of the commit after @count, a length that fits @room, a multiple
  * of 64 holding its words and entries, its crc32c, entries of known kinds
- * (vsmfs_fc_next()), at most VSMFS_FC_MAX_PTES page table entries, and
- * at most one directory's part, last, of spans only. A reader of an area
+ * (vsmfs_fc_next()), at most VSMFS_FC_MAX_PTES page table entries, at
+ * most one directory's part, of spans only, after the slot's, and at most
+ * one unlinked inode's, after the directory's. A reader of an area
  * stops at the first record that is not. Whether what the entries name
  * lies where the layout says is the reader's to check.
  *
@@ -777,7 +780,7 @@ const char *vsmfs_fc_rec_check(const struct vsmfs_dfc_rec *rec, u32 room, u64 co
 	u32 n = le16_to_cpu(rec->r_len), npte = le16_to_cpu(rec->r_npte), ptes = 0;
 	struct vsmfs_fc_iter it;
 	struct vsmfs_fc_ent e;
-	bool dir = false;
+	bool dir = false, gone = false;
 	const char *why;
 
 	if (room < sizeof(*rec) || le64_to_cpu(rec->r_count) != count + 1)
@@ -789,7 +792,13 @@ const char *vsmfs_fc_rec_check(const struct vsmfs_dfc_rec *rec, u32 room, u64 co
 		return "bad checksum";
 	vsmfs_fc_iter_init(&it, rec);
 	while (!(why = vsmfs_fc_next(&it, &e))) {
-		if (e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_DIR)) {
+		if (gone) {
+			return "an entry after the unlinked inode's part";
+		} else if (e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_GONE)) {
+			if (!dir)
+				return "an unlinked inode's part without a directory's";
+			gone = true;
+		} else if (e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_DIR)) {
 			if (dir)
 				return "two directory parts";
 			dir = true;

@@ -171,10 +171,10 @@ const char *vsmfs_fc_rec_check(const struct vsmfs_dfc_rec *rec, u32 room, u64 co
  * struct vsmfs_fc_ent - an entry of a fast-commit record (vsmfs_fc_next())
  * @kind: VSMFS_FC_KIND() of its first word
  * @where: the first word without the kind: a logical page, a bitmap word,
- *	a slot (VSMFS_FC_KEY_DIR), or block << 9 | word (VSMFS_FC_KEY_SPAN,
- *	the count taken out)
- * @seq: VSMFS_FC_KEY_DIR: the directory's order
- * @mask: VSMFS_FC_KEY_DIR: the words of its slot that follow
+ *	a slot (VSMFS_FC_KEY_DIR, VSMFS_FC_KEY_GONE), or block << 9 | word
+ *	(VSMFS_FC_KEY_SPAN, the count taken out)
+ * @seq: VSMFS_FC_KEY_DIR, VSMFS_FC_KEY_GONE: the slot's order
+ * @mask: VSMFS_FC_KEY_DIR, VSMFS_FC_KEY_GONE: the words of the slot that follow
  * @n: the words in @val
  * @val: the entry's values: the page table entry, the bits, the words
  */

@@ -876,8 +876,9 @@ struct vsmfs_trans {
 	struct inode		*t_fc_inode;
 	struct vsmfs_mblk	*t_fc_mb;
 	unsigned int		t_fc_off;
-	/* A create; a rename in one directory or link (@t_fc_ren), beside others (trans_fc.c). */
+	/* A create; a rename in a directory, link, unlink (@t_fc_gone) of @t_fc_ren: trans_fc.c. */
 	struct inode		*t_fc_dir, *t_fc_ren;
+	bool			t_fc_gone;
 	struct vsmfs_mblk	*t_fc_imb, *t_fc_dmb;
 	unsigned int		t_fc_ioff, t_fc_doff;
 };
@@ -984,21 +985,20 @@ struct vsmfs_inode_info {
 	 * by an fsync that keeps them out (i_rwsem, invalidate_lock and a
 	 * shared handle).
 	 */
-	u64			i_fc_tid;
-	u64			i_fc_done;
-	u64			i_fc_seq;
-	u8			i_fc_nruns;
-	u8			i_fc_bad;
+	u64			i_fc_tid, i_fc_done, i_fc_seq;
+	u8			i_fc_nruns, i_fc_bad;
 	u64			i_fc_runs[VSMFS_FC_RUNS];
 	/*
 	 * @i_fc_gen, changes in @i_fc_tid; @i_fc_cov, those records carry (a
 	 * directory). A create a record has still to carry: @i_fc_dir, its
 	 * directory, whose @i_fc_gen it made @i_fc_dgen, @i_fc_span, the
-	 * entry's words (block << 9 | word, count << 48). See trans_fc.c.
+	 * entry's words (block << 9 | word, count << 48). @i_fc_gone, an
+	 * unlink in a directory its next record may carry. See trans_fc.c.
 	 */
 	u32			i_fc_gen, i_fc_cov, i_fc_dgen;
 	u64			i_fc_dir;
 	u64			i_fc_span[2];
+	struct vsmfs_fc_gone	*i_fc_gone;
 	/* The xattr block's logical page (0: none); it and its copy: i_xattr_sem. */
 	u64			i_xattr;
 	struct rw_semaphore	i_xattr_sem;

@@ -340,7 +340,13 @@ static inline __u64 vsmfs_jcount_exact(__u64 sequence, __u64 state)
  *	word, the count less one in bits 48-55; then the words (1 + count
  *	words);
  *  12  VSMFS_FC_KEY_BCLEAR, word of the logical page bitmap; then the
- *	bits recovery clears in it (2 words): pages the inode freed.
+ *	bits recovery clears in it (2 words): pages the inode freed;
+ *  13  VSMFS_FC_KEY_GONE, the slot of an inode an unlink in the
+ *	directory left with no links; then the inode's order (as @r_seq),
+ *	a word whose low 32 bits name words of its slot, those words, as
+ *	the unlink left them (3 words and one per bit): the unlinked inode's
+ *	part, after the directory's spans; orphan cleanup at mount frees
+ *	the inode.
  */
 #define VSMFS_FC_KIND(key)	((key) >> 60)
 #define VSMFS_FC_KEY_BITMAP	(1ULL << 63)
@@ -348,6 +354,7 @@ static inline __u64 vsmfs_jcount_exact(__u64 sequence, __u64 state)
 #define VSMFS_FC_KEY_DIR	(10ULL << 60)
 #define VSMFS_FC_KEY_SPAN	(11ULL << 60)
 #define VSMFS_FC_KEY_BCLEAR	(12ULL << 60)
+#define VSMFS_FC_KEY_GONE	(13ULL << 60)
 #define VSMFS_FC_SPAN_MAX	64	/* words a span holds at most */
 
 /*
@@ -357,11 +364,12 @@ static inline __u64 vsmfs_jcount_exact(__u64 sequence, __u64 state)
  * first, then @r_npte entries (above), then zeros up to @r_len: new values
  * of words of the inode table, the page table and the blocks of a
  * directory, and bits of the bitmaps, which recovery stores over (sets in,
- * clears in) what the last durable commit left. The record has two parts:
- * its slot's (the words, the page table entries, the bits) and, if it has
- * VSMFS_FC_KEY_DIR, its directory's. Each part applies in the order of
- * its slot's records of the transaction: @r_seq for the first, the order
- * of VSMFS_FC_KEY_DIR for the second; the entries of a part in their
+ * clears in) what the last durable commit left. The record has up to three
+ * parts: its slot's (the words, the page table entries, the bits), if it
+ * has VSMFS_FC_KEY_DIR its directory's, and after that, if it has
+ * VSMFS_FC_KEY_GONE, an unlinked inode's. Each part applies in the order
+ * of its slot's records of the transaction: @r_seq for the first, the
+ * order its key gives for the others; the entries of a part in their
  * order. No two slots' parts name the same word, but for bits of the
  * bitmaps, which commute: no page one slot's part clears is set by
  * another's (a page freed is not taken again before the commit); a

@@ -32,6 +32,8 @@ leave a file system fsck.vsmfs finds sound, with the new entry, and be
 listed by vsmfs-inspect -c; -p replays them home. Two records of creates
 in one directory apply their directory parts in the directory's order,
 not in the order of the areas: the later order's words and spans win.
+A create's record that carries an unlink before it (the entry gone, the
+unlinked inode's link count 0) leaves that inode an orphan, which -p frees.
 
 Torn records: a crash inside a record's stores leaves its bytes from some
 k on what the area held, zeros or a dead record of the last durable
@@ -49,7 +51,8 @@ import sys
 import tempfile
 
 from imgcraft import (BS, DT_REG, INSPECT, MKFS, POKE, SBEDIT, Checks, dinode, dir_block,
-                      fc_bitmap, fc_dir, fc_ibitmap, fc_record, fc_span, fc_spans, run)
+                      fc_bitmap, fc_dir, fc_gone, fc_ibitmap, fc_record, fc_span, fc_spans,
+                      run)
 import imgcraft
 
 FAST_COMMIT = 0x4
@@ -313,7 +316,8 @@ def test_create(tmp, base):
           r[0]["dir"] == {"slot": 1, "ino": 1, "order": 0,
                           "words": [{"index": 6, "value": 7777}],
                           "spans": [{"block": blk, "word": 1, "values": [vals[1]]},
-                                    {"block": blk, "word": 3, "values": list(vals[3:6])}]},
+                                    {"block": blk, "word": 3, "values": list(vals[3:6])}],
+                          "gone": None},
           f"create: vsmfs-inspect -c --json: {r}")
     # Without g's bit, or without its entry, the file system is not sound.
     for what, rec, says in (
@@ -336,6 +340,51 @@ def test_create(tmp, base):
         got = img.poke(*args)
         check(got == want, f"create, replayed: {' '.join(args)}: {got}, expected {want}")
     expect(p, ["-n"], 0, "no errors found", what="create, replayed")
+
+
+def test_unlink(tmp, base):
+    """A record of the create of g (inode and slot 3) in the root that
+    carries the unlink of f (inode and slot 2, four pages) before it: the
+    root's part has f's entry gone and g's in its span, and f's part sets
+    f's link count to 0. As the records leave it f is an orphan, which -p
+    frees after the replay; without f's part f keeps a link no entry
+    holds."""
+    p = os.path.join(tmp, "unlink.img")
+    shutil.copyfile(base, p)
+    img = Image(p)
+    blk = root_block(img)
+    home = img.get(blk * BS, BS)
+    new = dir_block([("g", 3, DT_REG)])
+    gone = slot_words(dinode(0o100644, 0, 4 * BS, 4, (512 | 4 << 48,)))
+
+    def record(f_part=True):
+        ents = [fc_ibitmap(0, 1 << 3), fc_dir(1, 0, {6: 7777})] + fc_spans(blk, home, new)
+        ents += [fc_gone(2, 1, {0: gone[0]})] if f_part else []
+        return fc_record(1, 3, 0, slot_words(dinode(0o100644, 1, 0, 0)), ents)
+
+    img.fc_put(2, 0, record(f_part=False))
+    expect(p, ["-n"], 4, "inode 2 (regular file): link count 1 but no directory entry refers"
+           " to it", what="unlink without the unlinked inode's part")
+    img.fc_put(2, 0, record())
+    expect(p, ["-n"], 4, "journal: 1 fast-commit records of commit 1 to replay at mount",
+           "inode 2 (regular file, 4 pages): orphan, no links and no directory entry",
+           what="unlink")
+    out = inspect(p, "-c")
+    check(f"    unlinked slot 2 (inode 2), order 1, words 0=0x{0o100644:x}\n" in out,
+          f"unlink: vsmfs-inspect -c:\n{out}")
+    r = json.loads(inspect(p, "-c", "--json"))["fast_commit"]["records"]
+    check(len(r) == 1 and r[0]["dir"]["gone"] == {"slot": 2, "ino": 2, "order": 1,
+                                                  "words": [{"index": 0, "value": 0o100644}]},
+          f"unlink: vsmfs-inspect -c --json: {r}")
+    run(POKE, "-j", p, "inode", "1", "set", "uid=5")
+    expect(p, ["-p"], 1, "journal: 1 fast-commit records of commit 1 replayed",
+           "orphan, no links and no directory entry", what="unlink, replay")
+    check(img.get(blk * BS, BS) == new, "unlink, replayed: the root's block")
+    for args, want in ((("ibit", "3"), "1"), (("ibit", "2"), "0"),
+                       (("dirent", "1", "g", "get", "ino"), "3")):
+        got = img.poke(*args)
+        check(got == want, f"unlink, replayed: {' '.join(args)}: {got}, expected {want}")
+    expect(p, ["-n"], 0, "no errors found", what="unlink, replayed")
 
 
 def test_dir_order(tmp, base):
@@ -687,6 +736,7 @@ def main():
         test_claim(tmp, base)
         test_move(tmp, base)
         test_create(tmp, base)
+        test_unlink(tmp, base)
         test_dir_order(tmp, base)
         test_torn(tmp, base)
         test_lagging(tmp, base)

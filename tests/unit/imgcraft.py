@@ -95,7 +95,7 @@ def crc32c(data, crc=0xFFFFFFFF):
 
 
 FC_KEY_BITMAP, FC_KEY_IBITMAP, FC_KEY_DIR, FC_KEY_SPAN = 8 << 60, 9 << 60, 10 << 60, 11 << 60
-FC_KEY_BCLEAR = 12 << 60
+FC_KEY_BCLEAR, FC_KEY_GONE = 12 << 60, 13 << 60
 FC_SPAN_MAX = 64
 
 
@@ -138,6 +138,13 @@ def fc_dir(slot, order, words):
     the new values of words of its slot ({index: value})."""
     mask = sum(1 << w for w in words)
     return (FC_KEY_DIR | slot, order, mask) + tuple(words[w] for w in sorted(words))
+
+
+def fc_gone(slot, order, words):
+    """A record's unlinked inode's part: slot @slot, its order @order, the
+    words of its slot as the unlink left them ({index: value})."""
+    mask = sum(1 << w for w in words)
+    return (FC_KEY_GONE | slot, order, mask) + tuple(words[w] for w in sorted(words))
 
 
 def fc_span(block, word, values):

@@ -793,6 +793,7 @@ static void test_fc_walk(void)
 		VSMFS_FC_KEY_DIR | 7, 42, 1U << 3 | 1U << 6, 0x3000, 0x3001,
 		FC_SPAN(1000, 4, 3), 0x5000, 0x5001, 0x5002,
 		FC_SPAN(1001, 511, 1), 0x6000,
+		VSMFS_FC_KEY_GONE | 9, 43, 1U << 0 | 1U << 9, 0x7000, 0x7009,
 	};
 	const struct vsmfs_dfc_rec *r = (const struct vsmfs_dfc_rec *)buf;
 	const __le64 *slot_words = (const __le64 *)(r + 1);
@@ -800,7 +801,7 @@ static void test_fc_walk(void)
 	struct vsmfs_fc_ent e;
 	u32 len = 0;
 
-	make_fc_rec_ents(buf, 8, ent, ARRAY_SIZE(ent), 7, 256);
+	make_fc_rec_ents(buf, 8, ent, ARRAY_SIZE(ent), 8, 256);
 	CHECK_WHY(vsmfs_fc_rec_check(r, 4096, 7, &len), NULL, "a record of every kind");
 	vsmfs_fc_iter_init(&it, r);
 	CHECK(!vsmfs_fc_next(&it, &e) && e.kind == 0 && e.where == 515 && e.n == 1 &&
@@ -819,6 +820,9 @@ static void test_fc_walk(void)
 	      "walk: span");
 	CHECK(!vsmfs_fc_next(&it, &e) && e.kind == 11 && e.where == (1001 << 9 | 511) &&
 	      e.n == 1 && le64_to_cpu(e.val[0]) == 0x6000, "walk: span of a block's last word");
+	CHECK(!vsmfs_fc_next(&it, &e) && e.kind == 13 && e.where == 9 && e.seq == 43 &&
+	      e.mask == (1U << 0 | 1U << 9) && e.n == 2 && le64_to_cpu(e.val[0]) == 0x7000 &&
+	      le64_to_cpu(e.val[1]) == 0x7009, "walk: unlinked inode's part");
 	CHECK_WHY(vsmfs_fc_next(&it, &e), "", "walk: the end");
 	CHECK(it.p == slot_words + 3 + ARRAY_SIZE(ent), "walk: every word taken");
 }
@@ -847,7 +851,8 @@ static u32 fc_entries(const u64 *w, u32 n)
 	while (i < n) {
 		u64 key = w[i];
 
-		if (VSMFS_FC_KIND(key) == VSMFS_FC_KIND(VSMFS_FC_KEY_DIR))
+		if (VSMFS_FC_KIND(key) == VSMFS_FC_KIND(VSMFS_FC_KEY_DIR) ||
+		    VSMFS_FC_KIND(key) == VSMFS_FC_KIND(VSMFS_FC_KEY_GONE))
 			i += 3 + hweight32(i + 2 < n ? (u32)w[i + 2] : 0);
 		else if (VSMFS_FC_KIND(key) == VSMFS_FC_KIND(VSMFS_FC_KEY_SPAN))
 			i += 2 + (key >> 48 & 0xff);
@@ -883,16 +888,33 @@ static void test_fc_kinds(void)
 		 VSMFS_FC_KEY_DIR | 1, 3, 0, 515, 701);
 	FC_CHECK("not a span", "inode bitmap bits in the directory's part",
 		 VSMFS_FC_KEY_DIR | 1, 3, 0, VSMFS_FC_KEY_IBITMAP | 0, 1);
-	FC_CHECK("bad directory entry", "a directory slot past 32 bits",
+	FC_CHECK("bad slot key", "a directory slot past 32 bits",
 		 VSMFS_FC_KEY_DIR | 1ULL << 32, 3, 0);
-	FC_CHECK("bad directory entry", "a word mask past 32 bits",
+	FC_CHECK("bad slot key", "a word mask past 32 bits",
 		 VSMFS_FC_KEY_DIR | 1, 3, 1ULL << 32);
 	FC_CHECK("unknown entry", "kind 1", 1ULL << 60 | 5, 1);
 	FC_CHECK("unknown entry", "kind 7", 7ULL << 60 | 5, 1);
-	FC_CHECK("unknown entry", "kind 13", 13ULL << 60 | 5, 1);
+	FC_CHECK("unknown entry", "kind 14", 14ULL << 60 | 5, 1);
 	FC_CHECK("unknown entry", "kind 15", 15ULL << 60 | 5, 1);
 	FC_CHECK("unknown entry", "an unknown kind after a page table entry", 515, 701,
-		 13ULL << 60, 0);
+		 14ULL << 60, 0);
+	FC_CHECK(NULL, "a directory's part with spans, then an unlinked inode's",
+		 VSMFS_FC_KEY_IBITMAP | 0, 1 << 9,
+		 VSMFS_FC_KEY_DIR | 1, 3, 1U << 6, 5000, FC_SPAN(900, 2, 1), 1,
+		 VSMFS_FC_KEY_GONE | 5, 8, 1U << 0 | 1U << 7, 0x81a4, 77);
+	FC_CHECK(NULL, "an unlinked inode's part without words",
+		 VSMFS_FC_KEY_DIR | 1, 3, 0, VSMFS_FC_KEY_GONE | 5, 8, 0);
+	FC_CHECK("without a directory's", "an unlinked inode's part alone",
+		 VSMFS_FC_KEY_GONE | 5, 8, 1U << 0, 0x81a4);
+	FC_CHECK("without a directory's", "an unlinked inode's part before the directory's",
+		 VSMFS_FC_KEY_GONE | 5, 8, 0, VSMFS_FC_KEY_DIR | 1, 3, 0);
+	FC_CHECK("after the unlinked", "a span after the unlinked inode's part",
+		 VSMFS_FC_KEY_DIR | 1, 3, 0, VSMFS_FC_KEY_GONE | 5, 8, 0, FC_SPAN(900, 2, 1), 1);
+	FC_CHECK("after the unlinked", "two unlinked inodes' parts",
+		 VSMFS_FC_KEY_DIR | 1, 3, 0, VSMFS_FC_KEY_GONE | 5, 8, 0,
+		 VSMFS_FC_KEY_GONE | 6, 9, 0);
+	FC_CHECK("bad slot key", "an unlinked inode's slot past 32 bits",
+		 VSMFS_FC_KEY_DIR | 1, 3, 0, VSMFS_FC_KEY_GONE | 1ULL << 32, 8, 0);
 	FC_CHECK("not a span", "page bitmap bits cleared in the directory's part",
 		 VSMFS_FC_KEY_DIR | 1, 3, 0, VSMFS_FC_KEY_BCLEAR | 8, 0x10);
 }

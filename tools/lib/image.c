@@ -246,6 +246,7 @@ static const char *fc_entry(const struct vsmfs_layout *l, const struct vsmfs_fc_
 		bits = FC_SET;
 		break;
 	case VSMFS_FC_KIND(VSMFS_FC_KEY_DIR):
+	case VSMFS_FC_KIND(VSMFS_FC_KEY_GONE):
 		return fc_slot(l, w, e->mask, e->val, s);
 	case VSMFS_FC_KIND(VSMFS_FC_KEY_SPAN):
 		blk = w / FC_BLOCK_WORDS;
@@ -265,7 +266,7 @@ static const char *fc_entry(const struct vsmfs_layout *l, const struct vsmfs_fc_
 
 /*
  * Part @part of the valid record @r (0: its slot's, 1: its directory's,
- * -1: both) to @s, or, @s NULL, only checked against the layout @l, as
+ * 2: an unlinked inode's, -1: all) to @s, or, @s NULL, only checked against the layout @l, as
  * mount replays and checks it. Return: NULL, or what the part names that
  * @l has not.
  */
@@ -284,27 +285,36 @@ static const char *fc_apply(const struct vsmfs_dfc_rec *r, int part,
 	while (!why && !vsmfs_fc_next(&it, &e)) {
 		if (e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_DIR))
 			cur = 1;
+		else if (e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_GONE))
+			cur = 2;
 		if (part < 0 || part == cur)
 			why = fc_entry(l, &e, s);
 	}
 	return why;
 }
 
-/* The directory's part of the valid record @r, if it has one: its slot and order. */
-static bool fc_dir_part(const struct vsmfs_dfc_rec *r, u32 *slot, u64 *seq)
+/*
+ * The directory's and the unlinked inode's parts of valid record @rec
+ * (@r), if it has them, at @p: their slots and orders. Return: how many.
+ */
+static u32 fc_more_parts(const struct vsmfs_dfc_rec *r, u32 rec, struct fc_part *p)
 {
 	struct vsmfs_fc_iter it;
 	struct vsmfs_fc_ent e;
+	u32 n = 0;
 
 	vsmfs_fc_iter_init(&it, r);
 	while (!vsmfs_fc_next(&it, &e)) {
-		if (e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_DIR)) {
-			*slot = (u32)e.where;
-			*seq = e.seq;
-			return true;
+		if (e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_DIR) ||
+		    e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_GONE)) {
+			p[n].rec = rec;
+			p[n].slot = (u32)e.where;
+			p[n].seq = e.seq;
+			p[n].dir = e.kind == VSMFS_FC_KIND(VSMFS_FC_KEY_DIR) ? 1 : 2;
+			n++;
 		}
 	}
-	return false;
+	return n;
 }
 
 /*
@@ -345,7 +355,7 @@ static void fc_load(struct journal *j, const struct vsmfs_layout *l)
 			j->nrec++;
 		}
 	}
-	j->part = xalloc((u64)j->nrec * 2 * sizeof(*j->part));
+	j->part = xalloc((u64)j->nrec * 3 * sizeof(*j->part));
 	for (a = 0; a < j->nrec; a++) {
 		struct fc_part *p = &j->part[j->npart++];
 
@@ -353,11 +363,7 @@ static void fc_load(struct journal *j, const struct vsmfs_layout *l)
 		p->slot = j->rec[a].slot;
 		p->seq = j->rec[a].seq;
 		p->dir = 0;
-		if (fc_dir_part(fc_record(j, &j->rec[a]), &p[1].slot, &p[1].seq)) {
-			p[1].rec = a;
-			p[1].dir = 1;
-			j->npart++;
-		}
+		j->npart += fc_more_parts(fc_record(j, &j->rec[a]), a, p + 1);
 	}
 	qsort(j->part, j->npart, sizeof(*j->part), fc_part_cmp);
 }

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """fsyncs of two CPUs across a power cut (persist/015-fsync-pair,
 persist/016-fc-pair, persist/017-fc-create, persist/018-fc-append,
-persist/019-fc-migrate).
+persist/019-fc-migrate, persist/021-fc-unlink).
 
   pair.py cut MNT MANIFEST    two processes, one per CPU, each overwrite a
                               page of a file of their own and fsync it, in
@@ -37,6 +37,16 @@ persist/019-fc-migrate).
                               meanwhile
   pair.py migrate-check MNT MANIFEST  each file whole appends in order,
                               those of every round whose fsyncs returned
+  pair.py unlink-cut MNT MANIFEST  two processes, one per CPU, each in a
+                              directory of its own, unlink the file they
+                              created KEEP operations before (some held
+                              open), then create a file with data and
+                              fsync it, until fast records carried such
+                              creates of both; the power is cut while they
+                              go on
+  pair.py unlink-check MNT MANIFEST  each directory holds what a prefix of
+                              its process's operations left, through the
+                              last create whose fsync returned
 
 Process p overwrites page k % PAGES of file f<p> with page(p, k) at its
 k-th operation, then fsyncs the file. Side by side, the fsync of one often
@@ -455,10 +465,90 @@ def migrate_check(mnt, manifest):
           flush=True)
 
 
+# Unlinks: process p works in directory u<p>; its k-th operation unlinks
+# f<k - KEEP> (k >= KEEP), then creates f<k> with ucontent(p, k) and
+# fsyncs it. Every HOLD-th file is held open across its unlink, until the
+# next such one: an orphan whenever the cut comes.
+KEEP = 5
+HOLD = 7
+
+
+def ucontent(p, k):
+    """What process @p writes into f<k>: 60 to 4,000 bytes."""
+    return ((b"%d.%d|" % (p, k)) * 500)[:60 + (k * 397) % 3940]
+
+
+def unlinker(p, mnt, manifest):
+    os.sched_setaffinity(0, {p % os.cpu_count()})
+    d = os.path.join(mnt, "u%d" % p)
+    held = None
+    k = 0
+    while True:
+        if k >= KEEP:
+            victim = os.path.join(d, "f%d" % (k - KEEP))
+            if (k - KEEP) % HOLD == 0:
+                if held is not None:
+                    os.close(held)
+                held = os.open(victim, os.O_RDONLY)
+            os.unlink(victim)
+        fd = os.open(os.path.join(d, "f%d" % k), os.O_CREAT | os.O_WRONLY, 0o600)
+        os.write(fd, ucontent(p, k))
+        os.fsync(fd)
+        os.close(fd)
+        if k % STEP == 0:
+            note(manifest, p, k)
+        k += 1
+
+
+def unlink_cut(mnt, manifest):
+    for p in (0, 1):
+        os.mkdir(os.path.join(mnt, "u%d" % p))
+        note(manifest, p, -1)
+    os.sync()
+    fc_cut(unlinker, mnt, manifest, "unlinks", CREATES, ["trans_commits", "fc_fallback_dir"])
+
+
+def unlink_check(mnt, manifest):
+    """What survives of a process is a prefix of its operations: the files
+    of the last KEEP creates (KEEP - 1 if the cut came between an unlink
+    and the create after it) or all of them, the last one with its content
+    or empty (a commit between its create and its write), the others whole,
+    through the last create whose fsync returned at least: the unlinks
+    before that create are durable with it."""
+    for p in (0, 1):
+        with open("%s.%d" % (manifest, p)) as m:
+            acked = int(m.read())
+        d = os.path.join(mnt, "u%d" % p)
+        names = os.listdir(d)
+        if any(not n.startswith("f") or not n[1:].isdigit() for n in names):
+            raise SystemExit(f"{d}: {sorted(names)}: not only files f<k>")
+        ks = sorted(int(n[1:]) for n in names)
+        if not ks:
+            raise SystemExit(f"{d}: empty, but the fsync of f{acked} had returned")
+        last = ks[-1]
+        if last < acked:
+            raise SystemExit(f"{d}: f{last} the last file, but the fsync of f{acked} had returned")
+        if ks != list(range(last - len(ks) + 1, last + 1)) or \
+                len(ks) not in (min(KEEP, last + 1), min(KEEP - 1, last)):
+            raise SystemExit(f"{d}: files {ks}: not those of a prefix of the operations "
+                             f"(the last {KEEP} creates)")
+        for k in ks:
+            path = os.path.join(d, "f%d" % k)
+            st = os.stat(path)
+            with open(path, "rb") as f:
+                data = f.read()
+            if st.st_nlink != 1 or (data != ucontent(p, k) and (k != last or data)):
+                raise SystemExit(f"{path}: {len(data)} bytes, {st.st_nlink} links: "
+                                 "not as created")
+        print(f"process {p}: files f{ks[0]}..f{last}, fsync'd through f{acked}: "
+              "a prefix of its operations", flush=True)
+
+
 if __name__ == "__main__":
     {"cut": cut, "check": check,
      "fc-cut": lambda m, f: cut(m, f, fast=True),
      "create-cut": create_cut, "create-check": create_check,
      "append-cut": append_cut, "append-check": append_check,
-     "migrate-cut": migrate_cut, "migrate-check": migrate_check}[sys.argv[1]](sys.argv[2],
-                                                                          sys.argv[3])
+     "migrate-cut": migrate_cut, "migrate-check": migrate_check,
+     "unlink-cut": unlink_cut, "unlink-check": unlink_check}[sys.argv[1]](sys.argv[2],
+                                                                        sys.argv[3])
