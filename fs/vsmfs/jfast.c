@@ -10,8 +10,10 @@
  * Append: a record belongs to the commit number its transaction will
  * commit as (the last durable one's plus one: it is written only when no
  * commit is in flight). The task takes its CPU's area (CPU number modulo
- * the areas) and its lock; an area that holds records of another number
- * starts over at its first byte. The record is stored with non-temporal
+ * the areas) and its lock, or if that area has no room left, the next
+ * area after it that has (vsmfs_jfc_spill()): a transaction's records
+ * fill every area before an fsync commits for want of room. An area that
+ * holds records of another number starts over at its first byte. The record is stored with non-temporal
  * stores, fence on this CPU (the lock keeps the task on it): durable
  * before the fsync returns, and before the next record of the area is
  * stored. The data the record makes reachable was fenced by the handle
@@ -337,6 +339,32 @@ int vsmfs_jfc_replay(struct vsmfs_journal *j, bool read_only)
 out:
 	kvfree(keys);
 	return ret;
+}
+
+/**
+ * vsmfs_jfc_spill() - append a record its CPU's area has no room for
+ * @j: the journal, with fast-commit areas
+ * @first: the area that had no room
+ * @rec: as vsmfs_journal_fc_write()
+ * @len: as vsmfs_journal_fc_write()
+ * @count: as vsmfs_journal_fc_write()
+ *
+ * To the first of the areas after @first (in their order, around) that
+ * has room. Each is locked in turn, as its own CPU's tasks lock it: the
+ * record is durable, fenced, before the lock is released, so before the
+ * next record stored after it in that area.
+ *
+ * Return: 0, or -ENOSPC if none has room (nothing written).
+ */
+int vsmfs_jfc_spill(struct vsmfs_journal *j, unsigned int first, const void *rec, u32 len,
+		    u64 count)
+{
+	unsigned int i;
+
+	for (i = 1; i < j->fc_n; i++)
+		if (!vsmfs_jfc_append(j, &j->fc[(first + i) % j->fc_n], rec, len, count))
+			return 0;
+	return -ENOSPC;
 }
 
 /**

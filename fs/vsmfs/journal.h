@@ -238,21 +238,18 @@ static inline u32 vsmfs_fc_crc(struct vsmfs_sb_info *sbi, const void *p, u32 len
 }
 
 /**
- * vsmfs_journal_fc_write() - append a fast-commit record
- * @sbi: the file system, with fast-commit areas
- * @rec: the record, its crc32c set, @len bytes, 8-byte aligned
- * @len: a multiple of 64
- * @count: its commit number (vsmfs_journal_fc_count())
- *
- * Ordering at the top of jfast.c: the record is durable on return.
+ * vsmfs_jfc_append() - append a fast-commit record to one area
+ * @j: the journal, with fast-commit areas
+ * @a: the area
+ * @rec: as vsmfs_journal_fc_write()
+ * @len: as vsmfs_journal_fc_write()
+ * @count: as vsmfs_journal_fc_write()
  *
  * Return: 0, or -ENOSPC if the area has no room for it (nothing written).
  */
-static inline int vsmfs_journal_fc_write(struct vsmfs_sb_info *sbi, const void *rec, u32 len,
-					 u64 count)
+static inline int vsmfs_jfc_append(struct vsmfs_journal *j, struct vsmfs_fc_area *a,
+				   const void *rec, u32 len, u64 count)
 {
-	struct vsmfs_journal *j = sbi->s_journal;
-	struct vsmfs_fc_area *a = &j->fc[raw_smp_processor_id() % j->fc_n];
 	int ret = -ENOSPC;
 
 	spin_lock(&a->lock);
@@ -269,6 +266,34 @@ static inline int vsmfs_journal_fc_write(struct vsmfs_sb_info *sbi, const void *
 		ret = 0;
 	}
 	spin_unlock(&a->lock);
+	return ret;
+}
+
+int vsmfs_jfc_spill(struct vsmfs_journal *j, unsigned int first, const void *rec, u32 len,
+		    u64 count);
+
+/**
+ * vsmfs_journal_fc_write() - append a fast-commit record
+ * @sbi: the file system, with fast-commit areas
+ * @rec: the record, its crc32c set, @len bytes, 8-byte aligned
+ * @len: a multiple of 64
+ * @count: its commit number (vsmfs_journal_fc_count())
+ *
+ * To the area of this CPU, or if it has no room to the next one that has
+ * (vsmfs_jfc_spill()). Ordering at the top of jfast.c: the record is
+ * durable on return.
+ *
+ * Return: 0, or -ENOSPC if no area has room for it (nothing written).
+ */
+static inline int vsmfs_journal_fc_write(struct vsmfs_sb_info *sbi, const void *rec, u32 len,
+					 u64 count)
+{
+	struct vsmfs_journal *j = sbi->s_journal;
+	unsigned int first = raw_smp_processor_id() % j->fc_n;
+	int ret = vsmfs_jfc_append(j, &j->fc[first], rec, len, count);
+
+	if (unlikely(ret))
+		ret = vsmfs_jfc_spill(j, first, rec, len, count);
 	if (!ret)
 		vsmfs_jstat_bytes(sbi, journal_fc_bytes, len);
 	return ret;

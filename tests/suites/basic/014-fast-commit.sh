@@ -1,6 +1,8 @@
 # Fast commits: an fsync after overwrites, writes within the last page,
 # appends into pages the file owns, time updates, changes of attributes,
-# creates, links and renames in a directory appends a record and commits nothing; any other change of
+# creates, links and renames in a directory (and an unlink just before
+# one) appends a record and commits nothing, in the next areas when its
+# CPU's area is full; any other change of
 # the file commits, counted under its reason (fc_fallback_*, which add up
 # to fc_fallbacks); fast_commit=off commits every time; a file system made
 # without the feature commits every time; an unchanged file's fsync writes
@@ -60,6 +62,18 @@ echo "200 overwrites + fsync: $commits commits, $recs records ($bytes bytes), $f
 [ "$recs" -ge 190 ] || die "$recs fast records for 200 fsync'd overwrites"
 [ "$commits" -le 10 ] || die "$commits commits for 200 fsync'd overwrites"
 [ "$bytes" -le $(( recs * 192 )) ] || die "$bytes bytes for $recs records"
+
+# More records in one transaction than the CPU's area holds (32 blocks):
+# they go on in the next areas, nothing commits for want of room.
+sync
+b=$(snap)
+fsync_loop 1500 3 "$MNT/f"
+a=$(snap)
+bytes=$(delta "$b" "$a" 4)
+echo "1500 overwrites + fsync: $(delta "$b" "$a" 1) commits, $(delta "$b" "$a" 2) records ($bytes bytes)"
+[ "$bytes" -gt 131072 ] || die "$bytes bytes of records: no more than one area holds"
+assert_eq "$(delta "$b" "$a" 1) $(delta "$b" "$a" 3)" "0 0" \
+	"commits and fallbacks of records past one area"
 
 # An fsync of a file nothing changed since: no record, no commit.
 b=$(snap)
@@ -314,15 +328,24 @@ fsync_path "$MNT/sub2"
 a=$(snap); wa=$(whys)
 assert_eq "$(delta "$b" "$a" 2) $(grew "$wb" "$wa")" "0 excl+1 " "fsync of a directory moved"
 # A file of the directory deleted, then a new one created, written and
-# fsync'd (a mail spool's loop): the removal is a change of the directory
-# no record carries, counted under dir.
+# fsync'd (a mail spool's loop): the create's record carries the removal,
+# no commit. Two files deleted before the create: the first removal is a
+# change of the directory no record carries, counted under dir.
 dd if=/dev/urandom of="$MNT/cd/old" bs=4k count=2 status=none
+dd if=/dev/urandom of="$MNT/cd/old2" bs=4k count=2 status=none
+dd if=/dev/urandom of="$MNT/cd/old3" bs=4k count=2 status=none
 sync
 b=$(snap); wb=$(whys)
 rm "$MNT/cd/old"
 python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY); os.write(fd, b"x" * 100); os.fsync(fd)' "$MNT/cd/mail"
 a=$(snap); wa=$(whys)
-assert_eq "$(delta "$b" "$a" 2) $(grew "$wb" "$wa")" "0 dir+1 " "fsync of a create after an unlink"
+assert_eq "$(delta "$b" "$a" 1) $(delta "$b" "$a" 2) $(grew "$wb" "$wa")" "0 1 " \
+	"fsync of a create after an unlink"
+b=$(snap); wb=$(whys)
+rm "$MNT/cd/old2" "$MNT/cd/old3"
+python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY); os.write(fd, b"x" * 100); os.fsync(fd)' "$MNT/cd/mail2"
+a=$(snap); wa=$(whys)
+assert_eq "$(delta "$b" "$a" 2) $(grew "$wb" "$wa")" "0 dir+1 " "fsync of a create after two unlinks"
 # Every fallback counted under one reason.
 assert_eq "$(whys | awk '{ for (i = 1; i <= NF; i++) s += $i; print s + 0 }')" \
 	"$(st fc_fallbacks)" "fallbacks against the sum of their reasons"

@@ -208,33 +208,44 @@ def creator(p, mnt, manifest):
         k += 1
 
 
-def fc_cut(target, mnt, manifest, what, need, extra):
+def fc_cut(target, mnt, manifest, what, need, extra, fc_bytes=0):
     """Run @target (p, mnt, manifest) for p = 0, 1 until both noted
-    @need operations and fast records are at least @need, then ask for the
-    power cut, printing the counters @extra names (their moves since the
-    start) beside the count of operations called @what; the workers go on
-    until the cut."""
+    @need operations and fast records are at least @need (and, @fc_bytes,
+    their bytes at least that, with no fsync committing for want of room
+    in the areas meanwhile), then ask for the power cut, printing the
+    counters @extra names (their moves since the start) beside the count
+    of operations called @what; the workers go on until the cut."""
     counters = Counters(os.environ.get("DEV", "/dev/pmem0"))
-    keys = ["fc_records", "fc_fallbacks"] + extra
+    keys = ["fc_records", "fc_fallbacks", "journal_fc_bytes"] + extra
     c0 = counters.read()
     procs = [Process(target=target, args=(p, mnt, manifest)) for p in (0, 1)]
     for pr in procs:
         pr.start()
     deadline = time.monotonic() + 600
+    why = "no %d fast records in %d %s each" % (need, need, what)
     while time.monotonic() < deadline:
         time.sleep(0.2)
         done = acked(manifest)
         c = counters.read()
         moved = {k: c[k] - c0[k] for k in keys}
-        if min(done) >= need and moved["fc_records"] >= need:
+        if fc_bytes and c["fc_fallback_full"] > c0["fc_fallback_full"]:
+            why = "an fsync committed for want of room, after %d bytes of records" % \
+                moved["journal_fc_bytes"]
+            break
+        if min(done) >= need and moved["fc_records"] >= need and \
+                moved["journal_fc_bytes"] >= fc_bytes:
             print("%s done %d, %d; %s; PERSIST-CUT-NOW" %
                   (what, done[0], done[1], ", ".join("%s %d" % kv for kv in moved.items())),
                   flush=True)
             time.sleep(600)
             break
         if any(not pr.is_alive() for pr in procs):
-            raise SystemExit("a worker died")
-    raise SystemExit("no %d fast records in %d %s each" % (need, need, what))
+            why = "a worker died"
+            break
+    # The workers would keep this process from exiting.
+    for pr in procs:
+        pr.kill()
+    raise SystemExit(why)
 
 
 def create_cut(mnt, manifest):
@@ -471,6 +482,7 @@ def migrate_check(mnt, manifest):
 # next such one: an orphan whenever the cut comes.
 KEEP = 5
 HOLD = 7
+FC_AREA = 32 * PAGE     # mkfs's fast-commit area
 
 
 def ucontent(p, k):
@@ -505,7 +517,10 @@ def unlink_cut(mnt, manifest):
         os.mkdir(os.path.join(mnt, "u%d" % p))
         note(manifest, p, -1)
     os.sync()
-    fc_cut(unlinker, mnt, manifest, "unlinks", CREATES, ["trans_commits", "fc_fallback_dir"])
+    # Records of three areas' bytes or more: a CPU's area full, they go
+    # on in the next ones, none falls back for want of room.
+    fc_cut(unlinker, mnt, manifest, "unlinks", CREATES,
+           ["trans_commits", "fc_fallback_dir", "fc_fallback_full"], fc_bytes=3 * FC_AREA)
 
 
 def unlink_check(mnt, manifest):
