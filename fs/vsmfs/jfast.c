@@ -13,11 +13,11 @@
  * the areas) and its lock, or if that area has no room left, the next
  * area after it that has (vsmfs_jfc_spill()): a transaction's records
  * fill every area before an fsync commits for want of room. An area that
- * holds records of another number starts over at its first byte. The record is stored with non-temporal
- * stores, fence on this CPU (the lock keeps the task on it): durable
- * before the fsync returns, and before the next record of the area is
- * stored. The data the record makes reachable was fenced by the handle
- * that wrote it. A crash inside the stores leaves a record whose crc32c
+ * holds records of another number starts over at its first byte. The
+ * record is stored with non-temporal stores, fence on this CPU (the lock
+ * keeps the task on it): durable before the fsync returns, and before the
+ * next record of the area is stored. The data the record makes reachable
+ * was fenced by the handle that wrote it. A crash inside the stores leaves a record whose crc32c
  * fails (or an earlier one, of a dead number, after it): the scan of the
  * area stops there, and the fsync that wrote it had not returned.
  *
