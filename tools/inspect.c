@@ -381,6 +381,31 @@ static void print_fc_words(u32 mask, const __le64 *w)
 }
 
 /*
+ * A part of a record for another slot than its own, @e (VSMFS_FC_KEY_DIR,
+ * VSMFS_FC_KEY_GONE): its slot and inode, order and words, on a line of
+ * its own ("@label slot"), or (JSON) the member @key after the array
+ * before it closes, left open after its words.
+ */
+static void print_fc_part(const struct vsmfs_fc_ent *e, const struct fc_slots *fs,
+			  const char *key, const char *label)
+{
+	u64 in = fc_ino(fs, (u32)e->where);
+
+	if (json) {
+		printf("],\"%s\":{\"slot\":%" PRIu64 ",\"ino\":%" PRIu64 ",\"order\":%" PRIu64
+		       ",\"words\":[", key, e->where, in, e->seq);
+		print_fc_words(e->mask, e->val);
+		printf("]");
+		return;
+	}
+	printf("\n    %s slot %" PRIu64 " (%s%.0" PRIu64 "), order %" PRIu64 ", words",
+	       label, e->where, in ? "inode " : "no inode", in, e->seq);
+	print_fc_words(e->mask, e->val);
+	if (!e->mask)
+		printf(" none");
+}
+
+/*
  * The entries of the valid record @r: its page table entries and page
  * bitmap bits on one line (JSON: "ptes"), then a line for each entry of
  * inode bitmap bits ("ibitmap"), the directory's part and each of its
@@ -421,7 +446,7 @@ static void print_fc_entries(const struct vsmfs_dfc_rec *r, const struct fc_slot
 	n = 0;
 	vsmfs_fc_iter_init(&it, r);
 	while (!vsmfs_fc_next(&it, &e)) {
-		u64 in, blk;
+		u64 blk;
 		u32 word;
 
 		switch (e.kind) {
@@ -434,37 +459,17 @@ static void print_fc_entries(const struct vsmfs_dfc_rec *r, const struct fc_slot
 				       (u64)le64_to_cpu(e.val[0]));
 			break;
 		case VSMFS_FC_KIND(VSMFS_FC_KEY_DIR):
-			in = fc_ino(fs, (u32)e.where);
+			print_fc_part(&e, fs, "dir", "dir");
+			if (json)
+				printf(",\"spans\":[");
 			dir = 1;
-			if (json) {
-				printf("],\"dir\":{\"slot\":%" PRIu64 ",\"ino\":%" PRIu64
-				       ",\"order\":%" PRIu64 ",\"words\":[", e.where, in, e.seq);
-				print_fc_words(e.mask, e.val);
-				printf("],\"spans\":[");
-			} else {
-				printf("\n    dir slot %" PRIu64 " (%s%.0" PRIu64 "), order %"
-				       PRIu64 ", words", e.where, in ? "inode " : "no inode", in,
-				       e.seq);
-				print_fc_words(e.mask, e.val);
-				if (!e.mask)
-					printf(" none");
-			}
 			n = 0;
 			break;
 		case VSMFS_FC_KIND(VSMFS_FC_KEY_GONE):
-			in = fc_ino(fs, (u32)e.where);
+			print_fc_part(&e, fs, "gone", "unlinked");
+			if (json)
+				printf("}");
 			gone = 1;
-			if (json) {
-				printf("],\"gone\":{\"slot\":%" PRIu64 ",\"ino\":%" PRIu64
-				       ",\"order\":%" PRIu64 ",\"words\":[", e.where, in, e.seq);
-				print_fc_words(e.mask, e.val);
-				printf("]}");
-			} else {
-				printf("\n    unlinked slot %" PRIu64 " (%s%.0" PRIu64 "), order %"
-				       PRIu64 ", words", e.where, in ? "inode " : "no inode", in,
-				       e.seq);
-				print_fc_words(e.mask, e.val);
-			}
 			break;
 		case VSMFS_FC_KIND(VSMFS_FC_KEY_SPAN):
 			blk = e.where / (VSMFS_BLOCK_SIZE / 8);
