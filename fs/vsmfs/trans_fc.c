@@ -264,9 +264,10 @@ static u32 vsmfs_fc_slot_changed(const struct vsmfs_trans *t, const struct vsmfs
  * record leaves the inode in use with no links: an orphan, which the
  * mount frees. Its eviction, and any later change of it, are then left
  * to the commit: its own fsync commits. Else neither the directory nor
- * the inode has a record until the transaction commits.
+ * the inode has a record until the transaction commits. @plain: @t made
+ * nothing new and freed nothing (vsmfs_trans_fc_create()).
  */
-static void vsmfs_trans_fc_unlink(struct vsmfs_trans *t)
+static void vsmfs_trans_fc_unlink(struct vsmfs_trans *t, bool plain)
 {
 	struct inode *dir = t->t_fc_dir, *inode = t->t_fc_ren;
 	struct vsmfs_inode_info *dvi = VSMFS_I(dir), *vi = VSMFS_I(inode);
@@ -278,9 +279,7 @@ static void vsmfs_trans_fc_unlink(struct vsmfs_trans *t)
 	u32 mask, w;
 	const __le64 *src;
 
-	if (inode->i_nlink || S_ISDIR(inode->i_mode) || !list_empty(&t->t_undo) || t->t_fresh ||
-	    t->t_ino_freed || t->t_unw_count || !list_empty(&t->t_forgot) || t->t_log->nfree ||
-	    !imb || !t->t_fc_dmb)
+	if (!plain || inode->i_nlink || S_ISDIR(inode->i_mode) || !imb || !t->t_fc_dmb)
 		goto spoil;
 	/* Every earlier change of the directory carried; the inode's of its slot alone. */
 	if (dvi->i_fc_tid == tid && (dvi->i_fc_bad || dvi->i_fc_cov != dvi->i_fc_gen))
@@ -304,8 +303,8 @@ static void vsmfs_trans_fc_unlink(struct vsmfs_trans *t)
 	g->tid = tid;
 	g->gen = dvi->i_fc_gen;
 	g->ino = inode->i_ino;
-	g->slot = (imb->m_blk - sbi->s_layout.itable_start) * VSMFS_INODES_PER_BLOCK +
-		  t->t_fc_ioff / VSMFS_INODE_SIZE;
+	/* Found by the handle, which keeps aggregation out. */
+	g->slot = READ_ONCE(vi->i_slot);
 	g->seq = ++vi->i_fc_seq;
 	g->mask = mask;
 	g->span[0] = span[0];
@@ -353,7 +352,7 @@ void vsmfs_trans_fc_create(struct vsmfs_trans *t)
 		  !t->t_unw_count && list_empty(&t->t_forgot) && !t->t_log->nfree;
 
 	if (t->t_fc_gone) {
-		vsmfs_trans_fc_unlink(t);
+		vsmfs_trans_fc_unlink(t, ok);
 		return;
 	}
 	/*
