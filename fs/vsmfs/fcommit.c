@@ -94,9 +94,12 @@
  *     as by a shared handle (vsmfs_trans_hold()), keep its slot, its page
  *     table entries and the transaction as they are while the record is
  *     made: no write, fault, or commit runs beside it.
- * An fsync that cannot write a record (no room left in the area, a commit
- * in flight, a lost transaction, an error that stopped commits, the
- * directory locked by another task, fast_commit=off) commits instead.
+ * An fsync that cannot write a record (no room left in any area, a lost
+ * transaction, an error that stopped commits, fast_commit=off) commits
+ * instead, as does one that finds the directory locked by another task
+ * (which may hold a lock this one does: nfsd its directory's). One that
+ * finds a commit in flight waits for it and tries again, a few times
+ * before it commits (__vsmfs_sync_inode()).
  */
 #include <linux/fs.h>
 #include "vsmfs.h"
@@ -117,6 +120,16 @@ struct vsmfs_fc_carry {
 	unsigned int		w0;
 	u64			mask;
 };
+
+/*
+ * Why vsmfs_fc_commit() wrote no record where one may be written after a
+ * wait, past the reasons counted (enum vsmfs_fc_why): a commit in flight,
+ * of the transaction before the running one or of that of the inode's
+ * last change. An fsync waits for it and tries again, up to VSMFS_FC_TRIES
+ * times, then commits (fc_fallback_commit).
+ */
+#define VSMFS_FC_AGAIN		(VSMFS_FCB_FULL + 1)
+#define VSMFS_FC_TRIES		4
 
 /* Slot words, two spans of a create's directory part, two of an unlink's. */
 #define VSMFS_FC_CARRY		6
@@ -391,10 +404,12 @@ static int vsmfs_fc_lock_dir(struct inode *inode, u64 tid, struct dentry **paren
 
 /*
  * Make @inode's changes durable with a fast record. Return: 0 if they
- * are, why the running transaction must commit instead (VSMFS_FCB_*), or a
- * negative errno.
+ * are, why the running transaction must commit instead (VSMFS_FCB_*), a
+ * negative errno, or VSMFS_FC_AGAIN if a commit in flight keeps the record
+ * back: of the transaction before the running one, or of that of the
+ * inode's last change, in @*prevp.
  */
-static __always_inline int vsmfs_fc_commit(struct inode *inode)
+static __always_inline int vsmfs_fc_commit(struct inode *inode, u64 *prevp)
 {
 	struct vsmfs_inode_info *vi = VSMFS_I(inode);
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
@@ -429,9 +444,15 @@ static __always_inline int vsmfs_fc_commit(struct inode *inode)
 	if (vsmfs_trans_hold(sbi))
 		goto out_mapping;
 	tid = sbi->s_run.tid;
-	/* Its last change in a transaction that commits now, or unnoted. */
-	ret = vi->i_tid != tid ? VSMFS_FCB_COMMIT : VSMFS_FCB_OP;
-	if (vi->i_tid != tid || vi->i_fc_tid != tid)
+	/* Its last change in a transaction being committed: wait for that. */
+	if (vi->i_tid != tid) {
+		*prevp = vi->i_tid;
+		ret = VSMFS_FC_AGAIN;
+		goto out_handle;
+	}
+	/* Unnoted. */
+	ret = VSMFS_FCB_OP;
+	if (vi->i_fc_tid != tid)
 		goto out_handle;
 	ret = vi->i_fc_bad;
 	if (ret)
@@ -446,9 +467,14 @@ static __always_inline int vsmfs_fc_commit(struct inode *inode)
 	 * reports what is lost: no record claims it durable.
 	 */
 	ret = VSMFS_FCB_COMMIT;
-	if (atomic64_read(&sbi->s_commit_tid) != (s64)tid - 1 || atomic64_read(&sbi->s_lost_tid) ||
-	    READ_ONCE(sbi->s_error_ro))
+	if (atomic64_read(&sbi->s_lost_tid) || READ_ONCE(sbi->s_error_ro))
 		goto out_handle;
+	/* The transaction before still being written: a record may follow it. */
+	if (atomic64_read(&sbi->s_commit_tid) != (s64)tid - 1) {
+		*prevp = tid - 1;
+		ret = VSMFS_FC_AGAIN;
+		goto out_handle;
+	}
 	/* A directory: durable if records carry every change of it. */
 	if (S_ISDIR(inode->i_mode) && !vi->i_fc_dir) {
 		ret = vi->i_fc_cov != vi->i_fc_gen ? VSMFS_FCB_DIR : 0;
@@ -509,19 +535,39 @@ static_assert(VSMFS_STAT_fc_fallback_full - VSMFS_STAT_fc_fallback_excl ==
  *
  * With a fast record when it can (see the top of the file), else by the
  * commit of the transaction that holds its last change
- * (__vsmfs_trans_sync_inode()).
+ * (__vsmfs_trans_sync_inode()). A record kept back by a commit in flight
+ * is tried again once it has ended (fc_waits).
  *
  * Return: 0 or a negative errno.
  */
 int __vsmfs_sync_inode(struct inode *inode, unsigned int cause)
 {
 	struct vsmfs_sb_info *sbi = VSMFS_SB(inode->i_sb);
+	unsigned int tries = 0;
+	u64 prev;
 	int ret;
 
 	if (vsmfs_fault(VSMFS_FAULT_FSYNC_NOCOMMIT))
 		return 0;
 	if (sbi->s_journal && sbi->s_journal->fc_n && READ_ONCE(sbi->s_jopts.fast)) {
-		ret = vsmfs_fc_commit(inode);
+		/*
+		 * A commit in flight: waited for without a lock held, as a
+		 * commit of the running transaction would wait for it first.
+		 */
+		while ((ret = vsmfs_fc_commit(inode, &prev)) == VSMFS_FC_AGAIN) {
+			if (++tries == VSMFS_FC_TRIES) {
+				ret = VSMFS_FCB_COMMIT;
+				break;
+			}
+			vsmfs_stat_inc(sbi, fc_waits);
+			if (!vsmfs_spin_until(atomic64_read(&sbi->s_commit_tid) >= (s64)prev,
+					      VSMFS_COMMIT_SPIN_NS))
+				wait_event(sbi->s_commit_wq,
+					   atomic64_read(&sbi->s_commit_tid) >= (s64)prev);
+			/* Its last change committed: as a commit of it would return. */
+			if (vsmfs_trans_synced(inode))
+				return __vsmfs_trans_sync_inode(inode, cause);
+		}
 		if (ret <= 0)
 			return ret;
 		vsmfs_stat_inc(sbi, fc_fallbacks);

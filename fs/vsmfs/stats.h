@@ -66,6 +66,7 @@ enum vsmfs_stat {
 	VSMFS_STAT_fc_fallback_commit,
 	VSMFS_STAT_fc_fallback_moved,
 	VSMFS_STAT_fc_fallback_full,
+	VSMFS_STAT_fc_waits,
 	VSMFS_STAT_commits_timer,
 	VSMFS_STAT_commits_full,
 	VSMFS_STAT_commits_syncfs,

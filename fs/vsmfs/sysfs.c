@@ -75,6 +75,7 @@ static const char * const vsmfs_stat_names[VSMFS_NR_STATS] = {
 	[VSMFS_STAT_fc_fallback_commit]	= "fc_fallback_commit",
 	[VSMFS_STAT_fc_fallback_moved]	= "fc_fallback_moved",
 	[VSMFS_STAT_fc_fallback_full]	= "fc_fallback_full",
+	[VSMFS_STAT_fc_waits]		= "fc_waits",
 	[VSMFS_STAT_commits_timer]	= "commits_timer",
 	[VSMFS_STAT_commits_full]	= "commits_full",
 	[VSMFS_STAT_commits_syncfs]	= "commits_syncfs",
