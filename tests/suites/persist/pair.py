@@ -15,8 +15,9 @@ persist/019-fc-migrate, persist/021-fc-unlink).
                               (every other one written) in one directory,
                               each fsync'd, then some chmod'ed or renamed in
                               it and fsync'd again, until fast records
-                              carried creates of both; the power is cut
-                              while they go on
+                              carried creates of both and fsyncs waited
+                              for commits in flight before theirs; the
+                              power is cut while they go on
   pair.py create-check MNT MANIFEST  every file whose fsync returned is
                               there with its contents, name and mode, and
                               every file there is one they made
@@ -208,11 +209,13 @@ def creator(p, mnt, manifest):
         k += 1
 
 
-def fc_cut(target, mnt, manifest, what, need, extra, fc_bytes=0):
+def fc_cut(target, mnt, manifest, what, need, extra, fc_bytes=0, waits=0):
     """Run @target (p, mnt, manifest) for p = 0, 1 until both noted
     @need operations and fast records are at least @need (and, @fc_bytes,
     their bytes at least that, with no fsync committing for want of room
-    in the areas meanwhile), then ask for the power cut, printing the
+    in the areas meanwhile; @waits: fsyncs that waited for a commit in
+    flight before their record, fc_waits, at least that), then ask for the
+    power cut, printing the
     counters @extra names (their moves since the start) beside the count
     of operations called @what; the workers go on until the cut."""
     counters = Counters(os.environ.get("DEV", "/dev/pmem0"))
@@ -233,7 +236,8 @@ def fc_cut(target, mnt, manifest, what, need, extra, fc_bytes=0):
                 moved["journal_fc_bytes"]
             break
         if min(done) >= need and moved["fc_records"] >= need and \
-                moved["journal_fc_bytes"] >= fc_bytes:
+                moved["journal_fc_bytes"] >= fc_bytes and \
+                (not waits or moved["fc_waits"] >= waits):
             print("%s done %d, %d; %s; PERSIST-CUT-NOW" %
                   (what, done[0], done[1], ", ".join("%s %d" % kv for kv in moved.items())),
                   flush=True)
@@ -253,7 +257,10 @@ def create_cut(mnt, manifest):
     for p in (0, 1):
         note(manifest, p, -1)
     os.sync()
-    fc_cut(creator, mnt, manifest, "creates", CREATES, ["trans_commits"])
+    # The commits of creates whose directory changed otherwise find the
+    # other process's fsyncs waiting for them, then writing their records.
+    fc_cut(creator, mnt, manifest, "creates", CREATES, ["trans_commits", "fc_waits"],
+           waits=20)
 
 
 def create_check(mnt, manifest):
