@@ -101,6 +101,8 @@ static struct vsmfs_layout L;
 static bool sb_write;			/* rewrite both superblock copies */
 
 static u64 nfixed, nleft, nfixable, nstruct, nshown, nhidden;
+/* Orphans of a file system not cleanly unmounted, left by a check (-n). */
+static u64 norphans;
 
 /*
  * Damage that hides part of the picture: the owners of some pages, or some
@@ -1396,7 +1398,22 @@ static void check_links(void)
 		di = dinode(ino);
 		nl = le32_to_cpu(di->i_nlink);
 		if (!in->refs && ino != VSMFS_ROOT_INO) {
-			if (!nl && !in->bad && !(in->dtype == T_DIR && in->entries)) {
+			/*
+			 * An orphan (in use, no links, no entry) of a file system
+			 * not cleanly unmounted: a file unlinked while open, or
+			 * by a fast-commit record, as a crash leaves it, which the
+			 * next mount frees. A check (-n) counts it, not as an
+			 * error; a repair frees it, as one left by a clean
+			 * unmount (which leaves none: that one is damage).
+			 */
+			bool orphan = !nl && !in->bad && !(in->dtype == T_DIR && in->entries);
+
+			if (orphan && run == RUN_CHECK &&
+			    !(le32_to_cpu(sb.s_state) & VSMFS_STATE_CLEAN)) {
+				norphans++;
+				continue;
+			}
+			if (orphan) {
 				if (problem(FIX_PREEN | FIX_FREES, "inode %" PRIu64 " (%s, %" PRIu64
 					    " pages): orphan, no links and no directory entry",
 					    ino, type_name(in->dtype), in->pages))
@@ -1793,6 +1810,9 @@ int main(int argc, char **argv)
 	if (!lbitmap_dirty || !ibitmap_dirty)
 		fatal("out of memory");
 	check_links();
+	if (norphans)
+		info("%" PRIu64 " orphan inodes (unlinked while open, or by fast-commit records),"
+		     " which the next mount frees", norphans);
 
 	if (owners_incomplete)
 		info("the owners of some logical pages are unknown: leaked pages not checked");

@@ -111,6 +111,21 @@ c_orphan_symlink() {
 }
 repair_case orphan_symlink -p "inode $LONGSL (symlink, 1 pages): orphan"
 
+# The orphan after a crash (not cleanly unmounted), as a file unlinked
+# while open or by a fast-commit record leaves it: the next mount's to
+# free, counted by a check, not an error; a repair frees it.
+echo "--- orphan, not cleanly unmounted"
+restore_image
+c_orphan
+"$SB" "$DEV" set state=0
+"$SB" -b "$DEV" set state=0
+fsck_expect 0 -n "$DEV"
+fsck_says "1 orphan inodes (unlinked while open, or by fast-commit records), which the next"
+fsck_says "no errors found"
+fsck_expect 1 -p "$DEV"
+fsck_says "inode $BIG (regular file, 1280 pages): orphan" "repaired"
+fsck_expect 0 -n "$DEV"
+
 # Not cleanly unmounted: reported; a repairing run marks it clean.
 restore_image
 "$SB" "$DEV" set state=0
