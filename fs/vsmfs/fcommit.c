@@ -97,8 +97,8 @@
  * An fsync that cannot write a record (no room left in any area, a lost
  * transaction, an error that stopped commits, fast_commit=off) commits
  * instead, as does one that finds the directory locked by another task
- * (which may hold a lock this one does: nfsd its directory's). One that
- * finds a commit in flight waits for it and tries again, a few times
+ * (it does not wait for that lock, which its caller may hold: nfsd). One
+ * that finds a commit in flight waits for it and tries again, a few times
  * before it commits (__vsmfs_sync_inode()).
  */
 #include <linux/fs.h>
