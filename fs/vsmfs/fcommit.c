@@ -560,10 +560,10 @@ int __vsmfs_sync_inode(struct inode *inode, unsigned int cause)
 				break;
 			}
 			vsmfs_stat_inc(sbi, fc_waits);
-			if (!vsmfs_spin_until(atomic64_read(&sbi->s_commit_tid) >= (s64)prev,
-					      VSMFS_COMMIT_SPIN_NS))
-				wait_event(sbi->s_commit_wq,
-					   atomic64_read(&sbi->s_commit_tid) >= (s64)prev);
+			/* Closed already (below the running one): waited for, not committed. */
+			ret = vsmfs_trans_commit_tid(sbi, prev, cause);
+			if (ret)
+				return ret;
 			/* Its last change committed: as a commit of it would return. */
 			if (vsmfs_trans_synced(inode))
 				return __vsmfs_trans_sync_inode(inode, cause);
