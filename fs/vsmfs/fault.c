@@ -62,6 +62,7 @@ static const char * const vsmfs_fault_names[VSMFS_FAULT_NR] = {
 	[VSMFS_FAULT_POOL_FULL]		= "pool_full",
 	[VSMFS_FAULT_FC_NOFENCE]	= "fc_nofence",
 	[VSMFS_FAULT_JHOME_UNSAFE]	= "journal_home_unsafe",
+	[VSMFS_FAULT_JTURN_WAIT]	= "journal_turn_wait",
 };
 
 static struct vsmfs_fault_point vsmfs_faults[VSMFS_FAULT_NR];

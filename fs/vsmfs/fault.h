@@ -82,6 +82,12 @@ enum vsmfs_fault {
 	 * negative control for crash tests, which must see the damage.
 	 */
 	VSMFS_FAULT_JHOME_UNSAFE,
+	/*
+	 * A commit whose journal blocks are durable waits before it takes
+	 * its turn to write its commit block (vsmfs_fault_wait()): the
+	 * commits placed after it reach theirs first and wait for it.
+	 */
+	VSMFS_FAULT_JTURN_WAIT,
 	VSMFS_FAULT_NR
 };
 

@@ -615,6 +615,7 @@ static void vsmfs_jtx_end(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 	else
 		vsmfs_fence();
 	vsmfs_fault_stop(sb, VSMFS_FAULT_JCOMMIT_STOP, "journal stopped before a commit");
+	vsmfs_fault_wait(VSMFS_FAULT_JTURN_WAIT);
 	/* 5, 6: in ticket order. */
 	vsmfs_jtx_finish(j, tx);
 	trace_vsmfs_trans_commit(sb, tx->end - tx->start, tx->delta_blocks, tx->delta_bytes,

@@ -4,12 +4,39 @@
 # checkpoint threads run among the commits in flight. The counters must show
 # commits waiting for their turn (they were in flight together), lock
 # waits, commits placed while the next transaction changed DRAM, and
-# checkpoints copied by several threads. Every record is in its
-# file, across a remount; fsck finds nothing. The same run with
-# journal_commit=serial is shown for comparison (numbers only).
+# checkpoints copied by several threads. A commit in flight with another
+# is left to chance no longer: ten times during the run, one commit stops
+# (fault point journal_turn_wait) once its journal blocks are durable,
+# for 0.3 s, and the commits after it (of the fsyncs that follow an
+# xattr's change, which no fast record carries) must write theirs and
+# wait for their turn. Every record is in its file, across a remount; fsck finds
+# nothing. The same run with journal_commit=serial is shown for
+# comparison (numbers only).
 . tests/lib/common.sh
 
 [ "$(nproc)" -ge 8 ] || die "the group needs 8 CPUs, the VM has $(nproc)"
+K=/sys/kernel/debug/vsmfs/journal_turn_wait
+[ -w $K/interval ] || die "fault point journal_turn_wait missing"
+
+# Stop one commit at a time before its turn, ten times, while $1 exists.
+turn_stops() {
+	local k n i
+	for k in $(seq 10); do
+		[ -e "$1" ] || break
+		n=$(cat $K/injected)
+		echo 1 > $K/interval
+		for i in $(seq 100); do
+			[ "$(cat $K/injected)" -gt "$n" ] && break
+			sleep 0.05
+		done
+		# The stopped commit waits on; the others pass the point.
+		echo 4294967295 > $K/interval
+		sleep 0.3
+		echo 0 > $K/interval
+		sleep 1
+	done
+	echo 0 > $K/interval
+}
 cat > /tmp/commit.py <<'PY'
 import hashlib, json, os, random, sys, time
 from multiprocessing import Process
@@ -37,6 +64,10 @@ def worker(i):
             os.rename(name, name + ".r")
             os.rename(name + ".r", name)
             os.setxattr(name, "user.n", str(ops).encode())
+            # No fast record carries an xattr: this fsync commits.
+            fd = os.open(name, os.O_RDONLY)
+            os.fsync(fd)
+            os.close(fd)
     with open(f"{out}.{i}", "w") as f:
         json.dump({"ops": ops,
                    "files": {k: hashlib.sha256(v).hexdigest() for k, v in files.items()}}, f)
@@ -68,7 +99,20 @@ PY
 for mode in parallel serial; do
 	mkfs_vsmfs -f -J 2M "$DEV"
 	mount_vsmfs -o journal_commit=$mode,checkpoint_threads=4,checkpoint=1
+	stops=$(cat $K/injected)
+	if [ $mode = parallel ]; then
+		touch /tmp/commit.running
+		turn_stops /tmp/commit.running &
+		stopper=$!
+	fi
 	python3 /tmp/commit.py "$MNT" 20 /tmp/commit.out
+	if [ $mode = parallel ]; then
+		rm -f /tmp/commit.running
+		wait $stopper
+		stops=$(($(cat $K/injected) - stops))
+		echo "$stops commits stopped before their turn"
+		[ "$stops" -gt 0 ] || die "no commit stopped at journal_turn_wait"
+	fi
 	echo "journal_commit=$mode: $(counter trans_commits) commits," \
 		"$(counter journal_order_waits) waited for their turn," \
 		"$(counter journal_lock_waits) lock waits, $(counter journal_deferred_blocks) blocks written after the lock," \
