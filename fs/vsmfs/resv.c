@@ -665,32 +665,65 @@ static bool vsmfs_alloc_late_ok(struct vsmfs_sb_info *sbi, const struct vsmfs_fr
 	       !vsmfs_pool_low(sbi) && !vsmfs_run_bad(sbi, f->lpn, f->count);
 }
 
-/*
- * The commit that freed scratch run @f (vsmfs_alloc_late_ok()) is
- * durable: its pages go to the pool that keeps to their VSP, this CPU's
- * first, if it has room (vsmfs_pool_put()
- * checks both under the pool's lock, as a pool may have moved to another
- * VSP or been drained since the commit let s_trans_mutex go); else to the
- * bitmap. Space short meanwhile, the pages were out of s_free_pages for
- * that while, as they were in the reservation. Context: process context,
- * no lock held.
- */
-static void vsmfs_alloc_free_late(struct vsmfs_sb_info *sbi, const struct vsmfs_free_run *f)
+/* The pool that keeps to @vsp, this CPU's first; looked for without the locks. */
+static struct vsmfs_page_pool *vsmfs_pool_near(struct vsmfs_sb_info *sbi, u64 vsp)
 {
-	u64 vsp = f->lpn / VSMFS_VSP_PAGES + 1;
 	struct vsmfs_page_pool *pool = raw_cpu_ptr(sbi->s_pools);
 	int cpu;
 
-	/* Looked for without the locks, as vsmfs_pool_of(); vsmfs_pool_put() checks. */
+	/* As vsmfs_pool_of(); vsmfs_pool_put() checks under the pool's lock. */
 	if (READ_ONCE(pool->vsp) != vsp) {
 		for_each_possible_cpu(cpu)
-			if (READ_ONCE(per_cpu_ptr(sbi->s_pools, cpu)->vsp) == vsp) {
-				pool = per_cpu_ptr(sbi->s_pools, cpu);
-				break;
-			}
+			if (READ_ONCE(per_cpu_ptr(sbi->s_pools, cpu)->vsp) == vsp)
+				return per_cpu_ptr(sbi->s_pools, cpu);
 	}
-	if (vsmfs_resv_give_back(sbi, pool, f->lpn, f->count))
-		vsmfs_stat_add(sbi, alloc_pool_recycled, f->count);
+	return pool;
+}
+
+/* Runs given back to the bitmap under one hold of s_trans_mutex. */
+#define VSMFS_LATE_BATCH	64
+
+/*
+ * The commit that freed the @n scratch runs @f (vsmfs_alloc_late_ok()) is
+ * durable: their pages go to the pool that keeps to their VSP, this CPU's
+ * first, if it has room (vsmfs_pool_put() checks both under the pool's
+ * lock, as a pool may have moved to another VSP or been drained since the
+ * commit let s_trans_mutex go); else to the bitmap, under s_trans_mutex
+ * taken once for up to VSMFS_LATE_BATCH of them, and pages on frames
+ * found bad meanwhile retired. Space short meanwhile, the pages were out
+ * of s_free_pages for that while, as they were in the reservation. @f is
+ * the caller's to reuse after. Context: process context, no lock held.
+ */
+static void vsmfs_alloc_free_late(struct vsmfs_sb_info *sbi, struct vsmfs_free_run *f,
+				  unsigned int n)
+{
+	struct vsmfs_page_pool *pool = NULL;
+	unsigned int i, j, left = 0;
+	u64 vsp = 0, recycled = 0;
+
+	for (i = 0; i < n; i++) {
+		if (f[i].lpn / VSMFS_VSP_PAGES + 1 != vsp) {
+			vsp = f[i].lpn / VSMFS_VSP_PAGES + 1;
+			pool = vsmfs_pool_near(sbi, vsp);
+		}
+		if (!vsmfs_run_bad(sbi, f[i].lpn, f[i].count) &&
+		    vsmfs_pool_put(sbi, pool, f[i].lpn, f[i].count))
+			recycled += f[i].count;
+		else
+			f[left++] = f[i];
+	}
+	if (recycled)
+		vsmfs_stat_add(sbi, alloc_pool_recycled, recycled);
+	for (i = 0; i < left; i = j) {
+		vsmfs_trans_mutex_lock(sbi);
+		for (j = i; j < left && j < i + VSMFS_LATE_BATCH; j++) {
+			vsmfs_resv_put(sbi, f[j].lpn, f[j].count);
+			if (vsmfs_run_bad(sbi, f[j].lpn, f[j].count))
+				vsmfs_retire_run(sbi, f[j].lpn, f[j].count);
+		}
+		mutex_unlock(&sbi->s_trans_mutex);
+		cond_resched();
+	}
 }
 
 /*

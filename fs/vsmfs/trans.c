@@ -107,6 +107,7 @@ void vsmfs_trans_setup(struct vsmfs_trans *t, struct vsmfs_sb_info *sbi, bool vs
 	t->t_new_inode = NULL;
 	t->t_aborted = false;
 	t->t_unw_count = 0;
+	t->t_late = NULL;
 	t->t_nlate = 0;
 	t->t_fc_ok = false;
 	t->t_fc_claim = 0;

@@ -120,32 +120,75 @@ static void vsmfs_trans_masks(struct vsmfs_trans *t, u64 tid)
 }
 
 /*
+ * The array of runs the next transaction frees, if one is spare: the
+ * committing handle keeps this one's to free some late. Under s_run.lock,
+ * as a commit that ended gives one back meanwhile (vsmfs_trans_spare()).
+ * Context: s_handles_sem held for writing.
+ */
+static struct vsmfs_free_run *vsmfs_trans_take_spare(struct vsmfs_running *run, unsigned int *max)
+{
+	struct vsmfs_free_run *f;
+
+	spin_lock(&run->lock);
+	f = run->spare;
+	*max = run->spare_max;
+	run->spare = NULL;
+	spin_unlock(&run->lock);
+	/*
+	 * As many entries as the shares may hold room for (@shared_frees):
+	 * one given back before the array grew is too small.
+	 */
+	if (f && *max < run->maxfrees) {
+		kvfree(f);
+		f = NULL;
+	}
+	/*
+	 * None: the commit before still holds its own (commits overlap), or
+	 * none was made yet. One without waiting for memory, or none.
+	 */
+	if (!f) {
+		*max = run->maxfrees;
+		f = kmalloc_array(*max, sizeof(*f), GFP_NOWAIT | __GFP_NOWARN);
+	}
+	return f;
+}
+
+/*
  * Free in DRAM the runs the handles of the committing transaction freed
  * (the allocator's free_run(), sbi->s_trans_aops): from here the commit
  * carries the bitmap changes. Freed runs clear their bits and dirty the
  * bitmap block; scratch runs were never in the bitmap on PM and only clear
  * their bits. The pages are taken again only once the commit is durable
  * (t_freed, s_freeing).
+ *
+ * Old frames that overwrites left behind (scratch runs a page pool can
+ * take back) are not given back here, while every other handle waits for
+ * the commit to let s_handles_sem go: the transaction's array keeps them,
+ * for the committing handle to give back once the commit is durable
+ * (vsmfs_trans_free_late()), and the next transaction takes a spare array.
+ * Without a spare, every run is freed here. The pages kept are out of free
+ * space until then, as in a pool: at most an eighth of it.
  */
 static void vsmfs_trans_apply_frees(struct vsmfs_trans *t)
 {
 	const struct vsmfs_trans_aops *aops = t->t_sbi->s_trans_aops;
 	struct vsmfs_running *run = &t->t_sbi->s_run;
+	struct vsmfs_free_run *spare = NULL;
+	u64 budget = t->t_sbi->s_free_pages / 8;
+	unsigned int i, nlate = 0, max = 0;
 	struct vsmfs_swap sw;
-	unsigned int i;
 
+	if (run->nfrees)
+		spare = vsmfs_trans_take_spare(run, &max);
 	vsmfs_swap_init(t->t_sbi, &sw);
 	for (i = 0; i < run->nfrees; i++) {
 		struct vsmfs_free_run *f = &run->frees[i];
 
-		/*
-		 * Old frames an overwrite left behind, which a page pool can
-		 * take back: after the commit, without the mutex
-		 * (vsmfs_trans_free_late()).
-		 */
-		if (f->resv && f->scratch && t->t_nlate < VSMFS_TRANS_LATE &&
+		/* Kept first in the array: @nlate <= @i. */
+		if (spare && f->resv && f->scratch && f->frames <= budget &&
 		    aops->late_ok(t->t_sbi, f)) {
-			t->t_late[t->t_nlate++] = *f;
+			budget -= f->frames;
+			run->frees[nlate++] = *f;
 			continue;
 		}
 		/*
@@ -158,8 +201,22 @@ static void vsmfs_trans_apply_frees(struct vsmfs_trans *t)
 		aops->free_run(t, f);
 	}
 	vsmfs_swap_flush(&sw);
-	if (run->nfrees > t->t_nlate)
+	if (run->nfrees > nlate)
 		t->t_freed = true;
+	if (nlate) {
+		t->t_late = run->frees;
+		t->t_late_max = run->maxfrees;
+		t->t_nlate = nlate;
+		run->frees = spare;
+		run->maxfrees = max;
+	} else if (spare) {
+		spin_lock(&run->lock);
+		swap(run->spare, spare);
+		run->spare_max = max;
+		spin_unlock(&run->lock);
+		/* A commit gave one back meanwhile. */
+		kvfree(spare);
+	}
 	run->nfrees = 0;
 	run->free_pages = 0;
 }
@@ -173,7 +230,7 @@ static void vsmfs_trans_apply_frees(struct vsmfs_trans *t)
  * go first (the batch's shootdown), as vsmfs_trans_apply_frees() drops
  * them before the pages can ripen in a pool. A commit that was dropped or
  * failed leaves them reserved, in DRAM only, until unmount: the old frames
- * may still be what PM maps.
+ * may still be what PM maps (vsmfs_trans_spare() only drops the entries).
  */
 static void vsmfs_trans_free_late(struct vsmfs_trans *t)
 {
@@ -185,9 +242,43 @@ static void vsmfs_trans_free_late(struct vsmfs_trans *t)
 	for (i = 0; i < t->t_nlate; i++)
 		vsmfs_swap_add(&sw, t->t_late[i].lpn, t->t_late[i].count);
 	vsmfs_swap_flush(&sw);
-	for (i = 0; i < t->t_nlate; i++)
-		sbi->s_trans_aops->free_late(sbi, &t->t_late[i]);
+	sbi->s_trans_aops->free_late(sbi, t->t_late, t->t_nlate);
 	t->t_nlate = 0;
+}
+
+/*
+ * After a commit: the array of @t's late runs, emptied, becomes the spare
+ * of s_run (vsmfs_trans_take_spare()) if there is none, or one is made
+ * for the next commit if this one had none to take; outside every lock
+ * of the transactions, without recursion into the file system.
+ */
+static void vsmfs_trans_spare(struct vsmfs_trans *t)
+{
+	struct vsmfs_running *run = &t->t_sbi->s_run;
+	struct vsmfs_free_run *f = t->t_late;
+	unsigned int n = t->t_late_max, nofs;
+
+	t->t_late = NULL;
+	t->t_nlate = 0;
+	if (!f) {
+		/* Read without the lock: a hint, checked again under it. */
+		n = READ_ONCE(run->maxfrees);
+		if (READ_ONCE(run->spare) || !n)
+			return;
+		nofs = memalloc_nofs_save();
+		f = kvmalloc_array(n, sizeof(*f), GFP_KERNEL | __GFP_NOWARN);
+		memalloc_nofs_restore(nofs);
+		if (!f)
+			return;
+	}
+	spin_lock(&run->lock);
+	if (!run->spare && n >= run->maxfrees) {
+		run->spare = f;
+		run->spare_max = n;
+		f = NULL;
+	}
+	spin_unlock(&run->lock);
+	kvfree(f);
 }
 
 /**
@@ -434,6 +525,7 @@ int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause)
 		vsmfs_trans_park(t);
 		vsmfs_trans_lost(sbi, tid);
 		vsmfs_trans_done_unwritten(sbi, tid);
+		vsmfs_trans_spare(t);
 		return -EROFS;
 	}
 	empty = !t->t_nblocks;
@@ -445,6 +537,7 @@ int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause)
 		vsmfs_trans_committed(sbi, tid);
 	if (t->t_nlate && !err && !vsmfs_trans_tid_lost(sbi, tid))
 		vsmfs_trans_free_late(t);
+	vsmfs_trans_spare(t);
 	/* From s_trans_mutex taken to durable (commit_ns). */
 	if (t0)
 		vsmfs_stat_add(sbi, commit_ns, ktime_get_ns() - t0);
@@ -679,6 +772,8 @@ void vsmfs_trans_destroy(struct vsmfs_sb_info *sbi)
 	}
 	kvfree(sbi->s_run.frees);
 	sbi->s_run.frees = NULL;
+	kvfree(sbi->s_run.spare);
+	sbi->s_run.spare = NULL;
 	/* Their runs, if any, were dropped with the running transaction's. */
 	free_percpu(sbi->s_cpu_share);
 	sbi->s_cpu_share = NULL;

@@ -192,6 +192,8 @@ struct vsmfs_page_pool {
  * @tid: its number; the commit of transaction N makes N durable
  * @handles: handles ended in it
  * @frees: runs to free when it commits, @nfrees of @maxfrees
+ * @spare: the next transaction's @frees (@spare_max entries) or NULL: a
+ *	commit that frees runs late takes it, and gives one back, under @lock
  * @free_pages: pages in @frees
  * @lock: with s_handles_sem held shared, protects @handles, @frees,
  *	@nfrees, @free_pages and the three below (shared handles do not
@@ -213,8 +215,8 @@ struct vsmfs_running {
 	unsigned int		shared_credits;
 	unsigned int		shared_frees;
 	unsigned int		handles;
-	struct vsmfs_free_run	*frees;
-	unsigned int		nfrees, maxfrees;
+	struct vsmfs_free_run	*frees, *spare;
+	unsigned int		nfrees, maxfrees, spare_max;
 	u64			free_pages;
 	struct list_head	dirty;
 	unsigned int		nblocks;
@@ -267,8 +269,8 @@ struct vsmfs_trans;
  * @late_ok: whether the committing handle may keep scratch run @f out of
  *	@free_run, for @free_late once its commit is durable (under
  *	s_trans_mutex, as @free_run)
- * @free_late: give back a scratch run @late_ok took, once its commit is
- *	durable, without s_trans_mutex (which it takes if it must)
+ * @free_late: give back the @n scratch runs @late_ok took, once their commit
+ *	is durable, without s_trans_mutex (which it takes if it must)
  * @bits_restored: an aborted handle put back @len bytes at @off of block
  *	@blk (vsmfs_alloc_bits_restored())
  */
@@ -276,7 +278,7 @@ struct vsmfs_trans_aops {
 	void (*handle_begin)(struct vsmfs_sb_info *sbi);
 	void (*free_run)(struct vsmfs_trans *t, const struct vsmfs_free_run *f);
 	bool (*late_ok)(struct vsmfs_sb_info *sbi, const struct vsmfs_free_run *f);
-	void (*free_late)(struct vsmfs_sb_info *sbi, const struct vsmfs_free_run *f);
+	void (*free_late)(struct vsmfs_sb_info *sbi, struct vsmfs_free_run *f, unsigned int n);
 	void (*bits_restored)(struct vsmfs_sb_info *sbi, u64 blk, unsigned int off,
 			      unsigned int len);
 };
@@ -777,9 +779,6 @@ static inline void vsmfs_slot_dirty(struct vsmfs_mblk *mb, unsigned int slot)
 /* In-core inodes an aborted transaction reloads from their slots. */
 #define VSMFS_TRANS_INODES	4
 
-/* Runs a commit gives back to the page pools after it let the mutex go. */
-#define VSMFS_TRANS_LATE	4
-
 /*
  * struct vsmfs_trans - a running transaction
  *
@@ -858,11 +857,12 @@ struct vsmfs_trans {
 	u64			t_unw_count;
 	/*
 	 * Scratch runs of the committing handle's transaction that go back
-	 * to their page pools once the commit is durable, after it released
-	 * s_trans_mutex (vsmfs_trans_apply_frees()); @t_nlate of them.
+	 * to their page pools once the commit is durable, after it let the
+	 * locks go (vsmfs_trans_apply_frees()): @t_nlate of them, first in
+	 * @t_late, the transaction's array of runs (@t_late_max entries).
 	 */
-	struct vsmfs_free_run	t_late[VSMFS_TRANS_LATE];
-	unsigned int		t_nlate;
+	struct vsmfs_free_run	*t_late;
+	unsigned int		t_nlate, t_late_max;
 	/*
 	 * Fast commits: @t_fc_ok, the caller's word that a shared metadata
 	 * handle changes only words of one inode's slot (an append into
