@@ -631,6 +631,17 @@ static bool vsmfs_run_bad(struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
 }
 
 /*
+ * End a reservation nothing took over, to the bitmap, its pages on bad
+ * frames retired. Context: s_trans_mutex held.
+ */
+static void vsmfs_resv_put_retire(struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
+{
+	vsmfs_resv_put(sbi, lpn, count);
+	if (vsmfs_run_bad(sbi, lpn, count))
+		vsmfs_retire_run(sbi, lpn, count);
+}
+
+/*
  * Give back reserved pages [@lpn, @lpn + @count) that hold nothing
  * reachable: to @pool if it takes them, else to the bitmap, under
  * s_trans_mutex, and pages on bad frames retired. Context: process
@@ -639,14 +650,10 @@ static bool vsmfs_run_bad(struct vsmfs_sb_info *sbi, u64 lpn, u64 count)
 static bool vsmfs_resv_give_back(struct vsmfs_sb_info *sbi, struct vsmfs_page_pool *pool,
 				 u64 lpn, u64 count)
 {
-	bool bad = vsmfs_run_bad(sbi, lpn, count);
-
-	if (!bad && vsmfs_pool_put(sbi, pool, lpn, count))
+	if (!vsmfs_run_bad(sbi, lpn, count) && vsmfs_pool_put(sbi, pool, lpn, count))
 		return true;
 	vsmfs_trans_mutex_lock(sbi);
-	vsmfs_resv_put(sbi, lpn, count);
-	if (bad)
-		vsmfs_retire_run(sbi, lpn, count);
+	vsmfs_resv_put_retire(sbi, lpn, count);
 	mutex_unlock(&sbi->s_trans_mutex);
 	return false;
 }
@@ -716,11 +723,8 @@ static void vsmfs_alloc_free_late(struct vsmfs_sb_info *sbi, struct vsmfs_free_r
 		vsmfs_stat_add(sbi, alloc_pool_recycled, recycled);
 	for (i = 0; i < left; i = j) {
 		vsmfs_trans_mutex_lock(sbi);
-		for (j = i; j < left && j < i + VSMFS_LATE_BATCH; j++) {
-			vsmfs_resv_put(sbi, f[j].lpn, f[j].count);
-			if (vsmfs_run_bad(sbi, f[j].lpn, f[j].count))
-				vsmfs_retire_run(sbi, f[j].lpn, f[j].count);
-		}
+		for (j = i; j < left && j < i + VSMFS_LATE_BATCH; j++)
+			vsmfs_resv_put_retire(sbi, f[j].lpn, f[j].count);
 		mutex_unlock(&sbi->s_trans_mutex);
 		cond_resched();
 	}

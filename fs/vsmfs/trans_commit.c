@@ -120,6 +120,23 @@ static void vsmfs_trans_masks(struct vsmfs_trans *t, u64 tid)
 }
 
 /*
+ * Make @f (@n entries, unused) the spare array of runs if there is none
+ * and it is large enough; else free it.
+ */
+static void vsmfs_run_put_spare(struct vsmfs_running *run, struct vsmfs_free_run *f,
+				unsigned int n)
+{
+	spin_lock(&run->lock);
+	if (!run->spare && n >= run->maxfrees) {
+		run->spare = f;
+		run->spare_max = n;
+		f = NULL;
+	}
+	spin_unlock(&run->lock);
+	kvfree(f);
+}
+
+/*
  * The array of runs the next transaction frees, if one is spare: the
  * committing handle keeps this one's to free some late. Under s_run.lock,
  * as a commit that ended gives one back meanwhile (vsmfs_trans_spare()).
@@ -210,12 +227,7 @@ static void vsmfs_trans_apply_frees(struct vsmfs_trans *t)
 		run->frees = spare;
 		run->maxfrees = max;
 	} else if (spare) {
-		spin_lock(&run->lock);
-		swap(run->spare, spare);
-		run->spare_max = max;
-		spin_unlock(&run->lock);
-		/* A commit gave one back meanwhile. */
-		kvfree(spare);
+		vsmfs_run_put_spare(run, spare, max);
 	}
 	run->nfrees = 0;
 	run->free_pages = 0;
@@ -271,14 +283,7 @@ static void vsmfs_trans_spare(struct vsmfs_trans *t)
 		if (!f)
 			return;
 	}
-	spin_lock(&run->lock);
-	if (!run->spare && n >= run->maxfrees) {
-		run->spare = f;
-		run->spare_max = n;
-		f = NULL;
-	}
-	spin_unlock(&run->lock);
-	kvfree(f);
+	vsmfs_run_put_spare(run, f, n);
 }
 
 /**

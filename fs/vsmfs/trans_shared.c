@@ -192,15 +192,13 @@ out:
 static int vsmfs_run_frees_grow(struct vsmfs_sb_info *sbi, unsigned int frees)
 {
 	struct vsmfs_running *run = &sbi->s_run;
-	struct vsmfs_free_run *f, *old, *spare;
+	struct vsmfs_free_run *f, *old;
 	unsigned int n, nofs;
 
 	n = max3(2 * READ_ONCE(run->maxfrees), 2U * VSMFS_CPU_SHARE_FREES * num_online_cpus(),
 		 READ_ONCE(run->maxfrees) + frees);
 	nofs = memalloc_nofs_save();
 	f = kvmalloc_array(n, sizeof(*f), GFP_KERNEL);
-	/* The next transaction's, as large (vsmfs_trans_apply_frees()): a hint only. */
-	spare = f ? kvmalloc_array(n, sizeof(*f), GFP_KERNEL | __GFP_NOWARN) : NULL;
 	memalloc_nofs_restore(nofs);
 	if (!f)
 		return -ENOMEM;
@@ -211,14 +209,9 @@ static int vsmfs_run_frees_grow(struct vsmfs_sb_info *sbi, unsigned int frees)
 		old = run->frees;
 		run->frees = f;
 		run->maxfrees = n;
-		if (spare && (!run->spare || run->spare_max < n)) {
-			swap(run->spare, spare);
-			run->spare_max = n;
-		}
 	}
 	spin_unlock(&run->lock);
 	kvfree(old);
-	kvfree(spare);
 	vsmfs_stat_inc(sbi, trans_frees_grown);
 	return 0;
 }

@@ -9,9 +9,9 @@
 # (fault point journal_turn_wait) once its journal blocks are durable,
 # for 0.3 s, and the commits after it (of the fsyncs that follow an
 # xattr's change, which no fast record carries) must write theirs and
-# wait for their turn. Every record is in its file, across a remount; fsck finds
-# nothing. The same run with journal_commit=serial is shown for
-# comparison (numbers only).
+# wait for their turn. Every record is in its file, across a remount;
+# fsck finds nothing. The same run with journal_commit=serial is shown
+# for comparison (numbers only).
 . tests/lib/common.sh
 
 [ "$(nproc)" -ge 8 ] || die "the group needs 8 CPUs, the VM has $(nproc)"
