@@ -127,6 +127,8 @@
 #define VSMFS_JTX_POST_INLINE	8
 /* Notes of frozen blocks a commit keeps in itself; more are allocated. */
 #define VSMFS_JTX_COPY_INLINE	8
+/* Most notes an array kept for the next commit holds (about 43 KiB). */
+#define VSMFS_JTX_COPY_KEEP	256
 
 /*
  * struct vsmfs_jtx - a transaction between placement and commit
@@ -152,7 +154,7 @@ struct vsmfs_jtx {
 	int			error;
 	bool			frozen;		/* every block is in @copy */
 	void			*view;		/* vsmfs_mblk_commit_view() */
-	u32			ncopy;
+	u32			ncopy, copy_max;
 	struct vsmfs_jcopy	*copy;		/* @copy_inl, or allocated */
 	struct vsmfs_jcopy	copy_inl[VSMFS_JTX_COPY_INLINE];
 };
@@ -298,6 +300,7 @@ static void vsmfs_jwrite_home(struct vsmfs_journal *j, u64 home, const void *src
  */
 static void vsmfs_jtx_freeze(struct vsmfs_trans *t, struct vsmfs_jtx *tx)
 {
+	struct vsmfs_journal *j = t->t_sbi->s_journal;
 	struct vsmfs_mblk *mb;
 	unsigned int nofs;
 
@@ -305,9 +308,26 @@ static void vsmfs_jtx_freeze(struct vsmfs_trans *t, struct vsmfs_jtx *tx)
 	lockdep_assert_held_write(&t->t_sbi->s_handles_sem);
 	tx->copy = tx->copy_inl;
 	if (t->t_nblocks > VSMFS_JTX_COPY_INLINE) {
+		/*
+		 * The array the last commit kept, if large enough: every handle
+		 * waits here, and a new one costs zeroing besides.
+		 */
+		spin_lock(&j->tx_lock);
+		if (j->copy_max >= t->t_nblocks) {
+			tx->copy = j->copy;
+			tx->copy_max = j->copy_max;
+			j->copy = NULL;
+			j->copy_max = 0;
+		}
+		spin_unlock(&j->tx_lock);
+	}
+	if (t->t_nblocks > VSMFS_JTX_COPY_INLINE && !tx->copy_max) {
+		/* Room for the next ones to grow, to be kept after. */
+		tx->copy_max = t->t_nblocks <= VSMFS_JTX_COPY_KEEP ?
+			       min(2 * t->t_nblocks, VSMFS_JTX_COPY_KEEP) : t->t_nblocks;
 		/* Reclaim must not enter the file system, whose handles wait. */
 		nofs = memalloc_nofs_save();
-		tx->copy = kvmalloc_array(t->t_nblocks, sizeof(*tx->copy),
+		tx->copy = kvmalloc_array(tx->copy_max, sizeof(*tx->copy),
 					  GFP_KERNEL | __GFP_NOWARN);
 		memalloc_nofs_restore(nofs);
 		if (!tx->copy)
@@ -629,8 +649,53 @@ static void vsmfs_jtx_free(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 		kvfree(tx->post_state);
 	if (tx->view != j->view)
 		kfree(tx->view);
-	if (tx->copy != tx->copy_inl)
-		kvfree(tx->copy);
+	if (tx->copy == tx->copy_inl)
+		return;
+	/* Kept for the next commit, unless one is kept or it is too large. */
+	if (tx->copy && tx->copy_max <= VSMFS_JTX_COPY_KEEP) {
+		spin_lock(&j->tx_lock);
+		if (!j->copy) {
+			j->copy = tx->copy;
+			j->copy_max = tx->copy_max;
+			tx->copy = NULL;
+		}
+		spin_unlock(&j->tx_lock);
+	}
+	kvfree(tx->copy);
+}
+
+/**
+ * vsmfs_journal_commit_prepare() - make room for the notes of a commit
+ * @sbi: the file system
+ * @nblocks: blocks the commit is expected to hold
+ *
+ * Before a commit keeps every handle out to freeze its blocks: the array
+ * of their notes it takes then (struct vsmfs_journal.copy) is made here,
+ * with room for @nblocks and a quarter more, if the one kept is smaller.
+ * Without one large enough, the commit allocates its own as before.
+ *
+ * Context: process context, no handle running in the task.
+ */
+void vsmfs_journal_commit_prepare(struct vsmfs_sb_info *sbi, u32 nblocks)
+{
+	struct vsmfs_journal *j = sbi->s_journal;
+	struct vsmfs_jcopy *copy;
+	u32 n;
+
+	if (!j || !sbi->s_jopts.parallel || j->writethrough || nblocks <= VSMFS_JTX_COPY_INLINE ||
+	    READ_ONCE(j->copy_max) >= nblocks)
+		return;
+	n = nblocks + nblocks / 4;
+	copy = kvmalloc_array(n, sizeof(*copy), GFP_KERNEL | __GFP_NOWARN);
+	if (!copy)
+		return;
+	spin_lock(&j->tx_lock);
+	if (j->copy_max < n) {
+		swap(j->copy, copy);
+		j->copy_max = n;
+	}
+	spin_unlock(&j->tx_lock);
+	kvfree(copy);
 }
 
 /**

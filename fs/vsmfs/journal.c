@@ -292,6 +292,7 @@ void vsmfs_journal_free(struct vsmfs_journal *j)
 		kthread_stop(j->threads[i]);
 	kfree(j->threads);
 	kfree(j->view);
+	kvfree(j->copy);
 	kvfree(j->post_state);
 	kvfree(j->post);
 	kvfree(j->ents);

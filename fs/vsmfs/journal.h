@@ -78,6 +78,9 @@ struct vsmfs_journal {
 	wait_queue_head_t	order_wq;	/* for @txs empty and @cp.active */
 	spinlock_t		tx_lock;
 	struct list_head	txs;		/* commits in flight, by ticket */
+	/* Notes of a commit's frozen blocks, @copy_max of them, for the next one. */
+	struct vsmfs_jcopy	*copy;		/* under @tx_lock */
+	u32			copy_max;
 	bool			committing;	/* a task runs vsmfs_jtx_finish() */
 	struct vsmfs_jh		*h;		/* mirror of every header */
 	struct vsmfs_jslot	*slot;
@@ -314,6 +317,7 @@ static inline bool vsmfs_journal_writethrough(struct vsmfs_sb_info *sbi)
 
 /* journal.c, jcommit.c, jgc.c */
 void vsmfs_journal_destroy(struct vsmfs_sb_info *sbi);
+void vsmfs_journal_commit_prepare(struct vsmfs_sb_info *sbi, u32 nblocks);
 int vsmfs_journal_commit_trans(struct vsmfs_trans *t);
 u32 vsmfs_journal_blocks(struct vsmfs_sb_info *sbi);
 bool vsmfs_journal_has_data(struct vsmfs_sb_info *sbi);

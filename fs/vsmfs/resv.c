@@ -668,8 +668,13 @@ static bool vsmfs_resv_give_back(struct vsmfs_sb_info *sbi, struct vsmfs_page_po
  */
 static bool vsmfs_alloc_late_ok(struct vsmfs_sb_info *sbi, const struct vsmfs_free_run *f)
 {
-	return f->resv == f->count && f->frames == f->count && sbi->s_pools_on &&
-	       !vsmfs_pool_low(sbi) && !vsmfs_run_bad(sbi, f->lpn, f->count);
+	if (!sbi->s_pools_on || vsmfs_pool_low(sbi))
+		return false;
+	/* Any run (vsmfs_free_run_plain() false for each): none on a bad frame. */
+	if (!f)
+		return !vsmfs_any_bad(sbi);
+	return f->resv == f->count && f->frames == f->count &&
+	       !vsmfs_run_bad(sbi, f->lpn, f->count);
 }
 
 /* The pool that keeps to @vsp, this CPU's first; looked for without the locks. */

@@ -964,8 +964,10 @@ void vsmfs_trans_abort(struct vsmfs_trans *t)
 	vsmfs_swap_flush(&sw);
 	/* A block changed without a copy cannot go back: it is committed. */
 	WARN_ON_ONCE(t->t_nblocks != run->nblocks);
-	for (i = t->t_nfrees; i < run->nfrees; i++)
+	for (i = t->t_nfrees; i < run->nfrees; i++) {
 		run->free_pages -= run->frees[i].frames;
+		run->nplain -= vsmfs_free_run_plain(&run->frees[i]);
+	}
 	run->nfrees = t->t_nfrees;
 	sbi->s_free_pages = t->t_free_pages;
 	percpu_counter_sub(&sbi->s_free_inodes, t->t_ino_delta);

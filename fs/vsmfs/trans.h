@@ -158,6 +158,12 @@ void vsmfs_trans_end_shared(struct vsmfs_trans *t, bool changed);
 void vsmfs_trans_abort_shared(struct vsmfs_trans *t);
 
 /* trans_commit.c */
+/* Whether @f is not a whole scratch run, which a commit may free late. */
+static inline bool vsmfs_free_run_plain(const struct vsmfs_free_run *f)
+{
+	return !f->scratch || !f->resv || f->resv != f->count || f->frames != f->count;
+}
+
 u64 vsmfs_free_run_fill(struct vsmfs_sb_info *sbi, struct vsmfs_free_run *f, u64 lpn, u64 count,
 			bool scratch, u64 resv);
 

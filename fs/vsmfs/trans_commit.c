@@ -184,7 +184,9 @@ static struct vsmfs_free_run *vsmfs_trans_take_spare(struct vsmfs_running *run, 
  * for the committing handle to give back once the commit is durable
  * (vsmfs_trans_free_late()), and the next transaction takes a spare array.
  * Without a spare, every run is freed here. The pages kept are out of free
- * space until then, as in a pool: at most an eighth of it.
+ * space until then, as in a pool: at most an eighth of it. A transaction
+ * that freed nothing else (s_run.nplain, counted as runs join it) hands
+ * its whole array over without a pass over the runs.
  */
 static void vsmfs_trans_apply_frees(struct vsmfs_trans *t)
 {
@@ -197,6 +199,14 @@ static void vsmfs_trans_apply_frees(struct vsmfs_trans *t)
 
 	if (run->nfrees)
 		spare = vsmfs_trans_take_spare(run, &max);
+	/*
+	 * Only whole scratch runs (the overwrites' old frames), which fit
+	 * the budget and may all be kept: the array is kept as it is.
+	 */
+	if (spare && !run->nplain && run->free_pages <= budget && aops->late_ok(t->t_sbi, NULL)) {
+		nlate = run->nfrees;
+		goto late;
+	}
 	vsmfs_swap_init(t->t_sbi, &sw);
 	for (i = 0; i < run->nfrees; i++) {
 		struct vsmfs_free_run *f = &run->frees[i];
@@ -220,6 +230,7 @@ static void vsmfs_trans_apply_frees(struct vsmfs_trans *t)
 	vsmfs_swap_flush(&sw);
 	if (run->nfrees > nlate)
 		t->t_freed = true;
+late:
 	if (nlate) {
 		t->t_late = run->frees;
 		t->t_late_max = run->maxfrees;
@@ -230,6 +241,7 @@ static void vsmfs_trans_apply_frees(struct vsmfs_trans *t)
 		vsmfs_run_put_spare(run, spare, max);
 	}
 	run->nfrees = 0;
+	run->nplain = 0;
 	run->free_pages = 0;
 }
 
@@ -259,31 +271,41 @@ static void vsmfs_trans_free_late(struct vsmfs_trans *t)
 }
 
 /*
+ * Make a spare array of runs for the next commit (vsmfs_trans_take_spare())
+ * if there is none; outside every lock of the transactions, without
+ * recursion into the file system.
+ */
+static void vsmfs_run_make_spare(struct vsmfs_running *run)
+{
+	/* Read without the lock: a hint, checked again under it. */
+	unsigned int n = READ_ONCE(run->maxfrees), nofs;
+	struct vsmfs_free_run *f;
+
+	if (READ_ONCE(run->spare) || !n)
+		return;
+	nofs = memalloc_nofs_save();
+	f = kvmalloc_array(n, sizeof(*f), GFP_KERNEL | __GFP_NOWARN);
+	memalloc_nofs_restore(nofs);
+	if (f)
+		vsmfs_run_put_spare(run, f, n);
+}
+
+/*
  * After a commit: the array of @t's late runs, emptied, becomes the spare
- * of s_run (vsmfs_trans_take_spare()) if there is none, or one is made
- * for the next commit if this one had none to take; outside every lock
- * of the transactions, without recursion into the file system.
+ * of s_run if there is none, or one is made for the next commit if this
+ * one had none to take.
  */
 static void vsmfs_trans_spare(struct vsmfs_trans *t)
 {
 	struct vsmfs_running *run = &t->t_sbi->s_run;
 	struct vsmfs_free_run *f = t->t_late;
-	unsigned int n = t->t_late_max, nofs;
 
 	t->t_late = NULL;
 	t->t_nlate = 0;
-	if (!f) {
-		/* Read without the lock: a hint, checked again under it. */
-		n = READ_ONCE(run->maxfrees);
-		if (READ_ONCE(run->spare) || !n)
-			return;
-		nofs = memalloc_nofs_save();
-		f = kvmalloc_array(n, sizeof(*f), GFP_KERNEL | __GFP_NOWARN);
-		memalloc_nofs_restore(nofs);
-		if (!f)
-			return;
-	}
-	vsmfs_run_put_spare(run, f, n);
+	if (f)
+		vsmfs_run_put_spare(run, f, t->t_late_max);
+	else
+		vsmfs_run_make_spare(run);
 }
 
 /**
@@ -333,9 +355,10 @@ static void vsmfs_run_add_free(struct vsmfs_sb_info *sbi, u64 lpn, u64 count, bo
 			       u64 resv)
 {
 	struct vsmfs_running *run = &sbi->s_run;
+	struct vsmfs_free_run *f = &run->frees[run->nfrees++];
 
-	run->free_pages += vsmfs_free_run_fill(sbi, &run->frees[run->nfrees++], lpn, count, scratch,
-					   resv);
+	run->free_pages += vsmfs_free_run_fill(sbi, f, lpn, count, scratch, resv);
+	run->nplain += vsmfs_free_run_plain(f);
 }
 
 /**
@@ -409,6 +432,7 @@ static void vsmfs_trans_drop_frees(struct vsmfs_sb_info *sbi)
 	struct vsmfs_running *run = &sbi->s_run;
 
 	run->nfrees = 0;
+	run->nplain = 0;
 	run->free_pages = 0;
 }
 
@@ -595,16 +619,27 @@ again:
 	 * mutex that is not past @tid may be stale: the mutex settles it.
 	 */
 	wait = tid;
-	if (READ_ONCE(run->tid) <= tid && vsmfs_trans_lock_tid(sbi, &t, tid)) {
-		if (run->handles)
-			return vsmfs_trans_commit_all(&t, cause);
-		/* No handle of it has ended: the one before it is waited for. */
-		wait = tid - 1;
-		WRITE_ONCE(run->closing, 0);
-		vsmfs_trans_park(&t);
-		/* Those that saw the mark look again (the wait's barriers order it). */
-		if (wq_has_sleeper(&sbi->s_commit_wq))
-			wake_up_all(&sbi->s_commit_wq);
+	if (READ_ONCE(run->tid) <= tid) {
+		/*
+		 * What the commit would allocate while it keeps every handle
+		 * out, made before: a spare array of runs, room for the notes
+		 * of its blocks (those folded, and at most those the CPUs'
+		 * shares may have dirtied since).
+		 */
+		vsmfs_run_make_spare(run);
+		vsmfs_journal_commit_prepare(sbi, READ_ONCE(run->nblocks) +
+					     READ_ONCE(run->shared_credits));
+		if (vsmfs_trans_lock_tid(sbi, &t, tid)) {
+			if (run->handles)
+				return vsmfs_trans_commit_all(&t, cause);
+			/* No handle of it has ended: the one before it is waited for. */
+			wait = tid - 1;
+			WRITE_ONCE(run->closing, 0);
+			vsmfs_trans_park(&t);
+			/* Those that saw the mark look again (the wait's barriers order it). */
+			if (wq_has_sleeper(&sbi->s_commit_wq))
+				wake_up_all(&sbi->s_commit_wq);
+		}
 	}
 	/* A commit in flight ends soon: spin a little before sleeping. */
 	if (!vsmfs_spin_until(atomic64_read(&sbi->s_commit_tid) >= (s64)wait,

@@ -226,8 +226,10 @@ static void vsmfs_cpu_share_flush_locked(struct vsmfs_sb_info *sbi, struct vsmfs
 	struct vsmfs_running *run = &sbi->s_run;
 	unsigned int i;
 
-	for (i = 0; i < res->nruns; i++)
+	for (i = 0; i < res->nruns; i++) {
+		run->nplain += vsmfs_free_run_plain(&res->runs[i]);
 		run->frees[run->nfrees++] = res->runs[i];
+	}
 	run->free_pages += res->pages;
 	run->shared_frees -= res->nruns;
 	run->handles += res->handles;

@@ -194,7 +194,7 @@ struct vsmfs_page_pool {
  * @frees: runs to free when it commits, @nfrees of @maxfrees
  * @spare: the next transaction's @frees (@spare_max entries) or NULL: a
  *	commit that frees runs late takes it, and gives one back, under @lock
- * @free_pages: pages in @frees
+ * @free_pages, @nplain: pages in @frees; its runs that are not whole scratch runs
  * @lock: with s_handles_sem held shared, protects @handles, @frees,
  *	@nfrees, @free_pages and the three below (shared handles do not
  *	change @dirty, @nblocks and @ndata)
@@ -216,7 +216,7 @@ struct vsmfs_running {
 	unsigned int		shared_frees;
 	unsigned int		handles;
 	struct vsmfs_free_run	*frees, *spare;
-	unsigned int		nfrees, maxfrees, spare_max;
+	unsigned int		nfrees, maxfrees, spare_max, nplain;
 	u64			free_pages;
 	struct list_head	dirty;
 	unsigned int		nblocks;
@@ -266,9 +266,8 @@ struct vsmfs_trans;
  *	pages go back first if free space is short
  * @free_run: the committing handle frees in DRAM a run a handle of its
  *	transaction freed, or ends a reservation (@f->resv)
- * @late_ok: whether the committing handle may keep scratch run @f out of
- *	@free_run, for @free_late once its commit is durable (under
- *	s_trans_mutex, as @free_run)
+ * @late_ok: whether the committing handle may keep scratch run @f (any, if
+ *	NULL) out of @free_run, for @free_late once its commit is durable
  * @free_late: give back the @n scratch runs @late_ok took, once their commit
  *	is durable, without s_trans_mutex (which it takes if it must)
  * @bits_restored: an aborted handle put back @len bytes at @off of block
