@@ -318,7 +318,7 @@ static inline bool vsmfs_journal_writethrough(struct vsmfs_sb_info *sbi)
 /* journal.c, jcommit.c, jgc.c */
 void vsmfs_journal_destroy(struct vsmfs_sb_info *sbi);
 void vsmfs_journal_commit_prepare(struct vsmfs_sb_info *sbi, u32 nblocks);
-int vsmfs_journal_commit_trans(struct vsmfs_trans *t);
+int vsmfs_journal_commit_trans(struct vsmfs_trans *t, u64 tid);
 u32 vsmfs_journal_blocks(struct vsmfs_sb_info *sbi);
 bool vsmfs_journal_has_data(struct vsmfs_sb_info *sbi);
 bool vsmfs_journal_revoke(struct vsmfs_sb_info *sbi, u64 blk);

@@ -41,6 +41,15 @@ struct vsmfs_jcopy {
 	u64	wmask[VSMFS_JMASK_WORDS];
 };
 
+/* Forget the words of @mb fast records carried (m_fcmask): no record runs. */
+static inline void vsmfs_mblk_fc_forget(struct vsmfs_mblk *mb)
+{
+	unsigned int i;
+
+	for (i = 0; i < VSMFS_JMASK_WORDS; i++)
+		atomic_long_set(&mb->m_fcmask[i], 0);
+}
+
 /* mcache.c */
 const void *vsmfs_mblk_commit_view(struct vsmfs_mblk *mb, void *buf);
 int vsmfs_mcache_init(struct vsmfs_sb_info *sbi);

@@ -815,7 +815,7 @@ void vsmfs_trans_handle_done(struct vsmfs_trans *t)
 	list_for_each_entry_safe(mb, tmp, &t->t_forgot, m_dirty) {
 		list_del_init(&mb->m_dirty);
 		memset(mb->m_cmask, 0, sizeof(mb->m_cmask));
-		vsmfs_trans_fc_forget(mb);
+		vsmfs_mblk_fc_forget(mb);
 		mb->m_wmask_ok = false;
 	}
 	t->t_ninodes = 0;

@@ -188,15 +188,6 @@ static inline void vsmfs_trans_new_block(struct vsmfs_trans *t, struct vsmfs_mbl
 	mb->m_newtid = t->t_sbi->s_run.tid;
 }
 
-/* Forget the words of @mb fast records carried (m_fcmask): no record runs. */
-static inline void vsmfs_trans_fc_forget(struct vsmfs_mblk *mb)
-{
-	unsigned int i;
-
-	for (i = 0; i < VSMFS_JMASK_WORDS; i++)
-		atomic_long_set(&mb->m_fcmask[i], 0);
-}
-
 void vsmfs_trans_begin_credits(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits);
 void vsmfs_trans_begin_meta(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u32 credits);
 void vsmfs_trans_unlock(struct vsmfs_trans *t);

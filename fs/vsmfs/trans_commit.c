@@ -44,82 +44,6 @@
 #include "trans.h"
 
 /*
- * Whether every word of block @mb (of the inode table, or of a directory)
- * the handles of the committing transaction changed is carried by one of
- * its fast records (m_fcmask, vsmfs_fc_carried()); clears m_fcmask for the
- * next transaction. No record is being written: the commit holds
- * s_handles_sem for writing, as each record holds it shared
- * (vsmfs_trans_hold()).
- */
-static bool vsmfs_trans_fc_carried(struct vsmfs_mblk *mb)
-{
-	bool carried = true;
-	unsigned long fc, any = 0;
-	unsigned int i;
-
-	for (i = 0; i < VSMFS_JMASK_WORDS; i++) {
-		fc = atomic_long_read(&mb->m_fcmask[i]);
-		if (mb->m_cmask[i] & ~fc)
-			carried = false;
-		any |= fc;
-	}
-	if (!any)
-		return false;
-	vsmfs_trans_fc_forget(mb);
-	return carried;
-}
-
-/*
- * Deltas in DRAM. A delta of a commit writes the new version of a block
- * over its old version in the journal, the version before the last one
- * committed (vsmfs_jplace()). So the words it must write are those the
- * last commit of the block changed (m_wmask) and those the handles of
- * this one changed (m_cmask, the union of each handle's difference
- * between the block and its shadow): m_dmask, known without reading the
- * journal block. A block read from PM since its last commit has no
- * m_wmask: its next delta reads PM, and sets m_wmask for the one after.
- *
- * The delta masks of the commit: m_dmask from the last commit's m_wmask
- * and the handles' m_cmask, which becomes the next m_wmask.
- */
-static void vsmfs_trans_masks(struct vsmfs_trans *t, u64 tid)
-{
-	bool delta = t->t_sbi->s_jopts.delta;
-	struct vsmfs_mblk *mb;
-	unsigned int i;
-
-	list_for_each_entry(mb, &t->t_dirty, m_dirty) {
-		/* Home writes (jcommit.c): carried, or made of a free page. */
-		bool carried = vsmfs_trans_fc_carried(mb);
-
-		mb->m_fchome = delta && (carried || mb->m_newtid == tid);
-		/*
-		 * Carried, of a page in use at the last commit: its home holds
-		 * that commit's version if the commit writes it there, and
-		 * differs from this one in the words m_wmask gets below.
-		 */
-		mb->m_fcwmask = mb->m_fchome && mb->m_newtid != tid;
-		mb->m_dmask_ok = false;
-		/*
-		 * With deltas off (journal_delta=off, which a remount may turn
-		 * on again) the commit's change is not noted: forget the last.
-		 */
-		if (!delta) {
-			mb->m_wmask_ok = false;
-		} else {
-			if (mb->m_wmask_ok) {
-				for (i = 0; i < VSMFS_JMASK_WORDS; i++)
-					mb->m_dmask[i] = mb->m_wmask[i] | mb->m_cmask[i];
-				mb->m_dmask_ok = true;
-			}
-			memcpy(mb->m_wmask, mb->m_cmask, sizeof(mb->m_wmask));
-			mb->m_wmask_ok = true;
-		}
-		memset(mb->m_cmask, 0, sizeof(mb->m_cmask));
-	}
-}
-
-/*
  * Make @f (@n entries, unused) the spare array of runs if there is none
  * and it is large enough; else free it.
  */
@@ -501,7 +425,7 @@ static void vsmfs_trans_drop_running(struct vsmfs_trans *t)
 		list_del_init(&mb->m_dirty);
 		mb->m_is_dirty = false;
 		memset(mb->m_cmask, 0, sizeof(mb->m_cmask));
-		vsmfs_trans_fc_forget(mb);
+		vsmfs_mblk_fc_forget(mb);
 		mb->m_wmask_ok = false;
 	}
 	t->t_nblocks = 0;
@@ -558,8 +482,7 @@ int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause)
 		return -EROFS;
 	}
 	empty = !t->t_nblocks;
-	vsmfs_trans_masks(t, tid);
-	err = vsmfs_journal_commit_trans(t);
+	err = vsmfs_journal_commit_trans(t, tid);
 	if (empty)
 		vsmfs_trans_done_unwritten(sbi, tid);
 	else

@@ -668,12 +668,12 @@ struct vsmfs_mblk {
 	struct list_head	m_undo;
 	bool			m_ranged;
 	/*
-	 * For deltas computed in DRAM (vsmfs_trans_masks()), under
+	 * For deltas computed in DRAM (vsmfs_jblock_masks()), under
 	 * s_trans_mutex: @m_wmask, the words the last commit of the block
-	 * changed; @m_dmask, those in which the version the next delta of
-	 * the running commit overwrites (the one before the last) may differ
-	 * from the new one. Each is known only if its _ok flag is set: not
-	 * for a block read from PM since its last commit.
+	 * changed; @m_dmask, of a commit that does not freeze it, those in
+	 * which the version its delta overwrites (the one before the last)
+	 * may differ from the new one. Each is known only if its _ok flag is
+	 * set: not for a block read from PM since its last commit.
 	 */
 	u64			m_wmask[VSMFS_JMASK_WORDS];
 	u64			m_dmask[VSMFS_JMASK_WORDS];
