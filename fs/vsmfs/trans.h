@@ -152,6 +152,7 @@ void vsmfs_trans_release(struct vsmfs_trans *t);
 /* trans_shared.c */
 bool vsmfs_handles_sem_idle(struct vsmfs_sb_info *sbi);
 void vsmfs_cpu_share_fold(struct vsmfs_sb_info *sbi);
+unsigned int vsmfs_cpu_share_blocks(struct vsmfs_sb_info *sbi);
 void vsmfs_cpu_share_reclaim(struct vsmfs_sb_info *sbi);
 bool vsmfs_cpu_share_add_block(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb, bool credited);
 void vsmfs_trans_end_shared(struct vsmfs_trans *t, bool changed);

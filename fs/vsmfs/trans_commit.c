@@ -546,12 +546,12 @@ again:
 		/*
 		 * What the commit would allocate while it keeps every handle
 		 * out, made before: a spare array of runs, room for the notes
-		 * of its blocks (those folded, and at most those the CPUs'
-		 * shares may have dirtied since).
+		 * of its blocks (those folded, and those the CPUs' shares
+		 * hold now).
 		 */
 		vsmfs_run_make_spare(run);
 		vsmfs_journal_commit_prepare(sbi, READ_ONCE(run->nblocks) +
-					     READ_ONCE(run->shared_credits));
+					     vsmfs_cpu_share_blocks(sbi));
 		if (vsmfs_trans_lock_tid(sbi, &t, tid)) {
 			if (run->handles)
 				return vsmfs_trans_commit_all(&t, cause);

@@ -290,6 +290,28 @@ void vsmfs_cpu_share_fold(struct vsmfs_sb_info *sbi)
 }
 
 /**
+ * vsmfs_cpu_share_blocks() - blocks the CPUs' shares hold for the next fold
+ * @sbi: the file system
+ *
+ * Read without the locks, as shared handles add blocks: a hint, for the
+ * size of what a commit prepares (vsmfs_trans_commit_tid()).
+ *
+ * Return: the sum of the shares' dirty blocks.
+ */
+unsigned int vsmfs_cpu_share_blocks(struct vsmfs_sb_info *sbi)
+{
+	unsigned int cpu, n = 0;
+
+	if (!READ_ONCE(sbi->s_run.shared_used))
+		return 0;
+	/* As vsmfs_handles_sem_idle(). */
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
+		if (cpu_possible(cpu))
+			n += READ_ONCE(per_cpu_ptr(sbi->s_cpu_share, cpu)->nblocks);
+	return n;
+}
+
+/**
  * vsmfs_cpu_share_add_block() - add a block a shared handle changes to the
  *	running transaction
  * @sbi: the file system
