@@ -57,7 +57,7 @@ struct vsmfs_jckpt {
  *
  * Under s_jplace_mutex, except @ckpt and @ticket_done, which each commit
  * advances as it ends (and which are read under the lock with READ_ONCE),
- * @txs under @tx_lock, and @cp, shared with the checkpoint threads.
+ * @txs and @copy under @tx_lock, and @cp, shared with the checkpoint threads.
  * With no commit in flight (@ticket_done == @ticket_next) @ckpt == @resv.
  */
 struct vsmfs_journal {
