@@ -731,6 +731,23 @@ static void vsmfs_jtx_end(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 }
 
 /* What a commit allocated for itself. */
+/*
+ * Keep @copy (@n notes, or NULL) for the next commit if the array kept is
+ * smaller; free the other.
+ */
+static void vsmfs_jcopy_keep(struct vsmfs_journal *j, struct vsmfs_jcopy *copy, u32 n)
+{
+	if (copy) {
+		spin_lock(&j->tx_lock);
+		if (j->copy_max < n) {
+			swap(j->copy, copy);
+			j->copy_max = n;
+		}
+		spin_unlock(&j->tx_lock);
+	}
+	kvfree(copy);
+}
+
 static void vsmfs_jtx_free(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 {
 	if (tx->post_state != tx->state_inl && tx->post_state != j->post_state)
@@ -739,17 +756,11 @@ static void vsmfs_jtx_free(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 		kfree(tx->view);
 	if (tx->copy == tx->copy_inl)
 		return;
-	/* Kept for the next commit, unless one is kept or it is too large. */
-	if (tx->copy && tx->copy_max <= VSMFS_JTX_COPY_KEEP) {
-		spin_lock(&j->tx_lock);
-		if (!j->copy) {
-			j->copy = tx->copy;
-			j->copy_max = tx->copy_max;
-			tx->copy = NULL;
-		}
-		spin_unlock(&j->tx_lock);
-	}
-	kvfree(tx->copy);
+	/* Kept for the next commit, unless it is too large. */
+	if (tx->copy_max <= VSMFS_JTX_COPY_KEEP)
+		vsmfs_jcopy_keep(j, tx->copy, tx->copy_max);
+	else
+		kvfree(tx->copy);
 }
 
 /**
@@ -768,22 +779,18 @@ void vsmfs_journal_commit_prepare(struct vsmfs_sb_info *sbi, u32 nblocks)
 {
 	struct vsmfs_journal *j = sbi->s_journal;
 	struct vsmfs_jcopy *copy;
+	unsigned int nofs;
 	u32 n;
 
 	if (!j || !sbi->s_jopts.parallel || j->writethrough || nblocks <= VSMFS_JTX_COPY_INLINE ||
 	    READ_ONCE(j->copy_max) >= nblocks)
 		return;
 	n = nblocks + nblocks / 4;
+	/* As the commit's own allocation: reclaim does not enter the file system. */
+	nofs = memalloc_nofs_save();
 	copy = kvmalloc_array(n, sizeof(*copy), GFP_KERNEL | __GFP_NOWARN);
-	if (!copy)
-		return;
-	spin_lock(&j->tx_lock);
-	if (j->copy_max < n) {
-		swap(j->copy, copy);
-		j->copy_max = n;
-	}
-	spin_unlock(&j->tx_lock);
-	kvfree(copy);
+	memalloc_nofs_restore(nofs);
+	vsmfs_jcopy_keep(j, copy, n);
 }
 
 /**

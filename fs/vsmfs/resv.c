@@ -659,22 +659,19 @@ static bool vsmfs_resv_give_back(struct vsmfs_sb_info *sbi, struct vsmfs_page_po
 }
 
 /*
- * Whether the committing handle may keep scratch run @f (a reservation
- * whose pages took a file's old frames) for vsmfs_alloc_free_late(): a
- * run each page of which has a good frame, with pools in use and free
- * space not short, which a pool takes back as vsmfs_pool_recycle() would,
- * but once the commit is durable, into the pages it hands out, and with
- * no lock but the pool's. Context: as vsmfs_alloc_free_run().
+ * Whether the committing handle may keep whole scratch run @f (a
+ * reservation whose pages took a file's old frames, vsmfs_free_run_plain()
+ * false), or any such run if @f is NULL, for vsmfs_alloc_free_late(): no
+ * page on a bad frame, with pools in use and free space not short, which a
+ * pool takes back as vsmfs_pool_recycle() would, but once the commit is
+ * durable, into the pages it hands out, and with no lock but the pool's.
+ * Context: as vsmfs_alloc_free_run().
  */
 static bool vsmfs_alloc_late_ok(struct vsmfs_sb_info *sbi, const struct vsmfs_free_run *f)
 {
 	if (!sbi->s_pools_on || vsmfs_pool_low(sbi))
 		return false;
-	/* Any run (vsmfs_free_run_plain() false for each): none on a bad frame. */
-	if (!f)
-		return !vsmfs_any_bad(sbi);
-	return f->resv == f->count && f->frames == f->count &&
-	       !vsmfs_run_bad(sbi, f->lpn, f->count);
+	return f ? !vsmfs_run_bad(sbi, f->lpn, f->count) : !vsmfs_any_bad(sbi);
 }
 
 /* The pool that keeps to @vsp, this CPU's first; looked for without the locks. */

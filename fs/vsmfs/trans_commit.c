@@ -136,7 +136,7 @@ static void vsmfs_trans_apply_frees(struct vsmfs_trans *t)
 		struct vsmfs_free_run *f = &run->frees[i];
 
 		/* Kept first in the array: @nlate <= @i. */
-		if (spare && f->resv && f->scratch && f->frames <= budget &&
+		if (spare && !vsmfs_free_run_plain(f) && f->frames <= budget &&
 		    aops->late_ok(t->t_sbi, f)) {
 			budget -= f->frames;
 			run->frees[nlate++] = *f;

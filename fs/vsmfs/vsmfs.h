@@ -266,8 +266,8 @@ struct vsmfs_trans;
  *	pages go back first if free space is short
  * @free_run: the committing handle frees in DRAM a run a handle of its
  *	transaction freed, or ends a reservation (@f->resv)
- * @late_ok: whether the committing handle may keep scratch run @f (any, if
- *	NULL) out of @free_run, for @free_late once its commit is durable
+ * @late_ok: whether the committing handle may keep whole scratch run @f (any
+ *	if NULL) out of @free_run, for @free_late once its commit is durable
  * @free_late: give back the @n scratch runs @late_ok took, once their commit
  *	is durable, without s_trans_mutex (which it takes if it must)
  * @bits_restored: an aborted handle put back @len bytes at @off of block
