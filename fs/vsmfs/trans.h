@@ -85,8 +85,8 @@ static __always_inline void vsmfs_copy_words(void *dst, const void *src, unsigne
 
 /*
  * Free space runs short while pages wait in the running transaction to be
- * freed: its commit gives them back. The pages CPUs' shares hold
- * (VSMFS_CPU_SHARE_PAGES each at most) are not counted. Exact under
+ * freed: its commit gives them back. The pages CPUs' shares hold, not yet
+ * counted (VSMFS_CPU_SHARE_PAGES each at most), are not. Exact under
  * s_trans_mutex; a hint beside shared handles.
  */
 static inline bool vsmfs_trans_space_short(struct vsmfs_sb_info *sbi)
@@ -167,6 +167,7 @@ static inline bool vsmfs_free_run_plain(const struct vsmfs_free_run *f)
 
 u64 vsmfs_free_run_fill(struct vsmfs_sb_info *sbi, struct vsmfs_free_run *f, u64 lpn, u64 count,
 			bool scratch, u64 resv);
+bool vsmfs_free_run_join(struct vsmfs_free_run *g, const struct vsmfs_free_run *f);
 
 /* trans.c, trans_shared.c, trans_commit.c */
 int vsmfs_trans_init(struct vsmfs_sb_info *sbi);

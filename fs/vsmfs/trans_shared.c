@@ -104,9 +104,10 @@ noinline void vsmfs_handles_enter_slow(struct vsmfs_sb_info *sbi, int ends)
  * writers of many CPUs do not all write s_run's cache line twice per
  * write, nor the links of each other's blocks. What a share holds is
  * reserved in s_run.shared_credits and s_run.shared_frees, so it never
- * overflows the journal or the array; it joins s_run when it holds
- * VSMFS_CPU_SHARE_RUNS runs or VSMFS_CPU_SHARE_PAGES pages, and when a handle of
- * the other kind or a commit takes s_handles_sem for writing
+ * overflows the journal or the array; its runs join s_run when it holds
+ * VSMFS_CPU_SHARE_RUNS of them (its pages are counted in s_run.free_pages
+ * when they are VSMFS_CPU_SHARE_PAGES, its runs kept, to grow), and when a
+ * handle of the other kind or a commit takes s_handles_sem for writing
  * (vsmfs_cpu_share_fold()), which then sees every share whole. The room a
  * share holds stays its own across those handles and commits, into the
  * next transactions: a handle of the other kind counts it beside its own
@@ -217,6 +218,21 @@ static int vsmfs_run_frees_grow(struct vsmfs_sb_info *sbi, unsigned int frees)
 }
 
 /*
+ * Count the pages and handles @res holds in the running transaction; its
+ * runs stay, and may still grow (vsmfs_cpu_share_add_run()). Locking as
+ * vsmfs_cpu_share_flush_locked().
+ */
+static void vsmfs_cpu_share_count_locked(struct vsmfs_sb_info *sbi, struct vsmfs_cpu_share *res)
+{
+	struct vsmfs_running *run = &sbi->s_run;
+
+	run->free_pages += res->pages;
+	run->handles += res->handles;
+	res->pages = 0;
+	res->handles = 0;
+}
+
+/*
  * Move the runs and handles @res holds into the running transaction, whose
  * entries they hold. Under s_run.lock on @res's CPU, preemption disabled, or with
  * s_handles_sem held for writing.
@@ -230,12 +246,9 @@ static void vsmfs_cpu_share_flush_locked(struct vsmfs_sb_info *sbi, struct vsmfs
 		run->nplain += vsmfs_free_run_plain(&res->runs[i]);
 		run->frees[run->nfrees++] = res->runs[i];
 	}
-	run->free_pages += res->pages;
 	run->shared_frees -= res->nruns;
-	run->handles += res->handles;
 	res->nruns = 0;
-	res->pages = 0;
-	res->handles = 0;
+	vsmfs_cpu_share_count_locked(sbi, res);
 }
 
 /* As vsmfs_cpu_share_flush_locked(), on @res's CPU, preemption disabled. */
@@ -449,61 +462,12 @@ again:
 }
 
 /*
- * Add the scratch run of reservation [@lpn, @lpn + @count) a shared handle
- * ends to the runs of @res, as the pages of one of them if it is such a
- * run in the same VSP and the two meet: a CPU's pool hands out the pages
- * of a refill one after the other, so a stream of 4 KiB overwrites gives
- * back runs that meet, and the commit then ends them, and shoots down
- * their translations, run by run rather than page by page. Only here: no
- * handle that could still be aborted, and so cut s_run.frees back to where
- * it began (vsmfs_trans_abort()), runs beside a shared handle, and a run
- * of @res is only grown on its CPU. On @res's CPU, preemption disabled.
- * Return: 1 if the run took a new entry (one of those the handle
- * reserved), else 0.
- */
-static unsigned int vsmfs_cpu_share_add_scratch(struct vsmfs_sb_info *sbi,
-						struct vsmfs_cpu_share *res, u64 lpn, u64 count)
-{
-	struct vsmfs_free_run *f;
-	unsigned int i;
-	u64 frames;
-
-	for (i = res->nruns; i > 0; i--) {
-		f = &res->runs[i - 1];
-		/*
-		 * Only with a scratch run: the share also holds the runs shared
-		 * metadata handles free, and the reservations they claimed,
-		 * which end otherwise (vsmfs_alloc_free_run()).
-		 */
-		if (f->scratch && f->resv == f->count &&
-		    lpn / VSMFS_VSP_PAGES == f->lpn / VSMFS_VSP_PAGES &&
-		    (lpn + count == f->lpn || f->lpn + f->count == lpn)) {
-			frames = vsmfs_frames_in(sbi, lpn, count);
-			f->lpn = min(f->lpn, lpn);
-			f->count += count;
-			f->resv += count;
-			f->frames += frames;
-			res->pages += frames;
-			return 0;
-		}
-	}
-	if (res->nruns == VSMFS_CPU_SHARE_RUNS)
-		vsmfs_cpu_share_flush(sbi, res);
-	res->pages += vsmfs_free_run_fill(sbi, &res->runs[res->nruns++], lpn, count, true, count);
-	return 1;
-}
-
-/*
- * Add run @f, which a shared metadata handle frees, to the runs of @res:
- * as the pages of one of them if both are pages freed outright (no
- * reservation, no scratch run) in the same VSP and the two meet, else in
- * an entry of its own. The commit clears the bits of a run at once
- * (vsmfs_lbits_clear()), as it would those of its parts: a file truncated
- * page by page, or the files of a directory unlinked in the order they
- * were written, free pages that meet, and the share then passes one
- * entry to the running transaction rather than one per page. As for
- * vsmfs_cpu_share_add_scratch(), only runs of handles that ended are
- * here. On @res's CPU, preemption disabled.
+ * Add run @f, which a shared handle ends, to the runs of @res: as part of
+ * one of them if the two meet (vsmfs_free_run_join()), else in an entry
+ * of its own. Only here: no handle that could still be aborted, and so
+ * cut s_run.frees back to where it began (vsmfs_trans_abort()), runs
+ * beside a shared handle, and a run of @res is only grown on its CPU. On
+ * @res's CPU, preemption disabled.
  * Return: 1 if the run took a new entry (one of those the handle
  * reserved), else 0.
  */
@@ -511,26 +475,33 @@ static unsigned int vsmfs_cpu_share_add_run(struct vsmfs_sb_info *sbi,
 					    struct vsmfs_cpu_share *res,
 					    const struct vsmfs_free_run *f)
 {
-	struct vsmfs_free_run *g;
-	unsigned int i;
+	unsigned int i, took = 0;
 
-	for (i = res->nruns; i > 0 && !f->resv && !f->scratch; i--) {
-		g = &res->runs[i - 1];
-		if (!g->resv && !g->scratch &&
-		    f->lpn / VSMFS_VSP_PAGES == g->lpn / VSMFS_VSP_PAGES &&
-		    (f->lpn + f->count == g->lpn || g->lpn + g->count == f->lpn)) {
-			g->lpn = min(g->lpn, f->lpn);
-			g->count += f->count;
-			g->frames += f->frames;
-			res->pages += f->frames;
-			return 0;
-		}
+	for (i = res->nruns; i > 0; i--)
+		if (vsmfs_free_run_join(&res->runs[i - 1], f))
+			break;
+	if (!i) {
+		if (res->nruns == VSMFS_CPU_SHARE_RUNS)
+			vsmfs_cpu_share_flush(sbi, res);
+		res->runs[res->nruns++] = *f;
+		took = 1;
 	}
-	if (res->nruns == VSMFS_CPU_SHARE_RUNS)
-		vsmfs_cpu_share_flush(sbi, res);
-	res->runs[res->nruns++] = *f;
 	res->pages += f->frames;
-	return 1;
+	return took;
+}
+
+/*
+ * The scratch run of reservation [@lpn, @lpn + @count) a shared handle
+ * ends (the old frames its pages took), to the runs of @res as
+ * vsmfs_cpu_share_add_run() adds it. Return: as that.
+ */
+static unsigned int vsmfs_cpu_share_add_scratch(struct vsmfs_sb_info *sbi,
+						struct vsmfs_cpu_share *res, u64 lpn, u64 count)
+{
+	struct vsmfs_free_run f;
+
+	vsmfs_free_run_fill(sbi, &f, lpn, count, true, count);
+	return vsmfs_cpu_share_add_run(sbi, res, &f);
 }
 
 /*
@@ -589,7 +560,7 @@ static __always_inline void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 cr
 			first = !run->handles++;
 			res->counted_tid = run->tid;
 		}
-		vsmfs_cpu_share_flush_locked(sbi, res);
+		vsmfs_cpu_share_count_locked(sbi, res);
 		if (res->credits > 2 * VSMFS_CPU_SHARE_CREDITS) {
 			run->shared_credits -= res->credits - VSMFS_CPU_SHARE_CREDITS;
 			res->credits = VSMFS_CPU_SHARE_CREDITS;
