@@ -121,7 +121,8 @@ static void vsmfs_trans_apply_frees(struct vsmfs_trans *t)
 	unsigned int i, nlate = 0, max = 0;
 	struct vsmfs_swap sw;
 
-	if (run->nfrees)
+	/* Only whole scratch runs are kept: with none, no array is taken. */
+	if (run->nfrees > run->nplain)
 		spare = vsmfs_trans_take_spare(run, &max);
 	/*
 	 * Only whole scratch runs (the overwrites' old frames), which fit
