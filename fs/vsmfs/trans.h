@@ -167,7 +167,56 @@ static inline bool vsmfs_free_run_plain(const struct vsmfs_free_run *f)
 
 u64 vsmfs_free_run_fill(struct vsmfs_sb_info *sbi, struct vsmfs_free_run *f, u64 lpn, u64 count,
 			bool scratch, u64 resv);
-bool vsmfs_free_run_join(struct vsmfs_free_run *g, const struct vsmfs_free_run *f);
+
+/*
+ * What a run to free at commit is, for vsmfs_free_run_join(): pages freed
+ * outright, the claim of a reservation (its pages stay in use, none is
+ * freed), a whole scratch run (a reservation whose pages took old
+ * frames), or another kind, which joins no run.
+ */
+enum { VSMFS_RUN_FREED, VSMFS_RUN_CLAIM, VSMFS_RUN_SCRATCH, VSMFS_RUN_OTHER };
+
+static inline unsigned int vsmfs_free_run_kind(const struct vsmfs_free_run *f)
+{
+	if (f->scratch)
+		return f->resv && f->resv == f->count ? VSMFS_RUN_SCRATCH : VSMFS_RUN_OTHER;
+	if (!f->resv)
+		return VSMFS_RUN_FREED;
+	return f->count ? VSMFS_RUN_OTHER : VSMFS_RUN_CLAIM;
+}
+
+/*
+ * vsmfs_free_run_join() - make one run of two that meet
+ * @g: a run to free at commit, which grows
+ * @f: another, of a handle that cannot be aborted after @g's
+ *
+ * Runs of one kind (vsmfs_free_run_kind()) in the same VSP that meet end
+ * at commit with one change over their pages (vsmfs_alloc_free_run()),
+ * which over both is the change over each: a CPU's pool hands out the
+ * pages of a refill one after the other, so appends claim, overwrites
+ * give back, and a file truncated page by page or the files of a
+ * directory unlinked in the order they were written free, runs that
+ * meet, and the commit takes one entry where it would take one per page.
+ *
+ * Return: whether @f is now part of @g.
+ */
+static inline bool vsmfs_free_run_join(struct vsmfs_free_run *g,
+				       const struct vsmfs_free_run *f)
+{
+	unsigned int kind = vsmfs_free_run_kind(f);
+
+	/* A claim spans its reservation, the others their pages. */
+	if (kind == VSMFS_RUN_OTHER || kind != vsmfs_free_run_kind(g) ||
+	    f->lpn / VSMFS_VSP_PAGES != g->lpn / VSMFS_VSP_PAGES ||
+	    (f->lpn + max(f->count, f->resv) != g->lpn &&
+	     g->lpn + max(g->count, g->resv) != f->lpn))
+		return false;
+	g->lpn = min(g->lpn, f->lpn);
+	g->count += f->count;
+	g->resv += f->resv;
+	g->frames += f->frames;
+	return true;
+}
 
 /* trans.c, trans_shared.c, trans_commit.c */
 int vsmfs_trans_init(struct vsmfs_sb_info *sbi);

@@ -471,9 +471,9 @@ again:
  * Return: 1 if the run took a new entry (one of those the handle
  * reserved), else 0.
  */
-static unsigned int vsmfs_cpu_share_add_run(struct vsmfs_sb_info *sbi,
-					    struct vsmfs_cpu_share *res,
-					    const struct vsmfs_free_run *f)
+static __always_inline unsigned int vsmfs_cpu_share_add_run(struct vsmfs_sb_info *sbi,
+							    struct vsmfs_cpu_share *res,
+							    const struct vsmfs_free_run *f)
 {
 	unsigned int i, took = 0;
 
@@ -498,9 +498,12 @@ static unsigned int vsmfs_cpu_share_add_run(struct vsmfs_sb_info *sbi,
 static unsigned int vsmfs_cpu_share_add_scratch(struct vsmfs_sb_info *sbi,
 						struct vsmfs_cpu_share *res, u64 lpn, u64 count)
 {
-	struct vsmfs_free_run f;
+	/* As vsmfs_free_run_fill() makes it, on the path of every overwrite. */
+	const struct vsmfs_free_run f = {
+		.lpn = lpn, .count = count, .resv = count, .scratch = true,
+		.frames = vsmfs_frames_in(sbi, lpn, count),
+	};
 
-	vsmfs_free_run_fill(sbi, &f, lpn, count, true, count);
 	return vsmfs_cpu_share_add_run(sbi, res, &f);
 }
 
