@@ -283,10 +283,11 @@ static void vsmfs_run_add_free(struct vsmfs_trans *t, u64 lpn, u64 count, bool s
 			       u64 resv)
 {
 	struct vsmfs_running *run = &t->t_sbi->s_run;
-	struct vsmfs_free_run *f = &run->frees[run->nfrees], *g = f - 1;
+	struct vsmfs_free_run *f = &run->frees[run->nfrees];
 
 	run->free_pages += vsmfs_free_run_fill(t->t_sbi, f, lpn, count, scratch, resv);
 	if (run->nfrees > t->t_nfrees) {
+		struct vsmfs_free_run *g = f - 1;
 		bool plain = vsmfs_free_run_plain(g);
 
 		if (vsmfs_free_run_join(g, f)) {
