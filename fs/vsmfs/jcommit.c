@@ -730,7 +730,6 @@ static void vsmfs_jtx_end(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 				 tx->full_bytes, tx->error, tx->t0);
 }
 
-/* What a commit allocated for itself. */
 /*
  * Keep @copy (@n notes, or NULL) for the next commit if the array kept is
  * smaller; free the other.
@@ -748,6 +747,7 @@ static void vsmfs_jcopy_keep(struct vsmfs_journal *j, struct vsmfs_jcopy *copy, 
 	kvfree(copy);
 }
 
+/* What a commit allocated for itself. */
 static void vsmfs_jtx_free(struct vsmfs_journal *j, struct vsmfs_jtx *tx)
 {
 	if (tx->post_state != tx->state_inl && tx->post_state != j->post_state)

@@ -11,6 +11,7 @@
 #include "vsmfs.h"
 #include "mcache.h"
 #include "journal.h"
+#include "vsp.h"
 
 /*
  * In a run of an inode's fast record (i_fc_runs): pages the inode took,
@@ -158,15 +159,32 @@ bool vsmfs_cpu_share_add_block(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb,
 void vsmfs_trans_end_shared(struct vsmfs_trans *t, bool changed);
 void vsmfs_trans_abort_shared(struct vsmfs_trans *t);
 
-/* trans_commit.c */
-/* Whether @f is not a whole scratch run, which a commit may free late. */
-static inline bool vsmfs_free_run_plain(const struct vsmfs_free_run *f)
+/* Runs to free at commit (trans.c, trans_shared.c, trans_commit.c). */
+/*
+ * vsmfs_free_run_fill() - fill in a run to free at commit
+ * @sbi: the file system
+ * @f: the run
+ * @lpn: its first logical page
+ * @count: its pages
+ * @scratch: the run was reserved, not allocated
+ * @resv: pages of the reservation from @lpn it ends, or 0
+ *
+ * Return: the frames of its pages (free space counts frames).
+ */
+static inline u64 vsmfs_free_run_fill(struct vsmfs_sb_info *sbi, struct vsmfs_free_run *f,
+				      u64 lpn, u64 count, bool scratch, u64 resv)
 {
-	return !f->scratch || !f->resv || f->resv != f->count || f->frames != f->count;
+	/* Runs stay within one VSP (struct vsmfs_free_run). */
+	BUILD_BUG_ON(VSMFS_VSP_PAGES > U16_MAX);
+	WARN_ON_ONCE(count > VSMFS_VSP_PAGES || resv > VSMFS_VSP_PAGES);
+	f->lpn = lpn;
+	f->count = count;
+	/* Free space counts frames: pages without one free none. */
+	f->frames = vsmfs_frames_in(sbi, lpn, count);
+	f->scratch = scratch;
+	f->resv = resv;
+	return f->frames;
 }
-
-u64 vsmfs_free_run_fill(struct vsmfs_sb_info *sbi, struct vsmfs_free_run *f, u64 lpn, u64 count,
-			bool scratch, u64 resv);
 
 /*
  * What a run to free at commit is, for vsmfs_free_run_join(): pages freed
@@ -183,6 +201,12 @@ static inline unsigned int vsmfs_free_run_kind(const struct vsmfs_free_run *f)
 	if (!f->resv)
 		return VSMFS_RUN_FREED;
 	return f->count ? VSMFS_RUN_OTHER : VSMFS_RUN_CLAIM;
+}
+
+/* Whether @f is not a whole scratch run, which a commit may free late. */
+static inline bool vsmfs_free_run_plain(const struct vsmfs_free_run *f)
+{
+	return vsmfs_free_run_kind(f) != VSMFS_RUN_SCRATCH || f->frames != f->count;
 }
 
 /*

@@ -249,32 +249,6 @@ int vsmfs_trans_defer_free(struct vsmfs_trans *t, u64 lpn, u64 count, bool scrat
 	return vsmfs_trans_defer(t, lpn, count, scratch, 0);
 }
 
-/**
- * vsmfs_free_run_fill() - fill in a run to free at commit
- * @sbi: the file system
- * @f: the run
- * @lpn: its first logical page
- * @count: its pages
- * @scratch: the run was reserved, not allocated
- * @resv: pages of the reservation from @lpn it ends, or 0
- *
- * Return: the frames of its pages (free space counts frames).
- */
-u64 vsmfs_free_run_fill(struct vsmfs_sb_info *sbi, struct vsmfs_free_run *f, u64 lpn, u64 count,
-			bool scratch, u64 resv)
-{
-	/* Runs stay within one VSP (struct vsmfs_free_run). */
-	BUILD_BUG_ON(VSMFS_VSP_PAGES > U16_MAX);
-	WARN_ON_ONCE(count > VSMFS_VSP_PAGES || resv > VSMFS_VSP_PAGES);
-	f->lpn = lpn;
-	f->count = count;
-	/* Free space counts frames: pages without one free none. */
-	f->frames = vsmfs_frames_in(sbi, lpn, count);
-	f->scratch = scratch;
-	f->resv = resv;
-	return f->frames;
-}
-
 /*
  * Append to s_run.frees, which has room, or join the last run there if
  * it is one of handle @t's (an abort cuts the array back to @t_nfrees).

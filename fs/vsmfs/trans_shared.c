@@ -498,12 +498,9 @@ static __always_inline unsigned int vsmfs_cpu_share_add_run(struct vsmfs_sb_info
 static unsigned int vsmfs_cpu_share_add_scratch(struct vsmfs_sb_info *sbi,
 						struct vsmfs_cpu_share *res, u64 lpn, u64 count)
 {
-	/* As vsmfs_free_run_fill() makes it, on the path of every overwrite. */
-	const struct vsmfs_free_run f = {
-		.lpn = lpn, .count = count, .resv = count, .scratch = true,
-		.frames = vsmfs_frames_in(sbi, lpn, count),
-	};
+	struct vsmfs_free_run f;
 
+	vsmfs_free_run_fill(sbi, &f, lpn, count, true, count);
 	return vsmfs_cpu_share_add_run(sbi, res, &f);
 }
 
