@@ -166,7 +166,7 @@ static void vsmfs_fc_carry_bits(atomic_long_t *m, unsigned long bits)
 
 /*
  * A record is written (fenced): the words @c are carried, for the commit
- * of the transaction (vsmfs_jblock_masks()). Records of other CPUs may
+ * of the transaction (vsmfs_mblk_commit_masks()). Records of other CPUs may
  * note words of the same block at once: an atomic OR, only if a bit is
  * missing.
  */

@@ -21,10 +21,13 @@
  *      handle that did not commit (trans.c), not yet by this one; with
  *      journal_commit=parallel (and memory for the notes of its blocks)
  *      the blocks are frozen: each notes the commit (m_jc), and a task
- *      about to change one before step 4 has written it first copies it
- *      for the commit under the block's m_jlock (vsmfs_mblk_freeze());
- *      then s_jplace_mutex is taken and s_trans_mutex released; otherwise
- *      s_jplace_mutex is taken inside it. Steps 1-3 hold s_jplace_mutex;
+ *      about to change one before step 4 has written it first takes its
+ *      masks and copies it for the commit under the block's m_jlock
+ *      (vsmfs_mblk_freeze()); then s_jplace_mutex is taken, s_trans_mutex
+ *      released and the masks no task took are taken
+ *      (vsmfs_jtx_masks_late()); otherwise s_jplace_mutex is taken inside
+ *      s_trans_mutex, and the masks with it. Steps 1-3 hold
+ *      s_jplace_mutex;
  *   1. GC or checkpoint if the journal would pass its fill threshold, once
  *      the commits in flight have finished;
  *   2. each block takes the next free header p: with wear-awareness the
@@ -43,7 +46,7 @@
  *      transaction are written and flushed; each block not frozen in step
  *      0 is written to its journal block: only the differing 8-byte
  *      words over the old version (which words, DRAM knows:
- *      vsmfs_jblock_masks()), or a whole version into a free block: of
+ *      vsmfs_mblk_commit_masks()), or a whole version into a free block: of
  *      an inode table block, the words that differ from what it holds
  *      (found by reading it), flushed; of others, or with
  *      journal_delta=off, a full copy with non-temporal stores. The
@@ -86,7 +89,7 @@
  *
  * Home writes. A block of which the journal holds no version
  * (vsmfs_jtx_home(), under s_jplace_mutex in step 2) and that either
- * (m_fchome, vsmfs_jblock_masks()) changed in the transaction only in
+ * (m_fchome, vsmfs_mblk_commit_masks()) changed in the transaction only in
  * words its fast records carry (inode-table blocks of fsync'd creates and
  * appends, directory blocks of fsync'd creates), or was made in the
  * transaction of a page free at the last commit (a new directory, index
@@ -160,86 +163,9 @@ struct vsmfs_jtx {
 };
 
 /*
- * Whether every word of block @mb (of the inode table, or of a directory)
- * the handles of the committing transaction changed is carried by one of
- * its fast records (m_fcmask, vsmfs_fc_carried()); clears m_fcmask for the
- * next transaction. No record is being written: the commit holds
- * s_handles_sem for writing, as each record holds it shared
- * (vsmfs_trans_hold()).
- */
-static bool vsmfs_jblock_fc_carried(struct vsmfs_mblk *mb)
-{
-	bool carried = true;
-	unsigned long fc, any = 0;
-	unsigned int i;
-
-	for (i = 0; i < VSMFS_JMASK_WORDS; i++) {
-		fc = atomic_long_read(&mb->m_fcmask[i]);
-		if (mb->m_cmask[i] & ~fc)
-			carried = false;
-		any |= fc;
-	}
-	if (!any)
-		return false;
-	vsmfs_mblk_fc_forget(mb);
-	return carried;
-}
-
-/*
- * Deltas in DRAM. A delta of a commit writes the new version of a block
- * over its old version in the journal, the version before the last one
- * committed (vsmfs_jplace()). So the words it must write are those the
- * last commit of the block changed (m_wmask) and those the handles of
- * this one changed (m_cmask, the union of each handle's difference
- * between the block and its shadow): the delta mask, known without
- * reading the journal block. A block read from PM since its last commit
- * has no m_wmask: its next delta reads PM, and sets m_wmask for the one
- * after.
- *
- * The masks of block @mb in the commit of transaction @tid, in the pass
- * that keeps every handle out: its delta mask into @dmask (m_dmask, or
- * the note of a frozen block) from the last commit's m_wmask and the
- * handles' m_cmask, which becomes the next m_wmask; and whether the
- * commit may write it home (m_fchome, m_fcwmask). Return: whether @dmask
- * is known.
- */
-static bool vsmfs_jblock_masks(struct vsmfs_mblk *mb, u64 tid, bool delta, u64 *dmask)
-{
-	/* Home writes (see above): carried, or made of a free page. */
-	bool carried = vsmfs_jblock_fc_carried(mb), known = false;
-	unsigned int i;
-
-	mb->m_fchome = delta && (carried || mb->m_newtid == tid);
-	/*
-	 * Carried, of a page in use at the last commit: its home holds that
-	 * commit's version if the commit writes it there, and differs from
-	 * this one in the words m_wmask gets below.
-	 */
-	mb->m_fcwmask = mb->m_fchome && mb->m_newtid != tid;
-	mb->m_dmask_ok = false;
-	/*
-	 * With deltas off (journal_delta=off, which a remount may turn on
-	 * again) the commit's change is not noted: forget the last.
-	 */
-	if (!delta) {
-		mb->m_wmask_ok = false;
-	} else {
-		if (mb->m_wmask_ok) {
-			for (i = 0; i < VSMFS_JMASK_WORDS; i++)
-				dmask[i] = mb->m_wmask[i] | mb->m_cmask[i];
-			known = true;
-		}
-		memcpy(mb->m_wmask, mb->m_cmask, sizeof(mb->m_wmask));
-		mb->m_wmask_ok = true;
-	}
-	memset(mb->m_cmask, 0, sizeof(mb->m_cmask));
-	return known;
-}
-
-/*
  * Write only the 8-byte words of @new that differ from the journal block
  * @pm, flushing each cache line touched: those in @mask when it is given
- * (known from DRAM, vsmfs_jblock_masks()), without the bits of @clear if
+ * (known from DRAM, vsmfs_mblk_commit_masks()), without the bits of @clear if
  * given, else those found different by reading @pm. Return: bytes written.
  */
 static u32 vsmfs_jwrite_delta(struct vsmfs_sb_info *sbi, void __pm *pm, const void *new,
@@ -368,24 +294,25 @@ static void vsmfs_jtx_masks(struct vsmfs_trans *t, u64 tid)
 	struct vsmfs_mblk *mb;
 
 	list_for_each_entry(mb, &t->t_dirty, m_dirty)
-		mb->m_dmask_ok = vsmfs_jblock_masks(mb, tid, delta, mb->m_dmask);
+		mb->m_dmask_ok = vsmfs_mblk_commit_masks(mb, tid, delta, mb->m_dmask);
 }
 
 /*
  * Freeze @t, committed as transaction @tid, for a commit placed after
- * s_trans_mutex is released: each dirty block's masks are taken
- * (vsmfs_jblock_masks(), in the same pass), it is noted in @tx with its
- * delta mask, and notes @tx (m_jc),
- * so that neither the placement nor the journal writes read @t, and a task
- * that changes a block before this commit has written it first gives the
- * commit a copy of it (__vsmfs_mblk_freeze()). No block is copied here.
- * Sets @tx->frozen, unless memory for the notes of a larger transaction
- * than @tx holds is short. However large the transaction (the sync after
- * a stream of handles that never committed: thousands of blocks), only
- * its notes are made under the lock: its placement and its journal writes
- * run beside the next handles, which copy a block for it only if they
- * change one it has not written yet, or wait for it to be written if
- * memory for the copy is short.
+ * s_trans_mutex is released: each dirty block is noted in @tx, and notes
+ * @tx (m_jc), so that neither the placement nor the journal writes read
+ * @t, and a task that changes a block before this commit has written it
+ * first takes the block's masks for the commit and gives it a copy of the
+ * block (__vsmfs_mblk_freeze()). No block is copied here, nor are its
+ * masks taken: the commit takes those left once it has let the next
+ * handles in (vsmfs_jtx_masks_late()). Sets @tx->frozen, unless memory
+ * for the notes of a larger transaction than @tx holds is short. However
+ * large the transaction (the sync after a stream of handles that never
+ * committed: thousands of blocks), only its notes are made under the
+ * lock: its masks, its placement and its journal writes run beside the
+ * next handles, which copy a block for it only if they change one it has
+ * not written yet, or wait for it to be written if memory for the copy
+ * is short.
  */
 static void vsmfs_jtx_freeze(struct vsmfs_trans *t, struct vsmfs_jtx *tx, u64 tid)
 {
@@ -431,17 +358,35 @@ static void vsmfs_jtx_freeze(struct vsmfs_trans *t, struct vsmfs_jtx *tx, u64 ti
 			__vsmfs_mblk_freeze(t->t_sbi, mb);
 		c->mb = mb;
 		c->src = NULL;
-		c->mask_ok = vsmfs_jblock_masks(mb, tid, delta, c->mask);
-		c->fchome = mb->m_fchome;
-		c->wmask_ok = mb->m_fcwmask;
-		if (c->wmask_ok)
-			memcpy(c->wmask, mb->m_wmask, sizeof(c->wmask));
+		c->tid = tid;
+		c->jdelta = delta;
+		c->masked = false;
 		c->home_write = false;
 		c->home = mb->m_blk;
 		/* Seen by every later handle, which takes the locks held here. */
 		WRITE_ONCE(mb->m_jc, c);
 	}
 	tx->frozen = true;
+}
+
+/*
+ * The masks of the frozen blocks of @tx that no task took when it froze
+ * one (vsmfs_jcopy_masks()), each under its m_jlock: once the commit has
+ * let the next handles in, before it places the blocks, which needs
+ * them.
+ */
+static void vsmfs_jtx_masks_late(struct vsmfs_jtx *tx)
+{
+	unsigned int i;
+
+	for (i = 0; i < tx->ncopy; i++) {
+		struct vsmfs_jcopy *c = &tx->copy[i];
+
+		spin_lock(&c->mb->m_jlock);
+		if (!c->masked)
+			vsmfs_jcopy_masks(c);
+		spin_unlock(&c->mb->m_jlock);
+	}
 }
 
 /* Step 3 for the header at @p. */
@@ -799,8 +744,9 @@ void vsmfs_journal_commit_prepare(struct vsmfs_sb_info *sbi, u32 nblocks)
  *	it on @t->t_dirty and the undo copies dropped (vsmfs_trans_commit_all())
  * @tid: the number of the transaction
  *
- * Takes the masks of the dirty blocks (vsmfs_jblock_masks(): the handles'
- * changes noted, the next transaction's to come), places the blocks in the
+ * Takes the masks of the dirty blocks (vsmfs_mblk_commit_masks(): the handles'
+ * changes noted, the next transaction's to come; of frozen blocks, once
+ * the next handles run, vsmfs_jcopy_masks()), places the blocks in the
  * journal and writes them, then
  * (journal_commit=parallel) waits for them to be durable and commits
  * without either lock, in the order of placement; see the steps at the top
@@ -851,6 +797,7 @@ int vsmfs_journal_commit_trans(struct vsmfs_trans *t, u64 tid)
 		sbi->s_jclient->unlock(t);
 		vsmfs_stat_inc(sbi, journal_pipelined);
 		t = NULL;
+		vsmfs_jtx_masks_late(&tx);
 	}
 	own = vsmfs_jtx_place(j, t, &tx);
 	if (t)

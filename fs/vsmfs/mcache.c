@@ -97,6 +97,120 @@ static void vsmfs_mblk_free(struct vsmfs_mblk *mb)
 	kmem_cache_free(vsmfs_mblk_cachep, mb);
 }
 
+/*
+ * Whether every word of block @mb (of the inode table, or of a directory)
+ * the handles of the committing transaction changed is carried by one of
+ * its fast records (m_fcmask, vsmfs_fc_carried()); clears m_fcmask for the
+ * next transaction. No record is being written: none is while a commit is
+ * in flight (fcommit.c), and the commit's exclusive pass holds
+ * s_handles_sem for writing, as each record holds it shared.
+ */
+static bool vsmfs_mblk_fc_carried(struct vsmfs_mblk *mb)
+{
+	bool carried = true;
+	unsigned long fc, any = 0;
+	unsigned int i;
+
+	for (i = 0; i < VSMFS_JMASK_WORDS; i++) {
+		fc = atomic_long_read(&mb->m_fcmask[i]);
+		if (mb->m_cmask[i] & ~fc)
+			carried = false;
+		any |= fc;
+	}
+	if (!any)
+		return false;
+	vsmfs_mblk_fc_forget(mb);
+	return carried;
+}
+
+/**
+ * vsmfs_mblk_commit_masks() - the masks of a block in the commit of its changes
+ * @mb: the block, changed by the committing transaction
+ * @tid: that transaction
+ * @delta: deltas are on for it (journal_delta)
+ * @dmask: the delta mask, filled if known
+ *
+ * Deltas in DRAM. A delta of a commit writes the new version of a block
+ * over its old version in the journal, the version before the last one
+ * committed (vsmfs_jplace()). So the words it must write are those the
+ * last commit of the block changed (m_wmask) and those the handles of
+ * this one changed (m_cmask, the union of each handle's difference
+ * between the block and its shadow): the delta mask, known without
+ * reading the journal block. A block read from PM since its last commit
+ * has no m_wmask: its next delta reads PM, and sets m_wmask for the one
+ * after. m_cmask, which becomes the next m_wmask, starts empty for the
+ * next transaction; and whether the commit may write the block home
+ * (m_fchome, m_fcwmask) is decided.
+ *
+ * Context: no handle changes the block or notes its words: the commit
+ * keeps every handle out, or, for a block a commit froze
+ * (vsmfs_jcopy_masks()), @mb->m_jlock held and the block as the
+ * transaction left it.
+ * Return: whether @dmask is known.
+ */
+bool vsmfs_mblk_commit_masks(struct vsmfs_mblk *mb, u64 tid, bool delta, u64 *dmask)
+{
+	/* Home writes (jcommit.c): carried, or made of a free page. */
+	bool carried = vsmfs_mblk_fc_carried(mb), known = false;
+	unsigned int i;
+
+	mb->m_fchome = delta && (carried || mb->m_newtid == tid);
+	/*
+	 * Carried, of a page in use at the last commit: its home holds that
+	 * commit's version if the commit writes it there, and differs from
+	 * this one in the words m_wmask gets below.
+	 */
+	mb->m_fcwmask = mb->m_fchome && mb->m_newtid != tid;
+	mb->m_dmask_ok = false;
+	/*
+	 * With deltas off (journal_delta=off, which a remount may turn on
+	 * again) the commit's change is not noted: forget the last.
+	 */
+	if (!delta) {
+		mb->m_wmask_ok = false;
+	} else {
+		if (mb->m_wmask_ok) {
+			for (i = 0; i < VSMFS_JMASK_WORDS; i++)
+				dmask[i] = mb->m_wmask[i] | mb->m_cmask[i];
+			known = true;
+		}
+		memcpy(mb->m_wmask, mb->m_cmask, sizeof(mb->m_wmask));
+		mb->m_wmask_ok = true;
+	}
+	memset(mb->m_cmask, 0, sizeof(mb->m_cmask));
+	return known;
+}
+
+/**
+ * vsmfs_jcopy_masks() - take the masks of a block a commit froze
+ * @c: the commit's note of the block (m_jc), not yet masked
+ *
+ * vsmfs_mblk_commit_masks() into @c, with what the commit needs to place
+ * and write the block. A commit freezes its blocks while it keeps every
+ * handle out, and takes their masks only after it has let them in: so
+ * the pass over each block's masks is not part of the time every other
+ * handle waits. Whichever comes first takes them: the commit, before it
+ * places the blocks, or the first task that changes the block
+ * (__vsmfs_mblk_freeze()), before it changes the block or its masks. Until
+ * then no task changes the block (each freezes it first), nor its masks
+ * (each notes its words after its change); and no fast record runs while
+ * the commit is in flight.
+ *
+ * Context: @c->mb->m_jlock held.
+ */
+void vsmfs_jcopy_masks(struct vsmfs_jcopy *c)
+{
+	struct vsmfs_mblk *mb = c->mb;
+
+	lockdep_assert_held(&mb->m_jlock);
+	c->mask_ok = vsmfs_mblk_commit_masks(mb, c->tid, c->jdelta, c->mask);
+	c->fchome = mb->m_fchome;
+	c->wmask_ok = mb->m_fcwmask;
+	if (c->wmask_ok)
+		memcpy(c->wmask, mb->m_wmask, sizeof(c->wmask));
+	c->masked = true;
+}
+
 /**
  * vsmfs_mblk_commit_view() - a block as the journal is to write it
  * @mb: the block
@@ -252,6 +366,9 @@ void __vsmfs_mblk_freeze(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb)
 	if (!vsmfs_fault(VSMFS_FAULT_JCOPY_ALLOC))
 		buf = kmalloc(VSMFS_BLOCK_SIZE, GFP_NOFS | __GFP_NOWARN);
 	spin_lock(&mb->m_jlock);
+	/* Its masks as the committing transaction left them, before any change. */
+	if (mb->m_jc && !mb->m_jc->masked)
+		vsmfs_jcopy_masks(mb->m_jc);
 	if (mb->m_jc && buf) {
 		view = vsmfs_mblk_commit_view(mb, buf);
 		if (view != buf)

@@ -22,21 +22,30 @@
  * @delta: write only the words that differ from the old version in @dst
  * @mask: with @delta and @mask_ok, the words that may differ (m_dmask)
  * @mask_ok: @mask is known
- * @fchome: m_fchome of the block when the commit froze it
+ * @fchome: m_fchome of the block in this commit
  * @wmask: with @wmask_ok (m_fcwmask), the words a home write stores (m_wmask)
  * @home_write: the block is written home in place, not to the journal
  *	(@dst is its home block)
+ * @tid: the committed transaction, and @jdelta: deltas on in it, for the
+ *	masks
+ * @masked: @mask, @mask_ok, @fchome, @wmask and @wmask_ok are taken
+ *	(vsmfs_jcopy_masks(), under @mb->m_jlock): after the commit let
+ *	the next handles in, by the commit or by the first task that
+ *	changes the block, whichever comes first
  */
 struct vsmfs_jcopy {
 	struct vsmfs_mblk *mb;
 	u64	home;
 	void	*src;
 	void __pm	*dst;
+	u64	tid;
 	bool	delta;
 	bool	mask_ok;
 	bool	fchome;
 	bool	wmask_ok;
 	bool	home_write;
+	bool	jdelta;
+	bool	masked;
 	u64	mask[VSMFS_JMASK_WORDS];
 	u64	wmask[VSMFS_JMASK_WORDS];
 };
@@ -52,6 +61,8 @@ static inline void vsmfs_mblk_fc_forget(struct vsmfs_mblk *mb)
 
 /* mcache.c */
 const void *vsmfs_mblk_commit_view(struct vsmfs_mblk *mb, void *buf);
+bool vsmfs_mblk_commit_masks(struct vsmfs_mblk *mb, u64 tid, bool delta, u64 *dmask);
+void vsmfs_jcopy_masks(struct vsmfs_jcopy *c);
 int vsmfs_mcache_init(struct vsmfs_sb_info *sbi);
 int vsmfs_mblk_cache_create(void);
 void vsmfs_mblk_cache_destroy(void);
@@ -71,6 +82,27 @@ static inline void vsmfs_mblk_freeze(struct vsmfs_sb_info *sbi, struct vsmfs_mbl
 {
 	if (unlikely(READ_ONCE(mb->m_jc)))
 		__vsmfs_mblk_freeze(sbi, mb);
+}
+
+/*
+ * Make @mb->m_cmask the running transaction's alone, for a task that reads
+ * it without changing the block: the masks of a commit in flight that
+ * froze the block and has not taken them yet are taken now
+ * (vsmfs_jcopy_masks()). A block no commit notes (m_jc NULL) had them
+ * taken before it was frozen or written.
+ */
+static inline void vsmfs_mblk_masks_settle(struct vsmfs_mblk *mb)
+{
+	/*
+	 * Acquire: pairs with the release that clears it once the block is
+	 * written, after its masks were taken.
+	 */
+	if (likely(!smp_load_acquire(&mb->m_jc)))
+		return;
+	spin_lock(&mb->m_jlock);
+	if (mb->m_jc && !mb->m_jc->masked)
+		vsmfs_jcopy_masks(mb->m_jc);
+	spin_unlock(&mb->m_jlock);
 }
 
 /* The DRAM copy of block @blk of the fixed regions if it is cached, else NULL. */

@@ -518,9 +518,12 @@ static inline bool vsmfs_fc_map_kept(struct vsmfs_sb_info *sbi, u64 ino)
 	struct vsmfs_mblk *map = vsmfs_mblk_get(sbi, sbi->s_layout.imap_start +
 						ino / (VSMFS_BLOCK_SIZE / 4));
 
+	if (IS_ERR(map))
+		return false;
+	/* Not the bits of a commit in flight that has still to take them. */
+	vsmfs_mblk_masks_settle(map);
 	/* Two 4-byte entries to a mask bit's word. */
-	return !IS_ERR(map) &&
-	       !test_bit(ino % (VSMFS_BLOCK_SIZE / 4) / 2, (const unsigned long *)map->m_cmask);
+	return !test_bit(ino % (VSMFS_BLOCK_SIZE / 4) / 2, (const unsigned long *)map->m_cmask);
 }
 
 #endif /* _VSMFS_TRANS_H */

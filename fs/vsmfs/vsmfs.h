@@ -668,8 +668,9 @@ struct vsmfs_mblk {
 	struct list_head	m_undo;
 	bool			m_ranged;
 	/*
-	 * For deltas computed in DRAM (vsmfs_jblock_masks()), under
-	 * s_trans_mutex: @m_wmask, the words the last commit of the block
+	 * For deltas computed in DRAM (vsmfs_mblk_commit_masks()), under
+	 * s_trans_mutex, or m_jlock for a commit that froze the block
+	 * (vsmfs_jcopy_masks()): @m_wmask, the words the last commit of the block
 	 * changed; @m_dmask, of a commit that does not freeze it, those in
 	 * which the version its delta overwrites (the one before the last)
 	 * may differ from the new one. Each is known only if its _ok flag is
