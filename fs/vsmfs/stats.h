@@ -47,6 +47,7 @@ enum vsmfs_stat {
 	VSMFS_STAT_trans_shared_meta,
 	VSMFS_STAT_trans_share_reclaims,
 	VSMFS_STAT_trans_frees_grown,
+	VSMFS_STAT_trans_frees_early,
 	VSMFS_STAT_trans_turns,
 	VSMFS_STAT_trans_turn_waits,
 	VSMFS_STAT_trans_commit_overtaken,

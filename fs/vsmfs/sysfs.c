@@ -56,6 +56,7 @@ static const char * const vsmfs_stat_names[VSMFS_NR_STATS] = {
 	[VSMFS_STAT_trans_shared_meta] = "trans_shared_meta",
 	[VSMFS_STAT_trans_share_reclaims] = "trans_share_reclaims",
 	[VSMFS_STAT_trans_frees_grown] = "trans_frees_grown",
+	[VSMFS_STAT_trans_frees_early] = "trans_frees_early",
 	[VSMFS_STAT_trans_turns] = "trans_turns",
 	[VSMFS_STAT_trans_turn_waits] = "trans_turn_waits",
 	[VSMFS_STAT_trans_commit_overtaken] = "trans_commit_overtaken",

@@ -290,6 +290,8 @@ bool vsmfs_trans_lock_tid(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u64 
 	 * (vsmfs_trans_commit_tid()).
 	 */
 	WRITE_ONCE(sbi->s_run.closing, tid);
+	/* What can be freed beside the shared handles is, first. */
+	vsmfs_trans_frees_early(sbi);
 	sbi->s_run.closing_ns = ktime_get_ns();
 	vsmfs_trans_lock_held(sbi, t, false, t0);
 	return true;

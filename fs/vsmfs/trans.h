@@ -153,6 +153,7 @@ void vsmfs_trans_release(struct vsmfs_trans *t);
 /* trans_shared.c */
 bool vsmfs_handles_sem_idle(struct vsmfs_sb_info *sbi);
 void vsmfs_cpu_share_fold(struct vsmfs_sb_info *sbi);
+void vsmfs_cpu_share_flush_here(struct vsmfs_sb_info *sbi);
 unsigned int vsmfs_cpu_share_blocks(struct vsmfs_sb_info *sbi);
 void vsmfs_cpu_share_reclaim(struct vsmfs_sb_info *sbi);
 bool vsmfs_cpu_share_add_block(struct vsmfs_sb_info *sbi, struct vsmfs_mblk *mb, bool credited);
@@ -241,6 +242,9 @@ static inline bool vsmfs_free_run_join(struct vsmfs_free_run *g,
 	g->frames += f->frames;
 	return true;
 }
+
+/* trans_commit.c */
+void vsmfs_trans_frees_early(struct vsmfs_sb_info *sbi);
 
 /* trans.c, trans_shared.c, trans_commit.c */
 int vsmfs_trans_init(struct vsmfs_sb_info *sbi);

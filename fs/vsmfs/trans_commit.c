@@ -28,9 +28,10 @@
  * Ordering. Pages a handle frees, and scratch pages that took old frames
  * in a copy-on-write, hold what a crash before the commit gives back to
  * their files: they are freed in DRAM only by the commit (s_run.frees,
- * vsmfs_trans_apply_frees(), through the allocator's ops), and taken again
- * only once it is durable (s_freeing, alloc.c). The commit itself, and the
- * order of its stores, is the journal's (jcommit.c).
+ * vsmfs_trans_frees_early() before it keeps the handles out,
+ * vsmfs_trans_apply_frees() after, through the allocator's ops), and
+ * taken again only once it is durable (s_freeing, alloc.c). The commit
+ * itself, and the order of its stores, is the journal's (jcommit.c).
  */
 #include <linux/pagemap.h>
 #include <linux/slab.h>
@@ -121,6 +122,11 @@ static void vsmfs_trans_apply_frees(struct vsmfs_trans *t)
 	unsigned int i, nlate = 0, max = 0;
 	struct vsmfs_swap sw;
 
+	/* Pages freed before the handles were kept out wait for it as well. */
+	if (run->freed_early) {
+		t->t_freed = true;
+		run->freed_early = false;
+	}
 	/* Only whole scratch runs are kept: with none, no array is taken. */
 	if (run->nfrees > run->nplain)
 		spare = vsmfs_trans_take_spare(run, &max);
@@ -168,6 +174,101 @@ late:
 	run->nfrees = 0;
 	run->nplain = 0;
 	run->free_pages = 0;
+}
+
+/**
+ * vsmfs_trans_frees_early() - free the runs the running transaction holds
+ *	before its commit keeps the handles out
+ * @sbi: the file system, whose running transaction is about to commit
+ *
+ * The runs that have joined s_run.frees when the commit takes
+ * s_trans_mutex, and those of its own CPU's share, are freed in DRAM
+ * here, as vsmfs_trans_apply_frees() frees them (the allocator's
+ * free_run(): bits cleared, reservations claimed or ended, pages to the
+ * pools' pending maps), while the shared handles still run: the commit
+ * then keeps them out only for the runs that join after (the CPUs'
+ * shares it folds). The whole scratch runs a
+ * commit may keep until it is durable stay in the array for it, in their
+ * order. Only the page bitmap changes, which no shared handle touches
+ * (its blocks change only under s_trans_mutex, as do free space and the
+ * pools' VSPs), and the blocks it dirties join the running transaction
+ * (s_run.dirty), each within a block of room taken from s_run.nblocks
+ * under s_run.lock first, so that no share's batch takes it meanwhile.
+ * The entries read are those the array holds now: shares append after
+ * them under s_run.lock, and the array does not move while the commit
+ * reads it (s_run.frees_busy, vsmfs_run_frees_grow()).
+ *
+ * Ordering: as for the runs the commit frees with the handles out. The
+ * freed pages are taken again only once the commit is durable
+ * (s_run.freed_early gives t_freed, hence s_freeing, to the commit, which
+ * holds s_trans_mutex, which every allocation from the bitmap takes,
+ * from here to its count; pooled pages ripen only then), and the bitmap
+ * blocks are written by this commit, as the running transaction's. Runs
+ * freed here are always committed: the runs come from handles that ended
+ * (s_run.handles), so the commit that follows finds its transaction not
+ * empty.
+ *
+ * Context: s_trans_mutex held by the commit of @sbi's running
+ * transaction, before it waits for the shared handles; process context.
+ */
+void vsmfs_trans_frees_early(struct vsmfs_sb_info *sbi)
+{
+	const struct vsmfs_trans_aops *aops = sbi->s_trans_aops;
+	struct vsmfs_running *run = &sbi->s_run;
+	u32 max = vsmfs_trans_max_blocks(sbi);
+	unsigned int i, n, kept = 0, done = 0, nofs;
+	struct vsmfs_trans e = { .t_sbi = sbi };
+	u64 pages = 0, t0 = ktime_get_ns();
+	struct vsmfs_swap sw;
+
+	lockdep_assert_held(&sbi->s_trans_mutex);
+	/* This CPU's runs join first: other CPUs' shares wait for the fold. */
+	vsmfs_cpu_share_flush_here(sbi);
+	spin_lock(&run->lock);
+	n = run->nplain && run->handles ? run->nfrees : 0;
+	/* Each run changes one bitmap block at most (runs stay in a VSP). */
+	n = min(n, max - min(max, run->nblocks + run->shared_credits));
+	run->nblocks += n;
+	run->frees_busy = n != 0;
+	spin_unlock(&run->lock);
+	if (!n)
+		return;
+	INIT_LIST_HEAD(&e.t_dirty);
+	nofs = memalloc_nofs_save();
+	vsmfs_swap_init(sbi, &sw);
+	for (i = 0; i < n; i++) {
+		struct vsmfs_free_run *f = &run->frees[i];
+
+		if (!vsmfs_free_run_plain(f)) {
+			run->frees[kept++] = *f;
+			continue;
+		}
+		/* As vsmfs_trans_apply_frees(): stale translations go first. */
+		if (f->resv && f->scratch)
+			vsmfs_swap_add(&sw, f->lpn, f->count);
+		pages += f->frames;
+		aops->free_run(&e, f);
+		done++;
+	}
+	vsmfs_swap_flush(&sw);
+	memalloc_nofs_restore(nofs);
+	spin_lock(&run->lock);
+	/* The runs the shares added meanwhile, after the kept ones. */
+	memmove(&run->frees[kept], &run->frees[n], (run->nfrees - n) * sizeof(*run->frees));
+	run->nfrees -= n - kept;
+	run->nplain -= done;
+	run->free_pages -= min(pages, run->free_pages);
+	list_splice_tail(&e.t_dirty, &run->dirty);
+	run->nblocks -= n - e.t_nblocks;
+	run->ndata += e.t_ndata;
+	run->frees_busy = false;
+	spin_unlock(&run->lock);
+	if (done)
+		run->freed_early = true;
+	if (e.t_overflow)
+		run->early_overflow = true;
+	run->early_ns = ktime_get_ns() - t0;
+	vsmfs_stat_add(sbi, trans_frees_early, done);
 }
 
 /*
@@ -442,7 +543,7 @@ int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause)
 {
 	struct vsmfs_sb_info *sbi = t->t_sbi;
 	struct vsmfs_running *run = &sbi->s_run;
-	u64 tid = run->tid, t0 = run->closing_ns;
+	u64 tid = run->tid, t0 = run->closing_ns, early = run->early_ns;
 	bool empty;
 	int err;
 
@@ -450,6 +551,14 @@ int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause)
 	if (vsmfs_trans_changed(t))
 		run->handles++;
 	vsmfs_trans_apply_frees(t);
+	run->early_ns = 0;
+	/* A block dirtied before the handles were kept out overflowed it. */
+	if (run->early_overflow) {
+		run->early_overflow = false;
+		t->t_overflow = true;
+		if (!t->t_error)
+			t->t_error = -EFSCORRUPTED;
+	}
 	vsmfs_trans_handle_done(t);
 	if (run->handles) {
 		vsmfs_stat_add(sbi, trans_handles, run->handles);
@@ -480,7 +589,7 @@ int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause)
 	vsmfs_trans_spare(t);
 	/* From s_trans_mutex taken to durable (commit_ns). */
 	if (t0)
-		vsmfs_stat_add(sbi, commit_ns, ktime_get_ns() - t0);
+		vsmfs_stat_add(sbi, commit_ns, ktime_get_ns() - t0 + early);
 	return err;
 }
 

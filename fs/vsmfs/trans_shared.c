@@ -187,8 +187,10 @@ out:
  * mutex. Shared handles add to the array only under s_run.lock (their
  * CPUs' shares, vsmfs_cpu_share_flush()), handles of the other kind and
  * commits only while no shared handle runs: the copy and the switch under
- * s_run.lock see it whole. Context: s_handles_sem held shared, process
- * context. Return: 0 or -ENOMEM.
+ * s_run.lock see it whole, unless a commit reads the entries meanwhile
+ * without the lock (s_run.frees_busy): the handle then takes the mutex.
+ * Context: s_handles_sem held shared, process context. Return: 0,
+ * -ENOMEM or -EAGAIN.
  */
 static int vsmfs_run_frees_grow(struct vsmfs_sb_info *sbi, unsigned int frees)
 {
@@ -204,6 +206,12 @@ static int vsmfs_run_frees_grow(struct vsmfs_sb_info *sbi, unsigned int frees)
 	if (!f)
 		return -ENOMEM;
 	spin_lock(&run->lock);
+	/* A commit reads the entries in place (vsmfs_trans_frees_early()). */
+	if (run->frees_busy) {
+		spin_unlock(&run->lock);
+		kvfree(f);
+		return -EAGAIN;
+	}
 	old = f;
 	if (run->maxfrees < n) {
 		memcpy(f, run->frees, run->nfrees * sizeof(*f));
@@ -257,6 +265,28 @@ static void vsmfs_cpu_share_flush(struct vsmfs_sb_info *sbi, struct vsmfs_cpu_sh
 	spin_lock(&sbi->s_run.lock);
 	vsmfs_cpu_share_flush_locked(sbi, res);
 	spin_unlock(&sbi->s_run.lock);
+}
+
+/**
+ * vsmfs_cpu_share_flush_here() - move this CPU's share into the running
+ *	transaction
+ * @sbi: the file system
+ *
+ * The runs and handles this CPU's share holds join s_run, as when the
+ * share fills (vsmfs_cpu_share_add_run()): a commit about to free the
+ * runs the running transaction holds takes those of its own CPU first.
+ *
+ * Context: process context, shared handles running on other CPUs.
+ */
+void vsmfs_cpu_share_flush_here(struct vsmfs_sb_info *sbi)
+{
+	struct vsmfs_cpu_share *res;
+
+	preempt_disable();
+	res = this_cpu_ptr(sbi->s_cpu_share);
+	if (res->nruns || res->handles)
+		vsmfs_cpu_share_flush(sbi, res);
+	preempt_enable();
 }
 
 /**

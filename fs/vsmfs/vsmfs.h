@@ -187,8 +187,7 @@ struct vsmfs_page_pool {
  * @dirty: blocks changed since the last commit (vsmfs_mblk.m_dirty), but
  *	those shared handles added since the CPUs' shares were last folded,
  *	which are on their shares' lists (struct vsmfs_cpu_share)
- * @nblocks: blocks on @dirty
- * @ndata: of them, blocks in the data area
+ * @nblocks, @ndata: blocks on @dirty; of them, blocks in the data area
  * @tid: its number; the commit of transaction N makes N durable
  * @handles: handles ended in it
  * @frees: runs to free when it commits, @nfrees of @maxfrees
@@ -197,14 +196,14 @@ struct vsmfs_page_pool {
  * @free_pages, @nplain: pages in @frees; its runs that are not whole scratch runs
  * @lock: with s_handles_sem held shared, protects @handles, @frees,
  *	@nfrees, @free_pages and the three below (shared handles do not
- *	change @dirty, @nblocks and @ndata)
- *	(with s_trans_mutex, nothing runs beside the holder: see trans_shared.c)
+ *	change @dirty, @nblocks and @ndata; see trans_shared.c)
  * @shared_credits: blocks the CPUs' shares (struct vsmfs_cpu_share) hold for
  *	shared handles to dirty, kept across transactions, and those they
  *	dirtied since they were last folded
  * @shared_frees: entries of @frees the shares hold for shared handles to add
  * @shared_used: a share took some of the two above, ended a handle or
  *	added a block, since the shares were last folded into the transaction
+ * @frees_busy, @freed_early, @early_overflow, @early_ns: vsmfs_trans_frees_early()
  */
 struct vsmfs_running {
 	/*
@@ -236,6 +235,8 @@ struct vsmfs_running {
 	u64			closing;
 	u64			closing_ns;
 	bool			shared_used;
+	bool			frees_busy, freed_early, early_overflow;
+	u64			early_ns;
 };
 
 /*
