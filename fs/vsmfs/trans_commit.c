@@ -176,13 +176,76 @@ late:
 	run->free_pages = 0;
 }
 
+/*
+ * One pass of vsmfs_trans_frees_early(): the runs of s_run.frees from
+ * *@kept (those before are whole scratch runs kept), through @e, the
+ * scratch runs among them kept after the others. Return: runs freed.
+ */
+static unsigned int vsmfs_trans_frees_pass(struct vsmfs_sb_info *sbi, struct vsmfs_trans *e,
+					   unsigned int *kept)
+{
+	const struct vsmfs_trans_aops *aops = sbi->s_trans_aops;
+	struct vsmfs_running *run = &sbi->s_run;
+	u32 max = vsmfs_trans_max_blocks(sbi), dirtied = e->t_nblocks;
+	unsigned int i, n, from = *kept, k = *kept, done = 0;
+	struct vsmfs_swap sw;
+	u64 pages = 0;
+
+	spin_lock(&run->lock);
+	n = run->nplain && run->handles ? run->nfrees - from : 0;
+	/* Each run changes one bitmap block at most (runs stay in a VSP). */
+	n = min(n, max - min(max, run->nblocks + run->shared_credits));
+	run->nblocks += n;
+	run->frees_busy = n != 0;
+	spin_unlock(&run->lock);
+	if (!n)
+		return 0;
+	vsmfs_swap_init(sbi, &sw);
+	for (i = from; i < from + n; i++) {
+		struct vsmfs_free_run *f = &run->frees[i];
+
+		if (!vsmfs_free_run_plain(f)) {
+			run->frees[k++] = *f;
+			continue;
+		}
+		/* As vsmfs_trans_apply_frees(): stale translations go first. */
+		if (f->resv && f->scratch)
+			vsmfs_swap_add(&sw, f->lpn, f->count);
+		pages += f->frames;
+		aops->free_run(e, f);
+		done++;
+	}
+	vsmfs_swap_flush(&sw);
+	spin_lock(&run->lock);
+	/* The runs the shares added meanwhile, after the kept ones. */
+	memmove(&run->frees[k], &run->frees[from + n],
+		(run->nfrees - from - n) * sizeof(*run->frees));
+	run->nfrees -= from + n - k;
+	run->nplain -= done;
+	run->free_pages -= min(pages, run->free_pages);
+	list_splice_tail_init(&e->t_dirty, &run->dirty);
+	run->nblocks -= n - (e->t_nblocks - dirtied);
+	run->ndata += e->t_ndata;
+	e->t_ndata = 0;
+	run->frees_busy = false;
+	spin_unlock(&run->lock);
+	*kept = k;
+	return done;
+}
+
+/* Passes of vsmfs_trans_frees_early() over runs that joined during the last. */
+#define VSMFS_FREES_EARLY_PASSES	3
+
 /**
  * vsmfs_trans_frees_early() - free the runs the running transaction holds
  *	before its commit keeps the handles out
  * @sbi: the file system, whose running transaction is about to commit
  *
  * The runs that have joined s_run.frees when the commit takes
- * s_trans_mutex, and those of its own CPU's share, are freed in DRAM
+ * s_trans_mutex, those of its own CPU's share, and those the shared
+ * handles that end meanwhile bring (vsmfs_shared_leave(): a share's runs
+ * join s_run while a commit closes the transaction), over a few passes
+ * (vsmfs_trans_frees_pass()), are freed in DRAM
  * here, as vsmfs_trans_apply_frees() frees them (the allocator's
  * free_run(): bits cleared, reservations claimed or ended, pages to the
  * pools' pending maps), while the shared handles still run: the commit
@@ -213,58 +276,26 @@ late:
  */
 void vsmfs_trans_frees_early(struct vsmfs_sb_info *sbi)
 {
-	const struct vsmfs_trans_aops *aops = sbi->s_trans_aops;
 	struct vsmfs_running *run = &sbi->s_run;
-	u32 max = vsmfs_trans_max_blocks(sbi);
-	unsigned int i, n, kept = 0, done = 0, nofs;
 	struct vsmfs_trans e = { .t_sbi = sbi };
-	u64 pages = 0, t0 = ktime_get_ns();
-	struct vsmfs_swap sw;
+	unsigned int pass, kept = 0, done = 0, n, nofs;
+	u64 t0 = ktime_get_ns();
 
 	lockdep_assert_held(&sbi->s_trans_mutex);
-	/* This CPU's runs join first: other CPUs' shares wait for the fold. */
+	/* This CPU's runs join first; other CPUs' as their handles end. */
 	vsmfs_cpu_share_flush_here(sbi);
-	spin_lock(&run->lock);
-	n = run->nplain && run->handles ? run->nfrees : 0;
-	/* Each run changes one bitmap block at most (runs stay in a VSP). */
-	n = min(n, max - min(max, run->nblocks + run->shared_credits));
-	run->nblocks += n;
-	run->frees_busy = n != 0;
-	spin_unlock(&run->lock);
-	if (!n)
-		return;
 	INIT_LIST_HEAD(&e.t_dirty);
 	nofs = memalloc_nofs_save();
-	vsmfs_swap_init(sbi, &sw);
-	for (i = 0; i < n; i++) {
-		struct vsmfs_free_run *f = &run->frees[i];
-
-		if (!vsmfs_free_run_plain(f)) {
-			run->frees[kept++] = *f;
-			continue;
-		}
-		/* As vsmfs_trans_apply_frees(): stale translations go first. */
-		if (f->resv && f->scratch)
-			vsmfs_swap_add(&sw, f->lpn, f->count);
-		pages += f->frames;
-		aops->free_run(&e, f);
-		done++;
+	for (pass = 0; pass < VSMFS_FREES_EARLY_PASSES; pass++) {
+		n = vsmfs_trans_frees_pass(sbi, &e, &kept);
+		if (!n)
+			break;
+		done += n;
 	}
-	vsmfs_swap_flush(&sw);
 	memalloc_nofs_restore(nofs);
-	spin_lock(&run->lock);
-	/* The runs the shares added meanwhile, after the kept ones. */
-	memmove(&run->frees[kept], &run->frees[n], (run->nfrees - n) * sizeof(*run->frees));
-	run->nfrees -= n - kept;
-	run->nplain -= done;
-	run->free_pages -= min(pages, run->free_pages);
-	list_splice_tail(&e.t_dirty, &run->dirty);
-	run->nblocks -= n - e.t_nblocks;
-	run->ndata += e.t_ndata;
-	run->frees_busy = false;
-	spin_unlock(&run->lock);
-	if (done)
-		run->freed_early = true;
+	if (!done)
+		return;
+	run->freed_early = true;
 	if (e.t_overflow)
 		run->early_overflow = true;
 	run->early_ns = ktime_get_ns() - t0;

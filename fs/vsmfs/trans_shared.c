@@ -544,8 +544,9 @@ static unsigned int vsmfs_cpu_share_add_scratch(struct vsmfs_sb_info *sbi,
  * back to the share; with @counted the handle is one of the running
  * transaction's (the first arms the commit timer); the time since @t0
  * (vsmfs_hold_clock(), 0 for none) adds to trans_shared_hold_ns. s_run.lock
- * only for the first handle of a transaction, and when the share holds
- * more runs or pages than it keeps.
+ * only for the first handle of a transaction, when the share holds more
+ * runs or pages than it keeps, and when it holds runs while a commit
+ * closes the transaction.
  */
 static __always_inline void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 credits,
 					       unsigned int frees, const struct vsmfs_resv *resv,
@@ -555,7 +556,7 @@ static __always_inline void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 cr
 {
 	struct vsmfs_running *run = &sbi->s_run;
 	struct vsmfs_cpu_share *res;
-	bool first = false;
+	bool first = false, closing;
 	unsigned int i;
 
 	/* The share of the CPU the handle ends on (it may have moved). */
@@ -581,8 +582,11 @@ static __always_inline void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 cr
 	/*
 	 * Room handed back on another CPU than it was taken from piles up:
 	 * what is over two batches goes back to the running transaction.
+	 * While a commit closes it, the runs go to it too, for the commit to
+	 * free before it keeps the handles out (vsmfs_trans_frees_early()).
 	 */
-	if (unlikely(counted || res->pages >= VSMFS_CPU_SHARE_PAGES ||
+	closing = res->nruns && READ_ONCE(run->closing) == READ_ONCE(run->tid);
+	if (unlikely(counted || closing || res->pages >= VSMFS_CPU_SHARE_PAGES ||
 		     res->credits > 2 * VSMFS_CPU_SHARE_CREDITS ||
 		     res->frees > 2 * VSMFS_CPU_SHARE_FREES)) {
 		spin_lock(&run->lock);
@@ -590,7 +594,10 @@ static __always_inline void vsmfs_shared_leave(struct vsmfs_sb_info *sbi, u32 cr
 			first = !run->handles++;
 			res->counted_tid = run->tid;
 		}
-		vsmfs_cpu_share_count_locked(sbi, res);
+		if (closing)
+			vsmfs_cpu_share_flush_locked(sbi, res);
+		else
+			vsmfs_cpu_share_count_locked(sbi, res);
 		if (res->credits > 2 * VSMFS_CPU_SHARE_CREDITS) {
 			run->shared_credits -= res->credits - VSMFS_CPU_SHARE_CREDITS;
 			res->credits = VSMFS_CPU_SHARE_CREDITS;
