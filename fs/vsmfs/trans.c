@@ -274,7 +274,7 @@ void vsmfs_trans_lock(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, bool vsp
  */
 bool vsmfs_trans_lock_tid(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u64 tid)
 {
-	u64 t0 = vsmfs_trans_mutex_wait(sbi);
+	u64 t0 = vsmfs_trans_mutex_wait(sbi), t1;
 
 	/* Only a commit moves it on, under the mutex. */
 	if (sbi->s_run.tid != tid) {
@@ -290,9 +290,19 @@ bool vsmfs_trans_lock_tid(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u64 
 	 * (vsmfs_trans_commit_tid()).
 	 */
 	WRITE_ONCE(sbi->s_run.closing, tid);
+	t1 = ktime_get_ns();
 	/* What can be freed beside the shared handles is, first. */
 	vsmfs_trans_frees_early(sbi);
+	/*
+	 * A commit still placing its blocks holds s_jplace_mutex, which this
+	 * one takes next: waited for before the handles are kept out.
+	 */
+	if (mutex_is_locked(&sbi->s_jplace_mutex)) {
+		mutex_lock(&sbi->s_jplace_mutex);
+		mutex_unlock(&sbi->s_jplace_mutex);
+	}
 	sbi->s_run.closing_ns = ktime_get_ns();
+	sbi->s_run.early_ns = sbi->s_run.closing_ns - t1;
 	vsmfs_trans_lock_held(sbi, t, false, t0);
 	return true;
 }

@@ -279,7 +279,6 @@ void vsmfs_trans_frees_early(struct vsmfs_sb_info *sbi)
 	struct vsmfs_running *run = &sbi->s_run;
 	struct vsmfs_trans e = { .t_sbi = sbi };
 	unsigned int pass, kept = 0, done = 0, n, nofs;
-	u64 t0 = ktime_get_ns();
 
 	lockdep_assert_held(&sbi->s_trans_mutex);
 	/* This CPU's runs join first; other CPUs' as their handles end. */
@@ -298,7 +297,6 @@ void vsmfs_trans_frees_early(struct vsmfs_sb_info *sbi)
 	run->freed_early = true;
 	if (e.t_overflow)
 		run->early_overflow = true;
-	run->early_ns = ktime_get_ns() - t0;
 	vsmfs_stat_add(sbi, trans_frees_early, done);
 }
 
@@ -686,6 +684,7 @@ again:
 			/* No handle of it has ended: the one before it is waited for. */
 			wait = tid - 1;
 			WRITE_ONCE(run->closing, 0);
+			run->early_ns = 0;
 			vsmfs_trans_park(&t);
 			/* Those that saw the mark look again (the wait's barriers order it). */
 			if (wq_has_sleeper(&sbi->s_commit_wq))

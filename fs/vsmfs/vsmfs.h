@@ -203,7 +203,7 @@ struct vsmfs_page_pool {
  * @shared_frees: entries of @frees the shares hold for shared handles to add
  * @shared_used: a share took some of the two above, ended a handle or
  *	added a block, since the shares were last folded into the transaction
- * @frees_busy, @freed_early, @early_overflow, @early_ns: vsmfs_trans_frees_early()
+ * @frees_busy, @freed_early, @early_overflow, @early_ns: vsmfs_trans_lock_tid()
  */
 struct vsmfs_running {
 	/*
