@@ -96,6 +96,21 @@ static struct vsmfs_free_run *vsmfs_trans_take_spare(struct vsmfs_running *run, 
 }
 
 /*
+ * Free run @f in DRAM for the commit, through @t (the allocator's
+ * free_run()). A staged write's scratch run, behind old frames: its stale
+ * translations (sw_defer_b) join batch @sw, flushed by the caller before
+ * the pages can be taken again, at the earliest once the commit is
+ * durable.
+ */
+static void vsmfs_trans_free_run(struct vsmfs_trans *t, struct vsmfs_swap *sw,
+				 const struct vsmfs_free_run *f)
+{
+	if (f->resv && f->scratch)
+		vsmfs_swap_add(sw, f->lpn, f->count);
+	t->t_sbi->s_trans_aops->free_run(t, f);
+}
+
+/*
  * Free in DRAM the runs the handles of the committing transaction freed
  * (the allocator's free_run(), sbi->s_trans_aops): from here the commit
  * carries the bitmap changes. Freed runs clear their bits and dirty the
@@ -149,14 +164,7 @@ static void vsmfs_trans_apply_frees(struct vsmfs_trans *t)
 			run->frees[nlate++] = *f;
 			continue;
 		}
-		/*
-		 * A staged write's scratch run, behind old frames: its stale
-		 * translations (sw_defer_b) go before it can be taken again,
-		 * at the earliest once this commit is durable.
-		 */
-		if (f->resv && f->scratch)
-			vsmfs_swap_add(&sw, f->lpn, f->count);
-		aops->free_run(t, f);
+		vsmfs_trans_free_run(t, &sw, f);
 	}
 	vsmfs_swap_flush(&sw);
 	if (run->nfrees > nlate)
@@ -184,7 +192,6 @@ late:
 static unsigned int vsmfs_trans_frees_pass(struct vsmfs_sb_info *sbi, struct vsmfs_trans *e,
 					   unsigned int *kept)
 {
-	const struct vsmfs_trans_aops *aops = sbi->s_trans_aops;
 	struct vsmfs_running *run = &sbi->s_run;
 	u32 max = vsmfs_trans_max_blocks(sbi), dirtied = e->t_nblocks;
 	unsigned int i, n, from = *kept, k = *kept, done = 0;
@@ -208,11 +215,8 @@ static unsigned int vsmfs_trans_frees_pass(struct vsmfs_sb_info *sbi, struct vsm
 			run->frees[k++] = *f;
 			continue;
 		}
-		/* As vsmfs_trans_apply_frees(): stale translations go first. */
-		if (f->resv && f->scratch)
-			vsmfs_swap_add(&sw, f->lpn, f->count);
 		pages += f->frames;
-		aops->free_run(e, f);
+		vsmfs_trans_free_run(e, &sw, f);
 		done++;
 	}
 	vsmfs_swap_flush(&sw);
