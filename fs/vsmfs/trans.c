@@ -407,7 +407,7 @@ static void __vsmfs_trans_begin(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t
 			vsmfs_stat_inc(sbi, trans_turns);
 		}
 		full = true;
-		vsmfs_trans_commit_full(t);
+		vsmfs_trans_commit_all(t, VSMFS_COMMIT_FULL);
 		if (turn)
 			wait_event(sbi->s_turn_wq, vsmfs_turn_reached(sbi, ticket));
 	}
@@ -1189,10 +1189,8 @@ void vsmfs_trans_release(struct vsmfs_trans *t)
 {
 	struct vsmfs_mblk *mb, *tmp;
 
-	/* Every block leaves (handles kept out): links reset, not unlinked. */
 	list_for_each_entry_safe(mb, tmp, &t->t_dirty, m_dirty) {
-		INIT_LIST_HEAD(&mb->m_dirty);
+		list_del_init(&mb->m_dirty);
 		mb->m_is_dirty = false;
 	}
-	INIT_LIST_HEAD(&t->t_dirty);
 }

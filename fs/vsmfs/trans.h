@@ -286,7 +286,6 @@ void vsmfs_trans_abort(struct vsmfs_trans *t);
 void vsmfs_trans_fail(struct vsmfs_trans *t, int err);
 int vsmfs_trans_end(struct vsmfs_trans *t, int err);
 int vsmfs_trans_commit_tid(struct vsmfs_sb_info *sbi, u64 tid, unsigned int cause);
-int vsmfs_trans_commit_full(struct vsmfs_trans *t);
 int vsmfs_trans_sync(struct vsmfs_sb_info *sbi, unsigned int cause);
 int __vsmfs_trans_sync_inode(struct inode *inode, unsigned int cause);
 

@@ -12,8 +12,7 @@
  *   - commit= seconds after its first handle ended (s_commit_work);
  *   - when a handle begins and the journal might not hold the handle's
  *     blocks besides, or free space runs short while pages wait in it
- *     to be freed (vsmfs_trans_full()): the handle gives it back and
- *     commits it as an fsync would (vsmfs_trans_commit_full());
+ *     to be freed (vsmfs_trans_full());
  *   - at sync, syncfs, remount and unmount (vsmfs_trans_sync());
  *   - with commit=sync at the end of every handle (every operation durable
  *     on return), and at the end of handles that must be durable (t_sync:
@@ -188,47 +187,31 @@ late:
 /*
  * One pass of vsmfs_trans_frees_early(): the runs of s_run.frees from
  * *@kept (those before are whole scratch runs kept), through @e, the
- * scratch runs among them kept after the others, as many as
- * vsmfs_trans_apply_frees() would keep within *@budget pages (which the
- * pass lowers), unless it would keep them all. Return: runs freed.
+ * scratch runs among them kept after the others. Return: runs freed.
  */
 static unsigned int vsmfs_trans_frees_pass(struct vsmfs_sb_info *sbi, struct vsmfs_trans *e,
-					   unsigned int *kept, u64 *budget)
+					   unsigned int *kept)
 {
-	const struct vsmfs_trans_aops *aops = sbi->s_trans_aops;
 	struct vsmfs_running *run = &sbi->s_run;
 	u32 max = vsmfs_trans_max_blocks(sbi), dirtied = e->t_nblocks;
-	unsigned int i, end, from = *kept, k = *kept, done = 0, plain = 0, room = 0;
+	unsigned int i, n, from = *kept, k = *kept, done = 0;
 	struct vsmfs_swap sw;
 	u64 pages = 0;
-	/* Whole scratch runs are freed too, past what may be kept. */
-	bool scratch = READ_ONCE(run->free_pages) > *budget || !aops->late_ok(sbi, NULL);
 
 	spin_lock(&run->lock);
-	end = run->handles ? run->nfrees : from;
-	if (end > from) {
-		/* Each plain run changes one bitmap block at most (runs stay in a VSP). */
-		room = min(run->nplain, max - min(max, run->nblocks + run->shared_credits));
-		if (!room && !scratch)
-			end = from;
-	}
-	run->nblocks += room;
-	run->frees_busy = end > from;
+	n = run->nplain && run->handles ? run->nfrees - from : 0;
+	/* Each run changes one bitmap block at most (runs stay in a VSP). */
+	n = min(n, max - min(max, run->nblocks + run->shared_credits));
+	run->nblocks += n;
+	run->frees_busy = n != 0;
 	spin_unlock(&run->lock);
-	if (end == from)
+	if (!n)
 		return 0;
 	vsmfs_swap_init(sbi, &sw);
-	for (i = from; i < end; i++) {
+	for (i = from; i < from + n; i++) {
 		struct vsmfs_free_run *f = &run->frees[i];
 
-		if (vsmfs_free_run_plain(f)) {
-			/* The rest stays in place, after the runs kept. */
-			if (plain == room)
-				break;
-			plain++;
-		} else if (!scratch || (f->frames <= *budget && aops->late_ok(sbi, f))) {
-			if (scratch)
-				*budget -= f->frames;
+		if (!vsmfs_free_run_plain(f)) {
 			run->frees[k++] = *f;
 			continue;
 		}
@@ -238,13 +221,14 @@ static unsigned int vsmfs_trans_frees_pass(struct vsmfs_sb_info *sbi, struct vsm
 	}
 	vsmfs_swap_flush(&sw);
 	spin_lock(&run->lock);
-	/* The runs not read and those the shares added meanwhile, after the kept ones. */
-	memmove(&run->frees[k], &run->frees[i], (run->nfrees - i) * sizeof(*run->frees));
-	run->nfrees -= i - k;
-	run->nplain -= plain;
+	/* The runs the shares added meanwhile, after the kept ones. */
+	memmove(&run->frees[k], &run->frees[from + n],
+		(run->nfrees - from - n) * sizeof(*run->frees));
+	run->nfrees -= from + n - k;
+	run->nplain -= done;
 	run->free_pages -= min(pages, run->free_pages);
 	list_splice_tail_init(&e->t_dirty, &run->dirty);
-	run->nblocks -= room - (e->t_nblocks - dirtied);
+	run->nblocks -= n - (e->t_nblocks - dirtied);
 	run->ndata += e->t_ndata;
 	e->t_ndata = 0;
 	run->frees_busy = false;
@@ -272,11 +256,7 @@ static unsigned int vsmfs_trans_frees_pass(struct vsmfs_sb_info *sbi, struct vsm
  * then keeps them out only for the runs that join after (the CPUs'
  * shares it folds). The whole scratch runs a
  * commit may keep until it is durable stay in the array for it, in their
- * order; those it would free (free space short, pools off, or more than
- * it keeps: vsmfs_trans_apply_frees()) are freed here too, to their pools'
- * pending maps or to the bitmap's reservations in DRAM, their stale
- * translations shot down before the pass ends. Only the page bitmap
- * changes (and the pools, under their locks), which no shared handle touches
+ * order. Only the page bitmap changes, which no shared handle touches
  * (its blocks change only under s_trans_mutex, as do free space and the
  * pools' VSPs), and the blocks it dirties join the running transaction
  * (s_run.dirty), each within a block of room taken from s_run.nblocks
@@ -303,8 +283,6 @@ void vsmfs_trans_frees_early(struct vsmfs_sb_info *sbi)
 	struct vsmfs_running *run = &sbi->s_run;
 	struct vsmfs_trans e = { .t_sbi = sbi };
 	unsigned int pass, kept = 0, done = 0, n, nofs;
-	/* As vsmfs_trans_apply_frees() counts it. */
-	u64 budget = sbi->s_free_pages / 8;
 
 	lockdep_assert_held(&sbi->s_trans_mutex);
 	/* This CPU's runs join first; other CPUs' as their handles end. */
@@ -312,7 +290,7 @@ void vsmfs_trans_frees_early(struct vsmfs_sb_info *sbi)
 	INIT_LIST_HEAD(&e.t_dirty);
 	nofs = memalloc_nofs_save();
 	for (pass = 0; pass < VSMFS_FREES_EARLY_PASSES; pass++) {
-		n = vsmfs_trans_frees_pass(sbi, &e, &kept, &budget);
+		n = vsmfs_trans_frees_pass(sbi, &e, &kept);
 		if (!n)
 			break;
 		done += n;
@@ -648,14 +626,22 @@ int vsmfs_trans_commit_all(struct vsmfs_trans *t, unsigned int cause)
 	return err;
 }
 
-/*
- * vsmfs_trans_commit_tid() with @t, the frame of the handle that commits
- * (its caller's, or one of a handle that found the transaction full).
+/**
+ * vsmfs_trans_commit_tid() - make transaction @tid durable
+ * @sbi: the file system
+ * @tid: a transaction number, as vsmfs_trans_note_inode() noted it
+ * @cause: VSMFS_COMMIT_*, for the counters
+ *
+ * Returns at once if @tid is committed; commits it if it is running;
+ * else waits for the commit in flight.
+ *
+ * Context: process context, no handle running in the task.
+ * Return: 0 or a negative errno from the commit.
  */
-static int __vsmfs_trans_commit_tid(struct vsmfs_sb_info *sbi, struct vsmfs_trans *t, u64 tid,
-				    unsigned int cause)
+int vsmfs_trans_commit_tid(struct vsmfs_sb_info *sbi, u64 tid, unsigned int cause)
 {
 	struct vsmfs_running *run = &sbi->s_run;
+	struct vsmfs_trans t;
 	u64 wait;
 
 	if (!sbi->s_journal)
@@ -696,14 +682,14 @@ again:
 		vsmfs_run_make_spare(run);
 		vsmfs_journal_commit_prepare(sbi, READ_ONCE(run->nblocks) +
 					     vsmfs_cpu_share_blocks(sbi));
-		if (vsmfs_trans_lock_tid(sbi, t, tid)) {
+		if (vsmfs_trans_lock_tid(sbi, &t, tid)) {
 			if (run->handles)
-				return vsmfs_trans_commit_all(t, cause);
+				return vsmfs_trans_commit_all(&t, cause);
 			/* No handle of it has ended: the one before it is waited for. */
 			wait = tid - 1;
 			WRITE_ONCE(run->closing, 0);
 			run->early_ns = 0;
-			vsmfs_trans_park(t);
+			vsmfs_trans_park(&t);
 			/* Those that saw the mark look again (the wait's barriers order it). */
 			if (wq_has_sleeper(&sbi->s_commit_wq))
 				wake_up_all(&sbi->s_commit_wq);
@@ -716,56 +702,6 @@ again:
 done:
 	/* Finished is not durable: a transaction dropped unwritten is lost. */
 	return vsmfs_trans_tid_lost(sbi, tid) ? -EROFS : 0;
-}
-
-/**
- * vsmfs_trans_commit_tid() - make transaction @tid durable
- * @sbi: the file system
- * @tid: a transaction number, as vsmfs_trans_note_inode() noted it
- * @cause: VSMFS_COMMIT_*, for the counters
- *
- * Returns at once if @tid is committed; commits it if it is running;
- * else waits for the commit in flight.
- *
- * Context: process context, no handle running in the task.
- * Return: 0 or a negative errno from the commit.
- */
-int vsmfs_trans_commit_tid(struct vsmfs_sb_info *sbi, u64 tid, unsigned int cause)
-{
-	struct vsmfs_trans t;
-
-	return __vsmfs_trans_commit_tid(sbi, &t, tid, cause);
-}
-
-/**
- * vsmfs_trans_commit_full() - commit the running transaction a handle found full
- * @t: a handle that holds s_trans_mutex (vsmfs_trans_lock()) and changed
- *	nothing, in a transaction with handles that ended
- *
- * @t gives the running transaction back and s_trans_mutex up, and the
- * transaction commits as an fsync would commit it (VSMFS_COMMIT_FULL):
- * what it frees is freed beside the shared handles, which it keeps out
- * only to close it (vsmfs_trans_lock_tid()). Every block it writes was
- * dirtied by handles that ended, in the running transaction as the
- * handle found it or after, so the ordering is that of any commit. The
- * caller begins again (vsmfs_trans_lock()) once it returns. Allocations
- * do not recurse into the file system meanwhile: the caller may hold
- * locks an eviction would take.
- *
- * Return: 0 or a negative errno from the commit.
- */
-int vsmfs_trans_commit_full(struct vsmfs_trans *t)
-{
-	struct vsmfs_sb_info *sbi = t->t_sbi;
-	u64 tid = sbi->s_run.tid;
-	unsigned int nofs;
-	int ret;
-
-	vsmfs_trans_park(t);
-	nofs = memalloc_nofs_save();
-	ret = __vsmfs_trans_commit_tid(sbi, t, tid, VSMFS_COMMIT_FULL);
-	memalloc_nofs_restore(nofs);
-	return ret;
 }
 
 /**
